@@ -1,0 +1,3 @@
+from plumbline.cli.main import main
+
+main()

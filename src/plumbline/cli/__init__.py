@@ -1,0 +1,1 @@
+"""Command-line interface: one module per command group, each thin (parse, call the job, render)."""

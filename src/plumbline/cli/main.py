@@ -1,0 +1,59 @@
+"""The `plumbline` command.
+
+Subcommands are imported lazily, so `plumbline --help` stays fast and a job's heavy
+dependencies (Inspect AI, torch) load only when that job runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+from plumbline import __version__
+
+# name -> "module:attribute" of a click command or group
+COMMANDS: dict[str, str] = {
+    "interval": "plumbline.cli.stats_commands:interval",
+    "power": "plumbline.cli.stats_commands:power",
+    "compare": "plumbline.cli.compare:compare",
+    "records": "plumbline.cli.records:records",
+    "leaderboard": "plumbline.cli.leaderboard:leaderboard",
+    "probe": "plumbline.cli.reliability:probe",
+    "reliability": "plumbline.cli.reliability:reliability",
+    "demo": "plumbline.cli.demo:demo",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def __init__(self, *args: Any, lazy_commands: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = lazy_commands
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy_commands:
+            module_name, attribute = self.lazy_commands[cmd_name].split(":")
+            command = getattr(importlib.import_module(module_name), attribute)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{self.lazy_commands[cmd_name]} is not a click command")
+            return command
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(__version__, "--version", "-V", prog_name="plumbline")
+def main() -> None:
+    """plumbline: honest, reproducible numbers about LLMs and coding agents.
+
+    Every command that prints a result accepts --json to print it as JSON instead.
+    """

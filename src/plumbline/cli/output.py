@@ -1,0 +1,57 @@
+"""The output convention shared by every command: a rich rendering, or JSON with --json."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from pydantic import BaseModel
+from rich.console import Console
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+console = Console(highlight=False)
+error_console = Console(stderr=True, highlight=False)
+
+
+def json_option(function: F) -> F:
+    """Add the standard `--json` flag (print the result as JSON on stdout)."""
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print the result as JSON instead of a table."
+    )(function)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn results (pydantic models, dataclasses with `to_dict`, numpy scalars) into JSON values.
+
+    Non-finite floats become null: JSON has no NaN, and a missing value must not read as a number.
+    """
+    if isinstance(value, BaseModel):
+        return to_jsonable(value.model_dump(mode="python"))
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return to_jsonable(value.to_dict())
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar
+        return to_jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def dumps(value: Any) -> str:
+    """Serialise a result as indented JSON (strict: no NaN or Infinity)."""
+    return json.dumps(to_jsonable(value), indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def emit(result: Any, as_json: bool, render: Callable[[Console], None]) -> None:
+    """Print `result` as JSON when `as_json`, otherwise call `render` with the console."""
+    if as_json:
+        click.echo(dumps(result))
+    else:
+        render(console)

@@ -1,0 +1,1 @@
+"""Records: the contract between stages. Typed models, JSON Schemas, readers and writers."""
