@@ -60,12 +60,27 @@ def _skip_whitespace(text: str, pos: int) -> int:
     return pos
 
 
+def _next_record_start(text: str, pos: int) -> int:
+    """The next line after `pos` that opens a top-level value (`{` or `[` in column 0).
+
+    Records in JSONL and in pretty-printed concatenations both start in column 0, while the
+    inner lines of a pretty-printed record are indented, so this skips exactly one broken record.
+    """
+    while True:
+        newline = text.find("\n", pos)
+        if newline < 0:
+            return len(text)
+        pos = newline + 1
+        if pos < len(text) and text[pos] in "{[":
+            return pos
+
+
 def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
     """Yield every top-level record of a JSON record file, located by line.
 
     Accepts JSONL, one JSON array of records, or objects concatenated with any whitespace
     (pretty-printed). A value that does not parse is yielded as a `RecordError`, and reading
-    resumes on the next line, so one bad line never hides the rest of the file.
+    resumes at the next record, so one bad record never hides the rest of the file.
     """
     name = str(path)
     text = Path(path).read_text(encoding="utf-8")
@@ -92,10 +107,7 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
             value, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as error:
             yield RecordError(name, line_at(error.pos), "<json>", f"invalid JSON: {error.msg}")
-            newline = text.find("\n", error.pos)
-            if newline < 0:
-                return
-            pos = _skip_whitespace(text, newline + 1)
+            pos = _next_record_start(text, pos)
             continue
         yield Located(name, start_line, value)
         pos = _skip_whitespace(text, end)

@@ -1,0 +1,37 @@
+"""The top-level command: version, help, and every registered command importable."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from click.testing import CliRunner
+
+from plumbline import __version__
+from plumbline.cli.main import COMMANDS, main
+from plumbline.cli.output import dumps, to_jsonable
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"plumbline, version {__version__}"
+
+
+def test_help_lists_every_command() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    for name in COMMANDS:
+        assert name in result.output
+
+
+def test_every_registered_command_loads_and_has_help() -> None:
+    for name in COMMANDS:
+        result = CliRunner().invoke(main, [name, "--help"])
+        assert result.exit_code == 0, (name, result.output)
+        assert "Usage:" in result.output
+
+
+def test_json_conversion_turns_non_finite_numbers_into_null() -> None:
+    assert to_jsonable({"a": math.nan, "b": [1.5, math.inf]}) == {"a": None, "b": [1.5, None]}
+    assert json.loads(dumps({"x": math.nan})) == {"x": None}
