@@ -1,0 +1,1 @@
+"""Benchmark suites that ship with plumbline."""

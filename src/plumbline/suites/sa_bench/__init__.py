@@ -1,0 +1,1 @@
+"""SA Bench: the AWS Solutions Architect benchmark (exam, architecture design, CDK synthesis)."""
