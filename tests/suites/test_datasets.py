@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from plumbline.suites.sa_bench.datasets import (
+    ASSOCIATE_DOMAINS,
     CDK_PROMPT_ENDING,
     CDK_SYNTH_FILE,
     CREATION_SUBTYPES,
@@ -20,6 +21,7 @@ from plumbline.suites.sa_bench.datasets import (
     EXPECTED_KEY_BY_SUBTYPE,
     INTERPRETATION_SUBTYPES,
     LETTERS,
+    PROFESSIONAL_DOMAINS,
     SUBTYPES,
     ArchitectureTask,
     DatasetError,
@@ -45,6 +47,47 @@ def tasks() -> list[ArchitectureTask]:
 
 
 # ------------------------------------------------------------------------------ practice_exam
+
+
+def test_practice_exam_counts(questions: list[PracticeExamQuestion]) -> None:
+    assert len(questions) == 50
+    assert Counter(question.level for question in questions) == {
+        "associate": 25,
+        "professional": 25,
+    }
+    assert sum(question.is_multi_answer for question in questions) >= 15
+    assert all(4 <= len(question.choices) <= 6 for question in questions)
+    assert {len(question.choices) for question in questions} >= {4, 5, 6}
+    assert {question.difficulty for question in questions} == {"easy", "medium", "hard"}
+    for level in ("associate", "professional"):
+        assert any(q.is_multi_answer for q in questions if q.level == level)
+
+
+def test_practice_exam_covers_every_domain(questions: list[PracticeExamQuestion]) -> None:
+    domains = Counter(question.domain for question in questions)
+    assert set(domains) == set(ASSOCIATE_DOMAINS) | set(PROFESSIONAL_DOMAINS)
+    assert min(domains.values()) >= 4
+
+
+def test_practice_exam_correct_positions_vary(questions: list[PracticeExamQuestion]) -> None:
+    single = Counter(q.target_letters[0] for q in questions if not q.is_multi_answer)
+    # No letter is a safe guess: every one of A–D is the key several times, none dominates.
+    assert all(single[letter] >= 4 for letter in "ABCD"), single
+    assert max(single.values()) <= 0.35 * sum(single.values()), single
+    multi = Counter(letter for q in questions if q.is_multi_answer for letter in q.target_letters)
+    assert all(multi[letter] >= 3 for letter in "ABCDE"), multi
+
+
+def test_practice_exam_correct_choice_is_not_the_longest_every_time(
+    questions: list[PracticeExamQuestion],
+) -> None:
+    longest = 0
+    for question in questions:
+        if not question.is_multi_answer:
+            lengths = [len(choice) for choice in question.choices]
+            longest += len(question.correct_choices[0]) == max(lengths)
+    single = sum(not question.is_multi_answer for question in questions)
+    assert longest <= 0.6 * single, (longest, single)
 
 
 def test_practice_exam_targets_are_letters_of_existing_choices(
