@@ -1,0 +1,148 @@
+"""`plumbline compare`: paired A/B decision between agent arms from run records (seed 002)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from plumbline.cli.output import console, dumps, error_console
+from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
+from plumbline.compare.decision import Margins
+from plumbline.compare.render import render_markdown, render_terminal
+from plumbline.records.io import InvalidRecordError, write_atomic
+from plumbline.records.run_record import read_run_records
+
+MAX_SHOWN_ERRORS = 20
+
+
+class InputError(click.ClickException):
+    """Bad input data (exit code 2, like a usage error)."""
+
+    exit_code = 2
+
+
+def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> Margins:
+    if value is None:
+        return Margins()
+    try:
+        return Margins.parse(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+@click.command()
+@click.argument("records", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--treatment",
+    "-t",
+    "treatments",
+    multiple=True,
+    help="Treatment arm (repeat for several; each is compared with the control, Holm-corrected).",
+)
+@click.option("--control", "-c", help="Control arm.")
+@click.option(
+    "--rule",
+    type=click.Choice(["seed", "ci"]),
+    default="seed",
+    show_default=True,
+    help="seed: the three gates on point values; ci: gates must exclude a regression beyond "
+    "--margin.",
+)
+@click.option(
+    "--margin",
+    "margins",
+    callback=_margins,
+    metavar="success=0.05,duration=0.10,tokens=0.10",
+    help="Margins for --rule ci: absolute for success rate, relative for duration and tokens.",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=100),
+    default=10_000,
+    show_default=True,
+    help="Bootstrap resamples (tasks, then repeats within task).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--level",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="Confidence level of the intervals.",
+)
+@click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
+@click.option(
+    "--json",
+    "json_path",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    metavar="[PATH]",
+    help="Write the analysis as JSON to PATH, or print it on stdout when no PATH is given.",
+)
+@click.option("--markdown", "markdown_path", metavar="PATH", help="Write a Markdown report.")
+@click.option(
+    "--fail-unless",
+    type=click.Choice(["prefer-treatment"]),
+    help="Exit with status 1 unless every treatment is preferred (for CI).",
+)
+def compare(
+    records: tuple[str, ...],
+    treatments: tuple[str, ...],
+    control: str | None,
+    rule: str,
+    margins: Margins,
+    resamples: int,
+    seed: int,
+    level: float,
+    strict: bool,
+    json_path: str | None,
+    markdown_path: str | None,
+    fail_unless: str | None,
+) -> None:
+    """Compare agent arms from run records: the seed's three gates, paired deltas with
+    bootstrap intervals, paired tests, and a decision.
+
+    RECORDS are JSONL, JSON-array or concatenated-JSON files of run records. Arms default to
+    with_skelly (treatment) and without_skelly (control) when both are present.
+    """
+    if not records:
+        raise click.UsageError("give at least one run record file")
+    outputs = {Path(p).resolve() for p in (json_path, markdown_path) if p and p != "-"}
+    for path in records:
+        if Path(path).resolve() in outputs:
+            raise click.UsageError(f"{path} is both an input and an output")
+        if not Path(path).is_file():
+            raise click.UsageError(f"{path}: no such file")
+    try:
+        table = read_run_records(list(records), strict=strict)
+    except InvalidRecordError as error:
+        raise InputError(str(error)) from None
+    for problem in table.errors[:MAX_SHOWN_ERRORS]:
+        error_console.print(str(problem), markup=False)
+    if len(table.errors) > MAX_SHOWN_ERRORS:
+        error_console.print(f"... and {len(table.errors) - MAX_SHOWN_ERRORS} more problems")
+    settings = CompareSettings(
+        rule="ci" if rule == "ci" else "seed",
+        margins=margins,
+        n_resamples=resamples,
+        level=level,
+        seed=seed,
+    )
+    try:
+        report = compare_runs(
+            table, treatments=list(treatments) or None, control=control, settings=settings
+        )
+    except CompareError as error:
+        raise click.UsageError(str(error)) from None
+    if json_path == "-":
+        click.echo(dumps(report))
+    else:
+        if json_path:
+            write_atomic(json_path, dumps(report) + "\n")
+        render_terminal(report, console)
+    if markdown_path:
+        write_atomic(markdown_path, render_markdown(report))
+    if fail_unless == "prefer-treatment" and not report.all_prefer_treatment():
+        raise SystemExit(1)

@@ -1,0 +1,209 @@
+"""`plumbline records`: convert agent output to run records, and validate run record files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from plumbline.cli.output import emit, error_console, json_option
+from plumbline.records.adapters import Conversion, RunContext
+from plumbline.records.io import InvalidRecordError, write_atomic
+from plumbline.records.run_record import REQUIRED_FIELDS, RunRecord, read_run_records
+
+SOURCES = ("claude-code", "opencode", "inspect")
+_SUFFIXES = {
+    "claude-code": (".json", ".jsonl"),
+    "opencode": (".json", ".jsonl"),
+    "inspect": (".eval", ".json"),
+}
+MAX_SHOWN_ERRORS = 20
+
+
+class InputError(click.ClickException):
+    """Bad input data (exit code 2, like a usage error)."""
+
+    exit_code = 2
+
+
+def expand_inputs(inputs: tuple[str, ...], source: str) -> list[Path]:
+    """Files as given; directories searched recursively for the source's file types."""
+    paths: list[Path] = []
+    for text in inputs:
+        path = Path(text)
+        if path.is_dir():
+            found = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix in _SUFFIXES[source]
+            )
+            if not found:
+                raise InputError(f"{path}: no {' or '.join(_SUFFIXES[source])} files inside")
+            paths.extend(found)
+        elif path.is_file():
+            paths.append(path)
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    return paths
+
+
+def record_line(record: RunRecord) -> str:
+    """One JSONL line: required fields always (null stays null), optional ones when set."""
+    data = record.model_dump(mode="json")
+    kept = {
+        key: value
+        for key, value in data.items()
+        if key in REQUIRED_FIELDS or key in ("timed_out", "infra_failure") or value is not None
+    }
+    return json.dumps(kept, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def report_errors(errors: list[Any]) -> None:
+    for error in errors[:MAX_SHOWN_ERRORS]:
+        error_console.print(str(error), markup=False)
+    if len(errors) > MAX_SHOWN_ERRORS:
+        error_console.print(f"... and {len(errors) - MAX_SHOWN_ERRORS} more problems")
+
+
+@click.group()
+def records() -> None:
+    """Run records: convert agent output to them, and validate them."""
+
+
+@records.command()
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option(
+    "--from", "source", type=click.Choice(SOURCES), required=True, help="The agent output format."
+)
+@click.option(
+    "-o", "--output", default="-", show_default=True, help="JSONL file to write ('-' = stdout)."
+)
+@click.option("--arm", help="Arm of every run (when the output and the path do not say).")
+@click.option("--task-id", help="Task of every run (when the output and the path do not say).")
+@click.option("--repeat", type=click.IntRange(min=0), help="Repeat index of every run.")
+@click.option(
+    "--path-template",
+    help="Read arm, task and repeat from each file's path, e.g. '{arm}/{task_id}/{repeat}.json'.",
+)
+@click.option(
+    "--arm-from",
+    type=click.Choice(["model", "task"]),
+    default="model",
+    show_default=True,
+    help="inspect: the arm is each log's model, or its task.",
+)
+@click.option("--scorer", help="inspect: the scorer that decides success (default: the first).")
+@click.option(
+    "--sample-errors",
+    type=click.Choice(["failure", "infra"]),
+    default="failure",
+    show_default=True,
+    help="inspect: count samples that errored as failures, or exclude them as infra failures.",
+)
+@click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
+@json_option
+def convert(
+    inputs: tuple[str, ...],
+    source: str,
+    output: str,
+    arm: str | None,
+    task_id: str | None,
+    repeat: int | None,
+    path_template: str | None,
+    arm_from: str,
+    scorer: str | None,
+    sample_errors: str,
+    strict: bool,
+    as_json: bool,
+) -> None:
+    """Convert agent output (Claude Code, opencode, Inspect logs) to validated run records."""
+    paths: list[str | Path] = list(expand_inputs(inputs, source))
+    context = RunContext(arm=arm, task_id=task_id, repeat=repeat, path_template=path_template)
+    conversion = _convert(source, paths, context, arm_from, scorer, sample_errors)
+    if conversion.errors and strict:
+        raise InputError(str(conversion.errors[0]))
+    text = "".join(record_line(r) + "\n" for r in conversion.records)
+    if output == "-":
+        click.echo(text, nl=False)
+    else:
+        write_atomic(output, text)
+    report_errors(conversion.errors)
+    invalid = len({(e.path, e.line) for e in conversion.errors})
+    summary = {
+        "source": source,
+        "output": output,
+        "records": len(conversion.records),
+        "invalid": invalid,
+        "errors": [str(e) for e in conversion.errors],
+    }
+    if output != "-":
+        emit(
+            summary,
+            as_json,
+            lambda console: console.print(
+                f"wrote {len(conversion.records)} run records to {output}"
+                + (f"; {invalid} invalid (listed above)" if invalid else "")
+            ),
+        )
+
+
+def _convert(
+    source: str,
+    paths: list[str | Path],
+    context: RunContext,
+    arm_from: str,
+    scorer: str | None,
+    sample_errors: str,
+) -> Conversion:
+    if source == "claude-code":
+        from plumbline.records.adapters.claude_code import convert_claude_code
+
+        return convert_claude_code(paths, context)
+    if source == "opencode":
+        from plumbline.records.adapters.opencode import convert_opencode
+
+        return convert_opencode(paths, context)
+    try:
+        from plumbline.records.adapters.inspect_log import convert_inspect
+    except ImportError as error:  # pragma: no cover - depends on the installed extras
+        raise click.ClickException(
+            f"reading Inspect logs needs inspect-ai: pip install 'plumbline[inspect]' ({error})"
+        ) from None
+    return convert_inspect(
+        paths,
+        context,
+        arm_from="task" if arm_from == "task" else "model",
+        scorer=scorer,
+        sample_errors="infra" if sample_errors == "infra" else "failure",
+    )
+
+
+@records.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
+@json_option
+def validate(files: tuple[str, ...], strict: bool, as_json: bool) -> None:
+    """Validate run record files; list every problem as file:line: field: problem."""
+    try:
+        table = read_run_records(list(files), strict=strict)
+    except InvalidRecordError as error:
+        raise InputError(str(error)) from None
+    result = {
+        "files": table.files,
+        "records": table.records_read,
+        "valid": table.frame.height,
+        "invalid": table.invalid_records,
+        "errors": [str(e) for e in table.errors],
+    }
+
+    def render(console: Any) -> None:
+        for error in table.errors:
+            console.print(str(error), markup=False)
+        console.print(
+            f"{table.frame.height} valid and {table.invalid_records} invalid run records "
+            f"in {len(files)} files"
+        )
+
+    emit(result, as_json, render)
+    if table.invalid_records:
+        raise SystemExit(1)

@@ -1,0 +1,546 @@
+"""`compare_runs`: the whole A/B analysis of run records, as one typed, JSON-ready result.
+
+Read → validate happen in `records.run_record`; this module is pure computation on the frame:
+the seed's arm summaries, paired deltas and decision, then what the seed recommends for
+publication: cluster-bootstrap intervals on every paired delta's mean (tasks resampled, then
+repeats within task), McNemar's exact test on paired success, Wilcoxon signed-rank and the
+Hodges–Lehmann shift on duration and tokens, the ratio of geometric means for tokens and cost,
+a per-task table, the minimum detectable pass-rate difference, and Holm-adjusted p-values when
+several treatments face one control.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from plumbline import stats
+from plumbline.compare.decision import (
+    MIXED,
+    Decision,
+    Margins,
+    Rule,
+    ci_gates,
+    decide,
+    prefer,
+    seed_gates,
+)
+from plumbline.compare.metrics import (
+    PRIMARY_DELTAS,
+    SECONDARY_DELTAS,
+    ArmSummary,
+    DeltaSummary,
+    Duplicate,
+    arm_summaries,
+    delta_summaries,
+    pair_runs,
+    per_task_table,
+    prepare_runs,
+)
+from plumbline.records.run_record import RunRecordTable
+from plumbline.stats.result import ConfidenceInterval
+
+SCHEMA_VERSION = "plumbline.compare/1"
+DEFAULT_ARMS = ("with_skelly", "without_skelly")
+MIN_REPEATS = 5  # seed 002, "Statistical Notes"
+MAX_LISTED = 10
+
+
+class CompareError(ValueError):
+    """The comparison cannot be made as asked (arms missing or unnamed)."""
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    rule: Rule = "seed"
+    margins: Margins = field(default_factory=Margins)
+    n_resamples: int = 10_000
+    level: float = 0.95
+    seed: int | None = 0
+    power: float = 0.8
+    alpha: float = 0.05
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "margins": self.margins.to_dict(),
+            "n_resamples": self.n_resamples,
+            "level": self.level,
+            "seed": self.seed,
+            "power": self.power,
+            "alpha": self.alpha,
+        }
+
+
+@dataclass(frozen=True)
+class PairedDelta:
+    """A paired delta's mean and median (seed), with the bootstrap interval on its mean."""
+
+    summary: DeltaSummary
+    interval: ConfidenceInterval | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.summary.to_dict(),
+            "ci": None if self.interval is None else self.interval.to_dict(),
+        }
+
+
+@dataclass
+class Comparison:
+    """One treatment against the control."""
+
+    treatment: str
+    control: str
+    pairs: int
+    paired: dict[str, PairedDelta]
+    diagnostics: dict[str, DeltaSummary]
+    decision: Decision
+    tests: dict[str, dict[str, Any]]
+    per_task: list[dict[str, Any]]
+    power: dict[str, Any]
+    warnings: list[str]
+
+    @property
+    def minimum_detectable_pass_delta(self) -> float | None:
+        value = self.power.get("minimum_detectable_pass_delta")
+        return None if value is None else float(value)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "treatment": self.treatment,
+            "control": self.control,
+            "decision": self.decision.decision,
+            "rule": self.decision.rule,
+            "tie": self.decision.tie,
+            "gates": [g.to_dict() for g in self.decision.gates],
+            "pairs": self.pairs,
+            "paired": {name: delta.to_dict() for name, delta in self.paired.items()},
+            "diagnostics": {name: d.to_dict() for name, d in self.diagnostics.items()},
+            "tests": self.tests,
+            "minimum_detectable_pass_delta": self.minimum_detectable_pass_delta,
+            "power_analysis": self.power,
+            "per_task": self.per_task,
+            "warnings": self.warnings,
+        }
+
+
+@dataclass
+class CompareReport:
+    """Everything `plumbline compare` reports. The first comparison is also at the top level
+    under the seed's field names (`arm_summaries`, `paired`, `decision`)."""
+
+    treatments: list[str]
+    control: str
+    arm_summaries: dict[str, ArmSummary]
+    comparisons: list[Comparison]
+    settings: CompareSettings
+    files: list[str]
+    records_read: int
+    invalid_records: int
+    errors: list[str]
+    duplicates: list[Duplicate]
+    infra_failures: dict[str, int]
+    warnings: list[str]
+
+    @property
+    def primary(self) -> Comparison:
+        return self.comparisons[0]
+
+    @property
+    def decision(self) -> str:
+        return self.primary.decision.decision
+
+    def all_prefer_treatment(self) -> bool:
+        return all(c.decision.decision == prefer(c.treatment) for c in self.comparisons)
+
+    def to_dict(self) -> dict[str, Any]:
+        primary = self.primary.to_dict()
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "treatment": self.primary.treatment,
+            "control": self.control,
+            "decision": primary["decision"],
+            "rule": primary["rule"],
+            "tie": primary["tie"],
+            "gates": primary["gates"],
+            "arm_summaries": {arm: s.to_dict() for arm, s in self.arm_summaries.items()},
+            "paired": {"pairs": primary["pairs"], **primary["paired"]},
+            "diagnostics": primary["diagnostics"],
+            "tests": primary["tests"],
+            "minimum_detectable_pass_delta": primary["minimum_detectable_pass_delta"],
+            "power_analysis": primary["power_analysis"],
+            "per_task": primary["per_task"],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "warnings": self.warnings,
+            "input": {
+                "files": self.files,
+                "records_read": self.records_read,
+                "invalid_records": self.invalid_records,
+                "errors": self.errors,
+                "duplicates": [d.__dict__ for d in self.duplicates],
+                "infra_failures": self.infra_failures,
+            },
+            "settings": self.settings.to_dict(),
+        }
+
+
+def resolve_arms(
+    arms: Sequence[str], treatments: Sequence[str] | None, control: str | None
+) -> tuple[list[str], str]:
+    """Pick the treatment arms and the control from the arms found in the records."""
+    found = sorted(arms)
+    listing = ", ".join(found) if found else "none"
+    for name in [*(treatments or []), *([control] if control else [])]:
+        if name not in found:
+            raise CompareError(f"arm {name!r} has no valid runs; arms found: {listing}")
+    if not treatments and not control:
+        if set(DEFAULT_ARMS) <= set(found):
+            return [DEFAULT_ARMS[0]], DEFAULT_ARMS[1]
+        raise CompareError(f"name the arms with --treatment and --control; arms found: {listing}")
+    if control is None:
+        rest = [a for a in found if a not in (treatments or [])]
+        if len(rest) != 1:
+            raise CompareError(f"name the control arm with --control; arms found: {listing}")
+        control = rest[0]
+    if not treatments:
+        treatments = [a for a in found if a != control]
+        if not treatments:
+            raise CompareError(f"no arm to compare with the control {control!r}")
+    if control in treatments:
+        raise CompareError(f"arm {control!r} cannot be both treatment and control")
+    return list(dict.fromkeys(treatments)), control
+
+
+def _codes(column: pl.Series) -> np.ndarray[Any, Any]:
+    return column.rank("dense").cast(pl.Int64).to_numpy()
+
+
+def _bootstrap_mean(
+    pairs: pl.DataFrame, column: str | pl.Expr, settings: CompareSettings
+) -> ConfidenceInterval | None:
+    expr = pl.col(column) if isinstance(column, str) else column
+    data = pairs.select(expr.cast(pl.Float64).alias("v"), "task_id").drop_nulls("v")
+    if data.height < 2:
+        return None
+    result = stats.cluster_bootstrap(
+        data["v"].to_numpy(),
+        _codes(data["task_id"]),
+        statistic="mean",
+        n_resamples=settings.n_resamples,
+        level=settings.level,
+        seed=settings.seed,
+    )
+    return result.interval
+
+
+def _log_ratio_interval(
+    pairs: pl.DataFrame, column: str, settings: CompareSettings
+) -> tuple[ConfidenceInterval | None, int]:
+    """Interval for the paired geometric-mean ratio T/C: exp of the cluster-bootstrap interval
+    of the mean log ratio. Pairs with a zero or missing side cannot be logged; they are counted."""
+    t, c = pl.col(f"{column}_t").cast(pl.Float64), pl.col(f"{column}_c").cast(pl.Float64)
+    usable = pairs.filter((t > 0) & (c > 0))
+    excluded = pairs.height - usable.height
+    interval = _bootstrap_mean(usable, (t.log() - c.log()), settings)
+    if interval is None:
+        return None, excluded
+    ratio = ConfidenceInterval(
+        float(np.exp(interval.low)),
+        float(np.exp(interval.high)),
+        interval.level,
+        f"exp({interval.method}) of mean log ratio",
+    )
+    return ratio, excluded
+
+
+def _attempt(function: Callable[[], Any]) -> dict[str, Any]:
+    # Degenerate data (no pairs, every difference zero) makes a test undefined; say so.
+    try:
+        result = function()
+    except ValueError as error:
+        return {"skipped": str(error)}
+    payload: dict[str, Any] = result.to_dict()
+    return payload
+
+
+def _paired_arrays(pairs: pl.DataFrame, column: str) -> tuple[np.ndarray[Any, Any], ...]:
+    both = pairs.select(f"{column}_t", f"{column}_c").drop_nulls()
+    return (
+        both[f"{column}_t"].cast(pl.Float64).to_numpy(),
+        both[f"{column}_c"].cast(pl.Float64).to_numpy(),
+    )
+
+
+def _positive_pairs(pairs: pl.DataFrame, column: str) -> tuple[np.ndarray[Any, Any], ...]:
+    t, c = _paired_arrays(pairs, column)
+    keep = (t > 0) & (c > 0)
+    return t[keep], c[keep]
+
+
+def paired_tests(pairs: pl.DataFrame, settings: CompareSettings) -> dict[str, dict[str, Any]]:
+    """McNemar on success; Wilcoxon and Hodges–Lehmann on duration and tokens; geometric means."""
+    tests: dict[str, dict[str, Any]] = {}
+    success_t, success_c = _paired_arrays(pairs, "success_int")
+    tests["mcnemar_success"] = _attempt(
+        lambda: stats.mcnemar_exact(success_t.astype(bool), success_c.astype(bool))
+    )
+    for label, column in (
+        ("duration_seconds", "duration_seconds"),
+        ("non_cache_tokens", "non_cache_tokens"),
+        ("total_tokens", "total_tokens"),
+    ):
+        t, c = _paired_arrays(pairs, column)
+        tests[f"wilcoxon_{label}"] = _attempt(partial(stats.wilcoxon_signed_rank, t, c))
+        tests[f"hodges_lehmann_{label}"] = _attempt(
+            partial(stats.hodges_lehmann, t, c, level=settings.level)
+        )
+    for label, column in (
+        ("total_tokens", "total_tokens"),
+        ("non_cache_tokens", "non_cache_tokens"),
+        ("cost_usd", "total_cost_usd"),
+    ):
+        t, c = _positive_pairs(pairs, column)
+        tests[f"geometric_mean_ratio_{label}"] = _attempt(
+            partial(stats.geometric_mean_ratio, t, c, paired=True, level=settings.level)
+        )
+    return tests
+
+
+def power_analysis(
+    pairs: pl.DataFrame, control_rate: float | None, settings: CompareSettings
+) -> dict[str, Any]:
+    """Smallest pass-rate difference these pairs can detect (McNemar design, Connor 1987).
+
+    The unit is the task: `n` tasks, each with K paired repeats (K = the median pairs per
+    task), and the repeat factor uses the observed within-task share of the pass-delta variance;
+    the discordant share is the observed share of pairs whose outcomes differ. The direction is
+    the one with more room from the control's pass rate.
+    """
+    if pairs.height < 2 or control_rate is None:
+        return {"minimum_detectable_pass_delta": None, "reason": "fewer than 2 pairs"}
+    per_task = pairs.group_by("task_id").agg(
+        pl.len().alias("k"),
+        pl.col("pass_delta").cast(pl.Float64).var(ddof=0).alias("within"),
+    )
+    tasks = per_task.height
+    moments = pairs.select(pl.col("pass_delta").cast(pl.Float64).var(ddof=0)).item()
+    spread = per_task.select(pl.col("k").median(), pl.col("within").mean()).row(0)
+    epochs = max(int(spread[0] or 1), 1)
+    total_var = float(moments or 0.0)
+    within = float(spread[1] or 0.0)
+    within_share = min(max(within / total_var, 0.0), 1.0) if total_var > 0 else 0.0
+    discordant = float(pairs.select((pl.col("pass_delta") != 0).mean()).item())
+    details: dict[str, Any] = {
+        "tasks": tasks,
+        "epochs": epochs,
+        "within_share": within_share,
+        "discordant": discordant,
+        "baseline": control_rate,
+        "alpha": settings.alpha,
+        "power": settings.power,
+    }
+    try:
+        result = stats.mcnemar_minimum_detectable_effect(
+            control_rate,
+            tasks,
+            alpha=settings.alpha,
+            power=settings.power,
+            discordant=discordant if discordant > 0 else None,
+            epochs=epochs,
+            within_share=within_share,
+            increase=control_rate <= 0.5,
+        )
+    except ValueError as error:
+        return {"minimum_detectable_pass_delta": None, "reason": str(error), **details}
+    return {
+        "minimum_detectable_pass_delta": abs(result.effect),
+        "method": result.method,
+        **details,
+    }
+
+
+def _comparison(
+    prepared: Any,
+    summaries: dict[str, ArmSummary],
+    treatment: str,
+    control: str,
+    settings: CompareSettings,
+) -> Comparison:
+    pairs = pair_runs(prepared, treatment, control)
+    summary = delta_summaries(pairs, [*PRIMARY_DELTAS, *SECONDARY_DELTAS])
+    paired = {
+        name: PairedDelta(summary[name], _bootstrap_mean(pairs, name, settings))
+        for name in PRIMARY_DELTAS
+    }
+    diagnostics = {name: summary[name] for name in SECONDARY_DELTAS}
+    warnings: list[str] = []
+    if settings.rule == "ci":
+        duration_ratio, d_excluded = _log_ratio_interval(pairs, "duration_seconds", settings)
+        token_ratio, t_excluded = _log_ratio_interval(pairs, "non_cache_tokens", settings)
+        for what, excluded in (("duration", d_excluded), ("non-cache token", t_excluded)):
+            if excluded:
+                warnings.append(
+                    f"{treatment} vs {control}: {excluded} pairs with a zero or null {what} "
+                    "value are left out of its ratio interval"
+                )
+        gates = ci_gates(
+            summaries[treatment],
+            summaries[control],
+            pass_delta=paired["pass_delta"].interval,
+            duration_ratio=duration_ratio,
+            token_ratio=token_ratio,
+            margins=settings.margins,
+        )
+    else:
+        gates = seed_gates(summaries[treatment], summaries[control])
+    decision = decide(treatment, control, gates, settings.rule)
+    if decision.tie:
+        warnings.append(
+            f"{treatment} vs {control}: all three gates are ties; the seed's order reads this "
+            f"as {decision.decision!r}"
+        )
+    if pairs.height == 0:
+        warnings.append(
+            f"{treatment} vs {control}: no (task_id, repeat) appears in both arms; "
+            "there are no paired deltas"
+        )
+    table = per_task_table(prepared, pairs, treatment, control)
+    one_sided = table.filter((pl.col("runs_treatment") == 0) | (pl.col("runs_control") == 0))
+    if one_sided.height:
+        names = one_sided["task_id"].head(MAX_LISTED).to_list()
+        warnings.append(
+            f"{treatment} vs {control}: {one_sided.height} tasks have runs in only one arm "
+            f"and no pairs: {', '.join(names)}"
+        )
+    return Comparison(
+        treatment=treatment,
+        control=control,
+        pairs=pairs.height,
+        paired=paired,
+        diagnostics=diagnostics,
+        decision=decision,
+        tests=paired_tests(pairs, settings),
+        per_task=table.to_dicts(),
+        power=power_analysis(pairs, summaries[control].success_rate, settings),
+        warnings=warnings,
+    )
+
+
+_HOLM_TESTS = (
+    "mcnemar_success",
+    "wilcoxon_duration_seconds",
+    "wilcoxon_non_cache_tokens",
+    "wilcoxon_total_tokens",
+)
+
+
+def _holm_adjust(comparisons: list[Comparison]) -> None:
+    """Holm-adjust each test's p-values across the treatments (one family per test)."""
+    for name in _HOLM_TESTS:
+        entries = [c.tests[name] for c in comparisons if "pvalue" in c.tests[name]]
+        if not entries:
+            continue
+        adjusted = stats.holm([entry["pvalue"] for entry in entries])
+        for entry, value in zip(entries, adjusted, strict=True):
+            entry["pvalue_holm"] = float(value)
+
+
+def _input_warnings(
+    prepared: Any, summaries: dict[str, ArmSummary], table: RunRecordTable
+) -> list[str]:
+    warnings: list[str] = []
+    if table.invalid_records:
+        warnings.append(f"{table.invalid_records} invalid records were excluded (see input.errors)")
+    for duplicate in prepared.duplicates[:MAX_LISTED]:
+        warnings.append(
+            f"duplicate run {duplicate.task_id}/{duplicate.arm}/repeat {duplicate.repeat} at "
+            f"{', '.join(duplicate.locations)}: kept in the arm summary, left out of the pairing"
+        )
+    if len(prepared.duplicates) > MAX_LISTED:
+        warnings.append(f"... and {len(prepared.duplicates) - MAX_LISTED} more duplicate runs")
+    for arm, summary in summaries.items():
+        if summary.excluded_infra_failures:
+            warnings.append(
+                f"{arm}: {summary.excluded_infra_failures} infrastructure failures excluded"
+            )
+        if summary.null_cost_runs:
+            warnings.append(
+                f"{arm}: {summary.null_cost_runs} of {summary.runs} runs have no cost; "
+                "cost metrics use the other runs"
+            )
+        missing = max(summary.null_total_tokens_runs, summary.null_non_cache_tokens_runs)
+        if missing:
+            warnings.append(
+                f"{arm}: {missing} of {summary.runs} runs lack token counts; "
+                "token metrics use the other runs"
+            )
+    arms = list(summaries)
+    few = (
+        prepared.runs.filter(pl.col("arm").is_in(arms))
+        .group_by("task_id", "arm")
+        .len()
+        .filter(pl.col("len") < MIN_REPEATS)
+        .sort("task_id", "arm")
+    )
+    if few.height:
+        listed = ", ".join(f"{t}/{a} ({n})" for t, a, n in few.head(MAX_LISTED).iter_rows())
+        more = f" and {few.height - MAX_LISTED} more" if few.height > MAX_LISTED else ""
+        warnings.append(
+            f"{few.height} task-arm pairs have fewer than {MIN_REPEATS} repeats (the seed asks "
+            f"for at least {MIN_REPEATS} before a promotion decision): {listed}{more}"
+        )
+    return warnings
+
+
+def compare_runs(
+    table: RunRecordTable,
+    *,
+    treatments: Sequence[str] | None = None,
+    control: str | None = None,
+    settings: CompareSettings | None = None,
+) -> CompareReport:
+    """Compare each treatment arm with the control arm from validated run records."""
+    settings = settings or CompareSettings()
+    prepared = prepare_runs(table.frame)
+    arms = prepared.runs["arm"].unique().to_list()
+    chosen, control = resolve_arms(arms, treatments, control)
+    summaries = arm_summaries(prepared, [*chosen, control])
+    comparisons = [_comparison(prepared, summaries, t, control, settings) for t in chosen]
+    if len(comparisons) > 1:
+        _holm_adjust(comparisons)
+    warnings = _input_warnings(prepared, summaries, table)
+    for comparison in comparisons:
+        warnings.extend(comparison.warnings)
+    return CompareReport(
+        treatments=chosen,
+        control=control,
+        arm_summaries=summaries,
+        comparisons=comparisons,
+        settings=settings,
+        files=table.files,
+        records_read=table.records_read,
+        invalid_records=table.invalid_records,
+        errors=[str(e) for e in table.errors],
+        duplicates=prepared.duplicates,
+        infra_failures=prepared.infra_failures,
+        warnings=warnings,
+    )
+
+
+__all__ = [
+    "DEFAULT_ARMS",
+    "MIXED",
+    "CompareError",
+    "CompareReport",
+    "CompareSettings",
+    "Comparison",
+    "PairedDelta",
+    "compare_runs",
+    "resolve_arms",
+]

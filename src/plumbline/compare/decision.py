@@ -1,0 +1,193 @@
+"""The decision rule: three gates, checked in the seed's order.
+
+Seed rule (seed 002, "Decision Rule"): `prefer <treatment>` when success_rate(T) ≥
+success_rate(C), median_duration_seconds(T) ≤ median_duration_seconds(C) and
+median_non_cache_tokens(T) ≤ median_non_cache_tokens(C); `prefer <control>` when all three hold
+the other way; otherwise `mixed results - inspect paired deltas`. Checked in that order, so a
+three-way tie reads `prefer <treatment>` and is flagged as a tie.
+
+CI rule (`--rule ci`, plumbline's stricter variant): a gate passes for an arm only when its 95%
+interval excludes a regression beyond a stated margin: the paired pass-rate difference's interval
+must stay above `−success` (absolute), and the paired geometric-mean ratio of duration and of
+non-cache tokens must stay below `1 + duration` / `1 + tokens` (relative). Both intervals come
+from the cluster bootstrap (tasks, then repeats within task).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from plumbline.compare.metrics import ArmSummary
+from plumbline.stats.result import ConfidenceInterval
+
+Rule = Literal["seed", "ci"]
+MIXED = "mixed results - inspect paired deltas"
+
+GATE_NAMES = ("success_rate", "median_duration_seconds", "median_non_cache_tokens")
+
+
+def prefer(arm: str) -> str:
+    return f"prefer {arm}"
+
+
+@dataclass(frozen=True)
+class Margins:
+    """Non-inferiority margins for `--rule ci`: absolute for success, relative otherwise."""
+
+    success: float = 0.05
+    duration: float = 0.10
+    tokens: float = 0.10
+
+    @classmethod
+    def parse(cls, text: str) -> Margins:
+        """Parse `success=0.05,duration=0.10,tokens=0.10` (any subset; the rest default)."""
+        values: dict[str, float] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            key, sep, raw = part.partition("=")
+            key = key.strip()
+            if not sep or key not in ("success", "duration", "tokens"):
+                raise ValueError(
+                    f"margin {part!r}: use name=value with names success, duration, tokens"
+                )
+            try:
+                value = float(raw)
+            except ValueError:
+                raise ValueError(f"margin {key}: {raw.strip()!r} is not a number") from None
+            if not (math.isfinite(value) and 0 <= value < 1):
+                raise ValueError(f"margin {key}: must be in [0, 1), got {value}")
+            values[key] = value
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, float]:
+        return {"success": self.success, "duration": self.duration, "tokens": self.tokens}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One gate: both arms' values, whether it holds for each arm, and the verdict."""
+
+    name: str
+    treatment_value: float | None
+    control_value: float | None
+    holds_for_treatment: bool
+    holds_for_control: bool
+    criterion: str
+    interval: ConfidenceInterval | None = None
+
+    @property
+    def verdict(self) -> str:
+        if self.holds_for_treatment and self.holds_for_control:
+            return "tie"
+        if self.holds_for_treatment:
+            return "treatment"
+        if self.holds_for_control:
+            return "control"
+        return "neither"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "treatment": self.treatment_value,
+            "control": self.control_value,
+            "holds_for_treatment": self.holds_for_treatment,
+            "holds_for_control": self.holds_for_control,
+            "verdict": self.verdict,
+            "criterion": self.criterion,
+            "interval": None if self.interval is None else self.interval.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    decision: str
+    rule: Rule
+    gates: list[Gate]
+    tie: bool
+
+    @property
+    def prefers_treatment(self) -> bool:
+        return all(g.holds_for_treatment for g in self.gates)
+
+
+def _compare(t: float | None, c: float | None, higher_is_better: bool) -> tuple[bool, bool]:
+    if t is None or c is None:
+        return False, False
+    return (t >= c, c >= t) if higher_is_better else (t <= c, c <= t)
+
+
+def seed_gates(treatment: ArmSummary, control: ArmSummary) -> list[Gate]:
+    """The seed's three gates on the arm summaries."""
+    gates = []
+    for name, higher, sign in (
+        ("success_rate", True, "≥"),
+        ("median_duration_seconds", False, "≤"),
+        ("median_non_cache_tokens", False, "≤"),
+    ):
+        t, c = getattr(treatment, name), getattr(control, name)
+        for_t, for_c = _compare(t, c, higher)
+        gates.append(Gate(name, t, c, for_t, for_c, f"{name}(treatment) {sign} {name}(control)"))
+    return gates
+
+
+def ci_gates(
+    treatment: ArmSummary,
+    control: ArmSummary,
+    *,
+    pass_delta: ConfidenceInterval | None,
+    duration_ratio: ConfidenceInterval | None,
+    token_ratio: ConfidenceInterval | None,
+    margins: Margins,
+) -> list[Gate]:
+    """Gates that pass only when the interval excludes a regression beyond the margin."""
+    gates = []
+    if pass_delta is None:
+        for_t = for_c = False
+    else:
+        for_t = pass_delta.low >= -margins.success
+        for_c = pass_delta.high <= margins.success
+    gates.append(
+        Gate(
+            "success_rate",
+            treatment.success_rate,
+            control.success_rate,
+            for_t,
+            for_c,
+            f"CI of mean pass_delta (T − C) above −{margins.success:g}",
+            pass_delta,
+        )
+    )
+    for name, ratio, margin in (
+        ("median_duration_seconds", duration_ratio, margins.duration),
+        ("median_non_cache_tokens", token_ratio, margins.tokens),
+    ):
+        if ratio is None:
+            for_t = for_c = False
+        else:
+            for_t = ratio.high <= 1 + margin
+            for_c = ratio.low >= 1 / (1 + margin)
+        gates.append(
+            Gate(
+                name,
+                getattr(treatment, name),
+                getattr(control, name),
+                for_t,
+                for_c,
+                f"CI of paired geometric-mean ratio (T / C) below {1 + margin:g}",
+                ratio,
+            )
+        )
+    return gates
+
+
+def decide(treatment: str, control: str, gates: list[Gate], rule: Rule) -> Decision:
+    """Apply the gates in the seed's order: treatment first, then control, else mixed."""
+    if all(g.holds_for_treatment for g in gates):
+        decision = prefer(treatment)
+    elif all(g.holds_for_control for g in gates):
+        decision = prefer(control)
+    else:
+        decision = MIXED
+    tie = all(g.holds_for_treatment and g.holds_for_control for g in gates)
+    return Decision(decision, rule, gates, tie)

@@ -1,0 +1,295 @@
+"""The seed's metrics (seed 002, "Scoring Schema"), computed column-wise with polars.
+
+Per run: `total_tokens = input + output + cache_read + cache_write`, `non_cache_tokens = input +
+output` (null when any part is null). Per arm: `runs`, `successes`, `success_rate`,
+`total_cost_usd`, `avg_cost_usd`, `median_cost_usd`, `median_duration_seconds`,
+`median_total_tokens`, `median_non_cache_tokens`, `solved_per_dollar`. Paired deltas for every
+`(task_id, repeat)` present in both arms: `pass_delta`, `cost_delta_usd`,
+`duration_delta_seconds`, `token_delta`, each with mean and median.
+
+Fixes to the reference harness (REFERENCE-NOTES §2): null cost or tokens are excluded from that
+metric and counted, never read as 0; medians of even counts average the two middle values
+(polars' median, which matches `numpy.median`); a timed-out run is a failure; infrastructure
+failures are excluded and counted per arm; a duplicated `(task_id, arm, repeat)` is reported
+and kept out of the pairing instead of being silently reduced to its first record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from plumbline.records.run_record import COUNT_FIELDS, TOKEN_FIELDS
+
+# delta name -> the per-run column it is computed from
+PRIMARY_DELTAS: dict[str, str] = {
+    "pass_delta": "success_int",
+    "cost_delta_usd": "total_cost_usd",
+    "duration_delta_seconds": "duration_seconds",
+    "token_delta": "total_tokens",
+    "non_cache_token_delta": "non_cache_tokens",
+}
+SECONDARY_DELTAS: dict[str, str] = {
+    "cache_read_token_delta": "cache_read_tokens",
+    "cache_write_token_delta": "cache_write_tokens",
+    "step_count_delta": "step_count",
+    "tool_call_count_delta": "tool_call_count",
+    "acceptance_cmd_count_delta": "acceptance_cmd_count",
+}
+PAIR_COLUMNS = tuple(dict.fromkeys([*PRIMARY_DELTAS.values(), *SECONDARY_DELTAS.values()]))
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """A `(task_id, arm, repeat)` that occurs more than once, with where each copy is."""
+
+    task_id: str
+    arm: str
+    repeat: int
+    locations: list[str]
+
+
+@dataclass
+class PreparedRuns:
+    """Runs ready for comparison, and what was set aside on the way."""
+
+    runs: pl.DataFrame  # infrastructure failures removed; derived columns added
+    infra_failures: dict[str, int]
+    duplicates: list[Duplicate] = field(default_factory=list)
+
+
+def prepare_runs(frame: pl.DataFrame) -> PreparedRuns:
+    """Derive the seed's per-run columns, set aside infrastructure failures, find duplicates."""
+    infra = frame.filter(pl.col("infra_failure")).group_by("arm").len()
+    infra_failures = {str(arm): int(n) for arm, n in infra.iter_rows()}
+    runs = frame.filter(~pl.col("infra_failure")).with_columns(
+        # A timeout is the agent failing the task, whatever the acceptance check later said.
+        (pl.col("success") & ~pl.col("timed_out")).alias("success"),
+        pl.sum_horizontal(*TOKEN_FIELDS, ignore_nulls=False).alias("total_tokens"),
+        pl.sum_horizontal("input_tokens", "output_tokens", ignore_nulls=False).alias(
+            "non_cache_tokens"
+        ),
+    )
+    runs = runs.with_columns(
+        pl.col("success").cast(pl.Int64).alias("success_int"),
+        (pl.len().over("task_id", "arm", "repeat") > 1).alias("duplicated"),
+    )
+    duplicated = runs.filter(pl.col("duplicated"))
+    duplicates: list[Duplicate] = []
+    if duplicated.height:
+        grouped = (
+            duplicated.group_by("task_id", "arm", "repeat", maintain_order=True)
+            .agg((pl.col("file") + ":" + pl.col("line").cast(pl.String)).alias("locations"))
+            .sort("arm", "task_id", "repeat")
+        )
+        duplicates = [
+            Duplicate(str(task), str(arm), int(repeat), list(locations))
+            for task, arm, repeat, locations in grouped.iter_rows()
+        ]
+    return PreparedRuns(runs, infra_failures, duplicates)
+
+
+@dataclass(frozen=True)
+class ArmSummary:
+    """The seed's per-arm fields, plus the counts the seed left out."""
+
+    runs: int
+    successes: int
+    success_rate: float | None
+    total_cost_usd: float | None
+    avg_cost_usd: float | None
+    median_cost_usd: float | None
+    median_duration_seconds: float | None
+    median_total_tokens: float | None
+    median_non_cache_tokens: float | None
+    solved_per_dollar: float | None
+    runs_with_cost: int
+    null_cost_runs: int
+    null_total_tokens_runs: int
+    null_non_cache_tokens_runs: int
+    timed_out_runs: int
+    excluded_infra_failures: int
+    tasks: int
+    min_repeats_per_task: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _nullable(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def arm_summaries(prepared: PreparedRuns, arms: list[str]) -> dict[str, ArmSummary]:
+    """Summaries for `arms` (in that order) from prepared runs, one polars aggregation."""
+    costed = pl.col("total_cost_usd").is_not_null()
+    table = (
+        prepared.runs.filter(pl.col("arm").is_in(arms))
+        .group_by("arm")
+        .agg(
+            pl.len().alias("runs"),
+            pl.col("success_int").sum().alias("successes"),
+            pl.col("total_cost_usd").sum().alias("cost_sum"),
+            costed.sum().alias("runs_with_cost"),
+            pl.col("total_cost_usd").median().alias("median_cost_usd"),
+            pl.col("duration_seconds").median().alias("median_duration_seconds"),
+            pl.col("total_tokens").median().alias("median_total_tokens"),
+            pl.col("non_cache_tokens").median().alias("median_non_cache_tokens"),
+            pl.col("total_tokens").null_count().alias("null_total_tokens_runs"),
+            pl.col("non_cache_tokens").null_count().alias("null_non_cache_tokens_runs"),
+            pl.col("timed_out").sum().alias("timed_out_runs"),
+            pl.col("success_int").filter(costed).sum().alias("successes_with_cost"),
+            pl.col("task_id").n_unique().alias("tasks"),
+        )
+    )
+    repeats = (
+        prepared.runs.filter(pl.col("arm").is_in(arms))
+        .group_by("arm", "task_id")
+        .len()
+        .group_by("arm")
+        .agg(pl.col("len").min().alias("min_repeats_per_task"))
+    )
+    rows = {row["arm"]: row for row in table.join(repeats, on="arm").iter_rows(named=True)}
+    summaries: dict[str, ArmSummary] = {}
+    for arm in arms:
+        row = rows.get(arm)
+        infra = prepared.infra_failures.get(arm, 0)
+        if row is None:
+            summaries[arm] = ArmSummary(
+                0, 0, None, None, None, None, None, None, None, None, 0, 0, 0, 0, 0, infra, 0, 0
+            )
+            continue
+        runs, with_cost = int(row["runs"]), int(row["runs_with_cost"])
+        cost = float(row["cost_sum"]) if with_cost else None
+        summaries[arm] = ArmSummary(
+            runs=runs,
+            successes=int(row["successes"]),
+            success_rate=int(row["successes"]) / runs,
+            total_cost_usd=cost,
+            avg_cost_usd=None if cost is None else cost / with_cost,
+            median_cost_usd=_nullable(row["median_cost_usd"]),
+            median_duration_seconds=_nullable(row["median_duration_seconds"]),
+            median_total_tokens=_nullable(row["median_total_tokens"]),
+            median_non_cache_tokens=_nullable(row["median_non_cache_tokens"]),
+            # Over the runs whose cost is known, so unknown costs never read as free successes.
+            solved_per_dollar=(
+                int(row["successes_with_cost"]) / cost if cost is not None and cost > 0 else None
+            ),
+            runs_with_cost=with_cost,
+            null_cost_runs=runs - with_cost,
+            null_total_tokens_runs=int(row["null_total_tokens_runs"]),
+            null_non_cache_tokens_runs=int(row["null_non_cache_tokens_runs"]),
+            timed_out_runs=int(row["timed_out_runs"]),
+            excluded_infra_failures=infra,
+            tasks=int(row["tasks"]),
+            min_repeats_per_task=int(row["min_repeats_per_task"]),
+        )
+    return summaries
+
+
+def pair_runs(prepared: PreparedRuns, treatment: str, control: str) -> pl.DataFrame:
+    """One row per `(task_id, repeat)` present once in both arms, with every delta column.
+
+    Columns: `task_id`, `repeat`, `<column>_t`, `<column>_c` for each paired column, and one
+    column per delta (`treatment − control`; null when either side is null).
+    """
+    keep = ["task_id", "repeat", *PAIR_COLUMNS]
+    usable = prepared.runs.filter(~pl.col("duplicated"))
+    t = usable.filter(pl.col("arm") == treatment).select(keep)
+    c = usable.filter(pl.col("arm") == control).select(keep)
+    pairs = t.join(c, on=["task_id", "repeat"], how="inner", suffix="_c").rename(
+        {name: f"{name}_t" for name in PAIR_COLUMNS}
+    )
+    deltas = {**PRIMARY_DELTAS, **SECONDARY_DELTAS}
+    return pairs.with_columns(
+        [(pl.col(f"{col}_t") - pl.col(f"{col}_c")).alias(name) for name, col in deltas.items()]
+    ).sort("task_id", "repeat")
+
+
+@dataclass(frozen=True)
+class DeltaSummary:
+    """Mean and median of one paired delta over the pairs where it is defined."""
+
+    mean: float | None
+    median: float | None
+    n: int
+    null_pairs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def delta_summaries(pairs: pl.DataFrame, names: list[str]) -> dict[str, DeltaSummary]:
+    """The seed's aggregate paired metrics: mean and median of each delta, in one pass."""
+    aggregated = pairs.select(
+        *[pl.col(name).cast(pl.Float64).mean().alias(f"{name}:mean") for name in names],
+        *[pl.col(name).cast(pl.Float64).median().alias(f"{name}:median") for name in names],
+        *[pl.col(name).count().alias(f"{name}:n") for name in names],
+        *[pl.col(name).null_count().alias(f"{name}:null") for name in names],
+    ).row(0, named=True)
+    return {
+        name: DeltaSummary(
+            mean=_nullable(aggregated[f"{name}:mean"]),
+            median=_nullable(aggregated[f"{name}:median"]),
+            n=int(aggregated[f"{name}:n"]),
+            null_pairs=int(aggregated[f"{name}:null"]),
+        )
+        for name in names
+    }
+
+
+def per_task_table(
+    prepared: PreparedRuns, pairs: pl.DataFrame, treatment: str, control: str
+) -> pl.DataFrame:
+    """One row per task: runs, success rate and medians in each arm, and the mean pass delta."""
+    per_arm = (
+        prepared.runs.filter(pl.col("arm").is_in([treatment, control]))
+        .group_by("task_id", "arm")
+        .agg(
+            pl.len().alias("runs"),
+            pl.col("success_int").mean().alias("success_rate"),
+            pl.col("duration_seconds").median().alias("median_duration_seconds"),
+            pl.col("non_cache_tokens").median().alias("median_non_cache_tokens"),
+        )
+    )
+    metrics = ["runs", "success_rate", "median_duration_seconds", "median_non_cache_tokens"]
+    t = per_arm.filter(pl.col("arm") == treatment).drop("arm")
+    c = per_arm.filter(pl.col("arm") == control).drop("arm")
+    table = t.rename({m: f"{m}_treatment" for m in metrics}).join(
+        c.rename({m: f"{m}_control" for m in metrics}), on="task_id", how="full", coalesce=True
+    )
+    paired = pairs.group_by("task_id").agg(
+        pl.len().alias("pairs"),
+        pl.col("pass_delta").cast(pl.Float64).mean().alias("mean_pass_delta"),
+        pl.col("duration_delta_seconds").median().alias("median_duration_delta_seconds"),
+        pl.col("non_cache_token_delta")
+        .cast(pl.Float64)
+        .median()
+        .alias("median_non_cache_token_delta"),
+    )
+    return (
+        table.join(paired, on="task_id", how="left")
+        .with_columns(
+            pl.col("pairs").fill_null(0),
+            *[pl.col(f"runs_{s}").fill_null(0) for s in ("treatment", "control")],
+        )
+        .sort("task_id")
+    )
+
+
+__all__ = [
+    "COUNT_FIELDS",
+    "PRIMARY_DELTAS",
+    "SECONDARY_DELTAS",
+    "ArmSummary",
+    "DeltaSummary",
+    "Duplicate",
+    "PreparedRuns",
+    "arm_summaries",
+    "delta_summaries",
+    "pair_runs",
+    "per_task_table",
+    "prepare_runs",
+]

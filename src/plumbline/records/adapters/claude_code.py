@@ -1,0 +1,105 @@
+"""Claude Code: `claude -p --output-format json` result objects (and `stream-json` streams).
+
+A result object carries `total_cost_usd`, `duration_ms`, `num_turns`, `session_id`, `is_error`,
+`subtype` and `usage.{input_tokens, output_tokens, cache_read_input_tokens,
+cache_creation_input_tokens}`; `modelUsage` names the models used. In a `stream-json` stream
+the result is the `{"type": "result"}` event, and the `tool_use` blocks of the assistant events
+before it give the tool-call count.
+
+Mapping: `duration_seconds = duration_ms / 1000`; `cache_read_tokens =
+cache_read_input_tokens`; `cache_write_tokens = cache_creation_input_tokens`; `step_count =
+num_turns`. A field Claude Code did not report stays null. `is_error` does not decide success:
+the acceptance check does (see `plumbline.records.adapters`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from plumbline.records.adapters import Conversion, RunContext, validate
+from plumbline.records.io import Located, RecordError, iter_json_values
+
+AGENT = "claude-code"
+
+
+def _tool_uses(event: dict[str, Any]) -> int:
+    message = event.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return 0
+    return sum(
+        1 for block in content if isinstance(block, dict) and block.get("type") == "tool_use"
+    )
+
+
+def result_to_fields(result: dict[str, Any], tool_calls: int | None) -> dict[str, Any]:
+    """Run-record fields from one Claude Code result object (experiment keys not included)."""
+    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    assert isinstance(usage, dict)
+    duration_ms = result.get("duration_ms")
+    models = result.get("modelUsage")
+    fields: dict[str, Any] = {
+        "duration_seconds": duration_ms / 1000 if isinstance(duration_ms, int | float) else None,
+        "total_cost_usd": result.get("total_cost_usd"),
+        "input_tokens": usage.get("input_tokens"),
+        "output_tokens": usage.get("output_tokens"),
+        "cache_read_tokens": usage.get("cache_read_input_tokens"),
+        "cache_write_tokens": usage.get("cache_creation_input_tokens"),
+        "step_count": result.get("num_turns"),
+        "tool_call_count": tool_calls,
+        "session_id": result.get("session_id"),
+        "run_id": result.get("session_id"),
+        "model": "+".join(sorted(models)) if isinstance(models, dict) and models else None,
+        "agent": AGENT,
+    }
+    return fields
+
+
+def convert_claude_code(paths: list[str | Path], context: RunContext) -> Conversion:
+    """Convert Claude Code result objects (one or many per file) to run records."""
+    conversion = Conversion()
+    for path in paths:
+        tool_calls = 0
+        streaming = False
+        for item in iter_json_values(path):
+            if isinstance(item, RecordError):
+                conversion.errors.append(item)
+                continue
+            value = item.value
+            if not isinstance(value, dict):
+                conversion.errors.append(
+                    RecordError(item.path, item.line, "<record>", "not a JSON object")
+                )
+                continue
+            kind = value.get("type")
+            if kind not in (None, "result"):
+                streaming = True
+                tool_calls += _tool_uses(value) if kind == "assistant" else 0
+                continue
+            _convert_one(item, value, tool_calls if streaming else None, context, conversion)
+            tool_calls, streaming = 0, False
+    return conversion
+
+
+def _convert_one(
+    item: Located,
+    value: dict[str, Any],
+    tool_calls: int | None,
+    context: RunContext,
+    conversion: Conversion,
+) -> None:
+    if "duration_ms" not in value and "usage" not in value:
+        conversion.errors.append(
+            RecordError(
+                item.path,
+                item.line,
+                "<record>",
+                "not a Claude Code result object (no duration_ms or usage); "
+                "produce it with `claude -p --output-format json`",
+            )
+        )
+        return
+    fields = result_to_fields(value, tool_calls)
+    context.fill(fields, value, item.path)
+    validate(fields, item.path, item.line, conversion)

@@ -1,0 +1,289 @@
+"""Run records: one run of an agent on one task in one arm of an A/B comparison (seed 002).
+
+The JSON Schema `schemas/run_record.schema.json` is the exchange format; `RunRecord` is its typed
+model, and the two accept and reject the same records. `read_run_records` loads record files into
+a polars frame for the comparison: plain JSONL takes a columnar fast path (`polars.read_ndjson`
+plus vectorised checks), anything else (JSON arrays, pretty-printed objects, files with type
+errors) goes through `records.io`, so every problem still reads `file:line: field: problem`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import polars as pl
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+from plumbline.records.io import InvalidRecordError, RecordError, read_records
+
+SCHEMA_VERSION = "1.0.0"
+
+REQUIRED_FIELDS = (
+    "task_id",
+    "arm",
+    "repeat",
+    "success",
+    "duration_seconds",
+    "total_cost_usd",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+)
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+COUNT_FIELDS = ("step_count", "tool_call_count", "acceptance_cmd_count")
+
+
+def _task_id_to_str(value: Any) -> Any:
+    # Inspect sample ids and many harnesses' task ids are integers; the pair key is textual.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+NonNegativeInt = Annotated[int, Field(ge=0)]
+
+
+class RunRecord(BaseModel):
+    """One run record (schema version 1.0.0).
+
+    Cost and token fields are required but nullable: null means "not reported" and is excluded
+    from that metric and counted, never read as zero. `timed_out` runs are failures;
+    `infra_failure` runs are excluded from the comparison and reported per arm.
+    """
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    task_id: Annotated[str, BeforeValidator(_task_id_to_str), Field(min_length=1)]
+    arm: Annotated[str, Field(min_length=1)]
+    repeat: NonNegativeInt
+    success: bool
+    duration_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    total_cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None
+    input_tokens: NonNegativeInt | None
+    output_tokens: NonNegativeInt | None
+    cache_read_tokens: NonNegativeInt | None
+    cache_write_tokens: NonNegativeInt | None
+
+    run_id: str | None = None
+    session_id: str | None = None
+    model: str | None = None
+    agent: str | None = None
+    step_count: NonNegativeInt | None = None
+    tool_call_count: NonNegativeInt | None = None
+    acceptance_cmd_count: NonNegativeInt | None = None
+    acceptance_first_pass: bool | None = None
+    agent_exit_code: int | None = None
+    opencode_exit_code: int | None = None
+    acceptance_exit_code: int | None = None
+    setup_exit_code: int | None = None
+    arm_setup_exit_code: int | None = None
+    started_at_utc: str | None = None
+    ended_at_utc: str | None = None
+    timed_out: bool = False
+    infra_failure: bool = False
+    infra_failure_reason: str | None = None
+    prompt_file: str | None = None
+    acceptance_command: str | None = None
+    workspace: str | None = None
+
+    @field_validator("started_at_utc", "ended_at_utc")
+    @classmethod
+    def _date_time(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(f"not an ISO 8601 date-time: {value!r}") from None
+        return value
+
+    @property
+    def total_tokens(self) -> int | None:
+        """`input + output + cache_read + cache_write` (seed 002), or None if any is unknown."""
+        parts = [getattr(self, name) for name in TOKEN_FIELDS]
+        return None if any(p is None for p in parts) else sum(parts)
+
+    @property
+    def non_cache_tokens(self) -> int | None:
+        """`input + output` (seed 002), or None if either is unknown."""
+        if self.input_tokens is None or self.output_tokens is None:
+            return None
+        return self.input_tokens + self.output_tokens
+
+
+@cache
+def run_record_schema() -> dict[str, Any]:
+    """The run record JSON Schema shipped with the package."""
+    text = resources.files("plumbline").joinpath("schemas/run_record.schema.json").read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+# Columns of the comparison frame, with the polars type each record field is read as.
+FRAME_SCHEMA: dict[str, Any] = {
+    "task_id": pl.String,
+    "arm": pl.String,
+    "repeat": pl.Int64,
+    "success": pl.Boolean,
+    "duration_seconds": pl.Float64,
+    "total_cost_usd": pl.Float64,
+    "input_tokens": pl.Int64,
+    "output_tokens": pl.Int64,
+    "cache_read_tokens": pl.Int64,
+    "cache_write_tokens": pl.Int64,
+    "step_count": pl.Int64,
+    "tool_call_count": pl.Int64,
+    "acceptance_cmd_count": pl.Int64,
+    "timed_out": pl.Boolean,
+    "infra_failure": pl.Boolean,
+}
+_NOT_NULL = ("task_id", "arm", "repeat", "success", "duration_seconds")
+_NON_NEGATIVE = (
+    "repeat",
+    "duration_seconds",
+    "total_cost_usd",
+    *TOKEN_FIELDS,
+    *COUNT_FIELDS,
+)
+
+
+@dataclass
+class RunRecordTable:
+    """Valid run records as a polars frame (one row per record, with `file` and `line`)."""
+
+    frame: pl.DataFrame
+    errors: list[RecordError] = field(default_factory=list)
+    records_read: int = 0
+    invalid_records: int = 0
+    files: list[str] = field(default_factory=list)
+
+
+def empty_frame() -> pl.DataFrame:
+    return pl.DataFrame(schema={**FRAME_SCHEMA, "file": pl.String, "line": pl.Int64})
+
+
+def records_to_frame(records: list[RunRecord], path: str, lines: list[int]) -> pl.DataFrame:
+    """Columns of validated records (the slow path; the fast path never builds models)."""
+    columns: dict[str, list[Any]] = {name: [] for name in FRAME_SCHEMA}
+    for record in records:
+        for name, values in columns.items():
+            values.append(getattr(record, name))
+    frame = pl.DataFrame(columns, schema=FRAME_SCHEMA)
+    return frame.with_columns(
+        pl.lit(path, dtype=pl.String).alias("file"), pl.Series("line", lines, dtype=pl.Int64)
+    )
+
+
+_BLANK_LINE = re.compile(rb"(?:^|\n)[ \t\r]*(?:\n|$)")
+
+
+def _looks_like_jsonl(data: bytes) -> bool:
+    stripped = data.lstrip()
+    if not stripped.startswith(b"{"):
+        return False
+    first_line = stripped.split(b"\n", 1)[0].rstrip()
+    return first_line.endswith(b"}")
+
+
+def _line_numbers(data: bytes, rows: int) -> pl.Series | None:
+    if _BLANK_LINE.search(data.rstrip(b" \t\r\n")) is None:
+        return pl.int_range(1, rows + 1, eager=True, dtype=pl.Int64).alias("line")
+    lines = [i + 1 for i, text in enumerate(data.split(b"\n")) if text.strip()]
+    if len(lines) != rows:
+        return None
+    return pl.Series("line", lines, dtype=pl.Int64)
+
+
+def _fast_jsonl(path: str, data: bytes) -> tuple[pl.DataFrame, list[RecordError]] | None:
+    """Read plain JSONL column-wise; None when the file needs the record-by-record reader."""
+    if not _looks_like_jsonl(data):
+        return None
+    try:
+        frame = pl.read_ndjson(data, schema=FRAME_SCHEMA, ignore_errors=False)
+    except (pl.exceptions.PolarsError, ValueError):
+        return None  # a type error: the slow path names the record and the field
+    rows = frame.height
+    # polars reads a missing key as null; a required key must be present, even when null.
+    for name in REQUIRED_FIELDS:
+        if data.count(b'"' + name.encode() + b'"') < rows:
+            return None
+    lines = _line_numbers(data, rows)
+    if lines is None:
+        return None
+    frame = frame.with_columns(
+        pl.col("timed_out").fill_null(False),
+        pl.col("infra_failure").fill_null(False),
+        pl.lit(path, dtype=pl.String).alias("file"),
+        lines,
+    )
+    checks: list[tuple[str, pl.Expr, str]] = [
+        (name, pl.col(name).is_null(), "required, got null") for name in _NOT_NULL
+    ]
+    checks += [(name, pl.col("task_id") == "", "must not be empty") for name in ("task_id",)]
+    checks += [(name, pl.col("arm") == "", "must not be empty") for name in ("arm",)]
+    checks += [
+        (name, pl.col(name) < 0, "Input should be greater than or equal to 0")
+        for name in _NON_NEGATIVE
+    ]
+    checks += [
+        (
+            name,
+            pl.col(name).is_infinite() | pl.col(name).is_nan(),
+            "Input should be a finite number",
+        )
+        for name in ("duration_seconds", "total_cost_usd")
+    ]
+    flags = frame.select(
+        [expr.fill_null(False).alias(f"{i}") for i, (_, expr, _) in enumerate(checks)]
+    )
+    bad = flags.select(pl.any_horizontal(pl.all()).alias("bad")).to_series()
+    if not bad.any():
+        return frame, []
+    errors: list[RecordError] = []
+    bad_rows = bad.arg_true()
+    flagged = flags[bad_rows]
+    bad_lines = frame["line"].gather(bad_rows).to_list()
+    for row, line in enumerate(bad_lines):
+        for i, (name, _, problem) in enumerate(checks):
+            if flagged[row, i]:
+                errors.append(RecordError(path, line, name, problem))
+    return frame.filter(~bad), errors
+
+
+def read_run_records(paths: list[str | Path], *, strict: bool = False) -> RunRecordTable:
+    """Read and validate run record files (JSONL, JSON array or concatenated objects).
+
+    Invalid records are excluded, counted and reported as `file:line: field: problem`;
+    with `strict`, the first one raises `InvalidRecordError`.
+    """
+    frames: list[pl.DataFrame] = []
+    table = RunRecordTable(frame=empty_frame())
+    for path in paths:
+        name = str(path)
+        table.files.append(name)
+        data = Path(path).read_bytes()
+        fast = _fast_jsonl(name, data)
+        if fast is not None:
+            frame, errors = fast
+            if errors and strict:
+                raise InvalidRecordError(min(errors, key=lambda e: e.line))
+            invalid = len({e.line for e in errors})
+        else:
+            result = read_records([path], RunRecord, strict=strict)
+            frame = records_to_frame(result.records, name, [loc.line for loc in result.locations])
+            errors = result.errors
+            invalid = len({(e.path, e.line) for e in errors})
+        frames.append(frame)
+        table.errors.extend(errors)
+        table.invalid_records += invalid
+        table.records_read += frame.height + invalid
+    if frames:
+        table.frame = pl.concat(frames, how="vertical")
+    return table
