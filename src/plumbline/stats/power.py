@@ -140,14 +140,14 @@ def two_proportion_sample_size(
     return SampleSizeResult(
         n=max(math.ceil(exact - 1e-9), 2),
         n_exact=exact,
-        effect=p2 - p1,
+        effect=float(effect),
         alpha=float(alpha),
         power=float(power),
         epochs=int(epochs),
         design="two independent proportions",
         method="normal approximation (Fleiss)",
         per_arm=True,
-        assumptions={"baseline": p1, "target": p2, "within_share": float(within_share)},
+        assumptions={"baseline": p1, "target": round(p2, 12), "within_share": float(within_share)},
     )
 
 
@@ -212,7 +212,7 @@ def mcnemar_sample_size(
     return SampleSizeResult(
         n=max(math.ceil(exact - 1e-9), 2),
         n_exact=exact,
-        effect=p2 - p1,
+        effect=float(effect),
         alpha=float(alpha),
         power=float(power),
         epochs=int(epochs),
@@ -221,7 +221,7 @@ def mcnemar_sample_size(
         per_arm=False,
         assumptions={
             "baseline": p1,
-            "target": p2,
+            "target": round(p2, 12),
             "discordant": psi,
             "correlation": None
             if discordant is not None

@@ -1,0 +1,194 @@
+"""Paired tests, Hodges–Lehmann, effect sizes, multiple comparisons vs scipy and brute force."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from plumbline.stats import (
+    benjamini_hochberg,
+    cliffs_delta,
+    cohens_d,
+    geometric_mean_ratio,
+    hodges_lehmann,
+    holm,
+    mcnemar_exact,
+    sign_test,
+    wilcoxon_signed_rank,
+)
+from plumbline.stats.paired import _signed_rank_lower_critical
+
+
+def test_mcnemar_exact_is_binomial_on_discordant_pairs() -> None:
+    # 12 questions only arm x solves, 3 only arm y solves, 20 both, 5 neither.
+    x = [1] * 12 + [0] * 3 + [1] * 20 + [0] * 5
+    y = [0] * 12 + [1] * 3 + [1] * 20 + [0] * 5
+    result = mcnemar_exact(x, y)
+    assert (result.details["b"], result.details["c"], result.details["n"]) == (12, 3, 40)
+    assert result.pvalue == pytest.approx(sps.binomtest(12, 15, 0.5).pvalue)
+    assert result.method == "McNemar exact"
+    mid = mcnemar_exact(x, y, mid_p=True)
+    expected = 2 * sps.binom.cdf(3, 15, 0.5) - sps.binom.pmf(3, 15, 0.5)
+    assert mid.pvalue == pytest.approx(expected)
+    assert mid.pvalue < result.pvalue
+    assert mcnemar_exact(y, x).pvalue == pytest.approx(result.pvalue)
+
+
+def test_mcnemar_edge_cases_and_validation() -> None:
+    same = mcnemar_exact([True, False, True], [True, False, True])
+    assert same.pvalue == 1.0 and same.details["n_discordant"] == 0
+    assert mcnemar_exact([1], [0], mid_p=True).pvalue == pytest.approx(0.5)
+    with pytest.raises(ValueError, match=r"x\[1\] is 2.0; expected a boolean"):
+        mcnemar_exact([1, 2], [0, 1])
+    with pytest.raises(ValueError, match="x and y must be paired"):
+        mcnemar_exact([1, 0], [1])
+
+
+def test_wilcoxon_and_sign_test_match_scipy() -> None:
+    rng = np.random.default_rng(12)
+    x = rng.normal(0.2, 1.0, size=40)
+    y = rng.normal(0.0, 1.0, size=40)
+    x[3] = y[3]  # one zero difference, dropped by both tests
+    ours = wilcoxon_signed_rank(x, y)
+    theirs = sps.wilcoxon(x, y, zero_method="wilcox")
+    assert ours.statistic == pytest.approx(theirs.statistic)
+    assert ours.pvalue == pytest.approx(theirs.pvalue)
+    assert ours.details["n_nonzero"] == 39
+    sign = sign_test(x, y)
+    positive = int(np.sum(x > y))
+    assert sign.statistic == positive
+    assert sign.pvalue == pytest.approx(sps.binomtest(positive, 39, 0.5).pvalue)
+    assert sign.details["ties"] == 1
+    zero = wilcoxon_signed_rank([1.0, 2.0], [1.0, 2.0])
+    assert (zero.statistic, zero.pvalue) == (0.0, 1.0)
+    assert sign_test([1.0], [1.0]).pvalue == 1.0
+
+
+def _walsh(d: np.ndarray) -> np.ndarray:
+    i, j = np.triu_indices(d.size)
+    return np.sort((d[i] + d[j]) / 2)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 12, 31, 200])
+def test_hodges_lehmann_matches_brute_force_walsh_averages(n: int) -> None:
+    rng = np.random.default_rng(n)
+    x = np.round(rng.normal(size=n), 1)  # rounding creates ties among Walsh averages
+    y = np.round(rng.normal(size=n), 1)
+    walsh = _walsh(x - y)
+    result = hodges_lehmann(x, y)
+    assert result.statistic == pytest.approx(np.median(walsh))
+    k = result.details["critical_rank"]
+    assert result.interval.low == pytest.approx(walsh[k - 1])
+    assert result.interval.high == pytest.approx(walsh[walsh.size - k])
+    assert result.details["n_walsh_averages"] == n * (n + 1) // 2
+
+
+def test_hodges_lehmann_large_n_without_quadratic_memory() -> None:
+    d = np.random.default_rng(1).standard_t(3, size=60_000) + 0.25
+    result = hodges_lehmann(d)  # 1.8e9 Walsh averages would need 14 GB if materialised
+    assert result.statistic == pytest.approx(0.25, abs=0.02)
+    assert result.interval.low < result.statistic < result.interval.high
+    assert result.details["paired"] is False
+
+
+def test_signed_rank_critical_value_matches_exact_null_distribution() -> None:
+    for n in (6, 10):
+        k = _signed_rank_lower_critical(n, 0.95)
+        # Brute force the signed-rank statistic over all 2^n sign patterns.
+        patterns = np.array(list(itertools.product([0, 1], repeat=n)))
+        sums = patterns @ np.arange(1, n + 1)
+        assert np.mean(sums <= k - 1) <= 0.025 < np.mean(sums <= k)
+    # Table value (Hollander & Wolfe): n = 20, two-sided 95% -> k = 53.
+    assert _signed_rank_lower_critical(20, 0.95) == 53
+    # The normal approximation takes over smoothly above n = 300.
+    exact = _signed_rank_lower_critical(300, 0.95)
+    approximate = _signed_rank_lower_critical(301, 0.95)
+    assert 0 < approximate - exact < 400
+
+
+def test_cohens_d_closed_form() -> None:
+    x = np.array([5.0, 6.0, 7.0, 8.0, 9.0])
+    y = np.array([3.0, 4.0, 5.0, 6.0])
+    result = cohens_d(x, y)
+    pooled = math.sqrt((4 * np.var(x, ddof=1) + 3 * np.var(y, ddof=1)) / 7)
+    d = (7.0 - 4.5) / pooled
+    assert result.statistic == pytest.approx(d)
+    se = math.sqrt(9 / 20 + d * d / 18)
+    assert result.standard_error == pytest.approx(se)
+    assert result.interval.low == pytest.approx(d - sps.norm.ppf(0.975) * se)
+    assert result.details["hedges_g"] == pytest.approx(d * (1 - 3 / 27))
+    with pytest.raises(ValueError, match="zero pooled standard deviation"):
+        cohens_d([1.0, 1.0], [1.0, 1.0])
+
+
+def test_cliffs_delta_matches_pairwise_definition() -> None:
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 6, size=23).astype(float)
+    y = rng.integers(1, 7, size=17).astype(float)
+    signs = np.sign(x[:, None] - y[None, :])
+    delta = signs.mean()
+    result = cliffs_delta(x, y)
+    assert result.statistic == pytest.approx(delta)
+    # Cliff's variance, written out over the full matrix.
+    rows, columns = signs.mean(axis=1), signs.mean(axis=0)
+    m, n = x.size, y.size
+    variance = (
+        n * n * np.sum((rows - delta) ** 2)
+        + m * m * np.sum((columns - delta) ** 2)
+        - np.sum((signs - delta) ** 2)
+    ) / (m * n * (m - 1) * (n - 1))
+    assert result.standard_error == pytest.approx(math.sqrt(variance))
+    assert -1 <= result.interval.low < delta < result.interval.high <= 1
+    # δ = 2·P(X > Y) + P(X = Y) − 1 = 2·AUC − 1, the Mann–Whitney relation.
+    u = sps.mannwhitneyu(x, y).statistic
+    assert result.statistic == pytest.approx(2 * u / (m * n) - 1)
+    assert cliffs_delta(y, x).statistic == pytest.approx(-delta)
+
+
+def test_cliffs_delta_complete_separation_is_flagged() -> None:
+    result = cliffs_delta([5.0, 6.0, 7.0], [1.0, 2.0])
+    assert result.statistic == 1.0
+    assert result.details["degenerate_interval"] is True
+
+
+def test_geometric_mean_ratio_paired_and_unpaired() -> None:
+    rng = np.random.default_rng(5)
+    y = rng.lognormal(1.0, 0.5, size=30)
+    x = y * rng.lognormal(np.log(0.8), 0.1, size=30)
+    paired = geometric_mean_ratio(x, y, paired=True)
+    logs = np.log(x) - np.log(y)
+    assert paired.statistic == pytest.approx(math.exp(logs.mean()))
+    low, high = sps.t.interval(0.95, 29, loc=logs.mean(), scale=sps.sem(logs))
+    assert paired.interval.low == pytest.approx(math.exp(low))
+    assert paired.interval.high == pytest.approx(math.exp(high))
+    unpaired = geometric_mean_ratio(x, y)
+    assert unpaired.statistic == pytest.approx(paired.statistic)
+    welch = sps.ttest_ind(np.log(x), np.log(y), equal_var=False).confidence_interval(0.95)
+    assert unpaired.interval.low == pytest.approx(math.exp(welch.low))
+    assert unpaired.interval.high == pytest.approx(math.exp(welch.high))
+    # Pairing removes the shared per-item variation, so its interval is much narrower.
+    assert (
+        paired.interval.high - paired.interval.low < unpaired.interval.high - unpaired.interval.low
+    )
+    with pytest.raises(ValueError, match=r"y\[1\] is 0.0; geometric means need strictly positive"):
+        geometric_mean_ratio([1.0, 2.0], [1.0, 0.0])
+
+
+def test_holm_and_bh_match_references() -> None:
+    p = np.array([0.01, 0.04, 0.03, 0.005, 0.2, 0.5])
+    # Holm written out: sorted p = .005 .01 .03 .04 .2 .5 with multipliers 6..1, running max.
+    expected_sorted = np.maximum.accumulate(np.array([0.03, 0.05, 0.12, 0.12, 0.4, 0.5]))
+    order = np.argsort(p)
+    expected = np.empty(6)
+    expected[order] = expected_sorted
+    assert holm(p) == pytest.approx(expected)
+    assert benjamini_hochberg(p) == pytest.approx(sps.false_discovery_control(p, method="bh"))
+    assert holm([0.8, 0.01]) == pytest.approx([0.8, 0.02])
+    assert holm([0.9, 0.8]) == pytest.approx([1.0, 1.0])
+    assert holm([]).size == 0 and benjamini_hochberg([]).size == 0
+    with pytest.raises(ValueError, match=r"pvalues\[0\] is 1.5"):
+        holm([1.5])
