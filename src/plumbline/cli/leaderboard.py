@@ -1,0 +1,204 @@
+"""`plumbline leaderboard LOGDIR ...` and `plumbline leaderboard check NEW --against OLD`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from plumbline.cli.output import emit, error_console, json_option
+from plumbline.records.io import write_atomic
+
+BUILD = "build"
+
+
+class _DefaultToBuild(click.Group):
+    """A group whose first argument, unless it names a subcommand, is a log path for `build`.
+
+    `plumbline leaderboard logs/` is `plumbline leaderboard build logs/`; a log directory that
+    happens to be called `check` can still be given as `build check` or `./check`.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        help_names = set(ctx.help_option_names)
+        if args and args[0] not in self.commands and args[0] not in help_names:
+            args = [BUILD, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultToBuild)
+def leaderboard() -> None:
+    """Weighted multi-category leaderboards from Inspect logs, with intervals and tie groups.
+
+    \b
+      plumbline leaderboard LOGDIR [--suite sa-bench|PATH] [-o leaderboard.json] [--csv F]
+                                   [--markdown F] [--errors zero|exclude] [--json]
+      plumbline leaderboard check NEW.json --against PUBLISHED.json [--tolerance 0.05]
+    """
+
+
+def _fail(message: str) -> None:
+    error_console.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    raise SystemExit(2)
+
+
+@leaderboard.command(BUILD)
+@click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--suite",
+    default="sa-bench",
+    show_default=True,
+    help="A built-in suite name or the path of a suite TOML file.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the leaderboard JSON here (validated against the schema, written atomically).",
+)
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write one CSV row per model.",
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a Markdown page.",
+)
+@click.option(
+    "--errors",
+    type=click.Choice(["zero", "exclude"]),
+    default="zero",
+    show_default=True,
+    help="An errored or unscored sample counts 0, or is left out (counted either way).",
+)
+@click.option(
+    "--run-id",
+    help="Run identifier for _metadata.run_id (default: $GITHUB_RUN_ID or local-<timestamp>).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 when the input has problems (unreadable logs, duplicates, ...).",
+)
+@json_option
+def build(
+    logs: tuple[Path, ...],
+    suite: str,
+    output: Path | None,
+    csv_path: Path | None,
+    markdown_path: Path | None,
+    errors: str,
+    run_id: str | None,
+    strict: bool,
+    as_json: bool,
+) -> None:
+    """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively)."""
+    from plumbline.leaderboard import (
+        LeaderboardFileError,
+        SuiteError,
+        build_leaderboard,
+        load_suite,
+        render_csv,
+        render_markdown,
+        render_terminal,
+        write_leaderboard,
+    )
+
+    try:
+        resolved = load_suite(suite)
+    except SuiteError as error:
+        _fail(str(error))
+        return
+
+    with Progress(
+        TextColumn("reading logs"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=error_console,
+        transient=True,
+        disable=not error_console.is_terminal,
+    ) as progress:
+        task = progress.add_task("logs", total=None)
+
+        def advance(done: int, total: int, path: str) -> None:
+            progress.update(task, completed=done, total=total)
+
+        board = build_leaderboard(
+            list(logs),
+            resolved,
+            errors="zero" if errors == "zero" else "exclude",
+            run_id=run_id,
+            progress=advance,
+        )
+
+    document = board.to_dict()
+    try:
+        if output is not None:
+            write_leaderboard(output, document)
+        if csv_path is not None:
+            write_atomic(csv_path, render_csv(board))
+        if markdown_path is not None:
+            write_atomic(markdown_path, render_markdown(board))
+    except LeaderboardFileError as error:
+        _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
+    if not board.models:
+        error_console.print(
+            f"[yellow]no scorable logs found in {', '.join(str(p) for p in logs)}[/yellow]"
+        )
+
+    def render(console: Console) -> None:
+        render_terminal(board, console)
+        for label, path in (("JSON", output), ("CSV", csv_path), ("Markdown", markdown_path)):
+            if path is not None:
+                console.print(f"{label} written to {path}")
+
+    emit(document, as_json, render)
+    if strict and board.problems:
+        raise SystemExit(1)
+
+
+@leaderboard.command("check")
+@click.argument("new", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--against",
+    "published",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The published leaderboard JSON to reproduce.",
+)
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(min=0, max=1),
+    default=0.05,
+    show_default=True,
+    help="Largest allowed |new − published| overall, in score units (0.05 = 5 points).",
+)
+@json_option
+def check(new: Path, published: Path, tolerance: float, as_json: bool) -> None:
+    """Is NEW a reproduction of PUBLISHED? Exit 0 when every shared model's overall is within
+    the tolerance (the seed's ±5 points), 1 otherwise, 2 when a file cannot be read."""
+    from plumbline.leaderboard import (
+        LeaderboardFileError,
+        check_reproducibility,
+        read_leaderboard,
+        render_check,
+    )
+
+    documents: list[dict[str, Any]] = []
+    for path in (new, published):
+        try:
+            # A published file may predate plumbline's schema: require only models and overall.
+            documents.append(read_leaderboard(path, validate=False))
+        except LeaderboardFileError as error:
+            _fail(str(error))
+    result = check_reproducibility(documents[0], documents[1], tolerance=tolerance)
+    emit(result, as_json, lambda console: render_check(result, console))
+    raise SystemExit(0 if result.reproducible else 1)

@@ -1,0 +1,197 @@
+"""The leaderboard: built from logs (read → validate → compute), turned into the seed's JSON."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from plumbline.leaderboard.collect import (
+    ErrorPolicy,
+    Problem,
+    ProgressCallback,
+    collect,
+)
+from plumbline.leaderboard.scores import (
+    LEVEL,
+    ModelScores,
+    confidence_label,
+    margin_label,
+    score_model,
+)
+from plumbline.leaderboard.suite import Suite, load_suite
+from plumbline.leaderboard.ties import ALPHA, SEED_EQUIVALENCE, Comparison, rank_models
+
+SCHEMA_VERSION = 1
+
+
+def format_timestamp(moment: datetime) -> str:
+    """ISO 8601 in UTC with a `Z`, as the seed writes it (`2026-01-07T00:00:00Z`)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_run_id(moment: datetime) -> str:
+    """The CI run id when there is one (`GITHUB_RUN_ID`), else `local-YYYYMMDD-HHMMSS`."""
+    github = os.environ.get("GITHUB_RUN_ID")
+    if github:
+        return github
+    return "local-" + moment.astimezone(UTC).strftime("%Y%m%d-%H%M%S")
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Ranked models with category scores, intervals, tie groups, and every input problem."""
+
+    suite: Suite
+    models: list[ModelScores]
+    comparisons: list[Comparison]
+    problems: list[Problem]
+    sample_counts: dict[str, int]
+    generated_at: datetime
+    run_id: str
+    errors_policy: ErrorPolicy
+    log_count: int = 0
+    logs_used: int = 0
+    question_labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    def model(self, name: str) -> ModelScores:
+        for entry in self.models:
+            if entry.model == name:
+                return entry
+        raise KeyError(name)
+
+    def category_half_width(self, key: str) -> float | None:
+        """The widest interval half-width among models scored in a category.
+
+        The seed states one margin per category ("scores are reliable within ±N%"); the widest
+        model interval is the figure that statement holds for.
+        """
+        widths = [
+            score.interval.half_width
+            for entry in self.models
+            if not (score := entry.categories[key]).missing
+            and score.interval is not None
+            and score.interval.half_width is not None
+        ]
+        scored = [entry for entry in self.models if not entry.categories[key].missing]
+        if not widths or len(widths) < len(scored):
+            return None
+        return max(widths)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The leaderboard JSON: the seed's schema plus intervals, counts, groups and problems."""
+        categories: dict[str, Any] = {}
+        for category in self.suite.categories:
+            half_width = self.category_half_width(category.key)
+            entry: dict[str, Any] = {
+                "name": category.name,
+                "description": category.description,
+                "weight": category.weight,
+                "sample_count": self.sample_counts.get(category.key, 0),
+                "scoring": category.scoring,
+                "confidence": confidence_label(half_width),
+            }
+            margin = margin_label(half_width)
+            if margin is not None:
+                entry["margin"] = margin
+            entry["scorer"] = category.scorer
+            entry["tasks"] = list(category.tasks)
+            missing = [m.model for m in self.models if m.categories[category.key].missing]
+            entry["models_scored"] = len(self.models) - len(missing)
+            entry["models_missing"] = missing
+            categories[category.key] = entry
+
+        models: list[dict[str, Any]] = []
+        for scores in self.models:
+            row: dict[str, Any] = {"model": scores.model}
+            for key in self.suite.keys:
+                value = scores.categories[key].value
+                if value is not None:
+                    row[key] = value
+            row["overall"] = scores.overall
+            row["rank"] = scores.rank
+            row["tie_group"] = scores.tie_group
+            row["seed_group"] = scores.seed_group
+            row["missing"] = scores.missing
+            row["errors"] = scores.errors
+            intervals: dict[str, Any] = {}
+            for key in self.suite.keys:
+                interval = scores.categories[key].interval
+                intervals[key] = None if interval is None else interval.to_dict()
+            intervals["overall"] = scores.overall_interval.to_dict()
+            row["intervals"] = intervals
+            row["counts"] = {key: scores.categories[key].counts() for key in self.suite.keys}
+            models.append(row)
+
+        return {
+            "_metadata": {
+                "generated_at": format_timestamp(self.generated_at),
+                "run_id": self.run_id,
+                "model_count": len(self.models),
+                "categories": categories,
+                "schema_version": SCHEMA_VERSION,
+                "suite": {"name": self.suite.name, "title": self.suite.title},
+                "overall_formula": self.suite.formula(),
+                "errors_policy": self.errors_policy,
+                "level": LEVEL,
+                "tie_rule": (
+                    "adjacent models are tied unless a paired t test over shared questions "
+                    f"rejects equal overall at α = {ALPHA:g} after Holm correction"
+                ),
+                "seed_equivalence": SEED_EQUIVALENCE,
+                "log_count": self.log_count,
+                "logs_used": self.logs_used,
+            },
+            "models": models,
+            "comparisons": [comparison.to_dict() for comparison in self.comparisons],
+            "problems": [problem.to_dict() for problem in self.problems],
+        }
+
+
+def build_leaderboard(
+    logs: str | Path | Iterable[str | Path],
+    suite: Suite | str | Path = "sa-bench",
+    *,
+    errors: ErrorPolicy = "zero",
+    run_id: str | None = None,
+    generated_at: datetime | None = None,
+    progress: ProgressCallback | None = None,
+) -> Leaderboard:
+    """Build a leaderboard from Inspect logs (files and/or directories, searched recursively).
+
+    `suite` is a `Suite`, a built-in suite name (`"sa-bench"`) or a suite TOML path. `errors`
+    decides what an errored or unscored sample is worth: "zero" (the default, as the seed's
+    binary scoring implies) or "exclude" (left out; either way counted per model × category).
+    Problems with the input (unreadable logs, unmatched tasks, missing scorers, duplicates) are
+    collected in `Leaderboard.problems`; none of them raises.
+    """
+    resolved = suite if isinstance(suite, Suite) else load_suite(suite)
+    paths = [logs] if isinstance(logs, str | Path) else list(logs)
+    moment = generated_at or datetime.now(UTC)
+    collected = collect(paths, resolved, errors=errors, progress=progress)
+    scored = [score_model(resolved, model, collected.data) for model in collected.models]
+    ranked, comparisons = rank_models(resolved, scored)
+
+    sample_counts: dict[str, int] = {}
+    for category in resolved.categories:
+        questions: set[int] = set()
+        for entry in ranked:
+            questions.update(entry.categories[category.key].questions.tolist())
+        sample_counts[category.key] = len(questions)
+
+    return Leaderboard(
+        suite=resolved,
+        models=ranked,
+        comparisons=comparisons,
+        problems=collected.problems,
+        sample_counts=sample_counts,
+        generated_at=moment,
+        run_id=run_id or default_run_id(moment),
+        errors_policy=errors,
+        log_count=collected.logs_read,
+        logs_used=collected.logs_used,
+        question_labels=collected.question_labels,
+    )

@@ -1,0 +1,334 @@
+"""From Inspect logs to one question × epoch score matrix per model and category.
+
+Logs are read one at a time (header, then sample summaries) and reduced at once to compact
+arrays, so memory follows the number of scored values, not the size of the logs. Every log that
+cannot be used is reported as a `Problem`, never dropped silently:
+
+- an unreadable or truncated log (skipped);
+- a log whose task matches no category, or that lacks the category's scorer (skipped);
+- a log that did not finish (`status` other than success: its samples are used, and it is noted);
+- the same (sample id, epoch) in two logs of one model and task: the newest log wins.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from plumbline.leaderboard.suite import Category, Suite
+from plumbline.records.inspect_logs import (
+    LogHeader,
+    LogReadError,
+    find_log_files,
+    read_log_header,
+    read_samples_and_names,
+)
+
+ErrorPolicy = Literal["zero", "exclude"]
+ERROR_POLICIES: tuple[ErrorPolicy, ...] = ("zero", "exclude")
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Called after each log is read: (logs done, logs in total, path of the log just read).
+ProgressCallback = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in the input the reader of a leaderboard must know about."""
+
+    kind: str
+    message: str
+    path: str | None = None
+    model: str | None = None
+    task: str | None = None
+    category: str | None = None
+    count: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if value is not None}
+
+    def __str__(self) -> str:
+        where = self.path or " / ".join(p for p in (self.model, self.category) if p) or ""
+        return f"{where}: {self.message}" if where else self.message
+
+
+@dataclass(frozen=True)
+class CategoryData:
+    """Every scored (question, epoch) of one model in one category, after de-duplication.
+
+    `matrix[i, j]` is question `questions[i]`'s score in its j-th epoch (NaN where absent).
+    Errored or unscored samples are 0 under the "zero" policy; under "exclude" they are absent.
+    """
+
+    model: str
+    category: str
+    questions: IntArray
+    matrix: FloatArray
+    errors: int
+    excluded: int
+    logs: tuple[str, ...]
+    tasks: tuple[str, ...]
+
+    @property
+    def n(self) -> int:
+        return int(self.questions.size)
+
+    @property
+    def epochs(self) -> int:
+        """The largest number of epochs scored for any question."""
+        if self.matrix.size == 0:
+            return 0
+        return int(np.max(np.sum(~np.isnan(self.matrix), axis=1)))
+
+    def question_means(self) -> FloatArray:
+        """Each question's mean over its epochs (repeats averaged within question first)."""
+        counts = np.sum(~np.isnan(self.matrix), axis=1)
+        means: FloatArray = np.nansum(self.matrix, axis=1) / counts
+        return means
+
+
+@dataclass
+class _Chunk:
+    header: LogHeader
+    questions: IntArray
+    epochs: IntArray
+    values: FloatArray  # NaN: errored or unscored
+
+
+@dataclass
+class Collected:
+    """The result of reading logs: per (model, category) data, problems, and what was read."""
+
+    data: dict[tuple[str, str], CategoryData]
+    models: list[str]
+    problems: list[Problem]
+    logs_read: int
+    logs_used: int
+    question_labels: dict[str, list[str]] = field(default_factory=dict)
+
+
+class _QuestionIndex:
+    """Interns (task, sample id) per category as small integers shared by every model."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+
+    def codes(self, category: str, task: str, ids: list[int | str]) -> IntArray:
+        table = self._codes[category]
+        out = np.empty(len(ids), dtype=np.int64)
+        for position, sample_id in enumerate(ids):
+            key = (task, f"{type(sample_id).__name__}:{sample_id}")
+            out[position] = table.setdefault(key, len(table))
+        return out
+
+    def labels(self) -> dict[str, list[str]]:
+        result: dict[str, list[str]] = {}
+        for category, table in self._codes.items():
+            labels = [""] * len(table)
+            for (task, sample_id), code in table.items():
+                labels[code] = f"{task}/{sample_id.split(':', 1)[1]}"
+            result[category] = labels
+        return result
+
+
+def _log_problem(kind: str, header: LogHeader, message: str, **extra: Any) -> Problem:
+    return Problem(
+        kind=kind, message=message, path=header.path, model=header.model, task=header.task, **extra
+    )
+
+
+def _scorer_problem(header: LogHeader, names: frozenset[str], category: Category) -> Problem | None:
+    """Report a log whose samples were scored, but never by the category's scorer."""
+    present = set(names) | set(header.scorers)
+    if category.scorer in present or not present:
+        return None
+    found = ", ".join(sorted(present))
+    return _log_problem(
+        "scorer_missing",
+        header,
+        f"task {header.task!r} feeds category {category.key!r}, which reads scorer "
+        f"{category.scorer!r}, but this log has only: {found}; log skipped",
+        category=category.key,
+    )
+
+
+def collect(
+    paths: Iterable[str | Path],
+    suite: Suite,
+    *,
+    errors: ErrorPolicy = "zero",
+    progress: ProgressCallback | None = None,
+) -> Collected:
+    """Read every log under `paths` and build per (model, category) score matrices."""
+    if errors not in ERROR_POLICIES:
+        raise ValueError(f"errors must be 'zero' or 'exclude', got {errors!r}")
+    files = find_log_files(paths)
+    problems: list[Problem] = [
+        Problem("path_not_found", "no such file or directory", path=str(path))
+        for path in files.missing
+    ]
+    index = _QuestionIndex()
+    chunks: dict[tuple[str, str], list[_Chunk]] = defaultdict(list)
+    models: set[str] = set()
+    used = 0
+    total = len(files.logs)
+    scorers = {category.scorer for category in suite.categories}
+    for done, path in enumerate(files.logs, start=1):
+        try:
+            header = read_log_header(path)
+            categories = suite.categories_for_task(header.task)
+            if not categories:
+                problems.append(
+                    _log_problem(
+                        "no_category",
+                        header,
+                        f"task {header.task!r} matches no category of suite {suite.name!r}; "
+                        "log skipped",
+                    )
+                )
+                continue
+            samples, names = read_samples_and_names(path, scorers)
+        except LogReadError as error:
+            problems.append(Problem("unreadable_log", f"{error.problem}; log skipped", str(path)))
+            continue
+        finally:
+            if progress is not None:
+                progress(done, total, str(path))
+        used_here = False
+        if header.status != "success":
+            problems.append(
+                _log_problem(
+                    "incomplete_log",
+                    header,
+                    f"log status is {header.status!r}"
+                    + (f" ({header.error})" if header.error else "")
+                    + f"; its {len(samples)} recorded sample-epochs are used",
+                    count=len(samples),
+                )
+            )
+        for category in categories:
+            problem = _scorer_problem(header, names, category)
+            if problem is not None:
+                problems.append(problem)
+                continue
+            ids = [sample.id for sample in samples]
+            values = np.array(
+                [
+                    np.nan if (value := sample.value(category.scorer)) is None else value
+                    for sample in samples
+                ],
+                dtype=np.float64,
+            )
+            chunk = _Chunk(
+                header=header,
+                questions=index.codes(category.key, header.task, ids),
+                epochs=np.array([sample.epoch for sample in samples], dtype=np.int64),
+                values=values,
+            )
+            chunks[(header.model, category.key)].append(chunk)
+            used_here = True
+        if used_here:
+            models.add(header.model)
+            used += 1
+
+    data: dict[tuple[str, str], CategoryData] = {}
+    for (model, key), parts in chunks.items():
+        category_data, duplicate_problems = _merge(model, key, parts, errors)
+        data[(model, key)] = category_data
+        problems.extend(duplicate_problems)
+    return Collected(
+        data=data,
+        models=sorted(models),
+        problems=problems,
+        logs_read=total,
+        logs_used=used,
+        question_labels=index.labels(),
+    )
+
+
+def _order_key(chunk: _Chunk) -> tuple[datetime, str]:
+    return (chunk.header.created, chunk.header.path)
+
+
+def _merge(
+    model: str, key: str, parts: list[_Chunk], errors: ErrorPolicy
+) -> tuple[CategoryData, list[Problem]]:
+    """Pool a model's logs for one category; the newest log wins each (question, epoch)."""
+    parts = sorted(parts, key=_order_key)
+    questions = np.concatenate([part.questions for part in parts])
+    epochs = np.concatenate([part.epochs for part in parts])
+    values = np.concatenate([part.values for part in parts])
+    source = np.concatenate(
+        [np.full(part.questions.size, rank, dtype=np.int64) for rank, part in enumerate(parts)]
+    )
+    problems: list[Problem] = []
+    keep = np.ones(questions.size, dtype=bool)
+    if questions.size:
+        # lexsort: last key is primary; within one (question, epoch) the newest log sorts last.
+        order = np.lexsort((source, epochs, questions))
+        q_sorted, e_sorted = questions[order], epochs[order]
+        last = np.ones(order.size, dtype=bool)
+        last[:-1] = (q_sorted[:-1] != q_sorted[1:]) | (e_sorted[:-1] != e_sorted[1:])
+        keep[order[~last]] = False
+        if not last.all():
+            # Who replaced whom: the dropped row's log and the log of its group's last row.
+            group_end = np.flatnonzero(last)
+            dropped = np.flatnonzero(~last)
+            winner = group_end[np.searchsorted(group_end, dropped)]
+            pairs = Counter(
+                zip(source[order[dropped]].tolist(), source[order[winner]].tolist(), strict=True)
+            )
+            for (old, new), count in sorted(pairs.items()):
+                older, newer = parts[old].header, parts[new].header
+                problems.append(
+                    Problem(
+                        kind="duplicate_samples",
+                        message=(
+                            f"{count} (sample id, epoch) pairs of task {older.task!r} appear in "
+                            f"both {older.path} and {newer.path}; kept the newer log "
+                            f"({newer.created.isoformat()})"
+                        ),
+                        path=older.path,
+                        model=model,
+                        task=older.task,
+                        category=key,
+                        count=count,
+                    )
+                )
+    questions, epochs, values = questions[keep], epochs[keep], values[keep]
+    failed = np.isnan(values)
+    error_count = int(failed.sum())
+    excluded = 0
+    if errors == "zero":
+        values = np.where(failed, 0.0, values)
+    else:
+        excluded = error_count
+        questions, epochs, values = questions[~failed], epochs[~failed], values[~failed]
+
+    unique_questions, rows = np.unique(questions, return_inverse=True)
+    unique_epochs, columns = np.unique(epochs, return_inverse=True)
+    matrix = np.full((unique_questions.size, unique_epochs.size), np.nan)
+    matrix[rows, columns] = values
+    used_parts = [part for part in parts if part.questions.size]
+    return (
+        CategoryData(
+            model=model,
+            category=key,
+            questions=unique_questions.astype(np.int64),
+            matrix=matrix,
+            errors=error_count,
+            excluded=excluded,
+            logs=tuple(part.header.path for part in used_parts),
+            tasks=tuple(sorted({part.header.task for part in parts})),
+        ),
+        problems,
+    )

@@ -1,0 +1,198 @@
+"""Suites are data: a TOML file names the categories, their weights and which logs feed them.
+
+```toml
+[suite]
+name = "sa-bench"
+title = "SA Bench"
+
+[[category]]
+key = "practice_exam"      # the key used in the leaderboard JSON
+name = "Practice Exam"
+description = "AWS certification-style MCQ questions ..."
+weight = 0.34
+scoring = "binary"         # binary | rubric
+tasks = ["practice_exam"]  # Inspect task names (glob patterns allowed)
+scorer = "choice"          # the score name read from the log
+```
+
+Weights must sum to 1 (the seed's weight normalisation), keys must be unique, and each category
+reads exactly one scorer: blending a heuristic and a judge variant of one category is how the
+reference implementation mixed incomparable numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from fnmatch import fnmatchcase
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+Scoring = Literal["binary", "rubric"]
+
+#: Built-in suites: name -> package holding its `suite.toml`.
+BUILTIN_SUITES: dict[str, str] = {"sa-bench": "plumbline.suites.sa_bench"}
+
+# Keys a category may not take: they are the model entry's own fields in the leaderboard JSON.
+RESERVED_KEYS = frozenset(
+    {"model", "overall", "rank", "tie_group", "seed_group", "intervals", "counts", "missing"}
+)
+
+WEIGHT_TOLERANCE = 1e-9
+
+
+class SuiteError(ValueError):
+    """A suite file that cannot be used, with every problem listed as `source: field: problem`."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__("\n".join(f"{source}: {problem}" for problem in problems))
+
+
+class Category(BaseModel):
+    """One leaderboard category: its metadata, its weight, and the logs and scorer that feed it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)
+    name: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    weight: float = Field(ge=0, le=1, allow_inf_nan=False)
+    scoring: Scoring
+    tasks: tuple[str, ...] = Field(min_length=1)
+    scorer: str = Field(min_length=1)
+
+    @field_validator("key")
+    @classmethod
+    def _not_reserved(cls, key: str) -> str:
+        if key in RESERVED_KEYS:
+            raise ValueError(f"{key!r} is reserved (a model entry's own field); choose another key")
+        return key
+
+    @field_validator("tasks")
+    @classmethod
+    def _tasks_not_blank(cls, tasks: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not task.strip() for task in tasks):
+            raise ValueError("task names and patterns must not be empty")
+        return tasks
+
+    def matches(self, task: str) -> bool:
+        """Whether an Inspect task name feeds this category (exact name or glob pattern)."""
+        return any(task == pattern or fnmatchcase(task, pattern) for pattern in self.tasks)
+
+
+class SuiteInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    title: str | None = None
+    description: str | None = None
+
+
+class Suite(BaseModel):
+    """A validated suite: categories with unique keys whose weights sum to 1."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    suite: SuiteInfo
+    categories: tuple[Category, ...] = Field(alias="category", min_length=1)
+
+    @property
+    def name(self) -> str:
+        return self.suite.name
+
+    @property
+    def title(self) -> str:
+        return self.suite.title or self.suite.name
+
+    @property
+    def keys(self) -> list[str]:
+        return [category.key for category in self.categories]
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return {category.key: category.weight for category in self.categories}
+
+    def category(self, key: str) -> Category:
+        for category in self.categories:
+            if category.key == key:
+                return category
+        raise KeyError(key)
+
+    def categories_for_task(self, task: str) -> list[Category]:
+        """Every category a task feeds (usually one)."""
+        return [category for category in self.categories if category.matches(task)]
+
+    def formula(self) -> str:
+        """The overall formula, as the seed writes it."""
+        terms = " + ".join(f"({c.key} × {c.weight:g})" for c in self.categories)
+        return f"overall = {terms}"
+
+
+def _format_location(location: tuple[int | str, ...]) -> str:
+    parts: list[str] = []
+    for part in location:
+        if isinstance(part, int):
+            parts[-1] = f"{parts[-1]}[{part}]" if parts else f"[{part}]"
+        else:
+            parts.append(part)
+    return ".".join(parts) or "<suite>"
+
+
+def parse_suite(data: dict[str, Any], source: str = "<suite>") -> Suite:
+    """Validate a suite from its parsed TOML. Raises `SuiteError` listing every problem."""
+    try:
+        suite = Suite.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        for detail in error.errors():
+            location = _format_location(tuple(detail["loc"]))
+            message = detail["msg"].removeprefix("Value error, ")
+            problems.append(f"{location}: {message}")
+        raise SuiteError(source, problems) from None
+
+    problems = []
+    seen: dict[str, int] = {}
+    for index, category in enumerate(suite.categories):
+        if category.key in seen:
+            problems.append(
+                f"category[{index}].key: {category.key!r} is already used by "
+                f"category[{seen[category.key]}]; keys must be unique"
+            )
+        seen.setdefault(category.key, index)
+    total = math.fsum(category.weight for category in suite.categories)
+    if abs(total - 1.0) > WEIGHT_TOLERANCE:
+        terms = " + ".join(f"{category.weight:g}" for category in suite.categories)
+        problems.append(
+            f"category.weight: weights sum to {total:.10g} ({terms}); they must sum to 1 "
+            "(divide each weight by the sum to normalise)"
+        )
+    if problems:
+        raise SuiteError(source, problems)
+    return suite
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """Load a built-in suite by name (`sa-bench`) or a suite TOML file by path."""
+    text: str
+    source = str(name_or_path)
+    path = Path(name_or_path)
+    if isinstance(name_or_path, str) and name_or_path in BUILTIN_SUITES:
+        resource = resources.files(BUILTIN_SUITES[name_or_path]).joinpath("suite.toml")
+        text = resource.read_text(encoding="utf-8")
+    elif path.is_file():
+        text = path.read_text(encoding="utf-8")
+    else:
+        known = ", ".join(sorted(BUILTIN_SUITES))
+        raise SuiteError(
+            source, [f"no such suite file, and not a built-in suite (built-in: {known})"]
+        )
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise SuiteError(source, [f"invalid TOML: {error}"]) from None
+    return parse_suite(data, source)

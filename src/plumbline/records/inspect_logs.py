@@ -1,0 +1,258 @@
+"""Streaming reader of Inspect AI eval logs (`.eval` and `.json`) through inspect_ai's public API.
+
+A log is read in two steps: its header (`read_eval_log(header_only=True)`: task, model, epochs,
+status, scorer names) and its sample summaries (`read_eval_log_sample_summaries`: per sample and
+epoch, the scores and the error). Full samples (messages, events) are never loaded, so reading a
+directory of logs costs one log's summaries at a time, not every sample of every log.
+
+Score values are converted to floats exactly as Inspect's own metrics do
+(`inspect_ai.scorer.value_to_float`: "C"/"I"/"P"/"N" → 1/0/0.5/0, booleans, numbers, numeric
+strings, "yes"/"no"); a list or dict value is the mean of its converted elements, the way
+Inspect's reducers treat them. A sample with an error, or without the requested score, has no
+value (`None`): what that means is the caller's policy, never this reader's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+# Inspect's `.json` logs are named `<ISO timestamp>_<task>_<id>.json`; other `.json` files in a
+# log directory (eval-set manifests, listings, our own outputs) must not be mistaken for logs.
+_LOG_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}.*\.json$")
+_JSON_LOG_START = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d')
+
+LOG_SUFFIXES = (".eval", ".json")
+
+
+class LogReadError(Exception):
+    """A log that could not be read (unreadable, truncated, not an Inspect log)."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = str(path)
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class LogHeader:
+    """What a log says about itself, without its samples."""
+
+    path: str
+    format: str
+    task: str
+    model: str
+    created: datetime
+    status: str
+    epochs: int
+    run_id: str
+    eval_id: str
+    scorers: tuple[str, ...]
+    dataset_samples: int | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class SampleScore:
+    """One sample × epoch: the converted value of each requested score, and any error."""
+
+    id: int | str
+    epoch: int
+    values: Mapping[str, float | None]
+    error: str | None = None
+
+    def value(self, scorer: str) -> float | None:
+        """The value of `scorer`, or None when the sample errored or lacks that score."""
+        if self.error is not None:
+            return None
+        return self.values.get(scorer)
+
+
+@dataclass(frozen=True)
+class LogScores:
+    """A log's header and its per-sample scores."""
+
+    header: LogHeader
+    samples: list[SampleScore] = field(default_factory=list)
+    score_names: frozenset[str] = frozenset()
+    """Every score name found on any sample (whether or not it was kept)."""
+
+
+def score_value_to_float(value: Any) -> float | None:
+    """Convert a score value as Inspect does; None when there is no value at all.
+
+    Scalars go through `inspect_ai.scorer.value_to_float()`; lists and dicts average their
+    elements (the way Inspect's reducers apply the conversion element-wise).
+    """
+    from inspect_ai.scorer import value_to_float
+
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        converted = [score_value_to_float(element) for element in value]
+        numbers = [number for number in converted if number is not None]
+        return math.fsum(numbers) / len(numbers) if numbers else None
+    number = float(value_to_float()(value))
+    return number if math.isfinite(number) else None
+
+
+def _looks_like_json_log(path: Path) -> bool:
+    if _LOG_NAME.match(path.name):
+        return True
+    try:
+        with path.open("rb") as handle:
+            start = handle.read(64)
+    except OSError:
+        return True  # let the reader report why it cannot be opened
+    return _JSON_LOG_START.match(start) is not None
+
+
+@dataclass
+class LogFiles:
+    """The log files found under some paths, and the `.json` files passed over as non-logs."""
+
+    logs: list[Path] = field(default_factory=list)
+    ignored: list[Path] = field(default_factory=list)
+    missing: list[Path] = field(default_factory=list)
+
+
+def find_log_files(paths: Iterable[str | Path]) -> LogFiles:
+    """Find Inspect logs: files given directly, and `.eval`/`.json` logs under directories.
+
+    Directories are searched recursively. A `.json` file found in a directory counts as a log
+    when it has Inspect's log file name or starts like an Inspect log; others (manifests, our own
+    outputs) are listed in `ignored`. Files named explicitly are always treated as logs.
+    """
+    found = LogFiles()
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            candidates = sorted(
+                p for p in path.rglob("*") if p.suffix in LOG_SUFFIXES and p.is_file()
+            )
+            for candidate in candidates:
+                if candidate.suffix == ".json" and not _looks_like_json_log(candidate):
+                    found.ignored.append(candidate)
+                elif candidate.resolve() not in seen:
+                    seen.add(candidate.resolve())
+                    found.logs.append(candidate)
+        elif path.is_file():
+            if path.resolve() not in seen:
+                seen.add(path.resolve())
+                found.logs.append(path)
+        else:
+            found.missing.append(path)
+    return found
+
+
+def _parse_created(text: str, path: Path) -> datetime:
+    try:
+        created = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        created = datetime.fromtimestamp(path.stat().st_mtime)
+    if created.tzinfo is None:
+        created = created.astimezone()
+    return created
+
+
+def read_log_header(path: str | Path) -> LogHeader:
+    """Read a log's header only. Raises `LogReadError` when the log cannot be read."""
+    from inspect_ai.log import read_eval_log
+
+    location = Path(path)
+    try:
+        log = read_eval_log(str(location), header_only=True)
+    except Exception as error:  # inspect raises zip, JSON, pydantic and OS errors alike
+        raise LogReadError(location, _describe(error)) from error
+    scorers: tuple[str, ...] = ()
+    if log.results is not None:
+        scorers = tuple(score.name for score in log.results.scores)
+    sample_ids = log.eval.dataset.sample_ids
+    return LogHeader(
+        path=str(location),
+        format=location.suffix.lstrip("."),
+        task=log.eval.task,
+        model=log.eval.model,
+        created=_parse_created(log.eval.created, location),
+        status=log.status,
+        epochs=int(log.eval.config.epochs or 1),
+        run_id=log.eval.run_id,
+        eval_id=log.eval.eval_id,
+        scorers=scorers,
+        dataset_samples=len(sample_ids) if sample_ids is not None else log.eval.dataset.samples,
+        error=log.error.message if log.error is not None else None,
+    )
+
+
+def read_sample_scores(
+    path: str | Path, scorers: Collection[str] | None = None
+) -> list[SampleScore]:
+    """Read every sample × epoch's scores from a log's sample summaries.
+
+    `scorers` limits which score names are kept (all when None). Raises `LogReadError`.
+    """
+    return read_samples_and_names(path, scorers)[0]
+
+
+def read_samples_and_names(
+    path: str | Path, scorers: Collection[str] | None
+) -> tuple[list[SampleScore], frozenset[str]]:
+    """Sample scores (kept for `scorers`, all when None) and every score name in the log."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    location = Path(path)
+    try:
+        summaries = read_eval_log_sample_summaries(str(location))
+    except Exception as error:
+        raise LogReadError(location, _describe(error)) from error
+    wanted = None if scorers is None else set(scorers)
+    samples: list[SampleScore] = []
+    names: set[str] = set()
+    for summary in summaries:
+        values: dict[str, float | None] = {}
+        for name, score in (summary.scores or {}).items():
+            names.add(name)
+            if wanted is None or name in wanted:
+                values[name] = score_value_to_float(score.value)
+        samples.append(
+            SampleScore(
+                id=summary.id,
+                epoch=int(summary.epoch),
+                values=values,
+                error=summary.error or None,
+            )
+        )
+    return samples, frozenset(names)
+
+
+def read_log_scores(path: str | Path, scorers: Collection[str] | None = None) -> LogScores:
+    """Read a log's header and sample scores. Raises `LogReadError`."""
+    header = read_log_header(path)
+    samples, names = read_samples_and_names(path, scorers)
+    return LogScores(header, samples, names)
+
+
+def iter_log_scores(
+    paths: Iterable[str | Path], scorers: Collection[str] | None = None
+) -> Iterator[LogScores | LogReadError]:
+    """Read logs one at a time; an unreadable log is yielded as its `LogReadError`."""
+    for path in paths:
+        try:
+            yield read_log_scores(path, scorers)
+        except LogReadError as error:
+            yield error
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    first = text[0] if text else ""
+    name = type(error).__name__
+    return f"{name}: {first}" if first else name
