@@ -1,0 +1,35 @@
+"""Scorers for SA Bench's architecture_design category.
+
+- `architecture_scorer()`: the heuristic (accuracy, completeness, quality from expected elements).
+- `llm_judge_scorer(...)`: an LLM judge with versioned rubrics, blended with the heuristic.
+- `structured`: Mermaid, PlantUML and JSON architecture validators.
+- `aws_services`: the service catalogue with aliases used for matching.
+"""
+
+from plumbline.suites.sa_bench.scorers.architecture import (
+    ArchitectureScore,
+    architecture_scorer,
+    score_architecture,
+    scored_mean,
+    unscored,
+)
+from plumbline.suites.sa_bench.scorers.structured import (
+    ValidationResult,
+    validate_diagram,
+    validate_json_architecture,
+    validate_mermaid,
+    validate_plantuml,
+)
+
+__all__ = [
+    "ArchitectureScore",
+    "ValidationResult",
+    "architecture_scorer",
+    "score_architecture",
+    "scored_mean",
+    "unscored",
+    "validate_diagram",
+    "validate_json_architecture",
+    "validate_mermaid",
+    "validate_plantuml",
+]
