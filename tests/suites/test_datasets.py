@@ -129,6 +129,24 @@ def test_practice_exam_rationales_are_one_or_two_sentences(
 # ------------------------------------------------------------------------------ architecture
 
 
+def test_architecture_counts(tasks: list[ArchitectureTask]) -> None:
+    assert len(tasks) == 28
+    subtypes = Counter(task.subtype for task in tasks)
+    assert set(subtypes) == set(SUBTYPES)
+    assert all(3 <= count <= 4 for count in subtypes.values()), subtypes
+    assert sum(task.is_interpretation for task in tasks) == 15
+    assert {task.output_format for task in tasks if task.subtype in CREATION_SUBTYPES} == {
+        "mermaid",
+        "plantuml",
+        "json",
+    }
+    assert {task.difficulty for task in tasks} == {"associate", "professional"}
+
+
+def test_architecture_ids_are_unique_and_sequential(tasks: list[ArchitectureTask]) -> None:
+    assert [task.id for task in tasks] == [f"arch-{index:02d}" for index in range(1, 29)]
+
+
 def test_architecture_subtype_requirements(tasks: list[ArchitectureTask]) -> None:
     for task in tasks:
         key = EXPECTED_KEY_BY_SUBTYPE[task.subtype]
