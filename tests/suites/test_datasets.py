@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from plumbline.suites.sa_bench.datasets import (
     ASSOCIATE_DOMAINS,
@@ -22,6 +23,7 @@ from plumbline.suites.sa_bench.datasets import (
     INTERPRETATION_SUBTYPES,
     LETTERS,
     PROFESSIONAL_DOMAINS,
+    SCHEMA_DIR,
     SUBTYPES,
     ArchitectureTask,
     DatasetError,
@@ -124,6 +126,61 @@ def test_practice_exam_rationales_are_one_or_two_sentences(
     for question in questions:
         sentences = re.findall(r"[.!?](?=\s|$)", question.rationale.strip())
         assert 1 <= len(sentences) <= 2, (question.id, question.rationale)
+
+
+def test_practice_exam_is_safe_to_shuffle(questions: list[PracticeExamQuestion]) -> None:
+    # The Inspect task shuffles choices, so nothing may refer to a choice by letter or position.
+    positional = re.compile(
+        r"\b(all|none|both) of the above\b|\b(option|choice|answer) [A-F]\b", re.I
+    )
+    for question in questions:
+        for text in (question.question, question.rationale, *question.choices):
+            assert not positional.search(text), (question.id, text)
+
+
+def _word_set(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def test_practice_exam_has_no_near_duplicate_questions(
+    questions: list[PracticeExamQuestion],
+) -> None:
+    stems = [(question.id, _word_set(question.question)) for question in questions]
+    for index, (first_id, first) in enumerate(stems):
+        for second_id, second in stems[index + 1 :]:
+            similarity = len(first & second) / len(first | second)
+            assert similarity < 0.5, (first_id, second_id, round(similarity, 2))
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        ("practice_exam", DATA_DIR / "practice_exam.jsonl"),
+        ("architecture_design", DATA_DIR / "architecture_design.jsonl"),
+    ],
+)
+def test_packaged_records_satisfy_the_json_schema_on_its_own(name: str, path: Path) -> None:
+    schema = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines
+    for number, line in enumerate(lines, start=1):
+        errors = [error.message for error in validator.iter_errors(json.loads(line))]
+        assert not errors, (path.name, number, errors)
+
+
+def test_json_schema_rejects_what_the_model_rejects() -> None:
+    schema = json.loads((SCHEMA_DIR / "architecture_design.schema.json").read_text("utf-8"))
+    validator = Draft202012Validator(schema)
+    record = json.loads((DATA_DIR / "architecture_design.jsonl").read_text("utf-8").splitlines()[0])
+    assert validator.is_valid(record)
+    assert not validator.is_valid(dict(record, diagram=None))
+    assert not validator.is_valid(dict(record, output_format="mermaid"))
+    creation = dict(record, subtype="pattern_implementation", diagram=None, output_format=None)
+    assert not validator.is_valid(creation)
+    assert validator.is_valid(dict(creation, output_format="json"))
+    assert not validator.is_valid(dict(record, extra_field=1))
 
 
 # ------------------------------------------------------------------------------ architecture
