@@ -130,12 +130,12 @@ def test_practice_exam_rationales_are_one_or_two_sentences(
 
 def test_practice_exam_is_safe_to_shuffle(questions: list[PracticeExamQuestion]) -> None:
     # The Inspect task shuffles choices, so nothing may refer to a choice by letter or position.
-    positional = re.compile(
-        r"\b(all|none|both) of the above\b|\b(option|choice|answer) [A-F]\b", re.I
-    )
+    above = re.compile(r"\b(all|none|both) of the above\b", re.IGNORECASE)
+    lettered = re.compile(r"\b([Oo]ption|[Cc]hoice|[Aa]nswer)s? [A-F]\b")
     for question in questions:
         for text in (question.question, question.rationale, *question.choices):
-            assert not positional.search(text), (question.id, text)
+            assert not above.search(text), (question.id, text)
+            assert not lettered.search(text), (question.id, text)
 
 
 def _word_set(text: str) -> set[str]:
