@@ -1,0 +1,285 @@
+"""`plumbline probe` (run repeated trials) and `plumbline reliability` (the CERT metrics)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from plumbline.cli.output import console, dumps, emit, error_console, json_option, to_jsonable
+from plumbline.records.io import write_atomic, write_json_atomic
+from plumbline.records.trial_record import TrialRecord
+from plumbline.reliability.errors import redact, secrets_from_environment
+
+
+def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    import json
+
+    parsed: list[tuple[str, Any]] = []
+    for value in values:
+        key, sep, raw = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint="-M")
+        try:
+            parsed.append((key, json.loads(raw)))
+        except ValueError:
+            parsed.append((key, raw))
+    return tuple(parsed)
+
+
+@click.command()
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    required=True,
+    help="Inspect model name (repeat for several), e.g. openai/gpt-4o or "
+    "openai-api/local/my-model (with LOCAL_BASE_URL and LOCAL_API_KEY set).",
+)
+@click.option("--prompt", "prompt_texts", multiple=True, help="A prompt (repeatable).")
+@click.option(
+    "--prompts",
+    "prompts_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Prompts file: JSONL ({'id', 'prompt'}) or text with one prompt per line.",
+)
+@click.option("--trials", default=20, show_default=True, type=click.IntRange(min=1))
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(min=1))
+@click.option("--timeout", default=30.0, show_default=True, type=float, help="Seconds per call.")
+@click.option("--temperature", default=0.7, show_default=True, type=float)
+@click.option(
+    "--seed",
+    default=42,
+    show_default=True,
+    type=int,
+    help="Shuffles the call order; trial i is sent seed + i.",
+)
+@click.option("--max-tokens", default=1024, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--retries",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Retries allowed per trial (timeouts, 429, 5xx, connection errors); counted per trial.",
+)
+@click.option("--stream/--no-stream", default=False, help="Stream responses (records TTFT).")
+@click.option("-M", "--model-arg", "model_args", multiple=True, help="Provider argument KEY=VALUE.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Trial journal (JSONL). Rerunning the same command resumes it.",
+)
+@click.option("--progress/--no-progress", default=True, help="Show a progress bar on stderr.")
+@json_option
+def probe(
+    models: tuple[str, ...],
+    prompt_texts: tuple[str, ...],
+    prompts_file: Path | None,
+    trials: int,
+    concurrency: int,
+    timeout: float,
+    temperature: float,
+    seed: int,
+    max_tokens: int,
+    retries: int,
+    stream: bool,
+    model_args: tuple[str, ...],
+    output: Path,
+    progress: bool,
+    as_json: bool,
+) -> None:
+    """Call models repeatedly with the same prompts and journal every trial.
+
+    Calls are shuffled with the seed so that models share a time window, run with bounded
+    concurrency, and are appended (and flushed) as they complete. Provider retries are off
+    unless --retries is given. Then run `plumbline reliability OUTPUT`.
+    """
+    from plumbline.reliability.runner import (
+        ProbeSettings,
+        Prompt,
+        load_prompts,
+        prompt_id_for,
+        run_probe,
+    )
+
+    prompts = [Prompt(prompt_id_for(text), text) for text in prompt_texts]
+    if prompts_file is not None:
+        try:
+            prompts += load_prompts(prompts_file)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--prompts") from None
+    if not prompts:
+        raise click.UsageError("give at least one --prompt or a --prompts file")
+    try:
+        settings = ProbeSettings(
+            models=models,
+            prompts=tuple({p.id: p for p in prompts}.values()),
+            trials=trials,
+            concurrency=concurrency,
+            timeout=timeout,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+            retries=retries,
+            stream=stream,
+            model_args=_parse_model_arg(model_args),
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+
+    secrets = secrets_from_environment()
+    bar = Progress(
+        TextColumn("[bold]probe"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("errors: {task.fields[errors]}"),
+        TimeElapsedColumn(),
+        console=error_console,
+        disable=not progress,
+        transient=False,
+    )
+    task: TaskID | None = None
+    failures = 0
+
+    def on_plan(planned: int, done: int) -> None:
+        nonlocal task
+        task = bar.add_task("probe", total=planned, completed=done, errors=0)
+
+    def on_record(record: TrialRecord) -> None:
+        nonlocal failures
+        if record.error_class is not None:
+            failures += 1
+        if task is not None:
+            bar.update(task, advance=1, errors=failures)
+
+    try:
+        with bar:
+            summary = asyncio.run(run_probe(settings, output, on_record=on_record, on_plan=on_plan))
+    except KeyboardInterrupt:
+        error_console.print(
+            f"interrupted: completed trials are in {output}; rerun the same command to resume"
+        )
+        sys.exit(130)
+    except (RuntimeError, ValueError) as error:
+        raise click.ClickException(redact(str(error), secrets)) from None
+
+    def render(out: Any) -> None:
+        out.print(
+            f"{summary.completed} trials run, {summary.already_done} already in {output} "
+            f"({summary.planned} planned) in {summary.elapsed_seconds:.1f} s "
+            f"({summary.trials_per_second:.1f} trials/s)"
+        )
+        if summary.errors:
+            counts = ", ".join(f"{name} {count}" for name, count in sorted(summary.errors.items()))
+            out.print(f"failed trials by class: {counts}")
+        if summary.duplicates_in_journal:
+            out.print(f"warning: the journal holds {summary.duplicates_in_journal} duplicates")
+        out.print(f"next: plumbline reliability {output}")
+
+    emit(summary, as_json, render)
+
+
+def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
+    from plumbline.reliability.analysis import Price
+
+    prices: dict[str, Price] = {}
+    for value in values:
+        model, sep, rates = value.rpartition("=")
+        first, colon, second = rates.partition(":")
+        try:
+            if not sep or not model or not colon:
+                raise ValueError
+            prices[model] = Price(float(first), float(second))
+        except ValueError:
+            raise click.BadParameter(
+                f"expected MODEL=INPUT_USD_PER_1M:OUTPUT_USD_PER_1M, got {value!r}",
+                param_hint="--price",
+            ) from None
+    return prices
+
+
+@click.command()
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--json",
+    "json_path",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    help="Write the report as JSON to PATH (alone: print JSON instead of tables).",
+    metavar="[PATH]",
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the report as Markdown to PATH.",
+)
+@click.option(
+    "--price",
+    "prices",
+    multiple=True,
+    help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per quality point).",
+)
+@click.option("--embedding-model", default="all-MiniLM-L6-v2", show_default=True)
+@click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0))
+@click.option("--resamples", default=2000, show_default=True, type=click.IntRange(min=100))
+def reliability(
+    paths: tuple[Path, ...],
+    json_path: str | None,
+    markdown_path: Path | None,
+    prices: tuple[str, ...],
+    embedding_model: str,
+    seed: int,
+    resamples: int,
+) -> None:
+    """Compute the five CERT metrics, with intervals, from trial records (no model calls)."""
+    from plumbline.records.trial_record import read_trial_records
+    from plumbline.reliability.analysis import analyze
+    from plumbline.reliability.config import BenchmarkConfig
+    from plumbline.reliability.embeddings import Embedder
+    from plumbline.reliability.render import render_markdown, render_terminal
+
+    price_table = _parse_price(prices)
+    result = read_trial_records(paths)
+    problems = [str(error) for error in result.errors]
+    if not result.records:
+        for problem in problems[:20]:
+            error_console.print(problem)
+        raise click.ClickException("no valid trial records found")
+    config = BenchmarkConfig(
+        embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
+    )
+    try:
+        report = analyze(
+            result.records,
+            Embedder(embedding_model),
+            config=config,
+            prices=price_table,
+            record_errors=problems,
+        )
+    except RuntimeError as error:
+        raise click.ClickException(str(error)) from None
+    if markdown_path is not None:
+        write_atomic(markdown_path, render_markdown(report))
+    if json_path is not None and json_path != "-":
+        write_json_atomic(json_path, to_jsonable(report))
+    if json_path == "-":
+        click.echo(dumps(report))
+    else:
+        render_terminal(report, console)

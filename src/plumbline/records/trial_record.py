@@ -1,0 +1,117 @@
+"""Trial records: one call of one model on one prompt, kept whole (seed 003, CERT).
+
+The JSON Schema `schemas/trial_record.schema.json` is the exchange format; `TrialRecord` is its
+typed model, and the two accept and reject the same records. A failed trial is a record too:
+the reliability metrics count failures, so they must never be dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from enum import StrEnum
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from plumbline.records.io import ReadResult, read_records
+
+SCHEMA_VERSION = "1.0.0"
+
+
+class ErrorClass(StrEnum):
+    """Why a trial failed, from the exception type and HTTP status (never the message text).
+
+    The seed's six classes keep their names (TimeoutError, RateLimitError, AuthenticationError,
+    ServerError, ConnectionError, UnknownError); the others split out what it lumped together.
+    """
+
+    TIMEOUT = "TimeoutError"
+    RATE_LIMIT = "RateLimitError"
+    AUTHENTICATION = "AuthenticationError"
+    PERMISSION = "PermissionError"
+    NOT_FOUND = "NotFoundError"
+    SERVER = "ServerError"
+    CONNECTION = "ConnectionError"
+    INVALID_REQUEST = "InvalidRequestError"
+    CONTENT_FILTER = "ContentFilterError"
+    UNKNOWN = "UnknownError"
+
+
+class GenerationSettings(BaseModel):
+    """The generation config a trial was sent with."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = Field(default=None, ge=0)
+    seed: int | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0, description="Per-call timeout, seconds.")
+    retries: int = Field(default=0, ge=0, description="Retries allowed per trial.")
+    stream: bool = False
+
+
+class TrialRecord(BaseModel):
+    """One trial (schema version 1.0.0).
+
+    `latency_seconds` is measured on a monotonic clock around the whole call (retries
+    included); `ttft_seconds` is the time to the first streamed text. A trial failed when
+    `error_class` is set; `timed_out` is true exactly when the class is TimeoutError.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: Literal["1.0.0"] = "1.0.0"
+    model: str = Field(min_length=1, description="Inspect model name, e.g. openai/gpt-4o.")
+    provider: str = Field(min_length=1)
+    prompt_id: str = Field(min_length=1)
+    prompt: str
+    trial: int = Field(ge=0)
+    response: str | None = None
+    latency_seconds: float | None = Field(default=None, ge=0)
+    ttft_seconds: float | None = Field(default=None, ge=0)
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    error_class: ErrorClass | None = None
+    http_status: int | None = Field(default=None, ge=100, le=599)
+    error_message: str | None = None
+    timed_out: bool = False
+    attempts: int = Field(default=1, ge=1, description="Calls made: 1 + retries used.")
+    timestamp: datetime
+    config: GenerationSettings
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TrialRecord:
+        if self.timed_out != (self.error_class is ErrorClass.TIMEOUT):
+            raise ValueError("timed_out must be true exactly when error_class is TimeoutError")
+        if self.error_class is None and self.response is None:
+            raise ValueError("a successful trial needs a response (null only when it failed)")
+        return self
+
+    @property
+    def ok(self) -> bool:
+        return self.error_class is None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """The identity of a trial: (model, prompt id, trial index)."""
+        return (self.model, self.prompt_id, self.trial)
+
+
+@cache
+def trial_record_schema() -> dict[str, Any]:
+    """The packaged JSON Schema for trial records."""
+    text = (resources.files("plumbline") / "schemas" / "trial_record.schema.json").read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def read_trial_records(
+    paths: Iterable[str | Path], *, strict: bool = False
+) -> ReadResult[TrialRecord]:
+    """Read trial records from JSONL (or JSON) files; problems read `file:line: field: why`."""
+    return read_records(paths, TrialRecord, strict=strict)

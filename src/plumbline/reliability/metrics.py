@@ -1,0 +1,549 @@
+"""The five CERT metrics (seed 003), exactly as the seed states them, plus their intervals.
+
+Every function here is pure: it takes texts, numbers and embedding arrays and returns a result
+object. Embeddings come from `plumbline.reliability.embeddings` at the edge, so the formulas are
+testable with hand-made vectors. Results validate themselves as the seed's Validation section
+asks (scores in [0, 1], min ≤ p50 ≤ p95 ≤ p99 ≤ max, rates in [0, 100], enough trials) and raise
+`ValueError` otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.spatial.distance import pdist
+
+from plumbline.records.trial_record import ErrorClass
+from plumbline.reliability.bands import (
+    Band,
+    agreement_band,
+    consistency_band,
+    diversity_band,
+    error_rate_band,
+    p95_latency_band,
+    performance_band,
+    repetition_band,
+    timeout_rate_band,
+    variation_band,
+)
+from plumbline.stats import (
+    ConfidenceInterval,
+    EstimateResult,
+    bootstrap_interval,
+    cert_ci_95,
+    percentile,
+    proportion_interval,
+)
+
+FloatArray = npt.NDArray[np.float64]
+
+# A tolerance for the ordering checks: interpolated percentiles can differ in the last ulp.
+_EPS = 1e-9
+
+
+def _matrix(embeddings: Any, name: str = "embeddings") -> FloatArray:
+    array = np.asarray(embeddings, dtype=np.float64)
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (responses x dimensions)")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite")
+    return array
+
+
+def _check_unit(value: float, name: str) -> None:
+    if not (-_EPS <= value <= 1 + _EPS):
+        raise ValueError(f"{name} must be between 0 and 1, got {value!r}")
+
+
+def valid_responses(responses: Iterable[str | None]) -> list[str]:
+    """The responses the consistency metric uses: not missing, not empty or whitespace."""
+    return [text for text in responses if text is not None and text.strip()]
+
+
+# --- 1. consistency --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConsistencyResult:
+    """The seed's consistency score: `max(0, 1 − std/mean)` of pairwise cosine distances.
+
+    It measures how evenly the responses are spread, not whether they agree: equidistant
+    unrelated responses score 1.0, two responses always score 1.0, and 19 identical responses
+    plus one outlier score 0.0. Read it beside `semantic_agreement`.
+    """
+
+    score: float
+    mean_distance: float
+    std_distance: float
+    n_responses: int
+    band: Band
+
+    def __post_init__(self) -> None:
+        _check_unit(self.score, "consistency score")
+        if self.n_responses < 2:
+            raise ValueError("consistency needs at least 2 responses")
+
+
+def consistency_score(embeddings: Any) -> ConsistencyResult:
+    """Consistency from response embeddings (one row per valid response).
+
+    `distances = pdist(E, "cosine")`; `score = max(0, 1 − std(distances)/mean(distances))` with
+    the population std; a mean distance of 0 (identical responses) scores 1.0; clamped to
+    [0, 1]. Reference: CERT metrics §1 (seed 003).
+    """
+    matrix = _matrix(embeddings)
+    if matrix.shape[0] < 2:
+        raise ValueError(
+            f"consistency needs at least 2 valid (non-empty) responses, got {matrix.shape[0]}"
+        )
+    distances = pdist(matrix, "cosine")
+    mean_distance = float(np.mean(distances))
+    std_distance = float(np.std(distances))
+    # distances of identical vectors can come out at -1e-16 rather than 0
+    score = 1.0 if mean_distance <= _EPS else max(0.0, 1.0 - std_distance / mean_distance)
+    score = min(1.0, score)
+    return ConsistencyResult(
+        score=score,
+        mean_distance=mean_distance,
+        std_distance=std_distance,
+        n_responses=int(matrix.shape[0]),
+        band=consistency_band(score),
+    )
+
+
+@dataclass(frozen=True)
+class AgreementResult:
+    """`semantic_agreement`: mean pairwise cosine similarity of responses, with an interval.
+
+    The interval resamples responses (the unit that varies between trials) and averages the
+    similarity over pairs of distinct original responses, so a response is never paired with
+    its own copy. It is None below 3 responses, where a bootstrap has nothing to resample.
+    """
+
+    similarity: float
+    n_responses: int
+    interval: ConfidenceInterval | None
+    band: Band
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "similarity": self.similarity,
+            "n_responses": self.n_responses,
+            "interval": self.interval.to_dict() if self.interval else None,
+            "band": self.band.to_dict(),
+        }
+
+
+def _similarity_matrix(matrix: FloatArray) -> FloatArray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError("embeddings must not contain zero vectors (cosine is undefined)")
+    unit = matrix / norms
+    return np.asarray(np.clip(unit @ unit.T, -1.0, 1.0), dtype=np.float64)
+
+
+def semantic_agreement(
+    embeddings: Any,
+    *,
+    n_resamples: int = 2000,
+    level: float = 0.95,
+    seed: int | None = 42,
+) -> AgreementResult:
+    """Mean pairwise cosine similarity `(2 / n(n−1)) Σ_{i<j} cos(e_i, e_j)`, bootstrapped.
+
+    Percentile bootstrap over responses (Efron & Tibshirani 1993, ch. 13): each resample draws
+    n response indices with replacement and averages the similarity over its pairs of distinct
+    responses.
+    """
+    matrix = _matrix(embeddings)
+    n = int(matrix.shape[0])
+    if n < 2:
+        raise ValueError(f"semantic agreement needs at least 2 responses, got {n}")
+    similarities = _similarity_matrix(matrix)
+    upper = np.triu_indices(n, k=1)
+    point = float(np.mean(similarities[upper]))
+    interval: ConfidenceInterval | None = None
+    if n >= 3:
+        triangle = np.triu(np.ones((n, n), dtype=bool), k=1)
+        rows_per_chunk = max(1, 4_000_000 // (n * n))
+
+        def mean_pair_similarity(indices: FloatArray) -> FloatArray:
+            picked = indices.astype(np.intp)
+            out = np.empty(picked.shape[0], dtype=np.float64)
+            for start in range(0, picked.shape[0], rows_per_chunk):
+                chunk = picked[start : start + rows_per_chunk]
+                values = similarities[chunk[:, :, None], chunk[:, None, :]]
+                mask = triangle & (chunk[:, :, None] != chunk[:, None, :])
+                counts = mask.sum(axis=(1, 2))
+                sums = np.where(mask, values, 0.0).sum(axis=(1, 2))
+                # a resample of one repeated response has no pair: it agrees with itself
+                out[start : start + rows_per_chunk] = np.where(
+                    counts > 0, sums / np.maximum(counts, 1), 1.0
+                )
+            return out
+
+        result = bootstrap_interval(
+            np.arange(n, dtype=np.float64),
+            mean_pair_similarity,
+            n_resamples=n_resamples,
+            level=level,
+            seed=seed,
+        )
+        bounds = result.interval
+        interval = ConfidenceInterval(
+            low=bounds.low, high=bounds.high, level=bounds.level, method="bootstrap percentile"
+        )
+    return AgreementResult(
+        similarity=point, n_responses=n, interval=interval, band=agreement_band(point)
+    )
+
+
+def agreement_conflict(consistency: float, agreement: float) -> str | None:
+    """Say so when the seed's consistency score and semantic agreement tell different stories."""
+    if consistency >= 0.7 and agreement < 0.7:
+        return (
+            f"consistency score {consistency:.2f} reads '{consistency_band(consistency).label}', "
+            f"but responses agree only {agreement:.2f} (mean cosine similarity): the score "
+            "measures how evenly responses are spread, not whether they agree"
+        )
+    if consistency < 0.5 and agreement >= 0.9:
+        return (
+            f"consistency score {consistency:.2f} reads '{consistency_band(consistency).label}', "
+            f"but responses agree closely ({agreement:.2f} mean cosine similarity): a few "
+            "outliers among near-identical responses drive the score down"
+        )
+    return None
+
+
+# --- 2. performance --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PerformanceScores:
+    """Per-response performance and its three components (arrays aligned with responses)."""
+
+    score: FloatArray
+    relevance: FloatArray
+    completeness: FloatArray
+    structure: FloatArray
+
+
+def performance_scores(
+    prompt_embeddings: Any, response_embeddings: Any, responses: Sequence[str]
+) -> PerformanceScores:
+    """`0.5·relevance + 0.3·completeness + 0.2·structure` for each response.
+
+    relevance = (cos(prompt, response) + 1) / 2; completeness = min(1, words / 200);
+    structure = 1.0 when the response contains '.', a newline or ':', else 0.5. A response
+    shorter than 10 characters scores 0.0. Reference: CERT metrics §2 (seed 003).
+    """
+    prompts = _matrix(prompt_embeddings, "prompt_embeddings")
+    answers = _matrix(response_embeddings, "response_embeddings")
+    if prompts.shape != answers.shape or len(responses) != answers.shape[0]:
+        raise ValueError(
+            "prompt_embeddings, response_embeddings and responses must have the same length"
+        )
+    numerator = np.einsum("ij,ij->i", prompts, answers)
+    denominator = np.linalg.norm(prompts, axis=1) * np.linalg.norm(answers, axis=1)
+    cosine = np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator > 0)
+    relevance = (np.clip(cosine, -1.0, 1.0) + 1.0) / 2.0
+    words = np.array([len(text.split()) for text in responses], dtype=np.float64)
+    completeness = np.minimum(1.0, words / 200.0)
+    structure = np.array(
+        [1.0 if any(mark in text for mark in (".", "\n", ":")) else 0.5 for text in responses]
+    )
+    score = relevance * 0.5 + completeness * 0.3 + structure * 0.2
+    too_short = np.array([len(text) < 10 for text in responses], dtype=bool)
+    score = np.where(too_short, 0.0, score)
+    return PerformanceScores(
+        score=np.asarray(score, dtype=np.float64),
+        relevance=relevance,
+        completeness=completeness,
+        structure=structure,
+    )
+
+
+@dataclass(frozen=True)
+class PerformanceResult:
+    """Mean performance with the seed's CI_95 over responses."""
+
+    score: float
+    n: int
+    ci_95: ConfidenceInterval | None
+    relevance: float
+    completeness: float
+    structure: float
+    band: Band
+
+    def __post_init__(self) -> None:
+        for name in ("score", "relevance", "completeness", "structure"):
+            _check_unit(getattr(self, name), f"performance {name}")
+        if self.n < 1:
+            raise ValueError("performance needs at least 1 response")
+
+
+def summarize_performance(scores: PerformanceScores) -> PerformanceResult:
+    n = int(scores.score.size)
+    if n == 0:
+        raise ValueError("performance needs at least 1 response")
+    ci = cert_ci_95(scores.score).interval if n >= 2 else None
+    mean = float(np.mean(scores.score))
+    return PerformanceResult(
+        score=mean,
+        n=n,
+        ci_95=ci,
+        relevance=float(np.mean(scores.relevance)),
+        completeness=float(np.mean(scores.completeness)),
+        structure=float(np.mean(scores.structure)),
+        band=performance_band(mean),
+    )
+
+
+# --- 3. latency ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LatencyResult:
+    """Latency statistics in seconds (population std, numpy linear percentiles)."""
+
+    n: int
+    mean: float
+    std: float
+    min: float
+    max: float
+    p50: float
+    p95: float
+    p99: float
+    coefficient_of_variation: float
+    tokens_per_second: float | None
+    mean_ci_95: ConfidenceInterval
+    percentile_intervals: dict[str, ConfidenceInterval]
+    p95_band: Band
+    variation_band: Band
+
+    def __post_init__(self) -> None:
+        if self.n < 2:
+            raise ValueError("latency needs at least 2 samples")
+        ordered = (self.min, self.p50, self.p95, self.p99, self.max)
+        if any(a > b + _EPS for a, b in itertools.pairwise(ordered)):
+            raise ValueError(f"latency ordering violated: min ≤ p50 ≤ p95 ≤ p99 ≤ max, {ordered}")
+        if self.min < 0:
+            raise ValueError("latencies must be non-negative")
+
+
+def _percentile_statistic(q: float) -> Any:
+    def statistic(samples: FloatArray) -> FloatArray:
+        return np.asarray(np.percentile(samples, q, axis=-1), dtype=np.float64)
+
+    statistic.__name__ = f"p{q:g}"
+    return statistic
+
+
+def latency_metrics(
+    latencies: Any,
+    output_tokens: Any = None,
+    *,
+    n_resamples: int = 2000,
+    seed: int | None = 42,
+) -> LatencyResult:
+    """Mean, std, min, max, p50, p95, p99, CV and tokens per second of successful calls.
+
+    `tokens_per_second = Σ output tokens / Σ latency` over trials that have both; the mean's
+    interval is the seed's CI_95 = mean ± 1.96·std/√n; percentiles get percentile-bootstrap
+    intervals (resampling trials). Reference: CERT metrics §3 (seed 003).
+    """
+    values = np.asarray(latencies, dtype=np.float64)
+    if values.ndim != 1 or values.size < 2:
+        raise ValueError(f"latency needs at least 2 samples, got {values.size}")
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise ValueError("latencies must be finite and non-negative")
+    mean = float(np.mean(values))
+    std = float(np.std(values))
+    p50, p95, p99 = (float(v) for v in np.asarray(percentile(values, [50, 95, 99])))
+    tokens_per_second: float | None = None
+    if output_tokens is not None:
+        tokens = np.asarray([np.nan if t is None else t for t in output_tokens], dtype=np.float64)
+        if tokens.shape != values.shape:
+            raise ValueError("output_tokens must have one entry per latency (None when unknown)")
+        known = np.isfinite(tokens)
+        total_time = float(np.sum(values[known]))
+        if known.any() and total_time > 0:
+            tokens_per_second = float(np.sum(tokens[known])) / total_time
+    intervals: dict[str, ConfidenceInterval] = {}
+    for name, q in (("p50", 50.0), ("p95", 95.0), ("p99", 99.0)):
+        boot = bootstrap_interval(
+            values, _percentile_statistic(q), n_resamples=n_resamples, seed=seed
+        )
+        intervals[name] = ConfidenceInterval(
+            boot.interval.low, boot.interval.high, boot.interval.level, "bootstrap percentile"
+        )
+    cv = std / mean if mean > 0 else 0.0
+    return LatencyResult(
+        n=int(values.size),
+        mean=mean,
+        std=std,
+        min=float(np.min(values)),
+        max=float(np.max(values)),
+        p50=p50,
+        p95=p95,
+        p99=p99,
+        coefficient_of_variation=cv,
+        tokens_per_second=tokens_per_second,
+        mean_ci_95=cert_ci_95(values).interval,
+        percentile_intervals=intervals,
+        p95_band=p95_latency_band(p95),
+        variation_band=variation_band(cv),
+    )
+
+
+# --- 4. output quality -----------------------------------------------------------------------
+
+
+def repetition_score(text: str) -> float:
+    """`1 − (distinct trigrams occurring more than once / distinct trigrams)`; 1.0 below 3 words.
+
+    Word trigrams over `text.split()`. Reference: CERT metrics §4C (seed 003).
+    """
+    words = text.split()
+    if len(words) < 3:
+        return 1.0
+    counts = Counter(tuple(words[i : i + 3]) for i in range(len(words) - 2))
+    repeated = sum(1 for count in counts.values() if count > 1)
+    return 1.0 - repeated / len(counts)
+
+
+def approximate_tokens(text: str) -> int:
+    """The seed's token estimate: `int(words × 1.3)`."""
+    return int(len(text.split()) * 1.3)
+
+
+@dataclass(frozen=True)
+class OutputQualityResult:
+    """Length, semantic diversity and repetition of a model's responses."""
+
+    n: int
+    mean_words: float
+    mean_tokens: float
+    semantic_diversity: float | None
+    repetition_score: float
+    diversity_band: Band | None
+    repetition_band: Band
+
+    def __post_init__(self) -> None:
+        _check_unit(self.repetition_score, "repetition score")
+        if self.semantic_diversity is not None and not (
+            -_EPS <= self.semantic_diversity <= 2 + _EPS
+        ):
+            raise ValueError("semantic diversity (a cosine distance) must be between 0 and 2")
+        if self.n < 1:
+            raise ValueError("output quality needs at least 1 response")
+
+
+def output_quality(responses: Sequence[str], embeddings: Any = None) -> OutputQualityResult:
+    """Words, approximate tokens (`int(words × 1.3)`), diversity (mean pairwise cosine
+    distance of `embeddings`, when at least 2 rows are given) and mean repetition score.
+    Reference: CERT metrics §4 (seed 003).
+    """
+    if len(responses) == 0:
+        raise ValueError("output quality needs at least 1 response")
+    diversity: float | None = None
+    if embeddings is not None:
+        matrix = _matrix(embeddings)
+        if matrix.shape[0] >= 2:
+            diversity = float(np.mean(pdist(matrix, "cosine")))
+    repetition = float(np.mean([repetition_score(text) for text in responses]))
+    return OutputQualityResult(
+        n=len(responses),
+        mean_words=float(np.mean([len(text.split()) for text in responses])),
+        mean_tokens=float(np.mean([approximate_tokens(text) for text in responses])),
+        semantic_diversity=diversity,
+        repetition_score=repetition,
+        diversity_band=diversity_band(diversity) if diversity is not None else None,
+        repetition_band=repetition_band(repetition),
+    )
+
+
+# --- 5. robustness ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RobustnessResult:
+    """Error and timeout rates in percent (0–100) with Wilson intervals, and counts by class."""
+
+    total_trials: int
+    failed_trials: int
+    timeout_trials: int
+    error_rate: float
+    timeout_rate: float
+    error_rate_interval: ConfidenceInterval
+    timeout_rate_interval: ConfidenceInterval
+    exceptions: dict[str, int]
+    retries: int
+    band: Band
+    timeout_band: Band
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for name in ("error_rate", "timeout_rate"):
+            value = getattr(self, name)
+            if not 0 <= value <= 100:
+                raise ValueError(f"{name} must be between 0 and 100 percent, got {value!r}")
+        if self.total_trials < 1:
+            raise ValueError("robustness needs at least 1 trial")
+        if not 0 <= self.timeout_trials <= self.failed_trials <= self.total_trials:
+            raise ValueError("trial counts must satisfy timeouts ≤ failures ≤ total")
+
+
+def _percent_interval(successes: int, trials: int) -> ConfidenceInterval:
+    result: EstimateResult = proportion_interval(successes, trials, method="wilson")
+    bounds = result.interval
+    return ConfidenceInterval(100 * bounds.low, 100 * bounds.high, bounds.level, bounds.method)
+
+
+def robustness(error_classes: Sequence[ErrorClass | None], retries: int = 0) -> RobustnessResult:
+    """`error_rate = failed / total × 100`, `timeout_rate = timeouts / total × 100`.
+
+    One entry per trial (None for a success). Wilson 95% intervals, because 0 errors in 20
+    trials is not "0%": its upper bound is about 16%. Reference: CERT metrics §5 (seed 003);
+    Wilson (1927).
+    """
+    total = len(error_classes)
+    if total == 0:
+        raise ValueError("robustness needs at least 1 trial")
+    failures = [c for c in error_classes if c is not None]
+    timeouts = sum(1 for c in failures if c is ErrorClass.TIMEOUT)
+    counts = Counter(c.value for c in failures)
+    exceptions = {cls.value: counts.get(cls.value, 0) for cls in ErrorClass}
+    error_rate = 100.0 * len(failures) / total
+    timeout_rate = 100.0 * timeouts / total
+    notes = []
+    if not failures:
+        upper = _percent_interval(0, total).high
+        notes.append(
+            f"0 errors in {total} trials: the error rate is at most {upper:.1f}% (95% upper bound)"
+        )
+    return RobustnessResult(
+        total_trials=total,
+        failed_trials=len(failures),
+        timeout_trials=timeouts,
+        error_rate=error_rate,
+        timeout_rate=timeout_rate,
+        error_rate_interval=_percent_interval(len(failures), total),
+        timeout_rate_interval=_percent_interval(timeouts, total),
+        exceptions=exceptions,
+        retries=retries,
+        band=error_rate_band(error_rate),
+        timeout_band=timeout_rate_band(timeout_rate),
+        notes=notes,
+    )
+
+
+def finite_or_none(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None

@@ -1,0 +1,479 @@
+"""The trial runner: the same prompts, many times, against one or more models.
+
+Calls go through Inspect AI's model API, so every Inspect provider works (including
+`openai-api/<service>/<model>` with `<SERVICE>_BASE_URL` and `<SERVICE>_API_KEY` for local
+servers). The plan of (model, prompt, trial) keys is shuffled with the seed, so every model is
+measured across the same time window rather than one after the other; a bounded pool of async
+workers runs it. Every trial, failed or not, is appended to a JSONL journal and flushed as it
+completes, so a rerun skips what is done and a killed run loses only the calls in flight.
+
+Retries are off unless asked for, at every layer: Inspect's retry loop (`max_retries=0`), the
+provider SDK's own (`client.max_retries = 0`), and ours (`retries`, counted per trial in
+`attempts`). A timeout is enforced per attempt with `asyncio.timeout` (exact, sub-second
+allowed; Inspect's whole-second `attempt_timeout` stands behind it) and is always classified as
+a TimeoutError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import importlib
+import json
+import math
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from plumbline.records.io import JsonlAppender, RecordError, iter_json_values
+from plumbline.records.trial_record import (
+    ErrorClass,
+    GenerationSettings,
+    TrialRecord,
+    read_trial_records,
+)
+from plumbline.reliability.errors import (
+    Classification,
+    classify_exception,
+    redact,
+    secrets_from_environment,
+)
+
+TrialKey = tuple[str, str, int]
+
+# Failures worth another attempt when retries are allowed; the rest will fail the same way.
+RETRYABLE = frozenset(
+    {ErrorClass.TIMEOUT, ErrorClass.RATE_LIMIT, ErrorClass.SERVER, ErrorClass.CONNECTION}
+)
+# Modules the openai and anthropic SDKs import lazily on their first request.
+_WARM_MODULES = (
+    "openai.resources.chat",
+    "openai.pagination",
+    "anthropic.resources.messages",
+    "httpcore",
+    "httpcore2",
+    "anyio._backends._asyncio",
+    "anyio.streams.tls",
+)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt and its stable id (the id keys resumption)."""
+
+    id: str
+    text: str
+
+
+def prompt_id_for(text: str) -> str:
+    """A content-derived id, so the same prompt text always resumes the same trials."""
+    return "p-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def load_prompts(path: str | Path) -> list[Prompt]:
+    """Prompts from a file: JSONL/JSON (`{"id": ..., "prompt": ...}` or strings) or plain text
+    with one prompt per non-empty line. Problems read `file:line: field: problem`."""
+    source = Path(path)
+    prompts: list[Prompt] = []
+    if source.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        problems: list[str] = []
+        for item in iter_json_values(source):
+            if isinstance(item, RecordError):
+                problems.append(str(item))
+                continue
+            value = item.value
+            if isinstance(value, str):
+                text, given_id = value, None
+            elif isinstance(value, dict):
+                raw_text = value.get("prompt", value.get("text"))
+                raw_id = value.get("id", value.get("prompt_id"))
+                if not isinstance(raw_text, str) or not raw_text.strip():
+                    problems.append(f"{item.path}:{item.line}: prompt: a non-empty string needed")
+                    continue
+                if raw_id is not None and not isinstance(raw_id, str | int):
+                    problems.append(f"{item.path}:{item.line}: id: a string or integer needed")
+                    continue
+                text, given_id = raw_text, None if raw_id is None else str(raw_id)
+            else:
+                problems.append(f"{item.path}:{item.line}: <record>: a string or an object needed")
+                continue
+            prompts.append(Prompt(given_id or prompt_id_for(text), text))
+        if problems:
+            raise ValueError("\n".join(problems))
+    else:
+        for line in source.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                prompts.append(Prompt(prompt_id_for(line.strip()), line.strip()))
+    if not prompts:
+        raise ValueError(f"{source}: no prompts found")
+    seen: dict[str, str] = {}
+    for prompt in prompts:
+        if prompt.id in seen and seen[prompt.id] != prompt.text:
+            raise ValueError(f"{source}: id: prompt id {prompt.id!r} is used for two prompts")
+        seen[prompt.id] = prompt.text
+    return list({p.id: p for p in prompts}.values())
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    """What to run. Invalid values raise `ValueError` naming the setting."""
+
+    models: tuple[str, ...]
+    prompts: tuple[Prompt, ...]
+    trials: int = 20
+    concurrency: int = 8
+    timeout: float = 30.0
+    temperature: float | None = 0.7
+    seed: int = 42
+    max_tokens: int | None = 1024
+    retries: int = 0
+    stream: bool = False
+    model_args: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise ValueError("models: give at least one model (--model)")
+        if len(set(self.models)) != len(self.models):
+            raise ValueError("models: a model is listed twice")
+        if not self.prompts:
+            raise ValueError("prompts: give at least one prompt (--prompt or --prompts)")
+        if self.trials < 1:
+            raise ValueError(f"trials must be at least 1, got {self.trials}")
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+        if not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise ValueError(f"timeout must be a positive number of seconds, got {self.timeout}")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise ValueError(f"temperature must be between 0 and 2, got {self.temperature}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if self.retries < 0:
+            raise ValueError(f"retries must be 0 or more, got {self.retries}")
+
+    def trial_seed(self, trial: int) -> int:
+        """Seed sent with trial `trial`: reproducible, and different between trials (one fixed
+        seed would make a seeded provider repeat itself and hide its real variability)."""
+        return self.seed + trial
+
+    def generation(self, trial: int) -> GenerationSettings:
+        return GenerationSettings(
+            temperature=self.temperature,
+            seed=self.trial_seed(trial),
+            max_tokens=self.max_tokens,
+            timeout=self.timeout,
+            retries=self.retries,
+            stream=self.stream,
+        )
+
+
+def plan_trials(settings: ProbeSettings) -> list[TrialKey]:
+    """Every (model, prompt id, trial) key, shuffled with the seed (the same order every run)."""
+    keys = [
+        (model, prompt.id, trial)
+        for model in settings.models
+        for prompt in settings.prompts
+        for trial in range(settings.trials)
+    ]
+    random.Random(settings.seed).shuffle(keys)
+    return keys
+
+
+class TrialCaller(Protocol):
+    """Runs one trial and returns its record (failures included; never raises for a failure)."""
+
+    def __call__(self, model: str, prompt: Prompt, trial: int) -> Awaitable[TrialRecord]: ...
+
+
+def _provider(model: str) -> str:
+    return model.split("/", 1)[0]
+
+
+class InspectCaller:
+    """Calls models through Inspect AI's model API with retries off unless allowed."""
+
+    def __init__(self, settings: ProbeSettings, *, secrets: Sequence[str] | None = None) -> None:
+        from inspect_ai.model import GenerateConfig, get_model
+
+        self.settings = settings
+        self.secrets = list(secrets) if secrets is not None else secrets_from_environment()
+        self._models: dict[str, Any] = {}
+        base = GenerateConfig(
+            max_retries=0,
+            timeout=math.ceil(settings.timeout),
+            attempt_timeout=math.ceil(settings.timeout),
+            max_connections=settings.concurrency,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+        )
+        for name in settings.models:
+            try:
+                model = get_model(name, config=base, memoize=False, **dict(settings.model_args))
+            except Exception as error:
+                raise RuntimeError(
+                    f"cannot set up model {name!r}: {redact(str(error), self.secrets)}"
+                ) from None
+            self._disable_sdk_retries(model)
+            self._warm_up(model)
+            self._models[name] = model
+        self._config_type = GenerateConfig
+
+    @staticmethod
+    def _disable_sdk_retries(model: Any) -> None:
+        # The openai and anthropic SDK clients retry 429/5xx/connection errors twice by
+        # default, below Inspect; a retry there would hide exactly the failures we measure.
+        client = getattr(getattr(model, "api", None), "client", None)
+        if client is not None and isinstance(getattr(client, "max_retries", None), int):
+            client.max_retries = 0
+
+    @staticmethod
+    def _warm_up(model: Any) -> None:
+        # Inspect loads its model-info database (YAML, about a second) and the SDK imports its
+        # HTTP stack on the first call; doing that inside the first trials would charge client
+        # start-up to the provider's latency and turn it into spurious timeouts.
+        family = getattr(getattr(model, "api", None), "model_family", None)
+        if callable(family):
+            # only a warm-up: the real call reports real problems
+            with contextlib.suppress(Exception):
+                family()
+        for module in _WARM_MODULES:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(module)
+
+    async def aclose(self) -> None:
+        for model in self._models.values():
+            closer = getattr(getattr(model, "api", None), "aclose", None)
+            if closer is not None:
+                # closing is best effort: the trials are already recorded
+                with contextlib.suppress(Exception):
+                    await closer()
+
+    async def _attempt(
+        self, model: Any, prompt: Prompt, trial: int
+    ) -> tuple[Any, float | None, Classification | None]:
+        started = time.monotonic()
+        first_text: list[float] = []
+
+        async def on_stream(event: Any) -> None:
+            if not first_text and getattr(event, "type", None) == "text" and event.text:
+                first_text.append(time.monotonic() - started)
+
+        config = self._config_type(seed=self.settings.trial_seed(trial))
+        try:
+            async with asyncio.timeout(self.settings.timeout):
+                if self.settings.stream:
+                    output = await model.generate(prompt.text, config=config, on_stream=on_stream)
+                else:
+                    output = await model.generate(prompt.text, config=config)
+        except Exception as error:
+            return None, None, classify_exception(error, secrets=self.secrets)
+        ttft = first_text[0] if first_text else None
+        if getattr(output, "stop_reason", None) == "content_filter":
+            text = redact(str(output.completion or "content filtered"), self.secrets)
+            return None, ttft, Classification(ErrorClass.CONTENT_FILTER, None, text[:500])
+        return output, ttft, None
+
+    async def __call__(self, model: str, prompt: Prompt, trial: int) -> TrialRecord:
+        model_name = model
+        api = self._models[model_name]
+        timestamp = datetime.now(UTC)
+        started = time.monotonic()
+        backoff = random.Random(f"{self.settings.seed}:{model_name}:{prompt.id}:{trial}")
+        attempts = 0
+        while True:
+            attempts += 1
+            output, ttft, failure = await self._attempt(api, prompt, trial)
+            if failure is None or failure.error_class not in RETRYABLE:
+                break
+            if attempts > self.settings.retries:
+                break
+            await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempts - 1)) * backoff.uniform(0.5, 1.0))
+        latency = time.monotonic() - started
+        common: dict[str, Any] = {
+            "model": model_name,
+            "provider": _provider(model_name),
+            "prompt_id": prompt.id,
+            "prompt": prompt.text,
+            "trial": trial,
+            "latency_seconds": latency,
+            "ttft_seconds": ttft,
+            "attempts": attempts,
+            "timestamp": timestamp,
+            "config": self.settings.generation(trial),
+        }
+        if failure is not None:
+            return TrialRecord(
+                **common,
+                response=None,
+                error_class=failure.error_class,
+                http_status=failure.http_status,
+                error_message=failure.message,
+                timed_out=failure.timed_out,
+            )
+        usage = getattr(output, "usage", None)
+        return TrialRecord(
+            **common,
+            response=redact_secrets_exactly(str(output.completion), self.secrets),
+            input_tokens=getattr(usage, "input_tokens", None),
+            output_tokens=getattr(usage, "output_tokens", None),
+        )
+
+
+def redact_secrets_exactly(text: str, secrets: Iterable[str]) -> str:
+    """Remove known secret values only (model text may legitimately look like a key)."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[REDACTED]")
+    return text
+
+
+@dataclass
+class ProbeSummary:
+    """What a probe run did."""
+
+    output: str
+    planned: int
+    already_done: int
+    completed: int
+    errors: dict[str, int] = field(default_factory=dict)
+    elapsed_seconds: float = 0.0
+    duplicates_in_journal: int = 0
+
+    @property
+    def trials_per_second(self) -> float:
+        return self.completed / self.elapsed_seconds if self.elapsed_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "output": self.output,
+            "planned": self.planned,
+            "already_done": self.already_done,
+            "completed": self.completed,
+            "errors": dict(self.errors),
+            "elapsed_seconds": self.elapsed_seconds,
+            "trials_per_second": self.trials_per_second,
+            "duplicates_in_journal": self.duplicates_in_journal,
+        }
+
+
+def completed_keys(path: Path, settings: ProbeSettings) -> tuple[set[TrialKey], int]:
+    """Keys already in the journal (and how many duplicates it holds).
+
+    A journal line that is not a valid trial record stops the run: resuming on top of it could
+    duplicate or mislabel trials. A prompt id whose stored text differs from the current prompt
+    stops it too.
+    """
+    if not path.exists():
+        return set(), 0
+    result = read_trial_records([path])
+    if result.errors:
+        shown = "\n".join(str(e) for e in result.errors[:5])
+        raise ValueError(
+            f"{path} holds lines that are not trial records; fix or remove them, "
+            f"or write to a new file:\n{shown}"
+        )
+    texts = {prompt.id: prompt.text for prompt in settings.prompts}
+    done: set[TrialKey] = set()
+    duplicates = 0
+    for record, located in zip(result.records, result.locations, strict=True):
+        expected = texts.get(record.prompt_id)
+        if expected is not None and expected != record.prompt:
+            raise ValueError(
+                f"{located.path}:{located.line}: prompt: prompt id {record.prompt_id!r} was "
+                "recorded with a different text; use a new output file or a new prompt id"
+            )
+        if record.key in done:
+            duplicates += 1
+        done.add(record.key)
+    return done, duplicates
+
+
+async def run_probe(
+    settings: ProbeSettings,
+    output: str | Path,
+    *,
+    caller: TrialCaller | None = None,
+    on_record: Callable[[TrialRecord], None] | None = None,
+    on_plan: Callable[[int, int], None] | None = None,
+) -> ProbeSummary:
+    """Run every trial not already in `output`, appending each record as it completes."""
+    path = Path(output)
+    appender = JsonlAppender(path)  # repairs a partial last line left by a killed run
+    try:
+        done, duplicates = completed_keys(path, settings)
+        planned = plan_trials(settings)
+        todo = [key for key in planned if key not in done]
+        if on_plan is not None:
+            on_plan(len(planned), len(planned) - len(todo))
+        summary = ProbeSummary(
+            output=str(path),
+            planned=len(planned),
+            already_done=len(planned) - len(todo),
+            completed=0,
+            duplicates_in_journal=duplicates,
+        )
+        if not todo:
+            return summary
+        inspect_caller = InspectCaller(settings) if caller is None else None
+        active: TrialCaller
+        if caller is not None:
+            active = caller
+        else:
+            assert inspect_caller is not None
+            active = inspect_caller
+        prompts = {prompt.id: prompt for prompt in settings.prompts}
+        errors: Counter[str] = Counter()
+        queue: asyncio.Queue[TrialKey] = asyncio.Queue()
+        for key in todo:
+            queue.put_nowait(key)
+        started = time.monotonic()
+
+        async def worker() -> None:
+            while True:
+                try:
+                    model, prompt_id, trial = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                record = await active(model, prompts[prompt_id], trial)
+                appender.append(record)
+                summary.completed += 1
+                if record.error_class is not None:
+                    errors[record.error_class.value] += 1
+                if on_record is not None:
+                    on_record(record)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(min(settings.concurrency, len(todo))):
+                    group.create_task(worker())
+        finally:
+            summary.elapsed_seconds = time.monotonic() - started
+            summary.errors = dict(errors)
+            if inspect_caller is not None:
+                await inspect_caller.aclose()
+        return summary
+    finally:
+        appender.close()
+
+
+def dump_settings(settings: ProbeSettings) -> str:
+    """The settings as JSON (for logs and reports: no secrets live in settings)."""
+    return json.dumps(
+        {
+            "models": list(settings.models),
+            "prompts": [p.id for p in settings.prompts],
+            "trials": settings.trials,
+            "concurrency": settings.concurrency,
+            "timeout": settings.timeout,
+            "temperature": settings.temperature,
+            "seed": settings.seed,
+            "max_tokens": settings.max_tokens,
+            "retries": settings.retries,
+            "stream": settings.stream,
+        }
+    )

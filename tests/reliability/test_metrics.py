@@ -1,0 +1,308 @@
+"""The five CERT metrics: known-value vectors (REFERENCE-NOTES §3), validation, bands, intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from plumbline.records.trial_record import ErrorClass
+from plumbline.reliability.bands import (
+    consistency_band,
+    error_rate_band,
+    p95_latency_band,
+    performance_band,
+    variation_band,
+)
+from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
+from plumbline.reliability.metrics import (
+    LatencyResult,
+    agreement_conflict,
+    approximate_tokens,
+    consistency_score,
+    latency_metrics,
+    output_quality,
+    performance_scores,
+    repetition_score,
+    robustness,
+    semantic_agreement,
+    summarize_performance,
+    valid_responses,
+)
+
+# --- latency ---------------------------------------------------------------------------------
+
+
+def test_latency_known_vector_five_values() -> None:
+    result = latency_metrics([0.5, 0.6, 0.55, 0.58, 0.52])
+    assert result.mean == pytest.approx(0.55)
+    assert result.std == pytest.approx(0.0368782, abs=1e-7)
+    assert result.p50 == pytest.approx(0.55)
+    assert result.p95 == pytest.approx(0.596)
+    assert result.p99 == pytest.approx(0.5992)
+    assert result.min == 0.5 and result.max == 0.6
+    assert result.coefficient_of_variation == pytest.approx(0.0368782 / 0.55, rel=1e-6)
+
+
+def test_latency_known_vector_tenths() -> None:
+    result = latency_metrics(np.arange(1, 11) / 10)
+    assert result.p50 == pytest.approx(0.55)
+    assert result.p95 == pytest.approx(0.955)
+    assert result.p99 == pytest.approx(0.991)
+
+
+def test_tokens_per_second_known_vector() -> None:
+    result = latency_metrics([1.0, 1.0, 1.0], [100, 100, 100])
+    assert result.tokens_per_second == pytest.approx(100.0)
+
+
+def test_tokens_per_second_uses_only_trials_with_tokens() -> None:
+    # 300 tokens over the 3 s of trials that report tokens; the 10 s trial has no count
+    result = latency_metrics([1.0, 1.0, 1.0, 10.0], [100, 100, 100, None])
+    assert result.tokens_per_second == pytest.approx(100.0)
+    assert latency_metrics([1.0, 2.0]).tokens_per_second is None
+
+
+def test_latency_mean_interval_is_the_seeds_ci95() -> None:
+    values = [0.5, 0.6, 0.55, 0.58, 0.52]
+    result = latency_metrics(values)
+    half = 1.96 * np.std(values) / np.sqrt(5)
+    assert result.mean_ci_95.low == pytest.approx(0.55 - half)
+    assert result.mean_ci_95.high == pytest.approx(0.55 + half)
+
+
+def test_latency_percentile_intervals_bracket_the_estimate() -> None:
+    rng = np.random.default_rng(0)
+    values = rng.lognormal(0, 0.5, size=200)
+    result = latency_metrics(values, seed=1)
+    for name in ("p50", "p95", "p99"):
+        interval = result.percentile_intervals[name]
+        assert interval.low <= getattr(result, name) <= interval.high
+        assert interval.low < interval.high
+    again = latency_metrics(values, seed=1)
+    assert again.percentile_intervals == result.percentile_intervals
+
+
+def test_latency_validation() -> None:
+    with pytest.raises(ValueError, match="at least 2"):
+        latency_metrics([1.0])
+    with pytest.raises(ValueError, match="non-negative"):
+        latency_metrics([1.0, -0.5])
+    good = latency_metrics([1.0, 2.0, 3.0])
+    fields = {name: getattr(good, name) for name in good.__dataclass_fields__}
+    with pytest.raises(ValueError, match="ordering"):
+        LatencyResult(**{**fields, "p95": 5.0})
+
+
+# --- output quality --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the cat sat the cat sat the cat sat", 0.0),
+        ("the cat sat on the mat and the cat sat", 0.857143),
+        ("a b c d e f", 1.0),
+        ("hello world", 1.0),
+    ],
+)
+def test_repetition_known_vectors(text: str, expected: float) -> None:
+    assert repetition_score(text) == pytest.approx(expected, abs=1e-6)
+
+
+def test_output_quality_lengths_and_diversity() -> None:
+    responses = ["one two three four five", "six seven eight nine ten eleven"]
+    result = output_quality(responses, np.array([[1.0, 0.0], [0.0, 1.0]]))
+    assert result.mean_words == pytest.approx(5.5)
+    assert approximate_tokens(responses[0]) == 6  # int(5 * 1.3)
+    assert result.mean_tokens == pytest.approx((6 + 7) / 2)  # int(6 * 1.3) = 7
+    assert result.semantic_diversity == pytest.approx(1.0)  # orthogonal: cosine distance 1
+    assert result.repetition_score == 1.0
+    assert result.diversity_band is not None
+    assert result.diversity_band.label == "High diversity (creative responses)"
+    assert output_quality(["just one"]).semantic_diversity is None
+
+
+# --- consistency and agreement ---------------------------------------------------------------
+
+
+def test_consistency_equidistant_identity_scores_one() -> None:
+    assert consistency_score(np.eye(5)).score == pytest.approx(1.0)
+
+
+def test_consistency_any_two_vectors_score_one() -> None:
+    assert consistency_score(np.array([[1.0, 0.0], [0.3, 0.9]])).score == pytest.approx(1.0)
+
+
+def test_consistency_four_copies_and_one_outlier_scores_zero() -> None:
+    vectors = np.array([[1.0, 0.0]] * 4 + [[0.8, 0.6]])
+    result = consistency_score(vectors)
+    assert result.mean_distance == pytest.approx(0.08)
+    assert result.std_distance == pytest.approx(0.09798, abs=1e-5)
+    assert result.score == 0.0
+    assert result.band.label == "High variance"
+
+
+def test_consistency_identical_responses_score_one() -> None:
+    result = consistency_score(np.ones((6, 3)))
+    assert result.score == 1.0
+    assert result.band.label == "Highly deterministic"
+
+
+def test_consistency_needs_two_responses() -> None:
+    with pytest.raises(ValueError, match="at least 2"):
+        consistency_score(np.ones((1, 3)))
+    assert valid_responses(["a", "", "  \n", None, "b"]) == ["a", "b"]
+
+
+def test_agreement_and_the_seeds_pathology() -> None:
+    # equidistant, unrelated responses: the seed's score says "consistent", agreement says no
+    unrelated = np.eye(6)
+    seed_score = consistency_score(unrelated).score
+    agreement = semantic_agreement(unrelated, seed=0)
+    assert seed_score == pytest.approx(1.0)
+    assert agreement.similarity == pytest.approx(0.0)
+    conflict = agreement_conflict(seed_score, agreement.similarity)
+    assert conflict is not None and "not whether they agree" in conflict
+
+    # 19 identical responses and one outlier: the seed's score is 0, agreement is high
+    vectors = np.array([[1.0, 0.0]] * 19 + [[0.8, 0.6]])
+    seed_score = consistency_score(vectors).score
+    agreement = semantic_agreement(vectors, seed=0)
+    assert seed_score == 0.0
+    assert agreement.similarity == pytest.approx(1 - 19 * 0.2 / 190)  # 0.98
+    conflict = agreement_conflict(seed_score, agreement.similarity)
+    assert conflict is not None and "outliers" in conflict
+    assert agreement_conflict(0.8, 0.85) is None
+
+
+def test_agreement_interval_brackets_the_mean_and_is_seeded() -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(15, 8)) + 2.0
+    first = semantic_agreement(vectors, seed=5)
+    again = semantic_agreement(vectors, seed=5)
+    assert first.interval is not None
+    assert first.interval.low <= first.similarity <= first.interval.high
+    assert first.interval == again.interval
+    assert semantic_agreement(vectors[:2]).interval is None  # nothing to resample
+    identical = semantic_agreement(np.ones((5, 3)), seed=0)
+    assert identical.similarity == pytest.approx(1.0)
+    assert identical.interval is not None
+    assert identical.interval.low == pytest.approx(1.0)
+
+
+# --- performance -----------------------------------------------------------------------------
+
+
+def test_performance_formula() -> None:
+    prompt = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    answer = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    long_text = " ".join(["word"] * 250) + "."
+    responses = [long_text, "no structure here at all", "short"]
+    scores = performance_scores(prompt, answer, responses)
+    # identical direction: relevance 1; 251 words: completeness 1; has '.': structure 1
+    assert scores.score[0] == pytest.approx(1.0)
+    # orthogonal: relevance 0.5; 5 words: 0.025; no mark: 0.5
+    assert scores.relevance[1] == pytest.approx(0.5)
+    assert scores.score[1] == pytest.approx(0.5 * 0.5 + 0.3 * 5 / 200 + 0.2 * 0.5)
+    # under 10 characters scores 0.0
+    assert scores.score[2] == 0.0
+    summary = summarize_performance(scores)
+    assert summary.n == 3
+    assert summary.score == pytest.approx(np.mean(scores.score))
+    assert summary.ci_95 is not None
+    assert performance_band(0.85).label == "Excellent quality"
+    assert performance_band(0.3).label == "Poor quality"
+
+
+def test_performance_rejects_mismatched_inputs() -> None:
+    with pytest.raises(ValueError, match="same length"):
+        performance_scores(np.ones((2, 2)), np.ones((3, 2)), ["a", "b", "c"])
+
+
+# --- robustness ------------------------------------------------------------------------------
+
+
+def test_robustness_rates_and_wilson_upper_bound_for_zero_errors() -> None:
+    result = robustness([None] * 20)
+    assert result.error_rate == 0.0
+    assert result.error_rate_interval.low == 0.0
+    # 0 of 20 is not "0%": Wilson's upper bound is about 16.1%
+    assert result.error_rate_interval.high == pytest.approx(16.11, abs=0.05)
+    assert result.band.label == "Excellent"
+    assert any("at most 16.1%" in note for note in result.notes)
+
+
+def test_robustness_counts_by_class_and_timeouts() -> None:
+    classes = [None] * 16 + [
+        ErrorClass.TIMEOUT,
+        ErrorClass.RATE_LIMIT,
+        ErrorClass.RATE_LIMIT,
+        ErrorClass.SERVER,
+    ]
+    result = robustness(classes, retries=3)
+    assert result.error_rate == pytest.approx(20.0)
+    assert result.timeout_rate == pytest.approx(5.0)
+    assert result.exceptions["RateLimitError"] == 2
+    assert result.exceptions["TimeoutError"] == 1
+    assert result.exceptions["AuthenticationError"] == 0
+    assert result.retries == 3
+    assert result.band.label == "Critical"
+    assert result.timeout_band.label == "Above target"
+    assert result.error_rate_interval.low < 20.0 < result.error_rate_interval.high
+
+
+def test_robustness_needs_trials() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        robustness([])
+
+
+# --- bands, config, sample sizes -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("score", "label"),
+    [
+        (0.95, "Highly deterministic"),
+        (0.9, "Reliably consistent"),
+        (0.7, "Reliably consistent"),
+        (0.6, "Moderate variance"),
+        (0.2, "High variance"),
+    ],
+)
+def test_consistency_bands(score: float, label: str) -> None:
+    assert consistency_band(score).label == label
+
+
+def test_latency_and_error_bands() -> None:
+    assert p95_latency_band(0.4).label == "Excellent for interactive use"
+    assert p95_latency_band(2.0).label == "Acceptable for chatbots"
+    assert p95_latency_band(4.0).label == "Suitable for batch processing"
+    assert p95_latency_band(9.0).label == "May impact user experience"
+    assert variation_band(0.1).label == "Predictable latency"
+    assert variation_band(0.7).label == "High variance (investigate)"
+    assert error_rate_band(3.0).label == "Good"
+    assert error_rate_band(10.0).label == "Concerning"
+
+
+def test_benchmark_config_defaults_and_validation() -> None:
+    config = BenchmarkConfig()
+    assert config.random_seed == 42
+    assert config.embedding_model_name == "all-MiniLM-L6-v2"
+    assert (config.consistency_trials, config.performance_trials) == (20, 15)
+    assert (config.max_tokens, config.temperature, config.timeout) == (1024, 0.7, 30.0)
+    with pytest.raises(ValueError, match="consistency_trials"):
+        BenchmarkConfig(consistency_trials=9)
+    with pytest.raises(ValueError, match="performance_trials"):
+        BenchmarkConfig(performance_trials=4)
+    with pytest.raises(ValueError, match="temperature"):
+        BenchmarkConfig(temperature=-0.1)
+    with pytest.raises(ValueError, match="timeout"):
+        BenchmarkConfig(timeout=0)
+
+
+def test_sample_size_warnings() -> None:
+    assert sample_size_warning("robustness", 20, "m") is None
+    warning = sample_size_warning("robustness", 12, "m")
+    assert warning is not None and "minimum of 20" in warning
+    assert sample_size_warning("performance", 5, "m") is None
+    assert sample_size_warning("latency", 9, "m") is not None
