@@ -346,6 +346,17 @@ def test_creation_reference_answers_contain_a_valid_diagram(tasks: list[Architec
             assert validators[task.output_format](task.reference_answer), task.id
 
 
+@pytest.mark.slow
+def test_reference_answers_earn_at_least_0_8_from_the_heuristic_scorer(
+    tasks: list[ArchitectureTask],
+) -> None:
+    from plumbline.suites.sa_bench.scorers.architecture import score_architecture
+
+    for task in tasks:
+        score = score_architecture(task.reference_answer, task.metadata(), task.reference_answer)
+        assert score.value >= 0.8, (task.id, score.dimensions())
+
+
 def test_architecture_metadata_uses_the_agreed_keys(tasks: list[ArchitectureTask]) -> None:
     for task in tasks:
         metadata = task.metadata()
