@@ -10,6 +10,7 @@ import csv
 import io
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -24,9 +25,11 @@ def _number(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def _interval_text(interval: Interval | None) -> str:
+def _interval_text(interval: Interval | None, compact: bool = False) -> str:
     if interval is None or interval.low is None or interval.high is None:
-        return "[—]"
+        return "—" if compact else "[—]"
+    if compact:
+        return f"{interval.low:.2f}–{interval.high:.2f}"
     return f"[{interval.low:.2f}, {interval.high:.2f}]"
 
 
@@ -40,15 +43,6 @@ def overall_cell(model: ModelScores) -> str:
     return f"{model.overall:.3f} {_interval_text(model.overall_interval)}"
 
 
-def _counts_cell(model: ModelScores, keys: list[str]) -> str:
-    parts = []
-    for key in keys:
-        score = model.categories[key]
-        if not score.missing:
-            parts.append(f"{score.n}×{score.epochs}")
-    return " ".join(parts) or "—"
-
-
 def render_terminal(board: Leaderboard, console: Console) -> None:
     """The leaderboard table, the adjacent comparisons, and the input problems."""
     keys = board.suite.keys
@@ -56,25 +50,33 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
         title=f"{board.suite.title} leaderboard ({len(board.models)} models, "
         f"{board.log_count} logs, errors={board.errors_policy})",
         title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
     )
     table.add_column("#", justify="right")
     table.add_column("tie", justify="right")
-    table.add_column("model")
+    longest = max((len(model.model) for model in board.models), default=5)
+    table.add_column("model", no_wrap=True, min_width=min(longest, 40))
     for category in board.suite.categories:
-        table.add_column(f"{category.name} ({category.weight:g})", justify="right")
-    table.add_column("overall [95% CI]", justify="right", style="bold")
-    table.add_column("n×epochs", justify="right")
+        table.add_column(
+            f"{category.name}\n×{category.weight:g}", justify="right", min_width=5, overflow="fold"
+        )
+    table.add_column("overall\n[95% CI]", justify="right", style="bold", overflow="fold")
     table.add_column("errors", justify="right")
     for model in board.models:
         cells = [str(model.rank), str(model.tie_group), model.model]
         for key in keys:
             score = model.categories[key]
-            text = category_cell(score)
-            cells.append(f"[yellow]{text}[/yellow]" if score.missing else text)
+            if score.missing:
+                cells.append(f"[yellow]{category_cell(score)}[/yellow]")
+            else:
+                detail = f"n={score.n}" + (f"×{score.epochs}" if score.epochs > 1 else "")
+                interval = _interval_text(score.interval, compact=True)
+                cells.append(f"{score.value:.3f}\n{interval}\n[dim]{detail}[/dim]")
         cells += [
-            overall_cell(model),
-            _counts_cell(model, keys),
-            str(model.errors) if model.errors else "0",
+            f"{model.overall:.3f}\n{_interval_text(model.overall_interval, compact=True)}",
+            str(model.errors),
         ]
         table.add_row(*cells)
     console.print(table)
@@ -83,24 +85,24 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
         "questions, Holm-corrected, α = 0.05). A missing category counts 0 in overall."
     )
     if board.comparisons:
-        pairs = Table(title="Adjacent pairs", title_justify="left")
-        for header in (
-            "higher",
-            "lower",
-            "Δ overall",
-            "paired Δ [95% CI]",
-            "p (Holm)",
-            "tied",
-            "seed: within 5 pts",
-        ):
-            pairs.add_column(header)
+        pairs = Table(
+            title="Adjacent pairs",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            collapse_padding=True,
+        )
+        pairs.add_column("higher", no_wrap=True)
+        pairs.add_column("lower", no_wrap=True)
+        for header in ("Δ overall", "paired Δ\n[95% CI]", "p\n(Holm)", "tied", "seed:\n≤5 pts"):
+            pairs.add_column(header, justify="right", overflow="fold")
         for c in board.comparisons:
-            ci = "[—]" if c.low is None or c.high is None else f"[{c.low:+.3f}, {c.high:+.3f}]"
+            ci = "—" if c.low is None or c.high is None else f"{c.low:+.2f}–{c.high:+.2f}"
             pairs.add_row(
                 c.higher,
                 c.lower,
                 f"{c.overall_difference:+.3f}",
-                f"{c.difference:+.3f} {ci}",
+                f"{c.difference:+.3f}\n{ci}",
                 _number(c.pvalue_holm, 4),
                 "yes" if c.tied else "no",
                 "yes" if c.seed_equivalent else "no",

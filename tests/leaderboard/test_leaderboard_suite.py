@@ -1,0 +1,128 @@
+"""Suites are data: the built-in sa-bench suite and validation of user suites."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plumbline.leaderboard import SuiteError, load_suite, parse_suite
+
+
+def category(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "key": "k",
+        "name": "K",
+        "description": "d",
+        "weight": 1.0,
+        "scoring": "binary",
+        "tasks": ["t"],
+        "scorer": "s",
+    }
+    return base | overrides
+
+
+def test_builtin_sa_bench_matches_the_seed() -> None:
+    suite = load_suite("sa-bench")
+    assert suite.name == "sa-bench" and suite.title == "SA Bench"
+    assert suite.weights == {"practice_exam": 0.34, "architecture_design": 0.33, "cdk_synth": 0.33}
+    assert {c.key: c.scoring for c in suite.categories} == {
+        "practice_exam": "binary",
+        "architecture_design": "rubric",
+        "cdk_synth": "binary",
+    }
+    assert {c.key: c.scorer for c in suite.categories} == {
+        "practice_exam": "choice",
+        "architecture_design": "architecture_scorer",
+        "cdk_synth": "cdk_verify",
+    }
+    assert all(c.tasks == (c.key,) for c in suite.categories)
+    assert [c.name for c in suite.categories] == [
+        "Practice Exam",
+        "Architecture Design",
+        "CDK Synthesis",
+    ]
+    assert suite.formula() == (
+        "overall = (practice_exam × 0.34) + (architecture_design × 0.33) + (cdk_synth × 0.33)"
+    )
+
+
+def test_suite_file_round_trip(tmp_path: Path) -> None:
+    builtin = Path(__file__).parents[2] / "src/plumbline/suites/sa_bench/suite.toml"
+    copy = tmp_path / "mine.toml"
+    copy.write_text(builtin.read_text(encoding="utf-8"), encoding="utf-8")
+    assert load_suite(copy) == load_suite("sa-bench")
+    assert load_suite(str(copy)) == load_suite("sa-bench")
+
+
+def test_weights_must_sum_to_one_and_the_error_shows_the_sum() -> None:
+    data = {
+        "suite": {"name": "old"},
+        "category": [
+            category(key="a", weight=0.4),
+            category(key="b", weight=0.6),
+            category(key="c", weight=0.6),
+        ],
+    }
+    with pytest.raises(SuiteError) as raised:
+        parse_suite(data, "old.toml")
+    assert "weights sum to 1.6 (0.4 + 0.6 + 0.6)" in str(raised.value)
+    assert str(raised.value).startswith("old.toml: ")
+
+
+def test_keys_must_be_unique() -> None:
+    data = {"suite": {"name": "x"}, "category": [category(weight=0.5), category(weight=0.5)]}
+    with pytest.raises(SuiteError, match=r"category\[1\]\.key: 'k' is already used"):
+        parse_suite(data)
+
+
+@pytest.mark.parametrize(
+    ("override", "field"),
+    [
+        ({"scoring": "likert"}, "category[0].scoring"),
+        ({"weight": 1.5}, "category[0].weight"),
+        ({"key": "has space"}, "category[0].key"),
+        ({"key": "overall"}, "category[0].key"),
+        ({"tasks": []}, "category[0].tasks"),
+        ({"scorer": ""}, "category[0].scorer"),
+        ({"unknown": 1}, "category[0].unknown"),
+    ],
+)
+def test_every_field_is_validated(override: dict[str, Any], field: str) -> None:
+    with pytest.raises(SuiteError) as raised:
+        parse_suite({"suite": {"name": "x"}, "category": [category(**override)]})
+    assert any(problem.startswith(f"{field}:") for problem in raised.value.problems)
+
+
+def test_missing_fields_and_sections() -> None:
+    broken = category()
+    del broken["description"]
+    with pytest.raises(SuiteError, match=r"category\[0\]\.description: Field required"):
+        parse_suite({"suite": {"name": "x"}, "category": [broken]})
+    with pytest.raises(SuiteError, match="suite: Field required"):
+        parse_suite({"category": [category()]})
+
+
+def test_unknown_suite_and_bad_toml(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError, match="built-in: sa-bench"):
+        load_suite("no-such-suite")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[suite\n", encoding="utf-8")
+    with pytest.raises(SuiteError, match="invalid TOML"):
+        load_suite(bad)
+
+
+def test_glob_patterns_match_task_names() -> None:
+    suite = parse_suite({"suite": {"name": "x"}, "category": [category(tasks=["cdk_*", "exact"])]})
+    (only,) = suite.categories
+    assert only.matches("cdk_synth") and only.matches("exact")
+    assert not only.matches("practice_exam")
+    assert suite.categories_for_task("cdk_local") == [only]
+
+
+def test_builtin_toml_parses_as_plain_toml() -> None:
+    path = Path(__file__).parents[2] / "src/plumbline/suites/sa_bench/suite.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert sum(c["weight"] for c in data["category"]) == pytest.approx(1.0)

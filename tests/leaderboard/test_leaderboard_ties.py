@@ -1,0 +1,138 @@
+"""Tie groups: paired tests over shared questions, Holm across adjacent pairs, seed 5 points."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from plumbline.leaderboard import CategoryData, parse_suite
+from plumbline.leaderboard.scores import score_model
+from plumbline.leaderboard.ties import paired_difference, rank_models
+
+
+def suite_of(weights: dict[str, float], scoring: str = "rubric"):  # type: ignore[no-untyped-def]
+    return parse_suite(
+        {
+            "suite": {"name": "t"},
+            "category": [
+                {
+                    "key": k,
+                    "name": k,
+                    "description": k,
+                    "weight": w,
+                    "scoring": scoring,
+                    "tasks": [k],
+                    "scorer": "s",
+                }
+                for k, w in weights.items()
+            ],
+        }
+    )
+
+
+def data(
+    model: str, key: str, values: np.ndarray, questions: np.ndarray | None = None
+) -> CategoryData:
+    matrix = np.asarray(values, dtype=float).reshape(len(values), -1)
+    ids = np.arange(len(values)) if questions is None else questions
+    return CategoryData(model, key, ids.astype(np.int64), matrix, 0, 0, ("log",), (key,))
+
+
+def test_single_category_pair_equals_a_paired_t_test() -> None:
+    rng = np.random.default_rng(1)
+    suite = suite_of({"c": 1.0})
+    a, b = rng.uniform(0.3, 1.0, 30), rng.uniform(0.2, 0.9, 30)
+    collected = {("A", "c"): data("A", "c", a), ("B", "c"): data("B", "c", b)}
+    models = [score_model(suite, m, collected) for m in ("A", "B")]
+    difference, se, df, shared = paired_difference(suite, models[0], models[1])
+    reference = stats.ttest_rel(a, b)
+    assert difference == pytest.approx(np.mean(a - b))
+    assert se == pytest.approx(np.std(a - b, ddof=1) / math.sqrt(30))
+    assert df == pytest.approx(29)
+    assert shared == {"c": 30}
+    _, comparisons = rank_models(suite, models)
+    (comparison,) = comparisons
+    assert comparison.pvalue == pytest.approx(reference.pvalue)
+    assert comparison.pvalue_holm == pytest.approx(reference.pvalue)  # one test: no correction
+
+
+def test_pairs_only_over_shared_questions() -> None:
+    suite = suite_of({"c": 1.0})
+    a = np.array([1.0, 0.8, 0.6, 0.4, 0.9])
+    b = np.array([0.5, 0.7, 0.2])
+    collected = {
+        ("A", "c"): data("A", "c", a),
+        ("B", "c"): data("B", "c", b, questions=np.array([1, 2, 7])),
+    }
+    models = [score_model(suite, m, collected) for m in ("A", "B")]
+    difference, se, _, shared = paired_difference(suite, models[0], models[1])
+    d = np.array([0.8 - 0.5, 0.6 - 0.7])
+    assert shared == {"c": 2}
+    assert difference == pytest.approx(d.mean())
+    assert se == pytest.approx(d.std(ddof=1) / math.sqrt(2))
+
+
+def test_weighted_combination_and_missing_category() -> None:
+    suite = suite_of({"x": 0.5, "y": 0.5})
+    rng = np.random.default_rng(2)
+    ax, bx, ay = rng.uniform(0, 1, 12), rng.uniform(0, 1, 12), rng.uniform(0, 1, 9)
+    collected = {
+        ("A", "x"): data("A", "x", ax),
+        ("B", "x"): data("B", "x", bx),
+        ("A", "y"): data("A", "y", ay),  # B never ran y: a fixed 0
+    }
+    models = [score_model(suite, m, collected) for m in ("A", "B")]
+    difference, se, df, _ = paired_difference(suite, models[0], models[1])
+    var_x = np.var(ax - bx, ddof=1) / 12
+    var_y = np.var(ay, ddof=1) / 9
+    assert difference == pytest.approx(0.5 * np.mean(ax - bx) + 0.5 * np.mean(ay))
+    assert se == pytest.approx(math.sqrt(0.25 * var_x + 0.25 * var_y))
+    welch = (0.25 * var_x + 0.25 * var_y) ** 2 / (
+        (0.25 * var_x) ** 2 / 11 + (0.25 * var_y) ** 2 / 8
+    )
+    assert df == pytest.approx(welch)
+
+
+def test_holm_across_adjacent_pairs_and_groups() -> None:
+    suite = suite_of({"c": 1.0})
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.0, 0.1, 40)
+    noise = rng.normal(0, 0.05, 40)
+    noise -= noise.mean()  # "close" is 0.5 points below "top" on average: t ≈ 0.6
+    values = {
+        "top": base + 0.7,
+        "close": base + 0.695 + noise,
+        "far": base + 0.2 + rng.normal(0, 0.02, 40),
+    }
+    collected = {(m, "c"): data(m, "c", np.clip(v, 0, 1)) for m, v in values.items()}
+    ranked, comparisons = rank_models(suite, [score_model(suite, m, collected) for m in values])
+    assert [m.model for m in ranked] == ["top", "close", "far"]
+    raw = [c.pvalue for c in comparisons]
+    assert all(p is not None for p in raw)
+    small, large = sorted(raw)  # type: ignore[type-var]
+    expected = {small: min(1.0, 2 * small), large: min(1.0, max(2 * small, large))}
+    for comparison in comparisons:
+        assert comparison.pvalue_holm == pytest.approx(expected[comparison.pvalue])
+    assert [c.tied for c in comparisons] == [True, False]
+    assert [m.tie_group for m in ranked] == [1, 1, 2]
+    # the seed's reading: within 5 points is "statistically equivalent"
+    assert [c.seed_equivalent for c in comparisons] == [True, False]
+    assert [m.seed_group for m in ranked] == [1, 1, 2]
+
+
+def test_identical_models_are_tied_and_one_question_has_no_se() -> None:
+    suite = suite_of({"c": 1.0})
+    same = np.array([0.5, 0.7, 0.9])
+    collected = {("A", "c"): data("A", "c", same), ("B", "c"): data("B", "c", same.copy())}
+    _, (comparison,) = rank_models(suite, [score_model(suite, m, collected) for m in "AB"])
+    assert comparison.pvalue == 1.0 and comparison.tied
+    lonely = {("A", "c"): data("A", "c", np.array([0.5])), ("B", "c"): data("B", "c", same)}
+    models = [score_model(suite, m, lonely) for m in "AB"]
+    assert models[0].categories["c"].interval is not None
+    assert models[0].categories["c"].interval.low is None
+    assert models[0].overall_interval.standard_error is None
+    _, (untestable,) = rank_models(suite, models)
+    assert untestable.pvalue is None and untestable.tied  # not shown to differ
