@@ -10,9 +10,8 @@ from plumbline.suites.sa_bench.scorers.architecture import (
     ArchitectureScore,
     architecture_scorer,
     score_architecture,
-    scored_mean,
-    unscored,
 )
+from plumbline.suites.sa_bench.scorers.judge import llm_judge_scorer
 from plumbline.suites.sa_bench.scorers.structured import (
     ValidationResult,
     validate_diagram,
@@ -25,9 +24,8 @@ __all__ = [
     "ArchitectureScore",
     "ValidationResult",
     "architecture_scorer",
+    "llm_judge_scorer",
     "score_architecture",
-    "scored_mean",
-    "unscored",
     "validate_diagram",
     "validate_json_architecture",
     "validate_mermaid",

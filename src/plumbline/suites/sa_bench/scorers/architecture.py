@@ -41,12 +41,10 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from inspect_ai.scorer import (
-    Metric,
-    SampleScore,
     Score,
     Scorer,
     Target,
-    metric,
+    mean,
     scorer,
     stderr,
 )
@@ -627,28 +625,7 @@ def task_metadata(state: TaskState) -> dict[str, Any]:
     return metadata
 
 
-@metric
-def scored_mean() -> Metric:
-    """Mean over scored samples; unscored samples (NaN) are excluded and counted apart."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        finite = [v for v in (s.score.as_float() for s in scores) if not math.isnan(v)]
-        return sum(finite) / len(finite) if finite else float("nan")
-
-    return compute
-
-
-@metric
-def unscored() -> Metric:
-    """How many samples were left unscored (NaN), e.g. the judge never returned valid JSON."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return float(sum(1 for s in scores if math.isnan(s.score.as_float())))
-
-    return compute
-
-
-@scorer(metrics=[scored_mean(), stderr(), unscored()], name="architecture_scorer")
+@scorer(metrics=[mean(), stderr()], name="architecture_scorer")
 def architecture_scorer() -> Scorer:
     """Heuristic architecture scorer: the mean of accuracy, completeness and quality."""
 
