@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from plumbline.stats._validation import (
     ArrayLike,
@@ -18,29 +19,47 @@ from plumbline.stats._validation import (
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, check_level
 
 
+def cert_bounds(samples: FloatArray, *, ddof: int = 0) -> tuple[FloatArray, ...]:
+    """Vectorised CERT CI_95, one per row: (means, standard errors, lows, highs)."""
+    n = samples.shape[-1]
+    means = samples.mean(axis=-1)
+    se = samples.std(axis=-1, ddof=ddof) / math.sqrt(n)
+    return means, se, means - 1.96 * se, means + 1.96 * se
+
+
 def cert_ci_95(values: ArrayLike, *, ddof: int = 0) -> EstimateResult:
     """The CERT document's interval, exactly: `CI_95 = mean ± 1.96 · std / √n`.
 
     `std` is numpy's default population standard deviation (`ddof=0`), as in the CERT code;
-    pass `ddof=1` for the sample standard deviation. The fixed 1.96 ignores the t correction, so
-    it is too narrow for small n: `t_interval` is the better method beside it.
+    pass `ddof=1` for the sample standard deviation. The fixed 1.96 and ddof=0 both ignore
+    small-sample uncertainty, so it is too narrow for small n (about 93.7% coverage at n = 30 for
+    normal data): `t_interval` is the better method beside it.
     Reference: CERT benchmark metrics, "Statistical Confidence" (seed 003).
     """
     data = as_float_vector(values, "values", min_size=2)
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 or 1, got {ddof!r}")
-    n = data.size
-    mean = float(data.mean())
-    se = float(data.std(ddof=ddof)) / math.sqrt(n)
+    mean, se, low, high = (float(a[0]) for a in cert_bounds(data[None, :], ddof=ddof))
     return EstimateResult(
         statistic=mean,
-        n=n,
-        interval=ConfidenceInterval(
-            low=mean - 1.96 * se, high=mean + 1.96 * se, level=0.95, method="CERT CI_95"
-        ),
+        n=data.size,
+        interval=ConfidenceInterval(low=low, high=high, level=0.95, method="CERT CI_95"),
         standard_error=se,
         details={"std": float(data.std(ddof=ddof)), "ddof": ddof},
     )
+
+
+def t_bounds(samples: FloatArray, *, level: float = 0.95) -> tuple[FloatArray, ...]:
+    """Vectorised t intervals, one per row of a 2-D array: (means, standard errors, lows, highs).
+
+    The core of `t_interval`, for simulations and callers with many samples of equal size.
+    """
+    level = check_level(level)
+    n = samples.shape[-1]
+    means = samples.mean(axis=-1)
+    se = samples.std(axis=-1, ddof=1) / math.sqrt(n)
+    half = t_critical(level, n - 1) * se
+    return means, se, means - half, means + half
 
 
 def t_interval(values: ArrayLike, *, level: float = 0.95) -> EstimateResult:
@@ -50,16 +69,13 @@ def t_interval(values: ArrayLike, *, level: float = 0.95) -> EstimateResult:
     """
     level = check_level(level)
     data = as_float_vector(values, "values", min_size=2)
-    n = data.size
-    mean = float(data.mean())
-    se = float(data.std(ddof=1)) / math.sqrt(n)
-    half = t_critical(level, n - 1) * se
+    mean, se, low, high = (float(a[0]) for a in t_bounds(data[None, :], level=level))
     return EstimateResult(
         statistic=mean,
-        n=n,
-        interval=ConfidenceInterval(low=mean - half, high=mean + half, level=level, method="t"),
+        n=data.size,
+        interval=ConfidenceInterval(low=low, high=high, level=level, method="t"),
         standard_error=se,
-        details={"df": n - 1},
+        details={"df": data.size - 1},
     )
 
 
@@ -116,10 +132,8 @@ def repeated_measures_mean(scores: Any, *, level: float = 0.95) -> EstimateResul
         raise ValueError(f"scores[{empty}] has no scores; drop the question or score it")
     question_means = np.nansum(matrix, axis=1) / counts
     q = question_means.size
-    mean = float(question_means.mean())
+    mean, se, low, high = (float(a[0]) for a in t_bounds(question_means[None, :], level=level))
     variance_of_means = float(question_means.var(ddof=1))
-    se = math.sqrt(variance_of_means / q)
-    half = t_critical(level, q - 1) * se
 
     repeated = counts >= 2
     within = float("nan")
@@ -141,7 +155,7 @@ def repeated_measures_mean(scores: Any, *, level: float = 0.95) -> EstimateResul
         statistic=mean,
         n=q,
         interval=ConfidenceInterval(
-            low=mean - half, high=mean + half, level=level, method="t over question means"
+            low=low, high=high, level=level, method="t over question means"
         ),
         standard_error=se,
         details={
@@ -165,6 +179,25 @@ def _cluster_codes(clusters: ArrayLike, size: int, name: str = "clusters") -> tu
     return uniques, codes.astype(np.intp)
 
 
+def clustered_bounds(
+    samples: FloatArray, codes: npt.NDArray[np.intp], *, level: float = 0.95
+) -> tuple[FloatArray, ...]:
+    """Vectorised cluster-robust (CR1) t intervals, one per row; `codes` are 0..C−1 per column.
+
+    The core of `clustered_mean`: (means, standard errors, lows, highs).
+    """
+    level = check_level(level)
+    n = samples.shape[-1]
+    c = int(codes.max()) + 1
+    means = samples.mean(axis=-1)
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(c))
+    residual_sums = np.add.reduceat((samples - means[:, None])[:, order], starts, axis=-1)
+    se = np.sqrt(c / (c - 1) * np.sum(residual_sums**2, axis=-1) / (n * n))
+    half = t_critical(level, c - 1) * se
+    return means, se, means - half, means + half
+
+
 def clustered_mean(
     values: ArrayLike, clusters: ArrayLike, *, level: float = 0.95
 ) -> EstimateResult:
@@ -184,18 +217,13 @@ def clustered_mean(
     if c < 2:
         raise ValueError(f"clusters needs at least 2 distinct clusters, got {c}")
     n = data.size
-    mean = float(data.mean())
-    residual_sums = np.bincount(codes, weights=data - mean, minlength=c)
-    variance = c / (c - 1) * float(np.sum(residual_sums**2)) / (n * n)
-    se = math.sqrt(variance)
-    half = t_critical(level, c - 1) * se
+    means, ses, lows, highs = clustered_bounds(data[None, :], codes, level=level)
+    mean, se, low, high = float(means[0]), float(ses[0]), float(lows[0]), float(highs[0])
     naive_se = float(data.std(ddof=1)) / math.sqrt(n)
     return EstimateResult(
         statistic=mean,
         n=n,
-        interval=ConfidenceInterval(
-            low=mean - half, high=mean + half, level=level, method="cluster-robust t"
-        ),
+        interval=ConfidenceInterval(low=low, high=high, level=level, method="cluster-robust t"),
         standard_error=se,
         details={
             "n_clusters": c,
