@@ -120,7 +120,7 @@ def compare(
     except InvalidRecordError as error:
         raise InputError(str(error)) from None
     for problem in table.errors[:MAX_SHOWN_ERRORS]:
-        error_console.print(str(problem), markup=False)
+        error_console.print(str(problem), markup=False, soft_wrap=True)
     if len(table.errors) > MAX_SHOWN_ERRORS:
         error_console.print(f"... and {len(table.errors) - MAX_SHOWN_ERRORS} more problems")
     settings = CompareSettings(

@@ -60,7 +60,7 @@ def record_line(record: RunRecord) -> str:
 
 def report_errors(errors: list[Any]) -> None:
     for error in errors[:MAX_SHOWN_ERRORS]:
-        error_console.print(str(error), markup=False)
+        error_console.print(str(error), markup=False, soft_wrap=True)
     if len(errors) > MAX_SHOWN_ERRORS:
         error_console.print(f"... and {len(errors) - MAX_SHOWN_ERRORS} more problems")
 

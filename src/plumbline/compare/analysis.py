@@ -12,7 +12,7 @@ several treatments face one control.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -228,15 +228,22 @@ def _bootstrap_mean(
     data = pairs.select(expr.cast(pl.Float64).alias("v"), "task_id").drop_nulls("v")
     if data.height < 2:
         return None
+    values = data["v"].to_numpy()
+    if data["task_id"].n_unique() < 2:
+        # One task: only its repeats can be resampled; the interval speaks for this task alone.
+        single = stats.bootstrap_interval(
+            values, n_resamples=settings.n_resamples, level=settings.level, seed=settings.seed
+        )
+        return replace(single.interval, method=f"{single.interval.method} (one task: repeats)")
     result = stats.cluster_bootstrap(
-        data["v"].to_numpy(),
+        values,
         _codes(data["task_id"]),
         statistic="mean",
         n_resamples=settings.n_resamples,
         level=settings.level,
         seed=settings.seed,
     )
-    return result.interval
+    return replace(result.interval, method=f"{result.interval.method} (tasks, then repeats)")
 
 
 def _log_ratio_interval(
@@ -404,6 +411,11 @@ def _comparison(
         warnings.append(
             f"{treatment} vs {control}: all three gates are ties; the seed's order reads this "
             f"as {decision.decision!r}"
+        )
+    if pairs.height and pairs["task_id"].n_unique() == 1:
+        warnings.append(
+            f"{treatment} vs {control}: all pairs come from one task; the intervals resample "
+            "its repeats and say nothing about other tasks"
         )
     if pairs.height == 0:
         warnings.append(

@@ -10,7 +10,6 @@ errors) goes through `records.io`, so every problem still reads `file:line: fiel
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -145,6 +144,7 @@ FRAME_SCHEMA: dict[str, Any] = {
     "infra_failure": pl.Boolean,
 }
 _NOT_NULL = ("task_id", "arm", "repeat", "success", "duration_seconds")
+_NULLABLE_REQUIRED = tuple(name for name in REQUIRED_FIELDS if name not in _NOT_NULL)
 _NON_NEGATIVE = (
     "repeat",
     "duration_seconds",
@@ -181,24 +181,24 @@ def records_to_frame(records: list[RunRecord], path: str, lines: list[int]) -> p
     )
 
 
-_BLANK_LINE = re.compile(rb"(?:^|\n)[ \t\r]*(?:\n|$)")
-
-
 def _looks_like_jsonl(data: bytes) -> bool:
-    stripped = data.lstrip()
-    if not stripped.startswith(b"{"):
+    # Only the head is inspected: copying a large file here would cost as much as parsing it.
+    head = data[:65536].lstrip()
+    if not head.startswith(b"{"):
         return False
-    first_line = stripped.split(b"\n", 1)[0].rstrip()
-    return first_line.endswith(b"}")
+    end = head.find(b"\n")
+    first_line = head if end < 0 else head[:end]
+    return first_line.rstrip().endswith(b"}")
 
 
 def _line_numbers(data: bytes, rows: int) -> pl.Series | None:
-    if _BLANK_LINE.search(data.rstrip(b" \t\r\n")) is None:
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if lines == rows:  # no blank lines: record i is on line i + 1
         return pl.int_range(1, rows + 1, eager=True, dtype=pl.Int64).alias("line")
-    lines = [i + 1 for i, text in enumerate(data.split(b"\n")) if text.strip()]
-    if len(lines) != rows:
+    found = [i + 1 for i, text in enumerate(data.split(b"\n")) if text.strip()]
+    if len(found) != rows:
         return None
-    return pl.Series("line", lines, dtype=pl.Int64)
+    return pl.Series("line", found, dtype=pl.Int64)
 
 
 def _fast_jsonl(path: str, data: bytes) -> tuple[pl.DataFrame, list[RecordError]] | None:
@@ -210,9 +210,13 @@ def _fast_jsonl(path: str, data: bytes) -> tuple[pl.DataFrame, list[RecordError]
     except (pl.exceptions.PolarsError, ValueError):
         return None  # a type error: the slow path names the record and the field
     rows = frame.height
-    # polars reads a missing key as null; a required key must be present, even when null.
-    for name in REQUIRED_FIELDS:
-        if data.count(b'"' + name.encode() + b'"') < rows:
+    # polars reads a missing key as null, but a nullable required key must be present (null
+    # means "not reported"); the record-by-record reader names the record that lacks one.
+    # Only a column with nulls can hide a missing key, so only those columns cost a scan.
+    # (A missing non-nullable key is caught below as a null.)
+    nulls = frame.select(pl.col(_NULLABLE_REQUIRED).null_count()).row(0)
+    for name, null_count in zip(_NULLABLE_REQUIRED, nulls, strict=True):
+        if null_count and data.count(b'"' + name.encode() + b'"') < rows:
             return None
     lines = _line_numbers(data, rows)
     if lines is None:
@@ -224,7 +228,7 @@ def _fast_jsonl(path: str, data: bytes) -> tuple[pl.DataFrame, list[RecordError]
         lines,
     )
     checks: list[tuple[str, pl.Expr, str]] = [
-        (name, pl.col(name).is_null(), "required, got null") for name in _NOT_NULL
+        (name, pl.col(name).is_null(), "Field required (missing or null)") for name in _NOT_NULL
     ]
     checks += [(name, pl.col("task_id") == "", "must not be empty") for name in ("task_id",)]
     checks += [(name, pl.col("arm") == "", "must not be empty") for name in ("arm",)]
@@ -240,19 +244,16 @@ def _fast_jsonl(path: str, data: bytes) -> tuple[pl.DataFrame, list[RecordError]
         )
         for name in ("duration_seconds", "total_cost_usd")
     ]
-    flags = frame.select(
-        [expr.fill_null(False).alias(f"{i}") for i, (_, expr, _) in enumerate(checks)]
-    )
-    bad = flags.select(pl.any_horizontal(pl.all()).alias("bad")).to_series()
+    flags = [expr.fill_null(False).alias(f"{i}") for i, (_, expr, _) in enumerate(checks)]
+    bad = frame.select(pl.any_horizontal(flags).alias("bad")).to_series()
     if not bad.any():
         return frame, []
+    # Only the (few) bad rows are looked at one by one, to name each problem.
+    flagged = frame.filter(bad).select("line", *flags)
     errors: list[RecordError] = []
-    bad_rows = bad.arg_true()
-    flagged = flags[bad_rows]
-    bad_lines = frame["line"].gather(bad_rows).to_list()
-    for row, line in enumerate(bad_lines):
-        for i, (name, _, problem) in enumerate(checks):
-            if flagged[row, i]:
+    for line, *row in flagged.iter_rows():
+        for (name, _, problem), failed in zip(checks, row, strict=True):
+            if failed:
                 errors.append(RecordError(path, line, name, problem))
     return frame.filter(~bad), errors
 

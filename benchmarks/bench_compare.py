@@ -1,0 +1,286 @@
+"""Benchmark `plumbline compare` on one million run records against a per-record baseline.
+
+Data: 200 tasks × 2 arms × 2,500 repeats = 1,000,000 records (500,000 pairs), written as plain
+JSONL, with 1% null costs. Three measurements, each in its own process so that peak RSS is
+that phase's own:
+
+- baseline: a straightforward per-record Python implementation of the seed's arm summary and
+  paired deltas (`json.loads` per line, dicts, `statistics.median`);
+- ours, seed part: `read_run_records` + the same arm summary and paired deltas (polars);
+- ours, full: `read_run_records` + `compare_runs` with bootstrap intervals on every paired
+  delta (cluster bootstrap, tasks then repeats, 2,000 resamples), McNemar, Wilcoxon,
+  Hodges–Lehmann, geometric-mean ratios, per-task table and power analysis.
+
+The ratio that answers the issue's target (≥ 10×) is baseline / ours-seed-part: the same work.
+The full analysis does much more and is reported beside it.
+
+    .venv/bin/python benchmarks/bench_compare.py [--tasks 200 --repeats 2500 --resamples 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+ARMS = ("with_skelly", "without_skelly")
+
+
+def generate(path: Path, tasks: int, repeats: int, seed: int = 7) -> int:
+    """Write tasks × 2 arms × repeats run records as JSONL (vectorised)."""
+    rng = np.random.default_rng(seed)
+    n = tasks * len(ARMS) * repeats
+    task = np.repeat(np.arange(tasks), len(ARMS) * repeats)
+    arm = np.tile(np.repeat(np.arange(len(ARMS)), repeats), tasks)
+    repeat = np.tile(np.arange(1, repeats + 1), tasks * len(ARMS))
+    difficulty = rng.uniform(0.3, 0.95, tasks)[task]
+    treated = arm == 0
+    success = rng.random(n) < np.clip(difficulty + np.where(treated, 0.02, 0.0), 0, 1)
+    duration = rng.lognormal(np.log(60.0), 0.4, n) * np.where(treated, 0.6, 1.0)
+    tokens = (rng.lognormal(np.log(80_000), 0.3, n) * np.where(treated, 0.4, 1.0)).astype(np.int64)
+    output = (tokens * 0.1).astype(np.int64)
+    cost = np.round(tokens * 4e-6, 6)
+    frame = pl.DataFrame(
+        {
+            "task_id": pl.Series([f"task-{i:04d}" for i in range(tasks)])[task],
+            "arm": pl.Series(ARMS)[arm],
+            "repeat": repeat,
+            "success": success,
+            "duration_seconds": np.round(duration, 3),
+            "total_cost_usd": pl.Series(cost).scatter(np.flatnonzero(rng.random(n) < 0.01), None),
+            "input_tokens": tokens - output,
+            "output_tokens": output,
+            "cache_read_tokens": tokens * 3,
+            "cache_write_tokens": tokens // 4,
+            "step_count": rng.integers(2, 30, n),
+            "tool_call_count": rng.integers(1, 40, n),
+            "acceptance_cmd_count": rng.integers(1, 4, n),
+        }
+    )
+    frame.write_ndjson(path)
+    return n
+
+
+def naive_seed_analysis(
+    records: list[dict[str, Any]], treatment: str, control: str
+) -> dict[str, Any]:
+    """The seed's arm summary and paired deltas, record by record in plain Python.
+
+    Null cost or tokens are excluded from that metric (the seed's intent, without the reference
+    harness's coercion to 0); medians average the two middle values for even counts.
+    """
+    by_arm: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        if record.get("infra_failure"):
+            continue
+        by_arm[record["arm"]].append(record)
+
+    def total_tokens(r: dict[str, Any]) -> int | None:
+        parts = [r[k] for k in TOKENS]
+        return None if any(p is None for p in parts) else sum(parts)
+
+    def non_cache(r: dict[str, Any]) -> int | None:
+        if r["input_tokens"] is None or r["output_tokens"] is None:
+            return None
+        return int(r["input_tokens"] + r["output_tokens"])
+
+    def success(r: dict[str, Any]) -> bool:
+        return bool(r["success"]) and not r.get("timed_out", False)
+
+    summaries: dict[str, dict[str, Any]] = {}
+    for arm in (treatment, control):
+        runs = by_arm[arm]
+        costs = [r["total_cost_usd"] for r in runs if r["total_cost_usd"] is not None]
+        totals = [t for r in runs if (t := total_tokens(r)) is not None]
+        non_caches = [t for r in runs if (t := non_cache(r)) is not None]
+        successes = sum(1 for r in runs if success(r))
+        cost = sum(costs) if costs else None
+        costed_successes = sum(1 for r in runs if r["total_cost_usd"] is not None and success(r))
+        summaries[arm] = {
+            "runs": len(runs),
+            "successes": successes,
+            "success_rate": successes / len(runs) if runs else None,
+            "total_cost_usd": cost,
+            "avg_cost_usd": cost / len(costs) if costs else None,
+            "median_cost_usd": statistics.median(costs) if costs else None,
+            "median_duration_seconds": statistics.median(r["duration_seconds"] for r in runs),
+            "median_total_tokens": statistics.median(totals) if totals else None,
+            "median_non_cache_tokens": statistics.median(non_caches) if non_caches else None,
+            "solved_per_dollar": costed_successes / cost if cost else None,
+        }
+    index: dict[tuple[str, int], dict[str, Any]] = {}
+    for r in by_arm[control]:
+        index[(r["task_id"], r["repeat"])] = r
+    deltas: dict[str, list[float]] = defaultdict(list)
+    for t in by_arm[treatment]:
+        c = index.get((t["task_id"], t["repeat"]))
+        if c is None:
+            continue
+        deltas["pass_delta"].append(int(success(t)) - int(success(c)))
+        if t["total_cost_usd"] is not None and c["total_cost_usd"] is not None:
+            deltas["cost_delta_usd"].append(t["total_cost_usd"] - c["total_cost_usd"])
+        deltas["duration_delta_seconds"].append(t["duration_seconds"] - c["duration_seconds"])
+        tt, ct = total_tokens(t), total_tokens(c)
+        if tt is not None and ct is not None:
+            deltas["token_delta"].append(tt - ct)
+    paired = {
+        name: {"mean": statistics.fmean(values), "median": statistics.median(values)}
+        for name, values in deltas.items()
+    }
+    return {"arm_summaries": summaries, "paired": paired}
+
+
+TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def run_baseline(path: Path) -> dict[str, Any]:
+    with path.open(encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle if line.strip()]
+    return naive_seed_analysis(records, *ARMS)
+
+
+def run_ours_seed(path: Path) -> dict[str, Any]:
+    from plumbline.compare.metrics import (
+        PRIMARY_DELTAS,
+        arm_summaries,
+        delta_summaries,
+        pair_runs,
+        prepare_runs,
+    )
+    from plumbline.records.run_record import read_run_records
+
+    table = read_run_records([path])
+    prepared = prepare_runs(table.frame)
+    summaries = arm_summaries(prepared, list(ARMS))
+    pairs = pair_runs(prepared, *ARMS)
+    deltas = delta_summaries(pairs, list(PRIMARY_DELTAS))
+    return {
+        "arm_summaries": {arm: s.to_dict() for arm, s in summaries.items()},
+        "paired": {name: d.to_dict() for name, d in deltas.items()},
+    }
+
+
+def run_ours_full(path: Path, resamples: int) -> dict[str, Any]:
+    from plumbline.compare.analysis import CompareSettings, compare_runs
+    from plumbline.records.run_record import read_run_records
+
+    table = read_run_records([path])
+    report = compare_runs(table, settings=CompareSettings(n_resamples=resamples, seed=1))
+    result: dict[str, Any] = report.to_dict()
+    return {"decision": result["decision"], "paired": result["paired"]}
+
+
+def phase(name: str, path: Path, resamples: int) -> None:
+    """Run one phase in this process; print its time and peak RSS as JSON."""
+    # Imports are not the work being measured.
+    import plumbline.compare.analysis
+    import plumbline.records.run_record  # noqa: F401
+
+    start, cpu_start = time.perf_counter(), _cpu_seconds()
+    if name == "baseline":
+        result = run_baseline(path)
+    elif name == "ours-seed":
+        result = run_ours_seed(path)
+    else:
+        result = run_ours_full(path, resamples)
+    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "cpu_seconds": cpu,
+                "peak_rss_mib": peak_kib / 1024,
+                "result": result,
+            }
+        )
+    )
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(name: str, path: Path, resamples: int) -> dict[str, Any]:
+    completed = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--phase",
+            name,
+            "--data",
+            f"{path}",
+            "--resamples",
+            f"{resamples}",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    value: dict[str, Any] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=2500)
+    parser.add_argument("--resamples", type=int, default=2000)
+    parser.add_argument("--phase", choices=["baseline", "ours-seed", "ours-full"])
+    parser.add_argument("--data", type=Path)
+    args = parser.parse_args()
+    if args.phase:
+        phase(args.phase, args.data, args.resamples)
+        return
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "runs.jsonl"
+        n = generate(path, args.tasks, args.repeats)
+        size = path.stat().st_size / 2**20
+        print(
+            f"{n:,} run records ({args.tasks} tasks × 2 arms × {args.repeats} repeats), "
+            f"{size:.0f} MiB of JSONL; {args.resamples:,} bootstrap resamples"
+        )
+        baseline = measure("baseline", path, args.resamples)
+        ours_seed = measure("ours-seed", path, args.resamples)
+        ours_full = measure("ours-full", path, args.resamples)
+    for label, result in (
+        ("baseline: per-record Python, seed summary + deltas", baseline),
+        ("plumbline: read + seed summary + deltas", ours_seed),
+        ("plumbline: full compare (+ bootstrap, tests)", ours_full),
+    ):
+        print(
+            f"{label:<50} wall {result['seconds']:7.2f} s   cpu {result['cpu_seconds']:7.2f} s"
+            f"   peak RSS {result['peak_rss_mib']:6.0f} MiB"
+        )
+    # Both implementations must agree before their speeds mean anything.
+    for name in ("pass_delta", "duration_delta_seconds", "token_delta", "cost_delta_usd"):
+        ours = ours_seed["result"]["paired"][name]
+        theirs = baseline["result"]["paired"][name]
+        for stat in ("mean", "median"):
+            if not np.isclose(ours[stat], theirs[stat], rtol=1e-9, atol=1e-9):
+                raise SystemExit(f"disagreement on {name} {stat}: {ours[stat]} vs {theirs[stat]}")
+    for clock in ("seconds", "cpu_seconds"):
+        label = "wall" if clock == "seconds" else "cpu "
+        same_work = baseline[clock] / ours_seed[clock]
+        full = baseline[clock] / ours_full[clock]
+        print(
+            f"speed-up ({label}): same work {same_work:5.1f}× (target ≥ 10×); "
+            f"baseline / full compare {full:5.1f}×"
+        )
+    print(f"decision: {ours_full['result']['decision']}")
+
+
+if __name__ == "__main__":
+    main()
