@@ -217,6 +217,17 @@ def test_architecture_subtype_requirements(tasks: list[ArchitectureTask]) -> Non
             assert task.output_format in ("mermaid", "plantuml", "json"), task.id
 
 
+def test_question_texts_fit_how_the_task_presents_them(tasks: list[ArchitectureTask]) -> None:
+    for task in tasks:
+        text = task.question.lower()
+        if task.is_interpretation:
+            # The model sees the PNG beside the text, so the text must point at it.
+            assert "diagram" in text, task.id
+        # The Inspect task appends the output-format instruction; the question must not
+        # state (or contradict) it.
+        assert not re.search(r"\b(mermaid|plantuml|json)\b", text), task.id
+
+
 def test_every_diagram_exists_is_small_and_has_its_source(tasks: list[ArchitectureTask]) -> None:
     for task in tasks:
         if task.diagram is None:
