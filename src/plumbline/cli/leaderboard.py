@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from plumbline.cli.output import emit, error_console, json_option
-from plumbline.records.io import write_atomic
 
 BUILD = "build"
 
@@ -105,10 +104,8 @@ def build(
         SuiteError,
         build_leaderboard,
         load_suite,
-        render_csv,
-        render_markdown,
         render_terminal,
-        write_leaderboard,
+        write_outputs,
     )
 
     try:
@@ -139,14 +136,8 @@ def build(
             progress=advance,
         )
 
-    document = board.to_dict()
     try:
-        if output is not None:
-            write_leaderboard(output, document)
-        if csv_path is not None:
-            write_atomic(csv_path, render_csv(board))
-        if markdown_path is not None:
-            write_atomic(markdown_path, render_markdown(board))
+        write_outputs(board, json_path=output, csv_path=csv_path, markdown_path=markdown_path)
     except LeaderboardFileError as error:
         _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
     if not board.models:
@@ -160,7 +151,7 @@ def build(
             if path is not None:
                 console.print(f"{label} written to {path}")
 
-    emit(document, as_json, render)
+    emit(board.to_dict(), as_json, render)
     if strict and board.problems:
         raise SystemExit(1)
 

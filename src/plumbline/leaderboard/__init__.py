@@ -21,6 +21,7 @@ from plumbline.leaderboard.document import (
     validate_document,
     write_leaderboard,
 )
+from plumbline.leaderboard.outputs import write_outputs
 from plumbline.leaderboard.render import render_check, render_csv, render_markdown, render_terminal
 from plumbline.leaderboard.scores import CategoryScore, Interval, ModelScores
 from plumbline.leaderboard.suite import Category, Suite, SuiteError, load_suite, parse_suite
@@ -55,4 +56,5 @@ __all__ = [
     "render_terminal",
     "validate_document",
     "write_leaderboard",
+    "write_outputs",
 ]
