@@ -1,0 +1,362 @@
+"""A pool of warm, sandboxed, single-use workers.
+
+Each worker is a Python process in its own bubblewrap sandbox that imports the configured
+modules (for CDK, ``aws_cdk``: about 3 s of jsii runtime start-up) *before* a sample is
+assigned to it, then serves exactly one sample and exits. Samples never share a process,
+a file system or a namespace, yet a sample only pays for its own run (about 0.05-0.5 s for a
+CDK app). The pool keeps ``size`` workers warming while ``size`` samples run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from plumbline.sandbox.bwrap import SANDBOX_ROOT, SandboxLayout, build_command, require_sandbox
+from plumbline.sandbox.limits import ResourceLimits
+
+WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+WORKER_IN_SANDBOX = "/opt/plumbline/worker.py"
+LOG_LIMIT = 64 * 1024
+
+JobStatus = Literal[
+    "ok",  # the entry point ran to completion (or exited 0)
+    "exception",  # it raised; see JobResult.exception
+    "timeout",  # the host stopped it at the wall-clock limit
+    "crashed",  # the worker died without a result (signal or exit status)
+    "warmup_failed",  # the runtime could not start: an infrastructure problem
+    "sandbox_error",  # the sandbox could not be set up
+    "worker_error",  # the worker itself failed around the job
+]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One sample: files to write into the work directory and the entry point to run.
+
+    Attributes:
+        files: relative path -> text, written under the work directory.
+        entry: script path (relative to ``cwd``) or module name when ``module`` is true.
+        collect: glob patterns (relative to ``cwd``) of output files to return.
+        cdk_context: context merged into every ``aws_cdk.App`` (from cdk.json).
+    """
+
+    files: Mapping[str, str]
+    entry: str
+    args: Sequence[str] = ()
+    module: bool = False
+    cwd: str = "app"
+    collect: Sequence[str] = ()
+    collect_max_bytes: int = 32 * 1024 * 1024
+    cdk_context: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class JobResult:
+    """What happened to one job."""
+
+    status: JobStatus
+    exception: dict[str, Any] | None = None
+    files: dict[str, str] = field(default_factory=dict)
+    truncated: bool = False
+    log: str = ""
+    returncode: int | None = None
+    signal: int | None = None
+    seconds: float = 0.0
+    message: str = ""
+
+
+class _LogBuffer:
+    """Keeps the first LOG_LIMIT bytes of a stream and drains the rest."""
+
+    def __init__(self, stream: Any) -> None:
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.dropped = 0
+        self.thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _drain(self, stream: Any) -> None:
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            room = LOG_LIMIT - self.size
+            if room > 0:
+                self.chunks.append(chunk[:room])
+                self.size += min(room, len(chunk))
+            self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def text(self) -> str:
+        self.thread.join(timeout=2)
+        text = b"".join(self.chunks).decode("utf-8", errors="replace")
+        if self.dropped:
+            text += f"\n[... {self.dropped} more bytes of output dropped]"
+        return text
+
+
+class _Worker:
+    """One sandboxed worker process and its protocol channel."""
+
+    def __init__(self, command: list[str], fds: list[int], workdir: Path | None) -> None:
+        self.workdir = workdir
+        self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=fds,
+                start_new_session=True,
+                cwd=workdir,
+            )
+        finally:
+            for fd in fds:
+                os.close(fd)
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.log = _LogBuffer(self.process.stderr)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict):
+                self.messages.put(message)
+        self.messages.put(None)
+
+    def next_message(self, deadline: float) -> dict[str, Any] | None:
+        """The next protocol message; None at end of stream; raises queue.Empty at deadline."""
+        return self.messages.get(timeout=max(0.0, deadline - time.monotonic()))
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        if self.workdir is not None:
+            _remove_tree(self.workdir)
+
+    def exit_signal(self) -> int | None:
+        code = self.process.returncode
+        if code is None:
+            return None
+        if code < 0:
+            return -code
+        # bwrap reports a child killed by signal N as exit status 128 + N.
+        return code - 128 if code > 128 else None
+
+
+def _remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class WarmPool:
+    """Warm, sandboxed, single-use Python workers.
+
+    Args:
+        preload: modules each worker imports before it is given a sample.
+        environment: the worker's complete environment (see ``sandbox_environment``); values
+            may contain ``{workdir}``, replaced by the work directory.
+        limits: per-sample resource limits.
+        size: samples run at once; as many further workers warm up meanwhile.
+        layout: extra read-only mounts and writable copies for the sandbox.
+        unsafe_no_sandbox: run workers directly on the host (model code can then read and
+            write anything this user can). Refused unless explicitly requested.
+        allow_processes: let the job create processes (no seccomp filter).
+        warmup_seconds: how long a worker may take to become ready.
+    """
+
+    def __init__(
+        self,
+        *,
+        preload: Sequence[str] = (),
+        environment: Mapping[str, str] | None = None,
+        limits: ResourceLimits | None = None,
+        size: int | None = None,
+        layout: SandboxLayout | None = None,
+        unsafe_no_sandbox: bool = False,
+        allow_processes: bool = False,
+        warmup_seconds: float = 180.0,
+    ) -> None:
+        self.limits = limits or ResourceLimits()
+        self.size = size if size is not None else max(2, os.cpu_count() or 2)
+        if self.size < 1:
+            raise ValueError(f"size must be at least 1, got {self.size}")
+        self.unsafe_no_sandbox = unsafe_no_sandbox
+        self.bwrap = None if unsafe_no_sandbox else require_sandbox()
+        self.layout = layout or SandboxLayout()
+        self.environment = dict(environment or {})
+        self.warmup_seconds = warmup_seconds
+        self.config = {
+            "preload": list(preload),
+            "allow_processes": allow_processes,
+            "limits": {
+                "file_size_bytes": self.limits.file_size_bytes,
+                "max_processes": self.limits.max_processes,
+            },
+        }
+        self._slots = threading.BoundedSemaphore(self.size)
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._lock = threading.Lock()
+        self._closed = False
+        for _ in range(self.size):
+            self._idle.put(self._spawn())
+
+    def _spawn(self) -> _Worker:
+        config = json.dumps(self.config)
+        if self.bwrap is not None:
+            layout = SandboxLayout(
+                read_only=self.layout.read_only,
+                read_only_at=(*self.layout.read_only_at, (WORKER_SCRIPT, WORKER_IN_SANDBOX)),
+                writable_copies=self.layout.writable_copies,
+                workdir_bytes=self.limits.workdir_bytes,
+                environment={
+                    k: v.replace("{workdir}", SANDBOX_ROOT) for k, v in self.environment.items()
+                },
+            )
+            argv = [sys.executable, "-I", "-B", WORKER_IN_SANDBOX, config]
+            command, fds = build_command(layout, argv, bwrap=self.bwrap)
+            return _Worker(command, fds, None)
+        workdir = Path(tempfile.mkdtemp(prefix="plumbline-unsafe-"))
+        (workdir / "tmp").mkdir()
+        (workdir / "home").mkdir()
+        environment = {k: v.replace("{workdir}", str(workdir)) for k, v in self.environment.items()}
+        command = ["env", "-i", *(f"{k}={v}" for k, v in sorted(environment.items()))]
+        command += [sys.executable, "-I", "-B", str(WORKER_SCRIPT), config]
+        return _Worker(command, [], workdir)
+
+    def run(self, job: Job) -> JobResult:
+        """Run one job in a warm worker and return its result (blocking, thread-safe)."""
+        with self._slots:
+            with self._lock:
+                if self._closed:
+                    raise RuntimeError("the worker pool is closed")
+                worker = self._idle.get()
+                self._idle.put(self._spawn())  # the next sample's worker warms up meanwhile
+            try:
+                return self._run(worker, job)
+            finally:
+                worker.kill()
+
+    def _run(self, worker: _Worker, job: Job) -> JobResult:
+        try:
+            ready = worker.next_message(time.monotonic() + self.warmup_seconds)
+        except queue.Empty:
+            worker.kill()
+            return JobResult(
+                "warmup_failed",
+                log=worker.log.text(),
+                message=f"the worker was not ready after {self.warmup_seconds:.0f} s",
+            )
+        if ready is None or ready.get("event") != "ready":
+            worker.kill()
+            exception = None if ready is None else ready.get("exception")
+            return JobResult(
+                "warmup_failed",
+                exception=exception,
+                log=worker.log.text(),
+                returncode=worker.process.returncode,
+                message="the worker failed to start its runtime",
+            )
+        workdir = SANDBOX_ROOT if worker.workdir is None else str(worker.workdir)
+        payload = {
+            "workdir": workdir,
+            "files": dict(job.files),
+            "entry": job.entry,
+            "args": list(job.args),
+            "module": job.module,
+            "cwd": job.cwd,
+            "collect": list(job.collect),
+            "collect_max_bytes": job.collect_max_bytes,
+            "cdk_context": dict(job.cdk_context),
+            "limits": {
+                "address_space_bytes": self.limits.address_space_bytes,
+                "cpu_seconds": self.limits.cpu_seconds,
+            },
+        }
+        started = time.monotonic()
+        deadline = started + self.limits.wall_seconds
+        assert worker.process.stdin is not None
+        try:
+            worker.process.stdin.write((json.dumps(payload) + "\n").encode())
+            worker.process.stdin.close()
+        except OSError:
+            pass  # the worker died; reported below from its exit status
+        result: dict[str, Any] | None = None
+        timed_out = False
+        try:
+            while True:
+                message = worker.next_message(deadline)
+                if message is None or message.get("event") == "result":
+                    result = message
+                    break
+        except queue.Empty:
+            timed_out = True
+        seconds = time.monotonic() - started
+        if timed_out:
+            worker.kill()
+        else:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                worker.process.wait(timeout=10)
+            worker.kill()
+        log = worker.log.text()
+        if timed_out:
+            return JobResult(
+                "timeout",
+                log=log,
+                seconds=seconds,
+                message=f"stopped after the {self.limits.wall_seconds:g} s wall-clock limit",
+            )
+        if result is None:
+            return JobResult(
+                "crashed",
+                log=log,
+                returncode=worker.process.returncode,
+                signal=worker.exit_signal(),
+                seconds=seconds,
+                message="the worker exited without a result",
+            )
+        status = result.get("status", "worker_error")
+        return JobResult(
+            status if status in ("ok", "exception", "sandbox_error", "worker_error") else "crashed",
+            exception=result.get("exception"),
+            files=dict(result.get("files") or {}),
+            truncated=bool(result.get("truncated")),
+            log=log,
+            returncode=worker.process.returncode,
+            seconds=seconds,
+            message=str(result.get("message", "")),
+        )
+
+    def close(self) -> None:
+        """Stop every idle worker. Running jobs finish; later calls to run() fail."""
+        with self._lock:
+            self._closed = True
+            while True:
+                try:
+                    worker = self._idle.get_nowait()
+                except queue.Empty:
+                    break
+                worker.kill()
+
+    def __enter__(self) -> WarmPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

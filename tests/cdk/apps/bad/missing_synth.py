@@ -1,0 +1,7 @@
+# expect: synth_error
+import aws_cdk as cdk
+from aws_cdk import aws_sqs as sqs
+
+app = cdk.App()
+stack = cdk.Stack(app, "NoSynth")
+sqs.Queue(stack, "Queue")

@@ -1,0 +1,8 @@
+# expect: python_error TypeError
+import aws_cdk as cdk
+from aws_cdk import aws_s3 as s3
+
+app = cdk.App()
+stack = cdk.Stack(app, "Buckets")
+s3.Bucket(stack, "Bucket", versioning=True)
+app.synth()
