@@ -23,12 +23,15 @@ import importlib
 import json
 import math
 import random
+import sys
 import time
+import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Protocol
 
 from plumbline.records.io import JsonlAppender, RecordError, iter_json_values
@@ -222,6 +225,7 @@ class InspectCaller:
             self._warm_up(model)
             self._models[name] = model
         self._config_type = GenerateConfig
+        _use_plain_tracebacks()
 
     @staticmethod
     def _disable_sdk_retries(model: Any) -> None:
@@ -322,6 +326,26 @@ class InspectCaller:
             input_tokens=getattr(usage, "input_tokens", None),
             output_tokens=getattr(usage, "output_tokens", None),
         )
+
+
+def _plain_traceback(
+    exc_type: type[BaseException], exc_value: BaseException, exc_traceback: TracebackType | None
+) -> tuple[str, str]:
+    text = "".join(traceback.format_exception(exc_type, exc_value, exc_traceback))
+    return text, text
+
+
+def _use_plain_tracebacks() -> None:
+    """Make Inspect record a failed call's traceback as plain text.
+
+    For every failed call Inspect renders a rich traceback for its transcript (which a probe
+    never writes), synchronously on the event loop. Measured here: about a second of CPU per
+    failure on a busy machine, during which every other call in flight stalls, so faults
+    showed up as spurious timeouts and inflated the latency of healthy trials.
+    """
+    module = sys.modules.get("inspect_ai.model._model")
+    if module is not None and hasattr(module, "format_traceback"):
+        setattr(module, "format_traceback", _plain_traceback)  # noqa: B010
 
 
 def redact_secrets_exactly(text: str, secrets: Iterable[str]) -> str:

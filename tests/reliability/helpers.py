@@ -1,0 +1,58 @@
+"""Helpers: run the real `plumbline` CLI against the local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.support.openai_server import OpenAIServer
+
+# A recognisable fake key: it must never show up in any output.
+FAKE_KEY = "sk-plumbline-FAKE-9f8e7d6c5b4a3210"
+SERVICE = "local"
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli_env(server: OpenAIServer) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "LOCAL_BASE_URL": server.base_url,
+            "LOCAL_API_KEY": FAKE_KEY,
+            "INSPECT_LOG_LEVEL": "warning",
+            "NO_COLOR": "1",
+            "COLUMNS": "200",
+        }
+    )
+    return env
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 300) -> CliResult:
+    completed = subprocess.run(
+        [sys.executable, "-m", "plumbline", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return CliResult(completed.returncode, completed.stdout, completed.stderr)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def model_name(name: str) -> str:
+    return f"openai-api/{SERVICE}/{name}"
