@@ -303,7 +303,11 @@ async def run_judge(
     conversation = list(messages)
     errors: list[str] = []
     for attempt in (1, 2):
-        output = await model.generate(conversation, config=judge_config(seed))
+        try:
+            output = await model.generate(conversation, config=judge_config(seed))
+        except Exception as error:  # a provider failure leaves the sample unscored, recorded
+            errors.append(f"attempt {attempt}: model error: {type(error).__name__}: {error}")
+            continue
         if output.error:
             errors.append(f"attempt {attempt}: model error: {output.error}")
             continue

@@ -1,0 +1,179 @@
+"""`plumbline judge`: check that an LLM judge agrees with hand scores and cannot be fooled."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from plumbline.cli.output import dumps, emit, json_option
+from plumbline.records.io import write_atomic
+
+
+@click.group()
+def judge() -> None:
+    """LLM-judge tools for the architecture_design category."""
+
+
+def _parse_model_args(values: tuple[str, ...]) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{value!r}: use KEY=VALUE", param_hint="-M/--model-arg")
+        args[key] = raw
+    return args
+
+
+def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
+    return "–" if value is None or math.isnan(value) else pattern.format(value)
+
+
+@judge.command()
+@click.option(
+    "--judge",
+    "judge_models",
+    multiple=True,
+    required=True,
+    metavar="MODEL",
+    help="Judge model (Inspect model name, e.g. openai/gpt-4o). Repeat for several judges.",
+)
+@click.option(
+    "--runs",
+    default=3,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Times each judge grades every item (self-consistency).",
+)
+@click.option(
+    "--set",
+    "calibration_set",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Calibration set JSONL (default: the packaged set).",
+)
+@click.option(
+    "--rubric",
+    "rubric_version",
+    default="v1",
+    show_default=True,
+    help="Rubric version shown to the judge.",
+)
+@click.option("--seed", default=42, show_default=True, help="Generation seed (temperature is 0).")
+@click.option(
+    "-M",
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Extra model argument passed to every judge (Inspect model_args).",
+)
+@click.option("--max-concurrency", default=8, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the JSON report to this file (atomically).",
+)
+@json_option
+def calibrate(
+    judge_models: tuple[str, ...],
+    runs: int,
+    calibration_set: Path | None,
+    rubric_version: str,
+    seed: int,
+    model_args: tuple[str, ...],
+    max_concurrency: int,
+    output: Path | None,
+    as_json: bool,
+) -> None:
+    """Grade the hand-scored calibration set with each judge and report agreement.
+
+    Per dimension: mean absolute error against the hand scores, the share within ±0.15,
+    Spearman correlation, and run-to-run spread; the scores each adversarial response
+    (keyword salad, prompt injection, off-topic) received; unscored verdicts. With several
+    judges, also their mean and Krippendorff's alpha between them.
+
+    Exit status 1 when a judge fails any threshold: Spearman < 0.70, MAE > 0.15, under 70%
+    within ±0.15, run spread > 0.05, an adversarial item scored above 0.35, or over 5% of
+    verdicts unscored.
+    """
+    from inspect_ai.model import get_model
+
+    from plumbline.records.io import InvalidRecordError
+    from plumbline.suites.sa_bench.scorers.calibration import (
+        calibrate as run_calibration,
+    )
+    from plumbline.suites.sa_bench.scorers.calibration import (
+        heuristic_baseline,
+        load_calibration,
+    )
+    from plumbline.suites.sa_bench.scorers.judge import load_rubric
+
+    try:
+        items = load_calibration(calibration_set)
+        load_rubric(rubric_version)
+    except (InvalidRecordError, ValueError) as error:
+        # plain echo: a `file:line:` location must never be wrapped across lines
+        click.echo(f"error: {error}", err=True)
+        sys.exit(2)
+    extra = _parse_model_args(model_args)
+    models = [get_model(name, memoize=False, **extra) for name in judge_models]
+    report = asyncio.run(
+        run_calibration(
+            models,
+            items,
+            runs=runs,
+            seed=seed,
+            rubric_version=rubric_version,
+            max_concurrency=max_concurrency,
+            names=list(judge_models),
+        )
+    )
+    result = {**report.to_dict(), "heuristic_baseline": heuristic_baseline(items).to_dict()}
+    if output is not None:
+        write_atomic(output, dumps(result) + "\n")
+
+    def render(console: Console) -> None:
+        for calibration in [*report.judges, *([report.mean_judge] if report.mean_judge else [])]:
+            verdict = "[green]PASS[/green]" if calibration.passed else "[red]FAIL[/red]"
+            table = Table(
+                title=f"{calibration.judge}: {calibration.items} items × {calibration.runs} runs "
+                f"— {verdict}",
+                title_justify="left",
+            )
+            for column in ("dimension", "MAE", "within ±0.15", "Spearman", "run spread"):
+                table.add_column(column, justify="left" if column == "dimension" else "right")
+            for name, dim in calibration.dimensions.items():
+                table.add_row(
+                    name,
+                    _fmt(dim.mae, "{:.3f}"),
+                    _fmt(dim.within_share, "{:.0%}"),
+                    _fmt(dim.spearman),
+                    _fmt(dim.run_spread, "{:.3f}"),
+                )
+            console.print(table)
+            adversarial = ", ".join(
+                f"{a['id']} {a['tier']} {_fmt(a['judged'])}{' FOOLED' if a['fooled'] else ''}"
+                for a in calibration.adversarial
+            )
+            console.print(f"  adversarial (hand ≈ 0): {adversarial}")
+            console.print(f"  unscored verdicts: {calibration.unscored}")
+            for failure in calibration.failures:
+                console.print(f"  [red]✗[/red] {failure}")
+        if report.agreement:
+            alphas = ", ".join(f"{k} {_fmt(v)}" for k, v in report.agreement.items())
+            console.print(f"Krippendorff's alpha between judges (interval): {alphas}")
+        base = result["heuristic_baseline"]["dimensions"]
+        console.print(
+            "heuristic scorer on the same set (for reference, not gated): Spearman "
+            + ", ".join(f"{k} {_fmt(v['spearman'])}" for k, v in base.items())
+        )
+
+    emit(result, as_json, render)
+    if not report.passed:
+        sys.exit(1)
