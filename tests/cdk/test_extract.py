@@ -70,6 +70,7 @@ CASES = [
     Case("trailing spaces after closing fence", f"```python\n{APP}```   \n", "app.py"),
     Case("CRLF line endings", fence(APP).replace("\n", "\r\n"), "app.py"),
     Case("unclosed final fence", f"Here you go:\n```python\n{APP}", "app.py"),
+    Case("closing fence glued to the last line", f"```python\n{APP.rstrip()}```\nDone.", "app.py"),
     Case("prose around", f"Sure! Here is the app.\n\n{fence(APP)}\nRun `cdk synth`.", "app.py"),
     Case("four backticks", fence(APP, "python", "````"), "app.py"),
     Case("tilde fence", f"~~~python\n{APP}~~~\n", "app.py"),

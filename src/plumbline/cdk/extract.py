@@ -119,6 +119,11 @@ def find_blocks(text: str) -> list[Block]:
             if candidate.startswith(fence[0] * len(fence)) and not candidate.strip(fence[0]):
                 closed = True
                 break
+            if fence[0] == "`" and candidate.endswith(fence):
+                # "app.synth()```": the closing fence glued to the last line of code
+                body.append(lines[cursor].rstrip()[: -len(fence)].rstrip("`"))
+                closed = True
+                break
             body.append(lines[cursor])
             cursor += 1
         blocks.append(

@@ -162,6 +162,9 @@ def build_command(
         os.close(write_end)
         fds.append(read_end)
         arguments += ["--bind-data", str(read_end), inside]
+    # The new root is itself a tmpfs holding the mount points: make it read-only too, so
+    # that only the private work directory (a separate mount) can be written.
+    arguments += ["--remount-ro", "/"]
     for name, value in sorted(layout.environment.items()):
         arguments += ["--setenv", name, value]
     arguments += ["--", *argv]
@@ -186,7 +189,13 @@ def probe_sandbox() -> SandboxStatus:
     command, fds = build_command(SandboxLayout(), ["/bin/sh", "-c", "exit 0"], bwrap=bwrap)
     try:
         completed = subprocess.run(
-            command, capture_output=True, text=True, timeout=30, pass_fds=fds, check=False
+            command,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            pass_fds=fds,
+            check=False,
+            env={"PATH": os.defpath},
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return SandboxStatus(False, bwrap, f"bwrap could not be started: {error}")

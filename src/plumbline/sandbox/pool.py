@@ -120,6 +120,9 @@ class _Worker:
                 pass_fds=fds,
                 start_new_session=True,
                 cwd=workdir,
+                # bwrap's own process stays visible inside the sandbox as PID 1, with its
+                # /proc/1/environ readable: it must not inherit the caller's secrets either.
+                env={"PATH": os.defpath},
             )
         finally:
             for fd in fds:
@@ -192,7 +195,7 @@ class WarmPool:
         layout: SandboxLayout | None = None,
         unsafe_no_sandbox: bool = False,
         allow_processes: bool = False,
-        warmup_seconds: float = 180.0,
+        warmup_seconds: float = 300.0,
     ) -> None:
         self.limits = limits or ResourceLimits()
         self.size = size if size is not None else max(2, os.cpu_count() or 2)
@@ -215,10 +218,40 @@ class WarmPool:
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._lock = threading.Lock()
         self._closed = False
+        # bwrap --die-with-parent uses PR_SET_PDEATHSIG, which fires when the *thread* that
+        # started it ends. Workers are therefore started by one long-lived thread, so a
+        # caller's short-lived thread (a ThreadPoolExecutor's, asyncio.to_thread's) ending
+        # does not kill the warm workers it asked for.
+        self._requests: queue.Queue[tuple[list[_Worker | BaseException], threading.Event]] = (
+            queue.Queue()
+        )
+        self._spawner = threading.Thread(
+            target=self._spawn_loop, name="plumbline-sandbox-spawner", daemon=True
+        )
+        self._spawner.start()
         for _ in range(self.size):
             self._idle.put(self._spawn())
 
+    def _spawn_loop(self) -> None:
+        while True:
+            box, done = self._requests.get()
+            try:
+                box.append(self._create())
+            except BaseException as error:
+                box.append(error)
+            finally:
+                done.set()
+
     def _spawn(self) -> _Worker:
+        box: list[_Worker | BaseException] = []
+        done = threading.Event()
+        self._requests.put((box, done))
+        done.wait()
+        if isinstance(box[0], BaseException):
+            raise box[0]
+        return box[0]
+
+    def _create(self) -> _Worker:
         config = json.dumps(self.config)
         if self.bwrap is not None:
             layout = SandboxLayout(

@@ -1,0 +1,100 @@
+"""The Inspect AI scorer ``cdk_verify``: does the model's CDK app synthesize and lint clean?
+
+Value 1 for ``passed``, 0 for every failure of the model (``extraction_failed``,
+``python_error``, ``synth_error``, ``lint_error``, ``timeout``, ``resource_limit``). An
+``infra_error`` (sandbox or toolchain broken) is returned as ``Score.unscored`` (value NaN),
+which Inspect's metrics and reducers skip: it is reported, never counted against the model.
+
+Score metadata: ``outcome``, ``reason``, ``exception_type``, ``stderr_head``,
+``resource_count``, ``templates``, ``lint_counts``, ``lint`` (findings, capped), ``entry``,
+``files`` (names), ``notes`` and ``engine``, so a leaderboard can show failure modes per model.
+
+When no sandbox can be created the scorer refuses to run model code: creating the scorer
+raises ``SandboxUnavailable`` with the reason, unless ``unsafe_no_sandbox=True``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from typing import Any
+
+from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
+from inspect_ai.solver import TaskState
+
+from plumbline.cdk.outcomes import Outcome, SynthReport
+from plumbline.cdk.synth import CdkSynthesizer, SynthOptions
+from plumbline.sandbox import ResourceLimits
+
+MAX_LINT_IN_METADATA = 50
+
+_shared: dict[SynthOptions, CdkSynthesizer] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_synthesizer(options: SynthOptions) -> CdkSynthesizer:
+    """One synthesizer (and warm pool) per distinct options, for the life of the process."""
+    with _shared_lock:
+        synthesizer = _shared.get(options)
+        if synthesizer is None:
+            synthesizer = CdkSynthesizer(options)
+            _shared[options] = synthesizer
+            atexit.register(synthesizer.close)
+        return synthesizer
+
+
+def score_metadata(report: SynthReport) -> dict[str, Any]:
+    """The score metadata for a report (JSON-ready, bounded in size)."""
+    data = report.to_dict(include_files=False)
+    data["lint"] = data["lint"][:MAX_LINT_IN_METADATA]
+    data["files"] = sorted(report.files)
+    return data
+
+
+def report_to_score(report: SynthReport) -> Score:
+    """Turn a synthesis report into an Inspect score (NaN / unscored for infra_error)."""
+    answer = report.files.get(report.entry or "", None)
+    metadata = score_metadata(report)
+    if report.outcome is Outcome.INFRA_ERROR:
+        return Score.unscored(
+            reason="infra_error", answer=answer, explanation=report.reason, metadata=metadata
+        )
+    return Score(
+        value=1 if report.outcome.passed else 0,
+        answer=answer,
+        explanation=f"{report.outcome.value}: {report.reason}",
+        metadata=metadata,
+    )
+
+
+@scorer(metrics=[accuracy(), stderr()], name="cdk_verify")
+def cdk_verify(
+    timeout: float = 60.0,
+    fail_on: list[str] | None = None,
+    lint: bool = True,
+    workers: int | None = None,
+    unsafe_no_sandbox: bool = False,
+) -> Scorer:
+    """Score a CDK (Python, v2) app by synthesizing it in a bubblewrap sandbox.
+
+    Args:
+        timeout: wall-clock seconds per sample (also its CPU-second budget).
+        fail_on: cfn-lint severities that fail a sample (default ``["error"]``).
+        lint: run cfn-lint on the templates.
+        workers: samples synthesized at once (default: CPUs, at least 2).
+        unsafe_no_sandbox: run model code directly on this host. Only if you accept the risk.
+    """
+    options = SynthOptions(
+        limits=ResourceLimits(wall_seconds=timeout, cpu_seconds=max(1, int(timeout))),
+        fail_on=tuple(fail_on or ("error",)),
+        lint=lint,
+        pool_size=workers,
+        unsafe_no_sandbox=unsafe_no_sandbox,
+    )
+    synthesizer = shared_synthesizer(options)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        report = await synthesizer.acheck_response(state.output.completion)
+        return report_to_score(report)
+
+    return score

@@ -1,0 +1,143 @@
+"""``plumbline cdk``: check CDK apps the way the ``cdk_verify`` scorer does."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+
+from plumbline.cli.output import emit, error_console, json_option
+
+OUTCOME_STYLE = {
+    "passed": "bold green",
+    "infra_error": "bold yellow",
+}
+
+
+@click.group()
+def cdk() -> None:
+    """CDK synthesis scoring (sandboxed `cdk synth` plus cfn-lint)."""
+
+
+def _read_as(path: Path, text: str, mode: str) -> str:
+    """Decide whether FILE is an app ("app") or a model response ("response")."""
+    if mode != "auto":
+        return mode
+    if path.suffix == ".py":
+        return "app"
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return "response"
+    return "app" if "```" not in text else "response"
+
+
+@cdk.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--as",
+    "mode",
+    type=click.Choice(["auto", "response", "app"]),
+    default="auto",
+    show_default=True,
+    help="Read FILE as a model response (extract the app) or as the app's Python source.",
+)
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per app.")
+@click.option(
+    "--fail-on",
+    multiple=True,
+    type=click.Choice(["error", "warning", "informational"]),
+    help="cfn-lint severities that fail the app (repeatable; default: error).",
+)
+@click.option("--no-lint", is_flag=True, help="Skip cfn-lint.")
+@click.option(
+    "--unsafe-no-sandbox",
+    is_flag=True,
+    help="Run the app directly on this host when bubblewrap is unavailable. Model-written "
+    "code can then read your files and environment: only for code you trust.",
+)
+@json_option
+def check(
+    file: Path,
+    mode: str,
+    timeout: float,
+    fail_on: tuple[str, ...],
+    no_lint: bool,
+    unsafe_no_sandbox: bool,
+    as_json: bool,
+) -> None:
+    """Synthesize FILE (a model response or an app.py) and print the outcome, files and log.
+
+    Exit status: 0 passed, 1 the app failed, 3 infrastructure error (nothing was judged).
+    """
+    from plumbline.cdk.extract import extract_app, extract_from_source
+    from plumbline.cdk.synth import CdkSynthesizer, SynthOptions
+    from plumbline.sandbox import ResourceLimits, SandboxUnavailable
+
+    text = file.read_text(encoding="utf-8", errors="replace")
+    read_as = _read_as(file, text, mode)
+    app = extract_from_source(text, "app.py") if read_as == "app" else extract_app(text)
+    options = SynthOptions(
+        limits=ResourceLimits(wall_seconds=timeout, cpu_seconds=max(1, int(timeout))),
+        fail_on=fail_on or ("error",),
+        lint=not no_lint,
+        pool_size=1,
+        unsafe_no_sandbox=unsafe_no_sandbox,
+    )
+    try:
+        with CdkSynthesizer(options) as synthesizer:
+            report = synthesizer.check_app(app)
+    except SandboxUnavailable as error:
+        error_console.print(f"[bold red]error:[/] {error}")
+        sys.exit(3)
+    result = {"file": str(file), "read_as": read_as, **report.to_dict()}
+
+    def render(console: Console) -> None:
+        style = OUTCOME_STYLE.get(report.outcome.value, "bold red")
+        console.print(f"[{style}]{report.outcome.value}[/]  {report.reason}")
+        summary = Table.grid(padding=(0, 2))
+        summary.add_row("read as", read_as)
+        summary.add_row("entry point", report.entry or "-")
+        summary.add_row("exception", report.exception_type or "-")
+        count = "-" if report.resource_count is None else str(report.resource_count)
+        summary.add_row("resources", count)
+        summary.add_row("templates", ", ".join(report.templates) or "-")
+        counts = report.lint_counts
+        summary.add_row(
+            "cfn-lint",
+            f"{counts['error']} error(s), {counts['warning']} warning(s), "
+            f"{counts['informational']} informational",
+        )
+        summary.add_row("engine", f"{report.engine}, {report.seconds:.2f} s")
+        console.print(summary)
+        for note in report.notes:
+            console.print(f"[dim]note:[/] {note}")
+        for name, source in report.files.items():
+            lexer = "json" if name.endswith(".json") else "python"
+            console.print(Panel(Syntax(source, lexer, line_numbers=True), title=name))
+        if report.lint:
+            table = Table("rule", "severity", "template", "line", "message", title="cfn-lint")
+            for finding in report.lint:
+                table.add_row(
+                    finding.rule,
+                    finding.severity,
+                    finding.template,
+                    "" if finding.line is None else str(finding.line),
+                    finding.message,
+                )
+            console.print(table)
+        if report.stderr_head:
+            console.print(Panel(report.stderr_head, title="first lines of stderr"))
+        if report.log.strip():
+            console.print(Panel(report.log.rstrip(), title="log"))
+
+    emit(result, as_json, render)
+    if report.outcome.value == "infra_error":
+        sys.exit(3)
+    sys.exit(0 if report.outcome.passed else 1)
