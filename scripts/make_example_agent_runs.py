@@ -80,7 +80,11 @@ def make_records() -> list[RunRecord]:
                     timed_out, success, duration = True, False, TIME_LIMIT_SECONDS
                     agent_exit = 124
                 if task == "fix-flaky-date-parsing" and arm == "with_skelly" and repeat == 3:
-                    infra, reason, success = True, "workspace setup: git clone failed (exit 128)", False
+                    infra, reason, success = (
+                        True,
+                        "workspace setup: git clone failed (exit 128)",
+                        False,
+                    )
                     duration, agent_exit = 2.1, None
                     input_tokens = output_tokens = cache_read = cache_write = 0
                     cost, steps, tools = 0.0, 0, 0

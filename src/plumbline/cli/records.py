@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from plumbline.cli.output import emit, error_console, json_option
-from plumbline.records.adapters import Conversion, RunContext
+from plumbline.records.adapters import Conversion, RunContext, load_outcomes
 from plumbline.records.io import InvalidRecordError, write_atomic
 from plumbline.records.run_record import REQUIRED_FIELDS, RunRecord, read_run_records
 
@@ -100,6 +100,12 @@ def records() -> None:
     show_default=True,
     help="inspect: count samples that errored as failures, or exclude them as infra failures.",
 )
+@click.option(
+    "--outcomes",
+    type=click.Path(exists=True, dir_okay=False),
+    help="JSON records with task_id, arm, repeat and success (or acceptance_exit_code, "
+    "timed_out, infra_failure), as the harness wrote them.",
+)
 @click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
 @json_option
 def convert(
@@ -113,13 +119,18 @@ def convert(
     arm_from: str,
     scorer: str | None,
     sample_errors: str,
+    outcomes: str | None,
     strict: bool,
     as_json: bool,
 ) -> None:
     """Convert agent output (Claude Code, opencode, Inspect logs) to validated run records."""
     paths: list[str | Path] = list(expand_inputs(inputs, source))
-    context = RunContext(arm=arm, task_id=task_id, repeat=repeat, path_template=path_template)
+    known, outcome_errors = load_outcomes(outcomes) if outcomes else ({}, [])
+    context = RunContext(
+        arm=arm, task_id=task_id, repeat=repeat, path_template=path_template, outcomes=known
+    )
     conversion = _convert(source, paths, context, arm_from, scorer, sample_errors)
+    conversion.errors[:0] = outcome_errors
     if conversion.errors and strict:
         raise InputError(str(conversion.errors[0]))
     text = "".join(record_line(r) + "\n" for r in conversion.records)

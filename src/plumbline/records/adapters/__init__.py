@@ -5,7 +5,9 @@ which task, which arm, which repeat, and whether the acceptance check passed. Th
 order of precedence, from keys the harness put in the object itself (`task_id`, `arm`, `repeat`,
 `success` or `acceptance_exit_code`, `timed_out`, `infra_failure`, …), from the file's path
 matched against a template such as `{arm}/{task_id}/{repeat}.json`, and from constants given on
-the command line. Every converted record is validated against `RunRecord`; a record that cannot
+the command line; then an outcomes file (JSON records keyed by `task_id`, `arm`, `repeat`, as a
+harness writes them after running the acceptance command) adds the acceptance result.
+Every converted record is validated against `RunRecord`; a record that cannot
 be completed is reported as `file:line: field: problem`, never guessed.
 """
 
@@ -18,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from plumbline.records.io import RecordError
+from plumbline.records.io import RecordError, iter_json_values
 from plumbline.records.run_record import RunRecord
 
 # Harness keys copied through from the agent's output object when present.
@@ -68,6 +70,7 @@ class RunContext:
     repeat: int | None = None
     path_template: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
+    outcomes: dict[tuple[str, str, int], dict[str, Any]] = field(default_factory=dict)
 
     def from_path(self, path: str | Path) -> dict[str, Any]:
         """Keys parsed from `path` by the template (matched against the end of the path)."""
@@ -94,8 +97,42 @@ class RunContext:
                 fields.setdefault(key, value)
         for key, value in self.defaults.items():
             fields.setdefault(key, value)
+        outcome_key = (str(fields.get("task_id")), str(fields.get("arm")), fields.get("repeat"))
+        outcome: dict[str, Any] = self.outcomes.get(outcome_key, {})  # type: ignore[arg-type]
+        for name, value in outcome.items():
+            if name in HARNESS_KEYS:
+                fields.setdefault(name, value)
         if "success" not in fields and isinstance(fields.get("acceptance_exit_code"), int):
             fields["success"] = fields["acceptance_exit_code"] == 0
+
+
+def load_outcomes(
+    path: str | Path,
+) -> tuple[dict[tuple[str, str, int], dict[str, Any]], list[RecordError]]:
+    """Read an outcomes file: records with `task_id`, `arm`, `repeat` and the acceptance result."""
+    outcomes: dict[tuple[str, str, int], dict[str, Any]] = {}
+    errors: list[RecordError] = []
+    for item in iter_json_values(path):
+        if isinstance(item, RecordError):
+            errors.append(item)
+            continue
+        value = item.value
+        if not isinstance(value, dict):
+            errors.append(RecordError(item.path, item.line, "<record>", "not a JSON object"))
+            continue
+        missing = [k for k in ("task_id", "arm", "repeat") if k not in value]
+        if missing:
+            for name in missing:
+                errors.append(RecordError(item.path, item.line, name, "Field required"))
+            continue
+        key = (str(value["task_id"]), str(value["arm"]), value["repeat"])
+        if key in outcomes:
+            errors.append(
+                RecordError(item.path, item.line, "<record>", f"second outcome for {key}")
+            )
+            continue
+        outcomes[key] = value
+    return outcomes, errors
 
 
 @dataclass
@@ -111,8 +148,8 @@ class Conversion:
 
 
 _HINTS = {
-    "success": "the agent output has no acceptance result; add `success` or "
-    "`acceptance_exit_code` to the object",
+    "success": "the agent output has no acceptance result; give --outcomes, or add `success` "
+    "or `acceptance_exit_code` to the object",
     "task_id": "add `task_id` to the object, use --path-template, or pass --task-id",
     "arm": "add `arm` to the object, use --path-template, or pass --arm",
     "repeat": "add `repeat` to the object, use --path-template, or pass --repeat",
@@ -132,4 +169,4 @@ def validate(fields: dict[str, Any], path: str, line: int, conversion: Conversio
             conversion.errors.append(RecordError(path, line, name, problem))
 
 
-__all__ = ["HARNESS_KEYS", "Conversion", "RunContext", "validate"]
+__all__ = ["HARNESS_KEYS", "Conversion", "RunContext", "load_outcomes", "validate"]
