@@ -386,7 +386,8 @@ def _distinct_values(groups: _Clusters) -> _DistinctValues:
     run_length = np.diff(np.append(starts, order.size))
     distinct = np.bincount(run_cluster, minlength=c)
     exact = distinct <= MAX_EXACT_DISTINCT
-    width = int(min(distinct.max(), MAX_EXACT_DISTINCT))
+    # Only exactly-resampled clusters need columns; the rest get the normal draw.
+    width = int(distinct[exact].max()) if np.any(exact) else 0
     values = np.zeros((c, width))
     shares = np.zeros((c, width))
     run_start = np.concatenate([[0], np.cumsum(distinct)[:-1]])
@@ -414,24 +415,28 @@ def _resampled_sums(
     """
     draws = copies * groups.sizes[None, :]
     totals = np.zeros(draws.shape)
-    remaining = draws.copy()
-    remaining_share = np.ones(distinct.shares.shape[0])
-    width = distinct.shares.shape[1]
+    exact = np.flatnonzero(distinct.exact)
+    shares = distinct.shares[exact]
+    values = distinct.values[exact]
+    remaining = draws[:, exact]
+    remaining_share = np.ones(exact.size)
+    sums = np.zeros(remaining.shape)
+    width = shares.shape[1]
     for j in range(width):
-        share = distinct.shares[:, j]
         if j == width - 1:
             counts = remaining
         else:
             with np.errstate(invalid="ignore", divide="ignore"):
                 conditional = np.where(
-                    remaining_share > 0, np.clip(share / remaining_share, 0.0, 1.0), 0.0
+                    remaining_share > 0, np.clip(shares[:, j] / remaining_share, 0.0, 1.0), 0.0
                 )
             counts = rng.binomial(remaining, np.broadcast_to(conditional, remaining.shape))
             remaining = remaining - counts
-            remaining_share = remaining_share - share
-        totals += counts * distinct.values[None, :, j]
-    if not np.all(distinct.exact):
-        approximate = ~distinct.exact
+            remaining_share = remaining_share - shares[:, j]
+        sums += counts * values[None, :, j]
+    totals[:, exact] = sums
+    approximate = np.flatnonzero(~distinct.exact)
+    if approximate.size:
         t = draws[:, approximate]
         noise = rng.standard_normal(t.shape)
         totals[:, approximate] = t * distinct.means[approximate] + noise * np.sqrt(
@@ -461,6 +466,8 @@ def _cluster_mean_distribution(
         how = "clusters only"
     elif np.all(distinct.exact):
         how = "exact multinomial counts"
+    elif not np.any(distinct.exact):
+        how = "normal approximation (every cluster has >32 distinct values)"
     else:
         how = "exact multinomial counts; normal approximation for clusters with >32 distinct values"
     return out, how
