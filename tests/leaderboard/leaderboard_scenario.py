@@ -15,14 +15,11 @@ from the logs):
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 PE_QUESTIONS = [f"q{i}" for i in range(8)]
 PE_TARGETS = {q: "ABCD"[i % 4] for i, q in enumerate(PE_QUESTIONS)}
@@ -188,11 +185,9 @@ def _run(
     return [Path(log.location) for log in logs]
 
 
-@pytest.fixture(scope="session")
-def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
-    """Run the scenario once per session; returns where each notable log is."""
+def generate_logs(root: Path) -> Fixture:
+    """Run the scenario into `root`; returns where each notable log is."""
     tasks = _tasks()
-    root = tmp_path_factory.mktemp("leaderboard")
     logs = root / "logs"
     (alpha_pe_old,) = _run([tasks["practice_exam"]()], "alpha", logs / "alpha", "eval", epochs=2)
     _run([tasks["architecture_design"](), tasks["cdk_synth"]()], "alpha", logs / "alpha", "eval")
@@ -223,13 +218,3 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
     truncated.write_bytes(data[: len(data) // 2])
     (logs / "logs.json").write_text('{"not": "a log"}\n')
     return Fixture(root, logs, alpha_pe_old, alpha_pe_new, truncated, unmatched, wrong_scorer)
-
-
-@pytest.fixture(scope="session")
-def clean_logs(inspect_logs: Fixture, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Only the usable logs of alpha, beta and gamma (no problems at all)."""
-    root = tmp_path_factory.mktemp("clean")
-    for sub in ("alpha", "beta", "gamma"):
-        shutil.copytree(inspect_logs.logs / sub, root / sub)
-    (root / "alpha" / inspect_logs.alpha_pe_old.name).unlink()
-    return root

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import (
+from leaderboard_scenario import (
     ARCH_SCRIPT,
     CDK_SCRIPT,
     PE_QUESTIONS,

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from conftest import Fixture
+from leaderboard_scenario import Fixture
 
 from plumbline.cli.main import main
 
