@@ -212,3 +212,39 @@ def test_several_files_are_concatenated_with_their_names(tmp_path: Path) -> None
     assert table.frame["file"].to_list() == [str(first), str(second), str(second)]
     assert table.files == [str(first), str(second)]
     assert table.frame.schema["success"] == pl.Boolean
+
+
+def test_a_missing_key_is_reported_in_plain_jsonl(tmp_path: Path) -> None:
+    no_arm = run(repeat=2)
+    del no_arm["arm"]
+    no_tokens = run(repeat=3, input_tokens=None)
+    del no_tokens["input_tokens"]
+    path = write_jsonl(tmp_path / "runs.jsonl", [run(), no_arm, no_tokens, run(repeat=4)])
+    table = read_run_records([path])
+    assert table.frame["repeat"].to_list() == [1, 4]
+    messages = [str(e) for e in table.errors]
+    assert any(m.startswith(f"{path}:2: arm: ") for m in messages)
+    assert f"{path}:3: input_tokens: Field required" in messages
+
+
+def test_records_validate_command(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from plumbline.cli.main import main
+
+    good = write_jsonl(tmp_path / "good.jsonl", [run(), run(repeat=2)])
+    ok = CliRunner().invoke(main, ["records", "validate", str(good), "--json"])
+    assert ok.exit_code == 0
+    assert json.loads(ok.output) == {
+        "files": [str(good)],
+        "records": 2,
+        "valid": 2,
+        "invalid": 0,
+        "errors": [],
+    }
+    bad = write_jsonl(tmp_path / "bad.jsonl", [run(), run(repeat=-1)])
+    failed = CliRunner().invoke(main, ["records", "validate", str(bad)])
+    assert failed.exit_code == 1
+    assert f"{bad}:2: repeat: Input should be greater than or equal to 0" in failed.output
+    strict = CliRunner().invoke(main, ["records", "validate", str(bad), "--strict"])
+    assert strict.exit_code == 2

@@ -209,7 +209,7 @@ def validate(files: tuple[str, ...], strict: bool, as_json: bool) -> None:
 
     def render(console: Any) -> None:
         for error in table.errors:
-            console.print(str(error), markup=False)
+            console.print(str(error), markup=False, soft_wrap=True)
         console.print(
             f"{table.frame.height} valid and {table.invalid_records} invalid run records "
             f"in {len(files)} files"

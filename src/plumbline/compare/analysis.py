@@ -431,6 +431,15 @@ def _comparison(
             f"{treatment} vs {control}: {one_sided.height} tasks have runs in only one arm "
             f"and no pairs: {', '.join(names)}"
         )
+    power = power_analysis(pairs, summaries[control].success_rate, settings)
+    detectable = power.get("minimum_detectable_pass_delta")
+    observed = paired["pass_delta"].summary.mean
+    if detectable is not None and observed is not None and abs(observed) < detectable:
+        warnings.append(
+            f"{treatment} vs {control}: the observed pass-rate difference ({observed:+.3f}) is "
+            f"smaller than the minimum detectable one ({detectable:.3f} at "
+            f"{settings.power:.0%} power); equal success rates here are not evidence of no effect"
+        )
     return Comparison(
         treatment=treatment,
         control=control,
@@ -440,7 +449,7 @@ def _comparison(
         decision=decision,
         tests=paired_tests(pairs, settings),
         per_task=table.to_dicts(),
-        power=power_analysis(pairs, summaries[control].success_rate, settings),
+        power=power,
         warnings=warnings,
     )
 
