@@ -183,3 +183,17 @@ def test_check_rejects_unreadable_files(tmp_path: Path) -> None:
     result = _check(broken, broken)
     assert result.exit_code == 2
     assert "models[0].overall" in result.output
+
+
+def test_options_before_the_log_directory(clean_logs: Path) -> None:
+    result = run("--errors", "exclude", clean_logs, "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["_metadata"]["errors_policy"] == "exclude"
+
+
+def test_no_scorable_logs_exits_1(tmp_path: Path) -> None:
+    result = run(tmp_path / "nowhere", "--json")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["models"] == []
+    assert document["problems"][0]["kind"] == "path_not_found"

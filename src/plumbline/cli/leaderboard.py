@@ -98,7 +98,10 @@ def build(
     strict: bool,
     as_json: bool,
 ) -> None:
-    """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively)."""
+    """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively).
+
+    Exits 1 when no model could be scored (or, with --strict, when the input has problems).
+    """
     from plumbline.leaderboard import (
         LeaderboardFileError,
         SuiteError,
@@ -152,7 +155,7 @@ def build(
                 console.print(f"{label} written to {path}")
 
     emit(board.to_dict(), as_json, render)
-    if strict and board.problems:
+    if not board.models or (strict and board.problems):
         raise SystemExit(1)
 
 
