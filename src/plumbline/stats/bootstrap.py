@@ -186,7 +186,14 @@ def _interval_from_distribution(
     denominator = 6 * float(np.sum(deviations**2)) ** 1.5
     acceleration = float(np.sum(deviations**3)) / denominator if denominator > 0 else 0.0
     z = special.ndtri(np.array([alpha / 2, 1 - alpha / 2]))
-    adjusted = special.ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
+    denominator_z = 1 - acceleration * (z0 + z)
+    # |a| this large (a degenerate jackknife) breaks the transform; fall back to the extremes.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        adjusted = np.where(
+            denominator_z > 0,
+            special.ndtr(z0 + (z0 + z) / denominator_z),
+            np.array([0.0, 1.0]),
+        )
     low, high = np.quantile(distribution, adjusted)
     return (
         float(low),

@@ -131,20 +131,18 @@ def _walsh_sum_order_statistic(ordered: FloatArray, rank: int) -> float:
     high = float(2 * ordered[-1])  # count(≤ high) = all
     if _count_pair_sums_at_most(ordered, low) >= rank:
         return low
-    # Invariant: count(≤ low) < rank ≤ count(≤ high).
-    for _ in range(200):
-        below = _count_pair_sums_at_most(ordered, low)
-        above = _count_pair_sums_at_most(ordered, high)
-        if above - below <= max(4 * n, 4096):
-            break
+    # Invariant: below = count(≤ low) < rank ≤ above = count(≤ high).
+    below = _count_pair_sums_at_most(ordered, low)
+    above = n * (n + 1) // 2
+    while above - below > max(4 * n, 4096):
         middle = low + (high - low) / 2
         if middle <= low or middle >= high:
-            return high
-        if _count_pair_sums_at_most(ordered, middle) >= rank:
-            high = middle
+            return high  # no double strictly between: every sum in (low, high] equals high
+        count = _count_pair_sums_at_most(ordered, middle)
+        if count >= rank:
+            high, above = middle, count
         else:
-            low = middle
-    below = _count_pair_sums_at_most(ordered, low)
+            low, below = middle, count
     index = np.arange(n)
     start = np.maximum(np.searchsorted(ordered, low - ordered, side="right"), index)
     stop = np.maximum(np.searchsorted(ordered, high - ordered, side="right"), index)

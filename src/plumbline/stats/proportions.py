@@ -137,6 +137,9 @@ def wald_interval(successes: int, trials: int, *, level: float = 0.95) -> Estima
     """Wald (normal) interval `p̂ ± z·√(p̂(1−p̂)/n)`, clipped to [0, 1].
 
     Zero width at p̂ = 0 or 1, and below-nominal coverage for small n or extreme p: use Wilson.
+    Simulated 95% coverage (tests/stats/test_stats_coverage.py): 92.3% averaged over
+    p ~ U(0.1, 0.9) at n = 30, 78% at n = 30 and p = 0.05, 40% at n = 10 and p = 0.05; it
+    reaches 94–95% only from about n = 100 away from the extremes.
     Reference: Brown, Cai & DasGupta (2001).
     """
     return proportion_interval(successes, trials, method="wald", level=level)
