@@ -141,6 +141,20 @@ def test_repeated_measures_averages_repeats_first() -> None:
     assert result.details["within_share"] == pytest.approx(within / (within + between))
 
 
+def test_repeated_measures_recovers_the_within_question_share() -> None:
+    # Solve rates ~ Beta(2, 2): between-question variance 0.05, within E[p(1 − p)] = 0.2,
+    # so 80% of a single run's variance is run-to-run noise.
+    rng = np.random.default_rng(21)
+    rates = rng.beta(2.0, 2.0, size=(4_000, 1))
+    scores = (rng.random((4_000, 5)) < rates).astype(float)
+    details = repeated_measures_mean(scores).details
+    assert details["within_variance"] == pytest.approx(0.2, abs=0.01)
+    assert details["between_variance"] == pytest.approx(0.05, abs=0.01)
+    assert details["within_share"] == pytest.approx(0.8, abs=0.03)
+    deterministic = np.repeat(rng.integers(0, 2, size=(500, 1)), 3, axis=1).astype(float)
+    assert repeated_measures_mean(deterministic).details["within_share"] == 0.0
+
+
 def test_repeated_measures_ragged_and_nan_are_the_same() -> None:
     ragged = [[1.0, 0.0, 1.0], [0.5], [0.2, 0.4]]
     padded = np.array([[1.0, 0.0, 1.0], [0.5, np.nan, np.nan], [0.2, 0.4, np.nan]])

@@ -201,7 +201,14 @@ def _render_detectable(console: Console, result: DetectableEffectResult, paired:
     help="Change to detect (absolute), e.g. 0.05 for 0.80 -> 0.85; negative for a drop.",
 )
 @click.option("--paired", is_flag=True, help="Both arms answer the same questions (McNemar).")
-@click.option("--power", "power_", type=float, default=0.8, show_default=True)
+@click.option(
+    "--power",
+    "power_",
+    type=float,
+    default=0.8,
+    show_default=True,
+    help="Chance of detecting the effect if it is real.",
+)
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided level.")
 @click.option(
     "--n",
