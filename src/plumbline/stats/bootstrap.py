@@ -569,6 +569,13 @@ def cluster_bootstrap(
     rows are NaN-padded and "mean"/"median" ignore the padding (a callable must too, e.g. with
     `np.nanmean`).
 
+    Resampling members again counts the within-cluster noise twice (the observed cluster means
+    already carry it), so the two-stage interval is conservative: in simulation, 50 clusters of
+    4 binary repeats give 98% coverage for a nominal 95% interval, against 94% with
+    `resample_within=False` (tests/stats/test_stats_coverage.py). Prefer
+    `resample_within=False` when each sampled cluster was observed in full; keep the two-stage
+    default when the members themselves are a sample (a few repeats of a stochastic run).
+
     BCa uses the leave-one-cluster-out jackknife for the acceleration. Reference: Davison &
     Hinkley (1997), §3.8, strategy 2 (resample clusters, then within clusters); Field & Welsh
     (2007), "Bootstrapping clustered data", JRSS B 69(3).
