@@ -572,9 +572,10 @@ def cluster_bootstrap(
     Resampling members again counts the within-cluster noise twice (the observed cluster means
     already carry it), so the two-stage interval is conservative: in simulation, 50 clusters of
     4 binary repeats give 98% coverage for a nominal 95% interval, against 94% with
-    `resample_within=False` (tests/stats/test_stats_coverage.py). Prefer
-    `resample_within=False` when each sampled cluster was observed in full; keep the two-stage
-    default when the members themselves are a sample (a few repeats of a stochastic run).
+    `resample_within=False` (tests/stats/test_stats_coverage.py). With many clusters,
+    `resample_within=False` is the accurate choice, because each observed cluster mean already
+    carries its members' noise; the two-stage default errs wide, by roughly the within-cluster
+    variance divided by the cluster size, which matters most for few repeats per cluster.
 
     BCa uses the leave-one-cluster-out jackknife for the acceleration. Reference: Davison &
     Hinkley (1997), §3.8, strategy 2 (resample clusters, then within clusters); Field & Welsh
