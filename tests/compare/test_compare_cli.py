@@ -92,6 +92,9 @@ def test_unnamed_arms_and_bad_options_are_usage_errors(tmp_path: Path, run: Any)
     clobber = invoke(str(path), "-t", "x", "--json", str(path))
     assert clobber.exit_code == 2 and "both an input and an output" in clobber.stderr
     assert json.loads(path.read_text().splitlines()[0])["arm"] == "x"
+    swallowed = invoke("--json", str(path))
+    assert swallowed.exit_code == 2 and "--json took" in swallowed.stderr
+    assert json.loads(path.read_text().splitlines()[0])["arm"] == "x"
 
 
 def test_several_treatments_on_the_command_line(tmp_path: Path, run: Any) -> None:

@@ -108,7 +108,13 @@ def compare(
     with_skelly (treatment) and without_skelly (control) when both are present.
     """
     if not records:
-        raise click.UsageError("give at least one run record file")
+        hint = (
+            f" (--json took {json_path!r} as its output path: put the record files first, or "
+            "use --json with no path last)"
+            if json_path not in (None, "-")
+            else ""
+        )
+        raise click.UsageError(f"give at least one run record file{hint}")
     outputs = {Path(p).resolve() for p in (json_path, markdown_path) if p and p != "-"}
     for path in records:
         if Path(path).resolve() in outputs:

@@ -36,6 +36,7 @@ from plumbline.compare.metrics import (
     ArmSummary,
     DeltaSummary,
     Duplicate,
+    PreparedRuns,
     arm_summaries,
     delta_summaries,
     pair_runs,
@@ -374,7 +375,7 @@ def power_analysis(
 
 
 def _comparison(
-    prepared: Any,
+    prepared: PreparedRuns,
     summaries: dict[str, ArmSummary],
     treatment: str,
     control: str,
@@ -473,7 +474,7 @@ def _holm_adjust(comparisons: list[Comparison]) -> None:
 
 
 def _input_warnings(
-    prepared: Any, summaries: dict[str, ArmSummary], table: RunRecordTable
+    prepared: PreparedRuns, summaries: dict[str, ArmSummary], table: RunRecordTable
 ) -> list[str]:
     warnings: list[str] = []
     if table.invalid_records:
