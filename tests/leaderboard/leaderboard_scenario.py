@@ -43,6 +43,8 @@ ARCH_SCRIPT: dict[str, dict[str, float]] = {
     "alpha": dict(zip(ARCH_ITEMS, [0.9, 0.8, 0.85, 0.7, 0.95], strict=True)),
     "beta": dict(zip(ARCH_ITEMS, [0.6, 0.5, 0.55, 0.4, 0.65], strict=True)),
     "gamma": dict(zip(ARCH_ITEMS, [0.3, 0.2, 0.25, 0.1, 0.35], strict=True)),
+    # a judge on a 0–10 scale: two values are not valid [0, 1] scores
+    "epsilon": dict(zip(ARCH_ITEMS, [7.5, 0.5, 0.25, 10.0, 1.0], strict=True)),
 }
 # cdk_synth: "ok" synthesizes, "fail" does not, "error" raises inside the model call.
 CDK_SCRIPT: dict[str, dict[str, str]] = {
@@ -159,6 +161,17 @@ def _tasks() -> dict[str, Callable[..., Any]]:
         "cdk_synth": cdk_synth,
         "other_task": other_task,
     }
+
+
+def run_task(task: Any, model: str, log_dir: Path, fmt: str = "eval") -> Path:
+    """Run one scenario task for one model; returns the log's path."""
+    (path,) = _run([task], model, log_dir, fmt)
+    return path
+
+
+def task_factories() -> dict[str, Callable[..., Any]]:
+    """The scenario's Inspect task functions by name."""
+    return _tasks()
 
 
 def _run(

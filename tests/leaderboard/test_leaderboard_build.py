@@ -18,6 +18,8 @@ from leaderboard_scenario import (
     PE_SCRIPT,
     PE_SCRIPT_ALPHA_RERUN,
     Fixture,
+    run_task,
+    task_factories,
 )
 from scipy import stats
 
@@ -217,3 +219,15 @@ def test_progress_callback_sees_every_log(clean_logs: Path) -> None:
     total = seen[-1][1]
     assert [done for done, _ in seen] == list(range(1, total + 1))
     assert total == len(list(clean_logs.rglob("*.eval"))) + len(list(clean_logs.rglob("*.json")))
+
+
+def test_scores_outside_unit_interval_are_errors_not_clamped(tmp_path: Path) -> None:
+    log = run_task(task_factories()["architecture_design"](), "epsilon", tmp_path)
+    board = build_leaderboard(log)
+    score = board.model("mockllm/epsilon").categories["architecture_design"]
+    assert score.errors == 2
+    assert score.value == pytest.approx((0 + 0.5 + 0.25 + 0 + 1.0) / 5)
+    (problem,) = [p for p in board.problems if p.kind == "out_of_range"]
+    assert problem.count == 2 and problem.path == str(log)
+    excluded = build_leaderboard(log, errors="exclude").model("mockllm/epsilon")
+    assert excluded.categories["architecture_design"].value == pytest.approx(1.75 / 3)

@@ -7,7 +7,8 @@ cannot be used is reported as a `Problem`, never dropped silently:
 - an unreadable or truncated log (skipped);
 - a log whose task matches no category, or that lacks the category's scorer (skipped);
 - a log that did not finish (`status` other than success: its samples are used, and it is noted);
-- the same (sample id, epoch) in two logs of one model and task: the newest log wins.
+- the same (sample id, epoch) in two logs of one model and task: the newest log wins;
+- a score outside [0, 1] (never clamped: it counts as an error).
 """
 
 from __future__ import annotations
@@ -228,6 +229,21 @@ def collect(
                 ],
                 dtype=np.float64,
             )
+            outside = (values < 0.0) | (values > 1.0)
+            if outside.any():
+                # Scores live in [0, 1]; clamping a 0–10 judge scale to 1.0 was the reference
+                # implementation's defect. Such a value is no valid score: it counts as an error.
+                problems.append(
+                    _log_problem(
+                        "out_of_range",
+                        header,
+                        f"{int(outside.sum())} {category.scorer!r} values outside [0, 1] "
+                        f"(e.g. {values[outside][0]:g}); counted as errors",
+                        category=category.key,
+                        count=int(outside.sum()),
+                    )
+                )
+                values[outside] = np.nan
             chunk = _Chunk(
                 header=header,
                 questions=index.codes(category.key, header.task, ids),
