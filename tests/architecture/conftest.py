@@ -56,6 +56,21 @@ def every_service() -> str:
     return "The architecture uses: " + ", ".join(all_service_names(kind=None)) + "."
 
 
+@pytest.fixture(autouse=True)
+def own_parsers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests use our validators unless they ask for the real Mermaid/PlantUML parsers.
+
+    The real parsers start a JVM or Node.js per diagram; the tests that request `real_mermaid`
+    or `real_plantuml` prove they agree with ours on the table of cases.
+    """
+    from plumbline.suites.sa_bench.scorers import structured
+
+    if "real_mermaid" not in request.fixturenames:
+        monkeypatch.setattr(structured, "mermaid_parser", lambda: None)
+    if "real_plantuml" not in request.fixturenames:
+        monkeypatch.setattr(structured, "plantuml_command", lambda: None)
+
+
 @pytest.fixture(scope="session")
 def tasks() -> list[dict[str, Any]]:
     loaded = load_tasks(TASKS_FILE)

@@ -187,3 +187,44 @@ def test_several_judges_are_averaged_and_their_agreement_reported(
         assert score.metadata["accuracy"] == pytest.approx(sum(per_judge) / 2)
     alpha = log.results.scores[0].metrics["judge_agreement"].value
     assert 0.5 < alpha < 1.0
+
+
+def test_the_judge_sees_the_diagram_of_an_interpretation_task(
+    tasks: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
+
+    from plumbline.suites.sa_bench.datasets import DATA_DIR
+
+    task = tasks[0]
+    diagram = DATA_DIR / "diagrams" / "arch-01.png"
+    sample = Sample(
+        id=task["id"],
+        input=[
+            ChatMessageUser(
+                content=[ContentText(text=task["question"]), ContentImage(image=str(diagram))]
+            )
+        ],
+        target=task["reference_answer"],
+        metadata=metadata(task),
+    )
+    images_seen: list[int] = []
+
+    def judge_reply(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        images_seen.append(
+            sum(
+                isinstance(c, ContentImage)
+                for m in messages
+                if not isinstance(m.content, str)
+                for c in m.content
+            )
+        )
+        return out(verdict(0.9, 0.9, 0.9))
+
+    judge = get_model("mockllm/model", custom_outputs=judge_reply, memoize=False)
+    task_object = Task(
+        dataset=MemoryDataset([sample]), solver=generate(), scorer=llm_judge_scorer([judge])
+    )
+    log = _run(task_object, {task["question"]: task["reference_answer"]}, tmp_path)
+    assert log.samples[0].scores["llm_judge_scorer"].value > 0.8
+    assert images_seen == [1]

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from plumbline.suites.sa_bench.scorers.structured import (
     extract_diagram,
+    install_mermaid_parser,
+    mermaid_parse_many,
+    mermaid_parser,
     plantuml_command,
     validate_diagram,
     validate_json_architecture,
@@ -21,7 +25,7 @@ MERMAID_VALID = [
     "graph TD\n  A[Client] --> B[API]\n  B --> C[(Database)]",
     "%%{init: {'theme': 'dark'}}%%\nflowchart LR\n  A[Client] --> B[API]",
     "%%{\n  init: {'theme': 'forest'}\n}%%\ngraph LR\n  A[Client] --> B[API]",
-    "flowchart LR\n  %% the entry point\n  A[Client] --> B[API] %% trailing comment",
+    "flowchart LR\n  %% the entry point\n  A[Client] --> B[API]\n%% closing comment",
     "---\ntitle: Uploads\n---\nflowchart LR\n  A[Client] --> B[API]",
     "flowchart LR\n  A([User]) -->|HTTPS| B{{Edge}} -.-> C[(DB)]",
     'flowchart LR\n  A["Lambda (resize)"] --> B["S3 [images]"]',
@@ -60,6 +64,7 @@ MERMAID_INVALID = [
     ("flowchart LR\n  A[Client] ->> B[API]", "expected an arrow"),
     ('flowchart LR\n  A["Client] --> B[API]', "unterminated"),
     ("sequenceDiagram\n  participant C as Client\n  C->>X: hello", "undeclared participant"),
+    ("flowchart LR\n  A[Client] --> B[API] %% no trailing comments", "expected an arrow"),
     ("sequenceDiagram\n  A->>B: hi\n  loop forever\n  A->>B: again", "never closed"),
     ("architecture-beta\n  service db(database)[DB]\n  db:L -- R:web", "unknown service"),
 ]
@@ -67,7 +72,7 @@ MERMAID_INVALID = [
 
 @pytest.mark.parametrize("source", MERMAID_VALID)
 def test_valid_mermaid(source: str) -> None:
-    result = validate_mermaid(source)
+    result = validate_mermaid(source, use_mermaid=False)
     assert result.valid, result.errors
     assert result.validator == "plumbline-mermaid"
     assert len(result.nodes) >= 2 and result.edges
@@ -75,9 +80,46 @@ def test_valid_mermaid(source: str) -> None:
 
 @pytest.mark.parametrize(("source", "problem"), MERMAID_INVALID)
 def test_invalid_mermaid(source: str, problem: str) -> None:
-    result = validate_mermaid(source)
+    result = validate_mermaid(source, use_mermaid=False)
     assert not result.valid
     assert any(problem in error for error in result.errors), result.errors
+
+
+# Cases our validator rejects for structure (Mermaid itself accepts them): stricter on purpose.
+MERMAID_STRUCTURAL = ("unknown node", "at least", "unsupported", "undeclared participant")
+
+
+@pytest.fixture(scope="module")
+def real_mermaid() -> Path:
+    """The real Mermaid parser (npm `mermaid` under Node.js), installed on first use."""
+    directory = mermaid_parser()
+    if directory is None:
+        directory = install_mermaid_parser()
+    assert mermaid_parser() == directory
+    return directory
+
+
+def test_the_real_mermaid_parser_agrees_on_syntax(real_mermaid: Path) -> None:
+    sources = MERMAID_VALID + [source for source, _ in MERMAID_INVALID]
+    verdicts = mermaid_parse_many(real_mermaid, sources)
+    assert verdicts is not None
+    for source, errors in zip(MERMAID_VALID, verdicts, strict=False):
+        assert errors == [], (source, errors)
+    invalid_verdicts = verdicts[len(MERMAID_VALID) :]
+    for (source, problem), errors in zip(MERMAID_INVALID, invalid_verdicts, strict=True):
+        # Mermaid accepts what is only structurally wrong; every syntax error it rejects too
+        structural = any(marker in problem for marker in MERMAID_STRUCTURAL)
+        assert (errors == []) is structural, (source, problem, errors)
+
+
+def test_the_real_mermaid_parser_decides_when_installed(real_mermaid: Path) -> None:
+    good = validate_mermaid(MERMAID_VALID[2])
+    assert good.valid and good.validator == "mermaid+plumbline"
+    bad = validate_mermaid("flowchart LR\n  A[Client) --> B[API]")
+    assert not bad.valid and bad.errors[0].startswith("mermaid: Parse error on line 2")
+    dangling = validate_mermaid("flowchart LR\n  A[Client] --> B[API]\n  B --> Lamda")
+    assert not dangling.valid and dangling.validator == "mermaid+plumbline"
+    assert any("unknown node 'Lamda'" in e for e in dangling.errors)
 
 
 PUML_VALID = [
@@ -137,8 +179,15 @@ def test_invalid_plantuml(source: str, problem: str) -> None:
     assert any(problem in error for error in result.errors), result.errors
 
 
+@pytest.fixture
+def real_plantuml() -> str:
+    command = plantuml_command()
+    assert command is not None, "install the Debian package 'plantuml' (.ci/run does)"
+    return command
+
+
+@pytest.mark.usefixtures("real_plantuml")
 def test_plantuml_itself_decides_the_syntax_when_installed() -> None:
-    assert plantuml_command() is not None, "install the Debian package 'plantuml' (.ci/run does)"
     good = validate_plantuml(PUML_VALID[0])
     assert good.valid and good.validator == "plantuml+plumbline"
     bad = validate_plantuml("@startuml\ncomponent A\ncomponent B\nA --> ( :\nfoo ((\n@enduml")

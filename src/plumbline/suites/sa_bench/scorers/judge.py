@@ -2,8 +2,9 @@
 
 What the reference judge got wrong and what happens here instead (REFERENCE-NOTES §1):
 
-- It never saw the question or the reference answer: here the judge sees the question, the
-  reference answer, the expected elements, the versioned rubric for the subtype, and the response.
+- It never saw the question, the reference answer or the diagram: here the judge sees the
+  question, the reference answer, the expected elements, the versioned rubric for the subtype,
+  the task's diagram image (interpretation tasks), and the response.
 - The response was pasted without delimiters: here it sits between `<response-{tag}>` tags whose
   tag is derived from a hash of the response itself (so the response cannot predict it), any
   tag-like text in the response that could open or close a delimiter is neutralised, and the
@@ -48,6 +49,9 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
+    Content,
+    ContentImage,
+    ContentText,
     GenerateConfig,
     Model,
     get_model,
@@ -165,8 +169,13 @@ def build_judge_messages(
     reference_answer: str,
     *,
     rubric_version: str = DEFAULT_RUBRIC,
+    images: Sequence[ContentImage] = (),
 ) -> tuple[list[ChatMessage], int]:
-    """The judge conversation for one response, and how many delimiter-like strings were defused."""
+    """The judge conversation for one response, and how many delimiter-like strings were defused.
+
+    `images` are the task's diagram(s), shown to the judge for interpretation tasks so it can
+    check claims about the diagram (the reference judge never saw it).
+    """
     rubric = load_rubric(rubric_version)
     safe, neutralised = neutralise(response)
     tag = delimiter_tag(response)
@@ -182,9 +191,16 @@ def build_judge_messages(
         f"<response-{tag}>\n{safe}\n</response-{tag}>\n\n"
         "Grade the candidate response now. Reply with the JSON object only."
     )
+    content: str | list[Content] = user
+    if images:
+        content = [
+            ContentText(text="The task's diagram, as the candidate saw it:"),
+            *images,
+            ContentText(text=user),
+        ]
     messages: list[ChatMessage] = [
         ChatMessageSystem(content=SYSTEM_PROMPT.format(tag=tag)),
-        ChatMessageUser(content=user),
+        ChatMessageUser(content=content),
     ]
     return messages, neutralised
 
@@ -482,6 +498,7 @@ async def judge_response(
     rubric_version: str = DEFAULT_RUBRIC,
     seed: int = DEFAULT_SEED,
     adjust: bool = True,
+    images: Sequence[ContentImage] = (),
 ) -> JudgeScore:
     """Score one response with every judge, blend with the heuristic and apply the factors."""
     if not judges:
@@ -494,7 +511,7 @@ async def judge_response(
         zero = {d: 0.0 for d in DIMENSIONS}
         return JudgeScore(zero, (), heuristic, (), heuristic_weight, rubric_version, 0)
     messages, neutralised = build_judge_messages(
-        response, metadata, reference_answer, rubric_version=rubric_version
+        response, metadata, reference_answer, rubric_version=rubric_version, images=images
     )
     outcomes = await asyncio.gather(*(run_judge(j, messages, seed=seed) for j in judges))
     fmt = metadata.get("output_format")
@@ -538,6 +555,15 @@ def judge_agreement() -> Metric:
             return float("nan")
 
     return compute
+
+
+def task_images(state: TaskState) -> list[ContentImage]:
+    """The images (diagrams) of the sample's user input."""
+    images: list[ContentImage] = []
+    for message in state.input if isinstance(state.input, list) else []:
+        if message.role == "user" and not isinstance(message.content, str):
+            images.extend(c for c in message.content if isinstance(c, ContentImage))
+    return images
 
 
 def resolve_judges(judges: Sequence[str | Model] | str | Model | None) -> list[Model]:
@@ -585,6 +611,7 @@ def llm_judge_scorer(
             rubric_version=rubric_version,
             seed=seed,
             adjust=adjust,
+            images=task_images(state),
         )
         if result.scored:
             explanation = ", ".join(f"{k} {v:.2f}" for k, v in result.dimensions.items())
