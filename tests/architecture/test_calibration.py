@@ -190,9 +190,12 @@ def test_cli_table_names_the_failures() -> None:
 
 def test_cli_rejects_a_bad_calibration_file(tmp_path: Path) -> None:
     bad = tmp_path / "cal.jsonl"
-    bad.write_text('{"id": "x", "tier": "great"}\n')
+    good = json.dumps(ITEMS[0].model_dump(mode="json"))
+    bad.write_text(f'{good}\n{{"id": "x", "tier": "great"}}\n{good}\n')
     result = CliRunner().invoke(
         main, ["judge", "calibrate", "--judge", "mockllm/model", "--set", str(bad)]
     )
     assert result.exit_code == 2
-    assert f"{bad}:1:" in result.output
+    assert f"{bad}:2: tier: Input should be 'excellent'" in result.output
+    assert f"{bad}:2: task: Field required" in result.output
+    assert f"{bad}:3: id: duplicate 'cal-01'" in result.output

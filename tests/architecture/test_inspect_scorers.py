@@ -228,3 +228,23 @@ def test_the_judge_sees_the_diagram_of_an_interpretation_task(
     log = _run(task_object, {task["question"]: task["reference_answer"]}, tmp_path)
     assert log.samples[0].scores["llm_judge_scorer"].value > 0.8
     assert images_seen == [1]
+
+
+def test_without_judges_the_judge_role_is_used(tasks: list[dict[str, Any]], tmp_path: Path) -> None:
+    task = tasks[0]
+    judge = scripted_judge([verdict(0.6, 0.6, 0.6)])
+    candidate = get_model(
+        "mockllm/model",
+        custom_outputs=answering_model({task["question"]: task["reference_answer"]}),
+        memoize=False,
+    )
+    [log] = eval(
+        _task([task], llm_judge_scorer()),
+        model=candidate,
+        model_roles={"judge": judge},
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    score = log.samples[0].scores["llm_judge_scorer"]
+    assert [j["accuracy"] for j in score.metadata["judges"]] == [0.6]

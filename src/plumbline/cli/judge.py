@@ -104,7 +104,6 @@ def calibrate(
     """
     from inspect_ai.model import get_model
 
-    from plumbline.records.io import InvalidRecordError
     from plumbline.suites.sa_bench.scorers.calibration import (
         calibrate as run_calibration,
     )
@@ -117,7 +116,7 @@ def calibrate(
     try:
         items = load_calibration(calibration_set)
         load_rubric(rubric_version)
-    except (InvalidRecordError, ValueError) as error:
+    except ValueError as error:
         # plain echo: a `file:line:` location must never be wrapped across lines
         click.echo(f"error: {error}", err=True)
         sys.exit(2)

@@ -33,7 +33,7 @@ from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 from scipy import stats as scipy_stats
 
-from plumbline.records.io import InvalidRecordError, RecordError, read_records
+from plumbline.records.io import RecordError, read_records
 from plumbline.stats.agreement import krippendorff_alpha
 from plumbline.suites.sa_bench.scorers.architecture import DIMENSIONS, score_architecture
 from plumbline.suites.sa_bench.scorers.judge import (
@@ -110,15 +110,28 @@ class CalibrationItem(BaseModel):
         return self.tier in ADVERSARIAL_TIERS
 
 
+class CalibrationSetError(ValueError):
+    """An invalid calibration set; `errors` lists every problem as `file:line: field: problem`."""
+
+    def __init__(self, errors: Sequence[RecordError]) -> None:
+        self.errors = list(errors)
+        super().__init__("\n".join(str(error) for error in self.errors))
+
+
 def load_calibration(path: str | Path | None = None) -> list[CalibrationItem]:
-    """Read and validate a calibration set; any invalid record raises `InvalidRecordError`."""
-    result = read_records([path or CALIBRATION_FILE], CalibrationItem, strict=True)
-    ids = [item.id for item in result.records]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        location = result.locations[ids.index(duplicates[0])]
-        raise InvalidRecordError(
-            RecordError(location.path, location.line, "id", f"duplicate id {duplicates[0]!r}")
+    """Read and validate a calibration set; raise `CalibrationSetError` listing every problem."""
+    result = read_records([path or CALIBRATION_FILE], CalibrationItem)
+    errors = list(result.errors)
+    seen: set[str] = set()
+    for item, location in zip(result.records, result.locations, strict=True):
+        if item.id in seen:
+            errors.append(RecordError(location.path, location.line, "id", f"duplicate {item.id!r}"))
+        seen.add(item.id)
+    if errors:
+        raise CalibrationSetError(errors)
+    if not result.records:
+        raise CalibrationSetError(
+            [RecordError(str(path or CALIBRATION_FILE), 1, "<file>", "empty")]
         )
     return result.records
 
