@@ -124,6 +124,8 @@ class ModelProfile:
     ttft_fraction: float = 0.3
     # responses are drawn from this list; None: a fixed sentence that mentions the prompt
     responses: list[str] | None = None
+    # per-prompt responses: the first key contained in the prompt picks the list
+    responses_by_prompt: dict[str, list[str]] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)
     fault_rates: dict[str, float] = field(default_factory=dict)
     # a "timeout" fault holds the request this long (the client should give up first)
@@ -452,6 +454,9 @@ class OpenAIServer:
 
     @staticmethod
     def _choose_text(profile: ModelProfile, prompt: str, rng: random.Random) -> str:
+        for key, choices in profile.responses_by_prompt.items():
+            if key in prompt and choices:
+                return rng.choice(choices)
         if profile.responses:
             return rng.choice(profile.responses)
         topic = " ".join(prompt.split()[:12]) or "nothing"

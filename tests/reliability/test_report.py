@@ -1,0 +1,228 @@
+"""From trial records to the report: analysis, the real embedding model, schema, and the CLI.
+
+The records are produced by running the trial runner against the local server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pytest
+from pydantic import ValidationError
+from tests.reliability.helpers import FAKE_KEY, cli_env, run_cli
+from tests.support.openai_server import Latency, ModelProfile, OpenAIServer
+
+from plumbline.records.trial_record import TrialRecord, read_trial_records, trial_record_schema
+from plumbline.reliability.analysis import Price, analyze
+from plumbline.reliability.config import BenchmarkConfig
+from plumbline.reliability.embeddings import Embedder, bundled_model_path
+from plumbline.reliability.render import render_markdown
+from plumbline.reliability.runner import ProbeSettings, Prompt, load_prompts, run_probe
+
+STEADY = "Caching keeps the results of slow work so repeated requests are answered quickly."
+VARIED = [
+    "Caching keeps recently used data close to where it is needed.",
+    "A cache is a small fast store that sits in front of a slow one.",
+    "Bananas are yellow and rich in potassium.",
+    "Caching trades memory for speed by reusing earlier answers.",
+]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAIServer]:
+    profiles = {
+        "steady": ModelProfile(latency=Latency("normal", 0.02, 0.005), responses=[STEADY]),
+        "varied": ModelProfile(
+            latency=Latency("lognormal", 0.03, 0.5),
+            responses=VARIED,
+            faults=["ok", "429", "ok", "500", "timeout"],
+            hang_seconds=60,
+        ),
+    }
+    with OpenAIServer(profiles, seed=7) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def journal(server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("trials") / "trials.jsonl"
+    settings = ProbeSettings(
+        models=("openai-api/local/steady", "openai-api/local/varied"),
+        prompts=(Prompt("cache", "Explain caching in one sentence."), Prompt("fast", "Why cache?")),
+        trials=12,
+        concurrency=8,
+        timeout=5,
+        stream=True,
+    )
+    saved = {k: os.environ.get(k) for k in ("LOCAL_BASE_URL", "LOCAL_API_KEY")}
+    os.environ.update(LOCAL_BASE_URL=server.base_url, LOCAL_API_KEY=FAKE_KEY)
+    try:
+        summary = asyncio.run(run_probe(settings, path))
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    assert summary.completed == 48
+    return path
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+def _records(journal: Path) -> list[TrialRecord]:
+    result = read_trial_records([journal])
+    assert not result.errors
+    return result.records
+
+
+def test_analysis_with_the_real_embedding_model(journal: Path, embedder: Embedder) -> None:
+    records = _records(journal)
+    report = analyze(records, embedder, prices={"openai-api/local/steady": Price(1.0, 2.0)})
+    by_name = {m.model: m for m in report.models}
+    steady = by_name["openai-api/local/steady"]
+    varied = by_name["openai-api/local/varied"]
+
+    # identical responses: the seed's score and agreement both read 1
+    assert steady.consistency is not None and steady.agreement is not None
+    assert steady.consistency.statistic == pytest.approx(1.0)
+    assert steady.agreement.statistic == pytest.approx(1.0, abs=1e-6)
+    assert steady.robustness.error_rate == 0.0
+    assert steady.robustness.error_rate_interval.high > 10  # 0 of 24 is not "0%"
+    # four different answers, one off-topic: agreement is clearly lower
+    assert varied.agreement is not None
+    assert varied.agreement.statistic < 0.8
+    # the scripted faults: a 429, a 500 and a timeout, each in its class
+    assert varied.robustness.exceptions["RateLimitError"] == 1
+    assert varied.robustness.exceptions["ServerError"] == 1
+    assert varied.robustness.exceptions["TimeoutError"] == 1
+    assert varied.robustness.timeout_trials == 1
+    assert varied.successful == 21
+    # latency and TTFT come from streamed trials
+    assert steady.latency is not None and steady.latency.n == 24
+    assert steady.ttft is not None and steady.ttft.p50 <= steady.latency.p50
+    assert steady.latency.tokens_per_second is not None
+    # performance and output quality
+    assert steady.performance is not None and 0 < steady.performance.score <= 1
+    assert steady.output_quality is not None
+    assert steady.output_quality.mean_words == len(STEADY.split())
+    assert steady.cost is not None and steady.cost.cost_per_quality_point is not None
+    assert varied.cost is None
+    # comparisons: Cohen's d for latency and performance between the two models
+    metrics = {(c.metric, c.effect is not None) for c in report.comparisons}
+    assert ("latency_seconds", True) in metrics and ("performance", True) in metrics
+    # the embedder encodes each distinct text once
+    assert embedder.encoded <= len({r.response for r in records if r.response}) + 2
+
+    markdown = render_markdown(report)
+    assert "## openai-api/local/steady" in markdown
+    assert "Highly deterministic" in markdown
+    assert "semantic_agreement" in markdown
+    json.dumps(report.to_dict(), allow_nan=False)  # strict JSON
+
+
+def test_embedder_is_offline_batched_and_cached() -> None:
+    assert bundled_model_path("all-MiniLM-L6-v2") is not None
+    embedder = Embedder(batch_size=2)
+    vectors = embedder(["a cat", "a dog", "a cat", "a bird"])
+    assert vectors.shape == (4, 384)
+    assert embedder.encoded == 3
+    np.testing.assert_allclose(vectors[0], vectors[2])
+    embedder(["a dog"])
+    assert embedder.encoded == 3
+    assert os.environ.get("HF_HUB_OFFLINE") == "1"
+
+
+def test_records_validate_against_the_schema_and_the_model_agrees(journal: Path) -> None:
+    validator = jsonschema.Draft202012Validator(
+        trial_record_schema(), format_checker=jsonschema.FormatChecker()
+    )
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    for line in lines:
+        validator.validate(line)
+    good = next(line for line in lines if line["error_class"] is None)
+    bad_examples: list[dict[str, Any]] = [
+        {**good, "timed_out": True},  # a timeout flag without the TimeoutError class
+        {**good, "response": None},  # a success needs its response
+        {**good, "latency_seconds": -1},
+        {**good, "error_class": "Oops"},
+        {k: v for k, v in good.items() if k != "model"},
+        {**good, "config": {**good["config"], "surprise": 1}},
+    ]
+    for example in bad_examples:
+        assert not validator.is_valid(example), example
+        with pytest.raises(ValidationError):
+            TrialRecord.model_validate(example)
+
+
+def test_prompt_files(tmp_path: Path) -> None:
+    jsonl = tmp_path / "prompts.jsonl"
+    jsonl.write_text('{"id": "a", "prompt": "First?"}\n"Second?"\n{"id": "b"}\n')
+    with pytest.raises(ValueError, match=r"prompts.jsonl:3: prompt"):
+        load_prompts(jsonl)
+    jsonl.write_text('{"id": "a", "prompt": "First?"}\n"Second?"\n')
+    prompts = load_prompts(jsonl)
+    assert prompts[0].id == "a" and prompts[1].text == "Second?"
+    text = tmp_path / "prompts.txt"
+    text.write_text("one\n\ntwo\n")
+    assert [p.text for p in load_prompts(text)] == ["one", "two"]
+
+
+@pytest.mark.slow
+def test_reliability_cli_writes_json_and_markdown(
+    journal: Path, server: OpenAIServer, tmp_path: Path
+) -> None:
+    damaged = tmp_path / "trials.jsonl"
+    damaged.write_text(journal.read_text() + '{"model": "x", "trial": -1}\n')
+    out_json = tmp_path / "report.json"
+    out_md = tmp_path / "report.md"
+    result = run_cli(
+        [
+            "reliability",
+            str(damaged),
+            "--json",
+            str(out_json),
+            "--markdown",
+            str(out_md),
+            "--price",
+            "openai-api/local/steady=1:2",
+        ],
+        cli_env(server),
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out_json.read_text())
+    assert [m["model"] for m in report["models"]] == [
+        "openai-api/local/steady",
+        "openai-api/local/varied",
+    ]
+    steady = report["models"][0]
+    assert steady["latency"]["n"] == 24
+    assert set(steady["latency"]["percentile_intervals"]) == {"p50", "p95", "p99"}
+    assert steady["robustness"]["error_rate_interval"]["method"]
+    assert steady["consistency"]["interval"]["method"] == "CERT CI_95"
+    assert report["config"]["random_seed"] == 42
+    # the bad line is reported as file:line: field: problem, and the rest is still used
+    line_number = len(journal.read_text().splitlines()) + 1
+    assert any(e.startswith(f"{damaged}:{line_number}: ") for e in report["record_errors"])
+    assert "Reliably consistent" in out_md.read_text() or "Highly deterministic" in (
+        out_md.read_text()
+    )
+    assert "openai-api/local/varied" in result.stdout  # the terminal tables
+
+    printed = run_cli(["reliability", str(journal), "--json"], cli_env(server))
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout)["models"][1]["robustness"]["failed_trials"] == 3
+
+
+def test_default_config_is_the_seeds() -> None:
+    assert BenchmarkConfig().random_seed == 42
