@@ -439,7 +439,8 @@ def _comparison(
         warnings.append(
             f"{treatment} vs {control}: the observed pass-rate difference ({observed:+.3f}) is "
             f"smaller than the minimum detectable one ({detectable:.3f} at "
-            f"{settings.power:.0%} power); equal success rates here are not evidence of no effect"
+            f"{settings.power:.0%} power); at this sample size the success-rate gate cannot "
+            "tell the arms apart"
         )
     return Comparison(
         treatment=treatment,

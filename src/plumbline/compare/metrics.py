@@ -190,7 +190,7 @@ def arm_summaries(prepared: PreparedRuns, arms: list[str]) -> dict[str, ArmSumma
 
 
 def pair_runs(prepared: PreparedRuns, treatment: str, control: str) -> pl.DataFrame:
-    """One row per `(task_id, repeat)` present once in both arms, with every delta column.
+    """One row per `(task_id, repeat)` present once in both arms, in the treatment's order.
 
     Columns: `task_id`, `repeat`, `<column>_t`, `<column>_c` for each paired column, and one
     column per delta (`treatment − control`; null when either side is null).
@@ -199,13 +199,14 @@ def pair_runs(prepared: PreparedRuns, treatment: str, control: str) -> pl.DataFr
     usable = prepared.runs.filter(~pl.col("duplicated"))
     t = usable.filter(pl.col("arm") == treatment).select(keep)
     c = usable.filter(pl.col("arm") == control).select(keep)
-    pairs = t.join(c, on=["task_id", "repeat"], how="inner", suffix="_c").rename(
-        {name: f"{name}_t" for name in PAIR_COLUMNS}
-    )
+    # Pairs keep the treatment's record order (the order of the input files).
+    pairs = t.join(
+        c, on=["task_id", "repeat"], how="inner", suffix="_c", maintain_order="left"
+    ).rename({name: f"{name}_t" for name in PAIR_COLUMNS})
     deltas = {**PRIMARY_DELTAS, **SECONDARY_DELTAS}
     return pairs.with_columns(
         [(pl.col(f"{col}_t") - pl.col(f"{col}_c")).alias(name) for name, col in deltas.items()]
-    ).sort("task_id", "repeat")
+    )
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,8 @@ def _test_rows(tests: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
             detail = f"p = {fmt(entry['pvalue'])}"
             if "pvalue_holm" in entry:
                 detail += f", Holm p = {fmt(entry['pvalue_holm'])}"
+            if "b" in entry and "c" in entry:
+                detail += f"; discordant pairs b = {fmt(entry['b'])}, c = {fmt(entry['c'])}"
             rows.append((label, fmt(entry.get("statistic")), detail))
         else:
             interval = entry.get("interval") or {}
