@@ -15,10 +15,12 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from pydantic import ValidationError
-from tests.reliability.helpers import FAKE_KEY, cli_env, run_cli
+from tests.reliability.helpers import FAKE_KEY
 from tests.support.openai_server import Latency, ModelProfile, OpenAIServer
 
+from plumbline.cli.reliability import reliability
 from plumbline.records.trial_record import TrialRecord, read_trial_records, trial_record_schema
 from plumbline.reliability.analysis import Price, analyze
 from plumbline.reliability.config import BenchmarkConfig
@@ -179,16 +181,15 @@ def test_prompt_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_reliability_cli_writes_json_and_markdown(
-    journal: Path, server: OpenAIServer, tmp_path: Path
-) -> None:
+def test_reliability_cli_writes_json_and_markdown(journal: Path, tmp_path: Path) -> None:
     damaged = tmp_path / "trials.jsonl"
     damaged.write_text(journal.read_text() + '{"model": "x", "trial": -1}\n')
     out_json = tmp_path / "report.json"
     out_md = tmp_path / "report.md"
-    result = run_cli(
+    runner = CliRunner()
+    result = runner.invoke(
+        reliability,
         [
-            "reliability",
             str(damaged),
             "--json",
             str(out_json),
@@ -197,9 +198,8 @@ def test_reliability_cli_writes_json_and_markdown(
             "--price",
             "openai-api/local/steady=1:2",
         ],
-        cli_env(server),
     )
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.output
     report = json.loads(out_json.read_text())
     assert [m["model"] for m in report["models"]] == [
         "openai-api/local/steady",
@@ -219,8 +219,8 @@ def test_reliability_cli_writes_json_and_markdown(
     )
     assert "openai-api/local/varied" in result.stdout  # the terminal tables
 
-    printed = run_cli(["reliability", str(journal), "--json"], cli_env(server))
-    assert printed.returncode == 0, printed.stderr
+    printed = runner.invoke(reliability, [str(journal), "--json"])
+    assert printed.exit_code == 0, printed.output
     assert json.loads(printed.stdout)["models"][1]["robustness"]["failed_trials"] == 3
 
 

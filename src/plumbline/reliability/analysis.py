@@ -133,9 +133,21 @@ def _jsonable(value: Any) -> Any:
 
 
 def _mean_estimate(values: Sequence[float], single: ConfidenceInterval | None) -> EstimateResult:
-    """Mean over prompts with the seed's CI_95; one prompt keeps its own interval."""
+    """Mean over prompts with the seed's CI_95; one prompt keeps its own interval.
+
+    The seed's normal interval can cross the score's bounds with few prompts; it is clipped to
+    [0, 1], and the method says so.
+    """
     if len(values) >= 2:
-        return cert_ci_95(values)
+        estimate = cert_ci_95(values)
+        bounds = estimate.interval
+        low, high = max(0.0, bounds.low), min(1.0, bounds.high)
+        if (low, high) != (bounds.low, bounds.high):
+            clipped = ConfidenceInterval(low, high, bounds.level, f"{bounds.method}, clipped")
+            return EstimateResult(
+                estimate.statistic, estimate.n, clipped, estimate.standard_error, estimate.details
+            )
+        return estimate
     value = float(values[0])
     interval = single if single is not None else ConfidenceInterval(value, value, 0.95, "none")
     return EstimateResult(statistic=value, n=1, interval=interval)
