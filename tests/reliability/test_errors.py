@@ -105,3 +105,10 @@ def test_redaction_of_known_values_and_key_shapes() -> None:
     assert "sk-live-ABCDEFGHIJ" not in cleaned
     message = classify_exception(StatusError(401, "bad key abc123secretvalue"), secrets=secrets)
     assert "abc123secretvalue" not in message.message
+
+
+def test_library_connection_errors_by_type_name() -> None:
+    # requests.exceptions.ConnectionError is an OSError, not the builtin ConnectionError
+    requests_like = type("ConnectionError", (OSError,), {})
+    assert classify_exception(requests_like("no route")).error_class is ErrorClass.CONNECTION
+    assert classify_exception(OSError("disk")).error_class is ErrorClass.UNKNOWN

@@ -66,7 +66,7 @@ def test_every_injected_fault_is_counted_in_its_class(
         "--concurrency",
         str(trials),
         "--timeout",
-        "8",
+        "10",
         "-o",
         str(out),
         "--no-progress",
@@ -104,7 +104,7 @@ def test_every_injected_fault_is_counted_in_its_class(
             assert record["response"] is None
             assert record["error_message"]
     timeout_record = next(r for r in records if r["error_class"] == "TimeoutError")
-    assert 8 <= timeout_record["latency_seconds"] < 30
+    assert 10 <= timeout_record["latency_seconds"] < 40
     # every record is valid against the published JSON Schema
     validator = jsonschema.Draft202012Validator(trial_record_schema())
     for record in records:

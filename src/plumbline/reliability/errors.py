@@ -29,7 +29,13 @@ _TIMEOUT_NAMES = frozenset(
     }
 )
 _CONNECTION_NAMES = frozenset(
-    {"APIConnectionError", "TransportError", "NetworkError", "RemoteProtocolError"}
+    {
+        "APIConnectionError",
+        "TransportError",
+        "NetworkError",
+        "RemoteProtocolError",
+        "ConnectionError",  # requests' and urllib3's, which are not the builtin
+    }
 )
 # a response arrived but could not be decoded: the provider's failure
 _INVALID_RESPONSE_NAMES = frozenset(
