@@ -25,6 +25,11 @@ def metadata(task: dict[str, Any]) -> dict[str, Any]:
 
 def keyword_salad(task: dict[str, Any]) -> str:
     """The expected element names strung together without reasoning."""
+    return " ".join(element_names(task))
+
+
+def element_names(task: dict[str, Any]) -> list[str]:
+    """The names of the expected elements (and the key concepts)."""
     expected = task["expected"]
     parts: list[str] = []
     for item in expected.get("services", []) + expected.get("security_components", []):
@@ -36,7 +41,7 @@ def keyword_salad(task: dict[str, Any]) -> str:
     for item in expected.get("issues", []):
         parts.append(item["issue"])
     parts += expected.get("key_concepts", [])
-    return " ".join(parts)
+    return parts
 
 
 def answer_key_salad(task: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ import pytest
 from conftest import (
     TASKS_FILE,
     answer_key_salad,
+    element_names,
     every_service,
     keyword_salad,
     load_tasks,
@@ -171,3 +172,29 @@ def test_bad_metadata_is_rejected_with_a_useful_message() -> None:
             "text",
             {"expected": {"services": [{"name": "S3", "role": "x"}]}, "output_format": "svg"},
         )
+
+
+def test_a_terse_bullet_list_answer_is_credited() -> None:
+    task = _service_task()
+    answer = (
+        "Here are the services in the diagram:\n\n"
+        "- **Amazon API Gateway**: receives the upload requests from mobile and web clients.\n"
+        "- **AWS Lambda**: resizes each image and writes the thumbnails.\n"
+        "- **Amazon S3**: stores the original uploads and thumbnails.\n"
+        "- **Amazon DynamoDB**: holds per-image metadata such as owner and size.\n\n"
+        "Overall it is an event-driven pipeline: an upload triggers the processing."
+    )
+    result = score_architecture(answer, metadata(task), task["reference_answer"])
+    assert all(e["facets_found"] for e in result.details["elements"])
+    assert result.value >= 0.8
+
+
+@pytest.mark.parametrize("task", ALL_TASKS, ids=_ids(ALL_TASKS))
+def test_keyword_salad_as_a_bullet_list_scores_below_0_35(task: dict[str, Any]) -> None:
+    names = element_names(task)
+    for response in (
+        "\n".join(f"- **{name}**" for name in names),
+        "## Components\n" + "\n".join(f"{i}. {name}" for i, name in enumerate(names, 1)),
+    ):
+        result = score_architecture(response, metadata(task), task["reference_answer"])
+        assert result.value < 0.35, result.to_dict()

@@ -247,11 +247,24 @@ def content_stems(text: str) -> set[str]:
     return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
 
 
+_DEFINITION = re.compile(
+    r"^[\s>*#•\-\d.)]*(?P<head>[^:–—\n]{2,60}?)\*{0,2}\s*(?::|\s[-–—]\s|—|–)\s*(?P<body>\S.*)$"
+)
+
+
 def is_reasoning_sentence(sentence: str) -> bool:
-    """A sentence that reads as prose rather than a list of keywords."""
+    """A sentence that reads as prose, or a definition line, rather than a list of keywords.
+
+    Prose: at least 5 words, at least two of them function words, making up at least 15%.
+    Definition line: `- **Amazon S3**: stores the uploaded images`, a head of at most 60
+    characters, a separator (colon or spaced dash) and an explanation of at least 3 words.
+    """
     tokens = words(sentence)
     function_words = sum(1 for t in tokens if t in STOPWORDS)
-    return len(tokens) >= 5 and function_words >= 2 and function_words / len(tokens) >= 0.15
+    if len(tokens) >= 5 and function_words >= 2 and function_words / len(tokens) >= 0.15:
+        return True
+    definition = _DEFINITION.match(sentence.strip())
+    return definition is not None and len(words(definition.group("body"))) >= 3
 
 
 @dataclass(frozen=True)
