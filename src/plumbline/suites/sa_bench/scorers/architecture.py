@@ -7,7 +7,9 @@ when any word of it did ("and", "the"), so a 53-word keyword salad scored 0.56. 
 - **Names** match as whole normalised phrases with catalogue aliases ("Amazon S3" = "S3" =
   "Simple Storage Service"); a single word of a longer name never counts.
 - **Explanations** count only inside a *reasoning sentence* (at least 5 words, of which at least
-  two are function words, and at least 15% of its words): the sentence that names the element,
+  two are function words, and at least 15% of its words; or a definition line such as
+  `- **Amazon S3**: stores the uploads` with at least 3 words after the separator): the
+  sentence that names the element,
   or the one after it, must contain the content words of its role, purpose, issue or mitigation
   (stemmed, stopwords never count, the element's own name words excluded). A label in a valid
   diagram of the required format counts as a reasoning context too.
