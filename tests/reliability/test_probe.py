@@ -156,6 +156,10 @@ def test_rerun_resumes_and_extends(server_factory: Any, tmp_path: Path) -> None:
     assert len(server.log) == 20
     # trial i is sent seed + i, so reruns are reproducible and trials differ
     assert {r["config"]["seed"] - r["trial"] for r in records} == {42}
+    # resuming with another temperature is allowed, and said
+    changed = run_cli([*base, "--trials", "5", "--temperature", "0.2", "--json"], env)
+    assert changed.returncode == 0, changed.stderr
+    assert '"config_mismatches": 20' in changed.stdout
 
 
 @pytest.mark.slow

@@ -185,6 +185,12 @@ def probe(
         if summary.errors:
             counts = ", ".join(f"{name} {count}" for name, count in sorted(summary.errors.items()))
             out.print(f"failed trials by class: {counts}")
+        if summary.config_mismatches:
+            out.print(
+                f"warning: {summary.config_mismatches} trials already in {output} were sent with "
+                "a different generation config (temperature, seed, max tokens, timeout, "
+                "retries or streaming); use a new output file to compare configs"
+            )
         if summary.duplicates_in_journal:
             out.print(f"warning: the journal holds {summary.duplicates_in_journal} duplicates")
         out.print(f"next: plumbline reliability {output}")

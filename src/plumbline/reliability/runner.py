@@ -368,6 +368,8 @@ class ProbeSummary:
     errors: dict[str, int] = field(default_factory=dict)
     elapsed_seconds: float = 0.0
     duplicates_in_journal: int = 0
+    # journal trials recorded with another generation config (temperature, seed, ...)
+    config_mismatches: int = 0
 
     @property
     def trials_per_second(self) -> float:
@@ -383,18 +385,20 @@ class ProbeSummary:
             "elapsed_seconds": self.elapsed_seconds,
             "trials_per_second": self.trials_per_second,
             "duplicates_in_journal": self.duplicates_in_journal,
+            "config_mismatches": self.config_mismatches,
         }
 
 
-def completed_keys(path: Path, settings: ProbeSettings) -> tuple[set[TrialKey], int]:
-    """Keys already in the journal (and how many duplicates it holds).
+def completed_keys(path: Path, settings: ProbeSettings) -> tuple[set[TrialKey], int, int]:
+    """Keys already in the journal, how many duplicates it holds, and how many of its trials
+    (among those planned now) were sent with a different generation config.
 
     A journal line that is not a valid trial record stops the run: resuming on top of it could
     duplicate or mislabel trials. A prompt id whose stored text differs from the current prompt
     stops it too.
     """
     if not path.exists():
-        return set(), 0
+        return set(), 0, 0
     result = read_trial_records([path])
     if result.errors:
         shown = "\n".join(str(e) for e in result.errors[:5])
@@ -405,6 +409,8 @@ def completed_keys(path: Path, settings: ProbeSettings) -> tuple[set[TrialKey], 
     texts = {prompt.id: prompt.text for prompt in settings.prompts}
     done: set[TrialKey] = set()
     duplicates = 0
+    mismatches = 0
+    planned_models = set(settings.models)
     for record, located in zip(result.records, result.locations, strict=True):
         expected = texts.get(record.prompt_id)
         if expected is not None and expected != record.prompt:
@@ -414,8 +420,14 @@ def completed_keys(path: Path, settings: ProbeSettings) -> tuple[set[TrialKey], 
             )
         if record.key in done:
             duplicates += 1
+        elif (
+            expected is not None
+            and record.model in planned_models
+            and record.config != settings.generation(record.trial)
+        ):
+            mismatches += 1
         done.add(record.key)
-    return done, duplicates
+    return done, duplicates, mismatches
 
 
 SYNC_INTERVAL = 1.0
@@ -450,7 +462,7 @@ async def run_probe(
     # call on a busy disk, an fsync per trial would cap a run near 60 trials/s.
     appender = JsonlAppender(path, sync=False)  # repairs a partial last line of a killed run
     try:
-        done, duplicates = completed_keys(path, settings)
+        done, duplicates, mismatches = completed_keys(path, settings)
         planned = plan_trials(settings)
         todo = [key for key in planned if key not in done]
         if on_plan is not None:
@@ -461,6 +473,7 @@ async def run_probe(
             already_done=len(planned) - len(todo),
             completed=0,
             duplicates_in_journal=duplicates,
+            config_mismatches=mismatches,
         )
         if not todo:
             return summary
