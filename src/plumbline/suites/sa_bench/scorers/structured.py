@@ -20,6 +20,7 @@ Which validator decided is reported in `ValidationResult.validator`:
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -435,15 +436,21 @@ def install_mermaid_parser(directory: Path | None = None) -> Path:
         raise RuntimeError("npm is not installed; install Node.js and npm first")
     target = directory or mermaid_dir()
     target.mkdir(parents=True, exist_ok=True)
-    completed = subprocess.run(
-        [npm, "install", "--prefix", str(target), "--no-audit", "--no-fund", *MERMAID_PACKAGES],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if completed.returncode != 0:
-        raise RuntimeError(f"npm install failed: {completed.stderr.strip()[-2000:]}")
+    # several processes (pytest workers) may install at once: one installs, the others wait
+    with open(target / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        modules = target / "node_modules"
+        if not ((modules / "mermaid").is_dir() and (modules / "jsdom").is_dir()):
+            command = [npm, "install", "--prefix", str(target), "--no-audit", "--no-fund"]
+            completed = subprocess.run(
+                [*command, *MERMAID_PACKAGES],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+            if completed.returncode != 0:
+                raise RuntimeError(f"npm install failed: {completed.stderr.strip()[-2000:]}")
     mermaid_parser.cache_clear()
     return target
 
