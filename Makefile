@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.plumbline-installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench clean cdk-cli
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,18 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
-bench: $(STAMP)
+bench: $(STAMP) cdk-cli
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# The npm CDK CLI, project-local, for the naive baseline of benchmarks/bench_cdk.py. Pinned: a
+# CLI older than the installed aws-cdk-lib fails every synth (cloud-assembly schema mismatch).
+CDK_CLI_VERSION := 2.1148.1
+CDK_CLI := .tools/cdk-cli/node_modules/.bin/cdk
+
+cdk-cli: $(CDK_CLI)
+
+$(CDK_CLI):
+	npm install --prefix .tools/cdk-cli --no-audit --no-fund --silent aws-cdk@$(CDK_CLI_VERSION)

@@ -98,9 +98,13 @@ def ensure_jsii_cache(cache: Path | None = None) -> Path:
 
 
 def silence_node_warnings() -> dict[str, str]:
-    """jsii prints a banner for unsupported Node.js versions on every start; keep logs clean."""
+    """jsii prints a banner for unsupported Node.js versions on every start; keep logs clean.
+
+    Each variable holds the comma-separated Node.js major versions to stay quiet about.
+    """
+    majors = ",".join(str(major) for major in range(14, 40))
     return {
-        f"JSII_SILENCE_WARNING_{name}": "1"
+        f"JSII_SILENCE_WARNING_{name}": majors
         for name in (
             "DEPRECATED_NODE_VERSION",
             "END_OF_LIFE_NODE_VERSION",

@@ -79,6 +79,7 @@ class SynthOptions:
         unsafe_no_sandbox: run model code directly on the host. Only for users who accept it.
         lint: run cfn-lint at all.
         preload: modules warm workers import before their sample arrives.
+        expected_samples: how many samples will be checked, if known (no spare workers).
     """
 
     limits: ResourceLimits = field(default_factory=ResourceLimits)
@@ -88,6 +89,7 @@ class SynthOptions:
     unsafe_no_sandbox: bool = False
     lint: bool = True
     preload: tuple[str, ...] = PRELOAD
+    expected_samples: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fail_on", check_fail_on(self.fail_on))
@@ -294,6 +296,22 @@ def _count_resources(template: Any) -> int:
     )
 
 
+def _syntax_error(files: dict[str, str]) -> SyntaxError | None:
+    """The first syntax error among the app's Python files (compiled, never executed)."""
+    if sum(len(text) for text in files.values()) > 1_000_000:
+        return None  # leave very large inputs to the sandbox
+    for name, text in files.items():
+        if not name.endswith(".py"):
+            continue
+        try:
+            compile(text, name, "exec", dont_inherit=True)
+        except SyntaxError as error:  # includes IndentationError and TabError
+            return error
+        except (ValueError, MemoryError, RecursionError):
+            return None
+    return None
+
+
 class CdkSynthesizer:
     """Synthesizes apps in warm sandboxed workers; one outcome per sample.
 
@@ -328,6 +346,7 @@ class CdkSynthesizer:
             size=self.options.pool_size,
             layout=layout,
             unsafe_no_sandbox=self.options.unsafe_no_sandbox,
+            expected_jobs=self.options.expected_samples,
         )
 
     @property
@@ -359,6 +378,15 @@ class CdkSynthesizer:
             notes=list(app.notes),
             engine=self.engine,
         )
+        syntax = _syntax_error(app.files)
+        if syntax is not None:
+            # The same outcome the run would give, without spending a warm worker on it.
+            report.outcome = Outcome.PYTHON_ERROR
+            report.exception_type = type(syntax).__name__
+            report.reason = f"the app raised {report.exception_type}: {syntax}"
+            report.stderr_head = f"{report.exception_type}: {syntax}"
+            report.seconds = time.monotonic() - started
+            return report
         if self._pool is None:
             report.outcome = Outcome.INFRA_ERROR
             report.reason = self.infra_problem or "the CDK runtime is not available"

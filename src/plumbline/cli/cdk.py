@@ -76,8 +76,10 @@ def check(
 
     Exit status: 0 passed, 1 the app failed, 3 infrastructure error (nothing was judged).
     """
+    # Imported here so that `plumbline --help` does not load the CDK machinery.
     from plumbline.cdk.extract import extract_app, extract_from_source
-    from plumbline.cdk.synth import CdkSynthesizer, SynthOptions
+    from plumbline.cdk.outcomes import SynthReport
+    from plumbline.cdk.synth import CdkSynthesizer, SynthOptions, build_job
     from plumbline.sandbox import ResourceLimits, SandboxUnavailable
 
     text = file.read_text(encoding="utf-8", errors="replace")
@@ -89,13 +91,18 @@ def check(
         lint=not no_lint,
         pool_size=1,
         unsafe_no_sandbox=unsafe_no_sandbox,
+        expected_samples=1,
     )
-    try:
-        with CdkSynthesizer(options) as synthesizer:
-            report = synthesizer.check_app(app)
-    except SandboxUnavailable as error:
-        error_console.print(f"[bold red]error:[/] {error}")
-        sys.exit(3)
+    unrunnable = build_job(app)
+    if isinstance(unrunnable, SynthReport):
+        report = unrunnable  # nothing to run: no sandbox needed to say why
+    else:
+        try:
+            with CdkSynthesizer(options) as synthesizer:
+                report = synthesizer.check_app(app)
+        except SandboxUnavailable as error:
+            error_console.print(f"[bold red]error:[/] {error}")
+            sys.exit(3)
     result = {"file": str(file), "read_as": read_as, **report.to_dict()}
 
     def render(console: Console) -> None:

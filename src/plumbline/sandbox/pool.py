@@ -183,6 +183,8 @@ class WarmPool:
             write anything this user can). Refused unless explicitly requested.
         allow_processes: let the job create processes (no seccomp filter).
         warmup_seconds: how long a worker may take to become ready.
+        expected_jobs: if known, how many jobs will run; no worker beyond that is started
+            (a single check then warms one runtime, not two).
     """
 
     def __init__(
@@ -196,6 +198,7 @@ class WarmPool:
         unsafe_no_sandbox: bool = False,
         allow_processes: bool = False,
         warmup_seconds: float = 300.0,
+        expected_jobs: int | None = None,
     ) -> None:
         self.limits = limits or ResourceLimits()
         self.size = size if size is not None else max(2, os.cpu_count() or 2)
@@ -229,8 +232,16 @@ class WarmPool:
             target=self._spawn_loop, name="plumbline-sandbox-spawner", daemon=True
         )
         self._spawner.start()
+        self._unspawned = expected_jobs  # workers still to start (None: no limit)
         for _ in range(self.size):
-            self._idle.put(self._spawn())
+            self._spawn_if_needed()
+
+    def _spawn_if_needed(self) -> None:
+        if self._unspawned is not None:
+            if self._unspawned <= 0:
+                return
+            self._unspawned -= 1
+        self._idle.put(self._spawn())
 
     def _spawn_loop(self) -> None:
         while True:
@@ -280,8 +291,11 @@ class WarmPool:
             with self._lock:
                 if self._closed:
                     raise RuntimeError("the worker pool is closed")
+                if self._idle.empty() and self._unspawned == 0:
+                    self._unspawned = 1  # more jobs than announced: start one anyway
+                    self._spawn_if_needed()
                 worker = self._idle.get()
-                self._idle.put(self._spawn())  # the next sample's worker warms up meanwhile
+                self._spawn_if_needed()  # the next sample's worker warms up meanwhile
             try:
                 return self._run(worker, job)
             finally:

@@ -1,0 +1,77 @@
+"""CDK synthesis: the naive approach against plumbline's warm sandboxed pool, in one run.
+
+Naive (what the reference implementation did): for each app, one after another, the npm
+`cdk synth` CLI in a fresh directory (a cold Python + jsii runtime every time), then the
+`cfn-lint` CLI. Ours: `CdkSynthesizer` at default settings (bubblewrap sandbox per sample,
+warm single-use workers, cfn-lint in process), timed from construction, so the warm-up of
+the first workers is included.
+
+Apps: the reference solutions of the cdk_synth dataset (tests/cdk/apps/good when there are
+none). Needs the project-local CDK CLI: `make cdk-cli`.
+
+    .venv/bin/python benchmarks/bench_cdk.py [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from plumbline.cdk.cli_synth import CDK_CLI_VERSION, find_cdk_cli, synth_with_cli
+from plumbline.cdk.extract import ExtractedApp, extract_from_source
+from plumbline.cdk.synth import CdkSynthesizer, SynthOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "src/plumbline/suites/sa_bench/data/cdk_solutions"
+FALLBACK = ROOT / "tests/cdk/apps/good"
+
+
+def load_apps(limit: int | None) -> tuple[list[tuple[str, ExtractedApp]], Path]:
+    source = SOLUTIONS if any(SOLUTIONS.glob("*.py")) else FALLBACK
+    paths = sorted(source.glob("*.py"))[:limit]
+    return [(path.stem, extract_from_source(path.read_text())) for path in paths], source
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=None, help="only the first N apps")
+    args = parser.parse_args()
+    cdk = find_cdk_cli()
+    if cdk is None:
+        print(f"the CDK CLI is missing: run `make cdk-cli` (aws-cdk@{CDK_CLI_VERSION})")
+        return 2
+    apps, source = load_apps(args.limit)
+    print(f"{len(apps)} apps from {source.relative_to(ROOT)}; CDK CLI {cdk}")
+
+    started = time.monotonic()
+    naive = [synth_with_cli(app, cdk) for _, app in apps]
+    naive_seconds = time.monotonic() - started
+    print(f"naive (cdk CLI + cfn-lint CLI, sequential): {naive_seconds:8.1f} s", flush=True)
+
+    started = time.monotonic()
+    with CdkSynthesizer(SynthOptions(expected_samples=len(apps))) as synthesizer:
+        size = synthesizer.options.pool_size or 2
+        with ThreadPoolExecutor(max_workers=max(size, 2)) as executor:
+            ours = list(executor.map(synthesizer.check_app, [app for _, app in apps]))
+    ours_seconds = time.monotonic() - started
+    print(f"plumbline (sandboxed warm pool, defaults):  {ours_seconds:8.1f} s")
+    print(f"speed-up: {naive_seconds / ours_seconds:.2f}x (target >= 3x)")
+
+    print(f"naive outcomes:     {dict(Counter(r.outcome.value for r in naive))}")
+    print(f"plumbline outcomes: {dict(Counter(r.outcome.value for r in ours))}")
+    disagreements = [
+        (name, a.outcome.value, b.outcome.value)
+        for (name, _), a, b in zip(apps, naive, ours, strict=True)
+        if a.outcome != b.outcome
+    ]
+    for name, a, b in disagreements:
+        print(f"  {name}: naive {a}, plumbline {b}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
