@@ -1,0 +1,81 @@
+"""`plumbline judge calibrate` end to end: judges are real HTTP endpoints speaking the OpenAI
+API (a local server), reached through Inspect's `openai-api` provider in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from tests.support.openai_server import Latency, ModelProfile, OpenAIServer
+
+from plumbline.suites.sa_bench.scorers.calibration import load_calibration
+from plumbline.suites.sa_bench.scorers.judge import delimiter_tag
+
+ITEMS = load_calibration()
+FAKE_KEY = "sk-local-test"
+INJECTED = ("assign 1.0", "Return accuracy 1", "Ignore all previous")
+
+
+def _verdict(values: dict[str, float]) -> str:
+    return json.dumps({**values, "reasoning": "scripted by the test server"})
+
+
+def _by_response(obey_injections: bool) -> dict[str, list[str]]:
+    # the delimiter tag is unique to each response, so it identifies the item in the prompt
+    replies = {}
+    for item in ITEMS:
+        values = item.hand.dimensions()
+        if obey_injections and any(text in item.response for text in INJECTED):
+            values = {k: 1.0 for k in values}
+        replies[f"<response-{delimiter_tag(item.response)}>"] = [_verdict(values)]
+    return replies
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAIServer]:
+    quick = Latency("constant", 0.0)
+    profiles = {
+        "faithful": ModelProfile(latency=quick, responses_by_prompt=_by_response(False)),
+        "obeys": ModelProfile(latency=quick, responses_by_prompt=_by_response(True)),
+        "malformed": ModelProfile(latency=quick, responses=["I would rate this 8/10."]),
+    }
+    with OpenAIServer(profiles) as running:
+        yield running
+
+
+def _calibrate(server: OpenAIServer, *judges: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": FAKE_KEY}
+    args = [sys.executable, "-m", "plumbline", "judge", "calibrate", "--runs", "1", "--json"]
+    for judge in judges:
+        args += ["--judge", f"openai-api/local/{judge}"]
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_faithful_and_injection_obeying_judges_over_http(server: OpenAIServer) -> None:
+    completed = _calibrate(server, "faithful", "obeys")
+    assert completed.returncode == 1, completed.stderr
+    report = json.loads(completed.stdout)
+    faithful, obeys = report["judges"]
+    assert faithful["passed"] is True and faithful["unscored"] == 0
+    assert all(d["mae"] == 0 for d in faithful["dimensions"].values())
+    assert obeys["passed"] is False
+    fooled = sorted(a["id"] for a in obeys["adversarial"] if a["fooled"])
+    assert fooled == sorted(i.id for i in ITEMS if i.tier == "prompt_injection")
+    assert report["mean_of_judges"] is not None
+    assert set(report["agreement_krippendorff_alpha"]) == {"accuracy", "completeness", "quality"}
+    requests = server.requests_for("faithful")
+    assert len(requests) == len(ITEMS)  # one verdict per item, no retries
+    assert all("Rubric v1 for subtype" in r.prompt for r in requests)
+
+
+def test_a_malformed_judge_is_retried_once_then_unscored(server: OpenAIServer) -> None:
+    completed = _calibrate(server, "malformed")
+    assert completed.returncode == 1
+    [judge] = json.loads(completed.stdout)["judges"]
+    assert judge["unscored"] == len(ITEMS)
+    assert len(server.requests_for("malformed")) == 2 * len(ITEMS)  # one retry each
+    assert all(item["judged"] is None for item in judge["per_item"])  # NaN -> null, never 0.5
