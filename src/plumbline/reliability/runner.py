@@ -58,6 +58,8 @@ RETRYABLE = frozenset(
 # Modules the openai and anthropic SDKs import lazily on their first request.
 _WARM_MODULES = (
     "openai.resources.chat",
+    "openai.resources.chat.chat",
+    "openai.resources.chat.completions.completions",
     "openai.pagination",
     "anthropic.resources.messages",
     "httpcore",
@@ -246,6 +248,11 @@ class InspectCaller:
             # only a warm-up: the real call reports real problems
             with contextlib.suppress(Exception):
                 family()
+        client = getattr(getattr(model, "api", None), "client", None)
+        with contextlib.suppress(Exception):
+            # the SDKs build their resource namespaces lazily, on first attribute access
+            getattr(getattr(client, "chat", None), "completions", None)
+            getattr(client, "messages", None)
         for module in _WARM_MODULES:
             with contextlib.suppress(ImportError):
                 importlib.import_module(module)
