@@ -79,3 +79,4 @@ def test_a_malformed_judge_is_retried_once_then_unscored(server: OpenAIServer) -
     assert judge["unscored"] == len(ITEMS)
     assert len(server.requests_for("malformed")) == 2 * len(ITEMS)  # one retry each
     assert all(item["judged"] is None for item in judge["per_item"])  # NaN -> null, never 0.5
+    assert "no JSON object found" in judge["per_item"][0]["errors"][0]

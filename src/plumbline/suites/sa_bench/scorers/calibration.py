@@ -245,6 +245,9 @@ def summarise(
             "judged": judged_overall,
             **{f"judged_{d}": float(mean_scores[i, k]) for k, d in enumerate(DIMENSIONS)},
         }
+        errors = [e for run in outcomes for e in run[i].errors]
+        if errors:
+            entry["errors"] = errors[:4]
         per_item.append(entry)
         if item.adversarial:
             fooled = not (judged_overall <= ADVERSARIAL_MAX)
