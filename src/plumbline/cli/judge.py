@@ -73,7 +73,13 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     metavar="KEY=VALUE",
     help="Extra model argument passed to every judge (Inspect model_args).",
 )
-@click.option("--max-concurrency", default=8, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--max-concurrency",
+    default=8,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Judge requests in flight at once.",
+)
 @click.option(
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
