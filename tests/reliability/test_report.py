@@ -226,3 +226,18 @@ def test_reliability_cli_writes_json_and_markdown(journal: Path, tmp_path: Path)
 
 def test_default_config_is_the_seeds() -> None:
     assert BenchmarkConfig().random_seed == 42
+
+
+def test_bundled_example_trials_are_valid_and_complete() -> None:
+    from importlib import resources
+
+    path = Path(str(resources.files("plumbline") / "examples" / "trials.jsonl"))
+    result = read_trial_records([path])
+    assert not result.errors
+    keys = {record.key for record in result.records}
+    assert len(keys) == len(result.records) == 3 * 3 * 20
+    models = {record.model for record in result.records}
+    assert models == {f"openai-api/example/{m}" for m in ("steady", "creative", "flaky")}
+    failures = [r for r in result.records if r.error_class is not None]
+    assert failures and all(r.model != "openai-api/example/steady" for r in failures)
+    assert all(r.ttft_seconds is not None for r in result.records if r.ok)
