@@ -1,0 +1,79 @@
+"""Analysis edge cases, with a deterministic bag-of-words embedding (no model needed)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from plumbline.cli.output import dumps
+from plumbline.records.trial_record import ErrorClass, GenerationSettings, TrialRecord
+from plumbline.reliability.analysis import analyze
+from plumbline.reliability.render import render_markdown
+
+
+def bag_of_words(texts: Sequence[str]) -> npt.NDArray[np.float64]:
+    vectors = np.zeros((len(texts), 64))
+    for row, text in enumerate(texts):
+        for word in text.lower().split():
+            vectors[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
+        vectors[row, 63] += 0.01  # never a zero vector
+    return vectors
+
+
+def record(model: str, prompt_id: str, trial: int, **fields: Any) -> TrialRecord:
+    values: dict[str, Any] = {
+        "model": model,
+        "provider": model.split("/")[0],
+        "prompt_id": prompt_id,
+        "prompt": f"Question {prompt_id}?",
+        "trial": trial,
+        "timestamp": datetime(2026, 1, 1, tzinfo=UTC),
+        "config": GenerationSettings(temperature=0.7, seed=42 + trial),
+        "latency_seconds": 0.5 + 0.01 * trial,
+        **fields,
+    }
+    return TrialRecord(**values)
+
+
+def test_a_model_that_only_fails_still_gets_robustness() -> None:
+    records = [
+        record("p/down", "q", t, error_class=ErrorClass.SERVER, http_status=503) for t in range(5)
+    ]
+    records += [record("p/up", "q", t, response=f"answer number {t}.") for t in range(5)]
+    report = analyze(records, bag_of_words)
+    down = next(m for m in report.models if m.model == "p/down")
+    assert down.successful == 0
+    assert down.latency is None and down.performance is None and down.consistency is None
+    assert down.robustness.error_rate == 100.0
+    assert down.robustness.exceptions["ServerError"] == 5
+    assert any("robustness rests on 5 trials" in w for w in down.warnings)
+    latency = next(c for c in report.comparisons if c.metric == "latency_seconds")
+    assert latency.effect is None and latency.note
+    json.loads(dumps(report))  # strict JSON, no NaN
+    assert "p/down" in render_markdown(report)
+
+
+def test_several_prompts_duplicates_and_empty_responses() -> None:
+    records = [record("p/m", "a", t, response="same words every time.") for t in range(4)]
+    records += [record("p/m", "b", t, response=f"different {t} words here.") for t in range(4)]
+    records.append(record("p/m", "b", 4, response="   "))  # empty: dropped by consistency
+    records.append(record("p/m", "a", 0, response="a duplicate of trial 0."))
+    report = analyze(records, bag_of_words)
+    (model,) = report.models
+    assert model.trials == 9
+    assert any("duplicate trial" in w for w in report.warnings)
+    prompts = {p.prompt_id: p for p in model.prompts}
+    assert prompts["a"].consistency is not None
+    assert prompts["a"].consistency.score == 1.0
+    assert prompts["b"].valid_responses == 4
+    assert model.consistency is not None and model.consistency.n == 2
+    assert 0.0 <= model.consistency.interval.low <= model.consistency.interval.high <= 1.0
+    assert model.performance_by_prompt is not None
+    markdown = render_markdown(report)
+    assert "| prompt | valid responses | consistency | agreement |" in markdown
