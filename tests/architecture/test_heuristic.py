@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import (
+from arch_helpers import (
     TASKS_FILE,
     answer_key_salad,
     element_names,

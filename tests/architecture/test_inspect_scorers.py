@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import keyword_salad, metadata
+from arch_helpers import keyword_salad, metadata
 
 from plumbline.suites.sa_bench.scorers import architecture_scorer
 from plumbline.suites.sa_bench.scorers.judge import llm_judge_scorer

@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 import pytest
-from conftest import metadata
+from arch_helpers import metadata
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
 
 from plumbline.suites.sa_bench.scorers.judge import (
