@@ -98,6 +98,16 @@ def test_rubrics_are_versioned() -> None:
     assert rubric["version"] == "v1"
     assert set(rubric["dimensions"]) == {"accuracy", "completeness", "quality"}
     assert len(rubric["subtypes"]) == 9
+    for subtype in rubric["subtypes"].values():
+        assert set(subtype["criteria"]) == {"accuracy", "completeness", "quality"}
+    for bands in rubric["dimensions"].values():
+        assert [b["range"] for b in bands] == [
+            "0.9-1.0",
+            "0.7-0.89",
+            "0.4-0.69",
+            "0.1-0.39",
+            "0.0-0.09",
+        ]
     with pytest.raises(ValueError, match="does not exist"):
         load_rubric("v999")
 

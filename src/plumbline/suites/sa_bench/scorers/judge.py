@@ -151,11 +151,13 @@ accuracy, completeness, quality. Reply with one JSON object and nothing after it
 
 def _rubric_text(rubric: Mapping[str, Any], subtype: str) -> str:
     lines = [f"Rubric {rubric['version']} for subtype {subtype}."]
-    focus = rubric["subtypes"].get(subtype, {}).get("focus")
-    if focus:
-        lines.append(f"What the task asks: {focus}")
+    specific = rubric["subtypes"].get(subtype, {})
+    if specific.get("focus"):
+        lines.append(f"What the task asks: {specific['focus']}")
     for dimension in DIMENSIONS:
         lines.append(f"{dimension}:")
+        if dimension in specific.get("criteria", {}):
+            lines.append(f"  For this subtype: {specific['criteria'][dimension]}")
         for band in rubric["dimensions"][dimension]:
             lines.append(f"  {band['range']}: {band['description']}")
     lines.append("Rules:")
