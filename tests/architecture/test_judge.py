@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -207,3 +209,12 @@ def test_judge_prompt_shows_the_output_format_for_creation_tasks(
     messages, _ = build_judge_messages("x", metadata(task), task["reference_answer"])
     assert "Required output format: a json diagram." in messages[1].text
     assert json.dumps(task["expected"]["services"][0]["role"])[1:-1] in messages[1].text
+
+
+def test_a_published_rubric_version_never_changes() -> None:
+    # scores are only comparable under one rubric: change the rubric by adding a new version
+    path = Path(load_rubric.__code__.co_filename).parent / "rubrics" / "architecture_v1.json"
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert digest == "54d25d483c69b123418a1035c21d5766e5a95f02c71b71a0ce03b89da4906b08", (
+        "add rubrics/architecture_v2.json instead of editing v1"
+    )
