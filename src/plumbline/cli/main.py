@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "probe": "plumbline.cli.reliability:probe",
     "reliability": "plumbline.cli.reliability:reliability",
     "demo": "plumbline.cli.demo:demo",
+    "run": "plumbline.cli.run:run",
     "cdk": "plumbline.cli.cdk:cdk",
     "judge": "plumbline.cli.judge:judge",
 }

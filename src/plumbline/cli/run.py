@@ -1,0 +1,243 @@
+"""`plumbline run`: run a suite's Inspect tasks against models, then build its leaderboard.
+
+    plumbline run sa-bench --model openai/gpt-4o --model anthropic/claude-sonnet-4-0
+    plumbline run my-suite.toml --model openai-api/local/qwen --model-base-url http://...
+
+The tasks run through Inspect's `eval_set`, so the same command resumes an interrupted run
+(finished task × model logs are reused, unfinished ones retried) and adding a `--model` runs
+only what is missing. The leaderboard is built from exactly the logs of this run, printed, and
+written to `<log-dir>/leaderboard.json` (validated and written atomically).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import urlparse
+from urllib.request import url2pathname
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from plumbline.cli.output import emit, error_console, json_option
+
+DEFAULT_SEED = 42
+DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
+
+
+def _fail(*messages: str) -> None:
+    """Print each problem as one unwrapped `error:` line on stderr and exit 2."""
+    for message in messages:
+        error_console.print(Text("error: ", style="red") + Text(message), soft_wrap=True)
+    raise SystemExit(2)
+
+
+def one_line(message: str) -> str:
+    """An Inspect error message (rich markup, blank lines) as one plain line."""
+    try:
+        plain = Text.from_markup(message).plain
+    except Exception:  # a message with brackets that are not markup
+        plain = message
+    plain = re.sub(r"^\s*ERROR:\s*", "", plain)
+    return re.sub(r"\s+", " ", plain).strip()
+
+
+def log_path(location: str) -> str:
+    """A log's location as a path: eval_set reports reused logs as `file://` URLs."""
+    if location.startswith("file://"):
+        return url2pathname(urlparse(location).path)
+    return location
+
+
+def model_problems(names: Sequence[str], base_url: str | None = None) -> list[str]:
+    """One line per model Inspect cannot use here: unknown provider, missing package or key.
+
+    Inspect resolves a provider and reads its API key when the model is created (no request
+    is made), so creating each model up front finds these before any sample runs.
+    """
+    from inspect_ai.model import get_model
+
+    problems = []
+    for name in dict.fromkeys(names):
+        try:
+            get_model(name, base_url=base_url, memoize=False)
+        except Exception as error:
+            problems.append(f"model {name!r}: {one_line(str(error))}")
+    return problems
+
+
+@click.command()
+@click.argument("suite", default="sa-bench")
+@click.option(
+    "-m",
+    "--model",
+    "models",
+    multiple=True,
+    required=True,
+    help="An Inspect model name (openai/..., anthropic/..., openrouter/..., "
+    "openai-api/<service>/..., mockllm/model). Repeat for several models.",
+)
+@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), help="A seeded subset of N samples per task.")
+@click.option(
+    "--log-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("logs"),
+    show_default=True,
+    help="Where the Inspect logs go; running the same command again resumes from them.",
+)
+@click.option(
+    "--judge",
+    "judges",
+    multiple=True,
+    help="Score architecture_design with this LLM judge model (repeat to average judges); "
+    "the leaderboard then reads llm_judge_scorer instead of the heuristic.",
+)
+@click.option("--max-connections", type=click.IntRange(min=1), help="Concurrent model requests.")
+@click.option(
+    "--seed",
+    type=int,
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="Seeds choice shuffling, --limit subsets and generation (where providers accept one).",
+)
+@click.option(
+    "--model-base-url", help="Base URL for the models (e.g. a local OpenAI-compatible server)."
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Leaderboard JSON path (default: <log-dir>/leaderboard.json).",
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the leaderboard as Markdown.",
+)
+@click.option(
+    "--errors",
+    type=click.Choice(["zero", "exclude"]),
+    default="zero",
+    show_default=True,
+    help="An errored or unscored sample counts 0, or is left out (counted either way).",
+)
+@click.option(
+    "--retry-attempts",
+    type=click.IntRange(min=0),
+    help="How often eval_set retries failed tasks before giving up (Inspect's default: 10).",
+)
+@click.option("--display", type=click.Choice(DISPLAYS), help="Inspect's progress display.")
+@json_option
+def run(
+    suite: str,
+    models: tuple[str, ...],
+    epochs: int,
+    limit: int | None,
+    log_dir: Path,
+    judges: tuple[str, ...],
+    max_connections: int | None,
+    seed: int,
+    model_base_url: str | None,
+    output: Path | None,
+    markdown_path: Path | None,
+    errors: str,
+    retry_attempts: int | None,
+    display: str | None,
+    as_json: bool,
+) -> None:
+    """Run SUITE (`sa-bench`, or a suite TOML file) against every --model; print the leaderboard.
+
+    Resumable: run the same command again to finish an interrupted run, or with another
+    --model to add it; only the task × model pairs without a finished log run.
+    """
+    from plumbline.leaderboard import SuiteError
+    from plumbline.suites.registry import make_tasks, resolve_suite
+
+    try:
+        resolved = resolve_suite(suite)
+        if judges:
+            resolved = resolved.with_judge()
+    except SuiteError as error:
+        _fail(*str(error).splitlines())
+        return
+    duplicates = sorted({m for m in models if models.count(m) > 1})
+    if duplicates:
+        _fail(f"--model given more than once: {', '.join(duplicates)}")
+    problems = model_problems([*models, *judges], model_base_url)
+    if problems:
+        _fail(*problems)
+
+    tasks = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
+    options: dict[str, Any] = {"seed": seed, "log_dir_allow_dirty": True}
+    if max_connections is not None:
+        options["max_connections"] = max_connections
+    if retry_attempts is not None:
+        options["retry_attempts"] = retry_attempts
+    if display is not None:
+        options["display"] = display
+    if model_base_url is not None:
+        options["model_base_url"] = model_base_url
+
+    from inspect_ai import eval_set
+
+    log_dir.mkdir(parents=True, exist_ok=True)
+    success, logs = eval_set(
+        # Inspect resolves a mixed list element by element; its type hint lists only
+        # homogeneous lists.
+        cast(Any, tasks),
+        log_dir=str(log_dir),
+        model=list(models),
+        limit=limit,
+        epochs=epochs,
+        **options,
+    )
+    _leaderboard(
+        resolved.suite,
+        [log_path(log.location) for log in logs],
+        output or log_dir / "leaderboard.json",
+        markdown_path,
+        errors,
+        as_json,
+    )
+    if not success:
+        unfinished = [log for log in logs if log.status != "success"]
+        error_console.print(
+            f"[yellow]{len(unfinished)} task run(s) did not finish; run the same command "
+            "again to resume them.[/yellow]"
+        )
+        raise SystemExit(1)
+
+
+def _leaderboard(
+    suite: Any,
+    logs: list[str],
+    output: Path,
+    markdown_path: Path | None,
+    errors: str,
+    as_json: bool,
+) -> None:
+    from plumbline.leaderboard import (
+        LeaderboardFileError,
+        build_leaderboard,
+        render_terminal,
+        write_outputs,
+    )
+
+    board = build_leaderboard(logs, suite, errors="zero" if errors == "zero" else "exclude")
+    try:
+        write_outputs(board, json_path=output, markdown_path=markdown_path)
+    except LeaderboardFileError as error:
+        _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
+
+    def render(console: Console) -> None:
+        render_terminal(board, console)
+        console.print(f"Leaderboard JSON written to {output}")
+        if markdown_path is not None:
+            console.print(f"Markdown written to {markdown_path}")
+
+    emit(board.to_dict(), as_json, render)
