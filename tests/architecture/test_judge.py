@@ -213,7 +213,9 @@ def test_judge_prompt_shows_the_output_format_for_creation_tasks(
 
 def test_a_published_rubric_version_never_changes() -> None:
     # scores are only comparable under one rubric: change the rubric by adding a new version
-    path = Path(load_rubric.__code__.co_filename).parent / "rubrics" / "architecture_v1.json"
+    import plumbline.suites.sa_bench.scorers.judge as judge_module
+
+    path = Path(judge_module.__file__).parent / "rubrics" / "architecture_v1.json"
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     assert digest == "54d25d483c69b123418a1035c21d5766e5a95f02c71b71a0ce03b89da4906b08", (
         "add rubrics/architecture_v2.json instead of editing v1"
