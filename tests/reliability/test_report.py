@@ -60,7 +60,7 @@ def journal(server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> P
         prompts=(Prompt("cache", "Explain caching in one sentence."), Prompt("fast", "Why cache?")),
         trials=12,
         concurrency=8,
-        timeout=5,
+        timeout=8,
         stream=True,
     )
     saved = {k: os.environ.get(k) for k in ("LOCAL_BASE_URL", "LOCAL_API_KEY")}
