@@ -29,6 +29,10 @@ def server() -> Iterator[OpenAIServer]:
         "alpha": ModelProfile(latency=quick, responses=["Default output from the server."]),
         "beta": ModelProfile(latency=quick, responses=["Something else entirely."]),
         "blank": ModelProfile(latency=quick, responses=["I do not know."]),
+        # The first request fails with an error Inspect does not retry: an interrupted run.
+        "flaky": ModelProfile(
+            latency=quick, responses=["Default output from the server."], faults=["400"]
+        ),
     }
     with OpenAIServer(profiles) as running, pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOCAL_BASE_URL", running.base_url)
@@ -133,6 +137,22 @@ def test_user_suite_runs_resumes_and_adds_a_model(tmp_path: Path, server: OpenAI
     assert len(server.requests_for("alpha")) == served  # only beta ran
     scores = {m["model"]: m["echo"] for m in json.loads(stdout)["models"]}
     assert scores == {ALPHA: 1.0, BETA: 0.0}
+
+
+def test_an_interrupted_run_resumes_when_run_again(tmp_path: Path, server: OpenAIServer) -> None:
+    suite = write_suite(tmp_path)
+    logs = tmp_path / "logs"
+    command = [str(suite), "--model", "openai-api/local/flaky", "--log-dir", str(logs)]
+    command += ["--display", "none", "--retry-attempts", "0", "--json"]
+    code, _, stderr = invoke(*command)
+    assert code == 1
+    assert "did not finish; run the same command again to resume them" in stderr
+    assert (logs / "leaderboard.json").is_file()  # written from what finished
+
+    code, stdout, stderr = invoke(*command)
+    assert code == 0, stderr
+    [entry] = json.loads(stdout)["models"]
+    assert (entry["echo"], entry["other"]) == (1.0, 0.0)
 
 
 def test_limit_and_epochs_reach_user_tasks(tmp_path: Path, server: OpenAIServer) -> None:

@@ -258,7 +258,9 @@ def test_an_empty_answer_scores_zero(tmp_path: Path) -> None:
 def test_a_judge_adds_the_llm_judge_scorer(tmp_path: Path) -> None:
     verdict = '{"accuracy": 0.9, "completeness": 0.8, "quality": 0.7, "reasoning": "sound"}'
     judge = get_model("mockllm/model", custom_outputs=lambda *_: out(verdict), memoize=False)
-    log = run(architecture_design(limit=2, judge=[judge]), reference_model(), tmp_path)
+    task = architecture_design(limit=2, judge=[judge])
+    assert task.metadata is not None and task.metadata["judges"] == ["mockllm/model"]
+    log = run(task, reference_model(), tmp_path)
     assert log.samples is not None
     for sample in log.samples:
         assert set(sample.scores) == {"architecture_scorer", "llm_judge_scorer"}

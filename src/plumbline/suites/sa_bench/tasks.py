@@ -33,6 +33,7 @@ from inspect_ai.model import (
     ContentImage,
     ContentText,
     GenerateConfig,
+    Model,
 )
 from inspect_ai.scorer import Scorer, choice
 from inspect_ai.solver import (
@@ -251,7 +252,7 @@ def architecture_sample(item: ArchitectureTask) -> Sample:
     )
 
 
-def architecture_scorers(judge: str | Sequence[str] | None) -> list[Scorer]:
+def architecture_scorers(judge: str | Model | Sequence[str | Model] | None) -> list[Scorer]:
     """The heuristic scorer, plus the LLM judge when judge models are given.
 
     Both scores land in the log; the leaderboard reads exactly one of them per category (the
@@ -261,8 +262,7 @@ def architecture_scorers(judge: str | Sequence[str] | None) -> list[Scorer]:
 
     scorers = [architecture_scorer()]
     if judge:
-        judges = [judge] if isinstance(judge, str) else list(judge)
-        scorers.append(llm_judge_scorer(judges))
+        scorers.append(llm_judge_scorer([judge] if isinstance(judge, str | Model) else judge))
     return scorers
 
 
@@ -271,7 +271,7 @@ def architecture_design(
     seed: int = DEFAULT_SEED,
     limit: int | None = None,
     epochs: int = 1,
-    judge: str | list[str] | None = None,
+    judge: str | Model | list[str | Model] | None = None,
 ) -> Task:
     """Architecture tasks: diagram interpretation (the PNG is attached), creation, critique.
 
@@ -279,13 +279,14 @@ def architecture_design(
         seed: picks the `limit` subset and is the generation seed.
         limit: evaluate a seeded random subset of this many tasks.
         epochs: repeats per task.
-        judge: Inspect model name(s) of LLM judges; adds `llm_judge_scorer` beside the
-            heuristic `architecture_scorer`.
+        judge: LLM judge model(s), by Inspect model name or as `Model`s; adds
+            `llm_judge_scorer` beside the heuristic `architecture_scorer`.
     """
     _check_arguments(limit, epochs)
     samples = [architecture_sample(item) for item in load_architecture_design()]
     metadata = _task_metadata("architecture_design", ARCHITECTURE_DESIGN_FILE, seed, limit)
-    metadata["judge"] = judge
+    judges = [] if not judge else [judge] if isinstance(judge, str | Model) else list(judge)
+    metadata["judges"] = [str(model) for model in judges]
     return Task(
         name="architecture_design",
         dataset=MemoryDataset(
@@ -294,7 +295,7 @@ def architecture_design(
             location=str(ARCHITECTURE_DESIGN_FILE),
         ),
         solver=[system_message(ARCHITECT_SYSTEM_PROMPT), generate()],
-        scorer=architecture_scorers(judge),
+        scorer=architecture_scorers(judges),
         epochs=Epochs(epochs),
         config=GenerateConfig(seed=seed),
         metadata=metadata,
