@@ -9,6 +9,7 @@ package when it uses the cache; each sandbox gets private writable copies of tho
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -75,6 +76,15 @@ def ensure_jsii_cache(cache: Path | None = None) -> Path:
     if _cache_is_filled(cache, versions):
         return cache
     cache.mkdir(parents=True, exist_ok=True)
+    # Several processes (pytest-xdist workers, parallel evals) may start at once: one fills.
+    with open(cache / ".plumbline-fill.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _cache_is_filled(cache, versions):
+            _fill_cache(cache, versions)
+    return cache
+
+
+def _fill_cache(cache: Path, versions: dict[str, str]) -> None:
     environment = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(cache),
@@ -94,7 +104,6 @@ def ensure_jsii_cache(cache: Path | None = None) -> Path:
             f"could not fill the jsii package cache in {cache}: "
             f"{completed.stderr.strip()[-800:] or 'no cache written'}"
         )
-    return cache
 
 
 def silence_node_warnings() -> dict[str, str]:
