@@ -175,10 +175,10 @@ def test_sa_bench_runs_all_three_tasks(tmp_path: Path, server: OpenAIServer) -> 
     logs = tmp_path / "logs"
     code, stdout, stderr = invoke(
         "sa-bench", "--model", "openai-api/local/blank", "--limit", "1", "--seed", "5",
-        "--log-dir", str(logs), "--display", "none", "--json",
+        "--log-dir", str(logs), "--json",
     )  # fmt: skip
     assert code == 0, stderr
-    document = json.loads(stdout)
+    document = json.loads(stdout)  # no --display: with --json, Inspect's display stays off
     [entry] = document["models"]
     # The model's fixed reply answers nothing: every category is scored, and scores 0.
     for key in ("practice_exam", "architecture_design", "cdk_synth"):

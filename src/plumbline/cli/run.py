@@ -131,7 +131,11 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     type=click.IntRange(min=0),
     help="How often eval_set retries failed tasks before giving up (Inspect's default: 10).",
 )
-@click.option("--display", type=click.Choice(DISPLAYS), help="Inspect's progress display.")
+@click.option(
+    "--display",
+    type=click.Choice(DISPLAYS),
+    help="Inspect's progress display (default: Inspect's; none with --json).",
+)
 @json_option
 def run(
     suite: str,
@@ -180,6 +184,8 @@ def run(
         options["retry_attempts"] = retry_attempts
     if display is not None:
         options["display"] = display
+    elif as_json:
+        options["display"] = "none"  # Inspect's display writes to stdout, which --json owns
     if model_base_url is not None:
         options["model_base_url"] = model_base_url
 
