@@ -1,0 +1,31 @@
+"""`plumbline demo` runs every step offline and writes every result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from plumbline.cli.demo import demo_steps, example_path
+from plumbline.cli.main import main
+
+
+def test_demo_steps_use_bundled_examples_that_exist(tmp_path: Path) -> None:
+    for name in ("agent_runs.jsonl", "trials.jsonl"):
+        assert example_path(name).is_file()
+    commands = {step.args[0] for step in demo_steps(tmp_path)}
+    assert {"interval", "power", "compare", "reliability"} <= commands
+
+
+def test_demo_writes_every_result(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["demo", "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "0.840 [0.715, 0.917] Wilson 95%, n=50" in result.output
+    analysis = json.loads((tmp_path / "compare.json").read_text())
+    assert analysis["decision"] == "mixed results - inspect paired deltas"
+    reliability = json.loads((tmp_path / "reliability.json").read_text())
+    assert reliability
+    for name in ("compare.md", "reliability.md"):
+        assert (tmp_path / name).read_text().strip()
+    assert "Demo finished" in result.output
