@@ -198,3 +198,19 @@ def test_keyword_salad_as_a_bullet_list_scores_below_0_35(task: dict[str, Any]) 
     ):
         result = score_architecture(response, metadata(task), task["reference_answer"])
         assert result.value < 0.35, result.to_dict()
+
+
+def test_one_of_several_alternative_services_satisfies_a_facet() -> None:
+    task = next(t for t in OUR_TASKS if t["subtype"] == "problem_solving")
+    # the recommendation reads "move session state to ElastiCache or DynamoDB"
+    response = (
+        "Sessions also live on the web servers, and a replaced server loses them, "
+        "so keep the sessions in ElastiCache."
+    )
+    result = score_architecture(response, metadata(task), task["reference_answer"])
+    sessions = result.details["elements"][1]
+    assert sessions["facets_found"] == ["move session state to ElastiCache or DynamoDB"]
+    # a service the issue itself names is not an alternative answer to its recommendation
+    salad = "the database runs in a single Availability Zone"
+    result = score_architecture(salad, metadata(task), task["reference_answer"])
+    assert result.details["elements"][0]["facets_found"] == []

@@ -383,6 +383,9 @@ def _free_text_match(element_text: str, stems: set[str]) -> bool:
     return len(wanted & stems) >= max(1, math.ceil(0.6 * len(wanted)))
 
 
+_SERVICE_TOKEN = "\x00service"
+
+
 def _facet_need(facet_stems: set[str]) -> int:
     return max(1, min(3, math.ceil(len(facet_stems) / 3)))
 
@@ -440,7 +443,14 @@ def _evaluate(element: Element, text: _Text) -> ElementResult:
     found: list[str] = []
     missing: list[str] = []
     for facet in element.facets:
-        wanted = content_stems(facet) - name_stems
+        # services named in a facet are alternatives ("ElastiCache or DynamoDB"): naming any
+        # one of them counts as one matched word, however many words their names have
+        own = {n for group in element.names for p in group for n in find_services(p)}
+        services = [p for name in find_services(facet) - own for p in phrases_for(name)]
+        service_stems = set().union(*(content_stems(p) for p in services)) if services else set()
+        wanted = content_stems(facet) - name_stems - service_stems
+        if services:
+            wanted.add(_SERVICE_TOKEN)
         ok = False
         if named and wanted:
             need = _facet_need(wanted)
@@ -448,8 +458,12 @@ def _evaluate(element: Element, text: _Text) -> ElementResult:
                 if not text.reasoning[index]:
                     continue
                 context = set(text.sentence_stems[index])
+                window = [index]
                 if index + 1 < len(text.sentence_stems) and text.reasoning[index + 1]:
                     context |= text.sentence_stems[index + 1]
+                    window.append(index + 1)
+                if services and any(_has_phrase(text.sentence_norm[i], services) for i in window):
+                    context.add(_SERVICE_TOKEN)
                 if len(wanted & context) >= need:
                     ok = True
                     break
