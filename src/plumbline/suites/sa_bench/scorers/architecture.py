@@ -11,8 +11,9 @@ when any word of it did ("and", "the"), so a 53-word keyword salad scored 0.56. 
   `- **Amazon S3**: stores the uploads` with at least 3 words after the separator): the
   sentence that names the element,
   or the one after it, must contain the content words of its role, purpose, issue or mitigation
-  (stemmed, stopwords never count, the element's own name words excluded). A label in a valid
-  diagram of the required format counts as a reasoning context too.
+  (stemmed, stopwords never count, the element's own name words excluded; services named in
+  the facet are alternatives, so naming any one of them counts as one word). A label in a
+  valid diagram of the required format counts as a reasoning context too.
 
 Per element: `credit = 0.25·named + 0.75·named·(explained facets / facets)`.
 
