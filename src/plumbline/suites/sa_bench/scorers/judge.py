@@ -107,7 +107,7 @@ def load_rubric(version: str = DEFAULT_RUBRIC) -> dict[str, Any]:
     return rubric
 
 
-_DELIMITER_LIKE = re.compile(r"</?\s*response[\w-]*\s*>|<<<|>>>", re.IGNORECASE)
+_DELIMITER_LIKE = re.compile(r"</?\s*response[^<>]*>|<<<|>>>", re.IGNORECASE)
 
 
 def neutralise(response: str) -> tuple[str, int]:
