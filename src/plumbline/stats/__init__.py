@@ -4,6 +4,7 @@ Every function validates its inputs (a `ValueError` names the argument), never r
 prints, and documents its formula and a reference.
 """
 
+from plumbline.stats.agreement import krippendorff_alpha
 from plumbline.stats.bootstrap import bootstrap_interval, cluster_bootstrap, paired_bootstrap
 from plumbline.stats.effect_sizes import cliffs_delta, cohens_d, geometric_mean_ratio
 from plumbline.stats.means import (
@@ -54,6 +55,7 @@ __all__ = [
     "geometric_mean_ratio",
     "hodges_lehmann",
     "holm",
+    "krippendorff_alpha",
     "mcnemar_exact",
     "mcnemar_minimum_detectable_effect",
     "mcnemar_sample_size",
