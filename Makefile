@@ -19,8 +19,8 @@ demo: $(STAMP)
 	$(BIN)/plumbline demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
