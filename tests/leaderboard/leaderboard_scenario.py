@@ -163,9 +163,11 @@ def _tasks() -> dict[str, Callable[..., Any]]:
     }
 
 
-def run_task(task: Any, model: str, log_dir: Path, fmt: str = "eval") -> Path:
+def run_task(
+    task: Any, model: str, log_dir: Path, fmt: str = "eval", fail_on_error: bool = False
+) -> Path:
     """Run one scenario task for one model; returns the log's path."""
-    (path,) = _run([task], model, log_dir, fmt)
+    (path,) = _run([task], model, log_dir, fmt, fail_on_error=fail_on_error)
     return path
 
 
@@ -181,6 +183,7 @@ def _run(
     fmt: str,
     epochs: int = 1,
     pe_script: dict[str, list[bool]] | None = None,
+    fail_on_error: bool = False,
 ) -> list[Path]:
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
@@ -191,7 +194,7 @@ def _run(
         epochs=epochs,
         log_dir=str(log_dir),
         log_format=fmt,
-        fail_on_error=False,
+        fail_on_error=fail_on_error,
         display="none",
         max_tasks=1,
     )

@@ -231,3 +231,16 @@ def test_scores_outside_unit_interval_are_errors_not_clamped(tmp_path: Path) -> 
     assert problem.count == 2 and problem.path == str(log)
     excluded = build_leaderboard(log, errors="exclude").model("mockllm/epsilon")
     assert excluded.categories["architecture_design"].value == pytest.approx(1.75 / 3)
+
+
+def test_a_failed_run_is_reported_and_its_samples_used(tmp_path: Path) -> None:
+    """beta's cdk_synth errors on two prompts; with fail_on_error the whole eval fails."""
+    log = run_task(task_factories()["cdk_synth"](), "beta", tmp_path, fail_on_error=True)
+    board = build_leaderboard(log)
+    (problem,) = [p for p in board.problems if p.kind == "incomplete_log"]
+    assert problem.path == str(log) and "'error'" in problem.message
+    score = board.model("mockllm/beta").categories["cdk_synth"]
+    # Every recorded sample-epoch is scored (one epoch: one per question); errors count 0.
+    assert score.n == problem.count and 1 <= score.n <= len(CDK_SCRIPT["beta"])
+    assert score.errors >= 1
+    assert score.value is not None and score.value * score.n <= 2  # only c0 and c2 synthesize
