@@ -243,4 +243,4 @@ def test_a_failed_run_is_reported_and_its_samples_used(tmp_path: Path) -> None:
     # Every recorded sample-epoch is scored (one epoch: one per question); errors count 0.
     assert score.n == problem.count and 1 <= score.n <= len(CDK_SCRIPT["beta"])
     assert score.errors >= 1
-    assert score.value is not None and score.value * score.n <= 2  # only c0 and c2 synthesize
+    assert score.value is not None and score.value * score.n <= 2 + 1e-9  # only c0, c2 pass
