@@ -126,3 +126,19 @@ def test_builtin_toml_parses_as_plain_toml() -> None:
     path = Path(__file__).parents[2] / "src/plumbline/suites/sa_bench/suite.toml"
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     assert sum(c["weight"] for c in data["category"]) == pytest.approx(1.0)
+
+
+def test_a_task_file_entry_matches_the_task_name_inspect_logs() -> None:
+    from plumbline.leaderboard.suite import Category
+
+    fields = {
+        "key": "k",
+        "name": "K",
+        "description": "d",
+        "weight": 1.0,
+        "scoring": "binary",
+        "scorer": "choice",
+    }
+    category = Category.model_validate({**fields, "tasks": ["my_tasks.py@quiz"]})
+    assert category.matches("quiz")
+    assert not category.matches("my_tasks.py")

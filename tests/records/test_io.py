@@ -147,3 +147,12 @@ def test_a_broken_pretty_printed_object_costs_only_itself(tmp_path: Path) -> Non
     items = list(iter_json_values(path))
     assert [type(i).__name__ for i in items] == ["Located", "RecordError", "Located"]
     assert isinstance(items[1], RecordError) and items[1].line == 8
+
+
+def test_write_atomic_gives_the_umask_mode_not_owner_only(tmp_path: Path) -> None:
+    previous = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "out.txt", "x")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "out.txt").stat().st_mode & 0o777 == 0o644

@@ -81,8 +81,13 @@ class Category(BaseModel):
         return tasks
 
     def matches(self, task: str) -> bool:
-        """Whether an Inspect task name feeds this category (exact name or glob pattern)."""
-        return any(task == pattern or fnmatchcase(task, pattern) for pattern in self.tasks)
+        """Whether an Inspect task name feeds this category (exact name or glob pattern).
+
+        An entry that points at a task file (`tasks.py@name`) matches the task's own name,
+        which is what Inspect records in the log.
+        """
+        patterns = (pattern.rpartition("@")[2] for pattern in self.tasks)
+        return any(task == pattern or fnmatchcase(task, pattern) for pattern in patterns)
 
 
 class SuiteInfo(BaseModel):

@@ -174,10 +174,18 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates the file 0600; give it the mode a plain open() would have.
+        os.chmod(temporary, 0o666 & ~_current_umask())
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_json_atomic(path: str | Path, value: Any) -> None:
