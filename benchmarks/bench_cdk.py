@@ -48,7 +48,10 @@ def main() -> int:
     print(f"{len(apps)} apps from {source.relative_to(ROOT)}; CDK CLI {cdk}")
 
     started = time.monotonic()
-    naive = [synth_with_cli(app, cdk) for _, app in apps]
+    naive = []
+    for index, (name, app) in enumerate(apps, 1):
+        naive.append(synth_with_cli(app, cdk))
+        print(f"  naive {index}/{len(apps)} {name}: {naive[-1].outcome.value}", flush=True)
     naive_seconds = time.monotonic() - started
     print(f"naive (cdk CLI + cfn-lint CLI, sequential): {naive_seconds:8.1f} s", flush=True)
 

@@ -46,7 +46,9 @@ def synth_with_cli(app: ExtractedApp, cdk: str, *, timeout: float = 60.0) -> Syn
         job.engine = "cdk-cli"
         return job
     report = SynthReport(Outcome.PASSED, files=dict(app.files), entry=app.entry, engine="cdk-cli")
-    with tempfile.TemporaryDirectory(prefix="plumbline-cdk-cli-") as directory:
+    with tempfile.TemporaryDirectory(
+        prefix="plumbline-cdk-cli-", ignore_cleanup_errors=True
+    ) as directory:
         root = Path(directory)
         for name, text in job.files.items():
             target = root / name
@@ -56,7 +58,8 @@ def synth_with_cli(app: ExtractedApp, cdk: str, *, timeout: float = 60.0) -> Syn
         python_bin = str(Path(sys.executable).parent)
         environment = {
             "PATH": f"{python_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-            "HOME": str(root),
+            # The user's HOME, as the reference ran: the jsii package cache persists there.
+            "HOME": os.environ.get("HOME", str(root)),
             "CDK_DEFAULT_ACCOUNT": DUMMY_ACCOUNT,
             "CDK_DEFAULT_REGION": DUMMY_REGION,
             "CDK_DISABLE_VERSION_CHECK": "1",
