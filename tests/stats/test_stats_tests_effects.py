@@ -192,3 +192,20 @@ def test_holm_and_bh_match_references() -> None:
     assert holm([]).size == 0 and benjamini_hochberg([]).size == 0
     with pytest.raises(ValueError, match=r"pvalues\[0\] is 1.5"):
         holm([1.5])
+
+
+@pytest.mark.parametrize("decimals", [0, 1, 3])
+def test_hodges_lehmann_selection_equals_sorting_every_walsh_sum(decimals: int) -> None:
+    # n = 2,000 has 2,001,000 Walsh sums, beyond what is listed directly, so the sampled
+    # narrowing runs; rounding makes long runs of equal sums. Equal to the last bit.
+    rng = np.random.default_rng(decimals)
+    d = np.round(rng.standard_t(3, size=2_000), decimals)
+    ordered = np.sort(d)
+    i, j = np.triu_indices(d.size)
+    sums = np.sort(ordered[i] + ordered[j])
+    result = hodges_lehmann(d)
+    k = result.details["critical_rank"]
+    middle = sums.size // 2
+    assert result.statistic == (sums[middle - 1] + sums[middle]) / 4
+    assert result.interval.low == sums[k - 1] / 2
+    assert result.interval.high == sums[sums.size - k] / 2

@@ -6,8 +6,10 @@ All take the two arms as paired sequences `x` and `y` (entry i of each is the sa
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as sps
 
 from plumbline.stats._validation import (
@@ -19,6 +21,8 @@ from plumbline.stats._validation import (
     z_critical,
 )
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, TestResult, check_level
+
+IntArray = npt.NDArray[np.intp]
 
 
 def mcnemar_exact(x: ArrayLike, y: ArrayLike, *, mid_p: bool = False) -> TestResult:
@@ -113,46 +117,144 @@ def sign_test(x: ArrayLike, y: ArrayLike) -> TestResult:
     )
 
 
-def _count_pair_sums_at_most(ordered: FloatArray, threshold: float) -> int:
-    """Number of pairs i ≤ j with `ordered[i] + ordered[j] ≤ threshold` (ordered ascending)."""
-    n = ordered.size
-    upper = np.searchsorted(ordered, threshold - ordered, side="right")
-    return int(np.maximum(upper - np.arange(n), 0).sum())
+def _pair_sum_positions(ordered: FloatArray, threshold: float) -> IntArray:
+    """For each row i, one past the last j ≥ i with `ordered[i] + ordered[j] ≤ threshold`.
 
-
-def _walsh_sum_order_statistic(ordered: FloatArray, rank: int) -> float:
-    """The `rank`-th smallest (1-based) pair sum `d_i + d_j`, i ≤ j, in O(n log n) memory-light.
-
-    Bisect on the value until few sums remain between the bounds, then list those and select.
-    Avoids materialising all n(n+1)/2 Walsh averages (5·10⁹ of them at n = 100,000).
+    The sums are compared as computed in floating point, so counts, bounds and the final listing
+    agree with sorting the materialised sums. A binary search for `threshold − ordered[i]`
+    lands within a few ulps of each row's boundary (searched in ascending key order, which
+    keeps numpy's search cache-friendly); the boundary is then moved over whole runs of equal
+    values until the sums on either side of it fall on the right side of `threshold`
+    (`fl(a + b)` is monotone in b, so each row moves one way only).
     """
     n = ordered.size
-    low = float(2 * ordered[0])  # count(≤ low) ≥ 1
-    high = float(2 * ordered[-1])  # count(≤ high) = all
-    if _count_pair_sums_at_most(ordered, low) >= rank:
-        return low
-    # Invariant: below = count(≤ low) < rank ≤ above = count(≤ high).
-    below = _count_pair_sums_at_most(ordered, low)
-    above = n * (n + 1) // 2
-    while above - below > max(4 * n, 4096):
-        middle = low + (high - low) / 2
-        if middle <= low or middle >= high:
-            return high  # no double strictly between: every sum in (low, high] equals high
-        count = _count_pair_sums_at_most(ordered, middle)
-        if count >= rank:
-            high, above = middle, count
-        else:
-            low, below = middle, count
     index = np.arange(n)
-    start = np.maximum(np.searchsorted(ordered, low - ordered, side="right"), index)
-    stop = np.maximum(np.searchsorted(ordered, high - ordered, side="right"), index)
-    lengths = stop - start
-    owner = np.repeat(index, lengths)
-    first = np.repeat(start, lengths)
+    positions = np.searchsorted(ordered, (threshold - ordered)[::-1], side="right")[::-1]
+    while True:
+        ahead = np.minimum(positions, n - 1)
+        right = (positions < n) & (ordered + ordered[ahead] <= threshold)
+        behind = np.maximum(positions - 1, 0)
+        left = (positions > 0) & (ordered + ordered[behind] > threshold)
+        if not (right.any() or left.any()):
+            break
+        positions[right] = np.searchsorted(ordered, ordered[ahead[right]], side="right")
+        positions[left] = np.searchsorted(ordered, ordered[behind[left]], side="left")
+    return np.maximum(positions, index)
+
+
+@dataclass
+class _WalshBand:
+    """The pair sums still in play: row i's candidates are `ordered[start_i:stop_i]`, every sum
+    of the rows' earlier entries is ≤ `low` (`below` of them), every candidate is ≤ `high`
+    (`above` sums in all are ≤ `high`)."""
+
+    start: IntArray
+    stop: IntArray
+    below: int
+    above: int
+    low: float
+    high: float
+
+
+def _walsh_band(ordered: FloatArray) -> _WalshBand:
+    n = ordered.size
+    return _WalshBand(
+        np.arange(n), np.full(n, n), 0, n * (n + 1) // 2, -math.inf, float(2 * ordered[-1])
+    )
+
+
+def _narrow(
+    ordered: FloatArray, band: _WalshBand, first: int, last: int, *, rounds: int | None = None
+) -> tuple[_WalshBand, tuple[float, float] | None]:
+    """Shrink `band` around ranks `first..last` (1-based) until it holds at most a few n sums
+    (or after `rounds` rounds); also return the two ranks' values when a probe separates them.
+
+    Each round draws a uniform sample of the candidates, takes the sample values a few standard
+    errors either side of the wanted ranks' positions and counts the sums at or below each
+    exactly; the counts move the bounds, so the result never depends on the sample, only the
+    running time does. A round that fails to halve the band (a long run of sums equal to the
+    upper bound) is followed by a count just below that bound, which settles the run.
+    """
+    n = ordered.size
+    index = np.arange(n)
+    band = replace(band)
+    limit = max(8 * n, 1 << 16)
+    # Only where the rounds look depends on these draws, never the value returned.
+    rng = np.random.default_rng(0x5EED)
+    stalled = False
+
+    def probe(value: float) -> tuple[float, float] | None:
+        positions = _pair_sum_positions(ordered, value)
+        count = int((positions - index).sum())
+        if count < first:
+            band.low, band.below, band.start = value, count, positions
+        elif count >= last:
+            band.high, band.above, band.stop = value, count, positions
+        elif last == first + 1:  # count == first: the two ranks sit either side of `value`
+            has_le, has_gt = positions > index, positions < n
+            at_most = ordered[index[has_le]] + ordered[positions[has_le] - 1]
+            beyond = ordered[index[has_gt]] + ordered[positions[has_gt]]
+            return float(at_most.max()), float(beyond.min())
+        return None
+
+    done = 0
+    while band.above - band.below > limit and (rounds is None or done < rounds):
+        done += 1
+        total = band.above - band.below
+        found = None
+        if stalled:
+            # Sampled values equal to `high` (a run of equal sums) cannot split the band; test
+            # whether every candidate equals `high` by counting just below it.
+            below_high = float(np.nextafter(band.high, -math.inf))
+            if not band.low < below_high:
+                return band, (band.high, band.high)
+            found = probe(below_high)
+            if found is None and band.low == below_high:
+                return band, (band.high, band.high)
+            stalled = False
+        else:
+            lengths = band.stop - band.start
+            ends = np.cumsum(lengths)
+            size = min(total, 1 << 17)
+            draws = rng.integers(0, total, size)
+            row = np.searchsorted(ends, draws, side="right")
+            sample = ordered[row] + ordered[band.start[row] + draws - (ends[row] - lengths[row])]
+            spread = 2.0 * math.sqrt(size)  # four binomial standard errors at most
+            lower_at = int(min(max((first - band.below) / total * size - spread, 0), size - 1))
+            upper_at = int(min(max((last - band.below) / total * size + spread, 0), size - 1))
+            values = np.partition(sample, [lower_at, upper_at])
+            for value in (float(values[lower_at]), float(values[upper_at])):
+                if found is None and band.low < value < band.high:
+                    found = probe(value)
+            stalled = band.above - band.below > total // 2
+        if found is not None:
+            return band, found
+    return band, None
+
+
+def _walsh_sum_order_statistics(
+    ordered: FloatArray, first: int, last: int, band: _WalshBand | None = None
+) -> tuple[float, float]:
+    """The `first`-th and `last`-th smallest (1-based, `last ≤ first + 1`) pair sums
+    `d_i + d_j`, i ≤ j, of the ascending `ordered`: exact, in expected O(n log n) time and O(n)
+    memory.
+
+    Randomised selection in the sorted-matrix form of Monahan (1984, ACM TOMS 10:265–270;
+    after Johnson & Mizoguchi 1978): the candidate sums form a band of each row of the implicit
+    sorted matrix `ordered[i] + ordered[j]`; sampled pivots with exact counts narrow it
+    (`_narrow`) until at most a few n candidates remain, which are listed and selected among.
+    The n(n+1)/2 sums are never materialised (5·10⁹ of them at n = 100,000).
+    """
+    band, found = _narrow(ordered, band or _walsh_band(ordered), first, last)
+    if found is not None:
+        return found
+    lengths = band.stop - band.start
+    owner = np.repeat(np.arange(ordered.size), lengths)
     offset = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    sums = ordered[owner] + ordered[first + offset]
-    position = rank - below - 1
-    return float(np.partition(sums, position)[position])
+    sums = ordered[owner] + ordered[np.repeat(band.start, lengths) + offset]
+    positions = [first - band.below - 1, last - band.below - 1]
+    selected = np.partition(sums, positions)
+    return float(selected[positions[0]]), float(selected[positions[1]])
 
 
 def _signed_rank_lower_critical(n: int, level: float) -> int:
@@ -185,8 +287,8 @@ def hodges_lehmann(
     Wilcoxon signed-rank test: `[W_(k), W_(M+1−k)]` of the sorted Walsh averages, with k from the
     exact signed-rank distribution (n ≤ 300) or its normal approximation; when n is so small that
     no k reaches the level, the interval is the full range of the Walsh averages. Order statistics
-    of the Walsh averages are found by bisection with O(n log n) counting, so large n needs no
-    O(n²) memory.
+    of the Walsh averages are selected exactly by randomised band narrowing (Monahan 1984) in
+    expected O(n log n) time and O(n) memory, never materialising the n(n+1)/2 averages.
 
     Reference: Hodges & Lehmann (1963), Ann. Math. Statist. 34:598–611; Hollander, Wolfe &
     Chicken (2014), "Nonparametric Statistical Methods", §3.2.
@@ -200,16 +302,16 @@ def hodges_lehmann(
     ordered = np.sort(differences)
     n = ordered.size
     total = n * (n + 1) // 2
-    if total % 2:
-        estimate = _walsh_sum_order_statistic(ordered, (total + 1) // 2) / 2
-    else:
-        estimate = (
-            _walsh_sum_order_statistic(ordered, total // 2)
-            + _walsh_sum_order_statistic(ordered, total // 2 + 1)
-        ) / 4
     k = min(_signed_rank_lower_critical(n, level), (total + 1) // 2)
-    low = _walsh_sum_order_statistic(ordered, k) / 2
-    high = _walsh_sum_order_statistic(ordered, total + 1 - k) / 2
+    # One shared round narrows the sums to the band holding the interval and the median.
+    band, _ = _narrow(ordered, _walsh_band(ordered), k, total + 1 - k, rounds=1)
+    if total % 2:
+        middle = (total + 1) // 2
+        estimate = _walsh_sum_order_statistics(ordered, middle, middle, band)[0] / 2
+    else:
+        estimate = sum(_walsh_sum_order_statistics(ordered, total // 2, total // 2 + 1, band)) / 4
+    low = _walsh_sum_order_statistics(ordered, k, k, band)[0] / 2
+    high = _walsh_sum_order_statistics(ordered, total + 1 - k, total + 1 - k, band)[0] / 2
     return EstimateResult(
         statistic=float(estimate),
         n=n,
