@@ -60,6 +60,22 @@ class PreparedRuns:
     duplicates: list[Duplicate] = field(default_factory=list)
 
 
+def _max(column: pl.Series) -> int:
+    value = column.max()
+    return value if isinstance(value, int) else 0
+
+
+def _pair_key(runs: pl.DataFrame) -> pl.Series:
+    """One Int64 per `(task_id, repeat)`: equal exactly when both are, so pairing and
+    duplicate detection join and count integers instead of strings."""
+    tasks = runs["task_id"].cast(pl.Categorical).to_physical().cast(pl.Int64)
+    repeats = runs["repeat"]
+    if runs.height and (_max(repeats) >= 1 << 32 or _max(tasks) >= 1 << 30):
+        pairs = pl.DataFrame({"t": runs["task_id"], "r": repeats})
+        return pairs.select(pl.struct("t", "r").rank("dense").cast(pl.Int64))["t"]
+    return (tasks * (1 << 32) + repeats).alias("pair_key")
+
+
 def prepare_runs(frame: pl.DataFrame) -> PreparedRuns:
     """Derive the seed's per-run columns, set aside infrastructure failures, find duplicates."""
     infra = frame.filter(pl.col("infra_failure")).group_by("arm").len()
@@ -73,9 +89,22 @@ def prepare_runs(frame: pl.DataFrame) -> PreparedRuns:
         ),
     )
     runs = runs.with_columns(
-        pl.col("success").cast(pl.Int64).alias("success_int"),
-        (pl.len().over("task_id", "arm", "repeat") > 1).alias("duplicated"),
+        pl.col("success").cast(pl.Int64).alias("success_int"), _pair_key(runs).alias("pair_key")
     )
+    # The common case, no duplicates, is settled by one count of distinct (pair, arm) keys.
+    arms = runs["arm"].cast(pl.Categorical).to_physical().cast(pl.Int64)
+    arm_count = _max(arms) + 1
+    widest = _max(runs["pair_key"])
+    if widest < (1 << 62) // arm_count:
+        run_key = runs["pair_key"] * arm_count + arms
+    else:
+        run_key = pl.DataFrame({"p": runs["pair_key"], "a": arms}).select(
+            pl.struct("p", "a").rank("dense").cast(pl.Int64)
+        )["p"]
+    if run_key.n_unique() == runs.height:
+        runs = runs.with_columns(pl.lit(False).alias("duplicated"))
+    else:
+        runs = runs.with_columns(run_key.is_duplicated().alias("duplicated"))
     duplicated = runs.filter(pl.col("duplicated"))
     duplicates: list[Duplicate] = []
     if duplicated.height:
@@ -195,14 +224,17 @@ def pair_runs(prepared: PreparedRuns, treatment: str, control: str) -> pl.DataFr
     Columns: `task_id`, `repeat`, `<column>_t`, `<column>_c` for each paired column, and one
     column per delta (`treatment − control`; null when either side is null).
     """
-    keep = ["task_id", "repeat", *PAIR_COLUMNS]
     usable = prepared.runs.filter(~pl.col("duplicated"))
-    t = usable.filter(pl.col("arm") == treatment).select(keep)
-    c = usable.filter(pl.col("arm") == control).select(keep)
+    t = usable.filter(pl.col("arm") == treatment).select(
+        "task_id", "repeat", "pair_key", *PAIR_COLUMNS
+    )
+    c = usable.filter(pl.col("arm") == control).select("pair_key", *PAIR_COLUMNS)
     # Pairs keep the treatment's record order (the order of the input files).
-    pairs = t.join(
-        c, on=["task_id", "repeat"], how="inner", suffix="_c", maintain_order="left"
-    ).rename({name: f"{name}_t" for name in PAIR_COLUMNS})
+    pairs = (
+        t.join(c, on="pair_key", how="inner", suffix="_c", maintain_order="left")
+        .drop("pair_key")
+        .rename({name: f"{name}_t" for name in PAIR_COLUMNS})
+    )
     deltas = {**PRIMARY_DELTAS, **SECONDARY_DELTAS}
     return pairs.with_columns(
         [(pl.col(f"{col}_t") - pl.col(f"{col}_c")).alias(name) for name, col in deltas.items()]
