@@ -248,3 +248,21 @@ def test_records_validate_command(tmp_path: Path) -> None:
     assert f"{bad}:2: repeat: Input should be greater than or equal to 0" in failed.output
     strict = CliRunner().invoke(main, ["records", "validate", str(bad), "--strict"])
     assert strict.exit_code == 2
+
+
+def test_chunked_scan_counts_needles_straddling_chunks_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plumbline.records import run_record
+
+    text = b'{"total_cost_usd": 1}\n\n{"total_cost_usd": null}\n"total_cost_usd"'
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(text)
+    needles = [b"\n", b'"total_cost_usd"', b"u"]
+    for chunk in (1, 2, 3, 7, 16, 1 << 20):
+        monkeypatch.setattr(run_record, "_CHUNK", chunk)
+        counts, ends_with_newline = run_record._scan(path, needles)
+        assert counts == [text.count(needle) for needle in needles], chunk
+        assert ends_with_newline is False
+    path.write_bytes(text + b"\n")
+    assert run_record._scan(path, needles)[1] is True

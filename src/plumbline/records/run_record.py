@@ -181,9 +181,9 @@ def records_to_frame(records: list[RunRecord], path: str, lines: list[int]) -> p
     )
 
 
-def _looks_like_jsonl(data: bytes) -> bool:
-    # Only the head is inspected: copying a large file here would cost as much as parsing it.
-    head = data[:65536].lstrip()
+def _looks_like_jsonl(head: bytes) -> bool:
+    # Only the head is inspected: the fast path never holds the whole file in Python.
+    head = head.lstrip()
     if not head.startswith(b"{"):
         return False
     end = head.find(b"\n")
@@ -191,34 +191,72 @@ def _looks_like_jsonl(data: bytes) -> bool:
     return first_line.rstrip().endswith(b"}")
 
 
-def _line_numbers(data: bytes, rows: int) -> pl.Series | None:
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+_CHUNK = 1 << 23
+
+
+def _scan(path: Path, needles: list[bytes]) -> tuple[list[int], bool]:
+    """How often each needle occurs in the file, and whether it ends with a newline.
+
+    Read in chunks into one reused buffer: no copy of the whole file, and the counts run at
+    memchr speed. A needle straddling two chunks is counted once: the last bytes of a chunk
+    are kept in front of the next, and only matches reaching past them are counted again.
+    """
+    counts = [0] * len(needles)
+    keep = max(len(needle) for needle in needles) - 1
+    buffer = bytearray(keep + _CHUNK)
+    view = memoryview(buffer)
+    tail, last = 0, b""
+    with path.open("rb") as handle:
+        while read := handle.readinto(view[tail:]):
+            end = tail + read
+            for i, needle in enumerate(needles):
+                counts[i] += buffer.count(needle, max(tail - len(needle) + 1, 0), end)
+            last = bytes(buffer[end - 1 : end])
+            tail = min(keep, end)
+            buffer[:tail] = buffer[end - tail : end]
+    return counts, last == b"\n"
+
+
+def _line_numbers(
+    path: Path, rows: int, newlines: int, ends_with_newline: bool
+) -> pl.Series | None:
+    lines = newlines + (0 if ends_with_newline or not rows else 1)
     if lines == rows:  # no blank lines: record i is on line i + 1
         return pl.int_range(1, rows + 1, eager=True, dtype=pl.Int64).alias("line")
+    data = path.read_bytes()
     found = [i + 1 for i, text in enumerate(data.split(b"\n")) if text.strip()]
     if len(found) != rows:
         return None
     return pl.Series("line", found, dtype=pl.Int64)
 
 
-def _fast_jsonl(path: str, data: bytes) -> tuple[pl.DataFrame, list[RecordError]] | None:
+def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError]] | None:
     """Read plain JSONL column-wise; None when the file needs the record-by-record reader."""
-    if not _looks_like_jsonl(data):
+    with source.open("rb") as handle:
+        head = handle.read(65536)
+    if not _looks_like_jsonl(head):
         return None
     try:
-        frame = pl.read_ndjson(data, schema=FRAME_SCHEMA, ignore_errors=False)
+        # An explicit schema: no type inference, and polars maps the file itself.
+        frame = pl.read_ndjson(source, schema=FRAME_SCHEMA, ignore_errors=False)
     except (pl.exceptions.PolarsError, ValueError):
         return None  # a type error: the slow path names the record and the field
     rows = frame.height
     # polars reads a missing key as null, but a nullable required key must be present (null
     # means "not reported"); the record-by-record reader names the record that lacks one.
-    # Only a column with nulls can hide a missing key, so only those columns cost a scan.
-    # (A missing non-nullable key is caught below as a null.)
+    # Only a column with nulls can hide a missing key, so only those keys are counted, in the
+    # same pass over the file that counts its lines. (A missing non-nullable key is caught
+    # below as a null.)
     nulls = frame.select(pl.col(_NULLABLE_REQUIRED).null_count()).row(0)
-    for name, null_count in zip(_NULLABLE_REQUIRED, nulls, strict=True):
-        if null_count and data.count(b'"' + name.encode() + b'"') < rows:
-            return None
-    lines = _line_numbers(data, rows)
+    keys = [
+        b'"' + name.encode() + b'"'
+        for name, null_count in zip(_NULLABLE_REQUIRED, nulls, strict=True)
+        if null_count
+    ]
+    counts, ends_with_newline = _scan(source, [b"\n", *keys])
+    if any(count < rows for count in counts[1:]):
+        return None
+    lines = _line_numbers(source, rows, counts[0], ends_with_newline)
     if lines is None:
         return None
     frame = frame.with_columns(
@@ -269,8 +307,7 @@ def read_run_records(paths: list[str | Path], *, strict: bool = False) -> RunRec
     for path in paths:
         name = str(path)
         table.files.append(name)
-        data = Path(path).read_bytes()
-        fast = _fast_jsonl(name, data)
+        fast = _fast_jsonl(name, Path(path))
         if fast is not None:
             frame, errors = fast
             if errors and strict:
