@@ -171,3 +171,28 @@ def test_per_task_table(load: Load, run: Any) -> None:
     assert rows["a"]["success_rate_control"] == 0.5
     assert rows["a"]["mean_pass_delta"] == 0.5
     assert rows["c"]["pairs"] == 0 and rows["c"]["runs_control"] == 0
+
+
+def test_pairing_by_position_equals_the_join(load: Load, run: Any) -> None:
+    """Arms listing the same keys in the same order pair row by row; any other order joins."""
+    rng = np.random.default_rng(3)
+    keys = [(f"task-{t}", r) for t in range(3) for r in range(4)]
+    treatment = [
+        run(task_id=t, arm="T", repeat=r, duration_seconds=float(rng.integers(1, 99)))
+        for t, r in keys
+    ]
+    control = [
+        run(task_id=t, arm="C", repeat=r, duration_seconds=float(rng.integers(1, 99)))
+        for t, r in keys
+    ]
+    aligned = pair_runs(prepare_runs(load(treatment + control).frame), "T", "C")
+    shuffled = pair_runs(prepare_runs(load(treatment + control[::-1]).frame), "T", "C")
+    assert aligned.equals(shuffled)
+    assert aligned.height == len(keys)
+    assert aligned["duration_delta_seconds"].to_list() == [
+        t["duration_seconds"] - c["duration_seconds"]
+        for t, c in zip(treatment, control, strict=True)
+    ]
+    # A control missing a key (and one the treatment lacks) still pairs by the join.
+    partial = pair_runs(prepare_runs(load(treatment[1:] + control[:-1]).frame), "T", "C")
+    assert partial.height == len(keys) - 2

@@ -78,9 +78,11 @@ def _pair_key(runs: pl.DataFrame) -> pl.Series:
 
 def prepare_runs(frame: pl.DataFrame) -> PreparedRuns:
     """Derive the seed's per-run columns, set aside infrastructure failures, find duplicates."""
-    infra = frame.filter(pl.col("infra_failure")).group_by("arm").len()
+    infra = frame.lazy().filter(pl.col("infra_failure")).group_by("arm").len().collect()
     infra_failures = {str(arm): int(n) for arm, n in infra.iter_rows()}
-    runs = frame.filter(~pl.col("infra_failure")).with_columns(
+    # Filtering copies every column; most inputs have no infrastructure failure to remove.
+    kept = frame.filter(~pl.col("infra_failure")) if infra.height else frame
+    runs = kept.with_columns(
         # A timeout is the agent failing the task, whatever the acceptance check later said.
         (pl.col("success") & ~pl.col("timed_out")).alias("success"),
         pl.sum_horizontal(*TOKEN_FIELDS, ignore_nulls=False).alias("total_tokens"),
@@ -154,33 +156,30 @@ def _nullable(value: Any) -> float | None:
 def arm_summaries(prepared: PreparedRuns, arms: list[str]) -> dict[str, ArmSummary]:
     """Summaries for `arms` (in that order) from prepared runs, one polars aggregation."""
     costed = pl.col("total_cost_usd").is_not_null()
-    table = (
-        prepared.runs.filter(pl.col("arm").is_in(arms))
-        .group_by("arm")
-        .agg(
-            pl.len().alias("runs"),
-            pl.col("success_int").sum().alias("successes"),
-            pl.col("total_cost_usd").sum().alias("cost_sum"),
-            costed.sum().alias("runs_with_cost"),
-            pl.col("total_cost_usd").median().alias("median_cost_usd"),
-            pl.col("duration_seconds").median().alias("median_duration_seconds"),
-            pl.col("total_tokens").median().alias("median_total_tokens"),
-            pl.col("non_cache_tokens").median().alias("median_non_cache_tokens"),
-            pl.col("total_tokens").null_count().alias("null_total_tokens_runs"),
-            pl.col("non_cache_tokens").null_count().alias("null_non_cache_tokens_runs"),
-            pl.col("timed_out").sum().alias("timed_out_runs"),
-            pl.col("success_int").filter(costed).sum().alias("successes_with_cost"),
-            pl.col("task_id").n_unique().alias("tasks"),
-        )
+    chosen = prepared.runs.lazy().filter(pl.col("arm").is_in(arms))
+    table = chosen.group_by("arm").agg(
+        pl.len().alias("runs"),
+        pl.col("success_int").sum().alias("successes"),
+        pl.col("total_cost_usd").sum().alias("cost_sum"),
+        costed.sum().alias("runs_with_cost"),
+        pl.col("total_cost_usd").median().alias("median_cost_usd"),
+        pl.col("duration_seconds").median().alias("median_duration_seconds"),
+        pl.col("total_tokens").median().alias("median_total_tokens"),
+        pl.col("non_cache_tokens").median().alias("median_non_cache_tokens"),
+        pl.col("total_tokens").null_count().alias("null_total_tokens_runs"),
+        pl.col("non_cache_tokens").null_count().alias("null_non_cache_tokens_runs"),
+        pl.col("timed_out").sum().alias("timed_out_runs"),
+        pl.col("success_int").filter(costed).sum().alias("successes_with_cost"),
+        pl.col("task_id").n_unique().alias("tasks"),
     )
     repeats = (
-        prepared.runs.filter(pl.col("arm").is_in(arms))
-        .group_by("arm", "task_id")
+        chosen.group_by("arm", "task_id")
         .len()
         .group_by("arm")
         .agg(pl.col("len").min().alias("min_repeats_per_task"))
     )
-    rows = {row["arm"]: row for row in table.join(repeats, on="arm").iter_rows(named=True)}
+    joined = table.join(repeats, on="arm").collect()
+    rows = {row["arm"]: row for row in joined.iter_rows(named=True)}
     summaries: dict[str, ArmSummary] = {}
     for arm in arms:
         row = rows.get(arm)
@@ -224,17 +223,29 @@ def pair_runs(prepared: PreparedRuns, treatment: str, control: str) -> pl.DataFr
     Columns: `task_id`, `repeat`, `<column>_t`, `<column>_c` for each paired column, and one
     column per delta (`treatment − control`; null when either side is null).
     """
-    usable = prepared.runs.filter(~pl.col("duplicated"))
-    t = usable.filter(pl.col("arm") == treatment).select(
-        "task_id", "repeat", "pair_key", *PAIR_COLUMNS
+    # Lazy, so each side's filter copies only the columns the pairing uses.
+    usable = prepared.runs.lazy().filter(~pl.col("duplicated"))
+    t, c = pl.collect_all(
+        [
+            usable.filter(pl.col("arm") == treatment).select(
+                "task_id", "repeat", "pair_key", *PAIR_COLUMNS
+            ),
+            usable.filter(pl.col("arm") == control).select("pair_key", *PAIR_COLUMNS),
+        ]
     )
-    c = usable.filter(pl.col("arm") == control).select("pair_key", *PAIR_COLUMNS)
-    # Pairs keep the treatment's record order (the order of the input files).
-    pairs = (
-        t.join(c, on="pair_key", how="inner", suffix="_c", maintain_order="left")
-        .drop("pair_key")
-        .rename({name: f"{name}_t" for name in PAIR_COLUMNS})
-    )
+    # Pairs keep the treatment's record order (the order of the input files). When both arms
+    # list the same (task, repeat) keys in the same order, as harnesses usually write them,
+    # row i pairs with row i (keys are unique within an arm here) and no join is needed.
+    if t["pair_key"].equals(c["pair_key"]):
+        pairs = pl.concat(
+            [t.drop("pair_key"), c.drop("pair_key").rename(lambda name: f"{name}_c")],
+            how="horizontal",
+        )
+    else:
+        pairs = t.join(c, on="pair_key", how="inner", suffix="_c", maintain_order="left").drop(
+            "pair_key"
+        )
+    pairs = pairs.rename({name: f"{name}_t" for name in PAIR_COLUMNS})
     deltas = {**PRIMARY_DELTAS, **SECONDARY_DELTAS}
     return pairs.with_columns(
         [(pl.col(f"{col}_t") - pl.col(f"{col}_c")).alias(name) for name, col in deltas.items()]

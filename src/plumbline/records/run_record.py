@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import polars as pl
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
@@ -205,12 +206,17 @@ def _scan(path: Path, needles: list[bytes]) -> tuple[list[int], bool]:
     keep = max(len(needle) for needle in needles) - 1
     buffer = bytearray(keep + _CHUNK)
     view = memoryview(buffer)
+    octets = np.frombuffer(buffer, dtype=np.uint8)
     tail, last = 0, b""
     with path.open("rb") as handle:
         while read := handle.readinto(view[tail:]):
             end = tail + read
             for i, needle in enumerate(needles):
-                counts[i] += buffer.count(needle, max(tail - len(needle) + 1, 0), end)
+                start = max(tail - len(needle) + 1, 0)
+                if len(needle) == 1:  # a vectorised compare beats bytes.count's byte loop
+                    counts[i] += int(np.count_nonzero(octets[start:end] == needle[0]))
+                else:
+                    counts[i] += buffer.count(needle, start, end)
             last = bytes(buffer[end - 1 : end])
             tail = min(keep, end)
             buffer[:tail] = buffer[end - tail : end]
