@@ -3,8 +3,12 @@
 Each worker is a Python process in its own bubblewrap sandbox that imports the configured
 modules (for CDK, ``aws_cdk``: about 3 s of jsii runtime start-up) *before* a sample is
 assigned to it, then serves exactly one sample and exits. Samples never share a process,
-a file system or a namespace, yet a sample only pays for its own run (about 0.05-0.5 s for a
-CDK app). The pool keeps ``size`` workers warming while ``size`` samples run.
+a file system or a namespace. The pool keeps ``size`` workers warming while ``size`` samples
+run, so the start-up overlaps with other samples and with model generation.
+
+Measured here: the first synthesis in a fresh runtime still costs several seconds (Node.js
+loads and compiles the aws-cdk-lib modules the app uses, lazily); later apps in the same
+runtime take about 0.5 s. Isolation means every sample pays that first-synthesis cost.
 """
 
 from __future__ import annotations
