@@ -15,7 +15,7 @@ def test_demo_steps_use_bundled_examples_that_exist(tmp_path: Path) -> None:
     for name in ("agent_runs.jsonl", "trials.jsonl"):
         assert example_path(name).is_file()
     commands = {step.args[0] for step in demo_steps(tmp_path)}
-    assert {"interval", "power", "compare", "reliability"} <= commands
+    assert {"run", "interval", "power", "compare", "reliability"} <= commands
 
 
 def test_demo_writes_every_result(tmp_path: Path) -> None:
@@ -24,8 +24,12 @@ def test_demo_writes_every_result(tmp_path: Path) -> None:
     assert "0.840 [0.715, 0.917] Wilson 95%, n=50" in result.output
     analysis = json.loads((tmp_path / "compare.json").read_text())
     assert analysis["decision"] == "mixed results - inspect paired deltas"
+    leaderboard = json.loads((tmp_path / "leaderboard.json").read_text())
+    ranking = [entry["model"] for entry in leaderboard["models"]]
+    assert ranking == ["scripted/oracle", "scripted/weak"]
+    assert leaderboard["models"][0]["overall"] > 0.9 > leaderboard["models"][1]["overall"]
     reliability = json.loads((tmp_path / "reliability.json").read_text())
     assert reliability
-    for name in ("compare.md", "reliability.md"):
+    for name in ("leaderboard.md", "compare.md", "reliability.md"):
         assert (tmp_path / name).read_text().strip()
     assert "Demo finished" in result.output

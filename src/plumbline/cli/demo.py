@@ -1,8 +1,9 @@
 """`plumbline demo`: plumbline's three jobs on built-in data, offline, in a few minutes.
 
-Each step runs the same command a user would type, so the demo doubles as a tour:
-the statistics commands, an A/B decision on bundled agent run records, and the CERT
-reliability metrics on bundled trial records. Every result is also written under `-o DIR`.
+Each step runs the same command a user would type, so the demo doubles as a tour: the SA Bench
+leaderboard from two scripted offline models, the statistics commands, an A/B decision on bundled
+agent run records, and the CERT reliability metrics on bundled trial records. Every result is also
+written under `-o DIR`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import click
 from rich.rule import Rule
 
 from plumbline.cli.output import console
+
+#: Samples per SA Bench task in the demo: enough to show intervals, small enough for minutes.
+DEMO_LIMIT = 5
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,29 @@ def demo_steps(output: Path) -> list[DemoStep]:
     runs = str(example_path("agent_runs.jsonl"))
     trials = str(example_path("trials.jsonl"))
     return [
+        DemoStep(
+            "Which model is best? (seed 000: SA Bench leaderboard)",
+            "Two offline scripted models (an oracle and a seeded weak one) run 5 samples of each "
+            "SA Bench task through Inspect AI, scored for real (CDK apps synthesize in a sandbox).",
+            (
+                "run",
+                "sa-bench",
+                "--model",
+                "scripted/oracle",
+                "--model",
+                "scripted/weak",
+                "--limit",
+                str(DEMO_LIMIT),
+                "--log-dir",
+                str(output / "logs"),
+                "--output",
+                str(output / "leaderboard.json"),
+                "--markdown",
+                str(output / "leaderboard.md"),
+                "--display",
+                "plain",
+            ),
+        ),
         DemoStep(
             "How sure is 42 out of 50?",
             "Every score needs its interval: Wilson is the default, exact and Wald for contrast.",
