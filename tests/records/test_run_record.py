@@ -266,3 +266,41 @@ def test_chunked_scan_counts_needles_straddling_chunks_once(
         assert ends_with_newline is False
     path.write_bytes(text + b"\n")
     assert run_record._scan(path, needles)[1] is True
+
+
+@pytest.mark.parametrize(
+    ("broken", "expected"),
+    [
+        ({"task_id": ""}, "task_id: must not be empty"),
+        ({"arm": ""}, "arm: must not be empty"),
+        ({"success": None}, "success: Field required (missing or null)"),
+        ({"step_count": -1}, "step_count: Input should be greater than or equal to 0"),
+        ({"total_cost_usd": -0.5}, "total_cost_usd: Input should be greater than or equal to 0"),
+        (
+            {"cache_write_tokens": -3},
+            "cache_write_tokens: Input should be greater than or equal to 0",
+        ),
+    ],
+)
+def test_every_columnar_rule_is_checked_on_a_valid_looking_file(
+    tmp_path: Path, broken: dict[str, Any], expected: str
+) -> None:
+    # 200 good records around one bad one, a null cost elsewhere: the reduction pass must
+    # notice the bad record, and the row pass must locate it.
+    records = [run(repeat=i, total_cost_usd=None if i == 7 else 0.25) for i in range(200)]
+    records[120] = run(repeat=120, **broken)
+    path = write_jsonl(tmp_path / "runs.jsonl", records)
+    table = read_run_records([path])
+    assert [str(e) for e in table.errors] == [f"{path}:121: {expected}"]
+    assert table.frame.height == 199
+    assert 120 not in table.frame["repeat"].to_list()
+    assert table.frame["line"].to_list()[:3] == [1, 2, 3]
+
+
+def test_a_missing_nullable_key_among_nulls_is_reported(tmp_path: Path) -> None:
+    records = [run(repeat=i, total_cost_usd=None if i % 3 == 0 else 0.5) for i in range(30)]
+    records[10] = without("total_cost_usd") | {"repeat": 10}
+    path = write_jsonl(tmp_path / "runs.jsonl", records)
+    table = read_run_records([path])
+    assert [str(e) for e in table.errors] == [f"{path}:11: total_cost_usd: Field required"]
+    assert table.frame["total_cost_usd"].null_count() == 10
