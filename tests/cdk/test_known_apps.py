@@ -63,8 +63,12 @@ def test_known_good_app_passes(synthesizer: CdkSynthesizer, path: Path) -> None:
     assert all(finding.severity != "error" for finding in report.lint)
 
 
-def test_reference_solutions_exist() -> None:
-    assert len(sorted(SOLUTIONS.glob("*.py"))) >= 1
+def test_every_cdk_synth_prompt_has_its_reference_solution() -> None:
+    from plumbline.suites.sa_bench.datasets import load_cdk_synth
+
+    prompts = load_cdk_synth()
+    assert len(prompts) == 40
+    assert sorted(p.stem for p in SOLUTIONS.glob("*.py")) == sorted(p.id for p in prompts)
 
 
 @pytest.mark.slow
