@@ -2,7 +2,8 @@
 
 A sandbox here is a fresh root file system made of read-only bind mounts of what the runtime
 needs (``/usr``, the Python installation and virtual environment, Node.js, caches the caller
-names), a private size-limited tmpfs that is the only writable place, no network, new PID,
+names), private size-limited tmpfs mounts (the work directory and /tmp) that are the only
+writable places, no network, new PID,
 IPC, UTS, cgroup and user namespaces, no capabilities, no further user namespaces, and the
 environment replaced by an explicit one. The home directory, ``/etc`` secrets, ``/tmp`` of the
 host and other samples' directories are simply not there.
@@ -132,14 +133,9 @@ def build_command(
         "/dev",
         *_system_arguments(),
     ]
-    seen: set[str] = set()
-    for path in (*runtime_paths(), *layout.read_only):
-        text = str(path)
-        if text not in seen:
-            seen.add(text)
-            arguments += ["--ro-bind", text, text]
-    for host, inside in layout.read_only_at:
-        arguments += ["--ro-bind", str(host), inside]
+    # The private tmpfs mounts first (the work directory, and /tmp as its own size-limited
+    # tmpfs); then the read-only runtime paths, which may themselves live under /tmp (a
+    # checkout or virtualenv there): their mount points are created inside the private /tmp.
     arguments += [
         "--size",
         str(layout.workdir_bytes),
@@ -149,12 +145,20 @@ def build_command(
         f"{SANDBOX_ROOT}/tmp",
         "--dir",
         f"{SANDBOX_ROOT}/home",
-        "--symlink",
-        f"{SANDBOX_ROOT}/tmp",
+        "--size",
+        str(layout.workdir_bytes),
+        "--tmpfs",
         "/tmp",
-        "--chdir",
-        SANDBOX_ROOT,
     ]
+    seen: set[str] = set()
+    for path in (*runtime_paths(), *layout.read_only):
+        text = str(path)
+        if text not in seen:
+            seen.add(text)
+            arguments += ["--ro-bind", text, text]
+    for host, inside in layout.read_only_at:
+        arguments += ["--ro-bind", str(host), inside]
+    arguments += ["--chdir", SANDBOX_ROOT]
     fds: list[int] = []
     for content, inside in layout.writable_copies:
         read_end, write_end = os.pipe()
