@@ -71,12 +71,14 @@ def test_category_values_intervals_and_overall(board, model: str) -> None:  # ty
         assert score.n == values.size
         se = t_se(values)
         assert score.standard_error == pytest.approx(se, abs=1e-12)
-        variance += weight**2 * se**2
         assert score.interval is not None
         if np.all((values == 0) | (values == 1)) and key != "architecture_design":
             low, high = wilson(int(values.sum()), values.size)
             assert score.interval.method == "Wilson"
+            # the overall takes the SE floored at the Wilson half-width / z
+            variance += weight**2 * max(se, (high - low) / 2 / Z) ** 2
         else:
+            variance += weight**2 * se**2
             half = stats.t.ppf(0.975, values.size - 1) * se
             low, high = max(0.0, values.mean() - half), min(1.0, values.mean() + half)
             assert score.interval.method.startswith("t")

@@ -136,3 +136,19 @@ def test_identical_models_are_tied_and_one_question_has_no_se() -> None:
     assert models[0].overall_interval.standard_error is None
     _, (untestable,) = rank_models(suite, models)
     assert untestable.pvalue is None and untestable.tied  # not shown to differ
+
+
+def test_a_perfect_binary_category_does_not_make_the_overall_certain() -> None:
+    suite = suite_of({"exam": 0.5, "cdk": 0.5}, scoring="binary")
+    perfect = np.ones(5)
+    collected = {("A", "exam"): data("A", "exam", perfect), ("A", "cdk"): data("A", "cdk", perfect)}
+    model = score_model(suite, "A", collected)
+    exam = model.categories["exam"].interval
+    assert exam is not None and exam.method == "Wilson" and exam.half_width is not None
+    assert model.categories["exam"].standard_error == 0.0  # the plain question-level SE
+    z = 1.959963984540054
+    expected_se = math.sqrt(2 * (0.5 * exam.half_width / z) ** 2)
+    assert model.overall_interval.standard_error == pytest.approx(expected_se)
+    assert model.overall_interval.low is not None
+    assert model.overall_interval.low == pytest.approx(1 - z * expected_se)
+    assert model.overall_interval.low < 0.9  # five right answers per category prove little

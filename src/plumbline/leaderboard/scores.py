@@ -8,6 +8,8 @@
   Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640).
 - Overall: `Σ weight × category score`, exactly the seed's formula, a missing category counting
   0; `SE = sqrt(Σ w² · SE²)` (categories are independent question sets) with a normal interval.
+  A binary category's SE enters floored at its Wilson half-width / z, so a perfect score (plain
+  SE 0) does not make the overall look certain.
 - The seed's per-category `confidence` and `margin` come from the interval's half-width:
   margin "±N%" with N the half-width in points rounded up; confidence high ≤ 5 points,
   medium ≤ 10, low above (or when no interval can be computed).
@@ -225,6 +227,21 @@ class ModelScores:
         return sum(score.errors for score in self.categories.values())
 
 
+def overall_standard_error(score: CategoryScore) -> float | None:
+    """The SE a category contributes to the overall.
+
+    The question-level SE, except that a binary category's is floored at its Wilson half-width
+    divided by z: when every question is right (or every one wrong) the plain SE is 0, and the
+    overall would otherwise claim certainty that its own category interval does not.
+    """
+    interval = score.interval
+    se = score.standard_error
+    if interval is None or interval.method != "Wilson" or interval.half_width is None:
+        return se
+    floor = interval.half_width / float(sps.norm.ppf(0.5 + LEVEL / 2))
+    return floor if se is None else max(se, floor)
+
+
 def overall_score(suite: Suite, categories: dict[str, CategoryScore]) -> tuple[float, Interval]:
     """`overall = Σ w·score` (missing = 0) with `SE = sqrt(Σ w²·SE²)` and a normal interval.
 
@@ -239,7 +256,7 @@ def overall_score(suite: Suite, categories: dict[str, CategoryScore]) -> tuple[f
         score = categories[key]
         if score.missing:
             continue
-        se = score.standard_error
+        se = overall_standard_error(score)
         if se is None or not math.isfinite(se):
             defined = False
             break
