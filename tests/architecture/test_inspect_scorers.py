@@ -11,21 +11,19 @@ from typing import Any
 
 import pytest
 from arch_helpers import keyword_salad, metadata
-
-from plumbline.suites.sa_bench.scorers import architecture_scorer
-from plumbline.suites.sa_bench.scorers.judge import llm_judge_scorer
-
-inspect_ai = pytest.importorskip("inspect_ai")
-from inspect_ai import Task, eval  # noqa: E402
-from inspect_ai.dataset import MemoryDataset, Sample  # noqa: E402
-from inspect_ai.model import (  # noqa: E402
+from inspect_ai import Task, eval
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
     ChatMessage,
     GenerateConfig,
     ModelOutput,
     ModelUsage,
     get_model,
 )
-from inspect_ai.solver import generate  # noqa: E402
+from inspect_ai.solver import generate
+
+from plumbline.suites.sa_bench.scorers import architecture_scorer
+from plumbline.suites.sa_bench.scorers.judge import llm_judge_scorer
 
 Responder = Callable[[list[ChatMessage], Any, Any, GenerateConfig], ModelOutput]
 

@@ -344,11 +344,10 @@ class WarmPool:
         started = time.monotonic()
         deadline = started + self.limits.wall_seconds
         assert worker.process.stdin is not None
-        try:
+        # A worker that died cannot take the job; that is reported below from its exit status.
+        with contextlib.suppress(OSError):
             worker.process.stdin.write((json.dumps(payload) + "\n").encode())
             worker.process.stdin.close()
-        except OSError:
-            pass  # the worker died; reported below from its exit status
         result: dict[str, Any] | None = None
         timed_out = False
         try:
