@@ -13,6 +13,15 @@ from plumbline.cli.output import emit, error_console, json_option
 
 BUILD = "build"
 
+#: `--errors zero|exclude`: shared by `leaderboard` and `run`, which both build leaderboards.
+errors_option = click.option(
+    "--errors",
+    type=click.Choice(["zero", "exclude"]),
+    default="zero",
+    show_default=True,
+    help="An errored or unscored sample counts 0, or is left out (counted either way).",
+)
+
 
 class _DefaultToBuild(click.Group):
     """A group whose first argument, unless it names a subcommand, is a log path for `build`.
@@ -70,13 +79,7 @@ def _fail(message: str) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write a Markdown page.",
 )
-@click.option(
-    "--errors",
-    type=click.Choice(["zero", "exclude"]),
-    default="zero",
-    show_default=True,
-    help="An errored or unscored sample counts 0, or is left out (counted either way).",
-)
+@errors_option
 @click.option(
     "--run-id",
     help="Run identifier for _metadata.run_id (default: $GITHUB_RUN_ID or local-<timestamp>).",

@@ -22,6 +22,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from plumbline.cli.leaderboard import errors_option
 from plumbline.cli.output import emit, error_console, json_option
 
 DEFAULT_SEED = 42
@@ -119,13 +120,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the leaderboard as Markdown.",
 )
-@click.option(
-    "--errors",
-    type=click.Choice(["zero", "exclude"]),
-    default="zero",
-    show_default=True,
-    help="An errored or unscored sample counts 0, or is left out (counted either way).",
-)
+@errors_option
 @click.option(
     "--retry-attempts",
     type=click.IntRange(min=0),
