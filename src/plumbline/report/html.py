@@ -1,0 +1,135 @@
+"""HTML rendering: one Jinja2 environment (autoescape always on), shared filters and pages.
+
+    page = render_page("leaderboard.html.j2", path="sa-bench/index.html", title="SA Bench", ...)
+
+Templates live in `plumbline/report/templates/` and extend `base.html.j2`, which inlines the
+CSS and the few behaviours (sortable tables, filters) every page shares: no CDN, no external
+file, so a page opened from `file://` works offline.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import posixpath
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+MISSING_TEXT = "—"
+
+
+@dataclass(frozen=True)
+class Page:
+    """A rendered page and where it goes, relative to the site root (`"compare/index.html"`)."""
+
+    path: str
+    title: str
+    html: str
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def fmt_pct(value: Any, digits: int = 1) -> str:
+    """0.8412 → `84.1%`; None or a non-number → `—` (never a plain 0)."""
+    if not _is_number(value):
+        return MISSING_TEXT
+    return f"{float(value) * 100:.{digits}f}%"
+
+
+def fmt_num(value: Any, digits: int = 3) -> str:
+    """A number with `digits` significant digits (integers as integers, thousands separated)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not _is_number(value):
+        return MISSING_TEXT
+    number = float(value)
+    if number.is_integer() and abs(number) < 1e15:
+        return f"{int(number):,}"
+    if number != 0 and (abs(number) >= 1e6 or abs(number) < 1e-3):
+        return f"{number:.{digits}g}"
+    magnitude = math.floor(math.log10(abs(number))) + 1 if number else 1
+    decimals = max(digits - magnitude, 0)
+    return f"{number:,.{decimals}f}"
+
+
+def fmt_interval(value: Any, percent: bool = False, digits: int = 3) -> str:
+    """An interval (a `{low, high}` mapping or a pair) as `[0.715, 0.917]`; `—` when absent."""
+    if value is None:
+        return MISSING_TEXT
+    if isinstance(value, dict):
+        low, high = value.get("low"), value.get("high")
+    elif isinstance(value, list | tuple) and len(value) == 2:
+        low, high = value
+    else:
+        return MISSING_TEXT
+    if not (_is_number(low) and _is_number(high)):
+        return MISSING_TEXT
+    if percent:
+        return f"[{fmt_pct(low)}, {fmt_pct(high)}]"
+    return f"[{fmt_num(low, digits)}, {fmt_num(high, digits)}]"
+
+
+def json_for_script(obj: Any) -> Markup:
+    """JSON that is safe inside `<script type="application/json">`.
+
+    `<`, `>` and `&` become `\\u003c`-style escapes so no `</script>` or `<!--` can close or
+    confuse the element; U+2028/U+2029 are escaped too (valid in JSON, line breaks in JS).
+    """
+    text = json.dumps(obj, ensure_ascii=False, allow_nan=False, sort_keys=False)
+    for raw, escaped in (
+        ("&", "\\u0026"),
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(raw, escaped)
+    return Markup(text)
+
+
+def root_prefix(path: str) -> str:
+    """The relative prefix from a page to the site root: `"a/b/index.html"` → `"../../"`."""
+    depth = posixpath.normpath(path).count("/")
+    return "../" * depth
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The shared environment: package templates, autoescape on for every template, filters."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("plumbline.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["fmt_pct"] = fmt_pct
+    env.filters["fmt_num"] = fmt_num
+    env.filters["fmt_interval"] = fmt_interval
+    env.filters["json_for_script"] = json_for_script
+    return env
+
+
+def render_page(template: str, *, path: str, title: str, **context: Any) -> Page:
+    """Render `template` (which extends `base.html.j2`) as the page at `path` in the site.
+
+    The template receives `root` (e.g. `"../"`, for links to the site root), `title`, `path`
+    and the given context.
+    """
+    normalised = posixpath.normpath(path)
+    if normalised.startswith("../") or normalised.startswith("/") or normalised == "..":
+        raise ValueError(f"page path {path!r} must stay inside the site")
+    html = (
+        environment()
+        .get_template(template)
+        .render(root=root_prefix(normalised), title=title, path=normalised, **context)
+    )
+    return Page(path=normalised, title=title, html=html)

@@ -1,0 +1,35 @@
+"""Session fixtures for report tests: one chromium for the whole session (per xdist worker)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from browser import CHROMIUM_ARGS, chromium_path
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's chromium driven by Playwright; fails (never skips) when chromium is missing."""
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium_path()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(executable), args=list(CHROMIUM_ARGS), headless=True
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    """Where a test writes its screenshots: under the test's own output directory."""
+    return tmp_path / "screenshots"
