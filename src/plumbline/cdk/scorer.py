@@ -74,6 +74,7 @@ def cdk_verify(
     lint: bool = True,
     workers: int | None = None,
     unsafe_no_sandbox: bool = False,
+    builtin_validation: bool = False,
 ) -> Scorer:
     """Score a CDK (Python, v2) app by synthesizing it in a bubblewrap sandbox.
 
@@ -83,6 +84,8 @@ def cdk_verify(
         lint: run cfn-lint on the templates.
         workers: samples synthesized at once (default: CPUs, at least 2).
         unsafe_no_sandbox: run model code directly on this host. Only if you accept the risk.
+        builtin_validation: also run aws-cdk-lib's built-in CloudFormation validator (see
+            `SynthOptions.builtin_validation`).
     """
     options = SynthOptions(
         limits=ResourceLimits(wall_seconds=timeout, cpu_seconds=max(1, int(timeout))),
@@ -90,6 +93,7 @@ def cdk_verify(
         lint=lint,
         pool_size=workers,
         unsafe_no_sandbox=unsafe_no_sandbox,
+        builtin_validation=builtin_validation,
     )
     synthesizer = shared_synthesizer(options)
 

@@ -57,6 +57,12 @@ def _read_as(path: Path, text: str, mode: str) -> str:
 )
 @click.option("--no-lint", is_flag=True, help="Skip cfn-lint.")
 @click.option(
+    "--builtin-validation",
+    is_flag=True,
+    help="Also run aws-cdk-lib's built-in CloudFormation validator at synth time (about 3 "
+    "CPU seconds; its findings are warnings unless the app opts in).",
+)
+@click.option(
     "--unsafe-no-sandbox",
     is_flag=True,
     help="Run the app directly on this host when bubblewrap is unavailable. Model-written "
@@ -69,6 +75,7 @@ def check(
     timeout: float,
     fail_on: tuple[str, ...],
     no_lint: bool,
+    builtin_validation: bool,
     unsafe_no_sandbox: bool,
     as_json: bool,
 ) -> None:
@@ -92,6 +99,7 @@ def check(
         pool_size=1,
         unsafe_no_sandbox=unsafe_no_sandbox,
         expected_samples=1,
+        builtin_validation=builtin_validation,
     )
     unrunnable = build_job(app)
     if isinstance(unrunnable, SynthReport):

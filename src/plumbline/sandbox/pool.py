@@ -56,6 +56,8 @@ class Job:
         entry: script path (relative to ``cwd``) or module name when ``module`` is true.
         collect: glob patterns (relative to ``cwd``) of output files to return.
         cdk_context: context merged into every ``aws_cdk.App`` (from cdk.json).
+        cdk_app_defaults: ``aws_cdk.App`` keyword arguments applied when the app does not pass
+            them (skipped when this aws-cdk-lib's App does not know the argument).
     """
 
     files: Mapping[str, str]
@@ -66,6 +68,7 @@ class Job:
     collect: Sequence[str] = ()
     collect_max_bytes: int = 32 * 1024 * 1024
     cdk_context: Mapping[str, Any] = field(default_factory=dict)
+    cdk_app_defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -336,6 +339,7 @@ class WarmPool:
             "collect": list(job.collect),
             "collect_max_bytes": job.collect_max_bytes,
             "cdk_context": dict(job.cdk_context),
+            "cdk_app_defaults": dict(job.cdk_app_defaults),
             "limits": {
                 "address_space_bytes": self.limits.address_space_bytes,
                 "cpu_seconds": self.limits.cpu_seconds,

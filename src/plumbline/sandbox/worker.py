@@ -198,19 +198,34 @@ def _exception_info(error: BaseException) -> dict[str, Any]:
     return info
 
 
-def _patch_app_context(context: dict[str, Any]) -> None:
-    """Give every ``aws_cdk.App`` the cdk.json context, as ``cdk synth`` passes it in.
+#: The feature flag by which an app asks for aws-cdk-lib's built-in template validation to fail
+#: synthesis; an app that sets it keeps the validation whatever the defaults say.
+VALIDATE_AGAINST_DEFAULT_RULES = "@aws-cdk/core:validateAgainstDefaultRules"
+
+
+def _patch_app(context: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """Give every ``aws_cdk.App`` the cdk.json context and the job's default arguments.
 
     The CLI hands context to the app through CDK_CONTEXT_JSON, read by the JavaScript side
     when the App is built; the runtime here started before the job arrived, so its
     environment cannot change any more and the context is merged into the App's props.
+    Defaults apply only where the app passes nothing itself and this aws-cdk-lib knows them.
     """
+    import inspect
+
     import aws_cdk
 
     original = aws_cdk.App.__init__
+    known = set(inspect.signature(original).parameters)
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        kwargs["context"] = {**(kwargs.get("context") or {}), **context}
+        merged = {**(kwargs.get("context") or {}), **context}
+        if context:
+            kwargs["context"] = merged
+        opted_in = str(merged.get(VALIDATE_AGAINST_DEFAULT_RULES, "")).lower() == "true"
+        for name, value in defaults.items():
+            if name in known and not (name == "builtin_cloud_formation_validation" and opted_in):
+                kwargs.setdefault(name, value)
         original(self, *args, **kwargs)
 
     setattr(aws_cdk.App, "__init__", init)  # noqa: B010
@@ -224,8 +239,8 @@ def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dic
     os.chdir(cwd)
     sys.path.insert(0, str(cwd))
     sys.argv = [entry, *job.get("args", [])]
-    if job.get("cdk_context"):
-        _patch_app_context(job["cdk_context"])
+    if job.get("cdk_context") or job.get("cdk_app_defaults"):
+        _patch_app(job.get("cdk_context") or {}, job.get("cdk_app_defaults") or {})
 
     limits = job.get("limits", {})
     if limits.get("address_space_bytes"):

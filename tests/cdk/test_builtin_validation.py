@@ -1,0 +1,66 @@
+"""aws-cdk-lib's built-in CloudFormation validator: off by default, kept when the app opts in.
+
+Its findings are warnings unless the app sets `@aws-cdk/core:validateAgainstDefaultRules`,
+so turning it off never changes an outcome; an app that opts in still gets it, and fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from plumbline.cdk.outcomes import Outcome
+from plumbline.cdk.synth import CdkSynthesizer, SynthOptions
+from plumbline.sandbox import ResourceLimits
+
+GiB = 1024**3
+VALIDATOR_BANNER = "Template validation found issues"
+
+BAD_BUCKET = """\
+from aws_cdk import App, Stack, aws_s3 as s3
+
+app = App({context})
+stack = Stack(app, "Storage")
+s3.CfnBucket(stack, "Bucket", bucket_name="Invalid_Name!!")
+app.synth()
+"""
+OPT_IN = '{"@aws-cdk/core:validateAgainstDefaultRules": True}'
+
+
+@pytest.fixture(scope="module")
+def validating_synthesizer() -> Iterator[CdkSynthesizer]:
+    options = SynthOptions(
+        limits=ResourceLimits(wall_seconds=240, cpu_seconds=30, address_space_bytes=3 * GiB),
+        pool_size=1,
+        builtin_validation=True,
+        lint=False,
+    )
+    with CdkSynthesizer(options) as synthesizer:
+        yield synthesizer
+
+
+@pytest.mark.slow
+def test_default_skips_the_builtin_validator(synthesizer: CdkSynthesizer) -> None:
+    report = synthesizer.check_source(BAD_BUCKET.format(context=""))
+    assert VALIDATOR_BANNER not in report.log
+    # cfn-lint still judges the template: the bad bucket name is its error E3031.
+    assert report.outcome is Outcome.LINT_ERROR, report.reason
+    assert any(finding.rule == "E3031" for finding in report.lint)
+
+
+@pytest.mark.slow
+def test_an_app_that_opts_in_keeps_the_validator_and_fails(synthesizer: CdkSynthesizer) -> None:
+    report = synthesizer.check_source(BAD_BUCKET.format(context=f"context={OPT_IN}"))
+    assert report.outcome is Outcome.SYNTH_ERROR, report.reason
+    assert "ValidationFailed" in report.reason
+
+
+@pytest.mark.slow
+def test_builtin_validation_option_runs_it_as_warnings(
+    validating_synthesizer: CdkSynthesizer,
+) -> None:
+    report = validating_synthesizer.check_source(BAD_BUCKET.format(context=""))
+    assert VALIDATOR_BANNER in report.log
+    assert "Invalid_Name!!" in report.log
+    assert report.outcome is Outcome.PASSED, report.reason  # warnings only, lint off
