@@ -77,6 +77,11 @@ def fmt_interval(value: Any, percent: bool = False, digits: int = 3) -> str:
     return f"[{fmt_num(low, digits)}, {fmt_num(high, digits)}]"
 
 
+def pretty_json(obj: Any) -> str:
+    """Indented JSON as plain text for display (escaped by the template like any text)."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+
+
 def json_for_script(obj: Any) -> Markup:
     """JSON that is safe inside `<script type="application/json">`.
 
@@ -115,6 +120,7 @@ def environment() -> jinja2.Environment:
     env.filters["fmt_num"] = fmt_num
     env.filters["fmt_interval"] = fmt_interval
     env.filters["json_for_script"] = json_for_script
+    env.filters["pretty_json"] = pretty_json
     return env
 
 

@@ -117,8 +117,9 @@ def interval_chart(
     so an absent value is never drawn like a score of 0. `reference` draws a dashed vertical
     line (0 for a forest plot of deltas).
     """
-    label_width = min(260, max(80, 7 * max((len(r.label) for r in rows), default=8) + 12))
-    note_width = 140
+    longest = max((len(r.label) for r in rows), default=8)
+    label_width = int(min(260, width * 0.3, max(80, 7 * longest + 12)))
+    note_width = int(min(140, width * 0.22))
     left, right = label_width, width - note_width
     row_height, top, bottom = 26, 12, 40
     height = top + row_height * max(len(rows), 1) + bottom

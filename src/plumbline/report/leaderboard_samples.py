@@ -1,0 +1,260 @@
+"""Every scored sample behind a leaderboard, read from its Inspect logs for the drill-down pages.
+
+The leaderboard document says which categories exist, which tasks feed each (glob patterns) and
+which scorer each reads; the logs hold the samples. A log counts when its model is on the board
+and its task feeds a category; when two logs hold the same (model, task, sample id, epoch), the
+newer wins, as it does when the leaderboard is built. Samples are streamed one log at a time
+(`read_eval_log_samples`) without their event transcripts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from plumbline.records.inspect_logs import (
+    LogReadError,
+    find_log_files,
+    read_log_header,
+    score_value_to_float,
+)
+
+#: Outcome names for samples without a scorer-given outcome.
+ERROR = "error"
+UNSCORED = "unscored"
+CORRECT = "correct"
+INCORRECT = "incorrect"
+PARTIAL = "partial"
+
+
+@dataclass(frozen=True)
+class SampleView:
+    """One sample × epoch of one model in one category, as the model page shows it."""
+
+    model: str
+    category: str
+    task: str
+    sample_id: str
+    epoch: int
+    question: str
+    response: str
+    target: str
+    value: float | None
+    answer: str | None
+    explanation: str | None
+    outcome: str
+    error: str | None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    highlights: tuple[tuple[str, str], ...] = ()
+    log: str = ""
+
+
+@dataclass
+class SampleSet:
+    """The samples found for a leaderboard, and the logs that could not be used."""
+
+    samples: list[SampleView] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    logs_read: int = 0
+
+    def for_model(self, model: str) -> list[SampleView]:
+        return [sample for sample in self.samples if sample.model == model]
+
+    def outcome_counts(self, model: str, category: str) -> Counter[str]:
+        return Counter(
+            sample.outcome
+            for sample in self.samples
+            if sample.model == model and sample.category == category
+        )
+
+
+def _task_matches(task: str, patterns: Iterable[str]) -> bool:
+    names = (pattern.rpartition("@")[2] for pattern in patterns)
+    return any(task == name or fnmatchcase(task, name) for name in names)
+
+
+def categories_for_task(document: Mapping[str, Any], task: str) -> list[tuple[str, str]]:
+    """(category key, scorer) of every category of the document that the task feeds."""
+    found: list[tuple[str, str]] = []
+    for key, meta in document.get("_metadata", {}).get("categories", {}).items():
+        tasks = meta.get("tasks") or [key]
+        if _task_matches(task, tasks):
+            found.append((key, str(meta.get("scorer", ""))))
+    return found
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for item in content or []:
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            parts.append(str(getattr(item, "text", "")))
+        elif kind == "reasoning":
+            continue
+        else:
+            parts.append(f"[{kind or 'content'}]")
+    return "\n".join(parts)
+
+
+def question_text(sample: Any) -> str:
+    """The sample's input as text (user messages joined; images shown as `[image]`), with the
+    lettered choices of a multiple-choice question."""
+    raw = sample.input
+    if isinstance(raw, str):
+        text = raw
+    else:
+        text = "\n\n".join(
+            _content_text(message.content)
+            for message in raw
+            if getattr(message, "role", "user") in ("user", "system")
+        )
+    choices = getattr(sample, "choices", None)
+    if choices:
+        letters = [chr(ord("A") + index) for index in range(len(choices))]
+        text += "\n\n" + "\n".join(
+            f"{letter}) {choice}" for letter, choice in zip(letters, choices, strict=True)
+        )
+    return text
+
+
+def _target_text(target: Any) -> str:
+    if isinstance(target, list):
+        return ", ".join(str(item) for item in target)
+    return str(target or "")
+
+
+def outcome_of(value: float | None, metadata: Mapping[str, Any], error: str | None) -> str:
+    """A sample's outcome: the scorer's own (`metadata.outcome`, e.g. a CDK failure mode) when
+    it gives one; otherwise error, unscored, correct (1), incorrect (0) or partial."""
+    if error:
+        return ERROR
+    given = metadata.get("outcome")
+    if isinstance(given, str) and given:
+        return given
+    if value is None or not math.isfinite(value):
+        return UNSCORED
+    if value >= 1.0:
+        return CORRECT
+    if value <= 0.0:
+        return INCORRECT
+    return PARTIAL
+
+
+def highlights_of(metadata: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The parts of scorer metadata a reader looks for first: the CDK outcome and reason, the
+    app's stderr, lint findings, each judge's reasoning or errors, applied factors."""
+    found: list[tuple[str, str]] = []
+    if metadata.get("outcome"):
+        found.append(("outcome", str(metadata["outcome"])))
+    if metadata.get("reason"):
+        found.append(("reason", str(metadata["reason"])))
+    if metadata.get("exception_type"):
+        found.append(("exception", str(metadata["exception_type"])))
+    if metadata.get("stderr_head"):
+        found.append(("stderr", str(metadata["stderr_head"])))
+    lint = metadata.get("lint")
+    if isinstance(lint, list) and lint:
+        lines = [
+            f"{item.get('severity', '?')} {item.get('rule', '?')}: {item.get('message', '')}"
+            for item in lint
+            if isinstance(item, Mapping)
+        ]
+        found.append(("cfn-lint", "\n".join(lines)))
+    judges = metadata.get("judges")
+    if isinstance(judges, list):
+        for judge in judges:
+            if not isinstance(judge, Mapping):
+                continue
+            name = str(judge.get("model", "judge"))
+            if judge.get("reasoning"):
+                found.append((f"judge {name}", str(judge["reasoning"])))
+            if judge.get("errors"):
+                found.append((f"judge {name} errors", "\n".join(map(str, judge["errors"]))))
+    factors = metadata.get("factors")
+    if isinstance(factors, list) and factors:
+        found.append(
+            (
+                "factors",
+                "\n".join(
+                    f"{f.get('name')}: ×{f.get('factor')} ({f.get('reason')})"
+                    for f in factors
+                    if isinstance(f, Mapping)
+                ),
+            )
+        )
+    return tuple(found)
+
+
+def read_leaderboard_samples(document: Mapping[str, Any], sources: Sequence[Path]) -> SampleSet:
+    """Every sample of the board's models in its categories, from the logs under `sources`."""
+    from inspect_ai.log import read_eval_log_samples
+
+    result = SampleSet()
+    models = {str(entry.get("model")) for entry in document.get("models", [])}
+    files = find_log_files(sources)
+    result.problems.extend(f"{path}: no such file or directory" for path in files.missing)
+    headers = []
+    for path in files.logs:
+        try:
+            header = read_log_header(path)
+        except LogReadError as error:
+            result.problems.append(f"{error.path}: {error.problem}")
+            continue
+        if header.model in models and categories_for_task(document, header.task):
+            headers.append(header)
+    headers.sort(key=lambda header: (header.created, header.path))
+    chosen: dict[tuple[str, str, str, str, int], SampleView] = {}
+    for header in headers:
+        categories = categories_for_task(document, header.task)
+        result.logs_read += 1
+        try:
+            for sample in read_eval_log_samples(
+                header.path,
+                all_samples_required=False,
+                resolve_attachments=True,
+                exclude_fields={"events"},
+            ):
+                question = question_text(sample)
+                response = sample.output.completion if sample.output is not None else ""
+                failure = sample.error.message if sample.error is not None else None
+                for key, scorer in categories:
+                    score = (sample.scores or {}).get(scorer)
+                    value = None if score is None else score_value_to_float(score.value)
+                    if failure is not None:
+                        value = None
+                    metadata: Mapping[str, Any] = (
+                        score.metadata if score is not None and score.metadata else {}
+                    )
+                    view = SampleView(
+                        model=header.model,
+                        category=key,
+                        task=header.task,
+                        sample_id=str(sample.id),
+                        epoch=int(sample.epoch),
+                        question=question,
+                        response=response,
+                        target=_target_text(sample.target),
+                        value=value,
+                        answer=None if score is None or score.answer is None else str(score.answer),
+                        explanation=None if score is None else score.explanation,
+                        outcome=outcome_of(value, metadata, failure),
+                        error=failure,
+                        metadata=metadata,
+                        highlights=highlights_of(metadata),
+                        log=header.path,
+                    )
+                    chosen[(header.model, key, header.task, view.sample_id, view.epoch)] = view
+        except Exception as problem:  # inspect raises zip, JSON, pydantic and OS errors alike
+            result.problems.append(f"{header.path}: {type(problem).__name__}: {problem}")
+    result.samples = sorted(
+        chosen.values(),
+        key=lambda s: (s.model, s.category, s.task, s.sample_id, s.epoch),
+    )
+    return result

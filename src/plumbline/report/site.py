@@ -1,0 +1,337 @@
+"""The static site: any mix of leaderboard, compare and reliability JSON → pages under one root.
+
+    inputs = load_site_inputs([Path("leaderboard.json"), Path("logs/"), Path("compare.json")])
+    result = write_site(inputs, Path("site"))
+    print(result.index.as_uri())
+
+Each input document gets a folder of pages named by its slug (`leaderboard/index.html`, ...),
+rendered by the renderer of its kind, and a copy of itself at `data/<slug>.json`, so the site is
+self-contained: it can be zipped, moved or opened from `file://` without the files it came from.
+The sources behind a document (Inspect logs for a leaderboard, run records for a comparison,
+trial records for reliability) are read for drill-down pages; the site never links to them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from plumbline.records.inspect_logs import find_log_files
+from plumbline.records.io import Located, iter_json_values, write_atomic, write_json_atomic
+from plumbline.report.html import Page, render_page
+
+Kind = Literal["leaderboard", "compare", "reliability"]
+KINDS: tuple[Kind, ...] = ("leaderboard", "compare", "reliability")
+
+#: The page renderer of each kind, as "module:function" (imported when that kind is rendered).
+RENDERERS: dict[str, str] = {
+    "compare": "plumbline.report.compare_page:render_compare_pages",
+    "reliability": "plumbline.report.reliability_page:render_reliability_pages",
+    "leaderboard": "plumbline.report.leaderboard_page:render_leaderboard_pages",
+}
+
+KIND_TITLES: dict[str, str] = {
+    "leaderboard": "Leaderboard",
+    "compare": "A/B comparison",
+    "reliability": "Reliability",
+}
+
+#: Which sources feed which kind of document.
+_SOURCE_KIND: dict[str, Kind] = {
+    "inspect_log": "leaderboard",
+    "run_records": "compare",
+    "trial_records": "reliability",
+}
+
+
+class SiteInputError(ValueError):
+    """Inputs that cannot make a site, one `file: problem` line per problem."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+@dataclass(frozen=True)
+class SiteInput:
+    """One report of the site: a result document and the sources behind it (for drill-down)."""
+
+    kind: Kind
+    name: str
+    document: dict[str, Any]
+    sources: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class SiteResult:
+    """What `write_site` wrote: the index, every page, and the data copies."""
+
+    root: Path
+    index: Path
+    pages: list[Path] = field(default_factory=list)
+    data: list[Path] = field(default_factory=list)
+
+
+def document_kind(document: Any) -> Kind | None:
+    """Which plumbline result a JSON document is, from its shape; None when it is none of them."""
+    if not isinstance(document, dict):
+        return None
+    if isinstance(document.get("_metadata"), dict) and isinstance(document.get("models"), list):
+        return "leaderboard"
+    version = document.get("schema_version")
+    if (isinstance(version, str) and version.startswith("plumbline.compare")) or (
+        "decision" in document and "gates" in document and "arm_summaries" in document
+    ):
+        return "compare"
+    if (
+        isinstance(document.get("config"), dict)
+        and isinstance(document.get("models"), list)
+        and "record_errors" in document
+    ):
+        return "reliability"
+    return None
+
+
+def _record_kind(path: Path) -> str | None:
+    """`run_records` or `trial_records` from a record file's first record; None otherwise."""
+    for item in iter_json_values(path):
+        if not isinstance(item, Located) or not isinstance(item.value, dict):
+            return None
+        keys = set(item.value)
+        if {"task_id", "arm"} <= keys:
+            return "run_records"
+        if {"prompt_id", "trial"} <= keys or {"prompt", "latency_seconds"} <= keys:
+            return "trial_records"
+        return None
+    return None
+
+
+def _classify(path: Path) -> tuple[str, Any] | str:
+    """(kind, payload) for one input path, or a problem message."""
+    if path.is_dir():
+        logs = find_log_files([path]).logs
+        if not logs:
+            return "a directory without Inspect logs (.eval or .json)"
+        return ("inspect_logs", logs)
+    if not path.is_file():
+        return "no such file or directory"
+    if path.suffix == ".eval":
+        return ("inspect_logs", [path])
+    if path.suffix == ".jsonl":
+        kind = _record_kind(path)
+        if kind is None:
+            return "not run records (task_id, arm, ...) or trial records (prompt_id, trial, ...)"
+        return (kind, path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        return "not a UTF-8 text file"
+    except json.JSONDecodeError as error:
+        # A JSON array or concatenated records may still be record files.
+        kind = _record_kind(path)
+        if kind is not None:
+            return (kind, path)
+        return f"line {error.lineno}: invalid JSON: {error.msg}"
+    kind = document_kind(document)
+    if kind is not None:
+        return ("document", (kind, document))
+    if isinstance(document, dict) and "eval" in document and "version" in document:
+        return ("inspect_logs", [path])
+    if isinstance(document, list):
+        record_kind = _record_kind(path)
+        if record_kind is not None:
+            return (record_kind, path)
+    return (
+        "not a plumbline leaderboard, compare or reliability JSON document, an Inspect log, "
+        "or a record file"
+    )
+
+
+def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput]:
+    """Read result documents and attach the sources given beside them.
+
+    Inspect logs (files, or directories searched recursively) go to every leaderboard, run
+    record files to every comparison, trial record files to every reliability report. Raises
+    `SiteInputError` listing every unusable path as `file: problem`, and a source given without
+    any document of its kind.
+    """
+    problems: list[str] = []
+    documents: list[tuple[Kind, str, dict[str, Any]]] = []
+    sources: dict[Kind, list[Path]] = {kind: [] for kind in KINDS}
+    for path in paths:
+        classified = _classify(Path(path))
+        if isinstance(classified, str):
+            problems.append(f"{path}: {classified}")
+            continue
+        what, payload = classified
+        if what == "document":
+            kind, document = payload
+            documents.append((kind, Path(path).stem, document))
+        elif what == "inspect_logs":
+            sources["leaderboard"].extend(payload)
+        else:
+            sources[_SOURCE_KIND[what]].append(payload)
+    present = {kind for kind, _, _ in documents}
+    for kind, extra in sources.items():
+        if extra and kind not in present:
+            hint = {
+                "leaderboard": "plumbline leaderboard LOGDIR -o leaderboard.json",
+                "compare": "plumbline compare RECORDS --json compare.json",
+                "reliability": "plumbline reliability TRIALS --json reliability.json",
+            }[kind]
+            problems.append(
+                f"{extra[0]}: sources for a {kind} report were given without its JSON document "
+                f"(make one with `{hint}` and pass it too)"
+            )
+    if not documents and not problems:
+        problems.append("no inputs: give at least one leaderboard, compare or reliability JSON")
+    if problems:
+        raise SiteInputError(problems)
+    unique = {kind: list(dict.fromkeys(found)) for kind, found in sources.items()}
+    return [
+        SiteInput(kind=kind, name=name, document=document, sources=tuple(unique[kind]))
+        for kind, name, document in documents
+    ]
+
+
+def slugify(text: str) -> str:
+    """A file-system- and URL-safe folder name: lowercase ASCII letters, digits and dashes."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:60].strip("-") or "report"
+
+
+def assign_slugs(inputs: Sequence[SiteInput]) -> list[str]:
+    """One distinct slug per input, from its name (`-2`, `-3` ... on collisions)."""
+    taken: set[str] = {"data", "index"}
+    slugs: list[str] = []
+    for site_input in inputs:
+        base = slugify(site_input.name or site_input.kind)
+        slug, number = base, 2
+        while slug in taken:
+            slug, number = f"{base}-{number}", number + 1
+        taken.add(slug)
+        slugs.append(slug)
+    return slugs
+
+
+Renderer = Callable[[SiteInput, str], list[Page]]
+
+
+def renderer_for(kind: str) -> Renderer:
+    """The page renderer registered for a kind of document."""
+    module_name, attribute = RENDERERS[kind].split(":")
+    renderer: Renderer = getattr(importlib.import_module(module_name), attribute)
+    return renderer
+
+
+def _summary(site_input: SiteInput) -> dict[str, Any]:
+    """What the index says about one report (a headline and a few facts)."""
+    document = site_input.document
+    if site_input.kind == "leaderboard":
+        metadata = document.get("_metadata", {})
+        models = document.get("models", [])
+        suite = metadata.get("suite", {}) or {}
+        leader = models[0] if models else None
+        headline = (
+            f"{leader['model']} leads with overall {leader['overall'] * 100:.1f}%"
+            if leader is not None
+            else "no models scored"
+        )
+        return {
+            "title": suite.get("title") or suite.get("name") or site_input.name,
+            "headline": headline,
+            "facts": [
+                f"{len(models)} model(s)",
+                f"{len(metadata.get('categories', {}))} categories",
+                f"generated {metadata.get('generated_at', 'at an unknown time')}",
+            ],
+        }
+    if site_input.kind == "compare":
+        treatment, control = document.get("treatment"), document.get("control")
+        return {
+            "title": f"{treatment} vs {control}",
+            "headline": str(document.get("decision", "no decision")),
+            "facts": [f"{len(document.get('per_task', []))} task(s)"],
+        }
+    models = document.get("models", [])
+    names = [str(entry.get("model", "?")) for entry in models if isinstance(entry, dict)]
+    return {
+        "title": ", ".join(names[:3]) + (" …" if len(names) > 3 else "") or site_input.name,
+        "headline": f"{len(names)} model(s) over repeated trials",
+        "facts": [f"{len(document.get('warnings', []))} warning(s)"],
+    }
+
+
+def render_index(inputs: Sequence[SiteInput], slugs: Sequence[str]) -> Page:
+    """The site's front page: every report with its kind, headline and data file."""
+    reports = [
+        {
+            "kind": site_input.kind,
+            "kind_title": KIND_TITLES[site_input.kind],
+            "name": site_input.name,
+            "slug": slug,
+            "sources": len(site_input.sources),
+            **_summary(site_input),
+        }
+        for site_input, slug in zip(inputs, slugs, strict=True)
+    ]
+    return render_page(
+        "index.html.j2", path="index.html", title="plumbline reports", reports=reports
+    )
+
+
+def write_site(inputs: Sequence[SiteInput], out_dir: Path) -> SiteResult:
+    """Render every input's pages and the index under `out_dir`, each file written atomically.
+
+    Each input's document is copied to `data/<slug>.json`. Pages are all rendered before the
+    first file is written, so a renderer that fails leaves the previous site untouched.
+    """
+    if not inputs:
+        raise SiteInputError(
+            ["no inputs: give at least one leaderboard, compare or reliability JSON"]
+        )
+    slugs = assign_slugs(inputs)
+    pages: list[Page] = []
+    for site_input, slug in zip(inputs, slugs, strict=True):
+        rendered = renderer_for(site_input.kind)(site_input, slug)
+        for page in rendered:
+            if not page.path.startswith(f"{slug}/"):
+                raise ValueError(
+                    f"renderer for {site_input.kind} wrote {page.path} outside {slug}/"
+                )
+        pages.extend(rendered)
+    pages.append(render_index(inputs, slugs))
+
+    root = Path(out_dir)
+    written: list[Path] = []
+    for page in pages:
+        target = root / page.path
+        write_atomic(target, page.html)
+        written.append(target)
+    data: list[Path] = []
+    for site_input, slug in zip(inputs, slugs, strict=True):
+        target = root / "data" / f"{slug}.json"
+        write_json_atomic(target, site_input.document)
+        data.append(target)
+    return SiteResult(root=root, index=root / "index.html", pages=written, data=data)
+
+
+__all__ = [
+    "KINDS",
+    "RENDERERS",
+    "SiteInput",
+    "SiteInputError",
+    "SiteResult",
+    "assign_slugs",
+    "document_kind",
+    "load_site_inputs",
+    "render_index",
+    "renderer_for",
+    "slugify",
+    "write_site",
+]
