@@ -26,6 +26,8 @@ COMMANDS: dict[str, str] = {
     "run": "plumbline.cli.run:run",
     "cdk": "plumbline.cli.cdk:cdk",
     "judge": "plumbline.cli.judge:judge",
+    "report": "plumbline.cli.report:report",
+    "agent": "plumbline.cli.agent:agent",
 }
 
 

@@ -95,6 +95,16 @@ class RunRecord(BaseModel):
     prompt_file: str | None = None
     acceptance_command: str | None = None
     workspace: str | None = None
+    # Written by `plumbline agent run` (all optional; older records lack them).
+    infra_failure_kind: str | None = None
+    diff_file: str | None = None
+    protected_paths_modified: list[str] | None = None
+    protected_paths_restored: bool | None = None
+    acceptance_timed_out: bool | None = None
+    acceptance_duration_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    harness_duration_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    duration_source: str | None = None
+    schedule_position: NonNegativeInt | None = None
 
     @field_validator("started_at_utc", "ended_at_utc")
     @classmethod

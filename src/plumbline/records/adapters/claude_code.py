@@ -14,6 +14,7 @@ the acceptance check does (see `plumbline.records.adapters`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,26 @@ def result_to_fields(result: dict[str, Any], tool_calls: int | None) -> dict[str
         "agent": AGENT,
     }
     return fields
+
+
+def output_to_fields(values: Iterable[Any]) -> dict[str, Any] | None:
+    """Run-record fields from the JSON values one `claude -p` run printed, or None.
+
+    Takes the last result object (`--output-format json`, or the `result` event of a
+    `stream-json` stream, whose `tool_use` blocks give the tool-call count).
+    """
+    tool_calls, streaming = 0, False
+    found: dict[str, Any] | None = None
+    for value in values:
+        if not isinstance(value, dict):
+            continue
+        kind = value.get("type")
+        if kind not in (None, "result"):
+            streaming = True
+            tool_calls += _tool_uses(value) if kind == "assistant" else 0
+        elif "duration_ms" in value or "usage" in value:
+            found = result_to_fields(value, tool_calls if streaming else None)
+    return found
 
 
 def convert_claude_code(paths: list[str | Path], context: RunContext) -> Conversion:

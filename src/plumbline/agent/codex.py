@@ -1,0 +1,63 @@
+"""Codex CLI: `codex exec --json` event streams (one JSON event per line).
+
+Events: `thread.started` (`thread_id`), `turn.started`, `turn.completed` (`usage{input_tokens,
+cached_input_tokens, output_tokens}`), `turn.failed`, `item.started` / `item.updated` /
+`item.completed` (an `item` whose `type` is `agent_message`, `reasoning`, `command_execution`,
+`file_change`, `mcp_tool_call`, `web_search`, `todo_list` or `error`) and `error`.
+
+Mapping: usage is summed over `turn.completed` events. OpenAI counts cached prompt tokens
+inside `input_tokens`, so `input_tokens = input_tokens - cached_input_tokens` (the uncached
+part) and `cache_read_tokens = cached_input_tokens`; OpenAI prompt caching has no write
+tokens, so `cache_write_tokens` is 0 whenever usage was reported. Codex reports no cost
+(`total_cost_usd` stays null) and no per-request steps (`step_count` stays null).
+`tool_call_count` counts completed command, file-change, MCP-tool and web-search items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+AGENT = "codex"
+TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
+
+
+def _count(usage: dict[str, Any], name: str) -> int:
+    value = usage.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def events_to_fields(events: Iterable[Any]) -> dict[str, Any]:
+    """Run-record fields from one `codex exec --json` event stream."""
+    input_tokens = cached = output = 0
+    reported = False
+    tools = 0
+    thread_id: str | None = None
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        if kind == "thread.started" and isinstance(event.get("thread_id"), str):
+            thread_id = event["thread_id"]
+        elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
+            usage = event["usage"]
+            reported = True
+            input_tokens += _count(usage, "input_tokens")
+            cached += _count(usage, "cached_input_tokens")
+            output += _count(usage, "output_tokens")
+        elif kind == "item.completed" and isinstance(event.get("item"), dict):
+            tools += event["item"].get("type") in TOOL_ITEMS
+    return {
+        "input_tokens": max(input_tokens - cached, 0) if reported else None,
+        "output_tokens": output if reported else None,
+        "cache_read_tokens": cached if reported else None,
+        "cache_write_tokens": 0 if reported else None,
+        "total_cost_usd": None,
+        "step_count": None,
+        "tool_call_count": tools,
+        "session_id": thread_id,
+        "agent": AGENT,
+    }
+
+
+__all__ = ["AGENT", "TOOL_ITEMS", "events_to_fields"]

@@ -1,0 +1,539 @@
+"""Running a plan: one hermetic trial per (task, arm, repeat), one validated record each.
+
+Per trial: a fresh trial directory and repository (`workspace`), the task's setup, the arm's
+changes and setup, the initial commit, the agent under a time limit on its whole process group,
+the diff against the initial commit (saved as `diffs/<run_id>.patch`), protected files flagged
+(and restored before the acceptance check unless the suite says otherwise), the acceptance
+command under its own time limit. `success` is the acceptance command's exit status, and false
+for a run that timed out. Infrastructure failures are classified where they happen
+(`infra_failure_kind`), never guessed from an exit code.
+
+Records are appended to `records.jsonl` only when a trial is complete (flushed and fsynced), so
+a killed harness leaves no half-written record; a rerun skips the (task, arm, repeat) units
+already recorded. Values of variables passed through with `--pass-env` reach the agent and
+nothing else: they are redacted from every log and diff the harness saves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from plumbline.agent.plan import Plan, final_prompt, prompt_path
+from plumbline.agent.process import ProcessRegistry, run_process, run_shell
+from plumbline.agent.schedule import Unit
+from plumbline.agent.suite import Arm
+from plumbline.agent.workspace import (
+    Trial,
+    WorkspaceError,
+    agent_environment,
+    check_trial_base,
+    commit_all,
+    copy_dir_source,
+    copy_git_source,
+    create_trial,
+    init_repository,
+    matching,
+    restore,
+    staged_diff,
+)
+from plumbline.records.io import JsonlAppender, read_records, write_atomic, write_json_atomic
+from plumbline.records.run_record import RunRecord
+
+RECORDS = "records.jsonl"
+PLAN = "plan.json"
+DurationSource = Literal["agent", "harness"]
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class RunError(RuntimeError):
+    """The run cannot start (a bad output or trial directory, a changed suite)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run a plan."""
+
+    output: Path
+    concurrency: int = 1
+    workdir: Path | None = None
+    pass_env: dict[str, str] = field(default_factory=dict)
+    keep_workspaces: bool = False
+    kill_grace: float = 5.0
+    retry_infra: bool = False
+    duration_from: DurationSource = "agent"
+    force: bool = False
+
+
+@dataclass
+class ArmTally:
+    runs: int = 0
+    successes: int = 0
+    timed_out: int = 0
+    infra_failures: dict[str, int] = field(default_factory=dict)
+    protected_paths_modified: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "successes": self.successes,
+            "timed_out": self.timed_out,
+            "infra_failures": dict(sorted(self.infra_failures.items())),
+            "protected_paths_modified": self.protected_paths_modified,
+        }
+
+
+@dataclass
+class RunResult:
+    """What a run did: units run now and skipped as already recorded, and a tally per arm."""
+
+    output: Path
+    records_path: Path
+    scheduled: int
+    ran: int
+    skipped: int
+    arms: dict[str, ArmTally]
+    record_errors: list[str]
+    interrupted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "output": str(self.output),
+            "records": str(self.records_path),
+            "scheduled": self.scheduled,
+            "ran": self.ran,
+            "skipped": self.skipped,
+            "arms": {arm: tally.to_dict() for arm, tally in self.arms.items()},
+            "record_errors": self.record_errors,
+            "interrupted": self.interrupted,
+        }
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _safe(text: str) -> str:
+    return _UNSAFE.sub("_", text)[:60]
+
+
+def tally(records: list[RunRecord], arms: list[str]) -> dict[str, ArmTally]:
+    """Runs, successes, timeouts, infrastructure failures by kind, and protected edits per arm."""
+    result = {arm: ArmTally() for arm in arms}
+    for record in records:
+        arm = result.setdefault(record.arm, ArmTally())
+        arm.runs += 1
+        arm.successes += record.success and not record.timed_out
+        arm.timed_out += record.timed_out
+        if record.infra_failure:
+            kind = record.infra_failure_kind or "unclassified"
+            arm.infra_failures[kind] = arm.infra_failures.get(kind, 0) + 1
+        arm.protected_paths_modified += bool(record.protected_paths_modified)
+    return result
+
+
+def read_existing(path: Path) -> tuple[list[RunRecord], list[str]]:
+    """The valid records already in `path`, and its problems as `file:line: field: problem`."""
+    if not path.exists():
+        return [], []
+    result = read_records([path], RunRecord)
+    return result.records, [str(e) for e in result.errors]
+
+
+class _Redactor:
+    """Replaces the values of passed-through secrets in everything the harness saves."""
+
+    def __init__(self, secrets: dict[str, str]) -> None:
+        self._pairs = [
+            (value.encode(), f"[redacted {name}]".encode())
+            for name, value in secrets.items()
+            if len(value) >= 4
+        ]
+
+    def bytes(self, data: bytes) -> bytes:
+        for value, replacement in self._pairs:
+            data = data.replace(value, replacement)
+        return data
+
+    def text(self, text: str) -> str:
+        return self.bytes(text.encode("utf-8", "replace")).decode("utf-8", "replace")
+
+
+class Harness:
+    """Runs a plan's pending units (in schedule order, `concurrency` at a time)."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        options: RunOptions,
+        *,
+        on_record: Callable[[RunRecord], None] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.options = options
+        self.on_record = on_record
+        self.registry = ProcessRegistry()
+        self.redact = _Redactor(options.pass_env)
+        self.base = (options.workdir or Path(tempfile.gettempdir())).resolve()
+        self.records_path = options.output / RECORDS
+        self._lock = threading.Lock()
+        self._appender: JsonlAppender | None = None
+
+    # -- setup ---------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        output = self.options.output
+        output.mkdir(parents=True, exist_ok=True)
+        if not self.base.is_dir():
+            raise RunError(f"--workdir {self.base}: no such directory")
+        try:
+            check_trial_base(self.base)
+        except WorkspaceError as error:
+            raise RunError(str(error)) from None
+        missing = [agent for agent in self.plan.agents.values() if agent is None]
+        if missing:
+            raise RunError("no agent command: give --agent, or `agent` in the suite")
+        plan_file = output / PLAN
+        if plan_file.exists() and not self.options.force:
+            previous = json.loads(plan_file.read_text(encoding="utf-8"))
+            digest = previous.get("suite", {}).get("sha256")
+            if digest != self.plan.loaded.digest:
+                raise RunError(
+                    f"{output} holds runs of a different version of the suite (its prompts, "
+                    "files or settings changed); use a new output directory, or --force to "
+                    "add to it anyway"
+                )
+        document = self.plan.to_dict()
+        document["pass_env"] = sorted(self.options.pass_env)
+        document["duration_from"] = self.options.duration_from
+        write_json_atomic(plan_file, document)
+        for task in self.plan.loaded.suite.tasks:
+            for arm in self.plan.loaded.suite.arms:
+                text = final_prompt(self.plan.loaded, task, arm)
+                write_atomic(prompt_path(output, task.id, arm.name), text)
+
+    def pending(self, existing: list[RunRecord]) -> list[Unit]:
+        """The scheduled units without a record (with `retry_infra`, also those whose every
+        record is an infrastructure failure)."""
+        done: dict[tuple[str, str, int], bool] = {}
+        for record in existing:
+            key = (record.task_id, record.arm, record.repeat)
+            done[key] = done.get(key, False) or not record.infra_failure
+        return [
+            unit
+            for unit in self.plan.schedule
+            if unit.key not in done or (self.options.retry_infra and not done[unit.key])
+        ]
+
+    def run(self) -> RunResult:
+        self._prepare()
+        # Opening the appender first repairs a partial last line left by a killed harness.
+        self._appender = JsonlAppender(self.records_path)
+        interrupted = False
+        try:
+            existing, _ = read_existing(self.records_path)
+            pending = self.pending(existing)
+            with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
+                futures: list[Future[None]] = [pool.submit(self._run_unit, u) for u in pending]
+                try:
+                    for future in futures:
+                        future.result()
+                except BaseException:
+                    interrupted = True
+                    self.registry.kill_all()
+                    for future in futures:
+                        future.cancel()
+                    raise
+        finally:
+            self._appender.close()
+        records, errors = read_existing(self.records_path)
+        arms = [arm.name for arm in self.plan.loaded.suite.arms]
+        return RunResult(
+            self.options.output,
+            self.records_path,
+            len(self.plan.schedule),
+            len(pending),
+            len(self.plan.schedule) - len(pending),
+            tally(records, arms),
+            errors,
+            interrupted,
+        )
+
+    # -- one trial -----------------------------------------------------------------------
+
+    def _run_unit(self, unit: Unit) -> None:
+        if self.registry.stopping.is_set():
+            return
+        record = self._trial(unit)
+        if record is None or self.registry.stopping.is_set():
+            return  # interrupted: no record, the unit runs again on resume
+        try:
+            model = RunRecord.model_validate(record)
+        except ValidationError as error:
+            model = RunRecord.model_validate(
+                self._infra(record, "harness_error", f"invalid record: {error}")
+            )
+        with self._lock:
+            assert self._appender is not None
+            self._appender.append(model)
+        if self.on_record is not None:
+            self.on_record(model)
+
+    def _base_record(self, unit: Unit, run_id: str) -> dict[str, Any]:
+        plan = self.plan
+        agent = plan.agents[unit.arm]
+        task = plan.tasks[unit.task_id].task
+        return {
+            "task_id": unit.task_id,
+            "arm": unit.arm,
+            "repeat": unit.repeat,
+            "run_id": run_id,
+            "schedule_position": unit.position,
+            "agent": agent.profile.name if agent else None,
+            "success": False,
+            "duration_seconds": 0.0,
+            "duration_source": "harness",
+            "total_cost_usd": None,
+            "input_tokens": None,
+            "output_tokens": None,
+            "cache_read_tokens": None,
+            "cache_write_tokens": None,
+            "acceptance_command": task.acceptance,
+            "prompt_file": str(prompt_path(Path("."), unit.task_id, unit.arm)),
+            "started_at_utc": _now(),
+        }
+
+    def _infra(self, record: dict[str, Any], kind: str, reason: str) -> dict[str, Any]:
+        record.update(
+            {
+                "success": False,
+                "infra_failure": True,
+                "infra_failure_kind": kind,
+                "infra_failure_reason": self.redact.text(reason)[:2000],
+                "ended_at_utc": _now(),
+            }
+        )
+        return record
+
+    def _trial(self, unit: Unit) -> dict[str, Any] | None:
+        run_id = f"{_safe(unit.task_id)}.{_safe(unit.arm)}.r{unit.repeat}.{uuid.uuid4().hex[:8]}"
+        record = self._base_record(unit, run_id)
+        started = time.monotonic()
+        try:
+            trial = create_trial(self.base, "plumbline-trial")
+        except OSError as error:
+            return self._infra(record, "workspace_failed", f"creating the trial directory: {error}")
+        try:
+            result = self._in_trial(unit, trial, record)
+            if result is not None and result.get("infra_failure"):
+                result["duration_seconds"] = round(time.monotonic() - started, 3)
+            return result
+        except Exception as error:  # the harness itself failed: recorded, never dropped
+            self._infra(record, "harness_error", f"{type(error).__name__}: {error}")
+            record["duration_seconds"] = round(time.monotonic() - started, 3)
+            return record
+        finally:
+            self._save_logs(trial, run_id)
+            if self.options.keep_workspaces:
+                record["workspace"] = str(trial.workspace)
+            else:
+                shutil.rmtree(trial.root, ignore_errors=True)
+
+    def _commands(
+        self, commands: list[str], trial: Trial, env: dict[str, str], name: str
+    ) -> tuple[int | None, str]:
+        """Run setup commands in order; the first failing one's exit code and a reason."""
+        for command in commands:
+            result = run_shell(
+                command,
+                cwd=trial.workspace,
+                env=env,
+                timeout=self.plan.loaded.suite.setup_timeout_seconds,
+                stdout=trial.logs / f"{name}.stdout",
+                stderr=trial.logs / f"{name}.stderr",
+                grace=self.options.kill_grace,
+                registry=self.registry,
+            )
+            if result.start_error is not None:
+                return None, f"{command!r} could not start: {result.start_error}"
+            if result.timed_out:
+                return result.exit_code, f"{command!r} timed out"
+            if result.exit_code != 0:
+                return result.exit_code, f"{command!r} exited with {result.exit_code}"
+        return (0 if commands else None), ""
+
+    def _apply_arm(self, arm: Arm, workspace: Path) -> None:
+        for pattern in arm.remove_files:
+            for path in sorted(workspace.glob(pattern), reverse=True):
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+        for item in arm.add_files:
+            target = workspace / item.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(self.plan.loaded.file_content(item))
+
+    def _in_trial(self, unit: Unit, trial: Trial, record: dict[str, Any]) -> dict[str, Any] | None:
+        plan = self.plan
+        suite = plan.loaded.suite
+        task_plan = plan.tasks[unit.task_id]
+        task = task_plan.task
+        arm = suite.arm(unit.arm)
+        env = agent_environment(trial, {**suite.env, **task.env, **arm.env})
+        workspace = trial.workspace
+        try:
+            if task.source.git:
+                assert task_plan.commit is not None
+                copy_git_source(plan.loaded.resolve(task.source.git), task_plan.commit, workspace)
+            else:
+                copy_dir_source(plan.loaded.resolve(task.source.dir or ""), workspace)
+            init_repository(workspace, env)
+        except (OSError, WorkspaceError) as error:
+            return self._infra(record, "workspace_failed", f"copying the source: {error}")
+        code, reason = self._commands(task.setup, trial, env, "setup")
+        record["setup_exit_code"] = code
+        if reason:
+            return self._infra(record, "setup_failed", f"task setup: {reason}")
+        try:
+            self._apply_arm(arm, workspace)
+        except OSError as error:
+            return self._infra(record, "arm_setup_failed", f"arm files: {error}")
+        code, reason = self._commands(arm.setup, trial, env, "arm-setup")
+        record["arm_setup_exit_code"] = code
+        if reason:
+            return self._infra(record, "arm_setup_failed", f"arm setup: {reason}")
+        try:
+            initial = commit_all(workspace, env)
+        except WorkspaceError as error:
+            return self._infra(record, "workspace_failed", f"initial commit: {error}")
+        if self.registry.stopping.is_set():
+            return None
+
+        agent = plan.agents[unit.arm]
+        assert agent is not None
+        prompt_file = trial.root / "prompt.txt"
+        prompt_file.write_text(final_prompt(plan.loaded, task, arm), encoding="utf-8")
+        argv, via_stdin = agent.argv(
+            prompt_file.read_text(encoding="utf-8"), prompt_file, workspace
+        )
+        agent_env = {**env, **self.options.pass_env}
+        executable = _find_executable(argv[0], agent_env, workspace)
+        if executable is None:
+            return self._infra(
+                record, "agent_not_found", f"agent executable {argv[0]!r} not found on PATH"
+            )
+        stdout = trial.logs / "agent.stdout"
+        result = run_process(
+            argv,
+            cwd=workspace,
+            env=agent_env,
+            timeout=task_plan.timeout_seconds,
+            stdout=stdout,
+            stderr=trial.logs / "agent.stderr",
+            stdin=prompt_file if via_stdin else None,
+            grace=self.options.kill_grace,
+            registry=self.registry,
+        )
+        if self.registry.stopping.is_set():
+            return None
+        if result.start_error is not None:
+            kind = (
+                "agent_not_found"
+                if isinstance(result.start_error, FileNotFoundError)
+                else "agent_start_failed"
+            )
+            return self._infra(record, kind, f"starting {argv[0]!r}: {result.start_error}")
+        record["agent_exit_code"] = result.exit_code
+        record["timed_out"] = result.timed_out
+        record["harness_duration_seconds"] = round(result.duration_seconds, 3)
+        reported = agent.parse(stdout)
+        reported_duration = reported.pop("duration_seconds", None)
+        record.update({k: v for k, v in reported.items() if v is not None})
+        if self.options.duration_from == "agent" and isinstance(reported_duration, int | float):
+            record["duration_seconds"] = float(reported_duration)
+            record["duration_source"] = "agent"
+        else:
+            record["duration_seconds"] = round(result.duration_seconds, 3)
+
+        patch, changed = staged_diff(workspace, initial, env)
+        diff_file = Path("diffs") / f"{record['run_id']}.patch"
+        write_atomic(self.options.output / diff_file, self.redact.bytes(patch))
+        record["diff_file"] = diff_file.as_posix()
+        protected = matching(workspace, initial, changed, task_plan.protected)
+        record["protected_paths_modified"] = protected
+        record["protected_paths_restored"] = False
+        if protected and suite.restore_protected:
+            restore(workspace, initial, protected, env)
+            record["protected_paths_restored"] = True
+
+        acceptance = run_shell(
+            task.acceptance,
+            cwd=workspace,
+            env=env,
+            timeout=task_plan.acceptance_timeout_seconds,
+            stdout=trial.logs / "acceptance.stdout",
+            stderr=trial.logs / "acceptance.stderr",
+            grace=self.options.kill_grace,
+            registry=self.registry,
+        )
+        if self.registry.stopping.is_set():
+            return None
+        if acceptance.start_error is not None:
+            return self._infra(
+                record, "harness_error", f"acceptance could not start: {acceptance.start_error}"
+            )
+        record["acceptance_exit_code"] = acceptance.exit_code
+        record["acceptance_timed_out"] = acceptance.timed_out
+        record["acceptance_duration_seconds"] = round(acceptance.duration_seconds, 3)
+        record["success"] = (
+            acceptance.exit_code == 0 and not acceptance.timed_out and not result.timed_out
+        )
+        record["ended_at_utc"] = _now()
+        return record
+
+    def _save_logs(self, trial: Trial, run_id: str) -> None:
+        if not trial.logs.is_dir():
+            return
+        for log in sorted(trial.logs.iterdir()):
+            if log.is_file() and log.stat().st_size:
+                target = self.options.output / "logs" / run_id / log.name
+                write_atomic(target, self.redact.bytes(log.read_bytes()))
+
+
+def _find_executable(name: str, env: dict[str, str], cwd: Path) -> str | None:
+    if "/" in name:
+        path = Path(name) if Path(name).is_absolute() else cwd / name
+        return str(path) if path.is_file() and _executable(path) else None
+    return shutil.which(name, path=env.get("PATH"))
+
+
+def _executable(path: Path) -> bool:
+    return os.access(path, os.X_OK)
+
+
+__all__ = [
+    "PLAN",
+    "RECORDS",
+    "ArmTally",
+    "Harness",
+    "RunError",
+    "RunOptions",
+    "RunResult",
+    "read_existing",
+    "tally",
+]

@@ -1,0 +1,158 @@
+"""Running a command with a time limit that holds for everything it starts.
+
+The command leads its own session (and so its own process group). On timeout the whole group
+gets SIGTERM, then SIGKILL after a grace period; when the leader exits on its own, whatever it
+left running in its group is killed too, so nothing keeps editing the workspace during the
+acceptance check. The leader is waited for without being reaped (`waitid` with `WNOWAIT`), so
+its process-group id cannot be reused before the group is killed. A process that starts a new
+session of its own leaves the group and is out of reach; agents do not do this.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+POLL_SECONDS = 0.02
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """How a command ended: its exit code (negative: killed by that signal), whether it hit
+    the time limit, its wall-clock duration, and the error if it could not start."""
+
+    exit_code: int | None
+    timed_out: bool
+    duration_seconds: float
+    start_error: OSError | None = None
+
+
+class ProcessRegistry:
+    """The process groups running now, so an interrupted harness can end them all."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._groups: set[int] = set()
+        self.stopping = threading.Event()
+
+    def add(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+
+    def discard(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.discard(pgid)
+
+    def kill_all(self) -> None:
+        """Stop: SIGKILL every running group; later commands are not started."""
+        self.stopping.set()
+        with self._lock:
+            groups = list(self._groups)
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def _exited(pid: int) -> bool:
+    """Whether the child has exited, without reaping it."""
+    info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    return info is not None
+
+
+def _wait_exit(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while True:
+        if _exited(pid):
+            return True
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        time.sleep(min(POLL_SECONDS, remaining))
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    stdout: Path,
+    stderr: Path,
+    stdin: Path | None = None,
+    grace: float = 5.0,
+    registry: ProcessRegistry | None = None,
+) -> ProcessResult:
+    """Run `argv` in its own process group with a time limit on the whole group."""
+    if registry is not None and registry.stopping.is_set():
+        return ProcessResult(None, False, 0.0, InterruptedError("the harness is stopping"))
+    started = time.monotonic()
+    with (
+        stdout.open("ab") as out,
+        stderr.open("ab") as err,
+        stdin.open("rb") if stdin else open(os.devnull, "rb") as inp,
+    ):
+        try:
+            process = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=inp,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as error:
+            return ProcessResult(None, False, time.monotonic() - started, error)
+    pgid = process.pid
+    if registry is not None:
+        registry.add(pgid)
+    try:
+        timed_out = not _wait_exit(process.pid, timeout)
+        if timed_out:
+            _signal_group(pgid, signal.SIGTERM)
+            _wait_exit(process.pid, grace)
+        # Whatever is left in the group (stragglers, or a leader ignoring SIGTERM) ends now.
+        _signal_group(pgid, signal.SIGKILL)
+        exit_code = process.wait()
+    finally:
+        if registry is not None:
+            registry.discard(pgid)
+    return ProcessResult(exit_code, timed_out, time.monotonic() - started)
+
+
+def run_shell(
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    stdout: Path,
+    stderr: Path,
+    grace: float = 5.0,
+    registry: ProcessRegistry | None = None,
+) -> ProcessResult:
+    """Run a shell command line (`/bin/sh -c`) like `run_process`."""
+    return run_process(
+        ["/bin/sh", "-c", command],
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        stdout=stdout,
+        stderr=stderr,
+        grace=grace,
+        registry=registry,
+    )
+
+
+__all__ = ["ProcessRegistry", "ProcessResult", "run_process", "run_shell"]

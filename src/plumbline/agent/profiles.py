@@ -1,0 +1,148 @@
+"""Agent profiles: how to start an agent on a prompt and read what it reports.
+
+An agent command is a template: `{prompt}` becomes the prompt text (one argument, never
+through a shell), `{prompt_file}` a file holding it, `{workspace}` the workspace. A template
+with neither prompt placeholder gets the prompt on standard input. A bare profile name
+(`claude-code`, `opencode`, `codex`) stands for that profile's usual command.
+
+Built-in profiles parse the agent's standard output with the run-record adapters: Claude Code
+(`--output-format json` or `stream-json`), opencode (`run --format json` events), Codex CLI
+(`exec --json` events). The generic profile reads nothing: its records carry duration and exit
+code, and null tokens and cost (unknown, never zero).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plumbline.agent import codex
+from plumbline.records.adapters import claude_code, opencode
+from plumbline.records.io import Located, iter_json_values
+
+_PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|workspace)\}")
+
+Parser = Callable[[list[Any]], dict[str, Any]]
+
+#: Fields a profile may report; the harness owns every other record field.
+REPORTED_FIELDS = (
+    "duration_seconds",
+    "total_cost_usd",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "step_count",
+    "tool_call_count",
+    "session_id",
+    "model",
+)
+
+
+def _claude(values: list[Any]) -> dict[str, Any]:
+    return claude_code.output_to_fields(values) or {}
+
+
+def _opencode(values: list[Any]) -> dict[str, Any]:
+    exports = [v for v in values if isinstance(v, dict) and "info" in v and "messages" in v]
+    if exports:
+        return opencode.export_to_fields(exports[-1])
+    events = [v for v in values if isinstance(v, dict) and "type" in v]
+    return opencode.events_to_fields(events) if events else {}
+
+
+def _codex(values: list[Any]) -> dict[str, Any]:
+    events = [v for v in values if isinstance(v, dict) and "type" in v]
+    return codex.events_to_fields(events) if events else {}
+
+
+def _generic(values: list[Any]) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    executable: str | None
+    template: str | None
+    parse: Parser
+
+
+PROFILES: dict[str, Profile] = {
+    "claude-code": Profile(
+        "claude-code", "claude", "claude -p {prompt} --output-format json", _claude
+    ),
+    "opencode": Profile("opencode", "opencode", "opencode run --format json {prompt}", _opencode),
+    "codex": Profile("codex", "codex", "codex exec --json --full-auto {prompt}", _codex),
+    "generic": Profile("generic", None, None, _generic),
+}
+
+
+class AgentCommandError(ValueError):
+    """An agent command template that cannot be used."""
+
+
+@dataclass(frozen=True)
+class AgentCommand:
+    """An agent command template and the profile that reads its output."""
+
+    template: str
+    profile: Profile
+
+    @property
+    def argv_template(self) -> list[str]:
+        return shlex.split(self.template)
+
+    def argv(self, prompt: str, prompt_file: Path, workspace: Path) -> tuple[list[str], bool]:
+        """The argument list, and whether the prompt goes to standard input."""
+        values = {"prompt": prompt, "prompt_file": str(prompt_file), "workspace": str(workspace)}
+        # One pass, so a prompt that happens to contain `{workspace}` stays as written.
+        argv = [
+            _PLACEHOLDER.sub(lambda m: values[m.group(1)], token) for token in self.argv_template
+        ]
+        uses_prompt = "{prompt}" in self.template or "{prompt_file}" in self.template
+        return argv, not uses_prompt
+
+    def parse(self, stdout: Path) -> dict[str, Any]:
+        """What the agent reported on standard output (an empty dict when nothing parsed)."""
+        if not stdout.is_file() or stdout.stat().st_size == 0:
+            return {}
+        values = [item.value for item in iter_json_values(stdout) if isinstance(item, Located)]
+        fields = self.profile.parse(values)
+        return {k: v for k, v in fields.items() if k in REPORTED_FIELDS}
+
+
+def resolve_agent(spec: str, profile: str | None = None) -> AgentCommand:
+    """An agent command from a template or a profile name; the profile is detected from the
+    executable's name unless given."""
+    if spec in PROFILES and PROFILES[spec].template is not None:
+        chosen = PROFILES[spec]
+        assert chosen.template is not None
+        if profile not in (None, spec):
+            raise AgentCommandError(f"--agent {spec} uses the {spec} profile, not {profile}")
+        return AgentCommand(chosen.template, chosen)
+    try:
+        argv = shlex.split(spec)
+    except ValueError as error:
+        raise AgentCommandError(f"agent command {spec!r}: {error}") from None
+    if not argv:
+        raise AgentCommandError("the agent command is empty")
+    if profile is not None:
+        if profile not in PROFILES:
+            raise AgentCommandError(
+                f"unknown profile {profile!r}: use one of {', '.join(sorted(PROFILES))}"
+            )
+        return AgentCommand(spec, PROFILES[profile])
+    executable = Path(argv[0]).name
+    detected = next(
+        (p for p in PROFILES.values() if p.executable and p.executable == executable),
+        PROFILES["generic"],
+    )
+    return AgentCommand(spec, detected)
+
+
+__all__ = ["PROFILES", "AgentCommand", "AgentCommandError", "Profile", "resolve_agent"]

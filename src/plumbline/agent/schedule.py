@@ -1,0 +1,65 @@
+"""The order trials run in: arms interleaved, so time never stands in for the arm.
+
+Every (task, repeat) is a block holding one run of each arm. `random` shuffles the blocks and
+the arms inside each block with a seeded generator (a randomised complete block design);
+`abba` walks the blocks repeat by repeat and alternates the arm order (A B, B A, A B, ...).
+Either way each arm's runs are spread over the whole run, never all of one arm first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+Order = Literal["random", "abba"]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One scheduled run: a task in an arm, one repeat, at a position of the schedule."""
+
+    position: int
+    task_id: str
+    arm: str
+    repeat: int
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.task_id, self.arm, self.repeat)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "position": self.position,
+            "task_id": self.task_id,
+            "arm": self.arm,
+            "repeat": self.repeat,
+        }
+
+
+def build_schedule(
+    task_ids: list[str], arms: list[str], repeats: int, *, seed: int = 0, order: Order = "random"
+) -> list[Unit]:
+    """Every (task, arm, repeat) once, in the order they run."""
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    if len(arms) < 2:
+        raise ValueError("a comparison needs at least two arms")
+    blocks = [(task, repeat) for repeat in range(repeats) for task in task_ids]
+    ordered: list[tuple[str, str, int]] = []
+    if order == "random":
+        rng = np.random.default_rng(seed)
+        for index in rng.permutation(len(blocks)).tolist():
+            task, repeat = blocks[index]
+            ordered.extend((task, arms[i], repeat) for i in rng.permutation(len(arms)).tolist())
+    elif order == "abba":
+        for number, (task, repeat) in enumerate(blocks):
+            sequence = arms if number % 2 == 0 else arms[::-1]
+            ordered.extend((task, arm, repeat) for arm in sequence)
+    else:
+        raise ValueError(f"unknown order {order!r}: use random or abba")
+    return [Unit(position, *unit) for position, unit in enumerate(ordered)]
+
+
+__all__ = ["Order", "Unit", "build_schedule"]

@@ -1,0 +1,368 @@
+"""`plumbline agent`: run coding agents on a suite's tasks in two or more arms, fairly.
+
+`agent plan SUITE` shows what a run would do (the seeded schedule and every difference between
+arms) without running anything; `agent run SUITE --agent CMD -o DIR` runs it and writes one
+validated run record per run to DIR/records.jsonl (rerun the same command to resume).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from plumbline.agent.harness import Harness, RunError, RunOptions, RunResult
+from plumbline.agent.plan import Plan, make_plan
+from plumbline.agent.profiles import PROFILES, AgentCommand, AgentCommandError, resolve_agent
+from plumbline.agent.suite import SuiteError, load_suite
+from plumbline.cli.output import console, dumps, emit, error_console, json_option
+from plumbline.records.run_record import RunRecord
+
+COMPARE_JSON = "compare.json"
+COMPARE_MD = "compare.md"
+
+
+class InputError(click.ClickException):
+    """A suite or option that cannot be used (exit code 2, like a usage error)."""
+
+    exit_code = 2
+
+
+def _plan(
+    suite_path: str,
+    agent: str | None,
+    profile: str | None,
+    repeats: int | None,
+    seed: int,
+    order: str,
+) -> Plan:
+    try:
+        loaded = load_suite(suite_path)
+        command: AgentCommand | None = resolve_agent(agent, profile) if agent else None
+        return make_plan(
+            loaded,
+            command,
+            repeats=repeats,
+            seed=seed,
+            order="abba" if order == "abba" else "random",
+        )
+    except (SuiteError, AgentCommandError) as error:
+        raise InputError(str(error)) from None
+
+
+def _plan_options(function: Any) -> Any:
+    options = [
+        click.argument("suite", type=click.Path(dir_okay=False)),
+        click.option(
+            "--agent",
+            metavar="COMMAND|PROFILE",
+            help="Agent command template ({prompt}, {prompt_file}, {workspace}) or a profile "
+            f"name ({', '.join(p for p in PROFILES if p != 'generic')}). Default: the suite's.",
+        ),
+        click.option(
+            "--profile",
+            type=click.Choice(sorted(PROFILES)),
+            help="How to read the agent's output (default: from the executable's name).",
+        ),
+        click.option(
+            "--repeats",
+            type=click.IntRange(min=1),
+            help="Repeats per task and arm (default: suite's).",
+        ),
+        click.option("--seed", type=int, default=0, show_default=True, help="Schedule seed."),
+        click.option(
+            "--order",
+            type=click.Choice(["random", "abba"]),
+            default="random",
+            show_default=True,
+            help="random: seeded shuffle of (task, repeat) blocks and of the arms in each; "
+            "abba: arm order alternates block by block.",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def render_differences(plan: Plan, out: Console) -> None:
+    arms = [arm.name for arm in plan.loaded.suite.arms]
+    if not plan.differences:
+        out.print("[yellow]The arms do not differ in anything the suite sets.[/]")
+        return
+    table = Table(title="Every difference between arms", title_justify="left")
+    table.add_column("field")
+    for arm in arms:
+        table.add_column(arm)
+    for difference in plan.differences:
+        table.add_row(difference.field, *[_short(difference.values.get(a)) for a in arms])
+    out.print(table)
+    out.print(
+        "Identical in every arm: repository and revision, task setup, prompt scaffolding, "
+        "acceptance command, protected paths, time limits, other environment variables."
+    )
+
+
+def _short(value: Any) -> str:
+    if value in (None, "", [], {}):
+        return "—"
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return "\n".join(f"{v['path']} (sha256 {v['sha256'][:12]}, {v['bytes']} B)" for v in value)
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return str(value)
+
+
+@click.group()
+def agent() -> None:
+    """Run coding agents on a suite's tasks in A/B arms and collect run records."""
+
+
+@agent.command("plan")
+@_plan_options
+@json_option
+def plan_command(
+    suite: str,
+    agent: str | None,
+    profile: str | None,
+    repeats: int | None,
+    seed: int,
+    order: str,
+    as_json: bool,
+) -> None:
+    """Show what `agent run` would do: tasks, every difference between arms, the schedule."""
+    plan = _plan(suite, agent, profile, repeats, seed, order)
+
+    def render(out: Console) -> None:
+        loaded = plan.loaded
+        out.print(
+            f"[bold]{loaded.suite.name}[/]: {len(plan.tasks)} tasks × "
+            f"{len(loaded.suite.arms)} arms × {plan.repeats} repeats = "
+            f"{len(plan.schedule)} runs, order {plan.order}, seed {plan.seed}"
+        )
+        tasks = Table(title="Tasks", title_justify="left")
+        for column in ("task", "source", "timeout (s)", "acceptance", "protected"):
+            tasks.add_column(column)
+        for task_plan in plan.tasks.values():
+            task = task_plan.task
+            source = (
+                f"{task.source.git}@{(task_plan.commit or '')[:12]}"
+                if task.source.git
+                else f"{task.source.dir} (directory)"
+            )
+            tasks.add_row(
+                task.id,
+                source,
+                f"{task_plan.timeout_seconds:g}",
+                task.acceptance,
+                ", ".join(task_plan.protected) or "—",
+            )
+        out.print(tasks)
+        render_differences(plan, out)
+        schedule = Table(title="Schedule", title_justify="left")
+        for column in ("#", "task", "arm", "repeat"):
+            schedule.add_column(column)
+        for unit in plan.schedule:
+            schedule.add_row(str(unit.position), unit.task_id, unit.arm, str(unit.repeat))
+        out.print(schedule)
+
+    emit(plan.to_dict(), as_json, render)
+
+
+def _pass_env(names: tuple[str, ...]) -> dict[str, str]:
+    missing = [name for name in names if name not in os.environ]
+    if missing:
+        raise click.UsageError(f"--pass-env: not set in this environment: {', '.join(missing)}")
+    return {name: os.environ[name] for name in names}
+
+
+def _progress(total: int) -> Any:
+    done = 0
+
+    def report(record: RunRecord) -> None:
+        nonlocal done
+        done += 1
+        if record.infra_failure:
+            outcome = f"[red]infra failure ({record.infra_failure_kind})[/]"
+        elif record.timed_out:
+            outcome = "[red]timed out[/]"
+        else:
+            outcome = "[green]success[/]" if record.success else "[yellow]failure[/]"
+        flagged = (
+            f", [red]protected paths modified: {', '.join(record.protected_paths_modified)}[/]"
+            if record.protected_paths_modified
+            else ""
+        )
+        error_console.print(
+            f"[{done}/{total}] {record.task_id} {record.arm} r{record.repeat}: {outcome} "
+            f"{record.duration_seconds:.1f} s{flagged}",
+            soft_wrap=True,
+        )
+
+    return report
+
+
+def render_result(result: RunResult, out: Console) -> None:
+    table = Table(title=f"Runs in {result.records_path}", title_justify="left")
+    for column in ("arm", "runs", "successes", "timed out", "infra failures", "protected edits"):
+        table.add_column(column)
+    for arm, tally in result.arms.items():
+        infra = ", ".join(f"{k}: {v}" for k, v in tally.infra_failures.items()) or "0"
+        table.add_row(
+            arm,
+            str(tally.runs),
+            str(tally.successes),
+            str(tally.timed_out),
+            infra,
+            str(tally.protected_paths_modified),
+        )
+    out.print(table)
+    out.print(f"ran {result.ran}, already recorded {result.skipped}, scheduled {result.scheduled}")
+    for problem in result.record_errors[:20]:
+        out.print(f"[red]{problem}[/]", markup=True, soft_wrap=True)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@agent.command("run")
+@_plan_options
+@click.option("--output", "-o", required=True, type=click.Path(file_okay=False), help="Results.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Trials at once.",
+)
+@click.option(
+    "--pass-env",
+    "pass_env",
+    multiple=True,
+    metavar="NAME",
+    help="Pass this variable (e.g. an API key) to the agent; it is never written anywhere.",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False),
+    help="Where trial directories are made (default: the system temp directory); must be "
+    "outside any git repository.",
+)
+@click.option("--keep-workspaces", is_flag=True, help="Keep trial directories after each run.")
+@click.option(
+    "--kill-grace",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
+    help="Seconds between SIGTERM and SIGKILL when a time limit is hit.",
+)
+@click.option(
+    "--retry-infra", is_flag=True, help="Also rerun units whose records are all infra failures."
+)
+@click.option(
+    "--duration-from",
+    type=click.Choice(["agent", "harness"]),
+    default="agent",
+    show_default=True,
+    help="agent: the agent's own reported duration when it gives one; harness: wall clock.",
+)
+@click.option("--force", is_flag=True, help="Add to an output directory of a changed suite.")
+@click.option(
+    "--collect-analyze",
+    is_flag=True,
+    help=f"End with `plumbline compare` on the records ({COMPARE_JSON}, {COMPARE_MD}).",
+)
+@json_option
+def run_command(
+    suite: str,
+    agent: str | None,
+    profile: str | None,
+    repeats: int | None,
+    seed: int,
+    order: str,
+    output: str,
+    concurrency: int,
+    pass_env: tuple[str, ...],
+    workdir: str | None,
+    keep_workspaces: bool,
+    kill_grace: float,
+    retry_infra: bool,
+    duration_from: str,
+    force: bool,
+    collect_analyze: bool,
+    as_json: bool,
+) -> None:
+    """Run every (task, arm, repeat) of SUITE in hermetic workspaces, interleaving arms, and
+    append one validated run record per run to OUTPUT/records.jsonl.
+
+    Rerunning the same command resumes: recorded units are skipped. Each run's diff is saved
+    under OUTPUT/diffs/, its logs under OUTPUT/logs/, the plan (schedule and every difference
+    between arms) in OUTPUT/plan.json.
+    """
+    plan = _plan(suite, agent, profile, repeats, seed, order)
+    options = RunOptions(
+        output=Path(output),
+        concurrency=concurrency,
+        workdir=Path(workdir) if workdir else None,
+        pass_env=_pass_env(pass_env),
+        keep_workspaces=keep_workspaces,
+        kill_grace=kill_grace,
+        retry_infra=retry_infra,
+        duration_from="harness" if duration_from == "harness" else "agent",
+        force=force,
+    )
+    if not as_json:
+        render_differences(plan, console)
+    harness = Harness(plan, options, on_record=_progress(len(plan.schedule)))
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        result = harness.run()
+    except RunError as error:
+        raise InputError(str(error)) from None
+    except KeyboardInterrupt:
+        error_console.print(
+            "[red]interrupted[/]: running trials were stopped and not recorded; "
+            "rerun the same command to resume"
+        )
+        raise SystemExit(130) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    document: dict[str, Any] = result.to_dict()
+    report = None
+    if collect_analyze:
+        report = _analyze(plan, result)
+        if report is not None:
+            document["compare"] = report.to_dict()
+
+    def render(out: Console) -> None:
+        render_result(result, out)
+        if report is not None:
+            from plumbline.compare.render import render_terminal
+
+            render_terminal(report, out)
+            out.print(f"analysis: {result.output / COMPARE_JSON}, {result.output / COMPARE_MD}")
+
+    emit(document, as_json, render)
+
+
+def _analyze(plan: Plan, result: RunResult) -> Any:
+    from plumbline.compare.analysis import CompareError, compare_runs
+    from plumbline.compare.render import render_markdown
+    from plumbline.records.io import write_atomic
+    from plumbline.records.run_record import read_run_records
+
+    table = read_run_records([result.records_path])
+    try:
+        report = compare_runs(table, control=plan.loaded.suite.control)
+    except CompareError as error:
+        error_console.print(f"[red]compare[/]: {error}", soft_wrap=True)
+        return None
+    write_atomic(result.output / COMPARE_JSON, dumps(report) + "\n")
+    write_atomic(result.output / COMPARE_MD, render_markdown(report))
+    return report
