@@ -1,0 +1,223 @@
+"""The A/B page: view model (no browser), rendering, and the page in a real chromium."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from browser import open_page
+from pages_support import IMG, SCRIPT, compare_document, example_path, write_run_records
+
+from plumbline.compare.decision import MIXED, prefer
+from plumbline.report.compare_page import (
+    compare_view,
+    decision_badge,
+    load_run_data,
+    render_compare_pages,
+)
+from plumbline.report.site import SiteInput, write_site
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+RUNS = example_path("agent_runs.jsonl")
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    return compare_document([RUNS])
+
+
+def test_decision_first_with_the_seed_strings(document: dict[str, Any]) -> None:
+    view = compare_view(document)
+    first = view.comparisons[0]
+    assert first.decision == document["decision"]
+    assert first.decision in (MIXED, prefer("with_skelly"), prefer("without_skelly"))
+    assert first.badge == decision_badge(first.decision, "with_skelly", "without_skelly")
+    html = render_compare_pages(SiteInput("compare", "ab", document), "ab")[0].html
+    # The decision comes before the gates, the deltas and the per-task table.
+    positions = [
+        html.index(marker)
+        for marker in (first.decision, "The three gates", "Paired deltas", "Per task")
+    ]
+    assert positions == sorted(positions)
+
+
+def test_decision_badges() -> None:
+    assert decision_badge(prefer("t"), "t", "c") == "ok"
+    assert decision_badge(prefer("c"), "t", "c") == "bad"
+    assert decision_badge(MIXED, "t", "c") == "warn"
+
+
+def test_gates_carry_both_values_and_the_criterion(document: dict[str, Any]) -> None:
+    gates = compare_view(document).comparisons[0].gates
+    assert [g.name for g in gates] == [
+        "success_rate",
+        "median_duration_seconds",
+        "median_non_cache_tokens",
+    ]
+    success = gates[0]
+    summaries = document["arm_summaries"]
+    assert success.treatment == f"{summaries['with_skelly']['success_rate'] * 100:.1f}%"
+    assert success.control == f"{summaries['without_skelly']['success_rate'] * 100:.1f}%"
+    assert success.criterion == document["gates"][0]["criterion"]
+    verdicts = {g.verdict for g in gates}
+    assert verdicts <= {"treatment", "control", "tie", "neither"}
+    # The seed rule has no interval on a gate.
+    assert all(g.interval == "" for g in gates)
+
+
+def test_ci_rule_shows_gate_intervals(tmp_path: Path) -> None:
+    runs = write_run_records(tmp_path / "runs.jsonl", ["new", "old"], ["a", "b", "c"], 5)
+    document = compare_document([runs], treatments=["new"], control="old", rule="ci")
+    gates = compare_view(document).comparisons[0].gates
+    assert all(re.fullmatch(r"\[.+, .+\]", g.interval) for g in gates), [g.interval for g in gates]
+
+
+def test_forest_plot_per_delta_with_a_zero_line(document: dict[str, Any]) -> None:
+    view = compare_view(document)
+    names = [f.name for f in view.forest]
+    assert names == [
+        "pass_delta",
+        "cost_delta_usd",
+        "duration_delta_seconds",
+        "token_delta",
+        "non_cache_token_delta",
+    ]
+    for plot in view.forest:
+        assert 'class="reference"' in plot.chart
+        assert plot.chart.count('class="whisker"') == 1
+    deltas = {d.name: d for d in view.comparisons[0].deltas}
+    ci = document["paired"]["duration_delta_seconds"]["ci"]
+    assert deltas["duration_delta_seconds"].low == pytest.approx(ci["low"])
+    assert deltas["duration_delta_seconds"].high == pytest.approx(ci["high"])
+
+
+def test_several_treatments_share_each_forest_plot(tmp_path: Path) -> None:
+    runs = write_run_records(tmp_path / "runs.jsonl", ["a1", "a2", "base"], ["t1", "t2"], 5)
+    document = compare_document([runs], treatments=["a1", "a2"], control="base")
+    view = compare_view(document)
+    assert [c.treatment for c in view.comparisons] == ["a1", "a2"]
+    assert all(plot.chart.count('class="whisker"') == 2 for plot in view.forest)
+    assert view.arm_header == ["a1", "a2", "base"]
+
+
+def test_per_task_rows_sort_by_raw_values(document: dict[str, Any]) -> None:
+    comparison = compare_view(document).comparisons[0]
+    assert comparison.task_ids == [row["task_id"] for row in document["per_task"]]
+    headers = [h for h, _ in comparison.task_header]
+    column = headers.index("mean pass delta")
+    for row, entry in zip(comparison.tasks, document["per_task"], strict=True):
+        cell = row[column]
+        assert float(cell.sort) == pytest.approx(entry["mean_pass_delta"])
+        assert cell.text.endswith("%")
+
+
+def test_distributions_from_run_records(document: dict[str, Any]) -> None:
+    runs = load_run_data([RUNS], ["with_skelly", "without_skelly"])
+    assert runs is not None
+    view = compare_view(document, runs=runs)
+    # As in the analysis: infrastructure failures are left out of each arm.
+    for arm, summary in document["arm_summaries"].items():
+        assert len(runs.arms[arm]["duration_seconds"]) == summary["runs"]
+    assert "One point per run" in view.distribution_source
+    assert [d.title for d in view.distributions][:2] == [
+        "Duration per run",
+        "Non-cache tokens per run (input + output)",
+    ]
+    assert all(d.chart is not None for d in view.distributions)
+    assert view.runs_total == sum(s["runs"] for s in document["arm_summaries"].values())
+
+
+def test_distributions_without_run_records_say_so(document: dict[str, Any]) -> None:
+    view = compare_view(document)
+    assert "Per-run distributions are not available" in view.distribution_source
+    assert all("tasks" in d.note for d in view.distributions)
+    assert view.runs == []
+
+
+def test_escaping_in_the_rendered_html(tmp_path: Path) -> None:
+    runs = write_run_records(tmp_path / "runs.jsonl", [IMG, "control"], [SCRIPT, "plain"], 5)
+    document = compare_document([runs], treatments=[IMG], control="control")
+    page = render_compare_pages(SiteInput("compare", SCRIPT, document, (runs,)), "ab")[0]
+    assert SCRIPT not in page.html
+    assert "<img" not in page.html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.html
+    assert page.path == "ab/index.html"
+
+
+def run_site(tmp_path: Path, document: dict[str, Any], sources: tuple[Path, ...]) -> Path:
+    result = write_site([SiteInput("compare", "ab", document, sources)], tmp_path / "site")
+    return result.root / "ab" / "index.html"
+
+
+def test_page_in_chromium_sorts_the_per_task_table(
+    browser: Browser, document: dict[str, Any], tmp_path: Path, screenshots: Path
+) -> None:
+    visit = open_page(browser, run_site(tmp_path, document, (RUNS,)))
+    page = visit.page
+    assert visit.problems == []
+    assert page.locator(".decision").first.inner_text() == document["decision"]
+    table = page.locator("#per-task-1")
+    header = table.locator("th", has_text="mean pass delta")
+    header.click()
+    index = [h.strip() for h in table.locator("th").all_inner_texts()].index(
+        header.inner_text().strip()
+    )
+    keys = [
+        float(k)
+        for k in table.locator(f"tbody tr td:nth-child({index + 1})").evaluate_all(
+            "cells => cells.map(c => c.getAttribute('data-sort'))"
+        )
+    ]
+    assert keys == sorted(keys)
+    assert header.get_attribute("aria-sort") == "ascending"
+    header.click()
+    keys = [
+        float(k)
+        for k in table.locator(f"tbody tr td:nth-child({index + 1})").evaluate_all(
+            "cells => cells.map(c => c.getAttribute('data-sort'))"
+        )
+    ]
+    assert keys == sorted(keys, reverse=True)
+    # Drill-down: every run, filterable by arm.
+    page.locator("#runs summary").click()
+    page.locator("#run-arm").select_option("with_skelly")
+    shown = page.locator("#run-table tbody tr:not(.hidden)").count()
+    assert shown == document["arm_summaries"]["with_skelly"]["runs"]
+    assert visit.problems == []
+    assert visit.screenshot(screenshots, "compare").stat().st_size > 0
+    visit.close()
+
+
+def test_page_in_chromium_without_run_records(
+    browser: Browser, document: dict[str, Any], tmp_path: Path, screenshots: Path
+) -> None:
+    visit = open_page(browser, run_site(tmp_path, document, ()))
+    assert visit.problems == []
+    assert "Per-run distributions are not available" in visit.page.inner_text(
+        ".distribution-source"
+    )
+    assert visit.page.locator("#runs").count() == 0
+    visit.screenshot(screenshots, "compare-no-records")
+    visit.close()
+
+
+def test_injected_names_render_as_text_in_chromium(
+    browser: Browser, tmp_path: Path, screenshots: Path
+) -> None:
+    runs = write_run_records(tmp_path / "runs.jsonl", [IMG, "control"], [SCRIPT, "plain"], 5)
+    document = compare_document([runs], treatments=[IMG], control="control")
+    visit = open_page(browser, run_site(tmp_path, document, (runs,)))
+    page = visit.page
+    page.locator("#runs summary").click()
+    assert visit.dialogs == []
+    assert visit.problems == []
+    assert page.locator("main img").count() == 0
+    assert page.locator("main script").count() == 0
+    assert page.locator("#per-task-1 tbody td", has_text=SCRIPT).first.is_visible()
+    assert page.locator(".arm", has_text=IMG).first.is_visible()
+    visit.screenshot(screenshots, "compare-injection")
+    visit.close()

@@ -1,0 +1,209 @@
+"""The reliability page: view model (no browser), rendering, and the page in a real chromium."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from browser import open_page
+from pages_support import (
+    IMG,
+    SCRIPT,
+    example_path,
+    example_trials,
+    reliability_document,
+    write_trial_records,
+)
+
+from plumbline.records.trial_record import read_trial_records
+from plumbline.report.reliability_page import (
+    band_css,
+    comparison_table,
+    reliability_view,
+    render_reliability_pages,
+)
+from plumbline.report.site import SiteInput, write_site
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+TRIALS = example_path("trials.jsonl")
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    return reliability_document(example_trials())
+
+
+def test_consistency_and_agreement_side_by_side(document: dict[str, Any]) -> None:
+    view = reliability_view(document)
+    assert [m.model for m in view.models] == [m["model"] for m in document["models"]]
+    for model, entry in zip(view.models, document["models"], strict=True):
+        seed, agreement = model.consistency
+        assert seed.label == "consistency (seed)"
+        assert seed.value == f"{entry['consistency']['statistic']:.3f}"
+        assert agreement.label == "semantic agreement"
+        assert agreement.n == str(entry["agreement"]["n"])
+        # The seed's band for the seed score; both carry a badge colour.
+        assert seed.band in {
+            "Highly deterministic",
+            "Reliably consistent",
+            "Moderate variance",
+            "High variance",
+        }
+        assert seed.css in {"ok", "warn", "bad"} and agreement.css in {"ok", "warn", "bad"}
+        assert model.consistency_chart is not None
+        assert len(model.prompts) == len(entry["prompts"])
+
+
+def test_latency_percentiles_chart_and_intervals(document: dict[str, Any]) -> None:
+    for model, entry in zip(reliability_view(document).models, document["models"], strict=True):
+        latency = entry["latency"]
+        assert model.latency_chart is not None
+        assert "p95" in model.latency_chart and "<rect" in model.latency_chart
+        row = model.latency_rows[0]
+        assert row[0].text == "latency (s)"
+        assert float(row[8].sort) == pytest.approx(latency["p95"])
+        low = latency["percentile_intervals"]["p95"]["low"]
+        assert row[9].text.startswith("[") and row[9].text != "—"
+        assert low <= latency["p95"]
+
+
+def test_error_classes_with_rates_and_wilson_intervals(document: dict[str, Any]) -> None:
+    for model, entry in zip(reliability_view(document).models, document["models"], strict=True):
+        robust = entry["robustness"]
+        occurred = {k: v for k, v in robust["exceptions"].items() if v}
+        assert {row[0].text for row in model.error_rows} == set(occurred)
+        for row in model.error_rows:
+            count = occurred[row[0].text]
+            assert float(row[2].sort) == pytest.approx(count / robust["total_trials"])
+            assert row[3].text.startswith("[")
+        error_rate = model.errors[0]
+        assert error_rate.value == f"{robust['error_rate']:.1f}%"
+        assert error_rate.band == robust["band"]["label"]
+        if len(occurred) < len(robust["exceptions"]):
+            assert "No trial failed with" in model.error_note
+        # One chart row per occurred class besides timeouts, plus all errors and timeouts.
+        rows = 2 + len([k for k in occurred if k != "TimeoutError"])
+        assert model.error_chart.count('<g class="row') == rows
+
+
+def test_model_comparison_table_and_effects(document: dict[str, Any]) -> None:
+    header, rows = comparison_table(document["models"])
+    assert [h for h, _ in header][:3] == ["model", "error rate", "trials"]
+    assert [row[0].text for row in rows] == [m["model"] for m in document["models"]]
+    view = reliability_view(document)
+    assert len(view.effect_rows) == len(document["comparisons"])
+    assert {c.title for c in view.effect_charts} == {
+        "Cohen's d: latency (s)",
+        "Cohen's d: performance score",
+    }
+    assert [c.title for c in view.charts] == [
+        "Consistency (seed score)",
+        "Semantic agreement",
+        "Performance",
+        "Error rate",
+        "Latency percentiles",
+        "Latency p95 with its interval",
+    ]
+
+
+def test_band_colours() -> None:
+    assert band_css("Highly deterministic") == "ok"
+    assert band_css("Moderate variance") == "warn"
+    assert band_css("Critical") == "bad"
+    assert band_css("something else") == "missing"
+
+
+def test_trial_records_add_failed_trials_and_samples(tmp_path: Path) -> None:
+    path = write_trial_records(tmp_path / "trials.jsonl", ["local/a", "local/b"])
+    records = list(read_trial_records([path]).records)
+    document = reliability_document(records)
+    view = reliability_view(document, records=records)
+    for model in view.models:
+        mine = [r for r in records if r.model == model.model]
+        failed = [r for r in mine if r.error_class is not None]
+        assert model.failed is not None and len(model.failed) == model.failed_total == len(failed)
+        assert {f.error_class for f in model.failed} == set(model.error_classes)
+        assert all(SCRIPT in f.message for f in model.failed)
+        assert model.samples is not None and len(model.samples) == 2
+    without = reliability_view(document)
+    assert all(m.failed is None and m.samples is None for m in without.models)
+
+
+def test_a_model_without_successes_is_marked_not_zero(tmp_path: Path) -> None:
+    path = write_trial_records(tmp_path / "trials.jsonl", ["local/a"], trials=4)
+    records = [r for r in read_trial_records([path]).records if r.error_class is not None]
+    document = reliability_document(records)
+    model = reliability_view(document).models[0]
+    assert model.latency_rows == [] and model.latency_chart is None
+    assert model.consistency[0].value == "—" and model.consistency[0].css == "missing"
+    assert model.errors[0].value == "100.0%"
+
+
+def test_escaping_in_the_rendered_html(tmp_path: Path) -> None:
+    name = f"local/{SCRIPT}{IMG}"
+    path = write_trial_records(tmp_path / "trials.jsonl", [name, "local/b"])
+    records = list(read_trial_records([path]).records)
+    page = render_reliability_pages(
+        SiteInput("reliability", "probe", reliability_document(records), (path,)), "rel"
+    )[0]
+    assert SCRIPT not in page.html
+    assert "<img" not in page.html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.html
+
+
+def test_page_in_chromium(
+    browser: Browser, document: dict[str, Any], tmp_path: Path, screenshots: Path
+) -> None:
+    site = write_site([SiteInput("reliability", "trials", document, (TRIALS,))], tmp_path / "site")
+    visit = open_page(browser, site.root / "trials" / "index.html")
+    page = visit.page
+    assert visit.problems == []
+    table = page.locator("#model-table")
+    header = table.locator("th", has_text="latency p95 (s)")
+    header.click()
+    index = [h.strip() for h in table.locator("th").all_inner_texts()].index(
+        header.inner_text().strip()
+    )
+    keys = [
+        float(k)
+        for k in table.locator(f"tbody tr td:nth-child({index + 1})").evaluate_all(
+            "cells => cells.map(c => c.getAttribute('data-sort'))"
+        )
+    ]
+    assert keys == sorted(keys) and len(keys) == len(document["models"])
+    expected = sorted(document["models"], key=lambda m: m["latency"]["p95"])
+    assert table.locator("tbody tr td:first-child").all_inner_texts() == [
+        m["model"] for m in expected
+    ]
+    assert visit.problems == []
+    visit.screenshot(screenshots, "reliability")
+    visit.close()
+
+
+def test_injected_text_renders_as_text_in_chromium(
+    browser: Browser, tmp_path: Path, screenshots: Path
+) -> None:
+    name = f"local/{SCRIPT}{IMG}"
+    path = write_trial_records(tmp_path / "trials.jsonl", [name, "local/b"])
+    records = list(read_trial_records([path]).records)
+    site = write_site(
+        [SiteInput("reliability", "probe", reliability_document(records), (path,))],
+        tmp_path / "site",
+    )
+    visit = open_page(browser, site.root / "probe" / "index.html")
+    page = visit.page
+    for summary in page.locator("details.failed-trials summary, details.samples summary").all():
+        summary.click()
+    assert visit.dialogs == []
+    assert visit.problems == []
+    assert page.locator("main img").count() == 0
+    assert page.locator("main script").count() == 0
+    assert page.locator("#model-1 h2").inner_text() == name
+    message = page.locator("#model-1 td.error-message").first
+    assert message.is_visible() and SCRIPT in message.inner_text() and IMG in message.inner_text()
+    assert page.locator("#model-1 details.samples pre", has_text=IMG).first.is_visible()
+    visit.screenshot(screenshots, "reliability-injection")
+    visit.close()
