@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -221,3 +222,38 @@ def test_injected_names_render_as_text_in_chromium(
     assert page.locator(".arm", has_text=IMG).first.is_visible()
     visit.screenshot(screenshots, "compare-injection")
     visit.close()
+
+
+def test_compare_html_option_writes_the_site(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from plumbline.cli.main import main
+
+    out = tmp_path / "compare.json"
+    site = tmp_path / "site"
+    result = CliRunner().invoke(
+        main, ["compare", str(RUNS), "--resamples", "500", "--json", str(out), "--html", str(site)]
+    )
+    assert result.exit_code == 0, result.output
+    page = site / "compare" / "index.html"
+    assert f"HTML report: {page.resolve().as_uri()}" in result.output.replace("\n", "")
+    # The page's data copy is exactly what --json wrote; the records fed the distributions.
+    assert json.loads((site / "data" / "compare.json").read_text()) == json.loads(out.read_text())
+    html = page.read_text()
+    assert "One point per run" in html and 'id="run-table"' in html
+    assert (site / "index.html").is_file()
+
+
+def test_compare_html_with_json_on_stdout_keeps_stdout_json(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from plumbline.cli.main import main
+
+    site = tmp_path / "site"
+    result = CliRunner().invoke(
+        main, ["compare", str(RUNS), "--resamples", "500", "--json", "--html", str(site)]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["decision"] == MIXED
+    assert "HTML report:" in result.stderr
+    assert (site / "compare" / "index.html").is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -207,3 +208,28 @@ def test_injected_text_renders_as_text_in_chromium(
     assert page.locator("#model-1 details.samples pre", has_text=IMG).first.is_visible()
     visit.screenshot(screenshots, "reliability-injection")
     visit.close()
+
+
+def test_reliability_html_option_writes_the_site(tmp_path: Path) -> None:
+    """The real command (real embedding model, offline) on trial records with failures."""
+    from click.testing import CliRunner
+
+    from plumbline.cli.main import main
+
+    trials = write_trial_records(tmp_path / "trials.jsonl", ["local/a", "local/b"], trials=4)
+    out = tmp_path / "reliability.json"
+    site = tmp_path / "site"
+    result = CliRunner().invoke(
+        main,
+        ["reliability", str(trials), "--resamples", "200", "--json", str(out), "--html", str(site)],
+    )
+    assert result.exit_code == 0, result.output
+    page = site / "reliability" / "index.html"
+    assert f"HTML report: {page.resolve().as_uri()}" in result.output.replace("\n", "")
+    assert json.loads((site / "data" / "reliability.json").read_text()) == json.loads(
+        out.read_text()
+    )
+    html = page.read_text()
+    # The trial records given to the command feed the failed-trial drill-down.
+    assert 'class="failed-trials"' in html and "ServerError" in html
+    assert SCRIPT not in html

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +15,9 @@ from plumbline.compare.render import render_markdown, render_terminal
 from plumbline.records.io import InvalidRecordError, write_atomic
 from plumbline.records.run_record import read_run_records
 
+if TYPE_CHECKING:
+    from plumbline.report.site import Kind
+
 MAX_SHOWN_ERRORS = 20
 
 
@@ -20,6 +25,22 @@ class InputError(click.ClickException):
     """Bad input data (exit code 2, like a usage error)."""
 
     exit_code = 2
+
+
+def write_html(
+    kind: Kind, document: dict[str, Any], sources: tuple[Path, ...], directory: Path, *, quiet: bool
+) -> None:
+    """Write the report's static site (the page, an index, the JSON in data/) and say where.
+
+    With JSON on stdout the message goes to stderr, so stdout stays one JSON document.
+    """
+    from plumbline.report.site import SiteInput, write_site
+
+    result = write_site([SiteInput(kind, kind, document, sources)], directory)
+    page = result.pages[0] if result.pages else result.index
+    (error_console if quiet else console).print(
+        f"HTML report: {page.resolve().as_uri()}", soft_wrap=True
+    )
 
 
 def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> Margins:
@@ -83,6 +104,13 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
 )
 @click.option("--markdown", "markdown_path", metavar="PATH", help="Write a Markdown report.")
 @click.option(
+    "--html",
+    "html_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Write the A/B page (with per-run distributions from RECORDS) as a static site in DIR.",
+)
+@click.option(
     "--fail-unless",
     type=click.Choice(["prefer-treatment"]),
     help="Exit with status 1 unless every treatment is preferred (for CI).",
@@ -99,6 +127,7 @@ def compare(
     strict: bool,
     json_path: str | None,
     markdown_path: str | None,
+    html_dir: Path | None,
     fail_unless: str | None,
 ) -> None:
     """Compare agent arms from run records: the seed's three gates, paired deltas with
@@ -150,5 +179,13 @@ def compare(
         render_terminal(report, console)
     if markdown_path:
         write_atomic(markdown_path, render_markdown(report))
+    if html_dir is not None:
+        write_html(
+            "compare",
+            json.loads(dumps(report)),
+            tuple(Path(p) for p in records),
+            html_dir,
+            quiet=json_path == "-",
+        )
     if fail_unless == "prefer-treatment" and not report.all_prefer_treatment():
         raise SystemExit(1)

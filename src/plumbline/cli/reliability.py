@@ -242,6 +242,14 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
     multiple=True,
     help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per quality point).",
 )
+@click.option(
+    "--html",
+    "html_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Write the reliability page (failed trials and responses from PATHS) as a static "
+    "site in DIR.",
+)
 @click.option("--embedding-model", default="all-MiniLM-L6-v2", show_default=True)
 @click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0))
 @click.option("--resamples", default=2000, show_default=True, type=click.IntRange(min=100))
@@ -249,6 +257,7 @@ def reliability(
     paths: tuple[Path, ...],
     json_path: str | None,
     markdown_path: Path | None,
+    html_dir: Path | None,
     prices: tuple[str, ...],
     embedding_model: str,
     seed: int,
@@ -289,3 +298,9 @@ def reliability(
         click.echo(dumps(report))
     else:
         render_terminal(report, console)
+    if html_dir is not None:
+        from plumbline.cli.compare import write_html
+
+        write_html(
+            "reliability", to_jsonable(report), tuple(paths), html_dir, quiet=json_path == "-"
+        )
