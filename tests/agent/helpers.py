@@ -1,0 +1,57 @@
+"""Helpers for the agent harness tests: the fake agent and suites built from the example."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+FAKE_AGENT = Path(__file__).with_name("fake_agent.py")
+EXAMPLE = Path(str(resources.files("plumbline").joinpath("examples/agent_suite")))
+
+
+def fake_agent(output_format: str = "json") -> str:
+    """The agent command template that runs the fake agent like `claude -p ...`."""
+    return f"{sys.executable} {FAKE_AGENT} -p {{prompt}} --output-format {output_format}"
+
+
+def example_data() -> dict[str, Any]:
+    return tomllib.loads((EXAMPLE / "suite.toml").read_text())
+
+
+def write_suite(directory: Path, changes: dict[str, Any] | None = None) -> Path:
+    """Copy the example suite's files to `directory` and write a JSON suite there, starting
+    from the example's settings with `changes` applied (None deletes a key)."""
+    shutil.copytree(EXAMPLE, directory, dirs_exist_ok=True)
+    data = example_data()
+    for key, value in (changes or {}).items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    path = directory / "suite.json"
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def one_task(**task_changes: Any) -> list[dict[str, Any]]:
+    """The example's first task alone, with changes."""
+    task = dict(example_data()["tasks"][0])
+    task.update(task_changes)
+    return [task]
+
+
+def arms(without: dict[str, Any] | None = None, with_: dict[str, Any] | None = None) -> list[Any]:
+    """The example's two arms, with changes to each."""
+    control, treatment = (dict(a) for a in example_data()["arms"])
+    control.update(without or {})
+    treatment.update(with_ or {})
+    return [control, treatment]
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,0 +1,440 @@
+"""`plumbline agent run` end to end with a real fake agent (tests/agent/fake_agent.py).
+
+The fake agent fixes the planted bugs when the treatment arm's HINT.md is in its workspace and
+fails otherwise, so the records must lead `plumbline compare` to the seed's decision for the
+treatment; the other tests check what the harness promises: isolation, interleaving, time
+limits, infrastructure failures, protected paths, secrets, and git sources.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+from tests.agent.helpers import arms, fake_agent, one_task, read_jsonl
+
+from plumbline.agent.workspace import ALLOWED_ENV
+from plumbline.cli.main import main
+from plumbline.records.run_record import RunRecord, run_record_schema
+
+MakeSuite = Callable[..., Path]
+
+
+def run(suite: Path, output: Path, *extra: str, agent: str | None = None) -> dict[str, Any]:
+    """`plumbline agent run SUITE --json`; the result document."""
+    result = CliRunner().invoke(
+        main,
+        [
+            "agent",
+            "run",
+            str(suite),
+            "--agent",
+            agent or fake_agent(),
+            "--profile",
+            "claude-code",
+            "-o",
+            str(output),
+            "--kill-grace",
+            "0.3",
+            "--json",
+            *extra,
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+def records(output: Path) -> list[dict[str, Any]]:
+    return read_jsonl(output / "records.jsonl")
+
+
+def test_example_suite_records_lead_compare_to_prefer_the_treatment(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    suite = make_suite()
+    out = tmp_path / "results"
+    document = run(
+        suite, out, "--repeats", "2", "--concurrency", "2", "--seed", "7", "--collect-analyze"
+    )
+    found = records(out)
+    assert len(found) == 8 and document["ran"] == 8
+    keys = {(r["task_id"], r["arm"], r["repeat"]) for r in found}
+    assert len(keys) == 8
+    validator = jsonschema.Draft202012Validator(
+        run_record_schema(), format_checker=jsonschema.FormatChecker()
+    )
+    for record in found:
+        assert list(validator.iter_errors(record)) == []
+        RunRecord.model_validate(record)
+        assert record["success"] is (record["arm"] == "with_hint")
+        assert (out / record["diff_file"]).is_file()
+        assert (out / record["prompt_file"]).is_file()
+    # Usage parsed from the agent's Claude Code result object.
+    treated = next(r for r in found if r["arm"] == "with_hint")
+    assert treated["input_tokens"] == 1_200 and treated["cache_write_tokens"] == 500
+    assert treated["total_cost_usd"] == 0.021 and treated["step_count"] == 3
+    assert treated["duration_seconds"] == 20.0 and treated["duration_source"] == "agent"
+    assert treated["model"] == "claude-sonnet-4-5" and treated["agent"] == "claude-code"
+    # The seed's decision, through --collect-analyze and through `plumbline compare`.
+    assert document["compare"]["decision"] == "prefer with_hint"
+    assert json.loads((out / "compare.json").read_text())["decision"] == "prefer with_hint"
+    compared = CliRunner().invoke(
+        main, ["compare", str(out / "records.jsonl"), "--control", "without_hint", "--json"]
+    )
+    assert json.loads(compared.stdout)["decision"] == "prefer with_hint"
+    # The prompt is identical across arms: the only difference listed is the hint file.
+    plan = json.loads((out / "plan.json").read_text())
+    assert [d["field"] for d in plan["differences"]] == ["add_files"]
+    prompts = out / "prompts" / "fix-add"
+    assert (prompts / "with_hint.txt").read_text() == (prompts / "without_hint.txt").read_text()
+
+
+def test_records_follow_the_seeded_interleaved_schedule(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    suite = make_suite({"tasks": one_task()})
+    out = tmp_path / "results"
+    run(suite, out, "--repeats", "3", "--seed", "3")
+    plan = json.loads((out / "plan.json").read_text())
+    found = records(out)
+    # One at a time, records land in schedule order, each with its position.
+    assert [r["schedule_position"] for r in found] == list(range(6))
+    assert [(r["task_id"], r["arm"], r["repeat"]) for r in found] == [
+        (u["task_id"], u["arm"], u["repeat"]) for u in plan["schedule"]
+    ]
+    sequence = [r["arm"] for r in found]
+    assert sequence[:3] != [sequence[0]] * 3  # never all of one arm first
+    for start in range(0, 6, 2):
+        assert sorted(sequence[start : start + 2]) == ["with_hint", "without_hint"]
+    out_abba = tmp_path / "abba"
+    run(suite, out_abba, "--repeats", "2", "--order", "abba")
+    assert [r["arm"] for r in records(out_abba)] == [
+        "without_hint",
+        "with_hint",
+        "with_hint",
+        "without_hint",
+    ]
+
+
+def test_trials_are_hermetic_and_the_control_cannot_see_the_treatment(
+    make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLUMBLINE_TEST_LEAK", "should-not-pass")
+    suite = make_suite(
+        {
+            "tasks": one_task(),
+            "env": {"FAKE_REPORT": "1"},
+            "arms": arms(with_={"env": {"TREATMENT_ONLY": "yes"}}),
+        }
+    )
+    out = tmp_path / "results"
+    run(suite, out, "--repeats", "2", "--keep-workspaces")
+    reports = {}
+    for record in records(out):
+        workspace = Path(record["workspace"])
+        report = json.loads((workspace / ".agent-report.json").read_text())
+        reports[(record["arm"], record["repeat"])] = (workspace, report)
+    homes = set()
+    for (arm, _), (workspace, report) in reports.items():
+        trial = workspace.parent
+        assert report["cwd"] == str(workspace)
+        assert report["git_toplevel"] == str(workspace)
+        assert Path(report["home"]).parent == trial
+        assert Path(report["claude_config_dir"]).is_relative_to(trial)
+        assert report["git_log"] == "plumbline <plumbline@localhost> 2000-01-01T00:00:00+00:00"
+        allowed = {*ALLOWED_ENV, "HOME", "TMPDIR", "GIT_CEILING_DIRECTORIES", "CLAUDE_CONFIG_DIR"}
+        allowed |= {"CODEX_HOME", "FAKE_REPORT", "TREATMENT_ONLY"}
+        allowed |= {n for n in report["env_names"] if n.startswith("XDG_")}
+        assert set(report["env_names"]) <= allowed
+        assert "PLUMBLINE_TEST_LEAK" not in report["env_names"]
+        assert not any("home_files" in f for f in report["home_files"])
+        homes.add(report["home"])
+        if arm == "without_hint":
+            assert report["ancestors_with_hint"] == []
+            assert "TREATMENT_ONLY" not in report["env_names"]
+            assert "HINT" not in report["prompt"]
+        else:
+            assert report["ancestors_with_hint"] == [str(workspace)]
+    assert len(homes) == 4  # every trial its own HOME
+
+
+def test_timeout_kills_the_agent_group_and_counts_as_a_failure(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    suite = make_suite(
+        {
+            "tasks": one_task(timeout_seconds=1),
+            "arms": arms(
+                with_={
+                    "env": {
+                        "FAKE_SLEEP": "120",
+                        "FAKE_IGNORE_TERM": "1",
+                        "FAKE_GRANDCHILD_PIDFILE": str(pidfile),
+                    }
+                }
+            ),
+        }
+    )
+    out = tmp_path / "results"
+    document = run(suite, out, "--repeats", "1")
+    by_arm = {r["arm"]: r for r in records(out)}
+    timed = by_arm["with_hint"]
+    assert timed["timed_out"] is True and timed["success"] is False
+    assert timed["agent_exit_code"] == -9  # SIGTERM ignored, SIGKILL after the grace period
+    assert timed["duration_source"] == "harness" and timed["input_tokens"] is None
+    assert timed["infra_failure"] is False
+    assert by_arm["without_hint"]["timed_out"] is False
+    grandchild = int(pidfile.read_text())
+    from tests.agent.test_agent_process import gone
+
+    assert gone(grandchild)
+    assert document["arms"]["with_hint"]["timed_out"] == 1
+
+
+def test_infrastructure_failures_are_classified_and_recorded(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    suite = make_suite(
+        {"tasks": one_task(), "arms": arms(with_={"setup": ["echo preparing", "exit 3"]})}
+    )
+    out = tmp_path / "results"
+    document = run(suite, out, "--repeats", "1")
+    by_arm = {r["arm"]: r for r in records(out)}
+    failed = by_arm["with_hint"]
+    assert failed["infra_failure"] is True
+    assert failed["infra_failure_kind"] == "arm_setup_failed"
+    assert failed["arm_setup_exit_code"] == 3
+    assert "'exit 3' exited with 3" in failed["infra_failure_reason"]
+    assert by_arm["without_hint"]["infra_failure"] is False
+    assert document["arms"]["with_hint"]["infra_failures"] == {"arm_setup_failed": 1}
+
+    missing = tmp_path / "missing"
+    run(suite, missing, "--repeats", "1", agent="no-such-agent-binary -p {prompt}")
+    for record in records(missing):
+        if record["arm"] == "without_hint":
+            assert record["infra_failure_kind"] == "agent_not_found"
+            assert record["agent_exit_code"] is None and record["success"] is False
+
+
+def test_protected_paths_are_flagged_and_restored_before_acceptance(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    tasks = one_task()
+    cheat = arms(with_={"env": {"FAKE_CHEAT": "1"}})
+    out = tmp_path / "results"
+    run(make_suite({"tasks": tasks, "arms": cheat}), out, "--repeats", "1")
+    record = next(r for r in records(out) if r["arm"] == "with_hint")
+    assert record["protected_paths_modified"] == ["test_calc.py"]
+    assert record["protected_paths_restored"] is True
+    # The hint fixed calc.py too, and the original tests pass on it.
+    assert record["success"] is True
+    assert "-        self.assertEqual(add(2, 3), 5)" in (out / record["diff_file"]).read_text()
+
+    # The control "fixes" nothing but rewrites the tests; restored, they fail.
+    cheating_control = arms(without={"env": {"FAKE_CHEAT": "1"}})
+    out2 = tmp_path / "control"
+    run(make_suite({"tasks": tasks, "arms": cheating_control}, name="s2"), out2, "--repeats", "1")
+    control = next(r for r in records(out2) if r["arm"] == "without_hint")
+    assert control["protected_paths_modified"] == ["test_calc.py"]
+    assert control["success"] is False and control["acceptance_exit_code"] != 0
+
+    # Without restoring, the rewritten tests pass, and the record still says why.
+    out3 = tmp_path / "unrestored"
+    suite = make_suite(
+        {"tasks": tasks, "arms": cheating_control, "restore_protected": False}, name="s3"
+    )
+    run(suite, out3, "--repeats", "1")
+    control = next(r for r in records(out3) if r["arm"] == "without_hint")
+    assert control["success"] is True and control["protected_paths_restored"] is False
+    assert control["protected_paths_modified"] == ["test_calc.py"]
+
+
+def test_passed_secrets_reach_the_agent_and_nothing_else(
+    make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-test-0123456789abcdef"
+    monkeypatch.setenv("FAKE_API_KEY", secret)
+    suite = make_suite(
+        {
+            "tasks": one_task(),
+            "env": {"FAKE_REPORT": "1", "FAKE_SECRET_NAME": "FAKE_API_KEY"},
+        }
+    )
+    out = tmp_path / "results"
+    run(suite, out, "--repeats", "1", "--pass-env", "FAKE_API_KEY")
+    expected_hash = hashlib.sha256(secret.encode()).hexdigest()
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert written
+    for path in written:
+        assert secret.encode() not in path.read_bytes(), path
+    logs = b"".join(p.read_bytes() for p in (out / "logs").rglob("*") if p.is_file())
+    assert b"[redacted FAKE_API_KEY]" in logs
+    diffs = "".join(p.read_text() for p in (out / "diffs").iterdir())
+    assert expected_hash in diffs  # the agent did get the key
+    assert json.loads((out / "plan.json").read_text())["pass_env"] == ["FAKE_API_KEY"]
+
+    # Not passed, it does not reach the agent.
+    out2 = tmp_path / "not-passed"
+    run(suite, out2, "--repeats", "1")
+    diffs = "".join(p.read_text() for p in (out2 / "diffs").iterdir())
+    assert expected_hash not in diffs and '"secret_sha256": null' in diffs
+
+
+def test_git_source_checks_out_the_revision_without_history(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    repo = tmp_path / "upstream"
+    suite = make_suite({"tasks": one_task()})
+    subprocess.run(["cp", "-r", str(suite.parent / "repo"), str(repo)], check=True)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+        )
+        return done.stdout.strip()
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "buggy")
+    buggy = git("rev-parse", "HEAD")
+    (repo / "calc.py").write_text((repo / "calc.py").read_text().replace("a - b", "a + b"))
+    (repo / "SECRET_HISTORY.md").write_text("later commit\n")
+    git("add", "-A")
+    git("commit", "-qm", "fixed")
+    git_suite = make_suite(
+        {
+            "tasks": one_task(source={"git": str(repo), "rev": buggy[:10]}),
+            "env": {"FAKE_REPORT": "1"},
+        },
+        name="git-suite",
+    )
+    out = tmp_path / "results"
+    run(git_suite, out, "--repeats", "1", "--keep-workspaces")
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["tasks"][0]["commit"] == buggy
+    for record in records(out):
+        workspace = Path(record["workspace"])
+        assert not (workspace / "SECRET_HISTORY.md").exists()
+        report = json.loads((workspace / ".agent-report.json").read_text())
+        assert len(report["git_log"].splitlines()) == 1  # one initial commit, no history
+        assert record["success"] is (record["arm"] == "with_hint")
+
+
+def test_stream_json_gives_tool_calls_and_generic_profile_gives_wall_clock(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    suite = make_suite({"tasks": one_task()})
+    out = tmp_path / "stream"
+    run(suite, out, "--repeats", "1", agent=fake_agent("stream-json"))
+    by_arm = {r["arm"]: r for r in records(out)}
+    assert by_arm["with_hint"]["tool_call_count"] == 2
+    assert by_arm["without_hint"]["tool_call_count"] == 9
+
+    generic = tmp_path / "generic"
+    result = CliRunner().invoke(
+        main,
+        [
+            "agent",
+            "run",
+            str(suite),
+            "--agent",
+            fake_agent(),
+            "--profile",
+            "generic",
+            "-o",
+            str(generic),
+            "--repeats",
+            "1",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    for record in records(generic):
+        assert record["agent"] == "generic" and record["input_tokens"] is None
+        assert record["duration_source"] == "harness"
+        assert record["duration_seconds"] == record["harness_duration_seconds"]
+        assert record["agent_exit_code"] == 0
+
+
+def test_plan_lists_every_difference_and_hides_secret_looking_values(
+    make_suite: MakeSuite,
+) -> None:
+    suite = make_suite(
+        {
+            "arms": arms(
+                with_={
+                    "env": {"MODE": "fast", "SERVICE_TOKEN": "abc123"},
+                    "prompt_suffix": "\nRead HINT.md first.",
+                    "setup": ["touch .ready"],
+                }
+            )
+        }
+    )
+    result = CliRunner().invoke(main, ["agent", "plan", str(suite), "--json", "--repeats", "2"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    fields = [d["field"] for d in plan["differences"]]
+    assert fields == ["setup", "add_files", "prompt_suffix", "env.MODE", "env.SERVICE_TOKEN"]
+    token = next(d for d in plan["differences"] if d["field"] == "env.SERVICE_TOKEN")
+    assert token["values"]["without_hint"] is None
+    assert token["values"]["with_hint"].startswith("<hidden, sha256 ")
+    assert "abc123" not in result.stdout
+    assert len(plan["schedule"]) == 2 * 2 * 2
+    text = CliRunner().invoke(main, ["agent", "plan", str(suite)]).output
+    assert "Every difference between arms" in text and "env.MODE" in text
+
+
+def test_a_changed_suite_is_refused_in_the_same_output_directory(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    out = tmp_path / "results"
+    run(make_suite({"tasks": one_task()}), out, "--repeats", "1")
+    changed = make_suite({"tasks": one_task(prompt="Something else entirely.")})
+    result = CliRunner().invoke(
+        main, ["agent", "run", str(changed), "--agent", fake_agent(), "-o", str(out)]
+    )
+    assert result.exit_code == 2
+    assert "different version of the suite" in result.output
+
+
+def test_trial_directories_inside_a_repository_are_refused(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    inside = tmp_path / "repo" / "trials"
+    inside.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    result = CliRunner().invoke(
+        main,
+        [
+            "agent",
+            "run",
+            str(make_suite({"tasks": one_task()})),
+            "--agent",
+            fake_agent(),
+            "-o",
+            str(tmp_path / "out"),
+            "--workdir",
+            str(inside),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "inside the git repository" in result.output
+    assert not (tmp_path / "out" / "records.jsonl").exists()

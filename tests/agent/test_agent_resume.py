@@ -1,0 +1,82 @@
+"""A harness killed with SIGKILL mid-run leaves no half-written record; rerunning resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.agent.helpers import fake_agent, one_task, read_jsonl
+from tests.agent.test_agent_process import gone
+
+from plumbline.records.io import read_records
+from plumbline.records.run_record import RunRecord
+
+
+def _wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 120
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
+    make_suite: Callable[..., Path], tmp_path: Path
+) -> None:
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    # The third agent to start never finishes: the harness is killed while it runs.
+    suite = make_suite(
+        {"tasks": one_task(), "env": {"FAKE_SIGNAL_DIR": str(signals), "FAKE_BLOCK_AT": "3"}}
+    )
+    out = tmp_path / "results"
+    command = [
+        sys.executable,
+        "-m",
+        "plumbline",
+        "agent",
+        "run",
+        str(suite),
+        "--agent",
+        fake_agent(),
+        "-o",
+        str(out),
+        "--repeats",
+        "2",
+        "--json",
+    ]
+    harness = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(lambda: len(list(signals.glob("*.started"))) == 3, "the third agent")
+    finally:
+        harness.send_signal(signal.SIGKILL)
+        harness.wait()
+    # The blocked agent leads its own process group, which survives the harness; end it.
+    started = sorted(signals.glob("*.started"), key=lambda p: p.stat().st_mtime_ns)
+    blocked = int(started[-1].read_text())
+    os.killpg(blocked, signal.SIGKILL)
+    assert gone(blocked)
+
+    lines = (out / "records.jsonl").read_text().splitlines()
+    assert len(lines) == 2  # the two finished runs; nothing of the one interrupted
+    first_two = [json.loads(line) for line in lines]
+    # A harness killed in the middle of an append leaves a partial line: simulate that too.
+    with (out / "records.jsonl").open("a") as handle:
+        handle.write('{"task_id": "fix-add", "arm": "with_h')
+
+    rerun = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert rerun.returncode == 0, rerun.stderr
+    document = json.loads(rerun.stdout)
+    assert document["ran"] == 2 and document["skipped"] == 2
+    found = read_jsonl(out / "records.jsonl")
+    assert found[:2] == first_two
+    counts = Counter((r["task_id"], r["arm"], r["repeat"]) for r in found)
+    assert len(counts) == 4 and set(counts.values()) == {1}
+    result = read_records([out / "records.jsonl"], RunRecord)
+    assert result.errors == [] and len(result.records) == 4
