@@ -80,3 +80,25 @@ def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
     assert len(counts) == 4 and set(counts.values()) == {1}
     result = read_records([out / "records.jsonl"], RunRecord)
     assert result.errors == [] and len(result.records) == 4
+
+
+def test_sigterm_stops_running_agents_and_records_nothing_for_them(
+    make_suite: Callable[..., Path], tmp_path: Path
+) -> None:
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    suite = make_suite(
+        {"tasks": one_task(), "env": {"FAKE_SIGNAL_DIR": str(signals), "FAKE_BLOCK_AT": "1"}}
+    )
+    out = tmp_path / "results"
+    command = [sys.executable, "-m", "plumbline", "agent", "run", str(suite)]
+    command += ["--agent", fake_agent(), "-o", str(out), "--repeats", "1"]
+    harness = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _wait_for(lambda: len(list(signals.glob("*.started"))) == 1, "the first agent")
+    agent = int(next(signals.glob("*.started")).read_text())
+    harness.send_signal(signal.SIGTERM)
+    _, stderr = harness.communicate(timeout=120)
+    assert harness.returncode == 130
+    assert b"rerun the same command to resume" in stderr
+    assert gone(agent)
+    assert (out / "records.jsonl").read_text() == ""

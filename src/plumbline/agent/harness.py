@@ -16,6 +16,7 @@ nothing else: they are redacted from every log and diff the harness saves.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -290,8 +291,8 @@ class Harness:
         with self._lock:
             assert self._appender is not None
             self._appender.append(model)
-        if self.on_record is not None:
-            self.on_record(model)
+            if self.on_record is not None:
+                self.on_record(model)
 
     def _base_record(self, unit: Unit, run_id: str) -> dict[str, Any]:
         plan = self.plan
@@ -347,7 +348,9 @@ class Harness:
             record["duration_seconds"] = round(time.monotonic() - started, 3)
             return record
         finally:
-            self._save_logs(trial, run_id)
+            # Logs help a reviewer but must never cost the record.
+            with contextlib.suppress(OSError):
+                self._save_logs(trial, run_id)
             if self.options.keep_workspaces:
                 record["workspace"] = str(trial.workspace)
             else:
@@ -470,16 +473,22 @@ class Harness:
         else:
             record["duration_seconds"] = round(result.duration_seconds, 3)
 
-        patch, changed = staged_diff(workspace, initial, env)
-        diff_file = Path("diffs") / f"{record['run_id']}.patch"
-        write_atomic(self.options.output / diff_file, self.redact.bytes(patch))
-        record["diff_file"] = diff_file.as_posix()
-        protected = matching(workspace, initial, changed, task_plan.protected)
-        record["protected_paths_modified"] = protected
-        record["protected_paths_restored"] = False
-        if protected and suite.restore_protected:
-            restore(workspace, initial, protected, env)
-            record["protected_paths_restored"] = True
+        try:
+            patch, changed = staged_diff(workspace, initial, env)
+        except WorkspaceError as error:
+            # The agent broke the repository (deleted .git, say): its run still counts, with
+            # no diff and unknown protected edits; the reason goes to the run's logs.
+            (trial.logs / "diff.error").write_text(f"{error}\n")
+        else:
+            diff_file = Path("diffs") / f"{record['run_id']}.patch"
+            write_atomic(self.options.output / diff_file, self.redact.bytes(patch))
+            record["diff_file"] = diff_file.as_posix()
+            protected = matching(workspace, initial, changed, task_plan.protected)
+            record["protected_paths_modified"] = protected
+            record["protected_paths_restored"] = False
+            if protected and suite.restore_protected:
+                restore(workspace, initial, protected, env)
+                record["protected_paths_restored"] = True
 
         acceptance = run_shell(
             task.acceptance,

@@ -328,7 +328,8 @@ def run_command(
     except KeyboardInterrupt:
         error_console.print(
             "[red]interrupted[/]: running trials were stopped and not recorded; "
-            "rerun the same command to resume"
+            "rerun the same command to resume",
+            soft_wrap=True,
         )
         raise SystemExit(130) from None
     finally:
