@@ -257,3 +257,26 @@ def test_compare_html_with_json_on_stdout_keeps_stdout_json(tmp_path: Path) -> N
     assert json.loads(result.stdout)["decision"] == MIXED
     assert "HTML report:" in result.stderr
     assert (site / "compare" / "index.html").is_file()
+
+
+def test_invalid_run_records_are_reported_on_the_page(
+    document: dict[str, Any], tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs.jsonl"
+    lines = RUNS.read_text().splitlines()
+    runs.write_text("\n".join([*lines, '{"task_id": "x", "arm": "with_skelly"}']) + "\n")
+    data = load_run_data([runs], ["with_skelly", "without_skelly"])
+    assert data is not None
+    assert any(problem.startswith(f"{runs}:{len(lines) + 1}:") for problem in data.problems)
+    view = compare_view(document, runs=data)
+    assert any(str(runs) in error for error in view.record_errors)
+
+
+def test_large_arms_are_thinned_keeping_the_extremes() -> None:
+    from plumbline.report.compare_page import MAX_POINTS, thin_points
+
+    values = [float(v) for v in range(3 * MAX_POINTS, 0, -1)]
+    thinned = thin_points(values)
+    assert len(thinned) == MAX_POINTS
+    assert thinned[0] == 1.0 and thinned[-1] == 3.0 * MAX_POINTS
+    assert thin_points(values[:10]) == values[:10]

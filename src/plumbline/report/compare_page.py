@@ -393,7 +393,8 @@ def _comparisons(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [{**document, "pairs": paired.pop("pairs", 0), "paired": paired}]
 
 
-def _thin(values: list[float]) -> list[float]:
+def thin_points(values: list[float]) -> list[float]:
+    """At most MAX_POINTS values: evenly spaced order statistics (min and max kept)."""
     if len(values) <= MAX_POINTS:
         return values
     ordered = sorted(values)
@@ -489,7 +490,7 @@ def distributions(
     views: list[DistributionView] = []
     if runs is not None and runs.arms:
         for title, metric, unit in specs:
-            groups = {arm: _thin(runs.arms.get(arm, {}).get(metric, [])) for arm in arms}
+            groups = {arm: thin_points(runs.arms.get(arm, {}).get(metric, [])) for arm in arms}
             counts = ", ".join(
                 f"{arm}: {len(runs.arms.get(arm, {}).get(metric, []))} runs" for arm in arms
             )
