@@ -8,9 +8,11 @@ must work offline from `file://`, so a network attempt is a failure even when it
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, Request
@@ -24,6 +26,19 @@ CHROMIUM_ARGS = (
     "--disable-background-networking",
 )
 LOCAL_SCHEMES = ("file:", "data:", "about:")
+
+T = TypeVar("T")
+
+
+def outside_event_loop(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run `function` on a fresh thread and return its result.
+
+    Playwright's sync API leaves its event loop marked as running on the test thread, so code
+    that calls `asyncio.run` (Inspect's `eval`, async runners) fails there once the session's
+    browser has started. A fresh thread has no running loop.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(function, *args, **kwargs).result()
 
 
 def chromium_path() -> Path:

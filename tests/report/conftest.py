@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from browser import CHROMIUM_ARGS, chromium_path
+from browser import CHROMIUM_ARGS, chromium_path, outside_event_loop
+from report_scenario import Scenario, generate_scenario
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -33,3 +34,9 @@ def browser() -> Iterator[Browser]:
 def screenshots(tmp_path: Path) -> Path:
     """Where a test writes its screenshots: under the test's own output directory."""
     return tmp_path / "screenshots"
+
+
+@pytest.fixture(scope="session")
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
+    """Real Inspect runs of a slice of sa-bench and their leaderboard (see report_scenario.py)."""
+    return outside_event_loop(generate_scenario, tmp_path_factory.mktemp("report-scenario"))

@@ -122,6 +122,11 @@ def _classify(path: Path) -> tuple[str, Any] | str:
         return "no such file or directory"
     if path.suffix == ".eval":
         return ("inspect_logs", [path])
+    if path.suffix not in (".json", ".jsonl"):
+        return (
+            "not a JSON document, record file (.jsonl) or Inspect log (.eval, .json, or a log "
+            "directory)"
+        )
     if path.suffix == ".jsonl":
         kind = _record_kind(path)
         if kind is None:

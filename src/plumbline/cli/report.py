@@ -1,0 +1,69 @@
+"""`plumbline report INPUT... -o DIR`: a static HTML site from plumbline's JSON results.
+
+    plumbline report leaderboard.json logs/ compare.json agent_runs.jsonl -o site/
+
+Inputs are any mix of leaderboard, compare and reliability JSON documents, plus the sources
+behind them for drill-down: Inspect logs (files or directories) for leaderboards, run records
+for comparisons, trial records for reliability.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from plumbline.cli.output import emit, error_console, json_option
+
+
+def site_url(index: Path) -> str:
+    """The `file://` URL of a site's index page."""
+    return index.resolve().as_uri()
+
+
+@click.command()
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("site"),
+    show_default=True,
+    help="The site's directory (created; existing pages are replaced).",
+)
+@json_option
+def report(inputs: tuple[Path, ...], output: Path, as_json: bool) -> None:
+    """Render a static site from INPUTS: leaderboard, compare and reliability JSON, and the
+    Inspect logs, run records or trial records behind them (for drill-down pages).
+
+    The pages need no network and work from file://; every input document is copied to
+    DIR/data/ so the site is self-contained.
+    """
+    from plumbline.report.site import SiteInputError, load_site_inputs, write_site
+
+    try:
+        site_inputs = load_site_inputs(list(inputs))
+    except SiteInputError as error:
+        for problem in error.problems:
+            error_console.print(Text("error: ", style="red") + Text(problem), soft_wrap=True)
+        raise SystemExit(2) from None
+    result = write_site(site_inputs, output)
+    summary = {
+        "index": str(result.index),
+        "url": site_url(result.index),
+        "pages": [str(page) for page in result.pages],
+        "data": [str(path) for path in result.data],
+        "reports": [
+            {"kind": site_input.kind, "name": site_input.name, "sources": len(site_input.sources)}
+            for site_input in site_inputs
+        ],
+    }
+
+    def render(console: Console) -> None:
+        kinds = ", ".join(f"{item.kind} ({item.name})" for item in site_inputs)
+        console.print(f"Wrote {len(result.pages)} page(s) for {kinds} to {output}")
+        console.print(f"Open {site_url(result.index)}", soft_wrap=True)
+
+    emit(summary, as_json, render)

@@ -1,0 +1,105 @@
+"""The leaderboard view model and the samples read back from the logs, without a browser."""
+
+from __future__ import annotations
+
+from report_scenario import HOSTILE, HOSTILE_MODEL, HOSTILE_RESPONSE, Scenario
+
+from plumbline.leaderboard import recompute_overall
+from plumbline.report.leaderboard_page import (
+    failure_modes,
+    leaderboard_view,
+    model_slugs,
+    render_leaderboard_pages,
+)
+from plumbline.report.leaderboard_samples import read_leaderboard_samples
+from plumbline.report.site import SiteInput
+
+
+def test_rows_sorted_by_overall_with_missing_and_errors_marked(scenario: Scenario) -> None:
+    view = leaderboard_view(scenario.document)
+    assert [row.model for row in view.rows] == ["scripted/oracle", HOSTILE_MODEL]
+    oracle, hostile = view.rows
+    assert oracle.overall > hostile.overall
+    cdk = oracle.cell("cdk_synth")
+    assert cdk.missing and cdk.value is None and cdk.sort_key == ""
+    assert "counts 0 in overall" in cdk.tooltip
+    # The hostile model's first call failed: one errored practice-exam sample, counted as 0.
+    errored = hostile.cell("practice_exam")
+    assert errored.errors == 1 and not errored.missing
+    assert "1 errored or unscored sample(s) counted as 0" in errored.tooltip
+    assert hostile.errors == 1
+    # A real 0 is a value, not a missing category.
+    assert hostile.cell("architecture_design").value == 0.0
+    assert not hostile.cell("architecture_design").missing
+    assert [group for group, _ in view.tie_groups] == [1, 2]
+
+
+def test_column_tooltips_and_methodology_come_from_the_document(scenario: Scenario) -> None:
+    view = leaderboard_view(scenario.document)
+    meta = scenario.document["_metadata"]
+    assert [c.key for c in view.columns] == list(meta["categories"])
+    for column in view.columns:
+        category = meta["categories"][column.key]
+        assert category["name"] in column.tooltip
+        assert category["description"] in column.tooltip
+        assert f"{category['sample_count']} samples" in column.tooltip
+        assert f"{category['scoring']} scoring" in column.tooltip
+        assert f"margin {category['margin']}" in column.tooltip
+        assert column.weight == category["weight"]
+    assert view.formula == meta["overall_formula"]
+    # The formula shown is the one the overall values satisfy.
+    for entry in scenario.document["models"]:
+        assert abs(recompute_overall(scenario.document, entry) - entry["overall"]) < 1e-12
+    assert "Wilson" in view.interval_methods
+
+
+def test_samples_read_back_from_the_logs(scenario: Scenario) -> None:
+    samples = read_leaderboard_samples(scenario.document, [scenario.logs])
+    assert samples.problems == []
+    oracle = samples.for_model("scripted/oracle")
+    hostile = samples.for_model(HOSTILE_MODEL)
+    assert len(oracle) == 6 and len(hostile) == 8
+    assert {s.category for s in oracle} == {"practice_exam", "architecture_design"}
+    errored = [s for s in hostile if s.outcome == "error"]
+    assert len(errored) == 1 and errored[0].value is None
+    assert errored[0].error is not None and "mock provider failure" in errored[0].error
+    cdk = [s for s in hostile if s.category == "cdk_synth"]
+    assert {s.outcome for s in cdk} == {"extraction_failed"}
+    assert all(dict(s.highlights)["outcome"] == "extraction_failed" for s in cdk)
+    assert all(s.response == HOSTILE_RESPONSE for s in hostile if s.outcome != "error")
+    questions = [s for s in oracle if s.category == "practice_exam"]
+    assert all("\nA) " in s.question and "\nB) " in s.question for s in questions)
+    assert {s.outcome for s in questions} == {"correct"}
+
+
+def test_failure_modes_per_model(scenario: Scenario) -> None:
+    view = leaderboard_view(scenario.document)
+    samples = read_leaderboard_samples(scenario.document, [scenario.logs])
+    (table,) = failure_modes(view, samples)
+    assert table.category == "cdk_synth"
+    assert table.outcomes == ("extraction_failed",)
+    rows = {model: (total, counts) for model, _, total, counts in table.rows}
+    assert rows == {"scripted/oracle": (0, (0,)), HOSTILE_MODEL: (2, (2,))}
+
+
+def test_pages_escape_model_text(scenario: Scenario) -> None:
+    pages = render_leaderboard_pages(
+        SiteInput("leaderboard", "board", scenario.document, (scenario.logs,)), "board"
+    )
+    slug = model_slugs([HOSTILE_MODEL])[HOSTILE_MODEL]
+    assert [page.path for page in pages] == [
+        "board/index.html",
+        "board/models/scripted-oracle.html",
+        f"board/models/{slug}.html",
+    ]
+    for page in pages:
+        assert HOSTILE not in page.html
+        assert "<img" not in page.html
+    for page in (pages[0], pages[2]):
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.html
+
+
+def test_pages_without_logs_say_how_to_get_samples(scenario: Scenario) -> None:
+    pages = render_leaderboard_pages(SiteInput("leaderboard", "b", scenario.document), "b")
+    assert "plumbline report" in pages[0].html
+    assert "cannot be shown" in pages[1].html

@@ -1,0 +1,115 @@
+"""Site inputs and writing: kinds detected, sources attached, problems said, self-contained."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from report_scenario import Scenario
+
+from plumbline.cli.main import main
+from plumbline.report.site import (
+    SiteInput,
+    SiteInputError,
+    assign_slugs,
+    document_kind,
+    load_site_inputs,
+    slugify,
+    write_site,
+)
+
+
+def test_leaderboard_document_and_its_logs_are_paired(scenario: Scenario) -> None:
+    inputs = load_site_inputs([scenario.leaderboard, scenario.logs])
+    assert len(inputs) == 1
+    (board,) = inputs
+    assert board.kind == "leaderboard"
+    assert board.name == "leaderboard"
+    assert board.document == scenario.document
+    assert len(board.sources) == 5 and all(path.suffix == ".eval" for path in board.sources)
+
+
+def test_document_kind_tells_the_three_results_apart(scenario: Scenario) -> None:
+    assert document_kind(scenario.document) == "leaderboard"
+    assert document_kind({"decision": "x", "gates": [], "arm_summaries": {}}) == "compare"
+    assert document_kind({"config": {}, "models": [], "record_errors": []}) == "reliability"
+    assert document_kind({"models": []}) is None
+    assert document_kind([1, 2]) is None
+
+
+def test_unusable_inputs_are_each_reported_with_their_file(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("# hello\n")
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"models": [\n')
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SiteInputError) as caught:
+        load_site_inputs([notes, broken, other, empty, tmp_path / "absent.json"])
+    problems = caught.value.problems
+    assert problems[0].startswith(f"{notes}: not a JSON document")
+    assert problems[1] == f"{broken}: line 2: invalid JSON: Expecting value"
+    assert problems[2].startswith(f"{other}: not a plumbline leaderboard, compare or reliability")
+    assert problems[3] == f"{empty}: a directory without Inspect logs (.eval or .json)"
+    assert problems[4] == f"{tmp_path / 'absent.json'}: no such file or directory"
+
+
+def test_sources_without_their_document_are_refused(scenario: Scenario) -> None:
+    with pytest.raises(SiteInputError, match="without its JSON document"):
+        load_site_inputs([scenario.logs])
+
+
+def test_slugs_are_safe_and_distinct() -> None:
+    assert slugify('My "Board" <script>') == "my-board-script"
+    assert slugify("///") == "report"
+    inputs = [SiteInput("leaderboard", name, {}) for name in ("a b", "A-B", "data", "index")]
+    assert assign_slugs(inputs) == ["a-b", "a-b-2", "data-2", "index-2"]
+
+
+def test_write_site_copies_every_document_and_links_it(scenario: Scenario, tmp_path: Path) -> None:
+    inputs = load_site_inputs([scenario.leaderboard, scenario.logs])
+    result = write_site(inputs, tmp_path / "site")
+    assert result.index == tmp_path / "site" / "index.html"
+    copied = json.loads((tmp_path / "site" / "data" / "leaderboard.json").read_text())
+    assert copied == scenario.document
+    index = result.index.read_text()
+    assert 'href="leaderboard/index.html"' in index
+    assert 'href="data/leaderboard.json"' in index
+    assert sorted(p.relative_to(tmp_path / "site").as_posix() for p in result.pages) == [
+        "index.html",
+        "leaderboard/index.html",
+        "leaderboard/models/mockllm-script-alert-1-script-img-src-x-onerror-alert-1.html",
+        "leaderboard/models/scripted-oracle.html",
+    ]
+    # Self-contained: the site still has every page and its data after the inputs are gone.
+    moved = tmp_path / "moved"
+    shutil.copytree(tmp_path / "site", moved)
+    shutil.rmtree(tmp_path / "site")
+    assert (moved / "data" / "leaderboard.json").is_file()
+    for page in moved.rglob("*.html"):
+        assert "file://" not in page.read_text()
+
+
+def test_report_command_prints_where_to_open_the_site(scenario: Scenario, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    result = CliRunner().invoke(
+        main, ["report", str(scenario.leaderboard), str(scenario.logs), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"Open {(out / 'index.html').resolve().as_uri()}" in result.output
+    assert (out / "leaderboard" / "index.html").is_file()
+
+
+def test_report_command_exits_2_on_bad_input(tmp_path: Path) -> None:
+    missing = tmp_path / "nothing.json"
+    result = CliRunner().invoke(main, ["report", str(missing), "-o", str(tmp_path / "s")])
+    assert result.exit_code == 2
+    assert f"error: {missing}: no such file or directory" in result.output
+    assert not (tmp_path / "s").exists()
