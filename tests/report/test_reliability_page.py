@@ -233,3 +233,15 @@ def test_reliability_html_option_writes_the_site(tmp_path: Path) -> None:
     # The trial records given to the command feed the failed-trial drill-down.
     assert 'class="failed-trials"' in html and "ServerError" in html
     assert SCRIPT not in html
+
+
+def test_one_model_has_no_comparison_section(tmp_path: Path) -> None:
+    path = write_trial_records(tmp_path / "trials.jsonl", ["local/only"])
+    records = list(read_trial_records([path]).records)
+    document = reliability_document(records)
+    assert document["comparisons"] == []
+    html = render_reliability_pages(SiteInput("reliability", "one", document, (path,)), "one")[
+        0
+    ].html
+    assert 'id="comparison"' not in html and 'href="#comparison"' not in html
+    assert 'id="model-1"' in html
