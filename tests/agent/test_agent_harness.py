@@ -225,6 +225,13 @@ def test_infrastructure_failures_are_classified_and_recorded(
         if record["arm"] == "without_hint":
             assert record["infra_failure_kind"] == "agent_not_found"
             assert record["agent_exit_code"] is None and record["success"] is False
+    # Recorded infrastructure failures count as done, unless asked to retry them.
+    assert run(suite, missing, "--repeats", "1")["ran"] == 0
+    retried = run(suite, missing, "--repeats", "1", "--retry-infra")
+    assert retried["ran"] == 2
+    kinds = [r["infra_failure_kind"] for r in records(missing)]
+    assert sorted(kinds[:2]) == ["agent_not_found", "arm_setup_failed"]
+    assert kinds[2:].count(None) == 1  # the control ran; the treatment's setup failed again
 
 
 def test_protected_paths_are_flagged_and_restored_before_acceptance(

@@ -198,6 +198,8 @@ class Harness:
 
     def _prepare(self) -> None:
         output = self.options.output
+        if shutil.which("git") is None:
+            raise RunError("git is not installed; the harness needs it for every workspace")
         output.mkdir(parents=True, exist_ok=True)
         if not self.base.is_dir():
             raise RunError(f"--workdir {self.base}: no such directory")
