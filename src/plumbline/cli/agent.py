@@ -92,6 +92,12 @@ def _plan_options(function: Any) -> Any:
 
 def render_differences(plan: Plan, out: Console) -> None:
     arms = [arm.name for arm in plan.loaded.suite.arms]
+    commands = {
+        f"{a.template} (profile {a.profile.name})" if a else "none: give --agent"
+        for a in plan.agents.values()
+    }
+    if len(commands) == 1:
+        out.print(f"agent: {commands.pop()}", markup=False, soft_wrap=True)
     if not plan.differences:
         out.print("[yellow]The arms do not differ in anything the suite sets.[/]")
         return
