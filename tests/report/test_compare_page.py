@@ -280,3 +280,21 @@ def test_large_arms_are_thinned_keeping_the_extremes() -> None:
     assert len(thinned) == MAX_POINTS
     assert thinned[0] == 1.0 and thinned[-1] == 3.0 * MAX_POINTS
     assert thin_points(values[:10]) == values[:10]
+
+
+def test_arms_without_pairs_are_marked_missing(tmp_path: Path) -> None:
+    first = write_run_records(tmp_path / "a.jsonl", ["new"], ["t1", "t2"], 3)
+    second = write_run_records(tmp_path / "b.jsonl", ["old"], ["t3"], 3)
+    document = compare_document([first, second], treatments=["new"], control="old")
+    view = compare_view(document)
+    comparison = view.comparisons[0]
+    assert comparison.pairs == 0
+    assert all(d.estimate is None and d.interval == "—" for d in comparison.deltas)
+    assert all(
+        "no pairs" in plot.chart and 'class="whisker"' not in plot.chart for plot in view.forest
+    )
+    # A task with runs in one arm only: the other arm's cells are missing, not zero.
+    rows = dict(zip(comparison.task_ids, comparison.tasks, strict=True))
+    success_control = [h for h, _ in comparison.task_header].index("success C")
+    assert rows["t1"][success_control].text == "—"
+    assert rows["t1"][success_control].sort == ""

@@ -129,8 +129,13 @@ def test_trial_records_add_failed_trials_and_samples(tmp_path: Path) -> None:
         assert {f.error_class for f in model.failed} == set(model.error_classes)
         assert all(SCRIPT in f.message for f in model.failed)
         assert model.samples is not None and len(model.samples) == 2
+    latency = view.charts[-1]
+    assert latency.title == "Latency per trial"
+    successes = [r for r in records if r.error_class is None]
+    assert latency.chart.count('class="point"') == len(successes)
     without = reliability_view(document)
     assert all(m.failed is None and m.samples is None for m in without.models)
+    assert "Latency per trial" not in [c.title for c in without.charts]
 
 
 def test_a_model_without_successes_is_marked_not_zero(tmp_path: Path) -> None:

@@ -27,9 +27,15 @@ from plumbline.report.compare_page import (
     format_value,
     number_cell,
     text_cell,
+    thin_points,
 )
 from plumbline.report.html import MISSING_TEXT, Page, fmt_num, render_page
-from plumbline.report.svg import IntervalRow, grouped_bar_chart, interval_chart
+from plumbline.report.svg import (
+    IntervalRow,
+    distribution_chart,
+    grouped_bar_chart,
+    interval_chart,
+)
 from plumbline.stats import proportion_interval
 
 if TYPE_CHECKING:
@@ -840,6 +846,29 @@ def _config(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(label, str(config[key])) for label, key in labels if key in config]
 
 
+def latency_distribution(
+    names: Sequence[str], by_model: Mapping[str, Sequence[TrialRecord]]
+) -> ChartView:
+    """Every successful trial's latency per model (box plot and points), from the records."""
+    groups = {
+        name: thin_points(
+            [
+                r.latency_seconds
+                for r in by_model.get(name, [])
+                if r.error_class is None and r.latency_seconds is not None
+            ]
+        )
+        for name in names
+    }
+    values = [v for group in groups.values() for v in group if v > 0]
+    log = bool(values) and max(values) / min(values) > 50
+    return ChartView(
+        "Latency per trial",
+        "One point per successful trial, from the trial records behind this report.",
+        distribution_chart(groups, x_label="seconds", log_scale=log),
+    )
+
+
 def reliability_view(
     document: Mapping[str, Any],
     *,
@@ -869,6 +898,9 @@ def reliability_view(
         [c for c in document.get("comparisons") or [] if isinstance(c, Mapping)]
     )
     names = [v.model for v in views]
+    charts = comparison_charts(models) if models else []
+    if by_model is not None and models:
+        charts.append(latency_distribution(names, by_model))
     return ReliabilityView(
         title="Reliability: "
         + (", ".join(names[:3]) + (" …" if len(names) > 3 else "") if names else "no models"),
@@ -876,7 +908,7 @@ def reliability_view(
         models=views,
         table_header=header,
         table_rows=rows,
-        charts=comparison_charts(models) if models else [],
+        charts=charts,
         effect_rows=effect_rows,
         effect_charts=effect_charts,
         config=_config(document.get("config") or {}),
