@@ -224,7 +224,9 @@ def test_injected_names_render_as_text_in_chromium(
     visit.close()
 
 
-def test_compare_html_option_writes_the_site(tmp_path: Path) -> None:
+def test_compare_html_option_writes_the_site(
+    browser: Browser, tmp_path: Path, screenshots: Path
+) -> None:
     from click.testing import CliRunner
 
     from plumbline.cli.main import main
@@ -242,6 +244,13 @@ def test_compare_html_option_writes_the_site(tmp_path: Path) -> None:
     html = page.read_text()
     assert "One point per run" in html and 'id="run-table"' in html
     assert (site / "index.html").is_file()
+    visit = open_page(browser, page)
+    assert visit.problems == []
+    visit.page.locator("header.site a").first.click()
+    assert visit.page.url == (site / "index.html").resolve().as_uri()
+    assert visit.problems == []
+    visit.screenshot(screenshots, "compare-cli-index")
+    visit.close()
 
 
 def test_compare_html_with_json_on_stdout_keeps_stdout_json(tmp_path: Path) -> None:

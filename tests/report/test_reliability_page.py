@@ -215,7 +215,9 @@ def test_injected_text_renders_as_text_in_chromium(
     visit.close()
 
 
-def test_reliability_html_option_writes_the_site(tmp_path: Path) -> None:
+def test_reliability_html_option_writes_the_site(
+    browser: Browser, tmp_path: Path, screenshots: Path
+) -> None:
     """The real command (real embedding model, offline) on trial records with failures."""
     from click.testing import CliRunner
 
@@ -238,6 +240,10 @@ def test_reliability_html_option_writes_the_site(tmp_path: Path) -> None:
     # The trial records given to the command feed the failed-trial drill-down.
     assert 'class="failed-trials"' in html and "ServerError" in html
     assert SCRIPT not in html
+    visit = open_page(browser, page)
+    assert visit.problems == [] and visit.dialogs == []
+    visit.screenshot(screenshots, "reliability-cli")
+    visit.close()
 
 
 def test_one_model_has_no_comparison_section(tmp_path: Path) -> None:
