@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import time
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -55,3 +56,22 @@ def arms(without: dict[str, Any] | None = None, with_: dict[str, Any] | None = N
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _dead(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")
+
+
+def gone(pid: int) -> bool:
+    """The process no longer runs (absent, or a zombie waiting to be reaped). A SIGKILLed
+    process dies when the kernel next schedules it, so this waits a little for that."""
+    deadline = time.monotonic() + 10
+    while not _dead(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True

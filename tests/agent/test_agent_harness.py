@@ -19,7 +19,7 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from tests.agent.helpers import arms, fake_agent, one_task, read_jsonl
+from tests.agent.helpers import arms, fake_agent, gone, one_task, read_jsonl
 
 from plumbline.agent.workspace import ALLOWED_ENV
 from plumbline.cli.main import main
@@ -196,7 +196,6 @@ def test_timeout_kills_the_agent_group_and_counts_as_a_failure(
     assert timed["infra_failure"] is False
     assert by_arm["without_hint"]["timed_out"] is False
     grandchild = int(pidfile.read_text())
-    from tests.agent.test_agent_process import gone
 
     assert gone(grandchild)
     assert document["arms"]["with_hint"]["timed_out"] == 1
@@ -445,3 +444,51 @@ def test_trial_directories_inside_a_repository_are_refused(
     assert result.exit_code == 2
     assert "inside the git repository" in result.output
     assert not (tmp_path / "out" / "records.jsonl").exists()
+
+
+def test_acceptance_has_its_own_time_limit_and_task_setup_failures_are_infra(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    hanging = one_task(acceptance="sleep 60", acceptance_timeout_seconds=0.5)
+    out = tmp_path / "hanging"
+    run(make_suite({"tasks": hanging}), out, "--repeats", "1")
+    for record in records(out):
+        assert record["acceptance_timed_out"] is True
+        assert record["success"] is False and record["timed_out"] is False
+        assert record["infra_failure"] is False
+
+    broken = one_task(setup=["python3 -c 'raise SystemExit(4)'"])
+    out2 = tmp_path / "setup"
+    document = run(make_suite({"tasks": broken}, name="s2"), out2, "--repeats", "1")
+    for record in records(out2):
+        assert record["infra_failure_kind"] == "setup_failed"
+        assert record["setup_exit_code"] == 4
+    assert document["arms"]["without_hint"]["infra_failures"] == {"setup_failed": 1}
+
+
+def test_arm_files_are_added_and_removed_before_the_initial_commit(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    suite = make_suite(
+        {
+            "tasks": one_task(setup=["echo built > build.txt"]),
+            "arms": arms(
+                without={"remove_files": ["README.md", "*.txt"]},
+                with_={"add_files": [{"path": "docs/NOTE.md", "content": "inline note\n"}]},
+            ),
+        }
+    )
+    out = tmp_path / "results"
+    run(suite, out, "--repeats", "1", "--keep-workspaces")
+    by_arm = {r["arm"]: r for r in records(out)}
+    control = Path(by_arm["without_hint"]["workspace"])
+    treatment = Path(by_arm["with_hint"]["workspace"])
+    assert not (control / "README.md").exists() and not (control / "build.txt").exists()
+    assert (treatment / "README.md").exists() and (treatment / "build.txt").exists()
+    assert (treatment / "docs" / "NOTE.md").read_text() == "inline note\n"
+    assert not (treatment / "HINT.md").exists()  # this arm's add_files replaced the example's
+    # Setup and arm changes are in the initial commit: the diff holds only the agent's edits.
+    for record in by_arm.values():
+        diff = (out / record["diff_file"]).read_text()
+        assert "NOTE.md" not in diff and "build.txt" not in diff and "README.md" not in diff
+        assert "calc.py" in diff

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
+
+from tests.agent.helpers import gone
 
 from plumbline.agent.process import ProcessRegistry, run_process
 
@@ -25,25 +26,6 @@ print("ready", flush=True)
 if mode != "leave":
     time.sleep(300)
 """
-
-
-def _dead(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state in ("Z", "X")
-
-
-def gone(pid: int) -> bool:
-    """The process no longer runs (absent, or a zombie waiting to be reaped). A SIGKILLed
-    process dies when the kernel next schedules it, so this waits a little for that."""
-    deadline = time.monotonic() + 10
-    while not _dead(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def _run(tmp_path: Path, mode: str, timeout: float) -> tuple[int | None, bool, list[int]]:

@@ -12,8 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.agent.helpers import fake_agent, one_task, read_jsonl
-from tests.agent.test_agent_process import gone
+from tests.agent.helpers import fake_agent, gone, one_task, read_jsonl
 
 from plumbline.records.io import read_records
 from plumbline.records.run_record import RunRecord

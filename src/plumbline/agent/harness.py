@@ -193,6 +193,7 @@ class Harness:
         self.records_path = options.output / RECORDS
         self._lock = threading.Lock()
         self._appender: JsonlAppender | None = None
+        self.pending_count = 0  # units this run executes (set when it starts)
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -250,6 +251,7 @@ class Harness:
         try:
             existing, _ = read_existing(self.records_path)
             pending = self.pending(existing)
+            self.pending_count = len(pending)
             with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
                 futures: list[Future[None]] = [pool.submit(self._run_unit, u) for u in pending]
                 try:

@@ -187,7 +187,7 @@ def _pass_env(names: tuple[str, ...]) -> dict[str, str]:
     return {name: os.environ[name] for name in names}
 
 
-def _progress(total: int) -> Any:
+def _progress(harness: Harness) -> Any:
     done = 0
 
     def report(record: RunRecord) -> None:
@@ -205,8 +205,8 @@ def _progress(total: int) -> Any:
             else ""
         )
         error_console.print(
-            f"[{done}/{total}] {record.task_id} {record.arm} r{record.repeat}: {outcome} "
-            f"{record.duration_seconds:.1f} s{flagged}",
+            f"[{done}/{harness.pending_count}] {record.task_id} {record.arm} "
+            f"r{record.repeat}: {outcome} {record.duration_seconds:.1f} s{flagged}",
             soft_wrap=True,
         )
 
@@ -325,7 +325,8 @@ def run_command(
     )
     if not as_json:
         render_differences(plan, console)
-    harness = Harness(plan, options, on_record=_progress(len(plan.schedule)))
+    harness = Harness(plan, options)
+    harness.on_record = _progress(harness)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         result = harness.run()
