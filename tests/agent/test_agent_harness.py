@@ -88,6 +88,9 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
     # The seed's decision, through --collect-analyze and through `plumbline compare`.
     assert document["compare"]["decision"] == "prefer with_hint"
     assert json.loads((out / "compare.json").read_text())["decision"] == "prefer with_hint"
+    markdown = (out / "compare.md").read_text()
+    assert "## Every difference between arms" in markdown and "| add_files | — |" in markdown
+    assert document["arm_differences"][0]["field"] == "add_files"
     compared = CliRunner().invoke(
         main, ["compare", str(out / "records.jsonl"), "--control", "without_hint", "--json"]
     )

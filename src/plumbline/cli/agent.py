@@ -342,6 +342,7 @@ def run_command(
     finally:
         signal.signal(signal.SIGTERM, previous)
     document: dict[str, Any] = result.to_dict()
+    document["arm_differences"] = [d.to_dict() for d in plan.differences]
     report = None
     if collect_analyze:
         report = _analyze(plan, result)
@@ -372,5 +373,29 @@ def _analyze(plan: Plan, result: RunResult) -> Any:
         error_console.print(f"[red]compare[/]: {error}", soft_wrap=True)
         return None
     write_atomic(result.output / COMPARE_JSON, dumps(report) + "\n")
-    write_atomic(result.output / COMPARE_MD, render_markdown(report))
+    write_atomic(result.output / COMPARE_MD, render_markdown(report) + differences_markdown(plan))
     return report
+
+
+def differences_markdown(plan: Plan) -> str:
+    """The arms' differences as a Markdown section (appended to the analysis report)."""
+    arms = [arm.name for arm in plan.loaded.suite.arms]
+    lines = ["", "## Every difference between arms", ""]
+    if not plan.differences:
+        lines.append("The arms do not differ in anything the suite sets.")
+    else:
+        lines.append("| field | " + " | ".join(arms) + " |")
+        lines.append("|---" * (len(arms) + 1) + "|")
+        for difference in plan.differences:
+            cells = [
+                _short(difference.values.get(a)).replace("\n", "<br>").replace("|", "\\|")
+                for a in arms
+            ]
+            lines.append(f"| {difference.field} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Identical in every arm: repository and revision, task setup, prompt scaffolding, "
+        "acceptance command, protected paths, time limits, other environment variables.",
+        "",
+    ]
+    return "\n".join(lines)
