@@ -407,6 +407,8 @@ def load_run_data(sources: Sequence[Path], arms: Sequence[str]) -> RunData | Non
     infrastructure failures set aside, a timed-out run is a failure). None without sources."""
     if not sources:
         return None
+    import polars as pl
+
     from plumbline.compare.metrics import prepare_runs
     from plumbline.records.run_record import read_run_records
 
@@ -417,8 +419,6 @@ def load_run_data(sources: Sequence[Path], arms: Sequence[str]) -> RunData | Non
         return RunData({}, [], 0, [str(p) for p in sources], [f"run records unreadable: {error}"])
     problems += [str(e) for e in table.errors[:20]]
     runs = prepare_runs(table.frame).runs
-    import polars as pl
-
     runs = runs.filter(pl.col("arm").is_in(list(arms))).sort("arm", "task_id", "repeat")
     metrics = ("duration_seconds", "total_tokens", "non_cache_tokens", "total_cost_usd")
     data: dict[str, dict[str, list[float]]] = {}
