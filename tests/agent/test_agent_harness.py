@@ -177,7 +177,7 @@ def test_timeout_kills_the_agent_group_and_counts_as_a_failure(
     pidfile = tmp_path / "grandchild.pid"
     suite = make_suite(
         {
-            "tasks": one_task(timeout_seconds=1),
+            "tasks": one_task(timeout_seconds=4),
             "arms": arms(
                 with_={
                     "env": {
