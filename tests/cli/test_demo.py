@@ -15,7 +15,7 @@ def test_demo_steps_use_bundled_examples_that_exist(tmp_path: Path) -> None:
     for name in ("agent_runs.jsonl", "trials.jsonl"):
         assert example_path(name).is_file()
     commands = {step.args[0] for step in demo_steps(tmp_path)}
-    assert {"run", "interval", "power", "compare", "reliability"} <= commands
+    assert {"run", "interval", "power", "compare", "reliability", "report"} <= commands
 
 
 def test_demo_writes_every_result(tmp_path: Path) -> None:
@@ -33,3 +33,11 @@ def test_demo_writes_every_result(tmp_path: Path) -> None:
     for name in ("leaderboard.md", "compare.md", "reliability.md"):
         assert (tmp_path / name).read_text().strip()
     assert "Demo finished" in result.output
+    site = tmp_path / "site"
+    for page in ("index.html", "leaderboard/index.html", "compare/index.html"):
+        assert (site / page).is_file(), page
+    assert (site / "reliability" / "index.html").is_file()
+    assert len(list((site / "leaderboard" / "models").glob("*.html"))) == 2
+    for name in ("leaderboard", "compare", "reliability"):
+        assert json.loads((site / "data" / f"{name}.json").read_text())
+    assert f"Open {(site / 'index.html').resolve().as_uri()}" in result.output.replace("\n", "")

@@ -1,4 +1,4 @@
-"""Session fixtures for report tests: one chromium for the whole session (per xdist worker)."""
+"""Fixtures for report tests: chromium (one per test module) and the Inspect scenario."""
 
 from __future__ import annotations
 
@@ -14,9 +14,15 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """Debian's chromium driven by Playwright; fails (never skips) when chromium is missing."""
+    """Debian's chromium driven by Playwright; fails (never skips) when chromium is missing.
+
+    One browser per test module, not per session: while Playwright's sync API is running, it
+    leaves its event loop marked as running on this thread, so any later test in the same
+    worker that calls `asyncio.run` (Inspect's eval, `plumbline run`) would fail. Pytest tears
+    a module fixture down as soon as the worker moves to a test of another module.
+    """
     from playwright.sync_api import sync_playwright
 
     executable = chromium_path()

@@ -3,7 +3,7 @@
 Each step runs the same command a user would type, so the demo doubles as a tour: the SA Bench
 leaderboard from two scripted offline models, the statistics commands, an A/B decision on bundled
 agent run records, and the CERT reliability metrics on bundled trial records. Every result is also
-written under `-o DIR`.
+written under `-o DIR`, and all three as one static HTML site under `DIR/site/`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import click
 from rich.rule import Rule
 
 from plumbline.cli.output import console
+from plumbline.cli.report import site_url
 
 #: Samples per SA Bench task in the demo: enough to show intervals, small enough for minutes.
 DEMO_LIMIT = 5
@@ -106,6 +107,22 @@ def demo_steps(output: Path) -> list[DemoStep]:
                 str(output / "reliability.md"),
             ),
         ),
+        DemoStep(
+            "The report site: every result as pages people look at",
+            "A static site (no network needed) with the leaderboard and each model's samples, "
+            "the A/B decision and the reliability report.",
+            (
+                "report",
+                str(output / "leaderboard.json"),
+                str(output / "logs"),
+                str(output / "compare.json"),
+                runs,
+                str(output / "reliability.json"),
+                trials,
+                "-o",
+                str(output / "site"),
+            ),
+        ),
     ]
 
 
@@ -116,10 +133,10 @@ def demo_steps(output: Path) -> list[DemoStep]:
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("demo-output"),
     show_default=True,
-    help="Where the demo writes its JSON and Markdown results.",
+    help="Where the demo writes its JSON and Markdown results and the HTML site (DIR/site/).",
 )
 def demo(output: Path) -> None:
-    """Run plumbline's jobs on built-in data, offline, and write every result under -o."""
+    """Run plumbline's jobs on built-in data, offline; write every result and a site under -o."""
     from plumbline.cli.main import main
 
     output.mkdir(parents=True, exist_ok=True)
@@ -134,3 +151,4 @@ def demo(output: Path) -> None:
     console.print(
         f"Demo finished in {time.monotonic() - started:.0f} s. Results: {output.resolve()}"
     )
+    console.print(f"Open {site_url(output / 'site' / 'index.html')}", soft_wrap=True)

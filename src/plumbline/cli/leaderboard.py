@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from plumbline.cli.output import emit, error_console, json_option
+from plumbline.cli.report import html_option, site_url, write_html
 
 BUILD = "build"
 
@@ -89,6 +90,7 @@ def _fail(message: str) -> None:
     is_flag=True,
     help="Exit 1 when the input has problems (unreadable logs, duplicates, ...).",
 )
+@html_option
 @json_option
 def build(
     logs: tuple[Path, ...],
@@ -99,6 +101,7 @@ def build(
     errors: str,
     run_id: str | None,
     strict: bool,
+    html_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively).
@@ -150,14 +153,23 @@ def build(
         error_console.print(
             f"[yellow]no scorable logs found in {', '.join(str(p) for p in logs)}[/yellow]"
         )
+    document = board.to_dict()
+    index = None
+    if html_dir is not None:
+        name = output.stem if output is not None else "leaderboard"
+        index = write_html("leaderboard", name, document, list(logs), html_dir)
 
     def render(console: Console) -> None:
         render_terminal(board, console)
         for label, path in (("JSON", output), ("CSV", csv_path), ("Markdown", markdown_path)):
             if path is not None:
                 console.print(f"{label} written to {path}")
+        if index is not None:
+            console.print(
+                f"HTML site written to {html_dir}: open {site_url(index)}", soft_wrap=True
+            )
 
-    emit(board.to_dict(), as_json, render)
+    emit(document, as_json, render)
     if not board.models or (strict and board.problems):
         raise SystemExit(1)
 

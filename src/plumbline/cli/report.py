@@ -9,13 +9,18 @@ for comparisons, trial records for reliability.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.text import Text
 
 from plumbline.cli.output import emit, error_console, json_option
+
+if TYPE_CHECKING:
+    from plumbline.report.site import Kind
 
 
 def site_url(index: Path) -> str:
@@ -67,3 +72,22 @@ def report(inputs: tuple[Path, ...], output: Path, as_json: bool) -> None:
         console.print(f"Open {site_url(result.index)}", soft_wrap=True)
 
     emit(summary, as_json, render)
+
+
+#: `--html DIR`: shared by the commands that produce results (run, leaderboard, compare, ...).
+html_option = click.option(
+    "--html",
+    "html_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Also write the result as a static HTML site in this directory (works offline).",
+)
+
+
+def write_html(
+    kind: Kind, name: str, document: dict[str, Any], sources: Sequence[Path], directory: Path
+) -> Path:
+    """Write a one-report site for an in-memory result document; returns the index page."""
+    from plumbline.report.site import SiteInput, write_site
+
+    site_input = SiteInput(kind=kind, name=name, document=document, sources=tuple(sources))
+    return write_site([site_input], directory).index

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from plumbline.cli.leaderboard import errors_option
 from plumbline.cli.output import emit, error_console, json_option
+from plumbline.cli.report import html_option, site_url, write_html
 
 DEFAULT_SEED = 42
 DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
@@ -131,6 +132,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     type=click.Choice(DISPLAYS),
     help="Inspect's progress display (default: Inspect's; none with --json).",
 )
+@html_option
 @json_option
 def run(
     suite: str,
@@ -147,6 +149,7 @@ def run(
     errors: str,
     retry_attempts: int | None,
     display: str | None,
+    html_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Run SUITE (`sa-bench`, or a suite TOML file) against every --model; print the leaderboard.
@@ -204,6 +207,7 @@ def run(
         markdown_path,
         errors,
         as_json,
+        html_dir,
     )
     if not success:
         unfinished = [log for log in logs if log.status != "success"]
@@ -221,6 +225,7 @@ def _leaderboard(
     markdown_path: Path | None,
     errors: str,
     as_json: bool,
+    html_dir: Path | None = None,
 ) -> None:
     from plumbline.leaderboard import (
         LeaderboardFileError,
@@ -234,11 +239,21 @@ def _leaderboard(
         write_outputs(board, json_path=output, markdown_path=markdown_path)
     except LeaderboardFileError as error:
         _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
+    document = board.to_dict()
+    index = None
+    if html_dir is not None:
+        index = write_html(
+            "leaderboard", output.stem, document, [Path(log) for log in logs], html_dir
+        )
 
     def render(console: Console) -> None:
         render_terminal(board, console)
         console.print(f"Leaderboard JSON written to {output}")
         if markdown_path is not None:
             console.print(f"Markdown written to {markdown_path}")
+        if index is not None:
+            console.print(
+                f"HTML site written to {html_dir}: open {site_url(index)}", soft_wrap=True
+            )
 
-    emit(board.to_dict(), as_json, render)
+    emit(document, as_json, render)
