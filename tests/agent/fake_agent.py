@@ -13,6 +13,7 @@ blocks in stream-json). Test behaviours are switched on by environment variables
 - FAKE_GRANDCHILD_PIDFILE=PATH: start a grandchild `sleep` and write its pid there;
 - FAKE_IGNORE_TERM=1: ignore SIGTERM (the harness must escalate to SIGKILL);
 - FAKE_SLEEP=SECONDS: sleep that long before answering (past a time limit, on request);
+- FAKE_BAD_USAGE=1: report a negative input token count and a string cost (malformed output);
 - FAKE_SECRET_NAME=NAME: print the value of $NAME (a passed-through key) on stdout and stderr.
 """
 
@@ -117,6 +118,9 @@ def main() -> None:
     }
     if os.environ.get("FAKE_SECRET_NAME"):
         result["result"] = f"key {os.environ.get(os.environ['FAKE_SECRET_NAME'], '')}"
+    if os.environ.get("FAKE_BAD_USAGE"):
+        result["usage"] = {**result["usage"], "input_tokens": -5}
+        result["total_cost_usd"] = "cheap"
     if output_format == "stream-json":
         print(json.dumps({"type": "system", "subtype": "init", "session_id": "s"}))
         for i in range(tools):

@@ -495,3 +495,16 @@ def test_arm_files_are_added_and_removed_before_the_initial_commit(
         diff = (out / record["diff_file"]).read_text()
         assert "NOTE.md" not in diff and "build.txt" not in diff and "README.md" not in diff
         assert "calc.py" in diff
+
+
+def test_malformed_usage_is_unknown_and_the_run_still_counts(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    suite = make_suite({"tasks": one_task(), "env": {"FAKE_BAD_USAGE": "1"}})
+    out = tmp_path / "results"
+    run(suite, out, "--repeats", "1")
+    for record in records(out):
+        assert record["infra_failure"] is False
+        assert record["input_tokens"] is None and record["total_cost_usd"] is None
+        assert record["output_tokens"] is not None  # the valid values are kept
+        assert record["success"] is (record["arm"] == "with_hint")

@@ -36,6 +36,7 @@ from pydantic import ValidationError
 
 from plumbline.agent.plan import Plan, final_prompt, prompt_path
 from plumbline.agent.process import ProcessRegistry, run_process, run_shell
+from plumbline.agent.profiles import REPORTED_FIELDS
 from plumbline.agent.schedule import Unit
 from plumbline.agent.suite import Arm
 from plumbline.agent.workspace import (
@@ -109,7 +110,6 @@ class RunResult:
     skipped: int
     arms: dict[str, ArmTally]
     record_errors: list[str]
-    interrupted: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,7 +120,6 @@ class RunResult:
             "skipped": self.skipped,
             "arms": {arm: tally.to_dict() for arm, tally in self.arms.items()},
             "record_errors": self.record_errors,
-            "interrupted": self.interrupted,
         }
 
 
@@ -247,7 +246,6 @@ class Harness:
         self._prepare()
         # Opening the appender first repairs a partial last line left by a killed harness.
         self._appender = JsonlAppender(self.records_path)
-        interrupted = False
         try:
             existing, _ = read_existing(self.records_path)
             pending = self.pending(existing)
@@ -258,7 +256,6 @@ class Harness:
                     for future in futures:
                         future.result()
                 except BaseException:
-                    interrupted = True
                     self.registry.kill_all()
                     for future in futures:
                         future.cancel()
@@ -275,7 +272,6 @@ class Harness:
             len(self.plan.schedule) - len(pending),
             tally(records, arms),
             errors,
-            interrupted,
         )
 
     # -- one trial -----------------------------------------------------------------------
@@ -289,9 +285,20 @@ class Harness:
         try:
             model = RunRecord.model_validate(record)
         except ValidationError as error:
-            model = RunRecord.model_validate(
-                self._infra(record, "harness_error", f"invalid record: {error}")
-            )
+            # A value the agent reported that is not valid (a negative token count, say) is
+            # unknown, not a reason to lose the run.
+            bad = {str(d["loc"][0]) for d in error.errors() if d["loc"]}
+            if bad <= set(REPORTED_FIELDS):
+                record.update(dict.fromkeys(bad))
+                if "duration_seconds" in bad:
+                    record["duration_seconds"] = record.get("harness_duration_seconds") or 0.0
+                    record["duration_source"] = "harness"
+            try:
+                model = RunRecord.model_validate(record)
+            except ValidationError as again:
+                model = RunRecord.model_validate(
+                    self._infra(record, "harness_error", f"invalid record: {again}")
+                )
         with self._lock:
             assert self._appender is not None
             self._appender.append(model)
