@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from report_scenario import HOSTILE, HOSTILE_MODEL, HOSTILE_RESPONSE, Scenario
 
 from plumbline.leaderboard import recompute_overall
@@ -103,3 +105,43 @@ def test_pages_without_logs_say_how_to_get_samples(scenario: Scenario) -> None:
     pages = render_leaderboard_pages(SiteInput("leaderboard", "b", scenario.document), "b")
     assert "plumbline report" in pages[0].html
     assert "cannot be shown" in pages[1].html
+
+
+def seed_only(document: dict[str, Any]) -> dict[str, Any]:
+    """The same leaderboard with only the seed schema's fields (as a published file has)."""
+    required = ("name", "description", "weight", "sample_count", "scoring")
+    meta = document["_metadata"]
+    return {
+        "_metadata": {
+            "generated_at": meta["generated_at"],
+            "model_count": meta["model_count"],
+            "categories": {
+                key: {field: value[field] for field in required}
+                for key, value in meta["categories"].items()
+            },
+        },
+        "models": [
+            {
+                k: v
+                for k, v in entry.items()
+                if k == "model" or k == "overall" or k in meta["categories"]
+            }
+            for entry in document["models"]
+        ],
+    }
+
+
+def test_a_seed_only_file_shows_unknowns_as_unknown(scenario: Scenario) -> None:
+    document = seed_only(scenario.document)
+    view = leaderboard_view(document)
+    oracle = view.rows[0]
+    assert oracle.tie_group is None and oracle.errors is None
+    assert oracle.cell("cdk_synth").missing  # absent from the entry: missing, not 0
+    assert oracle.cell("practice_exam").n is None
+    assert view.formula == (
+        "overall = (practice_exam × 0.34) + (architecture_design × 0.33) + (cdk_synth × 0.33)"
+    )
+    html = render_leaderboard_pages(SiteInput("leaderboard", "old", document), "old")[0].html
+    assert "group None" not in html and "n=0" not in html and "None" not in html
+    assert "no interval" in html
+    assert "this leaderboard file does not count errors" in html

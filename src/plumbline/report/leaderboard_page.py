@@ -59,7 +59,7 @@ class Cell:
     low: float | None
     high: float | None
     method: str | None
-    n: int
+    n: int | None
     errors: int
     excluded: int
     missing: bool
@@ -72,7 +72,7 @@ class Cell:
     def tooltip(self) -> str:
         if self.missing:
             return "missing: no scored samples for this category (counts 0 in overall)"
-        text = f"{fmt_pct(self.value)} of n={self.n}"
+        text = fmt_pct(self.value) + (f" of n={self.n}" if self.n is not None else "")
         if self.low is not None and self.high is not None:
             text += f", 95% interval [{fmt_pct(self.low)}, {fmt_pct(self.high)}]"
         if self.method:
@@ -94,7 +94,7 @@ class ModelRow:
     overall_method: str | None
     tie_group: int | None
     seed_group: int | None
-    errors: int
+    errors: int | None
     missing: tuple[str, ...]
     cells: tuple[Cell, ...]
 
@@ -143,6 +143,13 @@ def _float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+def _errors(entry: Mapping[str, Any], cells: Sequence[Cell], *, counted: bool) -> int | None:
+    """The model's error count; None when the document does not say (a seed-only file)."""
+    if isinstance(entry.get("errors"), int):
+        return int(entry["errors"])
+    return sum(cell.errors for cell in cells) if counted else None
 
 
 def model_slugs(models: Sequence[str]) -> dict[str, str]:
@@ -211,7 +218,7 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
                     low=_float(interval.get("low")),
                     high=_float(interval.get("high")),
                     method=interval.get("method"),
-                    n=int(count.get("n", 0)),
+                    n=int(count["n"]) if "n" in count else None,
                     errors=int(count.get("errors", 0)),
                     excluded=int(count.get("excluded", 0)),
                     missing=value is None or column.key in missing,
@@ -231,7 +238,7 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
                 overall_method=overall.get("method"),
                 tie_group=entry.get("tie_group"),
                 seed_group=entry.get("seed_group"),
-                errors=int(entry.get("errors", sum(cell.errors for cell in cells))),
+                errors=_errors(entry, cells, counted=bool(counts)),
                 missing=missing,
                 cells=tuple(cells),
             )
@@ -256,7 +263,7 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
     )
     suite = metadata.get("suite") or {}
     return LeaderboardView(
-        title=str(suite.get("title") or suite.get("name") or "Leaderboard"),
+        title=str(suite.get("title") or suite.get("name") or ""),
         suite_name=str(suite.get("name", "")),
         generated_at=str(metadata.get("generated_at", "")),
         run_id=metadata.get("run_id"),
@@ -381,7 +388,7 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
         render_page(
             "leaderboard.html.j2",
             path=f"{slug}/index.html",
-            title=f"{view.title} leaderboard",
+            title=f"{view.title} leaderboard" if view.title else "Leaderboard",
             overall_chart=overall_chart(view),
             category_charts=[(column, category_chart(view, column)) for column in view.columns],
             failure_tables=failure_modes(view, samples),
@@ -394,7 +401,7 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
             render_page(
                 "leaderboard_model.html.j2",
                 path=f"{slug}/models/{row.slug}.html",
-                title=f"{row.model} · {view.title}",
+                title=f"{row.model} · {view.title or 'leaderboard'}",
                 row=row,
                 samples=model_samples,
                 category_names=names,
