@@ -125,6 +125,9 @@ def main() -> None:
         print(json.dumps({"type": "system", "subtype": "init", "session_id": "s"}))
         for i in range(tools):
             block = {"type": "tool_use", "id": f"toolu_{i}", "name": "Edit", "input": {}}
+            if i == 0:  # the agent runs the tests once, as the acceptance command does
+                command = "python3  -m unittest -q test_calc"
+                block = {**block, "name": "Bash", "input": {"command": command}}
             print(json.dumps({"type": "assistant", "message": {"content": [block]}}))
     print(json.dumps(result))
 

@@ -85,6 +85,7 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
     assert treated["total_cost_usd"] == 0.021 and treated["step_count"] == 3
     assert treated["duration_seconds"] == 20.0 and treated["duration_source"] == "agent"
     assert treated["model"] == "claude-sonnet-4-5" and treated["agent"] == "claude-code"
+    assert treated["acceptance_cmd_count"] is None  # plain json output names no commands
     # The seed's decision, through --collect-analyze and through `plumbline compare`.
     assert document["compare"]["decision"] == "prefer with_hint"
     assert json.loads((out / "compare.json").read_text())["decision"] == "prefer with_hint"
@@ -356,6 +357,7 @@ def test_stream_json_gives_tool_calls_and_generic_profile_gives_wall_clock(
     by_arm = {r["arm"]: r for r in records(out)}
     assert by_arm["with_hint"]["tool_call_count"] == 2
     assert by_arm["without_hint"]["tool_call_count"] == 9
+    assert {r["acceptance_cmd_count"] for r in by_arm.values()} == {1}
 
     generic = tmp_path / "generic"
     result = CliRunner().invoke(

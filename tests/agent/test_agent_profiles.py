@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from plumbline.agent import codex
-from plumbline.agent.profiles import AgentCommandError, resolve_agent
+from plumbline.agent.profiles import AgentCommandError, count_runs_of, resolve_agent
 
 # `codex exec --json` output shaped like its documentation (a command, a file change, an MCP
 # tool call and the final message, two turns with usage).
@@ -95,8 +95,12 @@ def test_codex_profile_parses_jsonl_output(tmp_path: Path) -> None:
     stdout.write_text("".join(json.dumps(e) + "\n" for e in CODEX_EVENTS))
     command = resolve_agent("codex exec --json --full-auto {prompt}")
     assert command.profile.name == "codex"
-    parsed = command.parse(stdout)
+    parsed, commands = command.report(stdout)
     assert parsed["input_tokens"] == 1_315 and parsed["tool_call_count"] == 3
+    assert commands == ["bash -lc 'python3 -m unittest'"]
+    assert count_runs_of("python3  -m unittest", commands) == 1
+    assert count_runs_of("pytest", commands) == 0
+    assert count_runs_of("pytest", None) is None
     assert "agent" not in parsed  # the harness owns the record's other fields
 
 
@@ -133,7 +137,8 @@ def test_opencode_profile_reads_run_events(tmp_path: Path) -> None:
     stdout = tmp_path / "agent.stdout"
     stdout.write_text("INFO starting\n" + "".join(json.dumps(e) + "\n" for e in events))
     command = resolve_agent("opencode")
-    parsed = command.parse(stdout)
+    parsed, commands = command.report(stdout)
+    assert commands == []  # its tool parts carry no shell command input
     assert parsed["input_tokens"] == 300 and parsed["output_tokens"] == 33
     assert parsed["cache_read_tokens"] == 3000 and parsed["tool_call_count"] == 2
     assert parsed["duration_seconds"] == pytest.approx(8.5)

@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from plumbline.agent.plan import Plan, final_prompt, prompt_path
 from plumbline.agent.process import ProcessRegistry, run_process, run_shell
-from plumbline.agent.profiles import REPORTED_FIELDS
+from plumbline.agent.profiles import REPORTED_FIELDS, count_runs_of
 from plumbline.agent.schedule import Unit
 from plumbline.agent.suite import Arm
 from plumbline.agent.workspace import (
@@ -475,7 +475,8 @@ class Harness:
         record["agent_exit_code"] = result.exit_code
         record["timed_out"] = result.timed_out
         record["harness_duration_seconds"] = round(result.duration_seconds, 3)
-        reported = agent.parse(stdout)
+        reported, commands = agent.report(stdout)
+        record["acceptance_cmd_count"] = count_runs_of(task.acceptance, commands)
         reported_duration = reported.pop("duration_seconds", None)
         record.update({k: v for k, v in reported.items() if v is not None})
         if self.options.duration_from == "agent" and isinstance(reported_duration, int | float):

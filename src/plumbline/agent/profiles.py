@@ -64,20 +64,79 @@ def _generic(values: list[Any]) -> dict[str, Any]:
     return {}
 
 
+Commands = Callable[[list[Any]], list[str] | None]
+
+
+def _claude_commands(values: list[Any]) -> list[str] | None:
+    """Shell commands from the `tool_use` blocks of a stream-json stream (None without one)."""
+    streamed = False
+    commands: list[str] = []
+    for value in values:
+        if not isinstance(value, dict) or value.get("type") != "assistant":
+            continue
+        streamed = True
+        message = value.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                command = (block.get("input") or {}).get("command")
+                if isinstance(command, str):
+                    commands.append(command)
+    return commands if streamed else None
+
+
+def _opencode_commands(values: list[Any]) -> list[str] | None:
+    commands: list[str] = []
+    for value in values:
+        part = value.get("part") if isinstance(value, dict) else None
+        if isinstance(part, dict) and part.get("type") == "tool":
+            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            command = ((state or {}).get("input") or {}).get("command")
+            if isinstance(command, str):
+                commands.append(command)
+    return commands if values else None
+
+
+def _codex_commands(values: list[Any]) -> list[str] | None:
+    commands = [
+        v["item"]["command"]
+        for v in values
+        if isinstance(v, dict)
+        and v.get("type") == "item.completed"
+        and isinstance(v.get("item"), dict)
+        and v["item"].get("type") == "command_execution"
+        and isinstance(v["item"].get("command"), str)
+    ]
+    return commands if values else None
+
+
+def _no_commands(values: list[Any]) -> list[str] | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
     executable: str | None
     template: str | None
     parse: Parser
+    commands: Commands = _no_commands
 
 
 PROFILES: dict[str, Profile] = {
     "claude-code": Profile(
-        "claude-code", "claude", "claude -p {prompt} --output-format json", _claude
+        "claude-code",
+        "claude",
+        "claude -p {prompt} --output-format json",
+        _claude,
+        _claude_commands,
     ),
-    "opencode": Profile("opencode", "opencode", "opencode run --format json {prompt}", _opencode),
-    "codex": Profile("codex", "codex", "codex exec --json --full-auto {prompt}", _codex),
+    "opencode": Profile(
+        "opencode", "opencode", "opencode run --format json {prompt}", _opencode, _opencode_commands
+    ),
+    "codex": Profile(
+        "codex", "codex", "codex exec --json --full-auto {prompt}", _codex, _codex_commands
+    ),
     "generic": Profile("generic", None, None, _generic),
 }
 
@@ -107,13 +166,27 @@ class AgentCommand:
         uses_prompt = "{prompt}" in self.template or "{prompt_file}" in self.template
         return argv, not uses_prompt
 
-    def parse(self, stdout: Path) -> dict[str, Any]:
-        """What the agent reported on standard output (an empty dict when nothing parsed)."""
+    def report(self, stdout: Path) -> tuple[dict[str, Any], list[str] | None]:
+        """What the agent reported on standard output: run-record fields (empty when nothing
+        parsed), and the shell commands it ran (None when its output does not say)."""
         if not stdout.is_file() or stdout.stat().st_size == 0:
-            return {}
+            return {}, None
         values = [item.value for item in iter_json_values(stdout) if isinstance(item, Located)]
         fields = self.profile.parse(values)
-        return {k: v for k, v in fields.items() if k in REPORTED_FIELDS}
+        reported = {k: v for k, v in fields.items() if k in REPORTED_FIELDS}
+        return reported, self.profile.commands(values)
+
+    def parse(self, stdout: Path) -> dict[str, Any]:
+        """The run-record fields the agent reported (see `report`)."""
+        return self.report(stdout)[0]
+
+
+def count_runs_of(command: str, commands: list[str] | None) -> int | None:
+    """How many of the agent's shell commands ran `command` (whitespace-insensitive)."""
+    if commands is None:
+        return None
+    wanted = " ".join(command.split())
+    return sum(wanted in " ".join(c.split()) for c in commands)
 
 
 def resolve_agent(spec: str, profile: str | None = None) -> AgentCommand:
@@ -145,4 +218,11 @@ def resolve_agent(spec: str, profile: str | None = None) -> AgentCommand:
     return AgentCommand(spec, detected)
 
 
-__all__ = ["PROFILES", "AgentCommand", "AgentCommandError", "Profile", "resolve_agent"]
+__all__ = [
+    "PROFILES",
+    "AgentCommand",
+    "AgentCommandError",
+    "Profile",
+    "count_runs_of",
+    "resolve_agent",
+]
