@@ -113,3 +113,13 @@ def test_report_command_exits_2_on_bad_input(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert f"error: {missing}: no such file or directory" in result.output
     assert not (tmp_path / "s").exists()
+
+
+def test_index_headline_names_a_tie_at_the_top(scenario: Scenario, tmp_path: Path) -> None:
+    document = json.loads(json.dumps(scenario.document))
+    for entry in document["models"]:
+        entry["tie_group"] = 1
+    result = write_site([SiteInput("leaderboard", "tied", document)], tmp_path)
+    assert "2 models tied at the top: scripted/oracle, mockllm/" in result.index.read_text()
+    alone = write_site([SiteInput("leaderboard", "b", scenario.document)], tmp_path / "b")
+    assert "scripted/oracle leads with overall 66.2%" in alone.index.read_text()

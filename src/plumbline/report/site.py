@@ -241,12 +241,19 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
         metadata = document.get("_metadata", {})
         models = document.get("models", [])
         suite = metadata.get("suite", {}) or {}
-        leader = models[0] if models else None
-        headline = (
-            f"{leader['model']} leads with overall {leader['overall'] * 100:.1f}%"
-            if leader is not None
-            else "no models scored"
-        )
+        ranked = sorted(models, key=lambda entry: -float(entry.get("overall", 0.0)))
+        top_group = ranked[0].get("tie_group") if ranked else None
+        tied = [e for e in ranked if top_group is not None and e.get("tie_group") == top_group]
+        if not ranked:
+            headline = "no models scored"
+        elif len(tied) > 1:
+            listed = ", ".join(str(entry["model"]) for entry in tied[:3])
+            headline = f"{len(tied)} models tied at the top: {listed}" + (
+                " …" if len(tied) > 3 else ""
+            )
+        else:
+            leader = ranked[0]
+            headline = f"{leader['model']} leads with overall {leader['overall'] * 100:.1f}%"
         return {
             "title": suite.get("title") or suite.get("name") or site_input.name,
             "headline": headline,
@@ -264,10 +271,11 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
             "facts": [f"{len(document.get('per_task', []))} task(s)"],
         }
     models = document.get("models", [])
-    names = [str(entry.get("model", "?")) for entry in models if isinstance(entry, dict)]
+    model_names = [str(entry.get("model", "?")) for entry in models if isinstance(entry, dict)]
     return {
-        "title": ", ".join(names[:3]) + (" …" if len(names) > 3 else "") or site_input.name,
-        "headline": f"{len(names)} model(s) over repeated trials",
+        "title": ", ".join(model_names[:3]) + (" …" if len(model_names) > 3 else "")
+        or site_input.name,
+        "headline": f"{len(model_names)} model(s) over repeated trials",
         "facts": [f"{len(document.get('warnings', []))} warning(s)"],
     }
 
