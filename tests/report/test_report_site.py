@@ -123,3 +123,17 @@ def test_index_headline_names_a_tie_at_the_top(scenario: Scenario, tmp_path: Pat
     assert "2 models tied at the top: scripted/oracle, mockllm/" in result.index.read_text()
     alone = write_site([SiteInput("leaderboard", "b", scenario.document)], tmp_path / "b")
     assert "scripted/oracle leads with overall 66.2%" in alone.index.read_text()
+
+
+def test_rewriting_a_site_removes_pages_it_no_longer_has(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    write_site(load_site_inputs([scenario.leaderboard, scenario.logs]), tmp_path)
+    models = tmp_path / "leaderboard" / "models"
+    assert len(list(models.glob("*.html"))) == 2
+    notes = models / "notes.html"
+    notes.write_text("<p>mine</p>")
+    document = json.loads(json.dumps(scenario.document))
+    document["models"] = document["models"][:1]
+    write_site([SiteInput("leaderboard", "leaderboard", document)], tmp_path)
+    assert sorted(p.name for p in models.glob("*.html")) == ["notes.html", "scripted-oracle.html"]

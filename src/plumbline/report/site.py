@@ -302,7 +302,8 @@ def write_site(inputs: Sequence[SiteInput], out_dir: Path) -> SiteResult:
     """Render every input's pages and the index under `out_dir`, each file written atomically.
 
     Each input's document is copied to `data/<slug>.json`. Pages are all rendered before the
-    first file is written, so a renderer that fails leaves the previous site untouched.
+    first file is written, so a renderer that fails leaves the previous site untouched; pages
+    of an earlier site in the same folders that this one no longer has are removed.
     """
     if not inputs:
         raise SiteInputError(
@@ -331,7 +332,31 @@ def write_site(inputs: Sequence[SiteInput], out_dir: Path) -> SiteResult:
         target = root / "data" / f"{slug}.json"
         write_json_atomic(target, site_input.document)
         data.append(target)
+    _remove_stale_pages(root, slugs, set(written))
     return SiteResult(root=root, index=root / "index.html", pages=written, data=data)
+
+
+GENERATOR_MARK = '<meta name="generator" content="plumbline">'
+
+
+def _remove_stale_pages(root: Path, slugs: Sequence[str], keep: set[Path]) -> None:
+    """Delete pages plumbline wrote earlier in these reports' folders that this site no longer
+    has (a model dropped from a leaderboard), so no page links to out-of-date results.
+
+    Only `.html` files carrying plumbline's generator mark are touched; anything else a user
+    put in the folder stays.
+    """
+    for slug in slugs:
+        for path in (root / slug).rglob("*.html"):
+            if path in keep:
+                continue
+            try:
+                with path.open(encoding="utf-8", errors="replace") as handle:
+                    head = handle.read(2048)
+            except OSError:
+                continue
+            if GENERATOR_MARK in head:
+                path.unlink(missing_ok=True)
 
 
 __all__ = [
