@@ -48,6 +48,23 @@ def test_every_unit_once_and_arms_interleaved(
         assert _first_run_of_each_arm_before_last_of_other([u.arm for u in schedule])
 
 
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    blocks=st.integers(1, 12),
+    arm_count=st.integers(2, 4),
+)
+def test_each_arm_takes_each_place_in_its_block_equally_often(
+    seed: int, blocks: int, arm_count: int
+) -> None:
+    arms = [f"a{i}" for i in range(arm_count)]
+    schedule = build_schedule(["t"], arms, blocks, seed=seed)
+    places = Counter((u.arm, u.position % arm_count) for u in schedule)
+    # Blocks not divisible by the arm count leave each (arm, place) at most one apart.
+    counts = [places[(arm, place)] for arm in arms for place in range(arm_count)]
+    assert max(counts) - min(counts) <= 1
+    assert sum(counts) == blocks * arm_count
+
+
 def test_seeded_reproducible_and_seed_dependent() -> None:
     first = build_schedule(TASKS, ARMS, 5, seed=42)
     assert first == build_schedule(TASKS, ARMS, 5, seed=42)

@@ -1,7 +1,9 @@
 """The order trials run in: arms interleaved, so time never stands in for the arm.
 
-Every (task, repeat) is a block holding one run of each arm. `random` shuffles the blocks and
-the arms inside each block with a seeded generator (a randomised complete block design);
+Every (task, repeat) is a block holding one run of each arm. `random` shuffles the blocks with a
+seeded generator and orders the arms inside each block by a rotation of one random arm order,
+the rotations dealt out evenly and shuffled (a randomised complete block design in which each
+arm runs first, second, ... equally often, so a slow start or a warming cache favours no arm);
 `abba` walks the blocks repeat by repeat and alternates the arm order (A B, B A, A B, ...).
 Either way each arm's runs are spread over the whole run, never all of one arm first.
 """
@@ -50,9 +52,12 @@ def build_schedule(
     ordered: list[tuple[str, str, int]] = []
     if order == "random":
         rng = np.random.default_rng(seed)
-        for index in rng.permutation(len(blocks)).tolist():
+        base = [arms[i] for i in rng.permutation(len(arms)).tolist()]
+        rotations = rng.permutation([n % len(arms) for n in range(len(blocks))]).tolist()
+        for index, rotation in zip(rng.permutation(len(blocks)).tolist(), rotations, strict=True):
             task, repeat = blocks[index]
-            ordered.extend((task, arms[i], repeat) for i in rng.permutation(len(arms)).tolist())
+            sequence = base[rotation:] + base[:rotation]
+            ordered.extend((task, arm, repeat) for arm in sequence)
     elif order == "abba":
         for number, (task, repeat) in enumerate(blocks):
             sequence = arms if number % 2 == 0 else arms[::-1]
