@@ -137,3 +137,55 @@ def test_rewriting_a_site_removes_pages_it_no_longer_has(
     document["models"] = document["models"][:1]
     write_site([SiteInput("leaderboard", "leaderboard", document)], tmp_path)
     assert sorted(p.name for p in models.glob("*.html")) == ["notes.html", "scripted-oracle.html"]
+
+
+def test_html_option_sites_grow_instead_of_forgetting_earlier_reports(tmp_path: Path) -> None:
+    from pages_support import (
+        compare_document,
+        example_trials,
+        reliability_document,
+        write_run_records,
+    )
+
+    from plumbline.cli.report import write_html
+
+    runs = write_run_records(tmp_path / "runs.jsonl", ["control", "treatment"], ["t1", "t2"], 3)
+    site = tmp_path / "site"
+    write_html(
+        "compare",
+        "compare",
+        compare_document([runs], treatments=["treatment"], control="control"),
+        [runs],
+        site,
+    )
+    result = write_html(
+        "reliability", "reliability", reliability_document(example_trials()[:40]), [], site
+    )
+    index = result.index.read_text(encoding="utf-8")
+    assert 'href="compare/index.html"' in index and 'href="reliability/index.html"' in index
+    assert (site / "compare" / "index.html").is_file()
+    # Rewriting one report replaces it under the same slug; the other stays listed.
+    again = write_html(
+        "compare",
+        "compare",
+        compare_document([runs], treatments=["treatment"], control="control"),
+        [runs],
+        site,
+    )
+    assert sorted(p.name for p in (site / "data").glob("*.json")) == [
+        "compare.json",
+        "reliability.json",
+    ]
+    assert 'href="reliability/index.html"' in again.index.read_text(encoding="utf-8")
+
+
+def test_report_command_builds_a_fresh_site_from_its_inputs_only(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    (site / "data").mkdir(parents=True)
+    (site / "old").mkdir()
+    (site / "old" / "index.html").write_text("<p>old</p>", encoding="utf-8")
+    shutil.copy(scenario.leaderboard, site / "data" / "old.json")
+    result = write_site(load_site_inputs([scenario.leaderboard]), site)
+    assert 'href="old/index.html"' not in result.index.read_text(encoding="utf-8")

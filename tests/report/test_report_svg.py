@@ -9,6 +9,7 @@ import pytest
 from plumbline.report.svg import (
     IntervalRow,
     distribution_chart,
+    format_value,
     grouped_bar_chart,
     interval_chart,
     nice_ticks,
@@ -142,3 +143,13 @@ def test_nice_ticks_cover_the_range_with_round_steps() -> None:
     assert nice_ticks(0.0, 1.0) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
     ticks = nice_ticks(-0.13, 0.27)
     assert ticks[0] >= -0.13 and ticks[-1] <= 0.27 and len(ticks) >= 3
+
+
+@pytest.mark.parametrize(("low", "high"), [(-0.07, 0.05), (-0.3, 0.1), (-1.0, 1.0), (-0.0123, 0.0)])
+def test_ticks_through_zero_never_read_minus_zero(low: float, high: float) -> None:
+    ticks = nice_ticks(low, high)
+    assert 0.0 in ticks
+    assert all(low - 1e-12 <= tick <= high + 1e-12 for tick in ticks)
+    labels = [format_value(tick) for tick in ticks] + [format_value(-0.0004, percent=True)]
+    assert not any(label.startswith("-0") and label.strip("-0.%") == "" for label in labels)
+    assert "0" in labels

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from plumbline.cli.output import console, dumps, error_console
+from plumbline.cli.report import html_option, write_html
 from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
 from plumbline.compare.decision import Margins
 from plumbline.compare.render import render_markdown, render_terminal
@@ -27,16 +28,14 @@ class InputError(click.ClickException):
     exit_code = 2
 
 
-def write_html(
+def announce_html(
     kind: Kind, document: dict[str, Any], sources: tuple[Path, ...], directory: Path, *, quiet: bool
 ) -> None:
-    """Write the report's static site (the page, an index, the JSON in data/) and say where.
+    """Write the report into the static site at `directory` and say where its page is.
 
     With JSON on stdout the message goes to stderr, so stdout stays one JSON document.
     """
-    from plumbline.report.site import SiteInput, write_site
-
-    result = write_site([SiteInput(kind, kind, document, sources)], directory)
+    result = write_html(kind, kind, document, sources, directory)
     page = result.pages[0] if result.pages else result.index
     (error_console if quiet else console).print(
         f"HTML report: {page.resolve().as_uri()}", soft_wrap=True
@@ -103,13 +102,7 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     help="Write the analysis as JSON to PATH, or print it on stdout when no PATH is given.",
 )
 @click.option("--markdown", "markdown_path", metavar="PATH", help="Write a Markdown report.")
-@click.option(
-    "--html",
-    "html_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    metavar="DIR",
-    help="Write the A/B page (with per-run distributions from RECORDS) as a static site in DIR.",
-)
+@html_option
 @click.option(
     "--fail-unless",
     type=click.Choice(["prefer-treatment"]),
@@ -180,7 +173,7 @@ def compare(
     if markdown_path:
         write_atomic(markdown_path, render_markdown(report))
     if html_dir is not None:
-        write_html(
+        announce_html(
             "compare",
             json.loads(dumps(report)),
             tuple(Path(p) for p in records),

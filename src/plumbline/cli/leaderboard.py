@@ -157,7 +157,7 @@ def build(
     index = None
     if html_dir is not None:
         name = output.stem if output is not None else "leaderboard"
-        index = write_html("leaderboard", name, document, list(logs), html_dir)
+        index = write_html("leaderboard", name, document, list(logs), html_dir).index
 
     def render(console: Console) -> None:
         render_terminal(board, console)

@@ -18,6 +18,7 @@ from rich.progress import (
 )
 
 from plumbline.cli.output import console, dumps, emit, error_console, json_option, to_jsonable
+from plumbline.cli.report import html_option
 from plumbline.records.io import write_atomic, write_json_atomic
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.errors import redact, secrets_from_environment
@@ -242,14 +243,7 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
     multiple=True,
     help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per quality point).",
 )
-@click.option(
-    "--html",
-    "html_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    metavar="DIR",
-    help="Write the reliability page (failed trials and responses from PATHS) as a static "
-    "site in DIR.",
-)
+@html_option
 @click.option("--embedding-model", default="all-MiniLM-L6-v2", show_default=True)
 @click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0))
 @click.option("--resamples", default=2000, show_default=True, type=click.IntRange(min=100))
@@ -299,8 +293,8 @@ def reliability(
     else:
         render_terminal(report, console)
     if html_dir is not None:
-        from plumbline.cli.compare import write_html
+        from plumbline.cli.compare import announce_html
 
-        write_html(
+        announce_html(
             "reliability", to_jsonable(report), tuple(paths), html_dir, quiet=json_path == "-"
         )

@@ -20,7 +20,7 @@ from rich.text import Text
 from plumbline.cli.output import emit, error_console, json_option
 
 if TYPE_CHECKING:
-    from plumbline.report.site import Kind
+    from plumbline.report.site import Kind, SiteResult
 
 
 def site_url(index: Path) -> str:
@@ -79,15 +79,21 @@ html_option = click.option(
     "--html",
     "html_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Also write the result as a static HTML site in this directory (works offline).",
+    metavar="DIR",
+    help="Also write the result as a page of the static HTML site in DIR (works offline; "
+    "reports already in DIR stay and are listed on its index).",
 )
 
 
 def write_html(
     kind: Kind, name: str, document: dict[str, Any], sources: Sequence[Path], directory: Path
-) -> Path:
-    """Write a one-report site for an in-memory result document; returns the index page."""
+) -> SiteResult:
+    """Write an in-memory result document's report into the site at `directory`.
+
+    Reports other commands wrote there stay and are listed on the index, so `compare --html
+    site/` and `reliability --html site/` build one site.
+    """
     from plumbline.report.site import SiteInput, write_site
 
     site_input = SiteInput(kind=kind, name=name, document=document, sources=tuple(sources))
-    return write_site([site_input], directory).index
+    return write_site([site_input], directory, keep_other_reports=True)

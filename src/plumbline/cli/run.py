@@ -244,7 +244,7 @@ def _leaderboard(
     if html_dir is not None:
         index = write_html(
             "leaderboard", output.stem, document, [Path(log) for log in logs], html_dir
-        )
+        ).index
 
     def render(console: Console) -> None:
         render_terminal(board, console)

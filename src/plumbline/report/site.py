@@ -298,12 +298,34 @@ def render_index(inputs: Sequence[SiteInput], slugs: Sequence[str]) -> Page:
     )
 
 
-def write_site(inputs: Sequence[SiteInput], out_dir: Path) -> SiteResult:
+def existing_reports(root: Path, exclude: set[str]) -> list[tuple[SiteInput, str]]:
+    """Reports an earlier run wrote under `root` (its `data/<slug>.json` beside
+    `<slug>/index.html`), except the slugs in `exclude`; for the index of a site that grows."""
+    found: list[tuple[SiteInput, str]] = []
+    for path in sorted((root / "data").glob("*.json")):
+        slug = path.stem
+        if slug in exclude or not (root / slug / "index.html").is_file():
+            continue
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        kind = document_kind(document)
+        if kind is not None:
+            found.append((SiteInput(kind=kind, name=slug, document=document), slug))
+    return found
+
+
+def write_site(
+    inputs: Sequence[SiteInput], out_dir: Path, *, keep_other_reports: bool = False
+) -> SiteResult:
     """Render every input's pages and the index under `out_dir`, each file written atomically.
 
     Each input's document is copied to `data/<slug>.json`. Pages are all rendered before the
     first file is written, so a renderer that fails leaves the previous site untouched; pages
-    of an earlier site in the same folders that this one no longer has are removed.
+    of an earlier site in the same folders that this one no longer has are removed. With
+    `keep_other_reports`, reports already in `out_dir` under other slugs stay and the index
+    lists them too (so `compare --html site/` and `reliability --html site/` share a site).
     """
     if not inputs:
         raise SiteInputError(
@@ -319,9 +341,12 @@ def write_site(inputs: Sequence[SiteInput], out_dir: Path) -> SiteResult:
                     f"renderer for {site_input.kind} wrote {page.path} outside {slug}/"
                 )
         pages.extend(rendered)
-    pages.append(render_index(inputs, slugs))
-
     root = Path(out_dir)
+    kept = existing_reports(root, set(slugs)) if keep_other_reports else []
+    pages.append(
+        render_index([*inputs, *(item for item, _ in kept)], [*slugs, *(slug for _, slug in kept)])
+    )
+
     written: list[Path] = []
     for page in pages:
         target = root / page.path
@@ -367,6 +392,7 @@ __all__ = [
     "SiteResult",
     "assign_slugs",
     "document_kind",
+    "existing_reports",
     "load_site_inputs",
     "render_index",
     "renderer_for",

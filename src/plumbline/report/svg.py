@@ -45,12 +45,17 @@ def _num(value: float) -> str:
 
 
 def format_value(value: float, *, percent: bool = False) -> str:
-    """A value as the axis and tooltips show it: `84.0%` or `0.84` (3 significant digits)."""
+    """A value as the axis and tooltips show it: `84.0%` or `0.84` (3 significant digits).
+
+    A value that rounds to zero reads `0`, never `-0`.
+    """
     if percent:
-        return f"{value * 100:.1f}%"
-    if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
-        return f"{value:.3g}"
-    return f"{value:.3g}" if abs(value) < 1 else f"{value:,.4g}"
+        text = f"{value * 100:.1f}%"
+    elif value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
+        text = f"{value:.3g}"
+    else:
+        text = f"{value:.3g}" if abs(value) < 1 else f"{value:,.4g}"
+    return text[1:] if text.startswith("-") and not any(c in "123456789" for c in text) else text
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -66,13 +71,10 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
         step = multiple * magnitude
         if step >= raw:
             break
-    start = math.ceil(low / step - 1e-9) * step
-    ticks: list[float] = []
-    value = start
-    while value <= high + step * 1e-9:
-        ticks.append(round(value, 12))
-        value += step
-    return ticks
+    # Multiples of the step, not a running sum: no drift, and no `-0.0` at zero.
+    first = math.ceil(low / step - 1e-9)
+    last = math.floor(high / step + 1e-9)
+    return [round(index * step, 12) + 0.0 for index in range(first, last + 1)]
 
 
 def _svg_open(width: int, height: int, label: str) -> str:
