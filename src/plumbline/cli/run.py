@@ -11,7 +11,9 @@ written to `<log-dir>/leaderboard.json` (validated and written atomically).
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -190,16 +192,19 @@ def run(
     from inspect_ai import eval_set
 
     log_dir.mkdir(parents=True, exist_ok=True)
-    success, logs = eval_set(
-        # Inspect resolves a mixed list element by element; its type hint lists only
-        # homogeneous lists.
-        cast(Any, tasks),
-        log_dir=str(log_dir),
-        model=list(models),
-        limit=limit,
-        epochs=epochs,
-        **options,
-    )
+    # Inspect's log messages go through rich's global console, i.e. to stdout; with --json,
+    # stdout holds the one JSON document, so everything Inspect prints goes to stderr.
+    with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+        success, logs = eval_set(
+            # Inspect resolves a mixed list element by element; its type hint lists only
+            # homogeneous lists.
+            cast(Any, tasks),
+            log_dir=str(log_dir),
+            model=list(models),
+            limit=limit,
+            epochs=epochs,
+            **options,
+        )
     _leaderboard(
         resolved.suite,
         [log_path(log.location) for log in logs],
