@@ -63,8 +63,19 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
 ) -> None:
     suite = make_suite()
     out = tmp_path / "results"
+    site = tmp_path / "site"
     document = run(
-        suite, out, "--repeats", "2", "--concurrency", "2", "--seed", "7", "--collect-analyze"
+        suite,
+        out,
+        "--repeats",
+        "2",
+        "--concurrency",
+        "2",
+        "--seed",
+        "7",
+        "--collect-analyze",
+        "--html",
+        str(site),
     )
     found = records(out)
     assert len(found) == 8 and document["ran"] == 8
@@ -92,6 +103,10 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
     markdown = (out / "compare.md").read_text()
     assert "## Every difference between arms" in markdown and "| add_files | — |" in markdown
     assert document["arm_differences"][0]["field"] == "add_files"
+    # The A/B page of the HTML site states the decision and every difference between arms.
+    page = (site / "compare" / "index.html").read_text(encoding="utf-8")
+    assert "prefer with_hint" in page and "Every difference between arms" in page
+    assert "HINT.md (sha256" in page and (site / "index.html").is_file()
     compared = CliRunner().invoke(
         main, ["compare", str(out / "records.jsonl"), "--control", "without_hint", "--json"]
     )

@@ -22,6 +22,7 @@ from plumbline.agent.plan import Plan, make_plan
 from plumbline.agent.profiles import PROFILES, AgentCommand, AgentCommandError, resolve_agent
 from plumbline.agent.suite import SuiteError, load_suite
 from plumbline.cli.output import console, dumps, emit, error_console, json_option
+from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.records.run_record import RunRecord
 
 COMPARE_JSON = "compare.json"
@@ -284,6 +285,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     is_flag=True,
     help=f"End with `plumbline compare` on the records ({COMPARE_JSON}, {COMPARE_MD}).",
 )
+@html_option
 @json_option
 def run_command(
     suite: str,
@@ -302,6 +304,7 @@ def run_command(
     duration_from: str,
     force: bool,
     collect_analyze: bool,
+    html_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Run every (task, arm, repeat) of SUITE in hermetic workspaces, interleaving arms, and
@@ -309,7 +312,8 @@ def run_command(
 
     Rerunning the same command resumes: recorded units are skipped. Each run's diff is saved
     under OUTPUT/diffs/, its logs under OUTPUT/logs/, the plan (schedule and every difference
-    between arms) in OUTPUT/plan.json.
+    between arms) in OUTPUT/plan.json. --html DIR implies --collect-analyze and adds the A/B
+    page, with every difference between arms, to the site in DIR.
     """
     plan = _plan(suite, agent, profile, repeats, seed, order)
     options = RunOptions(
@@ -344,10 +348,14 @@ def run_command(
     document: dict[str, Any] = result.to_dict()
     document["arm_differences"] = [d.to_dict() for d in plan.differences]
     report = None
-    if collect_analyze:
+    index = None
+    if collect_analyze or html_dir is not None:
         report = _analyze(plan, result)
         if report is not None:
             document["compare"] = report.to_dict()
+    if html_dir is not None and report is not None:
+        page = {**report.to_dict(), "arm_differences": differences_table(plan)}
+        index = write_html("compare", "compare", page, [result.records_path], html_dir).index
 
     def render(out: Console) -> None:
         render_result(result, out)
@@ -356,6 +364,8 @@ def run_command(
 
             render_terminal(report, out)
             out.print(f"analysis: {result.output / COMPARE_JSON}, {result.output / COMPARE_MD}")
+        if index is not None:
+            out.print(f"HTML site written to {html_dir}: open {site_url(index)}", soft_wrap=True)
 
     emit(document, as_json, render)
 
@@ -375,6 +385,17 @@ def _analyze(plan: Plan, result: RunResult) -> Any:
     write_atomic(result.output / COMPARE_JSON, dumps(report) + "\n")
     write_atomic(result.output / COMPARE_MD, render_markdown(report) + differences_markdown(plan))
     return report
+
+
+def differences_table(plan: Plan) -> dict[str, Any]:
+    """The arms' differences as display text per arm (for the A/B page of the HTML report)."""
+    return {
+        "arms": [arm.name for arm in plan.loaded.suite.arms],
+        "rows": [
+            {"field": d.field, "values": {arm: _short(v) for arm, v in d.values.items()}}
+            for d in plan.differences
+        ],
+    }
 
 
 def differences_markdown(plan: Plan) -> str:

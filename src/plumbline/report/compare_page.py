@@ -217,6 +217,9 @@ class CompareView:
     margins: str
     forest: list[ForestView]
     level: float
+    #: From `plumbline agent run --html`: the arms' names and each differing field's text per
+    #: arm; None when the document does not say (records from elsewhere).
+    arm_differences: dict[str, Any] | None = None
 
 
 def decision_badge(decision: str, treatment: str, control: str) -> str:
@@ -635,7 +638,23 @@ def compare_view(
         margins=margin_text,
         forest=forest_plots(comparisons, level),
         level=level,
+        arm_differences=_arm_differences(document.get("arm_differences")),
     )
+
+
+def _arm_differences(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict) or not isinstance(value.get("arms"), list):
+        return None
+    arms = [str(arm) for arm in value["arms"]]
+    rows = [
+        {
+            "field": str(row.get("field")),
+            "values": [str((row.get("values") or {}).get(a, "—")) for a in arms],
+        }
+        for row in value.get("rows") or []
+        if isinstance(row, dict)
+    ]
+    return {"arms": arms, "rows": rows}
 
 
 def render_compare_pages(site_input: SiteSource, slug: str) -> list[Page]:
