@@ -63,7 +63,12 @@ PRELOAD = (
 
 APP_DIR = "app"
 OUTDIR = "cdk.out"
-COLLECT = (f"{OUTDIR}/*manifest.json", f"{OUTDIR}/*.template.json", f"{OUTDIR}/*.metadata.json")
+COLLECT = (
+    f"{OUTDIR}/*manifest.json",
+    f"{OUTDIR}/*.template.json",
+    f"{OUTDIR}/*.metadata.json",
+    f"{OUTDIR}/*validation-report.json",  # aws-cdk-lib's built-in validator, when it ran
+)
 _PYTHON = re.compile(r"^(?:.*/)?(?:python|py)(?:\d+(?:\.\d+)?)?$")
 
 
@@ -294,6 +299,27 @@ def _annotations(
     return found
 
 
+def _builtin_validation_notes(files: dict[str, str]) -> list[str]:
+    """The findings of aws-cdk-lib's built-in validator (its `validation-report.json`)."""
+    notes: list[str] = []
+    for name, text in files.items():
+        if not name.endswith("validation-report.json"):
+            continue
+        try:
+            document = json.loads(text)
+        except ValueError:
+            continue
+        if not isinstance(document, dict):
+            continue
+        for plugin in document.get("pluginReports") or []:
+            for violation in (plugin.get("violations") or [])[:20]:
+                notes.append(
+                    f"CDK built-in validation ({plugin.get('pluginName')}): "
+                    f"{violation.get('ruleName')} {violation.get('description')}"
+                )
+    return notes
+
+
 def _count_resources(template: Any) -> int:
     resources = template.get("Resources") if isinstance(template, dict) else None
     if not isinstance(resources, dict):
@@ -441,6 +467,7 @@ class CdkSynthesizer:
         errors = _annotations(manifests, result.files, "error")
         warnings = _annotations(manifests, result.files, "warning")
         report.notes.extend(f"CDK warning: {w}" for w in warnings[:20])
+        report.notes.extend(_builtin_validation_notes(result.files))
         if errors:
             report.outcome = Outcome.SYNTH_ERROR
             report.reason = f"CDK reported {len(errors)} error(s): {errors[0]}"
