@@ -66,10 +66,10 @@ def _dead(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def gone(pid: int) -> bool:
+def gone(pid: int, timeout: float = 10.0) -> bool:
     """The process no longer runs (absent, or a zombie waiting to be reaped). A SIGKILLed
     process dies when the kernel next schedules it, so this waits a little for that."""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + timeout
     while not _dead(pid):
         if time.monotonic() > deadline:
             return False

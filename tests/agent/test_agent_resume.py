@@ -56,11 +56,14 @@ def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
     finally:
         harness.send_signal(signal.SIGKILL)
         harness.wait()
-    # The blocked agent leads its own process group, which survives the harness; end it.
+    # The blocked agent leads its own process group, which survives the harness: its lease
+    # says where it works, and the rerun ends it before running anything.
     started = sorted(signals.glob("*.started"), key=lambda p: p.stat().st_mtime_ns)
     blocked = int(started[-1].read_text())
-    os.killpg(blocked, signal.SIGKILL)
-    assert gone(blocked)
+    leases = list((out / "running").glob("*.json"))
+    assert len(leases) == 1 and not gone(blocked, timeout=0.2)
+    trial_root = Path(json.loads(leases[0].read_text())["trial_root"])
+    assert trial_root.is_dir()
 
     lines = (out / "records.jsonl").read_text().splitlines()
     assert len(lines) == 2  # the two finished runs; nothing of the one interrupted
@@ -69,10 +72,19 @@ def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
     with (out / "records.jsonl").open("a") as handle:
         handle.write('{"task_id": "fix-add", "arm": "with_h')
 
-    rerun = subprocess.run(command, capture_output=True, text=True, check=False)
+    try:
+        rerun = subprocess.run(command, capture_output=True, text=True, check=False)
+    finally:
+        reclaimed_in_time = gone(blocked)
+        if not reclaimed_in_time:
+            os.killpg(blocked, signal.SIGKILL)
     assert rerun.returncode == 0, rerun.stderr
+    assert reclaimed_in_time, "the rerun left the interrupted trial's agent running"
     document = json.loads(rerun.stdout)
     assert document["ran"] == 2 and document["skipped"] == 2
+    assert [r["trial_root"] for r in document["reclaimed"]] == [str(trial_root)]
+    assert document["reclaimed"][0]["killed"] >= 1
+    assert not trial_root.exists() and list((out / "running").iterdir()) == []
     found = read_jsonl(out / "records.jsonl")
     assert found[:2] == first_two
     counts = Counter((r["task_id"], r["arm"], r["repeat"]) for r in found)

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from plumbline.agent.leases import TRIAL_PREFIX, Reclaimed, reclaim, release, take
 from plumbline.agent.plan import Plan, final_prompt, prompt_path
 from plumbline.agent.process import ProcessRegistry, run_process, run_shell
 from plumbline.agent.profiles import REPORTED_FIELDS, count_runs_of
@@ -110,6 +111,7 @@ class RunResult:
     skipped: int
     arms: dict[str, ArmTally]
     record_errors: list[str]
+    reclaimed: list[Reclaimed] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,6 +122,10 @@ class RunResult:
             "skipped": self.skipped,
             "arms": {arm: tally.to_dict() for arm, tally in self.arms.items()},
             "record_errors": self.record_errors,
+            "reclaimed": [
+                {"run_id": r.run_id, "trial_root": str(r.trial_root), "killed": r.killed}
+                for r in self.reclaimed
+            ],
         }
 
 
@@ -244,6 +250,8 @@ class Harness:
 
     def run(self) -> RunResult:
         self._prepare()
+        # Trials a killed harness left behind: end what still runs there before anything new.
+        reclaimed = reclaim(self.options.output, keep_workspaces=self.options.keep_workspaces)
         # Opening the appender first repairs a partial last line left by a killed harness.
         self._appender = JsonlAppender(self.records_path)
         try:
@@ -272,6 +280,7 @@ class Harness:
             len(self.plan.schedule) - len(pending),
             tally(records, arms),
             errors,
+            reclaimed,
         )
 
     # -- one trial -----------------------------------------------------------------------
@@ -346,7 +355,8 @@ class Harness:
         record = self._base_record(unit, run_id)
         started = time.monotonic()
         try:
-            trial = create_trial(self.base, "plumbline-trial")
+            trial = create_trial(self.base, TRIAL_PREFIX)
+            lease = take(self.options.output, run_id, trial.root)
         except OSError as error:
             return self._infra(record, "workspace_failed", f"creating the trial directory: {error}")
         try:
@@ -366,6 +376,7 @@ class Harness:
                 record["workspace"] = str(trial.workspace)
             else:
                 shutil.rmtree(trial.root, ignore_errors=True)
+            release(lease)
 
     def _commands(
         self, commands: list[str], trial: Trial, env: dict[str, str], name: str

@@ -229,6 +229,13 @@ def render_result(result: RunResult, out: Console) -> None:
             str(tally.protected_paths_modified),
         )
     out.print(table)
+    if result.reclaimed:
+        killed = sum(r.killed for r in result.reclaimed)
+        out.print(
+            f"reclaimed {len(result.reclaimed)} trial(s) an interrupted harness left running "
+            f"({killed} process(es) ended); they ran again",
+            soft_wrap=True,
+        )
     out.print(f"ran {result.ran}, already recorded {result.skipped}, scheduled {result.scheduled}")
     for problem in result.record_errors[:20]:
         out.print(f"[red]{problem}[/]", markup=True, soft_wrap=True)

@@ -1,0 +1,122 @@
+"""Trials in flight, written down, so that a killed harness leaves nothing running.
+
+Before a trial starts the harness writes `OUTPUT/running/<run_id>.json` naming its trial
+directory, and deletes it once the directory is gone. A harness killed in between (SIGKILL,
+a crash, a power cut) leaves the lease behind, and with it perhaps an agent still working in
+its own session. The next run of the same command reclaims every lease first: it kills each
+process still working in that trial (its working directory, or its HOME, lies inside the
+trial directory), removes the directory, and deletes the lease. The unit has no record, so
+it runs again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from plumbline.records.io import write_json_atomic
+
+RUNNING = "running"
+#: Every trial directory's name starts so; a lease never leads to deleting anything else.
+TRIAL_PREFIX = "plumbline-trial"
+
+
+@dataclass(frozen=True)
+class Reclaimed:
+    """What reclaiming one lease found: the trial, and how many processes were still in it."""
+
+    run_id: str
+    trial_root: Path
+    killed: int
+
+
+def lease_path(output: Path, run_id: str) -> Path:
+    return output / RUNNING / f"{run_id}.json"
+
+
+def take(output: Path, run_id: str, trial_root: Path) -> Path:
+    """Write the lease of a trial about to run; returns its path."""
+    path = lease_path(output, run_id)
+    write_json_atomic(path, {"run_id": run_id, "trial_root": str(trial_root), "pid": os.getpid()})
+    return path
+
+
+def release(lease: Path) -> None:
+    lease.unlink(missing_ok=True)
+
+
+def _inside(path: str, root: Path) -> bool:
+    return path == str(root) or path.startswith(f"{root}/")
+
+
+def processes_in(trial_root: Path) -> list[int]:
+    """Processes (of any session) whose working directory or HOME is inside `trial_root`."""
+    found: list[int] = []
+    own = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == own:
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone, or not ours to inspect
+        homes = [v[5:].decode(errors="replace") for v in environ if v.startswith(b"HOME=")]
+        if _inside(cwd, trial_root) or any(_inside(home, trial_root) for home in homes):
+            found.append(int(entry.name))
+    return found
+
+
+def _kill(pids: list[int]) -> None:
+    own_group = os.getpgrp()
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            group = os.getpgid(pid)
+            if group != own_group:
+                os.killpg(group, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
+
+
+def reclaim(output: Path, *, keep_workspaces: bool = False) -> list[Reclaimed]:
+    """End what every lease left in `output` still has running; remove the trial directories
+    (unless `keep_workspaces`) and the leases."""
+    reclaimed: list[Reclaimed] = []
+    for lease in sorted((output / RUNNING).glob("*.json")):
+        try:
+            document = json.loads(lease.read_text(encoding="utf-8"))
+            run_id, root = str(document["run_id"]), Path(document["trial_root"])
+        except (OSError, ValueError, KeyError, TypeError):
+            release(lease)  # a lease cut short by the kill itself: nothing ran under it yet
+            continue
+        killed = 0
+        if root.is_absolute() and root.name.startswith(f"{TRIAL_PREFIX}."):
+            for _attempt in range(20):  # a dying process may still fork: look again
+                pids = processes_in(root)
+                if not pids:
+                    break
+                killed += len(pids)
+                _kill(pids)
+                time.sleep(0.05)
+            if not keep_workspaces:
+                shutil.rmtree(root, ignore_errors=True)
+        release(lease)
+        reclaimed.append(Reclaimed(run_id, root, killed))
+    return reclaimed
+
+
+__all__ = [
+    "RUNNING",
+    "TRIAL_PREFIX",
+    "Reclaimed",
+    "lease_path",
+    "processes_in",
+    "reclaim",
+    "release",
+    "take",
+]
