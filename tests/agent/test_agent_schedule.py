@@ -77,6 +77,17 @@ def test_abba_alternates_arm_order_block_by_block() -> None:
     assert [u.repeat for u in schedule] == [0, 0, 1, 1, 2, 2, 3, 3]
 
 
+@pytest.mark.parametrize("tasks", [1, 2, 3, 4])
+def test_abba_gives_every_task_each_arm_first_equally_often(tasks: int) -> None:
+    task_ids = [f"t{i}" for i in range(tasks)]
+    schedule = build_schedule(task_ids, ARMS, 4, order="abba")
+    firsts = Counter(
+        (unit.task_id, unit.arm)
+        for unit in schedule[:: len(ARMS)]  # first unit of each block
+    )
+    assert all(firsts[(task, arm)] == 2 for task in task_ids for arm in ARMS)
+
+
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="at least two arms"):
         build_schedule(TASKS, ["only"], 1)

@@ -4,7 +4,8 @@ Every (task, repeat) is a block holding one run of each arm. `random` shuffles t
 seeded generator and orders the arms inside each block by a rotation of one random arm order,
 the rotations dealt out evenly and shuffled (a randomised complete block design in which each
 arm runs first, second, ... equally often, so a slow start or a warming cache favours no arm);
-`abba` walks the blocks repeat by repeat and alternates the arm order (A B, B A, A B, ...).
+`abba` walks the blocks repeat by repeat and alternates the arm order (A B, B A, A B, ...)
+from one repeat of a task to the next and from one task to the next.
 Either way each arm's runs are spread over the whole run, never all of one arm first.
 """
 
@@ -59,8 +60,11 @@ def build_schedule(
             sequence = base[rotation:] + base[:rotation]
             ordered.extend((task, arm, repeat) for arm in sequence)
     elif order == "abba":
-        for number, (task, repeat) in enumerate(blocks):
-            sequence = arms if number % 2 == 0 else arms[::-1]
+        # Alternate by repeat within each task (and between neighbouring tasks), so every task
+        # has each arm first equally often whatever the number of tasks.
+        index = {task: number for number, task in enumerate(task_ids)}
+        for task, repeat in blocks:
+            sequence = arms if (repeat + index[task]) % 2 == 0 else arms[::-1]
             ordered.extend((task, arm, repeat) for arm in sequence)
     else:
         raise ValueError(f"unknown order {order!r}: use random or abba")
