@@ -104,7 +104,7 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
     assert "## Every difference between arms" in markdown and "| add_files | — |" in markdown
     assert document["arm_differences"][0]["field"] == "add_files"
     # The A/B page of the HTML site states the decision and every difference between arms.
-    page = (site / "compare" / "index.html").read_text(encoding="utf-8")
+    page = (site / "compare-results" / "index.html").read_text(encoding="utf-8")
     assert "prefer with_hint" in page and "Every difference between arms" in page
     assert "HINT.md (sha256" in page and (site / "index.html").is_file()
     compared = CliRunner().invoke(

@@ -237,10 +237,11 @@ def test_compare_html_option_writes_the_site(
         main, ["compare", str(RUNS), "--resamples", "500", "--json", str(out), "--html", str(site)]
     )
     assert result.exit_code == 0, result.output
-    page = site / "compare" / "index.html"
+    page = site / "compare-agent-runs" / "index.html"
     assert f"HTML report: {page.resolve().as_uri()}" in result.output.replace("\n", "")
     # The page's data copy is exactly what --json wrote; the records fed the distributions.
-    assert json.loads((site / "data" / "compare.json").read_text()) == json.loads(out.read_text())
+    copy = site / "data" / "compare-agent-runs.json"
+    assert json.loads(copy.read_text()) == json.loads(out.read_text())
     html = page.read_text()
     assert "One point per run" in html and 'id="run-table"' in html
     assert (site / "index.html").is_file()
@@ -265,7 +266,17 @@ def test_compare_html_with_json_on_stdout_keeps_stdout_json(tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["decision"] == MIXED
     assert "HTML report:" in result.stderr
-    assert (site / "compare" / "index.html").is_file()
+    assert (site / "compare-agent-runs" / "index.html").is_file()
+    # A comparison of other records gets a page of its own beside the first.
+    other = write_run_records(tmp_path / "other.jsonl", ["control", "treatment"], ["t1", "t2"], 3)
+    again = CliRunner().invoke(
+        main,
+        ["compare", str(other), "-t", "treatment", "-c", "control", "--html", str(site)],
+    )
+    assert again.exit_code == 0, again.output
+    index = (site / "index.html").read_text()
+    assert 'href="compare-agent-runs/index.html"' in index
+    assert 'href="compare-other/index.html"' in index
 
 
 def test_invalid_run_records_are_reported_on_the_page(

@@ -231,9 +231,9 @@ def test_reliability_html_option_writes_the_site(
         ["reliability", str(trials), "--resamples", "200", "--json", str(out), "--html", str(site)],
     )
     assert result.exit_code == 0, result.output
-    page = site / "reliability" / "index.html"
+    page = site / "reliability-trials" / "index.html"
     assert f"HTML report: {page.resolve().as_uri()}" in result.output.replace("\n", "")
-    assert json.loads((site / "data" / "reliability.json").read_text()) == json.loads(
+    assert json.loads((site / "data" / "reliability-trials.json").read_text()) == json.loads(
         out.read_text()
     )
     html = page.read_text()

@@ -22,7 +22,7 @@ from plumbline.agent.plan import Plan, make_plan
 from plumbline.agent.profiles import PROFILES, AgentCommand, AgentCommandError, resolve_agent
 from plumbline.agent.suite import SuiteError, load_suite
 from plumbline.cli.output import console, dumps, emit, error_console, json_option
-from plumbline.cli.report import html_option, site_url, write_html
+from plumbline.cli.report import html_option, report_name, site_url, write_html
 from plumbline.records.run_record import RunRecord
 
 COMPARE_JSON = "compare.json"
@@ -362,7 +362,8 @@ def run_command(
             document["compare"] = report.to_dict()
     if html_dir is not None and report is not None:
         page = {**report.to_dict(), "arm_differences": differences_table(plan)}
-        index = write_html("compare", "compare", page, [result.records_path], html_dir).index
+        name = report_name("compare", [result.output])
+        index = write_html("compare", name, page, [result.records_path], html_dir).index
 
     def render(out: Console) -> None:
         render_result(result, out)

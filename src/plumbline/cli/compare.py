@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from plumbline.cli.output import console, dumps, error_console
-from plumbline.cli.report import html_option, write_html
+from plumbline.cli.report import html_option, report_name, write_html
 from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
 from plumbline.compare.decision import Margins
 from plumbline.compare.render import render_markdown, render_terminal
@@ -35,7 +35,7 @@ def announce_html(
 
     With JSON on stdout the message goes to stderr, so stdout stays one JSON document.
     """
-    result = write_html(kind, kind, document, sources, directory)
+    result = write_html(kind, report_name(kind, sources), document, sources, directory)
     page = result.pages[0] if result.pages else result.index
     (error_console if quiet else console).print(
         f"HTML report: {page.resolve().as_uri()}", soft_wrap=True

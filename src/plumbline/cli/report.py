@@ -85,6 +85,12 @@ html_option = click.option(
 )
 
 
+def report_name(kind: Kind, sources: Sequence[Path]) -> str:
+    """A report's name in a shared site: its kind and what it was computed from, so that
+    results of different inputs get pages of their own (`compare-agent_runs`)."""
+    return "-".join([kind, *(Path(source).stem for source in sources)])[:80]
+
+
 def write_html(
     kind: Kind, name: str, document: dict[str, Any], sources: Sequence[Path], directory: Path
 ) -> SiteResult:
