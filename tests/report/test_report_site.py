@@ -189,3 +189,22 @@ def test_report_command_builds_a_fresh_site_from_its_inputs_only(
     shutil.copy(scenario.leaderboard, site / "data" / "old.json")
     result = write_site(load_site_inputs([scenario.leaderboard]), site)
     assert 'href="old/index.html"' not in result.index.read_text(encoding="utf-8")
+
+
+def test_each_comparison_gets_only_the_run_records_it_was_computed_from(tmp_path: Path) -> None:
+    from pages_support import compare_document, write_run_records
+
+    arms = ["control", "treatment"]
+    first = write_run_records(tmp_path / "first.jsonl", arms, ["t1", "t2"], 3)
+    second = write_run_records(tmp_path / "second.jsonl", arms, ["u1", "u2", "u3"], 2)
+    documents = []
+    for records in (first, second):
+        document = compare_document([records], treatments=["treatment"], control="control")
+        target = tmp_path / f"{records.stem}-compare.json"
+        target.write_text(json.dumps(document), encoding="utf-8")
+        documents.append(target)
+    inputs = load_site_inputs([*documents, first, second])
+    assert [(i.name, i.sources) for i in inputs] == [
+        ("first-compare", (first,)),
+        ("second-compare", (second,)),
+    ]

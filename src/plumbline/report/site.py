@@ -161,7 +161,8 @@ def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput]:
     """Read result documents and attach the sources given beside them.
 
     Inspect logs (files, or directories searched recursively) go to every leaderboard, run
-    record files to every comparison, trial record files to every reliability report. Raises
+    record files to the comparison computed from them (`own_sources`), trial record files to
+    every reliability report. Raises
     `SiteInputError` listing every unusable path as `file: problem`, and a source given without
     any document of its kind.
     """
@@ -199,9 +200,27 @@ def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput]:
         raise SiteInputError(problems)
     unique = {kind: list(dict.fromkeys(found)) for kind, found in sources.items()}
     return [
-        SiteInput(kind=kind, name=name, document=document, sources=tuple(unique[kind]))
+        SiteInput(
+            kind=kind, name=name, document=document, sources=own_sources(document, unique[kind])
+        )
         for kind, name, document in documents
     ]
+
+
+def own_sources(document: dict[str, Any], candidates: Sequence[Path]) -> tuple[Path, ...]:
+    """The candidates a document was computed from, when it names its input files (a compare
+    document's `input.files`), matched by resolved path, else by file name; all candidates
+    when it names none, so that two comparisons in one site never mix their runs."""
+    files = (document.get("input") or {}).get("files") if isinstance(document, dict) else None
+    if not isinstance(files, list) or not files:
+        return tuple(candidates)
+    named = [Path(str(file)) for file in files]
+    resolved = {path.resolve() for path in named}
+    by_path = [c for c in candidates if c.resolve() in resolved]
+    if by_path:
+        return tuple(by_path)
+    names = {path.name for path in named}
+    return tuple(c for c in candidates if c.name in names)
 
 
 def slugify(text: str) -> str:
