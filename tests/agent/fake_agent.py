@@ -14,7 +14,9 @@ blocks in stream-json). Test behaviours are switched on by environment variables
 - FAKE_IGNORE_TERM=1: ignore SIGTERM (the harness must escalate to SIGKILL);
 - FAKE_SLEEP=SECONDS: sleep that long before answering (past a time limit, on request);
 - FAKE_BAD_USAGE=1: report a negative input token count and a string cost (malformed output);
-- FAKE_SECRET_NAME=NAME: print the value of $NAME (a passed-through key) on stdout and stderr.
+- FAKE_SECRET_NAME=NAME: print the value of $NAME (a passed-through key) on stdout and stderr;
+- FAKE_SHELL=COMMAND: run a shell command in the workspace first (an agent tampering with its
+  `.git`, its workspace, or the directories above it).
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ def main() -> None:
     if os.environ.get("FAKE_REPORT"):
         Path(".agent-report.json").write_text(json.dumps(observe(prompt), indent=2))
     time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+    if os.environ.get("FAKE_SHELL"):
+        subprocess.run(os.environ["FAKE_SHELL"], shell=True, check=False)
 
     hint = Path("HINT.md")
     if hint.exists():

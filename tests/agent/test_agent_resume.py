@@ -62,8 +62,13 @@ def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
     blocked = int(started[-1].read_text())
     leases = list((out / "running").glob("*.json"))
     assert len(leases) == 1 and not gone(blocked, timeout=0.2)
-    trial_root = Path(json.loads(leases[0].read_text())["trial_root"])
+    lease = json.loads(leases[0].read_text())
+    trial_root = Path(lease["trial_root"])
     assert trial_root.is_dir()
+    # The pristine copies of `.git` live outside the trial directory, in the run's own place.
+    baselines = Path(lease["baseline"]).parent
+    assert baselines.name.startswith("plumbline-baselines.") and baselines.is_dir()
+    assert not baselines.is_relative_to(trial_root)
 
     lines = (out / "records.jsonl").read_text().splitlines()
     assert len(lines) == 2  # the two finished runs; nothing of the one interrupted
@@ -85,6 +90,7 @@ def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
     assert [r["trial_root"] for r in document["reclaimed"]] == [str(trial_root)]
     assert document["reclaimed"][0]["killed"] >= 1
     assert not trial_root.exists() and list((out / "running").iterdir()) == []
+    assert not baselines.exists()  # reclaimed with the lease
     found = read_jsonl(out / "records.jsonl")
     assert found[:2] == first_two
     counts = Counter((r["task_id"], r["arm"], r["repeat"]) for r in found)

@@ -34,7 +34,14 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from plumbline.agent.leases import TRIAL_PREFIX, Reclaimed, reclaim, release, take
+from plumbline.agent.leases import (
+    BASELINES_PREFIX,
+    TRIAL_PREFIX,
+    Reclaimed,
+    reclaim,
+    release,
+    take,
+)
 from plumbline.agent.plan import Plan, final_prompt, prompt_path
 from plumbline.agent.process import ProcessRegistry, run_process, run_shell
 from plumbline.agent.profiles import REPORTED_FIELDS, count_runs_of
@@ -44,15 +51,17 @@ from plumbline.agent.workspace import (
     Trial,
     WorkspaceError,
     agent_environment,
+    baseline_diff,
     check_trial_base,
     commit_all,
     copy_dir_source,
     copy_git_source,
     create_trial,
     init_repository,
-    matching,
-    restore,
-    staged_diff,
+    protected_changes,
+    restore_snapshot,
+    save_baseline,
+    snapshot_protected,
 )
 from plumbline.records.io import JsonlAppender, read_records, write_atomic, write_json_atomic
 from plumbline.records.run_record import RunRecord
@@ -199,6 +208,8 @@ class Harness:
         self._lock = threading.Lock()
         self._appender: JsonlAppender | None = None
         self.pending_count = 0  # units this run executes (set when it starts)
+        # Pristine copies of each trial's `.git`, outside every trial directory (set per run).
+        self._baselines: Path | None = None
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -254,6 +265,7 @@ class Harness:
         reclaimed = reclaim(self.options.output, keep_workspaces=self.options.keep_workspaces)
         # Opening the appender first repairs a partial last line left by a killed harness.
         self._appender = JsonlAppender(self.records_path)
+        self._baselines = Path(tempfile.mkdtemp(prefix=f"{BASELINES_PREFIX}.", dir=self.base))
         try:
             existing, _ = read_existing(self.records_path)
             pending = self.pending(existing)
@@ -270,6 +282,7 @@ class Harness:
                     raise
         finally:
             self._appender.close()
+            shutil.rmtree(self._baselines, ignore_errors=True)
         records, errors = read_existing(self.records_path)
         arms = [arm.name for arm in self.plan.loaded.suite.arms]
         return RunResult(
@@ -354,13 +367,15 @@ class Harness:
         run_id = f"{_safe(unit.task_id)}.{_safe(unit.arm)}.r{unit.repeat}.{uuid.uuid4().hex[:8]}"
         record = self._base_record(unit, run_id)
         started = time.monotonic()
+        assert self._baselines is not None
+        baseline = self._baselines / run_id
         try:
             trial = create_trial(self.base, TRIAL_PREFIX)
-            lease = take(self.options.output, run_id, trial.root)
+            lease = take(self.options.output, run_id, trial.root, baseline)
         except OSError as error:
             return self._infra(record, "workspace_failed", f"creating the trial directory: {error}")
         try:
-            result = self._in_trial(unit, trial, record)
+            result = self._in_trial(unit, trial, record, baseline)
             if result is not None and result.get("infra_failure"):
                 result["duration_seconds"] = round(time.monotonic() - started, 3)
             return result
@@ -376,6 +391,7 @@ class Harness:
                 record["workspace"] = str(trial.workspace)
             else:
                 shutil.rmtree(trial.root, ignore_errors=True)
+            shutil.rmtree(baseline, ignore_errors=True)
             release(lease)
 
     def _commands(
@@ -413,7 +429,9 @@ class Harness:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(self.plan.loaded.file_content(item))
 
-    def _in_trial(self, unit: Unit, trial: Trial, record: dict[str, Any]) -> dict[str, Any] | None:
+    def _in_trial(
+        self, unit: Unit, trial: Trial, record: dict[str, Any], baseline: Path
+    ) -> dict[str, Any] | None:
         plan = self.plan
         suite = plan.loaded.suite
         task_plan = plan.tasks[unit.task_id]
@@ -446,6 +464,13 @@ class Harness:
             initial = commit_all(workspace, env)
         except WorkspaceError as error:
             return self._infra(record, "workspace_failed", f"initial commit: {error}")
+        try:
+            # Once the agent runs, the workspace and its `.git` are the agent's: the protected
+            # files are kept here and the repository where the agent does not work.
+            snapshot = snapshot_protected(workspace, task_plan.protected)
+            save_baseline(workspace, baseline)
+        except OSError as error:
+            return self._infra(record, "workspace_failed", f"saving the initial state: {error}")
         if self.registry.stopping.is_set():
             return None
 
@@ -497,21 +522,30 @@ class Harness:
             record["duration_seconds"] = round(result.duration_seconds, 3)
 
         try:
-            patch, changed = staged_diff(workspace, initial, env)
-        except WorkspaceError as error:
-            # The agent broke the repository (deleted .git, say): its run still counts, with
-            # no diff and unknown protected edits; the reason goes to the run's logs.
+            patch = baseline_diff(workspace, baseline, initial, env)
+        except (OSError, WorkspaceError) as error:
+            # The diff helps a reviewer; without it the run still counts (the reason goes to
+            # the run's logs).
             (trial.logs / "diff.error").write_text(f"{error}\n")
         else:
             diff_file = Path("diffs") / f"{record['run_id']}.patch"
             write_atomic(self.options.output / diff_file, self.redact.bytes(patch))
             record["diff_file"] = diff_file.as_posix()
-            protected = matching(workspace, initial, changed, task_plan.protected)
-            record["protected_paths_modified"] = protected
-            record["protected_paths_restored"] = False
-            if protected and suite.restore_protected:
-                restore(workspace, initial, protected, env)
-                record["protected_paths_restored"] = True
+        protected = protected_changes(workspace, snapshot, task_plan.protected)
+        record["protected_paths_modified"] = protected
+        record["protected_paths_restored"] = False
+        if protected and suite.restore_protected:
+            try:
+                restore_snapshot(workspace, snapshot, protected)
+            except OSError as error:
+                # Never judge the run on files the agent rewrote: it fails, with the reason.
+                record["failure_reason"] = self.redact.text(
+                    f"protected files could not be restored, so the acceptance check did not "
+                    f"run: {error}"
+                )[:2000]
+                record["ended_at_utc"] = _now()
+                return record
+            record["protected_paths_restored"] = True
 
         acceptance = run_shell(
             task.acceptance,

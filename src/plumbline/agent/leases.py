@@ -25,6 +25,8 @@ from plumbline.records.io import write_json_atomic
 RUNNING = "running"
 #: Every trial directory's name starts so; a lease never leads to deleting anything else.
 TRIAL_PREFIX = "plumbline-trial"
+#: The per-run directory of pristine `.git` copies (outside every trial directory) starts so.
+BASELINES_PREFIX = "plumbline-baselines"
 
 
 @dataclass(frozen=True)
@@ -40,10 +42,14 @@ def lease_path(output: Path, run_id: str) -> Path:
     return output / RUNNING / f"{run_id}.json"
 
 
-def take(output: Path, run_id: str, trial_root: Path) -> Path:
-    """Write the lease of a trial about to run; returns its path."""
+def take(output: Path, run_id: str, trial_root: Path, baseline: Path | None = None) -> Path:
+    """Write the lease of a trial about to run (its directory, and where its pristine `.git`
+    copy goes); returns its path."""
     path = lease_path(output, run_id)
-    write_json_atomic(path, {"run_id": run_id, "trial_root": str(trial_root), "pid": os.getpid()})
+    document = {"run_id": run_id, "trial_root": str(trial_root), "pid": os.getpid()}
+    if baseline is not None:
+        document["baseline"] = str(baseline)
+    write_json_atomic(path, document)
     return path
 
 
@@ -105,12 +111,16 @@ def reclaim(output: Path, *, keep_workspaces: bool = False) -> list[Reclaimed]:
                 time.sleep(0.05)
             if not keep_workspaces:
                 shutil.rmtree(root, ignore_errors=True)
+        baselines = Path(str(document.get("baseline", ""))).parent
+        if baselines.is_absolute() and baselines.name.startswith(f"{BASELINES_PREFIX}."):
+            shutil.rmtree(baselines, ignore_errors=True)
         release(lease)
         reclaimed.append(Reclaimed(run_id, root, killed))
     return reclaimed
 
 
 __all__ = [
+    "BASELINES_PREFIX",
     "RUNNING",
     "TRIAL_PREFIX",
     "Reclaimed",

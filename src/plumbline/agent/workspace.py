@@ -9,9 +9,12 @@ trial or project is visible. The agent's environment is built from an allow-list
 
 from __future__ import annotations
 
+import functools
 import io
 import os
+import re
 import shutil
+import stat
 import subprocess
 import tarfile
 import tempfile
@@ -240,59 +243,188 @@ def commit_all(workspace: Path, env: Mapping[str, str]) -> str:
     return git(workspace, "rev-parse", "HEAD", env=env).decode().strip()
 
 
-def staged_diff(workspace: Path, initial: str, env: Mapping[str, str]) -> tuple[bytes, list[str]]:
-    """Everything changed since `initial` (new files included): a binary patch and the paths."""
-    git(workspace, "add", "--all", env=env)
-    patch = git(workspace, "diff", "--cached", "--binary", "--no-renames", initial, env=env)
-    names = git(
-        workspace, "diff", "--cached", "--name-only", "--no-renames", "-z", initial, env=env
-    )
-    return patch, [n for n in names.decode("utf-8", "replace").split("\0") if n]
-
-
-def matching(workspace: Path, initial: str, paths: list[str], globs: list[str]) -> list[str]:
-    """The changed `paths` that match any of `globs` (git's `:(glob)` pathspecs, `**` works)."""
-    if not globs or not paths:
-        return []
-    specs = [f":(glob){pattern}" for pattern in globs]
-    out = git(
-        workspace,
-        "diff",
-        "--cached",
-        "--name-only",
-        "--no-renames",
-        "-z",
-        initial,
-        "--",
-        *specs,
-        env={},
-    )
-    chosen = {n for n in out.decode("utf-8", "replace").split("\0") if n}
-    return [p for p in paths if p in chosen]
-
-
-def restore(workspace: Path, initial: str, paths: list[str], env: Mapping[str, str]) -> None:
-    """Put `paths` back as they were in `initial` (files the agent added are removed)."""
-    for path in paths:
-        try:
-            git(workspace, "cat-file", "-e", f"{initial}:{path}", env=env)
-        except WorkspaceError:
-            target = workspace / path
-            if target.is_symlink() or target.is_file():
-                target.unlink()
-            elif target.is_dir():
-                shutil.rmtree(target)
-            git(workspace, "rm", "--cached", "--quiet", "--ignore-unmatch", "--", path, env=env)
+@functools.lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """git's `:(glob)` pathspec as a regular expression: `*` and `?` stay within one path
+    component, `**/` matches any leading directories, `/**` everything inside."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("/**", i) and i + 3 == len(pattern):
+            out.append("/.*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+            i = end + 1
         else:
-            git(workspace, "checkout", initial, "--", path, env=env)
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+def matches_globs(path: str, globs: list[str]) -> bool:
+    """Whether a workspace path matches any of `globs` as git's `:(glob)` pathspecs do (a
+    pattern naming a directory matches everything below it)."""
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+    return any(
+        regex.fullmatch(prefix)
+        for regex in (_glob_regex(pattern.rstrip("/")) for pattern in globs)
+        for prefix in prefixes
+    )
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One protected file as it was: a regular file's bytes and mode, or a symlink's target."""
+
+    kind: str  # "file" or "link"
+    data: bytes
+    mode: int = 0o644
+
+
+def _entries(workspace: Path) -> dict[str, Entry | None]:
+    """Every file and symlink in the workspace (not below a symlinked directory, not in
+    `.git`); values are filled in by the caller."""
+    found: dict[str, Entry | None] = {}
+    for top, dirs, files in os.walk(workspace, followlinks=False):
+        rel = os.path.relpath(top, workspace)
+        prefix = "" if rel == "." else f"{rel}/"
+        if not prefix:
+            dirs[:] = [d for d in dirs if d != ".git"]
+        for name in [*files, *(d for d in dirs if os.path.islink(os.path.join(top, d)))]:
+            found[f"{prefix}{name}"] = None
+    return found
+
+
+def _read_entry(path: Path) -> Entry:
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode):
+        return Entry("link", os.fsencode(os.readlink(path)))
+    return Entry("file", path.read_bytes(), stat.S_IMODE(info.st_mode))
+
+
+def snapshot_protected(workspace: Path, globs: list[str]) -> dict[str, Entry]:
+    """The bytes of every file matching `globs`, read straight from the filesystem (the
+    workspace's `.git` belongs to the agent once it runs, so nothing here trusts it)."""
+    if not globs:
+        return {}
+    return {
+        name: _read_entry(workspace / name)
+        for name in sorted(_entries(workspace))
+        if matches_globs(name, globs)
+    }
+
+
+def protected_changes(workspace: Path, snapshot: dict[str, Entry], globs: list[str]) -> list[str]:
+    """The protected paths that differ from `snapshot`: changed, deleted, or new files
+    matching `globs`."""
+    if not globs:
+        return []
+    now = [name for name in _entries(workspace) if matches_globs(name, globs)]
+    changed: list[str] = []
+    for name in sorted({*now, *snapshot}):
+        before = snapshot.get(name)
+        try:
+            after: Entry | None = _read_entry(workspace / name)
+        except OSError:
+            after = None
+        if after is not None and name not in now:
+            after = None  # reached through a symlinked directory: not the file itself
+        if before != after:
+            changed.append(name)
+    return changed
+
+
+def _remove(target: Path) -> None:
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    elif os.path.lexists(target):
+        target.unlink()
+
+
+def _real_directory(workspace: Path, relative: Path) -> Path:
+    """`workspace/relative` as a real directory: whatever symlink or file stands in for any
+    part of it is removed first, so restoring never writes outside the workspace."""
+    current = workspace
+    for part in relative.parts:
+        current = current / part
+        if current.is_symlink() or (os.path.lexists(current) and not current.is_dir()):
+            current.unlink()
+        if not current.exists():
+            current.mkdir()
+    return current
+
+
+def restore_snapshot(workspace: Path, snapshot: dict[str, Entry], paths: list[str]) -> None:
+    """Put `paths` back as `snapshot` has them (new ones are deleted); raises OSError."""
+    for name in paths:
+        before = snapshot.get(name)
+        relative = Path(name)
+        parent = _real_directory(workspace, relative.parent)
+        target = parent / relative.name
+        if os.path.lexists(target):
+            _remove(target)
+        if before is None:
+            continue
+        if before.kind == "link":
+            os.symlink(os.fsdecode(before.data), target)
+        else:
+            target.write_bytes(before.data)
+            target.chmod(before.mode)
+    wrong = []
+    for name in paths:
+        try:
+            now: Entry | None = _read_entry(workspace / name)
+        except OSError:
+            now = None
+        if now != snapshot.get(name):
+            wrong.append(name)
+    if wrong:
+        raise OSError(f"still different after restoring: {', '.join(wrong)}")
+
+
+def save_baseline(workspace: Path, baseline: Path) -> None:
+    """A copy of the workspace's pristine `.git` (just after the initial commit), kept where
+    the agent does not work, to diff against whatever the agent does to its own `.git`."""
+    shutil.copytree(workspace / ".git", baseline, symlinks=True)
+
+
+def baseline_diff(workspace: Path, baseline: Path, initial: str, env: Mapping[str, str]) -> bytes:
+    """Everything changed in the workspace since `initial` (new files included) as a binary
+    patch, computed with the pristine baseline repository (index, excludes, config), never
+    the workspace's own `.git`."""
+    git_env = {**env, "GIT_DIR": str(baseline), "GIT_WORK_TREE": str(workspace)}
+    git(workspace, "add", "--all", env=git_env)
+    return git(workspace, "diff", "--cached", "--binary", "--no-renames", initial, env=git_env)
 
 
 __all__ = [
     "ALLOWED_ENV",
     "INSTRUCTION_FILES",
+    "Entry",
     "Trial",
     "WorkspaceError",
     "agent_environment",
+    "baseline_diff",
     "check_trial_base",
     "commit_all",
     "copy_dir_source",
@@ -300,8 +432,10 @@ __all__ = [
     "create_trial",
     "enclosing_repository",
     "init_repository",
-    "matching",
+    "matches_globs",
+    "protected_changes",
     "resolve_revision",
-    "restore",
-    "staged_diff",
+    "restore_snapshot",
+    "save_baseline",
+    "snapshot_protected",
 ]

@@ -105,6 +105,7 @@ class RunRecord(BaseModel):
     harness_duration_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     duration_source: str | None = None
     schedule_position: NonNegativeInt | None = None
+    failure_reason: str | None = None
 
     @field_validator("started_at_utc", "ended_at_utc")
     @classmethod

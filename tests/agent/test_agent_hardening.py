@@ -1,0 +1,89 @@
+"""The harness against an agent that attacks it: tampering with the workspace's `.git`, its
+git configuration, its workspace, the directories above it, or its report.
+
+Each test runs `plumbline agent run` with the real fake agent (tests/agent/fake_agent.py),
+whose `FAKE_SHELL` runs what a misbehaving agent would run in its workspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from tests.agent.helpers import arms, one_task
+from tests.agent.test_agent_harness import records, run
+
+from plumbline.records.run_record import RunRecord, run_record_schema
+
+MakeSuite = Callable[..., Path]
+
+
+def control_record(
+    make_suite: MakeSuite, tmp_path: Path, env: dict[str, str], **suite: Any
+) -> dict[str, Any]:
+    """Run the control arm once with `env` for the fake agent; its validated record."""
+    tasks = suite.pop("tasks", None) or one_task()
+    out = tmp_path / "results"
+    run(make_suite({"tasks": tasks, "arms": arms(without={"env": env}), **suite}), out)
+    found = records(out)
+    validator = jsonschema.Draft202012Validator(run_record_schema())
+    for record in found:
+        assert list(validator.iter_errors(record)) == []
+        RunRecord.model_validate(record)
+    record = next(r for r in found if r["arm"] == "without_hint")
+    record["_patch"] = (out / record["diff_file"]).read_text() if record.get("diff_file") else ""
+    return record
+
+
+def test_skip_worktree_does_not_hide_rewritten_tests(make_suite: MakeSuite, tmp_path: Path) -> None:
+    env = {"FAKE_SHELL": "git update-index --skip-worktree test_calc.py", "FAKE_CHEAT": "1"}
+    record = control_record(make_suite, tmp_path, env)
+    assert record["protected_paths_modified"] == ["test_calc.py"]
+    assert record["protected_paths_restored"] is True
+    assert record["success"] is False and record["infra_failure"] is False
+    assert "+++ b/test_calc.py" in record["_patch"]
+
+
+def test_deleting_dot_git_does_not_skip_the_restore(make_suite: MakeSuite, tmp_path: Path) -> None:
+    record = control_record(make_suite, tmp_path, {"FAKE_SHELL": "rm -rf .git", "FAKE_CHEAT": "1"})
+    assert record["protected_paths_modified"] == ["test_calc.py"]
+    assert record["protected_paths_restored"] is True
+    assert record["success"] is False and record["acceptance_exit_code"] != 0
+    # The diff comes from the harness's own copy of the repository.
+    assert "+++ b/test_calc.py" in record["_patch"] and "+++ b/calc.py" in record["_patch"]
+
+
+def test_info_exclude_does_not_hide_new_files(make_suite: MakeSuite, tmp_path: Path) -> None:
+    shell = "echo sneaky.py >> .git/info/exclude && echo 'hidden = 1' > sneaky.py"
+    record = control_record(make_suite, tmp_path, {"FAKE_SHELL": shell})
+    assert "+++ b/sneaky.py" in record["_patch"] and "+hidden = 1" in record["_patch"]
+
+
+def test_new_and_deleted_protected_files_are_flagged_and_restored(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    # A new file matching a protected glob is removed before the acceptance check, and a
+    # deleted one comes back (the acceptance command checks exactly that).
+    tasks = one_task(
+        acceptance="test ! -e tests/extra.py && test -e test_mean.py",
+        protected_paths=["tests/**", "test_mean.py"],
+    )
+    shell = "mkdir -p tests && echo x > tests/extra.py && rm test_mean.py"
+    record = control_record(make_suite, tmp_path, {"FAKE_SHELL": shell}, tasks=tasks)
+    assert record["protected_paths_modified"] == ["test_mean.py", "tests/extra.py"]
+    assert record["protected_paths_restored"] is True
+    assert record["success"] is True and record["acceptance_exit_code"] == 0
+
+
+def test_unrestorable_protected_files_fail_the_run_without_acceptance(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    # The agent replaces its workspace with a file: the tests cannot be put back, so the
+    # acceptance check must not run on whatever is there.
+    shell = "cd .. && rm -rf workspace && echo nothing > workspace"
+    record = control_record(make_suite, tmp_path, {"FAKE_SHELL": shell})
+    assert record["success"] is False and record["infra_failure"] is False
+    assert record.get("acceptance_exit_code") is None
+    assert record["failure_reason"]
