@@ -87,3 +87,34 @@ def test_unrestorable_protected_files_fail_the_run_without_acceptance(
     assert record["success"] is False and record["infra_failure"] is False
     assert record.get("acceptance_exit_code") is None
     assert record["failure_reason"]
+
+
+def test_git_config_written_by_the_agent_runs_nothing_in_the_harness(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    # The agent sets an fsmonitor command and a hooks directory (post-index-change runs on
+    # every index write) in its own repository and in every repository it can find next to
+    # its trial directory (the harness's pristine copies live there).
+    marker = tmp_path / "pwned"
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    hook = hooks / "post-index-change"
+    hook.write_text(f"#!/bin/sh\necho hook >> {marker}\n")
+    hook.chmod(0o755)
+    monitor = f"echo fsmonitor >> {marker}; false"
+    configure = (
+        f"git config -f \"$c\" core.fsmonitor '{monitor}' && "
+        f'git config -f "$c" core.hooksPath {hooks} && '
+        'git config -f "$c" diff.external \'sh -c "echo ext >> ' + str(marker) + "\"'"
+    )
+    shell = f"for c in .git/config ../../plumbline-baselines.*/*/config; do {configure}; done"
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    tasks = one_task()
+    out = tmp_path / "results"
+    suite = make_suite({"tasks": tasks, "arms": arms(without={"env": {"FAKE_SHELL": shell}})})
+    run(suite, out, "--workdir", str(workdir))
+    control = next(r for r in records(out) if r["arm"] == "without_hint")
+    assert not marker.exists(), marker.read_text()
+    assert control["infra_failure"] is False and control["success"] is False
+    assert "+++ b/calc.py" in (out / control["diff_file"]).read_text()

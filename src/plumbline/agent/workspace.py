@@ -98,14 +98,19 @@ class Trial:
 def enclosing_repository(directory: Path) -> str | None:
     """The top level of the git repository `directory` is in, or None."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    result = subprocess.run(
-        ["git", "rev-parse", "--show-toplevel"],
-        cwd=directory,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    options = [item for setting in SAFE_GIT_CONFIG for item in ("-c", setting)]
+    try:
+        result = subprocess.run(
+            ["git", *options, "rev-parse", "--show-toplevel"],
+            cwd=directory,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=GIT_TIMEOUT_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        raise WorkspaceError(f"git rev-parse in {directory} did not finish") from None
     return result.stdout.strip() or None if result.returncode == 0 else None
 
 
@@ -179,8 +184,26 @@ def agent_environment(
     return env
 
 
-def git(workspace: Path, *args: str, env: Mapping[str, str]) -> bytes:
-    """Run git in the workspace with a fixed identity and no user or system configuration."""
+#: Every git call of the harness runs with these: nothing a repository's configuration (which an
+#: agent may have written) names is executed, and no ignore file outside the repository counts.
+SAFE_GIT_CONFIG = (
+    "core.autocrlf=false",
+    "commit.gpgsign=false",
+    "core.fsmonitor=",
+    "core.hooksPath=/dev/null",
+    "core.excludesFile=/dev/null",
+    "core.attributesFile=/dev/null",
+    "diff.external=",
+)
+#: How long one git call of the harness may take.
+GIT_TIMEOUT_SECONDS = 120.0
+
+
+def git(
+    workspace: Path, *args: str, env: Mapping[str, str], timeout: float = GIT_TIMEOUT_SECONDS
+) -> bytes:
+    """Run git in the workspace with a fixed identity, no user or system configuration, no
+    hooks, no fsmonitor, no external diff or text conversion, and a time limit."""
     git_env = {
         "PATH": os.environ.get("PATH", os.defpath),
         **env,
@@ -189,13 +212,20 @@ def git(workspace: Path, *args: str, env: Mapping[str, str]) -> bytes:
         "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_TERMINAL_PROMPT": "0",
     }
-    result = subprocess.run(
-        ["git", "-c", "core.autocrlf=false", "-c", "commit.gpgsign=false", *args],
-        cwd=workspace,
-        env=git_env,
-        capture_output=True,
-        check=False,
-    )
+    if args and args[0] == "diff":
+        args = ("diff", "--no-ext-diff", "--no-textconv", *args[1:])
+    options = [item for setting in SAFE_GIT_CONFIG for item in ("-c", setting)]
+    try:
+        result = subprocess.run(
+            ["git", *options, *args],
+            cwd=workspace,
+            env=git_env,
+            capture_output=True,
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise WorkspaceError(f"git {' '.join(args)} took longer than {timeout:g} s") from None
     if result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip()
         raise WorkspaceError(f"git {' '.join(args)} failed: {message}")
