@@ -15,6 +15,8 @@ blocks in stream-json). Test behaviours are switched on by environment variables
 - FAKE_SLEEP=SECONDS: sleep that long before answering (past a time limit, on request);
 - FAKE_BAD_USAGE=1: report a negative input token count and a string cost (malformed output);
 - FAKE_SECRET_NAME=NAME: print the value of $NAME (a passed-through key) on stdout and stderr;
+- FAKE_TOOL_INPUT=TEXT: in stream-json, give every `tool_use` block this string as `input`;
+- FAKE_STDOUT=TEXT: print TEXT instead of the result (output of an unexpected shape);
 - FAKE_SHELL=COMMAND: run a shell command in the workspace first (an agent tampering with its
   `.git`, its workspace, or the directories above it).
 """
@@ -132,7 +134,12 @@ def main() -> None:
             if i == 0:  # the agent runs the tests once, as the acceptance command does
                 command = "python3  -m unittest -q test_calc"
                 block = {**block, "name": "Bash", "input": {"command": command}}
+            if os.environ.get("FAKE_TOOL_INPUT"):
+                block = {**block, "input": os.environ["FAKE_TOOL_INPUT"]}
             print(json.dumps({"type": "assistant", "message": {"content": [block]}}))
+    if os.environ.get("FAKE_STDOUT"):
+        print(os.environ["FAKE_STDOUT"])
+        return
     print(json.dumps(result))
 
 

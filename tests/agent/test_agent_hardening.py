@@ -7,14 +7,18 @@ whose `FAKE_SHELL` runs what a misbehaving agent would run in its workspace.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jsonschema
-from tests.agent.helpers import arms, one_task
+import pytest
+from click.testing import CliRunner
+from tests.agent.helpers import arms, fake_agent, one_task
 from tests.agent.test_agent_harness import records, run
 
+from plumbline.cli.main import main
 from plumbline.records.run_record import RunRecord, run_record_schema
 
 MakeSuite = Callable[..., Path]
@@ -118,3 +122,57 @@ def test_git_config_written_by_the_agent_runs_nothing_in_the_harness(
     assert not marker.exists(), marker.read_text()
     assert control["infra_failure"] is False and control["success"] is False
     assert "+++ b/calc.py" in (out / control["diff_file"]).read_text()
+
+
+def run_with_profile(suite: Path, output: Path, agent: str, profile: str) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["agent", "run", str(suite), "--agent", agent, "--profile", profile, "-o", str(output)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+
+
+def test_a_tool_call_with_a_string_input_is_not_an_infrastructure_failure(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    out = tmp_path / "results"
+    suite = make_suite({"tasks": one_task(), "env": {"FAKE_TOOL_INPUT": "ls -la"}})
+    run_with_profile(suite, out, fake_agent("stream-json"), "claude-code")
+    found = {r["arm"]: r for r in records(out)}
+    assert [r["infra_failure"] for r in found.values()] == [False, False]
+    treated = found["with_hint"]
+    assert treated["success"] is True and treated["tool_call_count"] == 2
+    assert treated["input_tokens"] == 1_200 and treated["acceptance_cmd_count"] == 0
+
+
+def test_output_the_profile_cannot_read_leaves_usage_unknown(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    # An opencode export whose `info.time` is a string, not an object.
+    export = json.dumps({"info": {"id": "s", "time": "yesterday"}, "messages": []})
+    out = tmp_path / "results"
+    suite = make_suite({"tasks": one_task(), "env": {"FAKE_STDOUT": export}})
+    run_with_profile(suite, out, fake_agent(), "opencode")
+    found = {r["arm"]: r for r in records(out)}
+    assert [r["infra_failure"] for r in found.values()] == [False, False]
+    treated = found["with_hint"]
+    assert treated["success"] is True and treated["input_tokens"] is None
+    assert treated["total_cost_usd"] is None and treated["session_id"] is None
+    assert "opencode profile could not read" in treated["agent_report_error"]
+    assert "AttributeError" in treated["agent_report_error"]
+
+
+@pytest.mark.parametrize(
+    "shell",
+    ["cd .. && rm -rf workspace", 'rm -rf "$(dirname "$PWD")"'],
+    ids=["workspace", "trial-directory"],
+)
+def test_an_agent_deleting_its_workspace_fails_its_arm_not_the_infrastructure(
+    make_suite: MakeSuite, tmp_path: Path, shell: str
+) -> None:
+    record = control_record(make_suite, tmp_path, {"FAKE_SHELL": shell})
+    assert record["infra_failure"] is False and record.get("infra_failure_kind") is None
+    assert record["success"] is False and record.get("acceptance_exit_code") is None
+    assert "removed or replaced its workspace" in record["failure_reason"]
+    assert record["protected_paths_modified"] == ["test_calc.py"]  # deleted with the rest

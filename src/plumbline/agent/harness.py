@@ -363,6 +363,18 @@ class Harness:
         )
         return record
 
+    def _agent_failure(self, record: dict[str, Any], reason: str) -> dict[str, Any]:
+        """A run the agent failed without its acceptance result deciding (it broke its own
+        workspace, say): a failure of the arm, not of the infrastructure."""
+        record.update(
+            {
+                "success": False,
+                "failure_reason": self.redact.text(reason)[:2000],
+                "ended_at_utc": _now(),
+            }
+        )
+        return record
+
     def _trial(self, unit: Unit) -> dict[str, Any] | None:
         run_id = f"{_safe(unit.task_id)}.{_safe(unit.arm)}.r{unit.repeat}.{uuid.uuid4().hex[:8]}"
         record = self._base_record(unit, run_id)
@@ -511,8 +523,11 @@ class Harness:
         record["agent_exit_code"] = result.exit_code
         record["timed_out"] = result.timed_out
         record["harness_duration_seconds"] = round(result.duration_seconds, 3)
-        reported, commands = agent.report(stdout)
-        record["acceptance_cmd_count"] = count_runs_of(task.acceptance, commands)
+        report = agent.read(stdout)
+        if report.problem is not None:
+            record["agent_report_error"] = self.redact.text(report.problem)[:2000]
+        reported = dict(report.fields)
+        record["acceptance_cmd_count"] = count_runs_of(task.acceptance, report.commands)
         reported_duration = reported.pop("duration_seconds", None)
         record.update({k: v for k, v in reported.items() if v is not None})
         if self.options.duration_from == "agent" and isinstance(reported_duration, int | float):
@@ -521,12 +536,16 @@ class Harness:
         else:
             record["duration_seconds"] = round(result.duration_seconds, 3)
 
+        # The agent may have removed its logs directory along with everything else.
+        with contextlib.suppress(OSError):
+            trial.logs.mkdir(parents=True, exist_ok=True)
         try:
             patch = baseline_diff(workspace, baseline, initial, env)
         except (OSError, WorkspaceError) as error:
             # The diff helps a reviewer; without it the run still counts (the reason goes to
             # the run's logs).
-            (trial.logs / "diff.error").write_text(f"{error}\n")
+            with contextlib.suppress(OSError):
+                (trial.logs / "diff.error").write_text(f"{error}\n")
         else:
             diff_file = Path("diffs") / f"{record['run_id']}.patch"
             write_atomic(self.options.output / diff_file, self.redact.bytes(patch))
@@ -534,17 +553,22 @@ class Harness:
         protected = protected_changes(workspace, snapshot, task_plan.protected)
         record["protected_paths_modified"] = protected
         record["protected_paths_restored"] = False
+        if not _usable(workspace):
+            return self._agent_failure(
+                record,
+                f"the agent removed or replaced its workspace {workspace}, so the acceptance "
+                "check could not run",
+            )
         if protected and suite.restore_protected:
             try:
                 restore_snapshot(workspace, snapshot, protected)
             except OSError as error:
                 # Never judge the run on files the agent rewrote: it fails, with the reason.
-                record["failure_reason"] = self.redact.text(
-                    f"protected files could not be restored, so the acceptance check did not "
-                    f"run: {error}"
-                )[:2000]
-                record["ended_at_utc"] = _now()
-                return record
+                return self._agent_failure(
+                    record,
+                    "protected files could not be restored, so the acceptance check did not "
+                    f"run: {error}",
+                )
             record["protected_paths_restored"] = True
 
         acceptance = run_shell(
@@ -559,6 +583,12 @@ class Harness:
         )
         if self.registry.stopping.is_set():
             return None
+        if acceptance.start_error is not None and not _usable(workspace):
+            return self._agent_failure(
+                record,
+                f"the acceptance check could not start in {workspace} (the agent's processes "
+                f"removed or replaced it): {acceptance.start_error}",
+            )
         if acceptance.start_error is not None:
             return self._infra(
                 record, "harness_error", f"acceptance could not start: {acceptance.start_error}"
@@ -579,6 +609,11 @@ class Harness:
             if log.is_file() and log.stat().st_size:
                 target = self.options.output / "logs" / run_id / log.name
                 write_atomic(target, self.redact.bytes(log.read_bytes()))
+
+
+def _usable(workspace: Path) -> bool:
+    """Whether the workspace is still a real directory the acceptance check can run in."""
+    return workspace.is_dir() and not workspace.is_symlink()
 
 
 def _find_executable(name: str, env: dict[str, str], cwd: Path) -> str | None:

@@ -79,7 +79,8 @@ def _claude_commands(values: list[Any]) -> list[str] | None:
         content = message.get("content") if isinstance(message, dict) else None
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                command = (block.get("input") or {}).get("command")
+                given = block.get("input")
+                command = given.get("command") if isinstance(given, dict) else None
                 if isinstance(command, str):
                     commands.append(command)
     return commands if streamed else None
@@ -90,8 +91,9 @@ def _opencode_commands(values: list[Any]) -> list[str] | None:
     for value in values:
         part = value.get("part") if isinstance(value, dict) else None
         if isinstance(part, dict) and part.get("type") == "tool":
-            state = part.get("state") if isinstance(part.get("state"), dict) else {}
-            command = ((state or {}).get("input") or {}).get("command")
+            state = part.get("state")
+            given = state.get("input") if isinstance(state, dict) else None
+            command = given.get("command") if isinstance(given, dict) else None
             if isinstance(command, str):
                 commands.append(command)
     return commands if values else None
@@ -146,6 +148,17 @@ class AgentCommandError(ValueError):
 
 
 @dataclass(frozen=True)
+class AgentReport:
+    """What an agent reported: run-record fields (empty when nothing parsed), the shell
+    commands it ran (None when its output does not say), and why its output could not be
+    read (None when it could; the fields are then empty)."""
+
+    fields: dict[str, Any]
+    commands: list[str] | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
 class AgentCommand:
     """An agent command template and the profile that reads its output."""
 
@@ -166,15 +179,27 @@ class AgentCommand:
         uses_prompt = "{prompt}" in self.template or "{prompt_file}" in self.template
         return argv, not uses_prompt
 
+    def read(self, stdout: Path) -> AgentReport:
+        """What the agent reported on standard output. Output of an unexpected shape is the
+        agent's business, never the harness's failure: it leaves the fields unknown."""
+        try:
+            if not stdout.is_file() or stdout.stat().st_size == 0:
+                return AgentReport({}, None)
+            values = [item.value for item in iter_json_values(stdout) if isinstance(item, Located)]
+            fields = self.profile.parse(values)
+            if not isinstance(fields, dict):
+                raise TypeError(f"the {self.profile.name} parser returned {type(fields).__name__}")
+            reported = {k: v for k, v in fields.items() if k in REPORTED_FIELDS}
+            return AgentReport(reported, self.profile.commands(values))
+        except Exception as error:  # any shape of output: a parser bug must not lose the run
+            problem = f"the {self.profile.name} profile could not read the agent's output: "
+            return AgentReport({}, None, f"{problem}{type(error).__name__}: {error}")
+
     def report(self, stdout: Path) -> tuple[dict[str, Any], list[str] | None]:
         """What the agent reported on standard output: run-record fields (empty when nothing
         parsed), and the shell commands it ran (None when its output does not say)."""
-        if not stdout.is_file() or stdout.stat().st_size == 0:
-            return {}, None
-        values = [item.value for item in iter_json_values(stdout) if isinstance(item, Located)]
-        fields = self.profile.parse(values)
-        reported = {k: v for k, v in fields.items() if k in REPORTED_FIELDS}
-        return reported, self.profile.commands(values)
+        found = self.read(stdout)
+        return found.fields, found.commands
 
     def parse(self, stdout: Path) -> dict[str, Any]:
         """The run-record fields the agent reported (see `report`)."""
@@ -222,6 +247,7 @@ __all__ = [
     "PROFILES",
     "AgentCommand",
     "AgentCommandError",
+    "AgentReport",
     "Profile",
     "count_runs_of",
     "resolve_agent",

@@ -106,6 +106,7 @@ class RunRecord(BaseModel):
     duration_source: str | None = None
     schedule_position: NonNegativeInt | None = None
     failure_reason: str | None = None
+    agent_report_error: str | None = None
 
     @field_validator("started_at_utc", "ended_at_utc")
     @classmethod
