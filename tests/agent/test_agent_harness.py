@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from tests.agent.helpers import arms, fake_agent, gone, one_task, read_jsonl
+from tests.agent.helpers import FAKE_AGENT, arms, fake_agent, gone, one_task, read_jsonl
 
 from plumbline.agent.workspace import ALLOWED_ENV
 from plumbline.cli.main import main
@@ -237,19 +238,43 @@ def test_infrastructure_failures_are_classified_and_recorded(
     assert by_arm["without_hint"]["infra_failure"] is False
     assert document["arms"]["with_hint"]["infra_failures"] == {"arm_setup_failed": 1}
 
-    missing = tmp_path / "missing"
-    run(suite, missing, "--repeats", "1", agent="no-such-agent-binary -p {prompt}")
-    for record in records(missing):
-        if record["arm"] == "without_hint":
-            assert record["infra_failure_kind"] == "agent_not_found"
-            assert record["agent_exit_code"] is None and record["success"] is False
     # Recorded infrastructure failures count as done, unless asked to retry them.
-    assert run(suite, missing, "--repeats", "1")["ran"] == 0
-    retried = run(suite, missing, "--repeats", "1", "--retry-infra")
-    assert retried["ran"] == 2
-    kinds = [r["infra_failure_kind"] for r in records(missing)]
-    assert sorted(kinds[:2]) == ["agent_not_found", "arm_setup_failed"]
-    assert kinds[2:].count(None) == 1  # the control ran; the treatment's setup failed again
+    assert run(suite, out, "--repeats", "1")["ran"] == 0
+    retried = run(suite, out, "--repeats", "1", "--retry-infra")
+    assert retried["ran"] == 1
+    kinds = [r["infra_failure_kind"] for r in records(out)]
+    assert kinds.count("arm_setup_failed") == 2 and kinds.count(None) == 1
+
+
+def test_a_missing_agent_is_a_usage_error_before_any_trial(
+    make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = make_suite({"tasks": one_task()})
+    for agent in ("no-such-agent-binary -p {prompt}", "./no-such-agent.py -p {prompt}"):
+        out = tmp_path / "missing"
+        result = CliRunner().invoke(
+            main, ["agent", "run", str(suite), "--agent", agent, "-o", str(out)]
+        )
+        assert result.exit_code == 2, result.output
+        assert "no-such-agent" in result.output and "no trial was started" in result.output
+        assert not (out / "records.jsonl").exists()
+
+    # A relative agent path means the file next to the user, not one in the trial workspace.
+    here = tmp_path / "cwd"
+    (here / "bin").mkdir(parents=True)
+    script = here / "bin" / "agent.sh"
+    script.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE_AGENT} "$@"\n')
+    script.chmod(0o755)
+    monkeypatch.chdir(here)
+    out = tmp_path / "relative"
+    relative = "bin/agent.sh -p {prompt} --output-format json"
+    document = run(suite, out, "--repeats", "1", agent=relative)
+    assert document["ran"] == 2
+    found = records(out)
+    assert [r["infra_failure"] for r in found] == [False, False]
+    assert {r["arm"]: r["success"] for r in found} == {"with_hint": True, "without_hint": False}
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["arms"]["with_hint"]["agent"].startswith(f"{script} -p {{prompt}}")
 
 
 def test_protected_paths_are_flagged_and_restored_before_acceptance(

@@ -227,6 +227,7 @@ class Harness:
         missing = [agent for agent in self.plan.agents.values() if agent is None]
         if missing:
             raise RunError("no agent command: give --agent, or `agent` in the suite")
+        self._check_agents()
         plan_file = output / PLAN
         if plan_file.exists() and not self.options.force:
             previous = json.loads(plan_file.read_text(encoding="utf-8"))
@@ -245,6 +246,25 @@ class Harness:
             for arm in self.plan.loaded.suite.arms:
                 text = final_prompt(self.plan.loaded, task, arm)
                 write_atomic(prompt_path(output, task.id, arm.name), text)
+
+    def _check_agents(self) -> None:
+        """Every arm's agent executable exists (on the PATH its trials get), before any trial
+        starts: a typo is the user's to fix, not a run of infrastructure failures."""
+        suite = self.plan.loaded.suite
+        problems: list[str] = []
+        for arm in suite.arms:
+            agent = self.plan.agents[arm.name]
+            assert agent is not None
+            for task in suite.tasks:
+                variables = {**suite.env, **task.env, **arm.env}
+                path = variables.get("PATH", os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"))
+                name = agent.executable
+                if _find_executable(name, {"PATH": path}, Path.cwd()) is None:
+                    where = "is not an executable file" if "/" in name else "is not on PATH"
+                    problems.append(f"arm {arm.name}: agent executable {name!r} {where}")
+                    break
+        if problems:
+            raise RunError("; ".join(problems) + "; no trial was started")
 
     def pending(self, existing: list[RunRecord]) -> list[Unit]:
         """The scheduled units without a record (with `retry_infra`, also those whose every

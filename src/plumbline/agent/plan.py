@@ -187,12 +187,15 @@ def make_plan(
             task.acceptance_timeout_seconds or suite.acceptance_timeout_seconds,
             _protected(loaded, task),
         )
-    default = agent
+    # A relative executable path means what it means where the user typed it (the command
+    # line: the current directory; the suite: the suite file's directory), never the trial's.
+    default = agent.anchored(Path.cwd()) if agent is not None else None
+    here = loaded.path.parent
     if default is None and suite.agent:
-        default = resolve_agent(suite.agent)
+        default = resolve_agent(suite.agent).anchored(here)
     agents: dict[str, AgentCommand | None] = {}
     for arm in suite.arms:
-        agents[arm.name] = resolve_agent(arm.agent) if arm.agent else default
+        agents[arm.name] = resolve_agent(arm.agent).anchored(here) if arm.agent else default
     if problems:
         raise SuiteError(problems)
     count = repeats or suite.repeats

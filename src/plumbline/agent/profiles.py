@@ -13,6 +13,7 @@ code, and null tokens and cost (unknown, never zero).
 
 from __future__ import annotations
 
+import io
 import re
 import shlex
 from collections.abc import Callable
@@ -178,6 +179,25 @@ class AgentCommand:
         ]
         uses_prompt = "{prompt}" in self.template or "{prompt_file}" in self.template
         return argv, not uses_prompt
+
+    def anchored(self, base: Path) -> AgentCommand:
+        """This command with a relative executable path (`./agent.py`, `bin/agent`) made
+        absolute against `base`: trials run in their own workspaces, where it would name
+        nothing. A bare name (looked up on PATH) or an absolute path stays as written."""
+        stream = io.StringIO(self.template)
+        lexer = shlex.shlex(stream, posix=True)
+        lexer.whitespace_split = True
+        first = lexer.get_token()
+        if not first or "/" not in first or Path(first).is_absolute():
+            return self
+        rest = stream.read()
+        resolved = shlex.quote(str((base / first).absolute()))
+        return AgentCommand(f"{resolved} {rest}" if rest else resolved, self.profile)
+
+    @property
+    def executable(self) -> str:
+        """The program the command starts (its first word)."""
+        return self.argv_template[0]
 
     def read(self, stdout: Path) -> AgentReport:
         """What the agent reported on standard output. Output of an unexpected shape is the
