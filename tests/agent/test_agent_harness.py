@@ -463,7 +463,7 @@ def test_a_changed_suite_is_refused_in_the_same_output_directory(
         main, ["agent", "run", str(changed), "--agent", fake_agent(), "-o", str(out)]
     )
     assert result.exit_code == 2
-    assert "different version of the suite" in result.output
+    assert "the suite's prompts, files or settings changed" in result.output
 
 
 def test_trial_directories_inside_a_repository_are_refused(

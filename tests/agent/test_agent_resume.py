@@ -119,3 +119,75 @@ def test_sigterm_stops_running_agents_and_records_nothing_for_them(
     assert b"rerun the same command to resume" in stderr
     assert gone(agent)
     assert (out / "records.jsonl").read_text() == ""
+
+
+def _invoke(suite: Path, out: Path, agent: str, *extra: str) -> tuple[int, str]:
+    command = [sys.executable, "-m", "plumbline", "agent", "run", str(suite), "--agent", agent]
+    command += ["-o", str(out), "--repeats", "1", "--profile", "claude-code", *extra]
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_resuming_with_another_agent_or_changed_sources_is_refused(
+    make_suite: Callable[..., Path], tmp_path: Path
+) -> None:
+    suite = make_suite({"tasks": one_task()})
+    out = tmp_path / "results"
+    code, output = _invoke(suite, out, fake_agent())
+    assert code == 0, output
+    code, output = _invoke(suite, out, fake_agent("stream-json"))
+    assert code == 2 and "arm with_hint's agent was" in output and "--force" in output
+    assert len(read_jsonl(out / "records.jsonl")) == 2
+    # The repository a task copies is part of the experiment too.
+    calc = suite.parent / "repo" / "calc.py"
+    calc.write_text(calc.read_text().replace("a - b", "a + b"))
+    code, output = _invoke(suite, out, fake_agent())
+    assert code == 2 and "task fix-add's repository content changed" in output
+    code, output = _invoke(suite, out, fake_agent(), "--force")
+    assert code == 0, output
+    # Forced, the plan records the new identity: a rerun of the same command is accepted.
+    assert _invoke(suite, out, fake_agent())[0] == 0
+
+
+def test_a_second_harness_on_the_same_output_fails_fast_and_reclaims_nothing(
+    make_suite: Callable[..., Path], tmp_path: Path
+) -> None:
+    suite = make_suite({"tasks": one_task()})
+    out = tmp_path / "results"
+    (out / "running").mkdir(parents=True)
+    # A lease of the harness holding the lock: its trial is running, not left over.
+    trial = tmp_path / "plumbline-trial.busy"
+    trial.mkdir()
+    lease = out / "running" / "busy.json"
+    lease.write_text(json.dumps({"run_id": "busy", "trial_root": str(trial)}))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time\n"
+            "f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "f.write('pid 4242'); f.flush(); print('locked', flush=True); time.sleep(300)",
+            str(out / ".lock"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        code, output = _invoke(suite, out, fake_agent())
+        assert code == 2 and "in use by another `plumbline agent run` (pid 4242)" in output
+        assert lease.exists() and trial.is_dir()
+        assert not (out / "records.jsonl").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    # The holder is gone, and with it the lock: the next run reclaims the lease and runs.
+    code, output = _invoke(suite, out, fake_agent(), "--json")
+    assert code == 0, output
+    assert not lease.exists() and not trial.exists()
+    assert len(read_jsonl(out / "records.jsonl")) == 2

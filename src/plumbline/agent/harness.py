@@ -37,7 +37,9 @@ from pydantic import ValidationError
 from plumbline.agent.leases import (
     BASELINES_PREFIX,
     TRIAL_PREFIX,
+    OutputBusy,
     Reclaimed,
+    hold,
     reclaim,
     release,
     take,
@@ -231,12 +233,11 @@ class Harness:
         plan_file = output / PLAN
         if plan_file.exists() and not self.options.force:
             previous = json.loads(plan_file.read_text(encoding="utf-8"))
-            digest = previous.get("suite", {}).get("sha256")
-            if digest != self.plan.loaded.digest:
+            changed = _changed(previous, self.plan)
+            if changed:
                 raise RunError(
-                    f"{output} holds runs of a different version of the suite (its prompts, "
-                    "files or settings changed); use a new output directory, or --force to "
-                    "add to it anyway"
+                    f"{output} holds runs of a different experiment ({'; '.join(changed)}); "
+                    "use a new output directory, or --force to add to it anyway"
                 )
         document = self.plan.to_dict()
         document["pass_env"] = sorted(self.options.pass_env)
@@ -280,6 +281,14 @@ class Harness:
         ]
 
     def run(self) -> RunResult:
+        """Run the pending units, holding the output directory's lock throughout."""
+        try:
+            with hold(self.options.output):
+                return self._run()
+        except OutputBusy as error:
+            raise RunError(str(error)) from None
+
+    def _run(self) -> RunResult:
         self._prepare()
         # Trials a killed harness left behind: end what still runs there before anything new.
         reclaimed = reclaim(self.options.output, keep_workspaces=self.options.keep_workspaces)
@@ -629,6 +638,26 @@ class Harness:
             if log.is_file() and log.stat().st_size:
                 target = self.options.output / "logs" / run_id / log.name
                 write_atomic(target, self.redact.bytes(log.read_bytes()))
+
+
+def _changed(previous: dict[str, Any], plan: Plan) -> list[str]:
+    """How the plan an output directory was written with differs from `plan`, in words."""
+    old = previous.get("resume")
+    if not isinstance(old, dict):  # written before agents and sources were part of it
+        old = {"suite_sha256": previous.get("suite", {}).get("sha256")}
+    new = plan.resume
+    found: list[str] = []
+    if old.get("suite_sha256") != new["suite_sha256"]:
+        found.append("the suite's prompts, files or settings changed")
+    for arm, command in new["agents"].items():
+        before = (old.get("agents") or {}).get(arm, command) if "agents" in old else command
+        if before != command:
+            found.append(f"arm {arm}'s agent was {before!r}, now {command!r}")
+    for task, source in new["sources"].items():
+        before = (old.get("sources") or {}).get(task, source) if "sources" in old else source
+        if before != source:
+            found.append(f"task {task}'s repository content changed")
+    return found
 
 
 def _usable(workspace: Path) -> bool:

@@ -12,17 +12,54 @@ it runs again.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from plumbline.records.io import write_json_atomic
 
 RUNNING = "running"
+#: The lock a harness holds on its output directory for its whole run.
+LOCK = ".lock"
+
+
+class OutputBusy(RuntimeError):
+    """Another harness is running into the same output directory."""
+
+
+@contextlib.contextmanager
+def hold(output: Path) -> Iterator[None]:
+    """Hold the exclusive lock of `output` (created if needed) while the block runs; raise
+    `OutputBusy` at once when another process holds it. The kernel releases it when the
+    holder dies, however it dies, so a killed harness never leaves it behind."""
+    output.mkdir(parents=True, exist_ok=True)
+    path = output / LOCK
+    with path.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise OutputBusy(
+                f"{output} is in use by another `plumbline agent run` ({holder}); wait for it "
+                "to finish, or use another output directory"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 #: Every trial directory's name starts so; a lease never leads to deleting anything else.
 TRIAL_PREFIX = "plumbline-trial"
 #: The per-run directory of pristine `.git` copies (outside every trial directory) starts so.
@@ -91,7 +128,8 @@ def _kill(pids: list[int]) -> None:
 
 def reclaim(output: Path, *, keep_workspaces: bool = False) -> list[Reclaimed]:
     """End what every lease left in `output` still has running; remove the trial directories
-    (unless `keep_workspaces`) and the leases."""
+    (unless `keep_workspaces`) and the leases. Only under `hold(output)`: the leases of a
+    harness still running are not leftovers."""
     reclaimed: list[Reclaimed] = []
     for lease in sorted((output / RUNNING).glob("*.json")):
         try:
@@ -121,9 +159,12 @@ def reclaim(output: Path, *, keep_workspaces: bool = False) -> list[Reclaimed]:
 
 __all__ = [
     "BASELINES_PREFIX",
+    "LOCK",
     "RUNNING",
     "TRIAL_PREFIX",
+    "OutputBusy",
     "Reclaimed",
+    "hold",
     "lease_path",
     "processes_in",
     "reclaim",

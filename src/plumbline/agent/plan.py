@@ -9,13 +9,14 @@ acceptance command and the time limits.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from plumbline.agent.profiles import AgentCommand, resolve_agent
 from plumbline.agent.schedule import Order, Unit, build_schedule
-from plumbline.agent.suite import Arm, LoadedSuite, SuiteError, Task
+from plumbline.agent.suite import Arm, LoadedSuite, SuiteError, Task, tree_digest
 from plumbline.agent.workspace import WorkspaceError, resolve_revision
 from plumbline.sandbox.env import SECRET_NAME
 
@@ -124,6 +125,8 @@ class Plan:
     order: Order
     schedule: list[Unit]
     differences: list[Difference] = field(default_factory=list)
+    #: What records of this plan depend on beyond the suite (see `resume_identity`).
+    resume: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         suite = self.loaded.suite
@@ -153,7 +156,32 @@ class Plan:
             ],
             "tasks": [plan.to_dict(self.loaded) for plan in self.tasks.values()],
             "schedule": [unit.to_dict() for unit in self.schedule],
+            "resume": self.resume,
         }
+
+
+def resume_identity(
+    loaded: LoadedSuite, tasks: dict[str, TaskPlan], agents: dict[str, AgentCommand | None]
+) -> dict[str, Any]:
+    """Everything records in an output directory depend on: the suite (its file, prompts and
+    added files), each arm's resolved agent command, and each task's repository content (a
+    directory's content digest, a git source's commit). A rerun into the same directory must
+    match it, or the records would mix two experiments."""
+    identity: dict[str, Any] = {
+        "suite_sha256": loaded.digest,
+        "agents": {
+            arm: None if agent is None else f"{agent.template} (profile {agent.profile.name})"
+            for arm, agent in agents.items()
+        },
+        "sources": {
+            task_id: {"git_commit": plan.commit}
+            if plan.task.source.git
+            else {"dir_sha256": tree_digest(loaded.resolve(plan.task.source.dir or ""))}
+            for task_id, plan in tasks.items()
+        },
+    }
+    text = json.dumps(identity, sort_keys=True).encode("utf-8")
+    return {**identity, "sha256": hashlib.sha256(text).hexdigest()}
 
 
 def _protected(loaded: LoadedSuite, task: Task) -> list[str]:
@@ -211,6 +239,7 @@ def make_plan(
         order,
         schedule,
         arm_differences(loaded, agents),
+        resume_identity(loaded, tasks, agents),
     )
 
 
@@ -228,4 +257,5 @@ __all__ = [
     "final_prompt",
     "make_plan",
     "prompt_path",
+    "resume_identity",
 ]

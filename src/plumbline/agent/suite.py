@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -285,6 +286,28 @@ def _digest(loaded: LoadedSuite) -> str:
     return digest.hexdigest()
 
 
+def tree_digest(directory: Path) -> str:
+    """sha256 over a directory's files as a workspace gets them (`.git` left out): every
+    path, its kind and executable bit, and its bytes or link target."""
+    digest = hashlib.sha256()
+    for top, dirs, files in os.walk(directory, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        base = Path(top)
+        names = sorted([*files, *(d for d in dirs if (base / d).is_symlink())])
+        for name in names:
+            if name == ".git":
+                continue
+            path = base / name
+            relative = path.relative_to(directory).as_posix().encode()
+            if path.is_symlink():
+                digest.update(b"L" + relative + b"\0" + os.fsencode(os.readlink(path)) + b"\0")
+                continue
+            mode = b"x" if path.stat().st_mode & 0o111 else b"f"
+            content = path.read_bytes()
+            digest.update(mode + relative + b"\0" + str(len(content)).encode() + b"\0" + content)
+    return digest.hexdigest()
+
+
 def generated_schema() -> dict[str, Any]:
     """The suite JSON Schema, generated from `AgentSuite` (the shipped file equals this)."""
     schema = AgentSuite.model_json_schema()
@@ -315,4 +338,5 @@ __all__ = [
     "agent_suite_schema",
     "generated_schema",
     "load_suite",
+    "tree_digest",
 ]
