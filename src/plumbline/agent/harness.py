@@ -330,6 +330,16 @@ class Harness:
     def _run_unit(self, unit: Unit) -> None:
         if self.registry.stopping.is_set():
             return
+        try:
+            # An agent of an earlier trial may have planted an instruction file (or a
+            # repository) above the trial directories, where every later agent would read it.
+            check_trial_base(self.base)
+        except WorkspaceError as error:
+            raise RunError(
+                f"stopped before {unit.task_id} {unit.arm} r{unit.repeat}: {error}. An agent "
+                "of an earlier trial may have put it there; remove it, check the records of "
+                "the trials that ran since, and rerun the same command to run the rest"
+            ) from None
         record = self._trial(unit)
         if record is None or self.registry.stopping.is_set():
             return  # interrupted: no record, the unit runs again on resume
