@@ -92,3 +92,26 @@ def test_a_stopping_registry_starts_nothing(tmp_path: Path) -> None:
         registry=registry,
     )
     assert result.start_error is not None and result.exit_code is None
+
+
+class _StoppedWhileStarting(ProcessRegistry):
+    """A registry whose `kill_all` runs just before the new group is registered: the moment
+    a stopping harness snapshots its groups without this one."""
+
+    def add(self, pgid: int) -> None:
+        self.kill_all()
+        super().add(pgid)
+
+
+def test_a_group_started_while_the_harness_stops_is_killed(tmp_path: Path) -> None:
+    registry = _StoppedWhileStarting()
+    result = run_process(
+        ["sleep", "120"],
+        cwd=tmp_path,
+        env={"PATH": os.environ["PATH"]},
+        timeout=600,
+        stdout=tmp_path / "out",
+        stderr=tmp_path / "err",
+        registry=registry,
+    )
+    assert result.exit_code == -9 and result.timed_out is False

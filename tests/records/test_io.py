@@ -17,6 +17,7 @@ from plumbline.records.io import (
     JsonlAppender,
     Located,
     RecordError,
+    _current_umask,
     iter_json_values,
     read_records,
     write_atomic,
@@ -151,8 +152,26 @@ def test_a_broken_pretty_printed_object_costs_only_itself(tmp_path: Path) -> Non
 
 def test_write_atomic_gives_the_umask_mode_not_owner_only(tmp_path: Path) -> None:
     previous = os.umask(0o022)
+    _current_umask.cache_clear()  # read once per process; this test sets its own
     try:
         write_atomic(tmp_path / "out.txt", "x")
     finally:
         os.umask(previous)
+        _current_umask.cache_clear()
     assert (tmp_path / "out.txt").stat().st_mode & 0o777 == 0o644
+
+
+def test_write_atomic_never_sets_the_umask_to_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Setting the umask to read it races with other threads creating files (they would get
+    # mode 0666 for a moment's worth of files): it is read without being changed.
+    def no_umask(mask: int) -> int:
+        raise AssertionError(f"os.umask({mask:o}) called while writing")
+
+    expected = 0o666 & ~_current_umask()
+    _current_umask.cache_clear()
+    monkeypatch.setattr(os, "umask", no_umask)
+    for name in ("a.txt", "b.txt"):
+        write_atomic(tmp_path / name, "x")
+        assert (tmp_path / name).stat().st_mode & 0o777 == expected

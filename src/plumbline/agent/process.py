@@ -70,11 +70,14 @@ def _exited(pid: int) -> bool:
     return info is not None
 
 
-def _wait_exit(pid: int, seconds: float) -> bool:
+def _wait_exit(pid: int, seconds: float, stopping: threading.Event | None = None) -> bool:
+    """Whether the child exited within `seconds`; False at once when the harness stops."""
     deadline = time.monotonic() + seconds
     while True:
         if _exited(pid):
             return True
+        if stopping is not None and stopping.is_set():
+            return False
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return False
@@ -115,13 +118,18 @@ def run_process(
         except OSError as error:
             return ProcessResult(None, False, time.monotonic() - started, error)
     pgid = process.pid
+    stopping = registry.stopping if registry is not None else None
     if registry is not None:
         registry.add(pgid)
     try:
-        timed_out = not _wait_exit(process.pid, timeout)
+        # `kill_all` may have run between the check above and `add`, missing this group.
+        if stopping is not None and stopping.is_set():
+            _signal_group(pgid, signal.SIGKILL)
+        exited = _wait_exit(process.pid, timeout, stopping)
+        timed_out = not exited and not (stopping is not None and stopping.is_set())
         if timed_out:
             _signal_group(pgid, signal.SIGTERM)
-            _wait_exit(process.pid, grace)
+            _wait_exit(process.pid, grace, stopping)
         # Whatever is left in the group (stragglers, or a leader ignoring SIGTERM) ends now.
         _signal_group(pgid, signal.SIGKILL)
         exit_code = process.wait()

@@ -7,6 +7,7 @@ one atomic writer (temp file + rename); one appender for journals (append + flus
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -182,7 +183,17 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
         raise
 
 
+@functools.cache
 def _current_umask() -> int:
+    """The process umask, read once: setting it to read it (the only portable way) would race
+    with other threads creating files, so it is read from /proc where there is one, and
+    otherwise set-and-restored on first use only."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0)
     os.umask(mask)
     return mask
