@@ -199,3 +199,24 @@ def test_an_instruction_file_planted_above_the_trials_stops_the_run(
     found = records(out)
     assert [r["arm"] for r in found] == schedule[: first + 1]
     assert [r["schedule_position"] for r in found] == list(range(first + 1))
+
+
+def test_the_baseline_copy_index_and_excludes_are_not_trusted_either(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    # The agent finds the harness's copy of its repository next to its trial directory and
+    # hides its edit of calc.py (skip-worktree) and a new file (info/exclude) there.
+    hide = (
+        "for g in ../../plumbline-baselines.*/*/; do "
+        'git --git-dir="$g" --work-tree=. update-index --skip-worktree calc.py && '
+        'echo new.py >> "$g/info/exclude"; done; echo "x = 1" > new.py'
+    )
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    out = tmp_path / "results"
+    suite = make_suite({"tasks": one_task(), "arms": arms(without={"env": {"FAKE_SHELL": hide}})})
+    run(suite, out, "--workdir", str(workdir))
+    control = next(r for r in records(out) if r["arm"] == "without_hint")
+    patch = (out / control["diff_file"]).read_text()
+    assert "+++ b/calc.py" in patch and "+# looked here" in patch
+    assert "+++ b/new.py" in patch

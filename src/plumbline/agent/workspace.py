@@ -443,6 +443,10 @@ def baseline_diff(workspace: Path, baseline: Path, initial: str, env: Mapping[st
     patch, computed with the pristine baseline repository (index, excludes, config), never
     the workspace's own `.git`."""
     git_env = {**env, "GIT_DIR": str(baseline), "GIT_WORK_TREE": str(workspace)}
+    # The copy sits outside the trial but within the agent's reach: start from the initial
+    # commit's tree (no skip-worktree or assume-unchanged bits) and no repository excludes.
+    (baseline / "info" / "exclude").unlink(missing_ok=True)
+    git(workspace, "read-tree", initial, env=git_env)
     git(workspace, "add", "--all", env=git_env)
     return git(workspace, "diff", "--cached", "--binary", "--no-renames", initial, env=git_env)
 
