@@ -49,7 +49,9 @@ scorer = "includes"
 @pytest.fixture(scope="module")
 def server() -> Iterator[OpenAIServer]:
     quick = Latency("constant", 0.01)
-    profiles = {"alpha": ModelProfile(latency=quick, responses=["Default output <script>"])}
+    # A model name of this module's own: Inspect memoizes models by name, so a name another
+    # module used in this process would reach that module's (stopped) server.
+    profiles = {"html-alpha": ModelProfile(latency=quick, responses=["Default output <script>"])}
     with OpenAIServer(profiles) as running, pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOCAL_BASE_URL", running.base_url)
         patch.setenv("LOCAL_API_KEY", "test-key")
@@ -89,13 +91,13 @@ def test_run_html_writes_the_site_from_this_runs_logs(server: OpenAIServer, tmp_
     suite.write_text(SUITE, encoding="utf-8")
     site = tmp_path / "site"
     result = invoke(
-        "run", str(suite), "--model", "openai-api/local/alpha", "--log-dir",
+        "run", str(suite), "--model", "openai-api/local/html-alpha", "--log-dir",
         str(tmp_path / "logs"), "--display", "none", "--html", str(site),
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     document = json.loads((tmp_path / "logs" / "leaderboard.json").read_text())
     assert json.loads((site / "data" / "leaderboard.json").read_text()) == document
-    page = (site / "leaderboard" / "models" / "openai-api-local-alpha.html").read_text()
+    page = (site / "leaderboard" / "models" / "openai-api-local-html-alpha.html").read_text()
     assert page.count('data-category="echo"') == 3  # every sample, from this run's logs
     assert "Default output &lt;script&gt;" in page
     assert "Echo &lt;b&gt;suite&lt;/b&gt;" in (site / "leaderboard" / "index.html").read_text()
