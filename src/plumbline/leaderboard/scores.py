@@ -2,13 +2,14 @@
 
 - Category score: the mean over questions of each question's mean over epochs (for one epoch of
   binary scores, the seed's `correct_count / total_count`).
-- Category interval: Wilson for binary scores whose question means are all 0 or 1 (one epoch,
-  or epochs that agree: a t interval would collapse to a point); otherwise a t interval over the
+- Category interval: Wilson when every question mean is 0 or 1 (binary scores over one epoch or
+  agreeing epochs, or a rubric whose every question scored 0 or 1: a t interval would collapse
+  to a point when they all agree, claiming certainty); otherwise a t interval over the
   question means with `SE = sd(question means) / √n` (repeats averaged within question first;
   Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640).
 - Overall: `Σ weight × category score`, exactly the seed's formula, a missing category counting
   0; `SE = sqrt(Σ w² · SE²)` (categories are independent question sets) with a normal interval.
-  A binary category's SE enters floored at its Wilson half-width / z, so a perfect score (plain
+  A Wilson category's SE enters floored at its Wilson half-width / z, so a perfect score (plain
   SE 0) does not make the overall look certain.
 - The seed's per-category `confidence` and `margin` come from the interval's half-width:
   margin "±N%" with N the half-width in points rounded up; confidence high ≤ 5 points,
@@ -162,7 +163,7 @@ def score_category(category: Category, data: CategoryData | None) -> CategorySco
     value = float(means.mean())
     epochs = data.epochs
     interval: Interval | None
-    if category.scoring == "binary" and _all_zero_or_one(means):
+    if _all_zero_or_one(means):
         successes = round(float(means.sum()))
         wilson = proportion_interval(successes, data.n, method="wilson", level=LEVEL)
         # The SE that enters the overall is the same question-level SE as for every category.
@@ -230,7 +231,7 @@ class ModelScores:
 def overall_standard_error(score: CategoryScore) -> float | None:
     """The SE a category contributes to the overall.
 
-    The question-level SE, except that a binary category's is floored at its Wilson half-width
+    The question-level SE, except that a Wilson category's is floored at its Wilson half-width
     divided by z: when every question is right (or every one wrong) the plain SE is 0, and the
     overall would otherwise claim certainty that its own category interval does not.
     """
