@@ -232,11 +232,14 @@ def _metric(label: str, value: Any, interval: Any, n: Any, band: Any, kind: str 
     )
 
 
+def _unmeasured(label: str) -> Metric:
+    """A figure the report does not have: shown as missing, never as a zero."""
+    return Metric(label, MISSING_TEXT, MISSING_TEXT, MISSING_TEXT, "not measured", "", "missing")
+
+
 def _estimate_metric(label: str, estimate: Any, band: Any = None) -> Metric:
     if not isinstance(estimate, Mapping):
-        return Metric(
-            label, MISSING_TEXT, MISSING_TEXT, MISSING_TEXT, "not measured", "", "missing"
-        )
+        return _unmeasured(label)
     return _metric(
         label, estimate.get("statistic"), estimate.get("interval"), estimate.get("n"), band
     )
@@ -455,17 +458,7 @@ def _errors(entry: Mapping[str, Any]) -> tuple[list[Metric], list[list[Cell]], M
 def _performance(entry: Mapping[str, Any]) -> list[Metric]:
     performance = entry.get("performance")
     if not isinstance(performance, Mapping):
-        return [
-            Metric(
-                "performance",
-                MISSING_TEXT,
-                MISSING_TEXT,
-                MISSING_TEXT,
-                "not measured",
-                "",
-                "missing",
-            )
-        ]
+        return [_unmeasured("performance")]
     metrics = [
         _metric(
             "performance (trials)",
@@ -500,17 +493,7 @@ def _performance(entry: Mapping[str, Any]) -> list[Metric]:
 def _quality(entry: Mapping[str, Any]) -> list[Metric]:
     quality = entry.get("output_quality")
     if not isinstance(quality, Mapping):
-        return [
-            Metric(
-                "output quality",
-                MISSING_TEXT,
-                MISSING_TEXT,
-                MISSING_TEXT,
-                "not measured",
-                "",
-                "missing",
-            )
-        ]
+        return [_unmeasured("output quality")]
     n = quality.get("n")
     return [
         _metric("mean words", quality.get("mean_words"), None, n, None),
