@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from click.testing import CliRunner
 
 from plumbline import __version__
@@ -35,3 +36,20 @@ def test_every_registered_command_loads_and_has_help() -> None:
 def test_json_conversion_turns_non_finite_numbers_into_null() -> None:
     assert to_jsonable({"a": math.nan, "b": [1.5, math.inf]}) == {"a": None, "b": [1.5, None]}
     assert json.loads(dumps({"x": math.nan})) == {"x": None}
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_stdout_for_json_only_sends_library_output_to_stderr(
+    as_json: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import rich
+
+    from plumbline.cli.output import stdout_for_json_only
+
+    with stdout_for_json_only(as_json):
+        rich.get_console().print("from a library")  # how Inspect logs
+        print("plain print")
+    captured = capsys.readouterr()
+    on_stdout = "from a library" in captured.out and "plain print" in captured.out
+    on_stderr = "from a library" in captured.err and "plain print" in captured.err
+    assert (on_stderr, on_stdout) == (as_json, not as_json)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import click
@@ -47,6 +49,17 @@ def to_jsonable(value: Any) -> Any:
 def dumps(value: Any) -> str:
     """Serialise a result as indented JSON (strict: no NaN or Infinity)."""
     return json.dumps(to_jsonable(value), indent=2, ensure_ascii=False, allow_nan=False)
+
+
+@contextlib.contextmanager
+def stdout_for_json_only(as_json: bool) -> Iterator[None]:
+    """With `--json`, send whatever libraries print meanwhile to stderr.
+
+    Inspect logs through rich's global console, which writes to stdout; with --json, stdout
+    holds the one JSON document `emit` prints afterwards.
+    """
+    with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+        yield
 
 
 def emit(result: Any, as_json: bool, render: Callable[[Console], None]) -> None:

@@ -17,7 +17,15 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from plumbline.cli.output import console, dumps, emit, error_console, json_option, to_jsonable
+from plumbline.cli.output import (
+    console,
+    dumps,
+    emit,
+    error_console,
+    json_option,
+    stdout_for_json_only,
+    to_jsonable,
+)
 from plumbline.cli.report import html_option
 from plumbline.records.io import write_atomic, write_json_atomic
 from plumbline.records.trial_record import TrialRecord
@@ -167,7 +175,7 @@ def probe(
             bar.update(task, advance=1, errors=failures)
 
     try:
-        with bar:
+        with bar, stdout_for_json_only(as_json):
             summary = asyncio.run(run_probe(settings, output, on_record=on_record, on_plan=on_plan))
     except KeyboardInterrupt:
         error_console.print(

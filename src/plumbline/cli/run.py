@@ -11,9 +11,7 @@ written to `<log-dir>/leaderboard.json` (validated and written atomically).
 
 from __future__ import annotations
 
-import contextlib
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -25,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from plumbline.cli.leaderboard import errors_option
-from plumbline.cli.output import emit, error_console, json_option
+from plumbline.cli.output import emit, error_console, json_option, stdout_for_json_only
 from plumbline.cli.report import html_option, site_url, write_html
 
 DEFAULT_SEED = 42
@@ -192,9 +190,7 @@ def run(
     from inspect_ai import eval_set
 
     log_dir.mkdir(parents=True, exist_ok=True)
-    # Inspect's log messages go through rich's global console, i.e. to stdout; with --json,
-    # stdout holds the one JSON document, so everything Inspect prints goes to stderr.
-    with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+    with stdout_for_json_only(as_json):
         success, logs = eval_set(
             # Inspect resolves a mixed list element by element; its type hint lists only
             # homogeneous lists.
