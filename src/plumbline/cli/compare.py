@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from plumbline.cli.output import console, dumps, error_console
-from plumbline.cli.report import html_option, report_name, write_html
+from plumbline.cli.report import announce_html, html_option
 from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
 from plumbline.compare.decision import Margins
 from plumbline.compare.render import render_markdown, render_terminal
@@ -17,7 +17,7 @@ from plumbline.records.io import InvalidRecordError, write_atomic
 from plumbline.records.run_record import read_run_records
 
 if TYPE_CHECKING:
-    from plumbline.report.site import Kind
+    pass
 
 MAX_SHOWN_ERRORS = 20
 
@@ -26,20 +26,6 @@ class InputError(click.ClickException):
     """Bad input data (exit code 2, like a usage error)."""
 
     exit_code = 2
-
-
-def announce_html(
-    kind: Kind, document: dict[str, Any], sources: tuple[Path, ...], directory: Path, *, quiet: bool
-) -> None:
-    """Write the report into the static site at `directory` and say where its page is.
-
-    With JSON on stdout the message goes to stderr, so stdout stays one JSON document.
-    """
-    result = write_html(kind, report_name(kind, sources), document, sources, directory)
-    page = result.pages[0] if result.pages else result.index
-    (error_console if quiet else console).print(
-        f"HTML report: {page.resolve().as_uri()}", soft_wrap=True
-    )
 
 
 def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> Margins:

@@ -26,7 +26,7 @@ from plumbline.cli.output import (
     stdout_for_json_only,
     to_jsonable,
 )
-from plumbline.cli.report import html_option
+from plumbline.cli.report import announce_html, html_option
 from plumbline.records.io import write_atomic, write_json_atomic
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.errors import redact, secrets_from_environment
@@ -301,8 +301,6 @@ def reliability(
     else:
         render_terminal(report, console)
     if html_dir is not None:
-        from plumbline.cli.compare import announce_html
-
         announce_html(
             "reliability", to_jsonable(report), tuple(paths), html_dir, quiet=json_path == "-"
         )

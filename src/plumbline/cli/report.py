@@ -17,7 +17,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from plumbline.cli.output import emit, error_console, json_option
+from plumbline.cli.output import console, emit, error_console, json_option
 
 if TYPE_CHECKING:
     from plumbline.report.site import Kind, SiteResult
@@ -103,3 +103,17 @@ def write_html(
 
     site_input = SiteInput(kind=kind, name=name, document=document, sources=tuple(sources))
     return write_site([site_input], directory, keep_other_reports=True)
+
+
+def announce_html(
+    kind: Kind, document: dict[str, Any], sources: tuple[Path, ...], directory: Path, *, quiet: bool
+) -> None:
+    """Write the report into the static site at `directory` and say where its page is.
+
+    With JSON on stdout the message goes to stderr, so stdout stays one JSON document.
+    """
+    result = write_html(kind, report_name(kind, sources), document, sources, directory)
+    page = result.pages[0] if result.pages else result.index
+    (error_console if quiet else console).print(
+        f"HTML report: {page.resolve().as_uri()}", soft_wrap=True
+    )
