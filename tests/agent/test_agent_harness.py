@@ -108,6 +108,7 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
     page = (site / "compare-results" / "index.html").read_text(encoding="utf-8")
     assert "prefer with_hint" in page and "Every difference between arms" in page
     assert "HINT.md (sha256" in page and (site / "index.html").is_file()
+    assert "Identical in every arm: repository and revision" in page
     compared = CliRunner().invoke(
         main, ["compare", str(out / "records.jsonl"), "--control", "without_hint", "--json"]
     )

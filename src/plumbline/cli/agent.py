@@ -102,17 +102,15 @@ def render_differences(plan: Plan, out: Console) -> None:
     if not plan.differences:
         out.print("[yellow]The arms do not differ in anything the suite sets.[/]")
         return
+    differences = differences_table(plan)
     table = Table(title="Every difference between arms", title_justify="left")
     table.add_column("field")
     for arm in arms:
         table.add_column(arm)
-    for difference in plan.differences:
-        table.add_row(difference.field, *[_short(difference.values.get(a)) for a in arms])
+    for row in differences["rows"]:
+        table.add_row(row["field"], *[row["values"][a] for a in arms])
     out.print(table)
-    out.print(
-        "Identical in every arm: repository and revision, task setup, prompt scaffolding, "
-        "acceptance command, protected paths, time limits, other environment variables."
-    )
+    out.print(IDENTICAL_IN_EVERY_ARM)
 
 
 def _short(value: Any) -> str:
@@ -395,36 +393,38 @@ def _analyze(plan: Plan, result: RunResult) -> Any:
     return report
 
 
+#: What the harness keeps the same in every arm, said beside every list of differences.
+IDENTICAL_IN_EVERY_ARM = (
+    "Identical in every arm: repository and revision, task setup, prompt scaffolding, "
+    "acceptance command, protected paths, time limits, other environment variables."
+)
+
+
 def differences_table(plan: Plan) -> dict[str, Any]:
-    """The arms' differences as display text per arm (for the A/B page of the HTML report)."""
+    """The arms' differences as display text per arm: the terminal, Markdown and HTML views."""
+    arms = [arm.name for arm in plan.loaded.suite.arms]
     return {
-        "arms": [arm.name for arm in plan.loaded.suite.arms],
+        "arms": arms,
         "rows": [
-            {"field": d.field, "values": {arm: _short(v) for arm, v in d.values.items()}}
+            {"field": d.field, "values": {arm: _short(d.values.get(arm)) for arm in arms}}
             for d in plan.differences
         ],
+        "identical": IDENTICAL_IN_EVERY_ARM,
     }
 
 
 def differences_markdown(plan: Plan) -> str:
     """The arms' differences as a Markdown section (appended to the analysis report)."""
-    arms = [arm.name for arm in plan.loaded.suite.arms]
+    differences = differences_table(plan)
+    arms = differences["arms"]
     lines = ["", "## Every difference between arms", ""]
-    if not plan.differences:
+    if not differences["rows"]:
         lines.append("The arms do not differ in anything the suite sets.")
     else:
         lines.append("| field | " + " | ".join(arms) + " |")
         lines.append("|---" * (len(arms) + 1) + "|")
-        for difference in plan.differences:
-            cells = [
-                _short(difference.values.get(a)).replace("\n", "<br>").replace("|", "\\|")
-                for a in arms
-            ]
-            lines.append(f"| {difference.field} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "Identical in every arm: repository and revision, task setup, prompt scaffolding, "
-        "acceptance command, protected paths, time limits, other environment variables.",
-        "",
-    ]
+        for row in differences["rows"]:
+            cells = [row["values"][a].replace("\n", "<br>").replace("|", "\\|") for a in arms]
+            lines.append(f"| {row['field']} | " + " | ".join(cells) + " |")
+    lines += ["", differences["identical"], ""]
     return "\n".join(lines)

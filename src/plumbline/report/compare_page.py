@@ -654,7 +654,7 @@ def _arm_differences(value: Any) -> dict[str, Any] | None:
         for row in value.get("rows") or []
         if isinstance(row, dict)
     ]
-    return {"arms": arms, "rows": rows}
+    return {"arms": arms, "rows": rows, "identical": str(value.get("identical") or "")}
 
 
 def render_compare_pages(site_input: SiteSource, slug: str) -> list[Page]:
