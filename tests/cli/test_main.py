@@ -42,12 +42,15 @@ def test_json_conversion_turns_non_finite_numbers_into_null() -> None:
 def test_stdout_for_json_only_sends_library_output_to_stderr(
     as_json: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import rich
+    from rich.console import Console
 
     from plumbline.cli.output import stdout_for_json_only
 
+    # A console without a file writes to whatever sys.stdout is, as rich's global console
+    # (Inspect's log handler) does; the global one itself may be pinned by earlier tests.
+    library_console = Console()
     with stdout_for_json_only(as_json):
-        rich.get_console().print("from a library")  # how Inspect logs
+        library_console.print("from a library")
         print("plain print")
     captured = capsys.readouterr()
     on_stdout = "from a library" in captured.out and "plain print" in captured.out
