@@ -37,6 +37,7 @@ from plumbline.stats import (
     ConfidenceInterval,
     EstimateResult,
     bootstrap_interval,
+    bootstrap_percentile_intervals,
     cert_ci_95,
     percentile,
     proportion_interval,
@@ -67,6 +68,51 @@ def valid_responses(responses: Iterable[str | None]) -> list[str]:
     return [text for text in responses if text is not None and text.strip()]
 
 
+_BLOCK_ELEMENTS = 1 << 22
+
+
+def _cosine_distance_moments(matrix: FloatArray, *, spread: bool = True) -> tuple[float, float]:
+    """Mean and population std (NaN unless `spread`) of the cosine distances of all row pairs.
+
+    The values of `pdist(matrix, "cosine")` (up to rounding), without its n²·d loop. With unit
+    rows u and every pair counted once, `Σ_{i<j} u_i·u_j = (‖Σ u_i‖² − Σ ‖u_i‖²) / 2`, so the
+    mean costs O(n·d). For the spread, identical rows (repeated responses) are merged and their
+    pairs weighted by multiplicity, and the distances `1 − u_a·u_b` of the distinct rows,
+    clipped to [0, 2] as scipy does, come from matrix products a block of rows at a time.
+    """
+    norms = np.linalg.norm(matrix, axis=1)
+    if np.any(norms == 0):  # cosine is undefined; keep scipy's behaviour for this case
+        distances = pdist(matrix, "cosine")
+        return float(np.mean(distances)), float(np.std(distances))
+    unit_all = matrix / norms[:, None]
+    n = unit_all.shape[0]
+    pairs = n * (n - 1) / 2
+    total = unit_all.sum(axis=0)
+    similarity_sum = (float(total @ total) - float(np.einsum("ij,ij->", unit_all, unit_all))) / 2
+    mean = min(max(1.0 - similarity_sum / pairs, 0.0), 2.0)
+    if not spread:
+        return mean, math.nan
+    rows, counts = np.unique(matrix, axis=0, return_counts=True)
+    unit = rows / np.linalg.norm(rows, axis=1)[:, None]
+    weights = counts.astype(np.float64)
+    m = unit.shape[0]
+    block = max(1, _BLOCK_ELEMENTS // m)
+    column = np.arange(m)[None, :]
+    squares = 0.0
+    for start in range(0, m, block):
+        stop = min(start + block, m)
+        distances = np.clip(1.0 - unit[start:stop] @ unit.T, 0.0, 2.0)
+        row = np.arange(start, stop)[:, None]
+        # pairs a < b of distinct rows count w_a·w_b times; a row with itself w_a(w_a − 1)/2
+        pair_weights = np.where(
+            column > row,
+            weights[start:stop, None] * weights[None, :],
+            np.where(column == row, weights[start:stop, None] * (weights[None, :] - 1) / 2, 0.0),
+        )
+        squares += float(np.sum(pair_weights * (distances - mean) ** 2))
+    return mean, math.sqrt(max(squares / pairs, 0.0))
+
+
 # --- 1. consistency --------------------------------------------------------------------------
 
 
@@ -94,7 +140,8 @@ class ConsistencyResult:
 def consistency_score(embeddings: Any) -> ConsistencyResult:
     """Consistency from response embeddings (one row per valid response).
 
-    `distances = pdist(E, "cosine")`; `score = max(0, 1 − std(distances)/mean(distances))` with
+    `distances = pdist(E, "cosine")` (their moments from `_cosine_distance_moments`);
+    `score = max(0, 1 − std(distances)/mean(distances))` with
     the population std; a mean distance of 0 (identical responses) scores 1.0; clamped to
     [0, 1]. Reference: CERT metrics §1 (seed 003).
     """
@@ -103,9 +150,7 @@ def consistency_score(embeddings: Any) -> ConsistencyResult:
         raise ValueError(
             f"consistency needs at least 2 valid (non-empty) responses, got {matrix.shape[0]}"
         )
-    distances = pdist(matrix, "cosine")
-    mean_distance = float(np.mean(distances))
-    std_distance = float(np.std(distances))
+    mean_distance, std_distance = _cosine_distance_moments(matrix)
     # distances of identical vectors can come out at -1e-16 rather than 0
     score = 1.0 if mean_distance <= _EPS else max(0.0, 1.0 - std_distance / mean_distance)
     score = min(1.0, score)
@@ -141,12 +186,38 @@ class AgreementResult:
         }
 
 
-def _similarity_matrix(matrix: FloatArray) -> FloatArray:
+def _unit_rows(matrix: FloatArray) -> FloatArray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     if np.any(norms == 0):
         raise ValueError("embeddings must not contain zero vectors (cosine is undefined)")
-    unit = matrix / norms
-    return np.asarray(np.clip(unit @ unit.T, -1.0, 1.0), dtype=np.float64)
+    return np.asarray(matrix / norms, dtype=np.float64)
+
+
+def _pair_similarity_means(
+    indices: FloatArray, similarities: FloatArray, unit: FloatArray
+) -> FloatArray:
+    """Mean similarity over the pairs of distinct original responses of each resample (row).
+
+    With `c_i` copies of response i in a resample, its pairs of positions holding different
+    responses number `(n² − Σ c_i²) / 2` and their similarities sum to
+    `(cᵀSc − Σ c_i² S_ii) / 2`, so each row costs O(n·min(n, dimensions)) instead of O(n²).
+    `cᵀSc` is `‖cᵀU‖²` for the unit embeddings U when there are more responses than dimensions.
+    """
+    picked = indices.astype(np.intp)
+    rows, n = picked.shape
+    flat = (picked + (np.arange(rows, dtype=np.intp) * n)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
+    if n <= unit.shape[1]:
+        quadratic = np.einsum("ij,ij->i", counts @ similarities, counts)
+    else:
+        projected = counts @ unit
+        quadratic = np.einsum("ij,ij->i", projected, projected)
+    squares = counts * counts
+    same = squares @ np.diag(similarities)
+    pairs = (n * n - squares.sum(axis=1)) / 2
+    means = np.clip((quadratic - same) / 2 / np.maximum(pairs, 1), -1.0, 1.0)
+    # a resample of one repeated response has no pair: it agrees with itself
+    return np.asarray(np.where(pairs > 0, means, 1.0), dtype=np.float64)
 
 
 def semantic_agreement(
@@ -160,34 +231,21 @@ def semantic_agreement(
 
     Percentile bootstrap over responses (Efron & Tibshirani 1993, ch. 13): each resample draws
     n response indices with replacement and averages the similarity over its pairs of distinct
-    responses.
+    responses (from the resample's copy counts, see `_pair_similarity_means`).
     """
     matrix = _matrix(embeddings)
     n = int(matrix.shape[0])
     if n < 2:
         raise ValueError(f"semantic agreement needs at least 2 responses, got {n}")
-    similarities = _similarity_matrix(matrix)
+    unit = _unit_rows(matrix)
+    similarities = np.asarray(np.clip(unit @ unit.T, -1.0, 1.0), dtype=np.float64)
     upper = np.triu_indices(n, k=1)
     point = float(np.mean(similarities[upper]))
     interval: ConfidenceInterval | None = None
     if n >= 3:
-        triangle = np.triu(np.ones((n, n), dtype=bool), k=1)
-        rows_per_chunk = max(1, 4_000_000 // (n * n))
 
         def mean_pair_similarity(indices: FloatArray) -> FloatArray:
-            picked = indices.astype(np.intp)
-            out = np.empty(picked.shape[0], dtype=np.float64)
-            for start in range(0, picked.shape[0], rows_per_chunk):
-                chunk = picked[start : start + rows_per_chunk]
-                values = similarities[chunk[:, :, None], chunk[:, None, :]]
-                mask = triangle & (chunk[:, :, None] != chunk[:, None, :])
-                counts = mask.sum(axis=(1, 2))
-                sums = np.where(mask, values, 0.0).sum(axis=(1, 2))
-                # a resample of one repeated response has no pair: it agrees with itself
-                out[start : start + rows_per_chunk] = np.where(
-                    counts > 0, sums / np.maximum(counts, 1), 1.0
-                )
-            return out
+            return _pair_similarity_means(indices, similarities, unit)
 
         result = bootstrap_interval(
             np.arange(n, dtype=np.float64),
@@ -338,14 +396,6 @@ class LatencyResult:
             raise ValueError("latencies must be non-negative")
 
 
-def _percentile_statistic(q: float) -> Any:
-    def statistic(samples: FloatArray) -> FloatArray:
-        return np.asarray(np.percentile(samples, q, axis=-1), dtype=np.float64)
-
-    statistic.__name__ = f"p{q:g}"
-    return statistic
-
-
 def latency_metrics(
     latencies: Any,
     output_tokens: Any = None,
@@ -377,10 +427,11 @@ def latency_metrics(
         if known.any() and total_time > 0:
             tokens_per_second = float(np.sum(tokens[known])) / total_time
     intervals: dict[str, ConfidenceInterval] = {}
-    for name, q in (("p50", 50.0), ("p95", 95.0), ("p99", 99.0)):
-        boot = bootstrap_interval(
-            values, _percentile_statistic(q), n_resamples=n_resamples, seed=seed
-        )
+    # One set of resamples for the three percentiles (the same draws as one call per percentile).
+    boots = bootstrap_percentile_intervals(
+        values, [50.0, 95.0, 99.0], n_resamples=n_resamples, seed=seed
+    )
+    for name, boot in zip(("p50", "p95", "p99"), boots, strict=True):
         intervals[name] = ConfidenceInterval(
             boot.interval.low, boot.interval.high, boot.interval.level, "bootstrap percentile"
         )
@@ -457,7 +508,7 @@ def output_quality(responses: Sequence[str], embeddings: Any = None) -> OutputQu
     if embeddings is not None:
         matrix = _matrix(embeddings)
         if matrix.shape[0] >= 2:
-            diversity = float(np.mean(pdist(matrix, "cosine")))
+            diversity = _cosine_distance_moments(matrix, spread=False)[0]
     repetition = float(np.mean([repetition_score(text) for text in responses]))
     return OutputQualityResult(
         n=len(responses),

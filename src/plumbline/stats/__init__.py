@@ -5,7 +5,12 @@ prints, and documents its formula and a reference.
 """
 
 from plumbline.stats.agreement import krippendorff_alpha
-from plumbline.stats.bootstrap import bootstrap_interval, cluster_bootstrap, paired_bootstrap
+from plumbline.stats.bootstrap import (
+    bootstrap_interval,
+    bootstrap_percentile_intervals,
+    cluster_bootstrap,
+    paired_bootstrap,
+)
 from plumbline.stats.effect_sizes import cliffs_delta, cohens_d, geometric_mean_ratio
 from plumbline.stats.means import (
     cert_ci_95,
@@ -45,6 +50,7 @@ __all__ = [
     "TestResult",
     "benjamini_hochberg",
     "bootstrap_interval",
+    "bootstrap_percentile_intervals",
     "cert_ci_95",
     "check_level",
     "cliffs_delta",

@@ -12,7 +12,7 @@ Hinkley (1997), "Bootstrap Methods and their Application", §3.8 (two-stage clus
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,6 +33,16 @@ CHUNK_ELEMENTS = 1 << 21
 
 #: Clusters with at most this many distinct values are resampled exactly via multinomial counts.
 MAX_EXACT_DISTINCT = 32
+
+#: Binomial draws (resamples × exactly resampled clusters × their distinct values − 1) above which
+#: the mean's within-cluster stage is drawn pooled, when that is sound (see `_pooled_is_sound`).
+#: At about 10⁸ draws a minute the exact stage would take over 30 s; below, nothing changes.
+EXACT_DRAW_BUDGET = 50_000_000
+
+#: The pooled within-cluster draw needs at least this many clusters with within-cluster spread,
+#: and no cluster holding more than this share of the within-cluster variance.
+POOLED_MIN_CLUSTERS = 100
+POOLED_MAX_VARIANCE_SHARE = 0.01
 
 IntArray = npt.NDArray[np.intp]
 
@@ -268,6 +278,57 @@ def bootstrap_interval(
     )
 
 
+def bootstrap_percentile_intervals(
+    data: ArrayLike,
+    percentiles: Sequence[float],
+    *,
+    n_resamples: int = 10_000,
+    level: float = 0.95,
+    seed: int | None = None,
+) -> list[EstimateResult]:
+    """Percentile-bootstrap intervals for several percentiles (numpy "linear") of one sample.
+
+    One set of resamples serves every percentile: for an integer seed each result
+    equals `bootstrap_interval(data, lambda a: np.percentile(a, q, axis=-1), seed=seed)`, whose
+    draws depend only on the seed and the sample size, at the cost of one call instead of one per
+    percentile. Reference: Efron & Tibshirani (1993), ch. 13.
+    """
+    level = check_level(level)
+    n_resamples = _check_resamples(n_resamples)
+    values = as_float_vector(data, "data", min_size=2)
+    qs = [float(q) for q in percentiles]
+    if not qs or any(not 0 <= q <= 100 for q in qs):
+        raise ValueError(f"percentiles must be in [0, 100], got {list(percentiles)!r}")
+    rng = _generator(seed)
+    n = values.size
+    distributions = np.empty((len(qs), n_resamples))
+    rows = max(1, CHUNK_ELEMENTS // n)
+    dtype = _index_dtype(n)
+    for start in range(0, n_resamples, rows):
+        count = min(rows, n_resamples - start)
+        indices = rng.integers(0, n, size=(count, n), dtype=dtype)
+        distributions[:, start : start + count] = np.percentile(values[indices], qs, axis=-1)
+    results = []
+    for q, distribution in zip(qs, distributions, strict=True):
+        theta_hat = float(np.percentile(values, q))
+        low, high, extra = _interval_from_distribution(theta_hat, distribution, None, level)
+        results.append(
+            _result(
+                theta_hat,
+                n,
+                distribution,
+                low,
+                high,
+                level,
+                "percentile",
+                f"p{q:g}",
+                seed,
+                extra,
+            )
+        )
+    return results
+
+
 def paired_bootstrap(
     x: ArrayLike,
     y: ArrayLike,
@@ -452,12 +513,54 @@ def _resampled_sums(
     return totals
 
 
+def _exact_draws(distinct: _DistinctValues, n_resamples: int) -> int:
+    """Binomial draws the exact within-cluster stage makes for `n_resamples` resamples."""
+    widths = np.count_nonzero(distinct.shares[distinct.exact] > 0, axis=1)
+    return n_resamples * int(np.maximum(widths - 1, 0).sum())
+
+
+def _pooled_is_sound(groups: _Clusters, distinct: _DistinctValues) -> bool:
+    """Whether the sum of every drawn member is close to normal given the drawn clusters.
+
+    It is a sum of independent draws from many clusters; when no cluster holds more than
+    POOLED_MAX_VARIANCE_SHARE of the within-cluster variance (so at least 100 clusters carry
+    it), the Lindeberg condition holds with room to spare and only the third and higher moments
+    of the resampled sum differ from the exact ones, by O(1/√(clusters)).
+    """
+    spread = groups.sizes * distinct.variances
+    total = float(spread.sum())
+    if total <= 0:
+        return True  # no within-cluster variance: the pooled draw is exact
+    return (
+        int(np.count_nonzero(spread > 0)) >= POOLED_MIN_CLUSTERS
+        and float(spread.max()) <= POOLED_MAX_VARIANCE_SHARE * total
+    )
+
+
 def _cluster_mean_distribution(
-    groups: _Clusters, n_resamples: int, resample_within: bool, rng: np.random.Generator
+    groups: _Clusters,
+    n_resamples: int,
+    resample_within: bool,
+    rng: np.random.Generator,
+    pooled: bool | None = None,
 ) -> tuple[FloatArray, str]:
+    """Bootstrap distribution of the mean, with the within-cluster stage drawn per cluster, or
+    pooled (`pooled=None`: when the per-cluster draws exceed EXACT_DRAW_BUDGET and pooling is
+    sound).
+
+    Pooled: given the drawn cluster copies `k_c`, the sum of all resampled members has mean
+    `Σ k_c·n_c·μ_c` and variance `Σ k_c·n_c·σ²_c` (n_c independent draws per copy); it is drawn
+    as one normal with exactly those moments per resample, so the cost is that of stage 1 alone.
+    """
     c = groups.sizes.size
     sums = np.add.reduceat(groups.values, groups.offsets)
     distinct = _distinct_values(groups) if resample_within else None
+    if distinct is not None and pooled is None:
+        pooled = (
+            _exact_draws(distinct, n_resamples) > EXACT_DRAW_BUDGET
+            and _pooled_is_sound(groups, distinct)
+        )
+    spread = None if distinct is None else groups.sizes * distinct.variances
     out = np.empty(n_resamples)
     rows = max(1, CHUNK_ELEMENTS // (4 * c))
     for start in range(0, n_resamples, rows):
@@ -466,11 +569,17 @@ def _cluster_mean_distribution(
         size = copies @ groups.sizes
         if distinct is None:
             total = copies @ sums
+        elif pooled:
+            weights = copies.astype(np.float64)
+            variance = np.maximum(weights @ spread, 0.0)
+            total = weights @ sums + rng.standard_normal(count) * np.sqrt(variance)
         else:
             total = _resampled_sums(copies, groups, distinct, rng).sum(axis=1)
         out[start : start + count] = total / size
     if distinct is None:
         how = "clusters only"
+    elif pooled:
+        how = "normal approximation of the pooled within-cluster draw (many clusters)"
     elif np.all(distinct.exact):
         how = "exact multinomial counts"
     elif not np.any(distinct.exact):
@@ -548,7 +657,7 @@ def cluster_bootstrap(
     seed: int | np.random.Generator | None = None,
     resample_within: bool = True,
     strata: ArrayLike | None = None,
-    within: Literal["auto", "members"] = "auto",
+    within: Literal["auto", "members", "per-cluster", "pooled"] = "auto",
 ) -> EstimateResult:
     """Two-stage cluster bootstrap: resample clusters (within strata), then members within each.
 
@@ -564,7 +673,13 @@ def cluster_bootstrap(
     costs O(resamples × clusters × distinct values) instead of O(resamples × values); binary
     scores need one binomial per cluster. Clusters with more than 32 distinct values (only
     possible with more than 32 members) get a normal draw with the exact mean and variance of the
-    resampled sum. `within="members"` materialises every member instead (exact, slow). Other
+    resampled sum. With many clusters (over EXACT_DRAW_BUDGET binomial draws, e.g. 10,000
+    resamples of 3,000 tasks with 6 distinct values each), stage 2 is drawn pooled instead: given
+    the drawn clusters, the sum of all resampled members is one normal draw with its exact mean
+    and variance, which is sound when at least 100 clusters share the within-cluster variance (no
+    cluster above 1% of it; otherwise the per-cluster draw is kept); the method string says which
+    was used. `within="per-cluster"` or `"pooled"` forces one. `within="members"` materialises
+    every member instead (exact, slow). Other
     statistics always materialise members; when resamples differ in size (unequal clusters) the
     rows are NaN-padded and "mean"/"median" ignore the padding (a callable must too, e.g. with
     `np.nanmean`).
@@ -585,14 +700,19 @@ def cluster_bootstrap(
     kind = _check_method(method)
     resolved = _resolve_statistic(statistic)
     n_resamples = _check_resamples(n_resamples)
-    if within not in ("auto", "members"):
-        raise ValueError(f"within must be 'auto' or 'members', got {within!r}")
+    if within not in ("auto", "members", "per-cluster", "pooled"):
+        raise ValueError(
+            f"within must be 'auto', 'members', 'per-cluster' or 'pooled', got {within!r}"
+        )
     data = as_float_vector(values, "values", min_size=2)
     groups = _prepare_clusters(data, clusters, strata)
     rng = _generator(seed)
     theta_hat = float(resolved.function(groups.values[None, :])[0])
-    if resolved.function is _mean and within == "auto":
-        distribution, how = _cluster_mean_distribution(groups, n_resamples, resample_within, rng)
+    if resolved.function is _mean and within != "members":
+        pooled = None if within == "auto" else within == "pooled"
+        distribution, how = _cluster_mean_distribution(
+            groups, n_resamples, resample_within, rng, pooled
+        )
     else:
         distribution = _cluster_member_distribution(
             groups, resolved, n_resamples, resample_within, rng
