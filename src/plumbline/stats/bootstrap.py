@@ -409,6 +409,18 @@ def _prepare_clusters(
     return _Clusters(values[order], sizes, offsets, stratum_of_cluster, n_strata)
 
 
+def _cluster_picks(groups: _Clusters, rows: int, rng: np.random.Generator) -> IntArray:
+    """The clusters drawn in each of `rows` resamples (rows × clusters), within strata."""
+    c = groups.sizes.size
+    if groups.n_strata == 1:
+        return rng.integers(0, c, size=(rows, c))
+    picks = []
+    for stratum in range(groups.n_strata):
+        members = np.flatnonzero(groups.strata == stratum)
+        picks.append(members[rng.integers(0, members.size, size=(rows, members.size))])
+    return np.concatenate(picks, axis=1)
+
+
 def _cluster_counts(groups: _Clusters, rows: int, rng: np.random.Generator) -> IntArray:
     """How often each cluster is drawn in each of `rows` resamples (within strata).
 
@@ -416,14 +428,9 @@ def _cluster_counts(groups: _Clusters, rows: int, rng: np.random.Generator) -> I
     an order of magnitude slower for this.
     """
     c = groups.sizes.size
-    counts = np.zeros((rows, c), dtype=np.intp)
-    for stratum in range(groups.n_strata):
-        members = np.flatnonzero(groups.strata == stratum)
-        k = members.size
-        picks = members[rng.integers(0, k, size=(rows, k))]
-        flat = (picks + (np.arange(rows) * c)[:, None]).ravel()
-        counts += np.bincount(flat, minlength=rows * c).reshape(rows, c)
-    return counts
+    picks = _cluster_picks(groups, rows, rng)
+    picks += (np.arange(rows) * c)[:, None]
+    return np.bincount(picks.ravel(), minlength=rows * c).reshape(rows, c)
 
 
 @dataclass(frozen=True)
@@ -556,25 +563,28 @@ def _cluster_mean_distribution(
     sums = np.add.reduceat(groups.values, groups.offsets)
     distinct = _distinct_values(groups) if resample_within else None
     if distinct is not None and pooled is None:
-        pooled = (
-            _exact_draws(distinct, n_resamples) > EXACT_DRAW_BUDGET
-            and _pooled_is_sound(groups, distinct)
+        pooled = _exact_draws(distinct, n_resamples) > EXACT_DRAW_BUDGET and _pooled_is_sound(
+            groups, distinct
         )
-    spread = None if distinct is None else groups.sizes * distinct.variances
     out = np.empty(n_resamples)
     rows = max(1, CHUNK_ELEMENTS // (4 * c))
+    # The variance of one drawn copy's resampled sum: n_c·σ²_c.
+    spread = None if distinct is None or not pooled else groups.sizes * distinct.variances
     for start in range(0, n_resamples, rows):
         count = min(rows, n_resamples - start)
-        copies = _cluster_counts(groups, count, rng)
-        size = copies @ groups.sizes
-        if distinct is None:
-            total = copies @ sums
-        elif pooled:
-            weights = copies.astype(np.float64)
-            variance = np.maximum(weights @ spread, 0.0)
-            total = weights @ sums + rng.standard_normal(count) * np.sqrt(variance)
+        if spread is not None:
+            # One gather per column is several times faster than a gather of rows.
+            picks = _cluster_picks(groups, count, rng)
+            size = groups.sizes[picks].sum(axis=1)
+            variance = np.maximum(spread[picks].sum(axis=1), 0.0)
+            total = sums[picks].sum(axis=1) + rng.standard_normal(count) * np.sqrt(variance)
         else:
-            total = _resampled_sums(copies, groups, distinct, rng).sum(axis=1)
+            copies = _cluster_counts(groups, count, rng)
+            size = copies @ groups.sizes
+            if distinct is None:
+                total = copies @ sums
+            else:
+                total = _resampled_sums(copies, groups, distinct, rng).sum(axis=1)
         out[start : start + count] = total / size
     if distinct is None:
         how = "clusters only"
