@@ -18,6 +18,7 @@ from plumbline.agent.profiles import AgentCommand, resolve_agent
 from plumbline.agent.schedule import Order, Unit, build_schedule
 from plumbline.agent.suite import Arm, LoadedSuite, SuiteError, Task, tree_digest
 from plumbline.agent.workspace import WorkspaceError, resolve_revision
+from plumbline.limits import MAX_AGENT_RUNS
 from plumbline.sandbox.env import SECRET_NAME
 
 PLAN_VERSION = "plumbline.agent-plan/1"
@@ -227,6 +228,15 @@ def make_plan(
     if problems:
         raise SuiteError(problems)
     count = repeats or suite.repeats
+    runs = len(suite.tasks) * len(suite.arms) * count
+    if runs > MAX_AGENT_RUNS:
+        raise SuiteError(
+            [
+                f"{loaded.path}: {len(suite.tasks)} tasks × {len(suite.arms)} arms × {count} "
+                f"repeats = {runs:,} runs, more than the {MAX_AGENT_RUNS:,} one plan may hold; "
+                "use fewer repeats or split the suite"
+            ]
+        )
     schedule = build_schedule(
         [t.id for t in suite.tasks], [a.name for a in suite.arms], count, seed=seed, order=order
     )

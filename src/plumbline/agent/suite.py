@@ -19,6 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from plumbline.limits import MAX_REPEATS
+
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 SCHEMA_ID = "https://plumbline.dev/schemas/agent_suite/1.0.0/agent_suite.schema.json"
 
@@ -139,7 +141,7 @@ class AgentSuite(_Model):
     prompt_template: str = Field(
         "{prompt}", description="Scaffolding around every task prompt, the same in every arm."
     )
-    repeats: Annotated[int, Field(ge=1)] = 5
+    repeats: Annotated[int, Field(ge=1, le=MAX_REPEATS)] = 5
     timeout_seconds: Seconds = 1800.0
     acceptance_timeout_seconds: Seconds = 600.0
     setup_timeout_seconds: Seconds = 600.0

@@ -23,10 +23,13 @@ from plumbline.agent.profiles import PROFILES, AgentCommand, AgentCommandError, 
 from plumbline.agent.suite import SuiteError, load_suite
 from plumbline.cli.output import console, dumps, emit, error_console, json_option
 from plumbline.cli.report import html_option, report_name, site_url, write_html
+from plumbline.limits import MAX_CONCURRENCY, MAX_REPEATS
 from plumbline.records.run_record import RunRecord
 
 COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"
+#: Schedule rows printed in the terminal (a table of 100,000 rows takes a minute to draw).
+MAX_SHOWN_SCHEDULE = 200
 
 
 class InputError(click.ClickException):
@@ -73,8 +76,8 @@ def _plan_options(function: Any) -> Any:
         ),
         click.option(
             "--repeats",
-            type=click.IntRange(min=1),
-            help="Repeats per task and arm (default: suite's).",
+            type=click.IntRange(min=1, max=MAX_REPEATS),
+            help=f"Repeats per task and arm (default: suite's; at most {MAX_REPEATS:,}).",
         ),
         click.option("--seed", type=int, default=0, show_default=True, help="Schedule seed."),
         click.option(
@@ -172,9 +175,15 @@ def plan_command(
         schedule = Table(title="Schedule", title_justify="left")
         for column in ("#", "task", "arm", "repeat"):
             schedule.add_column(column)
-        for unit in plan.schedule:
+        for unit in plan.schedule[:MAX_SHOWN_SCHEDULE]:
             schedule.add_row(str(unit.position), unit.task_id, unit.arm, str(unit.repeat))
         out.print(schedule)
+        hidden = len(plan.schedule) - MAX_SHOWN_SCHEDULE
+        if hidden > 0:
+            out.print(
+                f"... and {hidden:,} more runs (the first {MAX_SHOWN_SCHEDULE} are shown; "
+                "--json prints the whole schedule)"
+            )
 
     emit(plan.to_dict(), as_json, render)
 
@@ -248,7 +257,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False), help="Results.")
 @click.option(
     "--concurrency",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_CONCURRENCY),
     default=1,
     show_default=True,
     help="Trials at once.",

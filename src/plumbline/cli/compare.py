@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from plumbline.cli.output import console, dumps, error_console
+from plumbline.cli.output import console, dumps, error_console, progress_bar
 from plumbline.cli.report import announce_html, html_option
 from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
 from plumbline.compare.decision import Margins
 from plumbline.compare.render import render_markdown, render_terminal
+from plumbline.limits import MAX_RESAMPLES
 from plumbline.records.io import InvalidRecordError, write_atomic
 from plumbline.records.run_record import read_run_records
 
@@ -64,10 +65,10 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
 )
 @click.option(
     "--resamples",
-    type=click.IntRange(min=100),
+    type=click.IntRange(min=100, max=MAX_RESAMPLES),
     default=10_000,
     show_default=True,
-    help="Bootstrap resamples (tasks, then repeats within task).",
+    help=f"Bootstrap resamples (tasks, then repeats within task; at most {MAX_RESAMPLES:,}).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option(
@@ -145,9 +146,14 @@ def compare(
         seed=seed,
     )
     try:
-        report = compare_runs(
-            table, treatments=list(treatments) or None, control=control, settings=settings
-        )
+        with progress_bar("comparing") as progress:
+            report = compare_runs(
+                table,
+                treatments=list(treatments) or None,
+                control=control,
+                settings=settings,
+                progress=progress,
+            )
     except CompareError as error:
         raise click.UsageError(str(error)) from None
     if json_path == "-":

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from plumbline.cli.output import dumps, emit, json_option
+from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
 from plumbline.records.io import write_atomic
 
 
@@ -48,7 +49,7 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     "--runs",
     default=3,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_EPOCHS),
     help="Times each judge grades every item (self-consistency).",
 )
 @click.option(
@@ -77,7 +78,7 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     "--max-concurrency",
     default=8,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_CONCURRENCY),
     help="Judge requests in flight at once.",
 )
 @click.option(

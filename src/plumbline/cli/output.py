@@ -12,6 +12,9 @@ from typing import Any, TypeVar
 import click
 from pydantic import BaseModel
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from plumbline.progress import ProgressCallback
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,3 +71,29 @@ def emit(result: Any, as_json: bool, render: Callable[[Console], None]) -> None:
         click.echo(dumps(result))
     else:
         render(console)
+
+
+@contextlib.contextmanager
+def progress_bar(label: str) -> Iterator[ProgressCallback]:
+    """A progress bar on stderr for a job that can take more than a few seconds.
+
+    It is shown only when stderr is a terminal (never in logs, pipes or CI) and is cleared when
+    the job ends, so stdout (a `--json` document) is never mixed with it. Step names are shown as
+    plain text: they can hold arm, model or file names.
+    """
+    with Progress(
+        TextColumn(label, markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}", markup=False),
+        console=error_console,
+        transient=True,
+        disable=not error_console.is_terminal,
+    ) as progress:
+        task = progress.add_task("", total=None)
+
+        def advance(done: int, total: int, what: str) -> None:
+            progress.update(task, completed=done, total=total, description=what)
+
+        yield advance

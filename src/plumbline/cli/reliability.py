@@ -23,10 +23,12 @@ from plumbline.cli.output import (
     emit,
     error_console,
     json_option,
+    progress_bar,
     stdout_for_json_only,
     to_jsonable,
 )
 from plumbline.cli.report import announce_html, html_option
+from plumbline.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
 from plumbline.records.io import write_atomic, write_json_atomic
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.errors import redact, secrets_from_environment
@@ -63,8 +65,16 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Prompts file: JSONL ({'id', 'prompt'}) or text with one prompt per line.",
 )
-@click.option("--trials", default=20, show_default=True, type=click.IntRange(min=1))
-@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--trials",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=1, max=MAX_TRIALS),
+    help=f"Trials per model and prompt (at most {MAX_TRIALS:,}).",
+)
+@click.option(
+    "--concurrency", default=8, show_default=True, type=click.IntRange(min=1, max=MAX_CONCURRENCY)
+)
 @click.option("--timeout", default=30.0, show_default=True, type=float, help="Seconds per call.")
 @click.option("--temperature", default=0.7, show_default=True, type=float)
 @click.option(
@@ -254,7 +264,13 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
 @html_option
 @click.option("--embedding-model", default="all-MiniLM-L6-v2", show_default=True)
 @click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0))
-@click.option("--resamples", default=2000, show_default=True, type=click.IntRange(min=100))
+@click.option(
+    "--resamples",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(min=100, max=MAX_RESAMPLES),
+    help=f"Bootstrap resamples (at most {MAX_RESAMPLES:,}).",
+)
 def reliability(
     paths: tuple[Path, ...],
     json_path: str | None,
@@ -283,13 +299,15 @@ def reliability(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
     )
     try:
-        report = analyze(
-            result.records,
-            Embedder(embedding_model),
-            config=config,
-            prices=price_table,
-            record_errors=problems,
-        )
+        with progress_bar("reliability") as progress:
+            report = analyze(
+                result.records,
+                Embedder(embedding_model),
+                config=config,
+                prices=price_table,
+                record_errors=problems,
+                progress=progress,
+            )
     except RuntimeError as error:
         raise click.ClickException(str(error)) from None
     if markdown_path is not None:

@@ -25,6 +25,7 @@ from rich.text import Text
 from plumbline.cli.leaderboard import errors_option
 from plumbline.cli.output import emit, error_console, json_option, stdout_for_json_only
 from plumbline.cli.report import html_option, site_url, write_html
+from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
 
 DEFAULT_SEED = 42
 DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
@@ -82,7 +83,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     help="An Inspect model name (openai/..., anthropic/..., openrouter/..., "
     "openai-api/<service>/..., mockllm/model). Repeat for several models.",
 )
-@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--epochs", type=click.IntRange(min=1, max=MAX_EPOCHS), default=1, show_default=True)
 @click.option("--limit", type=click.IntRange(min=1), help="A seeded subset of N samples per task.")
 @click.option(
     "--log-dir",
@@ -98,7 +99,11 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     help="Score architecture_design with this LLM judge model (repeat to average judges); "
     "the leaderboard then reads llm_judge_scorer instead of the heuristic.",
 )
-@click.option("--max-connections", type=click.IntRange(min=1), help="Concurrent model requests.")
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1, max=MAX_CONCURRENCY),
+    help="Concurrent model requests.",
+)
 @click.option(
     "--seed",
     type=int,

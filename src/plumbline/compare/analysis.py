@@ -43,6 +43,7 @@ from plumbline.compare.metrics import (
     per_task_table,
     prepare_runs,
 )
+from plumbline.progress import ProgressCallback, no_progress
 from plumbline.records.run_record import RunRecordTable
 from plumbline.stats.result import ConfidenceInterval
 
@@ -374,24 +375,43 @@ def power_analysis(
     }
 
 
+class _Steps:
+    """Counts finished steps of `compare_runs` and reports them to a progress callback."""
+
+    def __init__(self, total: int, progress: ProgressCallback) -> None:
+        self.done, self.total, self.progress = 0, total, progress
+
+    def __call__(self, what: str) -> None:
+        self.done += 1
+        self.progress(self.done, self.total, what)
+
+
+def _steps_per_comparison(settings: CompareSettings) -> int:
+    # an interval per primary delta, two ratio intervals under the ci rule, the paired tests
+    return len(PRIMARY_DELTAS) + (2 if settings.rule == "ci" else 0) + 1
+
+
 def _comparison(
     prepared: PreparedRuns,
     summaries: dict[str, ArmSummary],
     treatment: str,
     control: str,
     settings: CompareSettings,
+    step: Callable[[str], None] = lambda what: None,
 ) -> Comparison:
     pairs = pair_runs(prepared, treatment, control)
     summary = delta_summaries(pairs, [*PRIMARY_DELTAS, *SECONDARY_DELTAS])
-    paired = {
-        name: PairedDelta(summary[name], _bootstrap_mean(pairs, name, settings))
-        for name in PRIMARY_DELTAS
-    }
+    paired: dict[str, PairedDelta] = {}
+    for name in PRIMARY_DELTAS:
+        paired[name] = PairedDelta(summary[name], _bootstrap_mean(pairs, name, settings))
+        step(f"{treatment} vs {control}: {name} interval")
     diagnostics = {name: summary[name] for name in SECONDARY_DELTAS}
     warnings: list[str] = []
     if settings.rule == "ci":
         duration_ratio, d_excluded = _log_ratio_interval(pairs, "duration_seconds", settings)
+        step(f"{treatment} vs {control}: duration ratio interval")
         token_ratio, t_excluded = _log_ratio_interval(pairs, "non_cache_tokens", settings)
+        step(f"{treatment} vs {control}: token ratio interval")
         for what, excluded in (("duration", d_excluded), ("non-cache token", t_excluded)):
             if excluded:
                 warnings.append(
@@ -442,6 +462,8 @@ def _comparison(
             f"{settings.power:.0%} power); at this sample size the success-rate gate cannot "
             "tell the arms apart"
         )
+    tests = paired_tests(pairs, settings)
+    step(f"{treatment} vs {control}: paired tests")
     return Comparison(
         treatment=treatment,
         control=control,
@@ -449,7 +471,7 @@ def _comparison(
         paired=paired,
         diagnostics=diagnostics,
         decision=decision,
-        tests=paired_tests(pairs, settings),
+        tests=tests,
         per_task=table.to_dicts(),
         power=power,
         warnings=warnings,
@@ -527,14 +549,19 @@ def compare_runs(
     treatments: Sequence[str] | None = None,
     control: str | None = None,
     settings: CompareSettings | None = None,
+    progress: ProgressCallback = no_progress,
 ) -> CompareReport:
-    """Compare each treatment arm with the control arm from validated run records."""
+    """Compare each treatment arm with the control arm from validated run records.
+
+    `progress(done, total, what)` is called after each interval and test (the long steps).
+    """
     settings = settings or CompareSettings()
     prepared = prepare_runs(table.frame)
     arms = prepared.runs["arm"].unique().to_list()
     chosen, control = resolve_arms(arms, treatments, control)
     summaries = arm_summaries(prepared, [*chosen, control])
-    comparisons = [_comparison(prepared, summaries, t, control, settings) for t in chosen]
+    step = _Steps(len(chosen) * _steps_per_comparison(settings), progress)
+    comparisons = [_comparison(prepared, summaries, t, control, settings, step) for t in chosen]
     if len(comparisons) > 1:
         _holm_adjust(comparisons)
     warnings = _input_warnings(prepared, summaries, table)

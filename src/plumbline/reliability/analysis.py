@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from plumbline.progress import ProgressCallback, no_progress
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.metrics import (
@@ -159,6 +160,7 @@ def _analyze_model(
     embed: Embed,
     config: BenchmarkConfig,
     price: Price | None,
+    step: Callable[[str], None] = lambda what: None,
 ) -> ModelReliability:
     warnings: list[str] = []
     ok = [r for r in records if r.ok and r.response is not None]
@@ -190,6 +192,7 @@ def _analyze_model(
             warnings.append(warning)
         if conflict:
             warnings.append(f"{model} / {prompt_id}: {conflict}")
+        step(f"{model} / {prompt_id}: consistency and agreement")
         prompt_results.append(
             PromptReliability(
                 prompt_id,
@@ -286,6 +289,7 @@ def _analyze_model(
         else:
             warnings.append(f"{model}: a price was given but no trial reports token counts")
 
+    step(f"{model}: performance, latency, output quality, robustness")
     return ModelReliability(
         model=model,
         trials=len(records),
@@ -320,10 +324,13 @@ def analyze(
     config: BenchmarkConfig | None = None,
     prices: Mapping[str, Price] | None = None,
     record_errors: Sequence[str] = (),
+    progress: ProgressCallback = no_progress,
 ) -> ReliabilityReport:
     """Compute every metric per model and Cohen's d between every pair of models.
 
     Duplicate (model, prompt, trial) keys keep the first record and are reported.
+    `progress(done, total, what)` is called after each prompt of each model, each model's
+    whole-model metrics, and each pair of models.
     """
     config = config if config is not None else BenchmarkConfig()
     prices = prices or {}
@@ -342,8 +349,17 @@ def analyze(
     unknown = sorted(set(prices) - set(by_model))
     if unknown:
         warnings.append(f"prices given for models without trials: {', '.join(unknown)}")
+    total = sum(len({r.prompt_id for r in trials}) + 1 for trials in by_model.values())
+    total += len(by_model) * (len(by_model) - 1) // 2
+    done = 0
+
+    def step(what: str) -> None:
+        nonlocal done
+        done += 1
+        progress(done, total, what)
+
     models = [
-        _analyze_model(name, by_model[name], embed, config, prices.get(name))
+        _analyze_model(name, by_model[name], embed, config, prices.get(name), step)
         for name in sorted(by_model)
     ]
     comparisons: list[Comparison] = []
@@ -367,6 +383,7 @@ def analyze(
             else:
                 perf.append([])
         comparisons.append(_effect(first.model, second.model, "performance", perf[0], perf[1]))
+        step(f"{first.model} vs {second.model}: effect sizes")
     return ReliabilityReport(
         config=config,
         models=models,

@@ -1,0 +1,38 @@
+"""Upper bounds on the options that multiply work, in one place.
+
+Every bound is far above what a sound analysis needs, and low enough that a typo (an extra
+zero, a pasted id) ends in a usage error naming the bound instead of a run that takes the
+machine's memory or an afternoon. The README's "Limits and figures" lists them.
+"""
+
+from __future__ import annotations
+
+#: Bootstrap resamples (compare, reliability). At 10,000 the Monte Carlo error of a 95% bound
+#: is already about 1% of the interval's width; 100,000 leaves room for BCa and for papers.
+MAX_RESAMPLES = 100_000
+
+#: Repeats per task and arm of an agent suite (`--repeats`, the suite's `repeats`).
+MAX_REPEATS = 1_000
+
+#: Runs in one agent plan: tasks × arms × repeats. Each run is an agent session of minutes; at
+#: 100,000 runs the schedule alone is tens of megabytes of JSON.
+MAX_AGENT_RUNS = 100_000
+
+#: Trials per model and prompt (`probe --trials`).
+MAX_TRIALS = 10_000
+
+#: Calls in flight at once (`probe --concurrency`, `agent run --concurrency`,
+#: `judge calibrate --max-concurrency`).
+MAX_CONCURRENCY = 256
+
+#: Epochs of a leaderboard run (`run --epochs`) and grading runs per judge (`judge --runs`).
+MAX_EPOCHS = 1_000
+
+__all__ = [
+    "MAX_AGENT_RUNS",
+    "MAX_CONCURRENCY",
+    "MAX_EPOCHS",
+    "MAX_REPEATS",
+    "MAX_RESAMPLES",
+    "MAX_TRIALS",
+]
