@@ -228,6 +228,13 @@ def main() -> None:
     parser.add_argument("--baseline-commit", default=BASELINE_COMMIT)
     parser.add_argument("--only", choices=["compare", "reliability"])
     parser.add_argument("--sizes", choices=["issue", "small"], default="issue")
+    parser.add_argument(
+        "--compare-copies",
+        type=int,
+        nargs="+",
+        help="Copies of the 72-record example to compare (default: 510 and 4917, the issue's "
+        "20 MB and 354k records).",
+    )
     args = parser.parse_args()
     small = args.sizes == "small"
     with tempfile.TemporaryDirectory() as directory:
@@ -236,7 +243,7 @@ def main() -> None:
         ours_src = ROOT / "src"
         print(f"baseline: {args.baseline_commit}; ours: {ours_src}")
         if args.only in (None, "compare"):
-            for copies in (5, 50) if small else (510, 4917):
+            for copies in args.compare_copies or ((5, 50) if small else (510, 4917)):
                 path = work / f"runs-{copies}.jsonl"
                 n = write_run_records(path, copies)
                 size = path.stat().st_size / 1e6
