@@ -24,6 +24,7 @@ from plumbline.agent.suite import SuiteError, load_suite
 from plumbline.cli.output import console, dumps, emit, error_console, json_option
 from plumbline.cli.report import html_option, report_name, site_url, write_html
 from plumbline.records.run_record import RunRecord
+from plumbline.report.escape import markdown, terminal
 
 COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"
@@ -98,7 +99,7 @@ def render_differences(plan: Plan, out: Console) -> None:
         for a in plan.agents.values()
     }
     if len(commands) == 1:
-        out.print(f"agent: {commands.pop()}", markup=False, soft_wrap=True)
+        out.print(f"agent: {terminal(commands.pop())}", soft_wrap=True)
     if not plan.differences:
         out.print("[yellow]The arms do not differ in anything the suite sets.[/]")
         return
@@ -106,9 +107,9 @@ def render_differences(plan: Plan, out: Console) -> None:
     table = Table(title="Every difference between arms", title_justify="left")
     table.add_column("field")
     for arm in arms:
-        table.add_column(arm)
+        table.add_column(terminal(arm))
     for row in differences["rows"]:
-        table.add_row(row["field"], *[row["values"][a] for a in arms])
+        table.add_row(*map(terminal, [row["field"], *[row["values"][a] for a in arms]]))
     out.print(table)
     out.print(IDENTICAL_IN_EVERY_ARM)
 
@@ -146,7 +147,7 @@ def plan_command(
     def render(out: Console) -> None:
         loaded = plan.loaded
         out.print(
-            f"[bold]{loaded.suite.name}[/]: {len(plan.tasks)} tasks × "
+            f"[bold]{terminal(loaded.suite.name)}[/]: {len(plan.tasks)} tasks × "
             f"{len(loaded.suite.arms)} arms × {plan.repeats} repeats = "
             f"{len(plan.schedule)} runs, order {plan.order}, seed {plan.seed}"
         )
@@ -161,11 +162,16 @@ def plan_command(
                 else f"{task.source.dir} (directory)"
             )
             tasks.add_row(
-                task.id,
-                source,
-                f"{task_plan.timeout_seconds:g}",
-                task.acceptance,
-                ", ".join(task_plan.protected) or "—",
+                *map(
+                    terminal,
+                    (
+                        task.id,
+                        source,
+                        f"{task_plan.timeout_seconds:g}",
+                        task.acceptance,
+                        ", ".join(task_plan.protected) or "—",
+                    ),
+                )
             )
         out.print(tasks)
         render_differences(plan, out)
@@ -173,7 +179,9 @@ def plan_command(
         for column in ("#", "task", "arm", "repeat"):
             schedule.add_column(column)
         for unit in plan.schedule:
-            schedule.add_row(str(unit.position), unit.task_id, unit.arm, str(unit.repeat))
+            schedule.add_row(
+                str(unit.position), terminal(unit.task_id), terminal(unit.arm), str(unit.repeat)
+            )
         out.print(schedule)
 
     emit(plan.to_dict(), as_json, render)
@@ -193,18 +201,20 @@ def _progress(harness: Harness) -> Any:
         nonlocal done
         done += 1
         if record.infra_failure:
-            outcome = f"[red]infra failure ({record.infra_failure_kind})[/]"
+            outcome = f"[red]infra failure ({terminal(record.infra_failure_kind)})[/]"
         elif record.timed_out:
             outcome = "[red]timed out[/]"
         else:
             outcome = "[green]success[/]" if record.success else "[yellow]failure[/]"
         flagged = (
-            f", [red]protected paths modified: {', '.join(record.protected_paths_modified)}[/]"
+            f", [red]protected paths modified: "
+            f"{terminal(', '.join(record.protected_paths_modified))}[/]"
             if record.protected_paths_modified
             else ""
         )
         error_console.print(
-            f"[{done}/{harness.pending_count}] {record.task_id} {record.arm} "
+            f"[{done}/{harness.pending_count}] {terminal(record.task_id)} "
+            f"{terminal(record.arm)} "
             f"r{record.repeat}: {outcome} {record.duration_seconds:.1f} s{flagged}",
             soft_wrap=True,
         )
@@ -213,17 +223,17 @@ def _progress(harness: Harness) -> Any:
 
 
 def render_result(result: RunResult, out: Console) -> None:
-    table = Table(title=f"Runs in {result.records_path}", title_justify="left")
+    table = Table(title=f"Runs in {terminal(result.records_path)}", title_justify="left")
     for column in ("arm", "runs", "successes", "timed out", "infra failures", "protected edits"):
         table.add_column(column)
     for arm, tally in result.arms.items():
         infra = ", ".join(f"{k}: {v}" for k, v in tally.infra_failures.items()) or "0"
         table.add_row(
-            arm,
+            terminal(arm),
             str(tally.runs),
             str(tally.successes),
             str(tally.timed_out),
-            infra,
+            terminal(infra),
             str(tally.protected_paths_modified),
         )
     out.print(table)
@@ -236,7 +246,7 @@ def render_result(result: RunResult, out: Console) -> None:
         )
     out.print(f"ran {result.ran}, already recorded {result.skipped}, scheduled {result.scheduled}")
     for problem in result.record_errors[:20]:
-        out.print(f"[red]{problem}[/]", markup=True, soft_wrap=True)
+        out.print(f"[red]{terminal(problem)}[/]", soft_wrap=True)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -369,9 +379,15 @@ def run_command(
             from plumbline.compare.render import render_terminal
 
             render_terminal(report, out)
-            out.print(f"analysis: {result.output / COMPARE_JSON}, {result.output / COMPARE_MD}")
+            out.print(
+                f"analysis: {terminal(result.output / COMPARE_JSON)}, "
+                f"{terminal(result.output / COMPARE_MD)}"
+            )
         if index is not None:
-            out.print(f"HTML site written to {html_dir}: open {site_url(index)}", soft_wrap=True)
+            out.print(
+                f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
+                soft_wrap=True,
+            )
 
     emit(document, as_json, render)
 
@@ -386,7 +402,7 @@ def _analyze(plan: Plan, result: RunResult) -> Any:
     try:
         report = compare_runs(table, control=plan.loaded.suite.control)
     except CompareError as error:
-        error_console.print(f"[red]compare[/]: {error}", soft_wrap=True)
+        error_console.print(f"[red]compare[/]: {terminal(error)}", soft_wrap=True)
         return None
     write_atomic(result.output / COMPARE_JSON, dumps(report) + "\n")
     write_atomic(result.output / COMPARE_MD, render_markdown(report) + differences_markdown(plan))
@@ -421,10 +437,11 @@ def differences_markdown(plan: Plan) -> str:
     if not differences["rows"]:
         lines.append("The arms do not differ in anything the suite sets.")
     else:
-        lines.append("| field | " + " | ".join(arms) + " |")
+        lines.append("| field | " + " | ".join(map(markdown, arms)) + " |")
         lines.append("|---" * (len(arms) + 1) + "|")
         for row in differences["rows"]:
-            cells = [row["values"][a].replace("\n", "<br>").replace("|", "\\|") for a in arms]
-            lines.append(f"| {row['field']} | " + " | ".join(cells) + " |")
+            # one escaped line per line of the value, joined by our own line breaks
+            cells = ["<br>".join(map(markdown, row["values"][a].split("\n"))) for a in arms]
+            lines.append(f"| {markdown(row['field'])} | " + " | ".join(cells) + " |")
     lines += ["", differences["identical"], ""]
     return "\n".join(lines)

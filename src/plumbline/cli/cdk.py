@@ -13,6 +13,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from plumbline.cli.output import emit, error_console, json_option
+from plumbline.report.escape import terminal, visible_controls
 
 OUTCOME_STYLE = {
     "passed": "bold green",
@@ -109,20 +110,20 @@ def check(
             with CdkSynthesizer(options) as synthesizer:
                 report = synthesizer.check_app(app)
         except SandboxUnavailable as error:
-            error_console.print(f"[bold red]error:[/] {error}")
+            error_console.print(f"[bold red]error:[/] {terminal(error)}")
             sys.exit(3)
     result = {"file": str(file), "read_as": read_as, **report.to_dict()}
 
     def render(console: Console) -> None:
         style = OUTCOME_STYLE.get(report.outcome.value, "bold red")
-        console.print(f"[{style}]{report.outcome.value}[/]  {report.reason}")
+        console.print(f"[{style}]{report.outcome.value}[/]  {terminal(report.reason)}")
         summary = Table.grid(padding=(0, 2))
         summary.add_row("read as", read_as)
-        summary.add_row("entry point", report.entry or "-")
-        summary.add_row("exception", report.exception_type or "-")
+        summary.add_row("entry point", terminal(report.entry or "-"))
+        summary.add_row("exception", terminal(report.exception_type or "-"))
         count = "-" if report.resource_count is None else str(report.resource_count)
         summary.add_row("resources", count)
-        summary.add_row("templates", ", ".join(report.templates) or "-")
+        summary.add_row("templates", terminal(", ".join(report.templates) or "-"))
         counts = report.lint_counts
         summary.add_row(
             "cfn-lint",
@@ -132,25 +133,26 @@ def check(
         summary.add_row("engine", f"{report.engine}, {report.seconds:.2f} s")
         console.print(summary)
         for note in report.notes:
-            console.print(f"[dim]note:[/] {note}")
+            console.print(f"[dim]note:[/] {terminal(note)}")
         for name, source in report.files.items():
             lexer = "json" if name.endswith(".json") else "python"
-            console.print(Panel(Syntax(source, lexer, line_numbers=True), title=name))
+            code = Syntax(visible_controls(source), lexer, line_numbers=True)
+            console.print(Panel(code, title=terminal(name)))
         if report.lint:
             table = Table("rule", "severity", "template", "line", "message", title="cfn-lint")
             for finding in report.lint:
                 table.add_row(
-                    finding.rule,
-                    finding.severity,
-                    finding.template,
+                    terminal(finding.rule),
+                    terminal(finding.severity),
+                    terminal(finding.template),
                     "" if finding.line is None else str(finding.line),
-                    finding.message,
+                    terminal(finding.message),
                 )
             console.print(table)
         if report.stderr_head:
-            console.print(Panel(report.stderr_head, title="first lines of stderr"))
+            console.print(Panel(terminal(report.stderr_head), title="first lines of stderr"))
         if report.log.strip():
-            console.print(Panel(report.log.rstrip(), title="log"))
+            console.print(Panel(terminal(report.log.rstrip()), title="log"))
 
     emit(result, as_json, render)
     if report.outcome.value == "infra_error":

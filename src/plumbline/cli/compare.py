@@ -15,6 +15,7 @@ from plumbline.compare.decision import Margins
 from plumbline.compare.render import render_markdown, render_terminal
 from plumbline.records.io import InvalidRecordError, write_atomic
 from plumbline.records.run_record import read_run_records
+from plumbline.report.escape import terminal
 
 if TYPE_CHECKING:
     pass
@@ -134,7 +135,7 @@ def compare(
     except InvalidRecordError as error:
         raise InputError(str(error)) from None
     for problem in table.errors[:MAX_SHOWN_ERRORS]:
-        error_console.print(str(problem), markup=False, soft_wrap=True)
+        error_console.print(terminal(problem), soft_wrap=True)
     if len(table.errors) > MAX_SHOWN_ERRORS:
         error_console.print(f"... and {len(table.errors) - MAX_SHOWN_ERRORS} more problems")
     settings = CompareSettings(

@@ -19,6 +19,7 @@ from rich.rule import Rule
 
 from plumbline.cli.output import console
 from plumbline.cli.report import site_url
+from plumbline.report.escape import terminal
 
 #: Samples per SA Bench task in the demo: enough to show intervals, small enough for minutes.
 DEMO_LIMIT = 5
@@ -145,10 +146,11 @@ def demo(output: Path) -> None:
         if step.title:
             console.print(Rule(step.title))
             console.print(f"[dim]{step.why}[/dim]")
-        console.print(f"[bold]$ plumbline {shlex.join(step.args)}[/bold]")
+        console.print(f"[bold]$ plumbline {terminal(shlex.join(step.args))}[/bold]")
         main.main(list(step.args), prog_name="plumbline", standalone_mode=False)
     console.print(Rule())
     console.print(
-        f"Demo finished in {time.monotonic() - started:.0f} s. Results: {output.resolve()}"
+        f"Demo finished in {time.monotonic() - started:.0f} s. Results: "
+        f"{terminal(output.resolve())}"
     )
-    console.print(f"Open {site_url(output / 'site' / 'index.html')}", soft_wrap=True)
+    console.print(f"Open {terminal(site_url(output / 'site' / 'index.html'))}", soft_wrap=True)

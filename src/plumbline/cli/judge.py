@@ -14,6 +14,7 @@ from rich.table import Table
 
 from plumbline.cli.output import dumps, emit, json_option
 from plumbline.records.io import write_atomic
+from plumbline.report.escape import terminal
 
 
 @click.group()
@@ -147,8 +148,8 @@ def calibrate(
         for calibration in [*report.judges, *([report.mean_judge] if report.mean_judge else [])]:
             verdict = "[green]PASS[/green]" if calibration.passed else "[red]FAIL[/red]"
             table = Table(
-                title=f"{calibration.judge}: {calibration.items} items × {calibration.runs} runs "
-                f"— {verdict}",
+                title=f"{terminal(calibration.judge)}: {calibration.items} items × "
+                f"{calibration.runs} runs — {verdict}",
                 title_justify="left",
             )
             for column in ("dimension", "MAE", "within ±0.15", "Spearman", "run spread"):
@@ -166,13 +167,13 @@ def calibrate(
                 f"{a['id']} {a['tier']} {_fmt(a['judged'])}{' FOOLED' if a['fooled'] else ''}"
                 for a in calibration.adversarial
             )
-            console.print(f"  adversarial (hand ≈ 0): {adversarial}")
+            console.print(f"  adversarial (hand ≈ 0): {terminal(adversarial)}")
             console.print(f"  unscored verdicts: {calibration.unscored}")
             for failure in calibration.failures:
-                console.print(f"  [red]✗[/red] {failure}")
+                console.print(f"  [red]✗[/red] {terminal(failure)}")
         if report.agreement:
             alphas = ", ".join(f"{k} {_fmt(v)}" for k, v in report.agreement.items())
-            console.print(f"Krippendorff's alpha between judges (interval): {alphas}")
+            console.print(f"Krippendorff's alpha between judges (interval): {terminal(alphas)}")
         base = result["heuristic_baseline"]["dimensions"]
         console.print(
             "heuristic scorer on the same set (for reference, not gated): Spearman "

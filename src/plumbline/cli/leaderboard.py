@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from plumbline.cli.output import emit, error_console, json_option
 from plumbline.cli.report import html_option, site_url, write_html
+from plumbline.report.escape import terminal
 
 BUILD = "build"
 
@@ -50,7 +51,7 @@ def leaderboard() -> None:
 
 
 def _fail(message: str) -> None:
-    error_console.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    error_console.print(f"[red]error:[/red] {terminal(message)}", highlight=False)
     raise SystemExit(2)
 
 
@@ -151,7 +152,8 @@ def build(
         _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
     if not board.models:
         error_console.print(
-            f"[yellow]no scorable logs found in {', '.join(str(p) for p in logs)}[/yellow]"
+            f"[yellow]no scorable logs found in {terminal(', '.join(str(p) for p in logs))}"
+            "[/yellow]"
         )
     document = board.to_dict()
     index = None
@@ -163,10 +165,11 @@ def build(
         render_terminal(board, console)
         for label, path in (("JSON", output), ("CSV", csv_path), ("Markdown", markdown_path)):
             if path is not None:
-                console.print(f"{label} written to {path}")
+                console.print(f"{label} written to {terminal(path)}")
         if index is not None:
             console.print(
-                f"HTML site written to {html_dir}: open {site_url(index)}", soft_wrap=True
+                f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
+                soft_wrap=True,
             )
 
     emit(document, as_json, render)

@@ -15,8 +15,8 @@ from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-console = Console(highlight=False)
-error_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, emoji=False)
+error_console = Console(stderr=True, highlight=False, emoji=False)
 
 
 def json_option(function: F) -> F:

@@ -30,6 +30,7 @@ from plumbline.cli.report import announce_html, html_option
 from plumbline.records.io import write_atomic, write_json_atomic
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.errors import redact, secrets_from_environment
+from plumbline.report.escape import terminal
 
 
 def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
@@ -179,7 +180,8 @@ def probe(
             summary = asyncio.run(run_probe(settings, output, on_record=on_record, on_plan=on_plan))
     except KeyboardInterrupt:
         error_console.print(
-            f"interrupted: completed trials are in {output}; rerun the same command to resume"
+            f"interrupted: completed trials are in {terminal(output)}; rerun the same command "
+            "to resume"
         )
         sys.exit(130)
     except (RuntimeError, ValueError) as error:
@@ -187,7 +189,8 @@ def probe(
 
     def render(out: Any) -> None:
         out.print(
-            f"{summary.completed} trials run, {summary.already_done} already in {output} "
+            f"{summary.completed} trials run, {summary.already_done} already in "
+            f"{terminal(output)} "
             f"({summary.planned} planned) in {summary.elapsed_seconds:.1f} s "
             f"({summary.trials_per_second:.1f} trials/s)"
         )
@@ -202,7 +205,7 @@ def probe(
             )
         if summary.duplicates_in_journal:
             out.print(f"warning: the journal holds {summary.duplicates_in_journal} duplicates")
-        out.print(f"next: plumbline reliability {output}")
+        out.print(f"next: plumbline reliability {terminal(output)}")
 
     emit(summary, as_json, render)
 
@@ -277,7 +280,7 @@ def reliability(
     problems = [str(error) for error in result.errors]
     if not result.records:
         for problem in problems[:20]:
-            error_console.print(problem)
+            error_console.print(terminal(problem))
         raise click.ClickException("no valid trial records found")
     config = BenchmarkConfig(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples

@@ -25,6 +25,7 @@ from rich.text import Text
 from plumbline.cli.leaderboard import errors_option
 from plumbline.cli.output import emit, error_console, json_option, stdout_for_json_only
 from plumbline.cli.report import html_option, site_url, write_html
+from plumbline.report.escape import terminal, visible_controls
 
 DEFAULT_SEED = 42
 DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
@@ -33,7 +34,9 @@ DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
 def _fail(*messages: str) -> None:
     """Print each problem as one unwrapped `error:` line on stderr and exit 2."""
     for message in messages:
-        error_console.print(Text("error: ", style="red") + Text(message), soft_wrap=True)
+        error_console.print(
+            Text("error: ", style="red") + Text(visible_controls(message)), soft_wrap=True
+        )
     raise SystemExit(2)
 
 
@@ -249,12 +252,13 @@ def _leaderboard(
 
     def render(console: Console) -> None:
         render_terminal(board, console)
-        console.print(f"Leaderboard JSON written to {output}")
+        console.print(f"Leaderboard JSON written to {terminal(output)}")
         if markdown_path is not None:
-            console.print(f"Markdown written to {markdown_path}")
+            console.print(f"Markdown written to {terminal(markdown_path)}")
         if index is not None:
             console.print(
-                f"HTML site written to {html_dir}: open {site_url(index)}", soft_wrap=True
+                f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
+                soft_wrap=True,
             )
 
     emit(document, as_json, render)

@@ -12,6 +12,7 @@ from rich.table import Table
 from plumbline.compare.analysis import CompareReport, Comparison
 from plumbline.compare.decision import Gate
 from plumbline.compare.metrics import ArmSummary
+from plumbline.report.escape import markdown, terminal
 
 _ARM_FIELDS = (
     ("runs", "runs"),
@@ -67,6 +68,7 @@ def _interval(ci: Any) -> str:
 
 
 def _gate_line(gate: Gate, comparison: Comparison) -> list[str]:
+    """A gate's row as plain text (escape it for the format it reaches)."""
     verdict = {
         "treatment": f"favours {comparison.treatment}",
         "control": f"favours {comparison.control}",
@@ -119,23 +121,25 @@ def render_terminal(report: CompareReport, console: Console) -> None:
         )
         tie = " (three-way tie)" if decision.tie else ""
         console.print(
-            f"[bold {colour}]{decision.decision}[/]{tie}   "
-            f"{comparison.treatment} vs {comparison.control}, rule: {decision.rule}, "
+            f"[bold {colour}]{terminal(decision.decision)}[/]{tie}   "
+            f"{terminal(comparison.treatment)} vs {terminal(comparison.control)}, "
+            f"rule: {decision.rule}, "
             f"{comparison.pairs:,} pairs"
         )
         gates = Table(title="Gates", title_justify="left")
         for column in ("gate", comparison.treatment, comparison.control):
-            gates.add_column(column, justify="left" if column == "gate" else "right")
+            gates.add_column(terminal(column), justify="left" if column == "gate" else "right")
         if decision.rule == "ci":
             gates.add_column("interval (T − C, T / C)", justify="right")
         gates.add_column("verdict")
         for gate in decision.gates:
-            gates.add_row(*_gate_line(gate, comparison))
+            gates.add_row(*[terminal(cell) for cell in _gate_line(gate, comparison)])
         console.print(gates)
 
         level = report.settings.level
         deltas = Table(
-            title=f"Paired deltas ({comparison.treatment} − {comparison.control})",
+            title=f"Paired deltas ({terminal(comparison.treatment)} − "
+            f"{terminal(comparison.control)})",
             title_justify="left",
         )
         for column in ("delta", "mean", f"{level:.0%} CI of mean", "median", "pairs"):
@@ -175,7 +179,7 @@ def render_terminal(report: CompareReport, console: Console) -> None:
     arms = Table(title="Arm summaries", title_justify="left")
     arms.add_column("")
     for arm in report.arm_summaries:
-        arms.add_column(arm, justify="right")
+        arms.add_column(terminal(arm), justify="right")
     for label, attribute in _ARM_FIELDS:
         arms.add_row(label, *[fmt(getattr(s, attribute)) for s in report.arm_summaries.values()])
     console.print(arms)
@@ -183,12 +187,13 @@ def render_terminal(report: CompareReport, console: Console) -> None:
     if report.warnings:
         console.print("[bold yellow]Warnings[/]")
         for warning in report.warnings:
-            console.print(f"  • {warning}", markup=False)
+            console.print(f"  • {terminal(warning)}")
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    """A Markdown table; every header and cell is escaped as literal text."""
+    lines = ["| " + " | ".join(markdown(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(markdown(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -206,9 +211,9 @@ def render_markdown(report: CompareReport) -> str:
         decision = comparison.decision
         tie = " (three-way tie: the seed's order prefers the treatment)" if decision.tie else ""
         parts += [
-            f"## {comparison.treatment} vs {comparison.control}",
+            f"## {markdown(comparison.treatment)} vs {markdown(comparison.control)}",
             "",
-            f"**Decision: `{decision.decision}`**{tie} — rule `{decision.rule}`, "
+            f"**Decision: {markdown(decision.decision)}**{tie} — rule `{decision.rule}`, "
             f"{comparison.pairs:,} pairs.",
             "",
             "### Gates",
@@ -292,5 +297,5 @@ def render_markdown(report: CompareReport) -> str:
         "",
     ]
     if report.warnings:
-        parts += ["## Warnings", "", *[f"- {w}" for w in report.warnings], ""]
+        parts += ["## Warnings", "", *[f"- {markdown(w)}" for w in report.warnings], ""]
     return "\n".join(parts)

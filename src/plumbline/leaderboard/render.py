@@ -17,6 +17,7 @@ from rich.table import Table
 from plumbline.leaderboard.board import Leaderboard, format_timestamp
 from plumbline.leaderboard.check import CheckResult
 from plumbline.leaderboard.scores import CategoryScore, Interval, ModelScores
+from plumbline.report.escape import markdown, terminal
 
 MISSING = "missing"
 
@@ -47,7 +48,7 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
     """The leaderboard table, the adjacent comparisons, and the input problems."""
     keys = board.suite.keys
     table = Table(
-        title=f"{board.suite.title} leaderboard ({len(board.models)} models, "
+        title=f"{terminal(board.suite.title)} leaderboard ({len(board.models)} models, "
         f"{board.log_count} logs, errors={board.errors_policy})",
         title_justify="left",
         box=box.SIMPLE_HEAD,
@@ -60,12 +61,15 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
     table.add_column("model", no_wrap=True, min_width=min(longest, 40))
     for category in board.suite.categories:
         table.add_column(
-            f"{category.name}\n×{category.weight:g}", justify="right", min_width=5, overflow="fold"
+            f"{terminal(category.name)}\n×{category.weight:g}",
+            justify="right",
+            min_width=5,
+            overflow="fold",
         )
     table.add_column("overall\n[95% CI]", justify="right", style="bold", overflow="fold")
     table.add_column("errors", justify="right")
     for model in board.models:
-        cells = [str(model.rank), str(model.tie_group), model.model]
+        cells = [str(model.rank), str(model.tie_group), terminal(model.model)]
         for key in keys:
             score = model.categories[key]
             if score.missing:
@@ -99,8 +103,8 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
         for c in board.comparisons:
             ci = "—" if c.low is None or c.high is None else f"{c.low:+.2f}–{c.high:+.2f}"
             pairs.add_row(
-                c.higher,
-                c.lower,
+                terminal(c.higher),
+                terminal(c.lower),
                 f"{c.overall_difference:+.3f}",
                 f"{c.difference:+.3f}\n{ci}",
                 _number(c.pvalue_holm, 4),
@@ -113,20 +117,16 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
             f"[bold yellow]{len(board.problems)} problem(s) with the input:[/bold yellow]"
         )
         for problem in board.problems:
-            console.print(f"  [yellow]{problem.kind}[/yellow] {problem}", markup=True)
-
-
-def _markdown_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+            console.print(f"  [yellow]{terminal(problem.kind)}[/yellow] {terminal(problem)}")
 
 
 def render_markdown(board: Leaderboard) -> str:
     """A Markdown page: the table, how to read it, the pairs, and the problems."""
     keys = board.suite.keys
     lines = [
-        f"# {board.suite.title} leaderboard",
+        f"# {markdown(board.suite.title)} leaderboard",
         "",
-        f"Generated {format_timestamp(board.generated_at)} · run `{board.run_id}` · "
+        f"Generated {format_timestamp(board.generated_at)} · run {markdown(board.run_id)} · "
         f"{len(board.models)} models · {board.log_count} logs · errors counted as "
         f"{'0' if board.errors_policy == 'zero' else 'excluded'}",
         "",
@@ -134,12 +134,12 @@ def render_markdown(board: Leaderboard) -> str:
         "",
     ]
     header = ["#", "tie group", "model"]
-    header += [f"{c.name} ({c.weight:g})" for c in board.suite.categories]
+    header += [f"{markdown(c.name)} ({c.weight:g})" for c in board.suite.categories]
     header += ["overall [95% CI]", "errors"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join(["---:", "---:", "---"] + ["---:"] * (len(keys) + 2)) + "|")
     for model in board.models:
-        cells = [str(model.rank), str(model.tie_group), _markdown_escape(model.model)]
+        cells = [str(model.rank), str(model.tie_group), markdown(model.model)]
         for key in keys:
             score = model.categories[key]
             cells.append(f"*{MISSING}*" if score.missing else category_cell(score))
@@ -151,9 +151,9 @@ def render_markdown(board: Leaderboard) -> str:
     document = board.to_dict()
     for key, meta in document["_metadata"]["categories"].items():
         lines.append(
-            f"| {_markdown_escape(meta['name'])} (`{key}`) | {meta['weight']:g} | "
-            f"{meta['scoring']} | {meta['sample_count']} | {meta['confidence']} | "
-            f"{meta.get('margin', '—')} |"
+            f"| {markdown(meta['name'])} (`{key}`) | {meta['weight']:g} | "
+            f"{markdown(meta['scoring'])} | {meta['sample_count']} | "
+            f"{markdown(meta['confidence'])} | {markdown(meta.get('margin', '—'))} |"
         )
     if board.comparisons:
         lines += ["", "## Adjacent pairs", ""]
@@ -165,14 +165,14 @@ def render_markdown(board: Leaderboard) -> str:
         for c in board.comparisons:
             ci = "[—]" if c.low is None or c.high is None else f"[{c.low:+.3f}, {c.high:+.3f}]"
             lines.append(
-                f"| {_markdown_escape(c.higher)} | {_markdown_escape(c.lower)} | "
+                f"| {markdown(c.higher)} | {markdown(c.lower)} | "
                 f"{c.overall_difference:+.3f} | {c.difference:+.3f} {ci} | "
                 f"{_number(c.pvalue_holm, 4)} | {'yes' if c.tied else 'no'} | "
                 f"{'yes' if c.seed_equivalent else 'no'} |"
             )
     if board.problems:
         lines += ["", "## Problems with the input", ""]
-        lines += [f"- **{p.kind}**: {_markdown_escape(str(p))}" for p in board.problems]
+        lines += [f"- **{markdown(p.kind)}**: {markdown(p)}" for p in board.problems]
     return "\n".join(lines) + "\n"
 
 
@@ -238,7 +238,7 @@ def render_check(result: CheckResult, console: Console) -> None:
         else:
             inside = ("yes" if d.within_interval else "no") + f" (±{d.combined_half_width:.3f})"
         table.add_row(
-            d.model,
+            terminal(d.model),
             f"{d.published:.3f}",
             f"{d.new:.3f}",
             f"{d.deviation:+.3f}",
@@ -247,9 +247,11 @@ def render_check(result: CheckResult, console: Console) -> None:
         )
     console.print(table)
     if result.only_new:
-        console.print("Only in the new file: " + ", ".join(result.only_new))
+        console.print("Only in the new file: " + ", ".join(map(terminal, result.only_new)))
     if result.only_published:
-        console.print("Only in the published file: " + ", ".join(result.only_published))
+        console.print(
+            "Only in the published file: " + ", ".join(map(terminal, result.only_published))
+        )
     if not result.deviations:
         console.print("[red]No model appears in both files: nothing was reproduced.[/red]")
     elif result.reproducible:
