@@ -229,6 +229,22 @@ def collect(
                 ],
                 dtype=np.float64,
             )
+            unreadable = [
+                sample.unreadable[category.scorer]
+                for sample in samples
+                if category.scorer in sample.unreadable and sample.error is None
+            ]
+            if unreadable:
+                problems.append(
+                    _log_problem(
+                        "unreadable_score",
+                        header,
+                        f"{len(unreadable)} {category.scorer!r} values are not scores "
+                        f"(e.g. {unreadable[0]}); counted as errors",
+                        category=category.key,
+                        count=len(unreadable),
+                    )
+                )
             outside = (values < 0.0) | (values > 1.0)
             if outside.any():
                 # Scores live in [0, 1]; clamping a 0–10 judge scale to 1.0 was the reference

@@ -65,6 +65,8 @@ class SampleScore:
     epoch: int
     values: Mapping[str, float | None]
     error: str | None = None
+    unreadable: Mapping[str, str] = field(default_factory=dict)
+    """Scores whose value is no score (scorer -> why); their value is None."""
 
     def value(self, scorer: str) -> float | None:
         """The value of `scorer`, or None when the sample errored or lacks that score."""
@@ -83,14 +85,30 @@ class LogScores:
     """Every score name found on any sample (whether or not it was kept)."""
 
 
+class UnreadableScore(ValueError):
+    """A score value that is no score: Inspect would read it as 0 with only a log warning."""
+
+    def __init__(self, value: Any) -> None:
+        shown = repr(value)
+        super().__init__(
+            f"score value {shown[:60] + '...' if len(shown) > 60 else shown} is not a number, "
+            "a boolean or one of Inspect's C/I/P/N/yes/no/true/false"
+        )
+        self.value = value
+
+
+_SCORE_WORDS = {"c": 1.0, "i": 0.0, "p": 0.5, "n": 0.0, "yes": 1.0, "true": 1.0, "no": 0.0}
+_SCORE_WORDS["false"] = 0.0
+
+
 def score_value_to_float(value: Any) -> float | None:
     """Convert a score value as Inspect does; None when there is no value at all.
 
-    Scalars go through `inspect_ai.scorer.value_to_float()`; lists and dicts average their
-    elements (the way Inspect's reducers apply the conversion element-wise).
+    Scalars are read as `inspect_ai.scorer.value_to_float()` reads them (numbers, booleans,
+    numeric strings, C/I/P/N, yes/no/true/false); lists and dicts average their elements (the
+    way Inspect's reducers apply the conversion element-wise). Anything else raises
+    `UnreadableScore`, where Inspect would silently read 0.
     """
-    from inspect_ai.scorer import value_to_float
-
     if value is None:
         return None
     if isinstance(value, Mapping):
@@ -99,7 +117,19 @@ def score_value_to_float(value: Any) -> float | None:
         converted = [score_value_to_float(element) for element in value]
         numbers = [number for number in converted if number is not None]
         return math.fsum(numbers) / len(numbers) if numbers else None
-    number = float(value_to_float()(value))
+    if isinstance(value, bool | int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        word = value.strip().lower()
+        if word in _SCORE_WORDS:
+            number = _SCORE_WORDS[word]
+        else:
+            try:
+                number = float(word)
+            except ValueError:
+                raise UnreadableScore(value) from None
+    else:
+        raise UnreadableScore(value)
     return number if math.isfinite(number) else None
 
 
@@ -218,16 +248,22 @@ def read_samples_and_names(
     names: set[str] = set()
     for summary in summaries:
         values: dict[str, float | None] = {}
+        unreadable: dict[str, str] = {}
         for name, score in (summary.scores or {}).items():
             names.add(name)
             if wanted is None or name in wanted:
-                values[name] = score_value_to_float(score.value)
+                try:
+                    values[name] = score_value_to_float(score.value)
+                except UnreadableScore as error:
+                    values[name] = None
+                    unreadable[name] = str(error)
         samples.append(
             SampleScore(
                 id=summary.id,
                 epoch=int(summary.epoch),
                 values=values,
                 error=summary.error or None,
+                unreadable=unreadable,
             )
         )
     return samples, frozenset(names)

@@ -7,6 +7,7 @@ one atomic writer (temp file + rename); one appender for journals (append + flus
 
 from __future__ import annotations
 
+import codecs
 import functools
 import json
 import os
@@ -23,6 +24,8 @@ M = TypeVar("M", bound=BaseModel)
 
 _DECODER = json.JSONDecoder()
 _WHITESPACE = " \t\r\n"
+#: Records nest a few levels; anything deeper is refused before it reaches a validator.
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -76,33 +79,87 @@ def _next_record_start(text: str, pos: int) -> int:
             return pos
 
 
+def decode_utf8(data: bytes) -> tuple[str, dict[int, str]]:
+    """Text of a UTF-8 file (a leading byte order mark is accepted and dropped), and the lines
+    holding bytes that are not UTF-8, each with a description of the first bad byte.
+
+    Bad bytes are replaced (U+FFFD) so the rest of the file can still be read; a record on a
+    listed line must be reported, never used.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        return data.decode("utf-8"), {}
+    except UnicodeDecodeError:
+        pass
+    bad: dict[int, str] = {}
+    line, counted, position = 1, 0, 0
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    while position < len(data):
+        try:
+            decoder.decode(data[position:], final=True)
+            break
+        except UnicodeDecodeError as error:
+            at = position + error.start
+            line += data.count(b"\n", counted, at)
+            counted = at
+            column = at - (data.rfind(b"\n", 0, at) + 1) + 1
+            bad.setdefault(
+                line,
+                f"not UTF-8: byte 0x{data[at]:02x} at column {column} (save the file as UTF-8)",
+            )
+            position = position + error.end
+            decoder.reset()
+    return data.decode("utf-8", errors="replace"), bad
+
+
+def read_utf8(path: str | Path) -> tuple[str, dict[int, str]]:
+    """`decode_utf8` of a file's bytes."""
+    return decode_utf8(Path(path).read_bytes())
+
+
 def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
     """Yield every top-level record of a JSON record file, located by line.
 
     Accepts JSONL, one JSON array of records, or objects concatenated with any whitespace
-    (pretty-printed). A value that does not parse is yielded as a `RecordError`, and reading
+    (pretty-printed); a UTF-8 byte order mark is ignored. A value that does not parse, holds
+    bytes that are not UTF-8 or nests too deeply is yielded as a `RecordError`, and reading
     resumes at the next record, so one bad record never hides the rest of the file.
     """
     name = str(path)
-    text = Path(path).read_text(encoding="utf-8")
+    text, bad_lines = read_utf8(path)
     pos = _skip_whitespace(text, 0)
     in_array = pos < len(text) and text[pos] == "["
+    array_line = 1
     if in_array:
         pos = _skip_whitespace(text, pos + 1)
     line, counted_to = 1, 0
 
     def line_at(position: int) -> int:
         nonlocal line, counted_to
-        line += text.count("\n", counted_to, position)
+        if position < counted_to:  # back from where an error was found
+            line -= text.count("\n", position, counted_to)
+        else:
+            line += text.count("\n", counted_to, position)
         counted_to = position
         return line
 
+    if in_array:
+        array_line = line_at(pos)
     while pos < len(text):
         if in_array and text[pos] == "]":
+            in_array = False
             pos = _skip_whitespace(text, pos + 1)
             if pos < len(text):
-                yield RecordError(name, line_at(pos), "<json>", "unexpected data after the array")
-            return
+                yield RecordError(
+                    name,
+                    line_at(pos),
+                    "<json>",
+                    f"more data after the JSON array that opens on line {array_line}: a file "
+                    "holds one JSON array of records, or one record per line (JSONL); the "
+                    "rest is read as JSONL",
+                )
+            continue
         start_line = line_at(pos)
         try:
             value, end = _DECODER.raw_decode(text, pos)
@@ -110,12 +167,41 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
             yield RecordError(name, line_at(error.pos), "<json>", f"invalid JSON: {error.msg}")
             pos = _next_record_start(text, pos)
             continue
-        yield Located(name, start_line, value)
+        except RecursionError:
+            yield RecordError(
+                name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep"
+            )
+            pos = _next_record_start(text, pos)
+            continue
+        end_line = line_at(end)
+        bad = next((n for n in range(start_line, end_line + 1) if n in bad_lines), None)
+        if bad is not None:
+            yield RecordError(name, bad, "<encoding>", bad_lines[bad])
+        elif _too_deep(value):
+            yield RecordError(
+                name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep"
+            )
+        else:
+            yield Located(name, start_line, value)
         pos = _skip_whitespace(text, end)
         if in_array and pos < len(text) and text[pos] == ",":
             pos = _skip_whitespace(text, pos + 1)
     if in_array:
         yield RecordError(name, line_at(len(text)), "<json>", "the array is never closed")
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether a decoded value nests containers more than `MAX_DEPTH` levels (iterative)."""
+    if not isinstance(value, dict | list):
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _validation_errors(located: Located, error: ValidationError) -> list[RecordError]:

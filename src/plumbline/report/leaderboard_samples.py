@@ -19,6 +19,7 @@ from typing import Any
 
 from plumbline.records.inspect_logs import (
     LogReadError,
+    UnreadableScore,
     find_log_files,
     read_log_header,
     score_value_to_float,
@@ -226,7 +227,10 @@ def read_leaderboard_samples(document: Mapping[str, Any], sources: Sequence[Path
                 failure = sample.error.message if sample.error is not None else None
                 for key, scorer in categories:
                     score = (sample.scores or {}).get(scorer)
-                    value = None if score is None else score_value_to_float(score.value)
+                    try:
+                        value = None if score is None else score_value_to_float(score.value)
+                    except UnreadableScore:
+                        value = None  # reported by the leaderboard as unreadable_score
                     if failure is not None:
                         value = None
                     metadata: Mapping[str, Any] = (
