@@ -31,6 +31,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from plumbline.records.io import UnreadableFileError, read_text_file
+
 Scoring = Literal["binary", "rubric"]
 
 #: Built-in suites: name -> package holding its `suite.toml`.
@@ -183,21 +185,39 @@ def parse_suite(data: dict[str, Any], source: str = "<suite>") -> Suite:
 
 def load_suite(name_or_path: str | Path) -> Suite:
     """Load a built-in suite by name (`sa-bench`) or a suite TOML file by path."""
-    text: str
     source = str(name_or_path)
     path = Path(name_or_path)
     if isinstance(name_or_path, str) and name_or_path in BUILTIN_SUITES:
         resource = resources.files(BUILTIN_SUITES[name_or_path]).joinpath("suite.toml")
-        text = resource.read_text(encoding="utf-8")
+        data = parse_toml(resource.read_text(encoding="utf-8"), source)
     elif path.is_file():
-        text = path.read_text(encoding="utf-8")
+        data = read_suite_toml(path)
     else:
         known = ", ".join(sorted(BUILTIN_SUITES))
         raise SuiteError(
             source, [f"no such suite file, and not a built-in suite (built-in: {known})"]
         )
+    return parse_suite(data, source)
+
+
+def read_suite_toml(path: Path) -> dict[str, Any]:
+    """A suite file's TOML as a table. Raises `SuiteError` (`file: line N: problem`) for a file
+    that is not UTF-8 or not TOML."""
+    source = str(path)
     try:
-        data = tomllib.loads(text)
+        text = read_text_file(path)
+    except UnreadableFileError as error:
+        raise SuiteError(source, [f"line {error.line}: {error.problem}"]) from None
+    except OSError as error:
+        raise SuiteError(source, [f"cannot read: {error.strerror or error}"]) from None
+    return parse_toml(text, source)
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """Parse suite TOML; raises `SuiteError` for text that is not TOML."""
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise SuiteError(source, [f"invalid TOML: {error}"]) from None
-    return parse_suite(data, source)
+    except RecursionError:
+        raise SuiteError(source, ["invalid TOML: nested too deeply"]) from None

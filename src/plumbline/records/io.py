@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import functools
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -22,7 +23,21 @@ from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
 
-_DECODER = json.JSONDecoder()
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range (not a finite float)")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
+
+
+#: Strict JSON: `NaN`, `Infinity` and numbers that overflow a float are refused (they are not
+#: JSON, and no schema or JSON writer downstream can hold them).
+_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_constant)
 _WHITESPACE = " \t\r\n"
 #: Records nest a few levels; anything deeper is refused before it reaches a validator.
 MAX_DEPTH = 64
@@ -118,6 +133,53 @@ def read_utf8(path: str | Path) -> tuple[str, dict[int, str]]:
     return decode_utf8(Path(path).read_bytes())
 
 
+class UnreadableFileError(ValueError):
+    """A text file that cannot be read (not UTF-8, not JSON, nested too deeply), as
+    `file:line: problem`."""
+
+    def __init__(self, path: str | Path, line: int, problem: str) -> None:
+        super().__init__(f"{path}:{line}: {problem}")
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+
+
+def read_text_file(path: str | Path) -> str:
+    """A UTF-8 text file's content (a byte order mark is dropped). Raises `UnreadableFileError`
+    naming the first line that is not UTF-8 (and `OSError` when it cannot be opened)."""
+    text, bad = read_utf8(path)
+    if bad:
+        line = min(bad)
+        raise UnreadableFileError(path, line, bad[line])
+    return text
+
+
+def load_json_text(text: str, path: str | Path = "<json>") -> Any:
+    """Parse one strict JSON document (no NaN or Infinity, at most `MAX_DEPTH` levels deep).
+    Raises `UnreadableFileError` located by line."""
+    start = _skip_whitespace(text, 0)
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as error:
+        raise UnreadableFileError(path, error.lineno, f"invalid JSON: {error.msg}") from None
+    except ValueError as error:
+        raise UnreadableFileError(path, 1, f"invalid JSON: {error}") from None
+    except RecursionError:
+        raise UnreadableFileError(path, 1, f"nested more than {MAX_DEPTH} levels deep") from None
+    rest = _skip_whitespace(text, end)
+    if rest < len(text):
+        line = text.count("\n", 0, rest) + 1
+        raise UnreadableFileError(path, line, "invalid JSON: extra data after the document")
+    if _too_deep(value):
+        raise UnreadableFileError(path, 1, f"nested more than {MAX_DEPTH} levels deep")
+    return value
+
+
+def read_json_file(path: str | Path) -> Any:
+    """`load_json_text` of a UTF-8 file. Raises `UnreadableFileError` (or `OSError`)."""
+    return load_json_text(read_text_file(path), path)
+
+
 def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
     """Yield every top-level record of a JSON record file, located by line.
 
@@ -165,6 +227,10 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
             value, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as error:
             yield RecordError(name, line_at(error.pos), "<json>", f"invalid JSON: {error.msg}")
+            pos = _next_record_start(text, pos)
+            continue
+        except ValueError as error:  # a non-finite number
+            yield RecordError(name, start_line, "<json>", f"invalid JSON: {error}")
             pos = _next_record_start(text, pos)
             continue
         except RecursionError:

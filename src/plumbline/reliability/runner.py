@@ -35,7 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
-from plumbline.records.io import JsonlAppender, RecordError, iter_json_values
+from plumbline.records.io import JsonlAppender, RecordError, iter_json_values, read_text_file
 from plumbline.records.trial_record import (
     ErrorClass,
     GenerationSettings,
@@ -113,7 +113,7 @@ def load_prompts(path: str | Path) -> list[Prompt]:
         if problems:
             raise ValueError("\n".join(problems))
     else:
-        for line in source.read_text(encoding="utf-8").splitlines():
+        for line in read_text_file(source).splitlines():
             if line.strip():
                 prompts.append(Prompt(prompt_id_for(line.strip()), line.strip()))
     if not prompts:

@@ -14,7 +14,6 @@ trial records for reliability) are read for drill-down pages; the site never lin
 from __future__ import annotations
 
 import importlib
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +21,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from plumbline.records.inspect_logs import find_log_files
-from plumbline.records.io import Located, iter_json_values, write_atomic, write_json_atomic
+from plumbline.records.io import (
+    Located,
+    UnreadableFileError,
+    iter_json_values,
+    read_json_file,
+    write_atomic,
+    write_json_atomic,
+)
 from plumbline.report.html import Page, render_page
 
 Kind = Literal["leaderboard", "compare", "reliability"]
@@ -133,15 +139,13 @@ def _classify(path: Path) -> tuple[str, Any] | str:
             return "not run records (task_id, arm, ...) or trial records (prompt_id, trial, ...)"
         return (kind, path)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        return "not a UTF-8 text file"
-    except json.JSONDecodeError as error:
+        document = read_json_file(path)
+    except UnreadableFileError as error:
         # A JSON array or concatenated records may still be record files.
         kind = _record_kind(path)
         if kind is not None:
             return (kind, path)
-        return f"line {error.lineno}: invalid JSON: {error.msg}"
+        return f"line {error.line}: {error.problem}"
     kind = document_kind(document)
     if kind is not None:
         return ("document", (kind, document))
@@ -326,7 +330,7 @@ def existing_reports(root: Path, exclude: set[str]) -> list[tuple[SiteInput, str
         if slug in exclude or not (root / slug / "index.html").is_file():
             continue
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = read_json_file(path)
         except (OSError, ValueError):
             continue
         kind = document_kind(document)

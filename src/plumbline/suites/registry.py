@@ -17,13 +17,19 @@ from __future__ import annotations
 
 import ast
 import importlib
-import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from plumbline.leaderboard.suite import BUILTIN_SUITES, Suite, SuiteError, load_suite, parse_suite
+from plumbline.leaderboard.suite import (
+    BUILTIN_SUITES,
+    Suite,
+    SuiteError,
+    load_suite,
+    parse_suite,
+    read_suite_toml,
+)
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -179,10 +185,7 @@ def _merge(refs: Sequence[tuple[TaskRef, str]]) -> tuple[TaskRef, ...]:
 
 def _user_suite(path: Path) -> RunnableSuite:
     source = str(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise SuiteError(source, [f"invalid TOML: {error}"]) from None
+    data = read_suite_toml(path)
     problems: list[str] = []
     refs: list[tuple[TaskRef, str]] = []
     categories = data.get("category")
