@@ -21,7 +21,15 @@ from plumbline.agent.harness import Harness, RunError, RunOptions, RunResult
 from plumbline.agent.plan import Plan, make_plan
 from plumbline.agent.profiles import PROFILES, AgentCommand, AgentCommandError, resolve_agent
 from plumbline.agent.suite import SuiteError, load_suite
-from plumbline.cli.output import console, dumps, emit, error_console, json_option
+from plumbline.cli.output import (
+    SEED,
+    FiniteFloatRange,
+    console,
+    dumps,
+    emit,
+    error_console,
+    json_option,
+)
 from plumbline.cli.report import html_option, report_name, site_url, write_html
 from plumbline.records.run_record import RunRecord
 from plumbline.report.escape import markdown, terminal
@@ -77,7 +85,7 @@ def _plan_options(function: Any) -> Any:
             type=click.IntRange(min=1),
             help="Repeats per task and arm (default: suite's).",
         ),
-        click.option("--seed", type=int, default=0, show_default=True, help="Schedule seed."),
+        click.option("--seed", type=SEED, default=0, show_default=True, help="Schedule seed."),
         click.option(
             "--order",
             type=click.Choice(["random", "abba"]),
@@ -279,7 +287,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 @click.option("--keep-workspaces", is_flag=True, help="Keep trial directories after each run.")
 @click.option(
     "--kill-grace",
-    type=click.FloatRange(min=0),
+    type=FiniteFloatRange(min=0),
     default=5.0,
     show_default=True,
     help="Seconds between SIGTERM and SIGKILL when a time limit is hit.",

@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from plumbline.cli.output import emit, error_console, json_option
+from plumbline.cli.output import FiniteFloatRange, emit, error_console, json_option
 from plumbline.report.escape import terminal, visible_controls
 
 OUTCOME_STYLE = {
@@ -49,7 +49,13 @@ def _read_as(path: Path, text: str, mode: str) -> str:
     show_default=True,
     help="Read FILE as a model response (extract the app) or as the app's Python source.",
 )
-@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per app.")
+@click.option(
+    "--timeout",
+    type=FiniteFloatRange(min=0, min_open=True, max=3600),
+    default=60.0,
+    show_default=True,
+    help="Seconds per app.",
+)
 @click.option(
     "--fail-on",
     multiple=True,

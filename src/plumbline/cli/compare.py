@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from plumbline.cli.output import console, dumps, error_console
+from plumbline.cli.output import SEED, FiniteFloatRange, console, dumps, error_console
 from plumbline.cli.report import announce_html, html_option
 from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
 from plumbline.compare.decision import Margins
@@ -70,10 +70,10 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     show_default=True,
     help="Bootstrap resamples (tasks, then repeats within task).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
 @click.option(
     "--level",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=0.95,
     show_default=True,
     help="Confidence level of the intervals.",

@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from plumbline.cli.output import dumps, emit, json_option
+from plumbline.cli.output import SEED, dumps, emit, json_option
 from plumbline.records.io import write_atomic
 from plumbline.report.escape import terminal
 
@@ -65,7 +65,9 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     show_default=True,
     help="Rubric version shown to the judge.",
 )
-@click.option("--seed", default=42, show_default=True, help="Generation seed (temperature is 0).")
+@click.option(
+    "--seed", default=42, show_default=True, type=SEED, help="Generation seed (temperature is 0)."
+)
 @click.option(
     "-M",
     "--model-arg",

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from plumbline.cli.output import emit, error_console, json_option
+from plumbline.cli.output import FiniteFloatRange, emit, error_console, json_option
 from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.report.escape import terminal
 
@@ -188,7 +188,7 @@ def build(
 )
 @click.option(
     "--tolerance",
-    type=click.FloatRange(min=0, max=1),
+    type=FiniteFloatRange(min=0, max=1),
     default=0.05,
     show_default=True,
     help="Largest allowed |new − published| overall, in score units (0.05 = 5 points).",

@@ -19,6 +19,24 @@ console = Console(highlight=False, emoji=False)
 error_console = Console(stderr=True, highlight=False, emoji=False)
 
 
+class FiniteFloatRange(click.FloatRange):
+    """A float option that must be a finite number (click's FloatRange lets NaN through)."""
+
+    name = "float range"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+#: A random seed: a non-negative integer (numpy's generators refuse negative ones).
+SEED = click.IntRange(min=0, max=2**63 - 1)
+#: Any finite number (NaN and infinities refused).
+FINITE = FiniteFloatRange()
+
+
 def json_option(function: F) -> F:
     """Add the standard `--json` flag (print the result as JSON on stdout)."""
     return click.option(

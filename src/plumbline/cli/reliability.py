@@ -18,6 +18,8 @@ from rich.progress import (
 )
 
 from plumbline.cli.output import (
+    SEED,
+    FiniteFloatRange,
     console,
     dumps,
     emit,
@@ -66,13 +68,21 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
 )
 @click.option("--trials", default=20, show_default=True, type=click.IntRange(min=1))
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(min=1))
-@click.option("--timeout", default=30.0, show_default=True, type=float, help="Seconds per call.")
-@click.option("--temperature", default=0.7, show_default=True, type=float)
+@click.option(
+    "--timeout",
+    default=30.0,
+    show_default=True,
+    type=FiniteFloatRange(min=0, min_open=True, max=604800),
+    help="Seconds per call.",
+)
+@click.option(
+    "--temperature", default=0.7, show_default=True, type=FiniteFloatRange(min=0, max=100)
+)
 @click.option(
     "--seed",
     default=42,
     show_default=True,
-    type=int,
+    type=SEED,
     help="Shuffles the call order; trial i is sent seed + i.",
 )
 @click.option("--max-tokens", default=1024, show_default=True, type=click.IntRange(min=1))

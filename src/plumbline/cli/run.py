@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from plumbline.cli.leaderboard import errors_option
-from plumbline.cli.output import emit, error_console, json_option, stdout_for_json_only
+from plumbline.cli.output import SEED, emit, error_console, json_option, stdout_for_json_only
 from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.report.escape import terminal, visible_controls
 
@@ -104,7 +104,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
 @click.option("--max-connections", type=click.IntRange(min=1), help="Concurrent model requests.")
 @click.option(
     "--seed",
-    type=int,
+    type=SEED,
     default=DEFAULT_SEED,
     show_default=True,
     help="Seeds choice shuffling, --limit subsets and generation (where providers accept one).",

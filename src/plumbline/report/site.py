@@ -181,6 +181,13 @@ def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput]:
         what, payload = classified
         if what == "document":
             kind, document = payload
+            if kind == "leaderboard":
+                from plumbline.leaderboard.document import document_problems
+
+                invalid = document_problems(document)
+                if invalid:
+                    problems += [f"{path}: {problem}" for problem in invalid]
+                    continue
             documents.append((kind, Path(path).stem, document))
         elif what == "inspect_logs":
             sources["leaderboard"].extend(payload)
