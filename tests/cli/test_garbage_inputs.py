@@ -30,14 +30,22 @@ from hypothesis import strategies as st
 from plumbline.cli.main import COMMANDS, main
 
 ROOT = Path(__file__).parents[2]
-EXAMPLES = ROOT / "src/plumbline/examples"
+EXAMPLE_DIR = ROOT / "src/plumbline/examples"
 COUNTS: Counter[str] = Counter()
-FUZZ = settings(
-    max_examples=int(os.environ.get("PLUMBLINE_FUZZ_EXAMPLES", "25")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    derandomize=True,
-)
+# Examples per reader; commands get half as many, and the slow ones (reliability loads an
+# embedding model and bootstraps) fewer still. PLUMBLINE_FUZZ_EXAMPLES=200 for a long hunt.
+EXAMPLES = int(os.environ.get("PLUMBLINE_FUZZ_EXAMPLES", "12"))
+SLOW_COMMANDS = {"reliability": 0.1, "compare": 0.3}
+
+
+def fuzz(scale: float = 1.0) -> settings:
+    return settings(
+        max_examples=max(2, int(EXAMPLES * scale)),
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        derandomize=True,
+        database=None,
+    )
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -146,16 +154,16 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[bytes]]:
     compare_json = root / "compare.json"
     compared = CliRunner().invoke(
         main,
-        ["compare", str(EXAMPLES / "agent_runs.jsonl"), "--resamples", "100", "--json",
+        ["compare", str(EXAMPLE_DIR / "agent_runs.jsonl"), "--resamples", "100", "--json",
          str(compare_json)],
     )  # fmt: skip
     assert compared.exit_code == 0, compared.output
     sa_bench = resources.files("plumbline.suites.sa_bench").joinpath("suite.toml").read_bytes()
     return {
-        "run_records": [first_lines(EXAMPLES / "agent_runs.jsonl", 12)],
-        "trial_records": [first_lines(EXAMPLES / "trials.jsonl", 12)],
+        "run_records": [first_lines(EXAMPLE_DIR / "agent_runs.jsonl", 12)],
+        "trial_records": [first_lines(EXAMPLE_DIR / "trials.jsonl", 12)],
         "suite": [suite.read_bytes(), sa_bench],
-        "agent_suite": [(EXAMPLES / "agent_suite/suite.toml").read_bytes()],
+        "agent_suite": [(EXAMPLE_DIR / "agent_suite/suite.toml").read_bytes()],
         "leaderboard": [board.read_bytes()],
         "compare": [compare_json.read_bytes()],
         "prompts": [b'{"id": "a", "prompt": "hello"}\n{"id": "b", "prompt": "bye"}\n'],
@@ -231,7 +239,7 @@ def test_every_reader_reports_garbage_as_problems(
 ) -> None:
     kind, suffix, read, allowed = READERS[name]
 
-    @FUZZ
+    @fuzz()
     @given(content=garbage(real[kind]))
     def check(content: bytes) -> None:
         COUNTS[f"reader: {name}"] += 1
@@ -313,7 +321,7 @@ def test_every_command_reports_garbage_input_cleanly(
         else st.binary(max_size=200).filter(lambda b: b"[" not in b and b"=" not in b)
     )
 
-    @FUZZ
+    @fuzz(0.5 * SLOW_COMMANDS.get(name, 1.0))
     @given(content=strategy)
     def check(content: bytes) -> None:
         COUNTS[f"command (garbage input): {name}"] += 1
@@ -347,7 +355,7 @@ def test_every_command_rejects_generated_arguments_cleanly(
     valid_input = tmp_path / f"valid{suffix}"
     valid_input.write_bytes(real[kind][0])
     if name == "agent plan":  # the suite's relative paths point into the example directory
-        valid_input = EXAMPLES / "agent_suite/suite.toml"
+        valid_input = EXAMPLE_DIR / "agent_suite/suite.toml"
     never_valid = tmp_path / "never_valid.bin"
     never_valid.write_bytes(b"\x00\xff not an input \xfe")
     positional = st.sampled_from(
@@ -358,7 +366,7 @@ def test_every_command_rejects_generated_arguments_cleanly(
         max_size=4,
     )
 
-    @FUZZ
+    @fuzz(0.5 * SLOW_COMMANDS.get(name, 1.0))
     @given(chosen=option_lists, argument=positional)
     def check(chosen: list[list[str]], argument: str) -> None:
         COUNTS[f"command (arguments): {name}"] += 1
@@ -377,12 +385,12 @@ def test_every_command_rejects_generated_arguments_cleanly(
 @pytest.mark.parametrize(
     "args",
     [
-        ["agent", "plan", "--seed", "-1", str(EXAMPLES / "agent_suite/suite.toml")],
-        ["compare", "--seed", "-1", str(EXAMPLES / "agent_runs.jsonl")],
-        ["compare", "--level", "nan", str(EXAMPLES / "agent_runs.jsonl")],
-        ["cdk", "check", "--timeout", "0", str(EXAMPLES / "agent_suite/suite.toml")],
-        ["cdk", "check", "--timeout", "nan", str(EXAMPLES / "agent_suite/suite.toml")],
-        ["cdk", "check", "--timeout", "-5", str(EXAMPLES / "agent_suite/suite.toml")],
+        ["agent", "plan", "--seed", "-1", str(EXAMPLE_DIR / "agent_suite/suite.toml")],
+        ["compare", "--seed", "-1", str(EXAMPLE_DIR / "agent_runs.jsonl")],
+        ["compare", "--level", "nan", str(EXAMPLE_DIR / "agent_runs.jsonl")],
+        ["cdk", "check", "--timeout", "0", str(EXAMPLE_DIR / "agent_suite/suite.toml")],
+        ["cdk", "check", "--timeout", "nan", str(EXAMPLE_DIR / "agent_suite/suite.toml")],
+        ["cdk", "check", "--timeout", "-5", str(EXAMPLE_DIR / "agent_suite/suite.toml")],
         ["interval", "-k", "3", "-n", "10", "--level", "nan"],
         ["probe", "--model", "m", "--prompt", "x", "--timeout", "inf"],
         ["probe", "--model", "m", "--prompt", "x", "--temperature", "nan"],

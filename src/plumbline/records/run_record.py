@@ -152,8 +152,11 @@ class RunRecord(BaseModel):
     @field_validator("started_at_utc", "ended_at_utc")
     @classmethod
     def _date_time(cls, value: str | None, info: ValidationInfo) -> str | None:
-        started = info.data.get("started_at_utc") if info.field_name == "ended_at_utc" else None
-        for name, problem in time_problems(started, value):
+        if info.field_name == "ended_at_utc":
+            found = time_problems(info.data.get("started_at_utc"), value)
+        else:
+            found = time_problems(value, None)
+        for name, problem in found:
             if name == info.field_name:
                 raise ValueError(problem)
         return value
