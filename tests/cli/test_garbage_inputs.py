@@ -446,3 +446,14 @@ def test_unexpected_exceptions_are_one_line_and_exit_3_unless_debugging(
     assert isinstance(debug.exception, RuntimeError)
     from_env = CliRunner().invoke(main, args, env={"PLUMBLINE_DEBUG": "1"})
     assert isinstance(from_env.exception, RuntimeError)
+
+
+def test_a_path_the_file_system_refuses_is_one_line_naming_it(tmp_path: Path) -> None:
+    taken = tmp_path / "a_directory"
+    taken.mkdir()
+    args = ["compare", str(EXAMPLE_DIR / "agent_runs.jsonl"), "--resamples", "100", "--json"]
+    result = CliRunner().invoke(main, [*args, str(taken)], env=_env())
+    assert result.exit_code == 3, result.output
+    (line,) = result.output.strip().splitlines()[-1:]
+    assert line.startswith("plumbline: error: ") and str(taken) in line
+    assert "Traceback" not in result.output and "internal error" not in result.output

@@ -208,3 +208,16 @@ def test_iter_json_values_never_raises_on_binary(tmp_path: Path) -> None:
     path.write_bytes(bytes(range(256)) * 4)
     items = list(iter_json_values(path))
     assert items and all(not hasattr(item, "value") for item in items)
+
+
+def test_a_lone_surrogate_escape_is_a_problem_not_a_crash_later(tmp_path: Path) -> None:
+    records = example("agent_runs.jsonl", 2)
+    path = tmp_path / "runs.json"  # pretty-printed: the record-by-record reader
+    text = "".join(json.dumps(r, indent=2) + "\n" for r in records)
+    path.write_text(text.replace('"with_skelly"', '"with\\ud800"', 1), encoding="utf-8")
+    table = read_run_records([path])
+    assert table.frame.height == 1
+    assert "half of a surrogate pair" in str(table.errors[0])
+    paired = tmp_path / "ok.json"
+    paired.write_text('{"x": "\\ud83d\\ude00"}')
+    assert read_json_file(paired) == {"x": "\U0001f600"}

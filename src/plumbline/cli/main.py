@@ -63,8 +63,13 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except OSError as error:  # the file system refused: a path to fix, not a defect
+            if _debugging(ctx):
+                raise
+            click.echo(os_error_line(error), err=True)
+            sys.exit(INTERNAL_ERROR)
         except Exception as error:
-            if ctx.params.get("debug") or os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            if _debugging(ctx):
                 raise
             click.echo(internal_error_line(error), err=True)
             sys.exit(INTERNAL_ERROR)
@@ -73,6 +78,21 @@ class LazyGroup(click.Group):
 #: Exit status for an internal or infrastructure error (nothing was judged).
 INTERNAL_ERROR = 3
 DEBUG_ENV = "PLUMBLINE_DEBUG"
+
+
+def _debugging(ctx: click.Context) -> bool:
+    return bool(ctx.params.get("debug")) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def os_error_line(error: OSError) -> str:
+    """The one line printed when the file system refuses (a path that cannot be read or
+    written): what failed and on which path."""
+    from plumbline.report.escape import visible_controls
+
+    reason = error.strerror or str(error)
+    paths = [str(p) for p in (error.filename, error.filename2) if p not in (None, "")]
+    where = f": {' -> '.join(paths)}" if paths else ""
+    return visible_controls(f"plumbline: error: {reason}{where}")
 
 
 def internal_error_line(error: BaseException) -> str:

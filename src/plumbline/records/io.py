@@ -12,6 +12,7 @@ import functools
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -172,6 +173,8 @@ def load_json_text(text: str, path: str | Path = "<json>") -> Any:
         raise UnreadableFileError(path, line, "invalid JSON: extra data after the document")
     if _too_deep(value):
         raise UnreadableFileError(path, 1, f"nested more than {MAX_DEPTH} levels deep")
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        raise UnreadableFileError(path, 1, _LONE_SURROGATE)
     return value
 
 
@@ -190,6 +193,7 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
     """
     name = str(path)
     text, bad_lines = read_utf8(path)
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
     pos = _skip_whitespace(text, 0)
     in_array = pos < len(text) and text[pos] == "["
     array_line = 1
@@ -243,6 +247,8 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
         bad = next((n for n in range(start_line, end_line + 1) if n in bad_lines), None)
         if bad is not None:
             yield RecordError(name, bad, "<encoding>", bad_lines[bad])
+        elif surrogates and _has_lone_surrogate(value):
+            yield RecordError(name, start_line, "<json>", _LONE_SURROGATE)
         elif _too_deep(value):
             yield RecordError(
                 name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep"
@@ -254,6 +260,30 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
             pos = _skip_whitespace(text, pos + 1)
     if in_array:
         yield RecordError(name, line_at(len(text)), "<json>", "the array is never closed")
+
+
+# A `\udXXX` escape in the file: the decoded value may hold a lone surrogate, which is no
+# character (JSON allows the escape; no UTF-8 writer downstream can encode it).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+_LONE_SURROGATE = "a \\u escape names half of a surrogate pair: not a character"
 
 
 def _too_deep(value: Any) -> bool:

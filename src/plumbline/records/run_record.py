@@ -389,7 +389,7 @@ _MOMENTS = ("_started", "_ended")
 def _with_moments(frame: pl.DataFrame) -> pl.DataFrame:
     """Add `_started`/`_ended`: seconds since the epoch of each time, NaN when it is not ISO
     8601, null when absent (parsed in Python: ISO 8601 has more shapes than one format)."""
-    columns = []
+    columns: list[pl.Expr | pl.Series] = []
     for name, alias in zip(_TIME_FIELDS, _MOMENTS, strict=True):
         values = frame[name]
         if values.null_count() == frame.height:
