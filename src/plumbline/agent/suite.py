@@ -248,9 +248,9 @@ def load_suite(path: str | Path) -> LoadedSuite:
     except UnreadableFileError as error:
         raise SuiteError([str(error)]) from None
     except tomllib.TOMLDecodeError as error:
-        raise SuiteError([f"{name}: <suite>: not valid TOML: {error}"]) from None
+        raise SuiteError([f"{name}: <suite>: not valid TOML or JSON: {error}"]) from None
     except RecursionError:
-        raise SuiteError([f"{name}: <suite>: not valid TOML: nested too deeply"]) from None
+        raise SuiteError([f"{name}: <suite>: not valid TOML or JSON: nested too deeply"]) from None
     try:
         suite = AgentSuite.model_validate(data)
     except ValidationError as error:
