@@ -457,3 +457,20 @@ def test_a_path_the_file_system_refuses_is_one_line_naming_it(tmp_path: Path) ->
     (line,) = result.output.strip().splitlines()[-1:]
     assert line.startswith("plumbline: error: ") and str(taken) in line
     assert "Traceback" not in result.output and "internal error" not in result.output
+
+
+def test_report_on_a_compare_document_with_a_field_of_the_wrong_shape(
+    real: dict[str, list[bytes]], tmp_path: Path
+) -> None:
+    text = real["compare"][0].decode()
+    path = tmp_path / "compare.json"
+    for old, new in (('"pairs": 35', '"pairs": "\\u0000"'), ('"runs": 35', '"runs": []')):
+        assert old in text
+        path.write_text(text.replace(old, new))
+        result = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "site")])
+        assert "internal error" not in result.output and "Traceback" not in result.output
+        if old.startswith('"pairs"'):  # read as a number by the page: refused, file named
+            assert result.exit_code == 2, result.output
+            assert "compare: not a compare document this version can render" in result.output
+        else:
+            assert result.exit_code in (0, 2), result.output

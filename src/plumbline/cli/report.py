@@ -51,13 +51,13 @@ def report(inputs: tuple[Path, ...], output: Path, as_json: bool) -> None:
 
     try:
         site_inputs = load_site_inputs(list(inputs))
+        result = write_site(site_inputs, output)
     except SiteInputError as error:
         for problem in error.problems:
             error_console.print(
                 Text("error: ", style="red") + Text(visible_controls(problem)), soft_wrap=True
             )
         raise SystemExit(2) from None
-    result = write_site(site_inputs, output)
     summary = {
         "index": str(result.index),
         "url": site_url(result.index),

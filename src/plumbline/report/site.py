@@ -364,7 +364,17 @@ def write_site(
     slugs = assign_slugs(inputs)
     pages: list[Page] = []
     for site_input, slug in zip(inputs, slugs, strict=True):
-        rendered = renderer_for(site_input.kind)(site_input, slug)
+        try:
+            rendered = renderer_for(site_input.kind)(site_input, slug)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+            # The document came from a file: a field of the wrong shape is bad input.
+            problem = " ".join(str(error).split()) or type(error).__name__
+            raise SiteInputError(
+                [
+                    f"{site_input.name}: not a {site_input.kind} document this version can "
+                    f"render ({type(error).__name__}: {problem}); regenerate it with plumbline"
+                ]
+            ) from error
         for page in rendered:
             if not page.path.startswith(f"{slug}/"):
                 raise ValueError(
