@@ -34,7 +34,7 @@ EXAMPLE_DIR = ROOT / "src/plumbline/examples"
 COUNTS: Counter[str] = Counter()
 # Examples per reader; commands get half as many, and the slow ones (reliability loads an
 # embedding model and bootstraps) fewer still. PLUMBLINE_FUZZ_EXAMPLES=200 for a long hunt.
-EXAMPLES = int(os.environ.get("PLUMBLINE_FUZZ_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("PLUMBLINE_FUZZ_EXAMPLES", "8"))
 SLOW_COMMANDS = {"reliability": 0.1, "compare": 0.3}
 
 
