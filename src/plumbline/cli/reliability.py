@@ -29,6 +29,7 @@ from plumbline.cli.output import (
 from plumbline.cli.report import announce_html, html_option
 from plumbline.records.io import write_atomic, write_json_atomic
 from plumbline.records.trial_record import TrialRecord
+from plumbline.redaction import secret_arguments
 from plumbline.reliability.errors import redact, secrets_from_environment
 
 
@@ -149,7 +150,7 @@ def probe(
     except ValueError as error:
         raise click.UsageError(str(error)) from None
 
-    secrets = secrets_from_environment()
+    secrets = [*secrets_from_environment(), *secret_arguments(settings.model_args)]
     bar = Progress(
         TextColumn("[bold]probe"),
         BarColumn(),

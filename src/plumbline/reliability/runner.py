@@ -42,6 +42,7 @@ from plumbline.records.trial_record import (
     TrialRecord,
     read_trial_records,
 )
+from plumbline.redaction import Redactor, secret_arguments
 from plumbline.reliability.errors import (
     Classification,
     classify_exception,
@@ -207,7 +208,12 @@ class InspectCaller:
         from inspect_ai.model import GenerateConfig, get_model
 
         self.settings = settings
-        self.secrets = list(secrets) if secrets is not None else secrets_from_environment()
+        given = list(secrets) if secrets is not None else secrets_from_environment()
+        # A key passed as a model argument (-M api_key=...) is as secret as one in the env.
+        self.secrets = sorted(
+            {*given, *secret_arguments(settings.model_args)}, key=len, reverse=True
+        )
+        self._exactly = Redactor(self.secrets)
         self._models: dict[str, Any] = {}
         base = GenerateConfig(
             max_retries=0,
@@ -330,7 +336,7 @@ class InspectCaller:
         usage = getattr(output, "usage", None)
         return TrialRecord(
             **common,
-            response=redact_secrets_exactly(str(output.completion), self.secrets),
+            response=self._exactly.text(str(output.completion)),
             input_tokens=getattr(usage, "input_tokens", None),
             output_tokens=getattr(usage, "output_tokens", None),
         )
@@ -357,11 +363,9 @@ def _use_plain_tracebacks() -> None:
 
 
 def redact_secrets_exactly(text: str, secrets: Iterable[str]) -> str:
-    """Remove known secret values only (model text may legitimately look like a key)."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[REDACTED]")
-    return text
+    """Remove known secret values only, in every encoding (model text may legitimately look
+    like a key, so key-shaped strings stay)."""
+    return Redactor(secrets).text(text)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import fnmatch
+import hashlib
 import json
 import os
 import platform
@@ -231,6 +232,50 @@ def _patch_app(context: dict[str, Any], defaults: dict[str, Any]) -> None:
     setattr(aws_cdk.App, "__init__", init)  # noqa: B010
 
 
+def _json_digests(directory: str) -> dict[str, str]:
+    """SHA-256 of every regular ``*.json`` file under a directory (symlinks skipped)."""
+    digests: dict[str, str] = {}
+    for folder, _subdirs, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(folder, name)
+            if not name.endswith(".json") or os.path.islink(path) or not os.path.isfile(path):
+                continue
+            with open(path, "rb") as handle:
+                digests[os.path.realpath(path)] = hashlib.sha256(handle.read()).hexdigest()
+    return digests
+
+
+def _record_synthesis(cwd: Path) -> dict[str, str]:
+    """Wrap ``Stage.synth`` and ``App.synth`` so that every file a synthesis writes is recorded.
+
+    Returns the record: path relative to ``cwd`` -> SHA-256 of the content the synthesis wrote.
+    The assembly directory is digested before and after each call; a file counts as
+    synthesized when the call created or changed it. Files written by anything else (the app
+    writing ``*.template.json`` itself, or over a real synthesis's output afterwards) are
+    absent from the record or differ from it, and the host scores them ``forged_output``.
+    """
+    import aws_cdk
+
+    record: dict[str, str] = {}
+    base = os.path.realpath(cwd)
+
+    def wrap(original: Any) -> Any:
+        def synth(self: Any, *args: Any, **kwargs: Any) -> Any:
+            outdir = str(self.outdir)
+            before = _json_digests(outdir)
+            assembly = original(self, *args, **kwargs)
+            for path, digest in _json_digests(outdir).items():
+                if before.get(path) != digest:
+                    record[os.path.relpath(path, base)] = digest
+            return assembly
+
+        return synth
+
+    for cls in (aws_cdk.Stage, aws_cdk.App):
+        setattr(cls, "synth", wrap(cls.__dict__["synth"]))  # noqa: B010
+    return record
+
+
 def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dict[str, Any]:
     root = Path(job["workdir"])
     _write_files(root, job["files"])
@@ -241,6 +286,7 @@ def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dic
     sys.argv = [entry, *job.get("args", [])]
     if job.get("cdk_context") or job.get("cdk_app_defaults"):
         _patch_app(job.get("cdk_context") or {}, job.get("cdk_app_defaults") or {})
+    synthesized = _record_synthesis(cwd) if job.get("record_synthesis") else None
 
     limits = job.get("limits", {})
     if limits.get("address_space_bytes"):
@@ -283,6 +329,7 @@ def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dic
         "exception": exception,
         "files": files,
         "truncated": truncated,
+        "synthesized": None if synthesized is None else dict(synthesized),
     }
 
 
