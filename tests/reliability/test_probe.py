@@ -258,6 +258,42 @@ def test_api_key_never_appears_in_any_output(server_factory: Any, tmp_path: Path
     assert "[REDACTED]" in out.read_text()  # the echoed key was caught
 
 
+@pytest.mark.slow
+def test_a_key_passed_as_a_model_argument_is_redacted_in_every_encoding(
+    server_factory: Any, tmp_path: Path
+) -> None:
+    """`-M api_key=...` (not in the environment) is sent, echoed back by the server in several
+    encodings, and none of them reaches the journal or the terminal."""
+    import base64
+    import json
+    from urllib.parse import quote
+
+    from plumbline.redaction import encoded_forms
+
+    key = "sk-arg/key+0123456789=abc"
+    echoes = [
+        f"plain {key}",
+        f"b64 {base64.b64encode(key.encode()).decode()}",
+        f"url {quote(key, safe='')}",
+        f"json {json.dumps({'k': key})}",
+        f"hex {key.encode().hex()}",
+    ]
+    server = server_factory(
+        {"echo": ModelProfile(latency=Latency("constant", 0.01), api_key=key, responses=echoes)}
+    )
+    out = tmp_path / "trials.jsonl"
+    args = ["probe", "--model", model_name("echo"), "--prompt", "hi", "--trials", "10"]
+    probe = run_cli([*args, "-M", f"api_key={key}", "-o", str(out), "--json"], cli_env(server))
+    assert probe.returncode == 0, probe.stderr
+    assert all(entry.authorized for entry in server.requests_for("echo"))  # the key was used
+    records = read_jsonl(out)
+    assert all(r["error_class"] is None for r in records)
+    assert sum(r["response"].count("[REDACTED]") for r in records) == 10
+    for name, text in {"journal": out.read_text(), "out": probe.stdout, "err": probe.stderr}.items():
+        for form in encoded_forms(key):
+            assert form not in text, (name, form)
+
+
 def test_bad_setup_is_a_clear_error(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOWHERE_")}
     result = run_cli(
