@@ -289,7 +289,8 @@ def test_a_key_passed_as_a_model_argument_is_redacted_in_every_encoding(
     records = read_jsonl(out)
     assert all(r["error_class"] is None for r in records)
     assert sum(r["response"].count("[REDACTED]") for r in records) == 10
-    for name, text in {"journal": out.read_text(), "out": probe.stdout, "err": probe.stderr}.items():
+    outputs = {"journal": out.read_text(), "out": probe.stdout, "err": probe.stderr}
+    for name, text in outputs.items():
         for form in encoded_forms(key):
             assert form not in text, (name, form)
 
