@@ -92,6 +92,13 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Trial journal (JSONL). Rerunning the same command resumes it.",
 )
+@click.option(
+    "--allow-config-change",
+    is_flag=True,
+    help="Add trials to a journal written with other generation settings (temperature, "
+    "seed, max tokens, timeout, retries, streaming, -M arguments); without it such a rerun "
+    "stops. reliability reports each configuration separately.",
+)
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar on stderr.")
 @json_option
 def probe(
@@ -108,6 +115,7 @@ def probe(
     stream: bool,
     model_args: tuple[str, ...],
     output: Path,
+    allow_config_change: bool,
     progress: bool,
     as_json: bool,
 ) -> None:
@@ -115,7 +123,9 @@ def probe(
 
     Calls are shuffled with the seed so that models share a time window, run with bounded
     concurrency, and are appended (and flushed) as they complete. Provider retries are off
-    unless --retries is given. Then run `plumbline reliability OUTPUT`.
+    unless --retries is given. One probe writes a journal at a time (OUTPUT.lock), and a
+    journal keeps one generation configuration unless --allow-config-change. Then run
+    `plumbline reliability OUTPUT`.
     """
     from plumbline.reliability.runner import (
         ProbeSettings,
@@ -177,7 +187,15 @@ def probe(
 
     try:
         with bar, stdout_for_json_only(as_json):
-            summary = asyncio.run(run_probe(settings, output, on_record=on_record, on_plan=on_plan))
+            summary = asyncio.run(
+                run_probe(
+                    settings,
+                    output,
+                    on_record=on_record,
+                    on_plan=on_plan,
+                    allow_config_change=allow_config_change,
+                )
+            )
     except KeyboardInterrupt:
         error_console.print(
             f"interrupted: completed trials are in {output}; rerun the same command to resume"
@@ -197,9 +215,9 @@ def probe(
             out.print(f"failed trials by class: {counts}")
         if summary.config_mismatches:
             out.print(
-                f"warning: {summary.config_mismatches} trials already in {output} were sent with "
-                "a different generation config (temperature, seed, max tokens, timeout, "
-                "retries or streaming); use a new output file to compare configs"
+                f"note: {summary.config_mismatches} trials in {output} were sent with other "
+                "generation settings (--allow-config-change); reliability reports each "
+                "configuration separately"
             )
         if summary.duplicates_in_journal:
             out.print(f"warning: the journal holds {summary.duplicates_in_journal} duplicates")

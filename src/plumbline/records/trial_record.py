@@ -53,6 +53,9 @@ class GenerationSettings(BaseModel):
     timeout: float | None = Field(default=None, gt=0, description="Per-call timeout, seconds.")
     retries: int = Field(default=0, ge=0, description="Retries allowed per trial.")
     stream: bool = False
+    model_args: dict[str, Any] | None = Field(
+        default=None, description="Provider arguments (-M); secret-named values redacted."
+    )
 
 
 class TrialRecord(BaseModel):
