@@ -106,8 +106,8 @@ def test_configurations_of_a_model_are_reported_separately_never_pooled() -> Non
     report = analyze([*hot, *cold, *other], bag_of_words, prices={"p/m": Price(1.0, 1.0)})
     names = sorted(m.model for m in report.models)
     assert names == [
-        "p/m [max_tokens=64, temperature=0.0]",
-        "p/m [max_tokens=none, temperature=0.7]",
+        "p/m (max_tokens=64, temperature=0.0)",
+        "p/m (max_tokens=none, temperature=0.7)",
         "p/other",
     ]
     assert all(m.trials == 4 for m in report.models)

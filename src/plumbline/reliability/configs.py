@@ -44,7 +44,7 @@ def differences(journal: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
 def label(model: str, config: dict[str, Any], varying: Sequence[str]) -> str:
     """A model's name with the settings that tell its configurations apart."""
     shown = ", ".join(f"{name}={_show(config.get(name))}" for name in varying)
-    return f"{model} [{shown}]"
+    return f"{model} ({shown})"
 
 
 @dataclass
