@@ -84,7 +84,9 @@ class SynthOptions:
         pool_size: samples synthesized at once (default: number of CPUs, at least 2).
         unsafe_no_sandbox: run model code directly on the host. Only for users who accept it.
         lint: run cfn-lint at all.
-        preload: modules warm workers import before their sample arrives.
+        preload: modules warm workers import before their sample arrives. CDK apps need
+            ``aws_cdk`` among them: once a sample runs no process can be created, and the jsii
+            runtime is one (workers without it suit only apps that never reach CDK).
         expected_samples: how many samples will be checked, if known (no spare workers).
         builtin_validation: let aws-cdk-lib run its built-in CloudFormation validator at synth
             time. Off by default: it costs about 3 CPU seconds per sample (a WebAssembly rule

@@ -245,10 +245,44 @@ def _json_digests(directory: str) -> dict[str, str]:
     return digests
 
 
-def _record_synthesis(cwd: Path) -> dict[str, str]:
+def _when_imported(name: str, patch: Any) -> None:
+    """Run `patch()` now if module `name` is loaded, else right after the job first imports it.
+
+    A worker that did not preload aws_cdk then does not pay its start-up for a job that never
+    uses it. An app that removes the hook before importing aws_cdk only loses the patches:
+    its synthesis is then unrecorded, and its assembly scored ``forged_output``.
+    """
+    if name in sys.modules:
+        patch()
+        return
+    import importlib.abc
+    import importlib.util
+
+    class _Hook(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+            if fullname != name:
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(fullname)
+            loader = getattr(spec, "loader", None)
+            if loader is None or not hasattr(loader, "exec_module"):
+                return spec
+            original = loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                original(module)
+                patch()
+
+            loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, _Hook())
+
+
+def _record_synthesis(cwd: Path, record: dict[str, str]) -> None:
     """Wrap ``Stage.synth`` and ``App.synth`` so that every file a synthesis writes is recorded.
 
-    Returns the record: path relative to ``cwd`` -> SHA-256 of the content the synthesis wrote.
+    Fills `record`: path relative to ``cwd`` -> SHA-256 of the content the synthesis wrote.
     The assembly directory is digested before and after each call; a file counts as
     synthesized when the call created or changed it. Files written by anything else (the app
     writing ``*.template.json`` itself, or over a real synthesis's output afterwards) are
@@ -256,7 +290,6 @@ def _record_synthesis(cwd: Path) -> dict[str, str]:
     """
     import aws_cdk
 
-    record: dict[str, str] = {}
     base = os.path.realpath(cwd)
 
     def wrap(original: Any) -> Any:
@@ -273,7 +306,6 @@ def _record_synthesis(cwd: Path) -> dict[str, str]:
 
     for cls in (aws_cdk.Stage, aws_cdk.App):
         setattr(cls, "synth", wrap(cls.__dict__["synth"]))  # noqa: B010
-    return record
 
 
 def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dict[str, Any]:
@@ -284,9 +316,17 @@ def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dic
     os.chdir(cwd)
     sys.path.insert(0, str(cwd))
     sys.argv = [entry, *job.get("args", [])]
-    if job.get("cdk_context") or job.get("cdk_app_defaults"):
-        _patch_app(job.get("cdk_context") or {}, job.get("cdk_app_defaults") or {})
-    synthesized = _record_synthesis(cwd) if job.get("record_synthesis") else None
+    context, defaults = job.get("cdk_context") or {}, job.get("cdk_app_defaults") or {}
+    synthesized: dict[str, str] | None = {} if job.get("record_synthesis") else None
+
+    def patch_cdk() -> None:
+        if context or defaults:
+            _patch_app(context, defaults)
+        if synthesized is not None:
+            _record_synthesis(cwd, synthesized)
+
+    if context or defaults or synthesized is not None:
+        _when_imported("aws_cdk", patch_cdk)
 
     limits = job.get("limits", {})
     if limits.get("address_space_bytes"):
