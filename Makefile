@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.plumbline-installed
 
-.PHONY: demo test lint typecheck unit bench clean cdk-cli
+.PHONY: demo test lint typecheck unit bench clean cdk-cli system-packages
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[all,dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The Debian packages of .ci/debian-packages.txt (the list CI installs): installed when run as
+# root with apt-get; otherwise the one command to run is printed, and the demo still runs
+# (without bubblewrap it marks the CDK category as not run, with the reason).
+system-packages:
+	@.ci/debian-packages
+
+demo: system-packages $(STAMP)
 	$(BIN)/plumbline demo
 
 lint: $(STAMP)
@@ -25,7 +31,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
-unit: $(STAMP)
+unit: system-packages $(STAMP)
 	$(BIN)/pytest -n 2 -q
 
 test: lint typecheck unit

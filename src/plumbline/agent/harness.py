@@ -67,6 +67,7 @@ from plumbline.agent.workspace import (
 )
 from plumbline.records.io import JsonlAppender, read_records, write_atomic, write_json_atomic
 from plumbline.records.run_record import RunRecord
+from plumbline.redaction import Redactor
 
 RECORDS = "records.jsonl"
 PLAN = "plan.json"
@@ -171,25 +172,6 @@ def read_existing(path: Path) -> tuple[list[RunRecord], list[str]]:
     return result.records, [str(e) for e in result.errors]
 
 
-class _Redactor:
-    """Replaces the values of passed-through secrets in everything the harness saves."""
-
-    def __init__(self, secrets: dict[str, str]) -> None:
-        self._pairs = [
-            (value.encode(), f"[redacted {name}]".encode())
-            for name, value in secrets.items()
-            if len(value) >= 4
-        ]
-
-    def bytes(self, data: bytes) -> bytes:
-        for value, replacement in self._pairs:
-            data = data.replace(value, replacement)
-        return data
-
-    def text(self, text: str) -> str:
-        return self.bytes(text.encode("utf-8", "replace")).decode("utf-8", "replace")
-
-
 class Harness:
     """Runs a plan's pending units (in schedule order, `concurrency` at a time)."""
 
@@ -204,7 +186,7 @@ class Harness:
         self.options = options
         self.on_record = on_record
         self.registry = ProcessRegistry()
-        self.redact = _Redactor(options.pass_env)
+        self.redact = Redactor(options.pass_env)
         self.base = (options.workdir or Path(tempfile.gettempdir())).resolve()
         self.records_path = options.output / RECORDS
         self._lock = threading.Lock()
@@ -343,6 +325,8 @@ class Harness:
         record = self._trial(unit)
         if record is None or self.registry.stopping.is_set():
             return  # interrupted: no record, the unit runs again on resume
+        # What the agent reported and the paths it touched may hold a passed-through secret.
+        record = self.redact.value(record)
         try:
             model = RunRecord.model_validate(record)
         except ValidationError as error:

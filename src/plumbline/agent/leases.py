@@ -12,7 +12,6 @@ it runs again.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -23,13 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plumbline.records.io import write_json_atomic
+from plumbline.records.locks import LockBusy, exclusive
 
 RUNNING = "running"
 #: The lock a harness holds on its output directory for its whole run.
 LOCK = ".lock"
 
 
-class OutputBusy(RuntimeError):
+class OutputBusy(LockBusy):
     """Another harness is running into the same output directory."""
 
 
@@ -39,25 +39,12 @@ def hold(output: Path) -> Iterator[None]:
     `OutputBusy` at once when another process holds it. The kernel releases it when the
     holder dies, however it dies, so a killed harness never leaves it behind."""
     output.mkdir(parents=True, exist_ok=True)
-    path = output / LOCK
-    with path.open("a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise OutputBusy(
-                f"{output} is in use by another `plumbline agent run` ({holder}); wait for it "
-                "to finish, or use another output directory"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}\n")
-        handle.flush()
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    busy = (
+        f"{output} is in use by another `plumbline agent run` ({{holder}}); wait for it "
+        "to finish, or use another output directory"
+    )
+    with exclusive(output / LOCK, busy, OutputBusy):
+        yield
 
 
 #: Every trial directory's name starts so; a lease never leads to deleting anything else.

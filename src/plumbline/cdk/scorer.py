@@ -1,9 +1,10 @@
 """The Inspect AI scorer ``cdk_verify``: does the model's CDK app synthesize and lint clean?
 
 Value 1 for ``passed``, 0 for every failure of the model (``extraction_failed``,
-``python_error``, ``synth_error``, ``lint_error``, ``timeout``, ``resource_limit``). An
-``infra_error`` (sandbox or toolchain broken) is returned as ``Score.unscored`` (value NaN),
-which Inspect's metrics and reducers skip: it is reported, never counted against the model.
+``python_error``, ``synth_error``, ``lint_error``, ``timeout``, ``resource_limit``,
+``forged_output``). An ``infra_error`` (sandbox or toolchain broken) is returned as
+``Score.unscored`` (value NaN), which Inspect's metrics and reducers skip: it is reported,
+never counted against the model.
 
 Score metadata: ``outcome``, ``reason``, ``exception_type``, ``stderr_head``,
 ``resource_count``, ``templates``, ``lint_counts``, ``lint`` (findings, capped), ``entry``,

@@ -31,6 +31,7 @@ from plumbline.cli.output import (
 from plumbline.cli.report import announce_html, html_option
 from plumbline.records.io import write_atomic, write_json_atomic
 from plumbline.records.trial_record import TrialRecord
+from plumbline.redaction import secret_arguments
 from plumbline.reliability.errors import redact, secrets_from_environment
 from plumbline.report.escape import terminal
 
@@ -102,6 +103,13 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Trial journal (JSONL). Rerunning the same command resumes it.",
 )
+@click.option(
+    "--allow-config-change",
+    is_flag=True,
+    help="Add trials to a journal written with other generation settings (temperature, "
+    "seed, max tokens, timeout, retries, streaming, -M arguments); without it such a rerun "
+    "stops. reliability reports each configuration separately.",
+)
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar on stderr.")
 @json_option
 def probe(
@@ -118,6 +126,7 @@ def probe(
     stream: bool,
     model_args: tuple[str, ...],
     output: Path,
+    allow_config_change: bool,
     progress: bool,
     as_json: bool,
 ) -> None:
@@ -125,7 +134,9 @@ def probe(
 
     Calls are shuffled with the seed so that models share a time window, run with bounded
     concurrency, and are appended (and flushed) as they complete. Provider retries are off
-    unless --retries is given. Then run `plumbline reliability OUTPUT`.
+    unless --retries is given. One probe writes a journal at a time (OUTPUT.lock), and a
+    journal keeps one generation configuration unless --allow-config-change. Then run
+    `plumbline reliability OUTPUT`.
     """
     from plumbline.reliability.runner import (
         ProbeSettings,
@@ -160,7 +171,7 @@ def probe(
     except ValueError as error:
         raise click.UsageError(str(error)) from None
 
-    secrets = secrets_from_environment()
+    secrets = [*secrets_from_environment(), *secret_arguments(settings.model_args)]
     bar = Progress(
         TextColumn("[bold]probe"),
         BarColumn(),
@@ -187,7 +198,15 @@ def probe(
 
     try:
         with bar, stdout_for_json_only(as_json):
-            summary = asyncio.run(run_probe(settings, output, on_record=on_record, on_plan=on_plan))
+            summary = asyncio.run(
+                run_probe(
+                    settings,
+                    output,
+                    on_record=on_record,
+                    on_plan=on_plan,
+                    allow_config_change=allow_config_change,
+                )
+            )
     except KeyboardInterrupt:
         error_console.print(
             f"interrupted: completed trials are in {terminal(output)}; rerun the same command "
@@ -209,9 +228,9 @@ def probe(
             out.print(f"failed trials by class: {counts}")
         if summary.config_mismatches:
             out.print(
-                f"warning: {summary.config_mismatches} trials already in {output} were sent with "
-                "a different generation config (temperature, seed, max tokens, timeout, "
-                "retries or streaming); use a new output file to compare configs"
+                f"note: {summary.config_mismatches} trials in {output} were sent with other "
+                "generation settings (--allow-config-change); reliability reports each "
+                "configuration separately"
             )
         if summary.duplicates_in_journal:
             out.print(f"warning: the journal holds {summary.duplicates_in_journal} duplicates")

@@ -177,7 +177,10 @@ def run(
     if problems:
         _fail(*problems)
 
-    tasks = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
+    prepared = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
+    tasks = prepared.tasks
+    for key, reason in prepared.not_run.items():
+        error_console.print(f"[yellow]category {key} is not run:[/yellow] {reason}", markup=True)
     options: dict[str, Any] = {"seed": seed, "log_dir_allow_dirty": True}
     if max_connections is not None:
         options["max_connections"] = max_connections
@@ -193,17 +196,20 @@ def run(
     from inspect_ai import eval_set
 
     log_dir.mkdir(parents=True, exist_ok=True)
-    with stdout_for_json_only(as_json):
-        success, logs = eval_set(
-            # Inspect resolves a mixed list element by element; its type hint lists only
-            # homogeneous lists.
-            cast(Any, tasks),
-            log_dir=str(log_dir),
-            model=list(models),
-            limit=limit,
-            epochs=epochs,
-            **options,
-        )
+    success: bool = True
+    logs: list[Any] = []
+    if tasks:
+        with stdout_for_json_only(as_json):
+            success, logs = eval_set(
+                # Inspect resolves a mixed list element by element; its type hint lists only
+                # homogeneous lists.
+                cast(Any, tasks),
+                log_dir=str(log_dir),
+                model=list(models),
+                limit=limit,
+                epochs=epochs,
+                **options,
+            )
     _leaderboard(
         resolved.suite,
         [log_path(log.location) for log in logs],
@@ -212,6 +218,7 @@ def run(
         errors,
         as_json,
         html_dir,
+        prepared.not_run,
     )
     if not success:
         unfinished = [log for log in logs if log.status != "success"]
@@ -230,6 +237,7 @@ def _leaderboard(
     errors: str,
     as_json: bool,
     html_dir: Path | None = None,
+    not_run: dict[str, str] | None = None,
 ) -> None:
     from plumbline.leaderboard import (
         LeaderboardFileError,
@@ -238,7 +246,9 @@ def _leaderboard(
         write_outputs,
     )
 
-    board = build_leaderboard(logs, suite, errors="zero" if errors == "zero" else "exclude")
+    board = build_leaderboard(
+        logs, suite, errors="zero" if errors == "zero" else "exclude", not_run=not_run
+    )
     try:
         write_outputs(board, json_path=output, markdown_path=markdown_path)
     except LeaderboardFileError as error:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,6 +56,8 @@ class Leaderboard:
     log_count: int = 0
     logs_used: int = 0
     question_labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    #: category key -> why it was not run at all (e.g. no sandbox for CDK synthesis)
+    not_run: dict[str, str] = field(default_factory=dict)
 
     def model(self, name: str) -> ModelScores:
         for entry in self.models:
@@ -102,6 +104,8 @@ class Leaderboard:
             missing = [m.model for m in self.models if m.categories[category.key].missing]
             entry["models_scored"] = len(self.models) - len(missing)
             entry["models_missing"] = missing
+            if category.key in self.not_run:
+                entry["not_run"] = self.not_run[category.key]
             categories[category.key] = entry
 
         models: list[dict[str, Any]] = []
@@ -159,6 +163,7 @@ def build_leaderboard(
     run_id: str | None = None,
     generated_at: datetime | None = None,
     progress: ProgressCallback | None = None,
+    not_run: Mapping[str, str] | None = None,
 ) -> Leaderboard:
     """Build a leaderboard from Inspect logs (files and/or directories, searched recursively).
 
@@ -166,7 +171,8 @@ def build_leaderboard(
     decides what an errored or unscored sample is worth: "zero" (the default, as the seed's
     binary scoring implies) or "exclude" (left out; either way counted per model × category).
     Problems with the input (unreadable logs, unmatched tasks, missing scorers, duplicates) are
-    collected in `Leaderboard.problems`; none of them raises.
+    collected in `Leaderboard.problems`; none of them raises. `not_run` names categories that
+    were not run at all and why (each becomes a `category_not_run` problem too).
     """
     resolved = suite if isinstance(suite, Suite) else load_suite(suite)
     paths = [logs] if isinstance(logs, str | Path) else list(logs)
@@ -182,11 +188,20 @@ def build_leaderboard(
             questions.update(entry.categories[category.key].questions.tolist())
         sample_counts[category.key] = len(questions)
 
+    skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
+    problems = [
+        *(
+            Problem("category_not_run", reason, category=key)
+            for key, reason in sorted(skipped.items())
+        ),
+        *collected.problems,
+    ]
     return Leaderboard(
         suite=resolved,
         models=ranked,
         comparisons=comparisons,
-        problems=collected.problems,
+        problems=problems,
+        not_run=skipped,
         sample_counts=sample_counts,
         generated_at=moment,
         run_id=run_id or default_run_id(moment),

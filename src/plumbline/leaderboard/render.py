@@ -20,6 +20,7 @@ from plumbline.leaderboard.scores import CategoryScore, Interval, ModelScores
 from plumbline.report.escape import markdown, terminal
 
 MISSING = "missing"
+NOT_RUN = "not run"
 
 
 def _number(value: float | None, digits: int = 3) -> str:
@@ -72,7 +73,9 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
         cells = [str(model.rank), str(model.tie_group), terminal(model.model)]
         for key in keys:
             score = model.categories[key]
-            if score.missing:
+            if key in board.not_run:
+                cells.append(f"[yellow]{NOT_RUN}[/yellow]")
+            elif score.missing:
                 cells.append(f"[yellow]{category_cell(score)}[/yellow]")
             else:
                 detail = f"n={score.n}" + (f"×{score.epochs}" if score.epochs > 1 else "")
@@ -142,7 +145,10 @@ def render_markdown(board: Leaderboard) -> str:
         cells = [str(model.rank), str(model.tie_group), markdown(model.model)]
         for key in keys:
             score = model.categories[key]
-            cells.append(f"*{MISSING}*" if score.missing else category_cell(score))
+            if key in board.not_run:
+                cells.append(f"*{NOT_RUN}*")
+            else:
+                cells.append(f"*{MISSING}*" if score.missing else category_cell(score))
         cells += [f"**{overall_cell(model)}**", str(model.errors)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## Categories", ""]

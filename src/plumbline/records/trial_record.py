@@ -66,6 +66,9 @@ class GenerationSettings(BaseModel):
     )
     retries: int = Field(default=0, ge=0, le=1000, description="Retries allowed per trial.")
     stream: bool = False
+    model_args: dict[str, Any] | None = Field(
+        default=None, description="Provider arguments (-M); secret-named values redacted."
+    )
 
 
 class TrialRecord(BaseModel):

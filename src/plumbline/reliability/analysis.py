@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
+from plumbline.reliability.configs import split_by_config
 from plumbline.reliability.metrics import (
     AgreementResult,
     ConsistencyResult,
@@ -323,13 +324,21 @@ def analyze(
 ) -> ReliabilityReport:
     """Compute every metric per model and Cohen's d between every pair of models.
 
-    Duplicate (model, prompt, trial) keys keep the first record and are reported.
+    Duplicate (model, prompt, trial) keys keep the first record and are reported. A model run
+    with several generation configurations is reported once per configuration (its name then
+    carries the settings that differ), never pooled.
     """
     config = config if config is not None else BenchmarkConfig()
-    prices = prices or {}
-    warnings: list[str] = []
+    split = split_by_config(records)
+    given = dict(prices or {})
+    # a price given for a model applies to each of its configurations
+    prices = {
+        **{name: given[model] for name, model in split.models.items() if model in given},
+        **given,
+    }
+    warnings: list[str] = list(split.notes)
     unique: dict[tuple[str, str, int], TrialRecord] = {}
-    for record in records:
+    for record in split.records:
         if record.key in unique:
             warnings.append(
                 f"duplicate trial {record.key}: kept the first record, ignored the later one"
@@ -339,7 +348,7 @@ def analyze(
     by_model: dict[str, list[TrialRecord]] = defaultdict(list)
     for record in unique.values():
         by_model[record.model].append(record)
-    unknown = sorted(set(prices) - set(by_model))
+    unknown = sorted(set(prices) - set(by_model) - set(split.models.values()))
     if unknown:
         warnings.append(f"prices given for models without trials: {', '.join(unknown)}")
     models = [

@@ -39,6 +39,7 @@ class CategoryColumn:
     scorer: str
     tasks: tuple[str, ...]
     models_missing: tuple[str, ...]
+    not_run: str | None = None
 
     @property
     def tooltip(self) -> str:
@@ -46,7 +47,9 @@ class CategoryColumn:
         return (
             f"{self.name} ({self.key}): {self.description}\n"
             f"weight {self.weight:g} · {self.sample_count} samples · {self.scoring} scoring · "
-            f"margin {margin}" + (f" ({self.confidence} confidence)" if self.confidence else "")
+            f"margin {margin}"
+            + (f" ({self.confidence} confidence)" if self.confidence else "")
+            + (f"\nnot run: {self.not_run}" if self.not_run else "")
         )
 
 
@@ -63,6 +66,7 @@ class Cell:
     errors: int
     excluded: int
     missing: bool
+    not_run: str | None = None
 
     @property
     def sort_key(self) -> str:
@@ -70,6 +74,8 @@ class Cell:
 
     @property
     def tooltip(self) -> str:
+        if self.not_run:
+            return f"not run: {self.not_run} (counts 0 in overall)"
         if self.missing:
             return "missing: no scored samples for this category (counts 0 in overall)"
         text = fmt_pct(self.value) + (f" of n={self.n}" if self.n is not None else "")
@@ -190,6 +196,7 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
             scorer=str(meta.get("scorer", "")),
             tasks=tuple(meta.get("tasks", ())),
             models_missing=tuple(meta.get("models_missing", ())),
+            not_run=str(meta["not_run"]) if meta.get("not_run") else None,
         )
         for key, meta in metadata.get("categories", {}).items()
     )
@@ -222,6 +229,7 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
                     errors=int(count.get("errors", 0)),
                     excluded=int(count.get("excluded", 0)),
                     missing=value is None or column.key in missing,
+                    not_run=column.not_run,
                 )
             )
         overall = intervals.get("overall") or {}

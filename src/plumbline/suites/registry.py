@@ -244,6 +244,18 @@ def builtin_task_function(spec: str) -> Callable[..., Task]:
     return function
 
 
+@dataclass(frozen=True)
+class PreparedTasks:
+    """What to hand `inspect_ai.eval_set`, and the categories that cannot run here.
+
+    `not_run` maps a category key to the reason its task could not be built (a built-in task
+    whose scorer needs a sandbox this machine cannot create); the leaderboard marks it so.
+    """
+
+    tasks: list[Task | str]
+    not_run: dict[str, str] = field(default_factory=dict)
+
+
 def make_tasks(
     resolved: RunnableSuite,
     *,
@@ -251,20 +263,32 @@ def make_tasks(
     limit: int | None = None,
     epochs: int = 1,
     judge: Sequence[str] = (),
-) -> list[Task | str]:
+) -> PreparedTasks:
     """What to hand `inspect_ai.eval_set`: built-in Task objects and user task specs.
 
     Built-in tasks get the seed, limit and epochs as task arguments (so they are recorded in
     the log and part of the task's identity for resuming); user tasks are given as specs, and
-    the run applies limit and epochs to them through eval_set.
+    the run applies limit and epochs to them through eval_set. A built-in task whose scorer
+    refuses to run here (CDK synthesis without a bubblewrap sandbox) is left out, with the
+    reason, for each of its categories.
     """
-    tasks: list[Task | str] = []
+    from plumbline.sandbox import SandboxUnavailable, probe_sandbox
+
+    prepared = PreparedTasks([])
     for ref in resolved.tasks:
         if not ref.builtin:
-            tasks.append(ref.spec)
+            prepared.tasks.append(ref.spec)
             continue
         arguments: dict[str, Any] = {"seed": seed, "limit": limit, "epochs": epochs}
         if ref.name == JUDGED_TASK and judge:
             arguments["judge"] = list(judge)
-        tasks.append(builtin_task_function(ref.spec)(**arguments))
-    return tasks
+        try:
+            prepared.tasks.append(builtin_task_function(ref.spec)(**arguments))
+        except SandboxUnavailable:
+            reason = (
+                f"task {ref.name} runs model-written code, which plumbline runs only in a "
+                f"bubblewrap sandbox, and none can be created here: {probe_sandbox().reason}"
+            )
+            for key in ref.categories or (ref.name,):
+                prepared.not_run[key] = reason
+    return prepared
