@@ -143,7 +143,7 @@ def test_an_interrupted_run_resumes_when_run_again(tmp_path: Path, server: OpenA
     suite = write_suite(tmp_path)
     logs = tmp_path / "logs"
     command = [str(suite), "--model", "openai-api/local/flaky", "--log-dir", str(logs)]
-    command += ["--display", "none", "--retry-attempts", "0", "--json"]
+    command += ["--display", "none", "--retry-attempts", "0", "--fail-on-error", "--json"]
     code, _, stderr = invoke(*command)
     assert code == 1
     assert "did not finish; run the same command again to resume them" in stderr

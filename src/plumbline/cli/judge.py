@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from plumbline.cli.output import dumps, emit, json_option
+from plumbline.cli.output import dumps, emit, json_option, parse_model_args
 from plumbline.records.io import write_atomic
 
 
@@ -21,14 +21,9 @@ def judge() -> None:
     """LLM-judge tools for the architecture_design category."""
 
 
-def _parse_model_args(values: tuple[str, ...]) -> dict[str, Any]:
-    args: dict[str, Any] = {}
-    for value in values:
-        key, sep, raw = value.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{value!r}: use KEY=VALUE", param_hint="-M/--model-arg")
-        args[key] = raw
-    return args
+def _adversarial_mark(fooled: bool | None) -> str:
+    """FOOLED for an adversarial item scored high; UNSCORED when the judge never scored it."""
+    return " UNSCORED" if fooled is None else " FOOLED" if fooled else ""
 
 
 def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
@@ -71,7 +66,8 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     "model_args",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Extra model argument passed to every judge (Inspect model_args).",
+    help="Extra model argument passed to every judge (Inspect model_args); VALUE is read as "
+    "JSON where it parses (`-M do_sample=false` is False).",
 )
 @click.option(
     "--max-concurrency",
@@ -126,7 +122,7 @@ def calibrate(
         # plain echo: a `file:line:` location must never be wrapped across lines
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
-    extra = _parse_model_args(model_args)
+    extra = parse_model_args(model_args)
     models = [get_model(name, memoize=False, **extra) for name in judge_models]
     report = asyncio.run(
         run_calibration(
@@ -163,7 +159,7 @@ def calibrate(
                 )
             console.print(table)
             adversarial = ", ".join(
-                f"{a['id']} {a['tier']} {_fmt(a['judged'])}{' FOOLED' if a['fooled'] else ''}"
+                f"{a['id']} {a['tier']} {_fmt(a['judged'])}{_adversarial_mark(a['fooled'])}"
                 for a in calibration.adversarial
             )
             console.print(f"  adversarial (hand ≈ 0): {adversarial}")

@@ -250,14 +250,16 @@ def summarise(
             entry["errors"] = errors[:4]
         per_item.append(entry)
         if item.adversarial:
-            fooled = not (judged_overall <= ADVERSARIAL_MAX)
+            # an item the judge never scored was not shown to fool it: `fooled` is None
+            # (unknown), and the calibration still fails, because it proved nothing
+            fooled = bool(judged_overall > ADVERSARIAL_MAX) if scored[i] else None
             adversarial.append({**entry, "fooled": fooled})
             if fooled:
                 failures.append(
                     f"{item.id} ({item.tier}) scored {judged_overall:.2f} > {ADVERSARIAL_MAX}"
-                    if scored[i]
-                    else f"{item.id} ({item.tier}) was never scored"
                 )
+            elif fooled is None:
+                failures.append(f"{item.id} ({item.tier}) was never scored")
     share = unscored / (runs * len(items))
     if share > UNSCORED_SHARE_MAX:
         failures.append(f"{unscored} of {runs * len(items)} verdicts unscored ({share:.0%})")
