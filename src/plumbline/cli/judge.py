@@ -53,6 +53,12 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     help="Calibration set JSONL (default: the packaged set).",
 )
 @click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help="Grade a seeded subset of this many items (adversarial items kept first), "
+    "for a quick look with a slow judge.",
+)
+@click.option(
     "--rubric",
     "rubric_version",
     default="v1",
@@ -86,6 +92,7 @@ def calibrate(
     judge_models: tuple[str, ...],
     runs: int,
     calibration_set: Path | None,
+    limit: int | None,
     rubric_version: str,
     seed: int,
     model_args: tuple[str, ...],
@@ -110,6 +117,7 @@ def calibrate(
         calibrate as run_calibration,
     )
     from plumbline.suites.sa_bench.scorers.calibration import (
+        calibration_subset,
         heuristic_baseline,
         load_calibration,
     )
@@ -118,6 +126,8 @@ def calibrate(
     try:
         items = load_calibration(calibration_set)
         load_rubric(rubric_version)
+        if limit is not None:
+            items = calibration_subset(items, limit, seed)
     except ValueError as error:
         # plain echo: a `file:line:` location must never be wrapped across lines
         click.echo(f"error: {error}", err=True)

@@ -9,7 +9,8 @@ the benchmark and tests can drive it directly:
   safetensors plus the tokenizer), cached under `plumbline_cache_dir()`: loading the GGUF
   dequantizes every tensor and converts the tokenizer (about 35 s here); the cached copy loads
   in a few seconds. The conversion is written to a temporary directory and renamed into place,
-  so a killed conversion or two processes converting at once never leave a half-written cache.
+  so a killed conversion never leaves a half-written cache; a lock file makes a second process
+  wait for the first one's conversion instead of repeating it.
 - `LocalEngine.generate()` runs one chat completion under a lock (one CPU model serves one
   call at a time), seeded per call, with a stopping criterion that ends generation within one
   token when the caller cancels or the deadline passes.
@@ -21,6 +22,7 @@ before Python joins its worker threads, and stops every generation in flight.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import importlib.metadata
 import os
@@ -95,17 +97,17 @@ def prepared_model_dir(gguf: Path | None = None, cache_dir: Path | None = None) 
     if (target / "config.json").is_file():
         return target
     root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=root))
-    try:
-        _convert(source, staging)
+    # one conversion at a time: a second process waits for the first and reuses its result
+    with (root / ".smollm2.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / "config.json").is_file():
+            return target
+        staging = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=root))
         try:
+            _convert(source, staging)
             staging.rename(target)
-        except OSError:
-            # another process finished the same conversion first: keep theirs
-            if not (target / "config.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return target
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -134,6 +135,21 @@ def load_calibration(path: str | Path | None = None) -> list[CalibrationItem]:
             [RecordError(str(path or CALIBRATION_FILE), 1, "<file>", "empty")]
         )
     return result.records
+
+
+def calibration_subset(
+    items: list[CalibrationItem], limit: int, seed: int
+) -> list[CalibrationItem]:
+    """A seeded subset of `limit` items in set order: one adversarial item (if any) and the
+    rest drawn from the hand-scored ones, so even a small subset tests both questions."""
+    if limit >= len(items):
+        return list(items)
+    rng = random.Random(seed)
+    adversarial = [i for i, item in enumerate(items) if item.adversarial]
+    chosen = set(rng.sample(adversarial, 1)) if adversarial else set()
+    others = [i for i in range(len(items)) if i not in chosen]
+    chosen |= set(rng.sample(others, limit - len(chosen)))
+    return [items[i] for i in sorted(chosen)]
 
 
 @dataclass(frozen=True)
