@@ -73,9 +73,7 @@ def probe_once(settings: ProbeSettings) -> tuple[float, list[int], int]:
         started = time.perf_counter()
         summary = asyncio.run(run_probe(settings, journal))
         seconds = time.perf_counter() - started
-        records = {
-            (r.prompt_id, r.trial): r for r in read_trial_records([journal]).records
-        }
+        records = {(r.prompt_id, r.trial): r for r in read_trial_records([journal]).records}
     order = [(p.id, t) for p in settings.prompts for t in range(settings.trials)]
     tokens = [records[key].output_tokens or 0 for key in order]
     return seconds, tokens, sum(summary.errors.values())
@@ -125,13 +123,18 @@ def main() -> None:
         probe_times.append(seconds)
     plain, ours = min(plain_times), min(probe_times)
     print(f"{trials} trials ({len(prompts)} prompts × {args.trials}), max_tokens {args.max_tokens}")
-    print(f"plain generate loop: {plain / trials * 1000:8.0f} ms/trial  ({sum(plain_tokens)} tokens)")
-    print(f"plumbline probe:     {ours / trials * 1000:8.0f} ms/trial  ({sum(probe_tokens)} tokens)")
+    for label, seconds, tokens in (
+        ("plain generate loop", plain, plain_tokens),
+        ("plumbline probe", ours, probe_tokens),
+    ):
+        print(f"{label:20s} {seconds / trials * 1000:8.0f} ms/trial ({sum(tokens)} tokens)")
     same = "identical" if plain_tokens == probe_tokens else "DIFFERENT"
     print(f"tokens per trial: {same}; probe errors: {errors}")
     overhead = ours / plain - 1
     verdict = "within" if overhead < 0.10 else "OVER"
-    print(f"overhead per trial: {overhead:+.1%} ({verdict} the 10% target); ratio {ours / plain:.3f}")
+    print(
+        f"overhead per trial: {overhead:+.1%} ({verdict} the 10% target); ratio {ours / plain:.3f}"
+    )
 
     base_url = os.environ.get("LLAMACPP_BASE_URL", DEFAULT_SERVER).rstrip("/")
     models = server_models(base_url)

@@ -9,8 +9,9 @@ server did with what the client recorded.
 Faults (the `FAULTS` names): HTTP errors `"400"`, `"401"`, `"403"`, `"404"`, `"422"`, `"429"`,
 `"500"`, `"503"`, `"529"`; `"content_filter"` (a 400 whose error code is `content_filter`, as
 Azure sends it); `"context_length"` (a 400 with code `context_length_exceeded`, as OpenAI and
-llama.cpp's server refuse a prompt longer than the context); `"timeout"` (the server holds the request and never answers); `"reset"` (the TCP
-connection is reset without a response); `"malformed"` (HTTP 200 with a body that is not JSON).
+llama.cpp's server refuse a prompt longer than the context); `"timeout"` (the server holds the
+request and never answers); `"reset"` (the TCP connection is reset without a response);
+`"malformed"` (HTTP 200 with a body that is not JSON).
 
 Faults are chosen per request, per model: first from the profile's scripted `faults` sequence
 (the k-th request to a model gets `faults[k]`; `"ok"` means no fault), then at random with

@@ -6,7 +6,6 @@ import asyncio
 import math
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
@@ -76,6 +75,13 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     "JSON where it parses (`-M do_sample=false` is False).",
 )
 @click.option(
+    "--max-tokens",
+    default=512,
+    show_default=True,
+    type=click.IntRange(min=16),
+    help="Most tokens per verdict; a reply cut off there is unscored.",
+)
+@click.option(
     "--max-concurrency",
     default=8,
     show_default=True,
@@ -96,6 +102,7 @@ def calibrate(
     rubric_version: str,
     seed: int,
     model_args: tuple[str, ...],
+    max_tokens: int,
     max_concurrency: int,
     output: Path | None,
     as_json: bool,
@@ -143,6 +150,7 @@ def calibrate(
             rubric_version=rubric_version,
             max_concurrency=max_concurrency,
             names=list(judge_models),
+            max_tokens=max_tokens,
         )
     )
     result = {**report.to_dict(), "heuristic_baseline": heuristic_baseline(items).to_dict()}

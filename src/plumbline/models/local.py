@@ -74,7 +74,9 @@ def gguf_path() -> Path:
     try:
         distribution = importlib.metadata.distribution(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
-        raise LocalModelError(f"the {DISTRIBUTION} package is not installed: {INSTALL_HINT}")
+        raise LocalModelError(
+            f"the {DISTRIBUTION} package is not installed: {INSTALL_HINT}"
+        ) from None
     path = Path(str(distribution.locate_file(GGUF_NAME)))
     if not path.is_file():
         raise LocalModelError(f"{path}: the model file is missing: {INSTALL_HINT}")
@@ -119,7 +121,7 @@ def _convert(gguf: Path, destination: Path) -> None:
     directory, name = str(gguf.parent), gguf.name
     try:
         tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name)
-        model = AutoModelForCausalLM.from_pretrained(
+        model: Any = AutoModelForCausalLM.from_pretrained(
             directory, gguf_file=name, dtype=torch.float32
         )
     except Exception as error:
@@ -182,10 +184,9 @@ class LocalEngine:
             torch.set_num_threads(threads)
         self.model_dir = model_dir
         self.tokenizer: Any = AutoTokenizer.from_pretrained(str(model_dir))
-        self.model: Any = AutoModelForCausalLM.from_pretrained(
-            str(model_dir), dtype=torch.float32
-        )
-        self.model.eval()
+        model: Any = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+        model.eval()
+        self.model: Any = model
         self.context_length = int(getattr(self.model.config, "max_position_embeddings", 2048))
         self._lock = threading.Lock()
         _register_shutdown_hook()

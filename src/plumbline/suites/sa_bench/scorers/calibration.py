@@ -40,6 +40,7 @@ from plumbline.suites.sa_bench.scorers.architecture import DIMENSIONS, score_arc
 from plumbline.suites.sa_bench.scorers.judge import (
     DEFAULT_RUBRIC,
     DEFAULT_SEED,
+    JUDGE_MAX_TOKENS,
     JudgeOutcome,
     JudgeVerdict,
     build_judge_messages,
@@ -363,10 +364,12 @@ async def calibrate(
     rubric_version: str = DEFAULT_RUBRIC,
     max_concurrency: int = 8,
     names: Sequence[str] | None = None,
+    max_tokens: int = JUDGE_MAX_TOKENS,
 ) -> CalibrationReport:
     """Run every judge `runs` times over the calibration items and summarise.
 
-    `names` labels the judges in the report (default: each model's own name).
+    `names` labels the judges in the report (default: each model's own name); `max_tokens`
+    caps each verdict (a reply cut off there is a parse failure: unscored).
     """
     if runs < 1:
         raise ValueError(f"runs must be ≥ 1, got {runs}")
@@ -387,7 +390,7 @@ async def calibrate(
 
     async def one(model: Model, index: int) -> JudgeOutcome:
         async with semaphore:
-            return await run_judge(model, prompts[index], seed=seed)
+            return await run_judge(model, prompts[index], seed=seed, max_tokens=max_tokens)
 
     per_judge: list[list[list[JudgeOutcome]]] = []
     for model in judges:

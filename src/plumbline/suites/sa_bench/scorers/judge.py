@@ -313,14 +313,18 @@ JUDGE_MAX_TOKENS = 512
 """A verdict is a short JSON object; a judge that rambles past this has not produced one."""
 
 
-def judge_config(seed: int = DEFAULT_SEED) -> GenerateConfig:
+def judge_config(seed: int = DEFAULT_SEED, max_tokens: int = JUDGE_MAX_TOKENS) -> GenerateConfig:
     """Deterministic generation settings for judges: temperature 0, a fixed seed, and a cap
-    on tokens (`JUDGE_MAX_TOKENS`)."""
-    return GenerateConfig(temperature=0.0, seed=seed, max_tokens=JUDGE_MAX_TOKENS)
+    on tokens (default `JUDGE_MAX_TOKENS`)."""
+    return GenerateConfig(temperature=0.0, seed=seed, max_tokens=max_tokens)
 
 
 async def run_judge(
-    model: Model, messages: list[ChatMessage], *, seed: int = DEFAULT_SEED
+    model: Model,
+    messages: list[ChatMessage],
+    *,
+    seed: int = DEFAULT_SEED,
+    max_tokens: int = JUDGE_MAX_TOKENS,
 ) -> JudgeOutcome:
     """Ask one judge; on a parse failure retry once with the error shown; else unscored."""
     conversation = list(messages)
@@ -329,7 +333,7 @@ async def run_judge(
     for attempt in (1, 2):
         attempts = attempt
         try:
-            output = await model.generate(conversation, config=judge_config(seed))
+            output = await model.generate(conversation, config=judge_config(seed, max_tokens))
         except Exception as error:  # a provider failure leaves the sample unscored, recorded
             errors.append(f"attempt {attempt}: model error: {type(error).__name__}: {error}")
             continue
