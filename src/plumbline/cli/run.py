@@ -124,8 +124,8 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     type=click.IntRange(min=0),
     default=DEFAULT_MAX_RETRIES,
     show_default=True,
-    help="Retries of a failed model call, and of an errored sample, before the sample is "
-    "recorded as an error (Inspect's own default retries calls without end).",
+    help="Retries of a failed model call before its sample is recorded as an error "
+    "(Inspect's own default retries without end).",
 )
 @click.option(
     "--fail-on-error",
@@ -224,16 +224,16 @@ def run(
 
     tasks = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
     # By default a sample that errors (a model that cannot take its image, a call that failed
-    # every retry) is retried, then recorded in its log and counted on the leaderboard; it does
-    # not fail its whole task, which eval_set would rerun from the start, up to --retry-attempts
-    # times (with a sample that always fails, that is the same failure over and over).
+    # its --max-retries) is recorded in its log and counted on the leaderboard; it does not fail
+    # its whole task, which eval_set would rerun from the start, up to --retry-attempts times
+    # (with a sample that always fails, that is the same failure over and over).
     options: dict[str, Any] = {
         "seed": seed,
         "log_dir_allow_dirty": True,
         "max_retries": max_retries,
     }
     if not fail_on_error:
-        options.update(fail_on_error=False, retry_on_error=max_retries)
+        options["fail_on_error"] = False
     if max_tokens is not None:
         options["max_tokens"] = max_tokens
     if timeout is not None:
