@@ -47,7 +47,11 @@ from plumbline.cli.main import main
 from plumbline.cli.output import parse_model_args
 from plumbline.models import local
 from plumbline.models.smollm2 import UnsupportedInputError
-from plumbline.records.inspect_logs import NO_ANSWER_REASONS, is_unsupported_input
+from plumbline.records.inspect_logs import (
+    NO_ANSWER_REASONS,
+    is_unsupported_input,
+    score_value_to_float,
+)
 from plumbline.records.trial_record import ErrorClass, read_trial_records
 
 pytestmark = pytest.mark.slow
@@ -179,8 +183,8 @@ def test_run_scores_or_classifies_every_sample_of_every_category(
                 unsupported.append(label)
                 continue
             score = (sample.scores or {})[SCORERS[task]]
-            value = score.as_float()
-            assert 0.0 <= value <= 1.0
+            value = score_value_to_float(score.value)
+            assert value is not None and 0.0 <= value <= 1.0
             output = sample.output
             assert output.usage is not None and output.usage.output_tokens <= MAX_TOKENS
             assert output.time is not None and output.time > 0
@@ -312,8 +316,10 @@ def assert_numbers_in_range(value: Any, path: str = "") -> None:
             assert_numbers_in_range(item, f"{path}[{index}]")
     elif isinstance(value, float):
         assert math.isfinite(value), path
-        if any(word in path for word in ("rate", "share", "consistency", "similarity")):
-            assert -1e-9 <= value <= 1.0 + 1e-9 or "percent" in path, (path, value)
+        if "error_rate" in path:  # CERT's error rate is a percentage
+            assert -1e-9 <= value <= 100.0 + 1e-9, (path, value)
+        elif any(word in path for word in ("rate", "share", "consistency", "similarity")):
+            assert -1e-9 <= value <= 1.0 + 1e-9, (path, value)
 
 
 # ---------------------------------------------------------------------------------------------
