@@ -141,8 +141,9 @@ def load_calibration(path: str | Path | None = None) -> list[CalibrationItem]:
 def calibration_subset(
     items: list[CalibrationItem], limit: int, seed: int
 ) -> list[CalibrationItem]:
-    """A seeded subset of `limit` items in set order: one adversarial item (if any) and the
-    rest drawn from the hand-scored ones, so even a small subset tests both questions."""
+    """A seeded subset of `limit` items in set order: one adversarial item for certain (if the
+    set has any), the rest drawn from all the others, so even a small subset asks both
+    questions (agreement with hand scores, resistance to gaming)."""
     if limit >= len(items):
         return list(items)
     rng = random.Random(seed)
