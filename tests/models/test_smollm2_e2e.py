@@ -305,20 +305,22 @@ def test_a_killed_real_model_probe_resumes_then_feeds_reliability(
 
 
 def assert_numbers_in_range(value: Any, path: str = "") -> None:
-    """Every rate, share and interval bound of a report is a finite number in range."""
+    """Every number of a report is finite; rates and scores are in range; low <= high."""
     if isinstance(value, dict):
+        if isinstance(value.get("low"), float) and isinstance(value.get("high"), float):
+            assert value["low"] <= value["high"], path
         for key, item in value.items():
             assert_numbers_in_range(item, f"{path}.{key}")
-            if key in ("low", "high") and isinstance(item, float):
-                assert math.isfinite(item), path
     elif isinstance(value, list):
         for index, item in enumerate(value):
             assert_numbers_in_range(item, f"{path}[{index}]")
     elif isinstance(value, float):
         assert math.isfinite(value), path
-        if "error_rate" in path:  # CERT's error rate is a percentage
+        if ".robustness." in path and "rate" in path:  # CERT's error rates are percentages
             assert -1e-9 <= value <= 100.0 + 1e-9, (path, value)
-        elif any(word in path for word in ("rate", "share", "consistency", "similarity")):
+        elif path.split(".")[2:3] in (["consistency"], ["agreement"], ["performance"]) and not (
+            "distance" in path or path.endswith(("standard_error", ".std"))
+        ):
             assert -1e-9 <= value <= 1.0 + 1e-9, (path, value)
 
 
