@@ -54,7 +54,8 @@ from plumbline.records.inspect_logs import (
 )
 from plumbline.records.trial_record import ErrorClass, read_trial_records
 
-pytestmark = pytest.mark.slow
+# one xdist worker runs them all (`--dist loadgroup` in the Makefile): one model load, one run
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("smollm2")]
 
 MODEL = "plumbline/smollm2"
 MAX_TOKENS = 12
