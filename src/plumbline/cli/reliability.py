@@ -25,6 +25,7 @@ from plumbline.cli.output import (
     emit,
     error_console,
     json_option,
+    parse_model_args,
     stdout_for_json_only,
     to_jsonable,
 )
@@ -37,18 +38,7 @@ from plumbline.report.escape import terminal
 
 
 def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
-    import json
-
-    parsed: list[tuple[str, Any]] = []
-    for value in values:
-        key, sep, raw = value.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint="-M")
-        try:
-            parsed.append((key, json.loads(raw)))
-        except ValueError:
-            parsed.append((key, raw))
-    return tuple(parsed)
+    return tuple(parse_model_args(values).items())
 
 
 @click.command()

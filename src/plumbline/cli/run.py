@@ -11,6 +11,7 @@ written to `<log-dir>/leaderboard.json` (validated and written atomically).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,11 +24,19 @@ from rich.console import Console
 from rich.text import Text
 
 from plumbline.cli.leaderboard import errors_option
-from plumbline.cli.output import SEED, emit, error_console, json_option, stdout_for_json_only
+from plumbline.cli.output import (
+    SEED,
+    emit,
+    error_console,
+    json_option,
+    parse_model_args,
+    stdout_for_json_only,
+)
 from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.report.escape import terminal, visible_controls
 
 DEFAULT_SEED = 42
+DEFAULT_MAX_RETRIES = 3
 DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
 
 
@@ -103,11 +112,46 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
 )
 @click.option("--max-connections", type=click.IntRange(min=1), help="Concurrent model requests.")
 @click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="Most tokens a model may generate per call (default: the provider's; Inspect's "
+    "providers often allow thousands, which a slow local model takes minutes to produce).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds one model call may take before it is abandoned (and retried, up to "
+    "--max-retries); a sample whose calls all time out is recorded as an error.",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_RETRIES,
+    show_default=True,
+    help="Retries of a failed model call before its sample is recorded as an error "
+    "(Inspect's own default retries without end).",
+)
+@click.option(
+    "--fail-on-error",
+    is_flag=True,
+    help="Stop a task at its first errored sample (the next run retries the task) instead of "
+    "recording the error and going on.",
+)
+@click.option(
     "--seed",
     type=SEED,
     default=DEFAULT_SEED,
     show_default=True,
     help="Seeds choice shuffling, --limit subsets and generation (where providers accept one).",
+)
+@click.option(
+    "-M",
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Model argument for every --model (Inspect model_args); VALUE is read as JSON where "
+    "it parses.",
 )
 @click.option(
     "--model-base-url", help="Base URL for the models (e.g. a local OpenAI-compatible server)."
@@ -145,7 +189,12 @@ def run(
     log_dir: Path,
     judges: tuple[str, ...],
     max_connections: int | None,
+    max_tokens: int | None,
+    timeout: float | None,
+    max_retries: int,
+    fail_on_error: bool,
     seed: int,
+    model_args: tuple[str, ...],
     model_base_url: str | None,
     output: Path | None,
     markdown_path: Path | None,
@@ -180,8 +229,23 @@ def run(
     prepared = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
     tasks = prepared.tasks
     for key, reason in prepared.not_run.items():
-        error_console.print(f"[yellow]category {key} is not run:[/yellow] {reason}", markup=True)
-    options: dict[str, Any] = {"seed": seed, "log_dir_allow_dirty": True}
+        error_console.print(f"[yellow]category {key} is not run:[/yellow] {terminal(reason)}", markup=True)
+    # By default a sample that errors (a model that cannot take its image, a call that failed
+    # its --max-retries) is recorded in its log and counted on the leaderboard; it does not fail
+    # its whole task, which eval_set would rerun from the start, up to --retry-attempts times
+    # (with a sample that always fails, that is the same failure over and over).
+    options: dict[str, Any] = {
+        "seed": seed,
+        "log_dir_allow_dirty": True,
+        "max_retries": max_retries,
+    }
+    if not fail_on_error:
+        options["fail_on_error"] = False
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
+    if timeout is not None:
+        options["attempt_timeout"] = math.ceil(timeout)
+        options["timeout"] = math.ceil(timeout) * (max_retries + 1)
     if max_connections is not None:
         options["max_connections"] = max_connections
     if retry_attempts is not None:
@@ -192,6 +256,8 @@ def run(
         options["display"] = "none"  # Inspect's display writes to stdout, which --json owns
     if model_base_url is not None:
         options["model_base_url"] = model_base_url
+    if model_args:
+        options["model_args"] = parse_model_args(model_args)
 
     from inspect_ai import eval_set
 

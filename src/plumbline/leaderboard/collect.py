@@ -27,7 +27,9 @@ from plumbline.leaderboard.suite import Category, Suite
 from plumbline.records.inspect_logs import (
     LogHeader,
     LogReadError,
+    SampleScore,
     find_log_files,
+    is_unsupported_input,
     read_log_header,
     read_samples_and_names,
 )
@@ -260,6 +262,7 @@ def collect(
                     )
                 )
                 values[outside] = np.nan
+            problems.extend(_outcome_problems(header, category, samples))
             chunk = _Chunk(
                 header=header,
                 questions=index.codes(category.key, header.task, ids),
@@ -285,6 +288,54 @@ def collect(
         logs_used=used,
         question_labels=index.labels(),
     )
+
+
+MAX_IDS_SHOWN = 10
+
+
+def _id_list(ids: list[str]) -> str:
+    shown = ", ".join(ids[:MAX_IDS_SHOWN])
+    more = len(ids) - MAX_IDS_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _outcome_problems(
+    header: LogHeader, category: Category, samples: list[SampleScore]
+) -> list[Problem]:
+    """Samples the model could not take (unsupported input) and answers the scorer could not
+    find (no answer extracted): both score as errors or 0 as before, and are named here."""
+    problems = []
+    unsupported = [
+        f"{sample.id}#{sample.epoch}" for sample in samples if is_unsupported_input(sample.error)
+    ]
+    if unsupported:
+        problems.append(
+            _log_problem(
+                "unsupported_input",
+                header,
+                f"{len(unsupported)} sample-epoch(s) the model cannot take (e.g. an image for a "
+                f"text-only model), recorded as errors: {_id_list(unsupported)}",
+                category=category.key,
+                count=len(unsupported),
+            )
+        )
+    no_answer = [
+        f"{sample.id}#{sample.epoch}"
+        for sample in samples
+        if sample.error is None and category.scorer in sample.no_answer
+    ]
+    if no_answer:
+        problems.append(
+            _log_problem(
+                "no_answer_extracted",
+                header,
+                f"{len(no_answer)} of {len(samples)} sample-epoch(s) had no answer the scorer "
+                f"could extract (scored 0, not a wrong choice): {_id_list(no_answer)}",
+                category=category.key,
+                count=len(no_answer),
+            )
+        )
+    return problems
 
 
 def _order_key(chunk: _Chunk) -> tuple[datetime, str]:

@@ -1,7 +1,7 @@
 """Registers plumbline's Inspect model providers (loaded through the `inspect_ai` entry point).
 
 Kept import-light, like Inspect's own provider registry: the implementation is imported only
-when a `scripted/...` model is created.
+when a `scripted/...` or `plumbline/...` model is created.
 """
 
 from __future__ import annotations
@@ -15,3 +15,11 @@ def scripted() -> type[ModelAPI]:
     from plumbline.models.scripted import ScriptedModelAPI
 
     return ScriptedModelAPI
+
+
+@modelapi(name="plumbline")
+def plumbline() -> type[ModelAPI]:
+    """The embedded real model `plumbline/smollm2` (SmolLM2-135M-Instruct, in process, CPU)."""
+    from plumbline.models.smollm2 import SmolLM2API
+
+    return SmolLM2API

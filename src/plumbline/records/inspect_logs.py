@@ -67,6 +67,8 @@ class SampleScore:
     error: str | None = None
     unreadable: Mapping[str, str] = field(default_factory=dict)
     """Scores whose value is no score (scorer -> why); their value is None."""
+    no_answer: frozenset[str] = frozenset()
+    """Scorers (among those kept) that found no answer to grade (see `no_answer_extracted`)."""
 
     def value(self, scorer: str) -> float | None:
         """The value of `scorer`, or None when the sample errored or lacks that score."""
@@ -131,6 +133,35 @@ def score_value_to_float(value: Any) -> float | None:
     else:
         raise UnreadableScore(value)
     return number if math.isfinite(number) else None
+
+
+NO_ANSWER_REASONS = frozenset({"invalid_response_format", "no_response"})
+"""Inspect's `choice()` reasons for a completion in which it found no selected choice."""
+
+_UNSUPPORTED = re.compile(
+    r"UnsupportedInputError|text-only model|does not support (multimodal|image|vision)"
+    r"|(image|vision|multimodal) (input|content)s? (is |are )?not supported",
+    re.IGNORECASE,
+)
+
+
+def no_answer_extracted(score: Any) -> bool:
+    """Whether the scorer found no answer in the completion (not the same as a wrong answer).
+
+    Inspect's `choice()` marks it with reason `invalid_response_format` (no `ANSWER: X` line)
+    or `no_response` (empty completion); `cdk_verify` with the outcome `extraction_failed`
+    (no Python code block). The sample still scores 0 (the SA Bench contract); this only
+    tells the reader why.
+    """
+    if getattr(score, "reason", None) in NO_ANSWER_REASONS:
+        return True
+    metadata = getattr(score, "metadata", None) or {}
+    return isinstance(metadata, Mapping) and metadata.get("outcome") == "extraction_failed"
+
+
+def is_unsupported_input(error: str | None) -> bool:
+    """Whether a sample's error says the model cannot take its input (an image, say)."""
+    return bool(error) and _UNSUPPORTED.search(error or "") is not None
 
 
 def _looks_like_json_log(path: Path) -> bool:
@@ -249,6 +280,7 @@ def read_samples_and_names(
     for summary in summaries:
         values: dict[str, float | None] = {}
         unreadable: dict[str, str] = {}
+        no_answer: set[str] = set()
         for name, score in (summary.scores or {}).items():
             names.add(name)
             if wanted is None or name in wanted:
@@ -257,6 +289,8 @@ def read_samples_and_names(
                 except UnreadableScore as error:
                     values[name] = None
                     unreadable[name] = str(error)
+                if no_answer_extracted(score):
+                    no_answer.add(name)
         samples.append(
             SampleScore(
                 id=summary.id,
@@ -264,6 +298,7 @@ def read_samples_and_names(
                 values=values,
                 error=summary.error or None,
                 unreadable=unreadable,
+                no_answer=frozenset(no_answer),
             )
         )
     return samples, frozenset(names)
