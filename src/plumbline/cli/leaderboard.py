@@ -106,7 +106,9 @@ def build(
 ) -> None:
     """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively).
 
-    Exits 1 when no model could be scored (or, with --strict, when the input has problems).
+    Exits 1 when no model could be scored, when a category of the suite has no log at all (the
+    leaderboard is still written, with the problem in it), or, with --strict, when the input
+    has any problem.
     """
     from plumbline.leaderboard import (
         LeaderboardFileError,
@@ -170,7 +172,21 @@ def build(
             )
 
     emit(document, as_json, render)
-    if not board.models or (strict and board.problems):
+    empty = [p.category for p in board.problems if p.kind == "category_empty" and p.category]
+    if empty and board.models:
+        error_console.print(
+            f"[yellow]incomplete leaderboard: no log feeds {', '.join(map(repr, empty))} "
+            f"of suite {board.suite.name!r}; those categories count 0 for every model "
+            "(exit 1)[/yellow]",
+            soft_wrap=True,
+        )
+    if board.failed:
+        error_console.print(
+            "[yellow]failed (not ranked, not one sample scored): "
+            f"{', '.join(entry.model for entry in board.failed)}[/yellow]",
+            soft_wrap=True,
+        )
+    if not board.models or empty or (strict and board.problems):
         raise SystemExit(1)
 
 

@@ -35,6 +35,10 @@ SA_BENCH_TASKS: dict[str, str] = {
 }
 """SA Bench's tasks by name: "module:function" of the @task functions."""
 
+#: The original SA Bench project's task names, recognised in logs by the built-in suite but not
+#: run by plumbline (plumbline runs its own versions of these tasks).
+ORIGINAL_SA_BENCH_TASKS = frozenset({"aws_solutions_architect", "aws_cdk_synth", "aws_cdk_synth_local"})
+
 JUDGED_TASK = "architecture_design"
 JUDGE_SCORER = "llm_judge_scorer"
 
@@ -83,7 +87,7 @@ class RunnableSuite:
                 [f"--judge scores the {JUDGED_TASK} task, which this suite does not run"],
             )
         categories = tuple(
-            category.model_copy(update={"scorer": JUDGE_SCORER})
+            category.model_copy(update={"scorers": (JUDGE_SCORER,)})
             if any(category.matches(ref.name) for ref in self.tasks if ref.name == JUDGED_TASK)
             else category
             for category in self.suite.categories
@@ -218,7 +222,7 @@ def resolve_suite(name_or_path: str | Path) -> RunnableSuite:
             for position, name in enumerate(category.tasks):
                 if name in SA_BENCH_TASKS:
                     refs.append((TaskRef(name, SA_BENCH_TASKS[name], builtin=True), category.key))
-                else:
+                elif name not in ORIGINAL_SA_BENCH_TASKS:
                     problems.append(
                         f"category[{index}].tasks[{position}]: no built-in task named {name!r}"
                     )
