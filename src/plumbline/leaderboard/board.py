@@ -264,9 +264,10 @@ def failed_models(
 
 
 def unpaired_problems(suite: Suite, models: list[ModelScores]) -> list[Problem]:
-    """Every pair of models that shares fewer questions of a category than the smaller of the
-    two has: their scores then rest partly on different questions (e.g. a `--limit` subset
-    drawn differently per model), and the paired comparison covers only the shared ones."""
+    """Every pair of models not scored on the same questions of a category (they share fewer
+    than either has): their scores then rest partly on different questions (e.g. a `--limit`
+    subset drawn differently per model, or errors excluded), and the paired comparison covers
+    only the shared ones."""
     problems: list[Problem] = []
     for category in suite.categories:
         scored = [
@@ -276,7 +277,7 @@ def unpaired_problems(suite: Suite, models: list[ModelScores]) -> list[Problem]:
         ]
         for index, (first, first_questions) in enumerate(scored):
             for second, second_questions in scored[index + 1 :]:
-                expected = min(len(first_questions), len(second_questions))
+                expected = max(len(first_questions), len(second_questions))
                 shared = len(first_questions & second_questions)
                 if shared < expected:
                     problems.append(

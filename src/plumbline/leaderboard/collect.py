@@ -267,7 +267,7 @@ def collect(
             chunk = _Chunk(
                 header=header,
                 scorer=scorer,
-                questions=index.codes(category.key, header.task, ids),
+                questions=index.codes(category.key, category.question_set(header.task), ids),
                 epochs=np.array([sample.epoch for sample in samples], dtype=np.int64),
                 values=values,
             )

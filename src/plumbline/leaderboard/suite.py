@@ -93,9 +93,23 @@ class Category(BaseModel):
         description=(
             "Score names read from the logs, in order of preference: each log contributes the "
             "first of them it holds (aliases of one measurement, never blended). "
-            "`scorer = \"x\"` is accepted as `scorers = [\"x\"]`."
+            '`scorer = "x"` is accepted as `scorers = ["x"]`.'
         ),
     )
+
+    task_aliases: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Tasks that are versions of another task on the same dataset "
+            '(`{ aws_cdk_synth_local = "aws_cdk_synth" }`): their samples are the same '
+            "questions (by sample id) for pairing and de-duplication. Other tasks' questions "
+            "are told apart by task name."
+        ),
+    )
+
+    def question_set(self, task: str) -> str:
+        """The name questions of `task` are identified under (its alias target, else itself)."""
+        return self.task_aliases.get(task, task)
 
     @field_validator("scorers", mode="before")
     @classmethod
