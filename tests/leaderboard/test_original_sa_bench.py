@@ -8,18 +8,18 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.support.original_sa_bench import SCRIPT, expected, run_original
 
 from plumbline.cli.main import main
-from tests.support.original_sa_bench import SCRIPT, expected, original_logs, run_original
 
 
 def leaderboard(*args: Any) -> Any:
     return CliRunner().invoke(main, ["leaderboard", *map(str, args)], catch_exceptions=False)
 
 
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return original_logs(tmp_path_factory.mktemp("original"))
+@pytest.fixture
+def logs(original_logs: Path) -> Path:
+    return original_logs
 
 
 def test_all_three_categories_with_no_suite_file(logs: Path, tmp_path: Path) -> None:
@@ -70,7 +70,6 @@ def test_a_model_with_no_scored_sample_is_failed_not_ranked(logs: Path, tmp_path
 def test_models_scored_on_different_questions_are_reported(tmp_path: Path) -> None:
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
-
     from tests.support.original_sa_bench import model_fn, tasks
 
     logs = tmp_path / "limited"
