@@ -57,7 +57,7 @@ def test_json_names_the_inconsistent_models_and_compares_categories(
     assert report["new_file"]["valid"] is True
     published = report["published_file"]
     assert published["valid"] is False
-    new, old = files["documents"]
+    _new, old = files["documents"]
     stated = {m["model"]: m for m in old["models"]}
     by_model = {entry["model"]: entry for entry in published["inconsistent_overall"]}
     assert set(by_model) == {LONG, "mockllm/weak"}

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from plumbline.cli.output import emit, error_console, json_option
 from plumbline.cli.report import html_option, site_url, write_html
+from plumbline.records.inspect_logs import is_remote
 
 BUILD = "build"
 
@@ -55,7 +56,7 @@ def _fail(message: str) -> None:
 
 
 @leaderboard.command(BUILD)
-@click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("logs", nargs=-1, required=True)
 @click.option(
     "--suite",
     default="sa-bench",
@@ -93,7 +94,7 @@ def _fail(message: str) -> None:
 @html_option
 @json_option
 def build(
-    logs: tuple[Path, ...],
+    logs: tuple[str, ...],
     suite: str,
     output: Path | None,
     csv_path: Path | None,
@@ -104,7 +105,8 @@ def build(
     html_dir: Path | None,
     as_json: bool,
 ) -> None:
-    """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively).
+    """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively):
+    local files and directories, or remote log directories such as s3://bucket/logs.
 
     Exits 1 when no model could be scored, when a category of the suite has no log at all (the
     leaderboard is still written, with the problem in it), or, with --strict, when the input
@@ -159,7 +161,8 @@ def build(
     index = None
     if html_dir is not None:
         name = output.stem if output is not None else "leaderboard"
-        index = write_html("leaderboard", name, document, list(logs), html_dir).index
+        local = [Path(log) for log in logs if not is_remote(log)]
+        index = write_html("leaderboard", name, document, local, html_dir).index
 
     def render(console: Console) -> None:
         render_terminal(board, console)

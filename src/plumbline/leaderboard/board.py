@@ -195,19 +195,19 @@ def build_leaderboard(
     collected = collect(paths, resolved, errors=errors, progress=progress)
     failed = failed_models(collected.models, collected.data)
     problems = list(collected.problems)
-    for entry in failed:
+    for failure in failed:
         problems.append(
             Problem(
                 kind="model_failed",
                 message=(
-                    f"not one sample scored ({entry.errors} errored or unscored in "
-                    f"{', '.join(entry.categories)}); listed as failed, not ranked"
+                    f"not one sample scored ({failure.errors} errored or unscored in "
+                    f"{', '.join(failure.categories)}); listed as failed, not ranked"
                 ),
-                model=entry.model,
-                count=entry.errors,
+                model=failure.model,
+                count=failure.errors,
             )
         )
-    failed_names = {entry.model for entry in failed}
+    failed_names = {failure.model for failure in failed}
     scored = [
         score_model(resolved, model, collected.data)
         for model in collected.models

@@ -254,7 +254,7 @@ def check_reproducibility(
             old_value = _number(old_models[name].get(key))
             if fresh_value is None and old_value is None:
                 continue
-            difference = (
+            gap: float | None = (
                 None if fresh_value is None or old_value is None else fresh_value - old_value
             )
             categories.append(
@@ -263,10 +263,8 @@ def check_reproducibility(
                     category=key,
                     new=fresh_value,
                     published=old_value,
-                    deviation=difference,
-                    within_tolerance=(
-                        None if difference is None else abs(difference) <= tolerance + 1e-9
-                    ),
+                    deviation=gap,
+                    within_tolerance=None if gap is None else abs(gap) <= tolerance + 1e-9,
                 )
             )
     return CheckResult(

@@ -196,6 +196,10 @@ def collect(
         Problem("path_not_found", "no such file or directory", path=str(path))
         for path in files.missing
     ]
+    problems += [
+        Problem("unreachable_location", f"cannot list logs: {why}", path=location)
+        for location, why in files.unreachable
+    ]
     index = _QuestionIndex()
     chunks: dict[tuple[str, str], list[_Chunk]] = defaultdict(list)
     models: set[str] = set()

@@ -225,7 +225,9 @@ def print_whole(table: Table, console: Console) -> None:
     width = Measurement.get(console, console.options.update_width(10_000), table).maximum
     options = console.options.update_width(max(console.width, width))
     for line in console.render_lines(table, options, pad=False):
-        text = Text.assemble(*((segment.text, segment.style) for segment in line))
+        text = Text()
+        for segment in line:
+            text.append(segment.text, segment.style)
         console.print(text, soft_wrap=True, crop=False)
 
 
