@@ -8,10 +8,11 @@
 
 Inspect reduces a sample's epochs to one score before metrics run, so every metric here works
 over questions (samples), the right resampling unit. Interval metrics report a group of values
-(`proportion`, `wilson_low`, `wilson_high`; `mean`, `t_low`, `t_high`, `n`); paired metrics read a score whose value is a dict with
-one entry per arm (e.g. `{"baseline": 1, "candidate": 0}`) and compare two named entries over
-the same samples. The statistics are plumbline's (`plumbline.stats`), imported only when a
-metric runs, so registering them (through the `inspect_ai` entry point) costs nothing.
+(`proportion`, `wilson_low`, `wilson_high`; `mean`, `t_low`, `t_high`, `n`); paired metrics
+read a score whose value is a dict with one entry per arm (e.g. `{"baseline": 1,
+"candidate": 0}`) and compare two named entries over the same samples. The statistics are
+plumbline's (`plumbline.stats`), imported only when a metric runs, so registering them
+(through the `inspect_ai` entry point) costs nothing.
 
 Registered names: `plumbline/wilson_interval`, `plumbline/t_interval`,
 `plumbline/paired_difference`, `plumbline/mcnemar`.
