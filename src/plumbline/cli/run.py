@@ -80,10 +80,16 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     multiple=True,
     required=True,
     help="An Inspect model name (openai/..., anthropic/..., openrouter/..., "
-    "openai-api/<service>/..., mockllm/model). Repeat for several models.",
+    "openai-api/<service>/...; offline: scripted/oracle, scripted/weak). Repeat for several "
+    "models.",
 )
 @click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--limit", type=click.IntRange(min=1), help="A seeded subset of N samples per task.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help="Run N samples per task, the same N sample ids for every model (seeded by --seed, "
+    "chosen by id after the dataset loads).",
+)
 @click.option(
     "--log-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -174,7 +180,11 @@ def run(
     if problems:
         _fail(*problems)
 
-    tasks = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
+    try:
+        tasks = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
+    except SuiteError as error:
+        _fail(*str(error).splitlines())
+        return
     options: dict[str, Any] = {"seed": seed, "log_dir_allow_dirty": True}
     if max_connections is not None:
         options["max_connections"] = max_connections
@@ -197,7 +207,7 @@ def run(
             cast(Any, tasks),
             log_dir=str(log_dir),
             model=list(models),
-            limit=limit,
+            # --limit is applied by sample id in make_tasks, never as "the first N loaded".
             epochs=epochs,
             **options,
         )
