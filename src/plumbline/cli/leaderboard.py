@@ -81,6 +81,13 @@ def _fail(message: str) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write a Markdown page.",
 )
+@click.option(
+    "--parquet",
+    "parquet_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write one row per sample × epoch × category as Parquet (Inspect samples_df "
+    "column names where they overlap).",
+)
 @errors_option
 @click.option(
     "--run-id",
@@ -99,6 +106,7 @@ def build(
     output: Path | None,
     csv_path: Path | None,
     markdown_path: Path | None,
+    parquet_path: Path | None,
     errors: str,
     run_id: str | None,
     strict: bool,
@@ -153,6 +161,10 @@ def build(
         write_outputs(board, json_path=output, csv_path=csv_path, markdown_path=markdown_path)
     except LeaderboardFileError as error:
         _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
+    if parquet_path is not None:
+        from plumbline.frames import leaderboard_frame, write_parquet
+
+        write_parquet(leaderboard_frame(list(logs), resolved), parquet_path)
     if not board.models:
         error_console.print(
             f"[yellow]no scorable logs found in {', '.join(str(p) for p in logs)}[/yellow]"
@@ -166,7 +178,12 @@ def build(
 
     def render(console: Console) -> None:
         render_terminal(board, console)
-        for label, path in (("JSON", output), ("CSV", csv_path), ("Markdown", markdown_path)):
+        for label, path in (
+            ("JSON", output),
+            ("CSV", csv_path),
+            ("Markdown", markdown_path),
+            ("Parquet", parquet_path),
+        ):
             if path is not None:
                 console.print(f"{label} written to {path}")
         if index is not None:

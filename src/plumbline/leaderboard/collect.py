@@ -158,7 +158,7 @@ def _log_problem(kind: str, header: LogHeader, message: str, **extra: Any) -> Pr
     )
 
 
-def _pick_scorer(
+def pick_scorer(
     header: LogHeader, names: frozenset[str], category: Category
 ) -> tuple[str | None, Problem | None]:
     """The scorer a log contributes to a category: the first of the category's scorers the log
@@ -240,7 +240,7 @@ def collect(
                 )
             )
         for category in categories:
-            scorer, problem = _pick_scorer(header, names, category)
+            scorer, problem = pick_scorer(header, names, category)
             if scorer is None:
                 if problem is not None:
                     problems.append(problem)
