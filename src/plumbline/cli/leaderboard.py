@@ -44,8 +44,9 @@ def leaderboard() -> None:
     """Weighted multi-category leaderboards from Inspect logs, with intervals and tie groups.
 
     \b
-      plumbline leaderboard LOGDIR [--suite sa-bench|PATH] [-o leaderboard.json] [--csv F]
-                                   [--markdown F] [--errors zero|exclude] [--json]
+      plumbline leaderboard LOGDIR|s3://bucket/logs [--suite sa-bench|PATH] [-o board.json]
+                                   [--csv F] [--markdown F] [--parquet F]
+                                   [--errors zero|exclude] [--json]
       plumbline leaderboard check NEW.json --against PUBLISHED.json [--tolerance 0.05]
     """
 
@@ -228,8 +229,11 @@ def build(
 )
 @json_option
 def check(new: Path, published: Path, tolerance: float, as_json: bool) -> None:
-    """Is NEW a reproduction of PUBLISHED? Exit 0 when every shared model's overall is within
-    the tolerance (the seed's ±5 points), 1 otherwise, 2 when a file cannot be read."""
+    """Is NEW a reproduction of PUBLISHED? Both files are validated (and a file whose overall
+    disagrees with its own weights is named, model by model); every shared model is compared
+    overall and category by category. Exit 0 when every shared model's overall is within the
+    tolerance (the seed's ±5 points) and NEW is a valid leaderboard, 1 otherwise, 2 when a file
+    cannot be read."""
     from plumbline.leaderboard import (
         LeaderboardFileError,
         check_reproducibility,
