@@ -326,3 +326,67 @@ def test_an_errored_sample_is_recorded_and_bounded_options_reach_inspect(
     for log in run_logs:
         config = log.plan.config
         assert (config.max_tokens, config.attempt_timeout, config.max_retries) == (64, 30, 1)
+
+
+SHUFFLING_TASK = """
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import includes
+from inspect_ai.solver import generate
+
+
+@task
+def shuffled(size: int = 12) -> Task:
+    samples = [
+        Sample(id=f"q{i:02d}", input=f"Say the default output ({i}).", target="Default output")
+        for i in range(size)
+    ]
+    dataset = MemoryDataset(samples)
+    dataset.shuffle()  # no seed: a third-party task's order differs on every load
+    return Task(dataset=dataset, solver=generate(), scorer=includes())
+"""
+
+
+def test_limit_draws_the_same_sample_ids_for_every_model(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    (tmp_path / "shuffled.py").write_text(SHUFFLING_TASK, encoding="utf-8")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        '[suite]\nname = "s"\n[[category]]\nkey = "echo"\nname = "Echo"\ndescription = "d"\n'
+        'weight = 1.0\nscoring = "binary"\ntasks = ["shuffled.py@shuffled"]\nscorer = "includes"\n',
+        encoding="utf-8",
+    )
+    logs = tmp_path / "logs"
+    common = [str(suite), "--log-dir", str(logs), "--display", "none", "--limit", "4"]
+    code, _, stderr = invoke(*common, "--model", ALPHA, "--model", BETA)
+    assert code == 0, stderr
+    code, stdout, stderr = invoke(*common, "--model", ALPHA, "--model", BETA, "--model",
+                                  "openai-api/local/blank", "--json")  # fmt: skip
+    assert code == 0, stderr
+    from inspect_ai.log import read_eval_log
+
+    from plumbline.suites.registry import choose_sample_ids
+
+    expected = choose_sample_ids([f"q{i:02d}" for i in range(12)], 4, 42)
+    chosen = {}
+    for path in eval_logs(logs):
+        log = read_eval_log(str(path))
+        assert log.samples is not None
+        chosen[log.eval.model] = sorted(str(sample.id) for sample in log.samples)
+    assert len(chosen) == 3
+    assert all(ids == expected for ids in chosen.values()), chosen
+    document = json.loads(stdout)
+    assert [p for p in document["problems"] if p["kind"] == "unpaired_questions"] == []
+
+
+def test_choose_sample_ids_is_seeded_and_order_free() -> None:
+    from plumbline.suites.registry import choose_sample_ids
+
+    ids: list[int | str] = [5, 3, "b", 1, "a", 4, 2]
+    first = choose_sample_ids(ids, 3, 7)
+    assert first == choose_sample_ids(list(reversed(ids)), 3, 7)
+    assert len(first) == 3 and set(first) <= set(ids)
+    assert choose_sample_ids(ids, 10, 7) == [1, 2, 3, 4, 5, "a", "b"]
+    draws = {tuple(choose_sample_ids(ids, 3, seed)) for seed in range(20)}
+    assert len(draws) > 1  # the seed matters

@@ -124,7 +124,7 @@ def test_problems_are_reported_not_dropped(board, inspect_logs: Fixture) -> None
     assert by_kind["no_category"].path == str(inspect_logs.unmatched)
     assert "other_task" in by_kind["no_category"].message
     assert by_kind["scorer_missing"].path == str(inspect_logs.wrong_scorer)
-    assert "cdk_verify_local" in by_kind["scorer_missing"].message
+    assert "cdk_lint_only" in by_kind["scorer_missing"].message
     assert by_kind["unreadable_log"].path == str(inspect_logs.truncated)
     assert board.log_count == 14  # logs.json is not a log; the truncated copy is
     assert board.logs_used == 11

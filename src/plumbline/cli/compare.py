@@ -89,6 +89,12 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     help="Write the analysis as JSON to PATH, or print it on stdout when no PATH is given.",
 )
 @click.option("--markdown", "markdown_path", metavar="PATH", help="Write a Markdown report.")
+@click.option(
+    "--parquet",
+    "parquet_path",
+    metavar="PATH",
+    help="Write one row per run record as Parquet (Inspect samples_df column names added).",
+)
 @html_option
 @click.option(
     "--fail-unless",
@@ -107,6 +113,7 @@ def compare(
     strict: bool,
     json_path: str | None,
     markdown_path: str | None,
+    parquet_path: str | None,
     html_dir: Path | None,
     fail_unless: str | None,
 ) -> None:
@@ -124,7 +131,9 @@ def compare(
             else ""
         )
         raise click.UsageError(f"give at least one run record file{hint}")
-    outputs = {Path(p).resolve() for p in (json_path, markdown_path) if p and p != "-"}
+    outputs = {
+        Path(p).resolve() for p in (json_path, markdown_path, parquet_path) if p and p != "-"
+    }
     for path in records:
         if Path(path).resolve() in outputs:
             raise click.UsageError(f"{path} is both an input and an output")
@@ -159,6 +168,10 @@ def compare(
         render_terminal(report, console)
     if markdown_path:
         write_atomic(markdown_path, render_markdown(report))
+    if parquet_path:
+        from plumbline.frames import runs_frame, write_parquet
+
+        write_parquet(runs_frame(table.frame), parquet_path)
     if html_dir is not None:
         announce_html(
             "compare",

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from plumbline.cli.output import FiniteFloatRange, emit, error_console, json_option
 from plumbline.cli.report import html_option, site_url, write_html
+from plumbline.records.inspect_logs import is_remote
 from plumbline.report.escape import terminal
 
 BUILD = "build"
@@ -44,8 +45,9 @@ def leaderboard() -> None:
     """Weighted multi-category leaderboards from Inspect logs, with intervals and tie groups.
 
     \b
-      plumbline leaderboard LOGDIR [--suite sa-bench|PATH] [-o leaderboard.json] [--csv F]
-                                   [--markdown F] [--errors zero|exclude] [--json]
+      plumbline leaderboard LOGDIR|s3://bucket/logs [--suite sa-bench|PATH] [-o board.json]
+                                   [--csv F] [--markdown F] [--parquet F]
+                                   [--errors zero|exclude] [--json]
       plumbline leaderboard check NEW.json --against PUBLISHED.json [--tolerance 0.05]
     """
 
@@ -56,7 +58,7 @@ def _fail(message: str) -> None:
 
 
 @leaderboard.command(BUILD)
-@click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("logs", nargs=-1, required=True)
 @click.option(
     "--suite",
     default="sa-bench",
@@ -81,6 +83,13 @@ def _fail(message: str) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write a Markdown page.",
 )
+@click.option(
+    "--parquet",
+    "parquet_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write one row per sample × epoch × category as Parquet (Inspect samples_df "
+    "column names where they overlap).",
+)
 @errors_option
 @click.option(
     "--run-id",
@@ -94,20 +103,24 @@ def _fail(message: str) -> None:
 @html_option
 @json_option
 def build(
-    logs: tuple[Path, ...],
+    logs: tuple[str, ...],
     suite: str,
     output: Path | None,
     csv_path: Path | None,
     markdown_path: Path | None,
+    parquet_path: Path | None,
     errors: str,
     run_id: str | None,
     strict: bool,
     html_dir: Path | None,
     as_json: bool,
 ) -> None:
-    """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively).
+    """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively):
+    local files and directories, or remote log directories such as s3://bucket/logs.
 
-    Exits 1 when no model could be scored (or, with --strict, when the input has problems).
+    Exits 1 when no model could be scored, when a category of the suite has no log at all (the
+    leaderboard is still written, with the problem in it), or, with --strict, when the input
+    has any problem.
     """
     from plumbline.leaderboard import (
         LeaderboardFileError,
@@ -150,6 +163,10 @@ def build(
         write_outputs(board, json_path=output, csv_path=csv_path, markdown_path=markdown_path)
     except LeaderboardFileError as error:
         _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
+    if parquet_path is not None:
+        from plumbline.frames import leaderboard_frame, write_parquet
+
+        write_parquet(leaderboard_frame(list(logs), resolved), parquet_path)
     if not board.models:
         error_console.print(
             f"[yellow]no scorable logs found in {terminal(', '.join(str(p) for p in logs))}"
@@ -159,11 +176,17 @@ def build(
     index = None
     if html_dir is not None:
         name = output.stem if output is not None else "leaderboard"
-        index = write_html("leaderboard", name, document, list(logs), html_dir).index
+        local = [Path(log) for log in logs if not is_remote(log)]
+        index = write_html("leaderboard", name, document, local, html_dir).index
 
     def render(console: Console) -> None:
         render_terminal(board, console)
-        for label, path in (("JSON", output), ("CSV", csv_path), ("Markdown", markdown_path)):
+        for label, path in (
+            ("JSON", output),
+            ("CSV", csv_path),
+            ("Markdown", markdown_path),
+            ("Parquet", parquet_path),
+        ):
             if path is not None:
                 console.print(f"{label} written to {terminal(path)}")
         if index is not None:
@@ -173,7 +196,21 @@ def build(
             )
 
     emit(document, as_json, render)
-    if not board.models or (strict and board.problems):
+    empty = [p.category for p in board.problems if p.kind == "category_empty" and p.category]
+    if empty and board.models:
+        error_console.print(
+            f"[yellow]incomplete leaderboard: no log feeds {', '.join(map(repr, empty))} "
+            f"of suite {board.suite.name!r}; those categories count 0 for every model "
+            "(exit 1)[/yellow]",
+            soft_wrap=True,
+        )
+    if board.failed:
+        error_console.print(
+            "[yellow]failed (not ranked, not one sample scored): "
+            f"{', '.join(entry.model for entry in board.failed)}[/yellow]",
+            soft_wrap=True,
+        )
+    if not board.models or empty or (strict and board.problems):
         raise SystemExit(1)
 
 
@@ -195,8 +232,11 @@ def build(
 )
 @json_option
 def check(new: Path, published: Path, tolerance: float, as_json: bool) -> None:
-    """Is NEW a reproduction of PUBLISHED? Exit 0 when every shared model's overall is within
-    the tolerance (the seed's ±5 points), 1 otherwise, 2 when a file cannot be read."""
+    """Is NEW a reproduction of PUBLISHED? Both files are validated (and a file whose overall
+    disagrees with its own weights is named, model by model); every shared model is compared
+    overall and category by category. Exit 0 when every shared model's overall is within the
+    tolerance (the seed's ±5 points) and NEW is a valid leaderboard, 1 otherwise, 2 when a file
+    cannot be read."""
     from plumbline.leaderboard import (
         LeaderboardFileError,
         check_reproducibility,

@@ -273,6 +273,12 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
     multiple=True,
     help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per quality point).",
 )
+@click.option(
+    "--parquet",
+    "parquet_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write one row per trial record as Parquet (Inspect samples_df column names added).",
+)
 @html_option
 @click.option("--embedding-model", default="all-MiniLM-L6-v2", show_default=True)
 @click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0))
@@ -281,6 +287,7 @@ def reliability(
     paths: tuple[Path, ...],
     json_path: str | None,
     markdown_path: Path | None,
+    parquet_path: Path | None,
     html_dir: Path | None,
     prices: tuple[str, ...],
     embedding_model: str,
@@ -316,6 +323,10 @@ def reliability(
         raise click.ClickException(str(error)) from None
     if markdown_path is not None:
         write_atomic(markdown_path, render_markdown(report))
+    if parquet_path is not None:
+        from plumbline.frames import trials_frame, write_parquet
+
+        write_parquet(trials_frame(result.records), parquet_path)
     if json_path is not None and json_path != "-":
         write_json_atomic(json_path, to_jsonable(report))
     if json_path == "-":

@@ -92,10 +92,16 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     multiple=True,
     required=True,
     help="An Inspect model name (openai/..., anthropic/..., openrouter/..., "
-    "openai-api/<service>/..., mockllm/model). Repeat for several models.",
+    "openai-api/<service>/...; offline: scripted/oracle, scripted/weak). Repeat for several "
+    "models.",
 )
 @click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--limit", type=click.IntRange(min=1), help="A seeded subset of N samples per task.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help="Run N samples per task, the same N sample ids for every model (seeded by --seed, "
+    "chosen by id after the dataset loads).",
+)
 @click.option(
     "--log-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -226,10 +232,16 @@ def run(
     if problems:
         _fail(*problems)
 
-    prepared = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
+    try:
+        prepared = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
+    except SuiteError as error:
+        _fail(*str(error).splitlines())
+        return
     tasks = prepared.tasks
     for key, reason in prepared.not_run.items():
-        error_console.print(f"[yellow]category {key} is not run:[/yellow] {terminal(reason)}", markup=True)
+        error_console.print(
+            f"[yellow]category {key} is not run:[/yellow] {terminal(reason)}", markup=True
+        )
     # By default a sample that errors (a model that cannot take its image, a call that failed
     # its --max-retries) is recorded in its log and counted on the leaderboard; it does not fail
     # its whole task, which eval_set would rerun from the start, up to --retry-attempts times
@@ -272,7 +284,7 @@ def run(
                 cast(Any, tasks),
                 log_dir=str(log_dir),
                 model=list(models),
-                limit=limit,
+                # --limit is applied by sample id in make_tasks, never as "the first N loaded".
                 epochs=epochs,
                 **options,
             )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from plumbline.leaderboard.collect import (
+    CategoryData,
     ErrorPolicy,
     Problem,
     ProgressCallback,
@@ -42,6 +43,18 @@ def default_run_id(moment: datetime) -> str:
 
 
 @dataclass(frozen=True)
+class FailedModel:
+    """A model with logs but not one scored sample: listed, never ranked."""
+
+    model: str
+    errors: int
+    categories: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "errors": self.errors, "categories": self.categories}
+
+
+@dataclass(frozen=True)
 class Leaderboard:
     """Ranked models with category scores, intervals, tie groups, and every input problem."""
 
@@ -58,6 +71,9 @@ class Leaderboard:
     question_labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
     #: category key -> why it was not run at all (e.g. no sandbox for CDK synthesis)
     not_run: dict[str, str] = field(default_factory=dict)
+    failed: list[FailedModel] = field(default_factory=list)
+    scorers_read: dict[str, list[str]] = field(default_factory=dict)
+    """Per category, the score names actually read from the logs (aliases in use)."""
 
     def model(self, name: str) -> ModelScores:
         for entry in self.models:
@@ -100,6 +116,10 @@ class Leaderboard:
             if margin is not None:
                 entry["margin"] = margin
             entry["scorer"] = category.scorer
+            if len(category.scorers) > 1:
+                entry["scorers"] = list(category.scorers)
+            if self.scorers_read.get(category.key):
+                entry["scorers_read"] = self.scorers_read[category.key]
             entry["tasks"] = list(category.tasks)
             missing = [m.model for m in self.models if m.categories[category.key].missing]
             entry["models_scored"] = len(self.models) - len(missing)
@@ -152,6 +172,7 @@ class Leaderboard:
             "models": models,
             "comparisons": [comparison.to_dict() for comparison in self.comparisons],
             "problems": [problem.to_dict() for problem in self.problems],
+            "failed_models": [failed.to_dict() for failed in self.failed],
         }
 
 
@@ -178,8 +199,33 @@ def build_leaderboard(
     paths = [logs] if isinstance(logs, str | Path) else list(logs)
     moment = generated_at or datetime.now(UTC)
     collected = collect(paths, resolved, errors=errors, progress=progress)
-    scored = [score_model(resolved, model, collected.data) for model in collected.models]
+    failed = failed_models(collected.models, collected.data)
+    problems = list(collected.problems)
+    for failure in failed:
+        problems.append(
+            Problem(
+                kind="model_failed",
+                message=(
+                    f"not one sample scored ({failure.errors} errored or unscored in "
+                    f"{', '.join(failure.categories)}); listed as failed, not ranked"
+                ),
+                model=failure.model,
+                count=failure.errors,
+            )
+        )
+    failed_names = {failure.model for failure in failed}
+    scored = [
+        score_model(resolved, model, collected.data)
+        for model in collected.models
+        if model not in failed_names
+    ]
     ranked, comparisons = rank_models(resolved, scored)
+    problems.extend(unpaired_problems(resolved, ranked))
+    scorers_read: dict[str, list[str]] = {}
+    for (model, key), data in sorted(collected.data.items()):
+        if model not in failed_names:
+            known = scorers_read.setdefault(key, [])
+            known.extend(name for name in data.scorers if name not in known)
 
     sample_counts: dict[str, int] = {}
     for category in resolved.categories:
@@ -209,4 +255,57 @@ def build_leaderboard(
         log_count=collected.logs_read,
         logs_used=collected.logs_used,
         question_labels=collected.question_labels,
+        failed=failed,
+        scorers_read=scorers_read,
     )
+
+
+def failed_models(
+    models: Iterable[str], data: dict[tuple[str, str], CategoryData]
+) -> list[FailedModel]:
+    """Models whose logs hold not one scored sample in any category (all errored/unscored)."""
+    failed: list[FailedModel] = []
+    for model in models:
+        parts = [part for (name, _), part in sorted(data.items()) if name == model]
+        if parts and all(part.scored == 0 for part in parts):
+            failed.append(
+                FailedModel(
+                    model=model,
+                    errors=sum(part.errors for part in parts),
+                    categories=[part.category for part in parts],
+                )
+            )
+    return failed
+
+
+def unpaired_problems(suite: Suite, models: list[ModelScores]) -> list[Problem]:
+    """Every pair of models not scored on the same questions of a category (they share fewer
+    than either has): their scores then rest partly on different questions (e.g. a `--limit`
+    subset drawn differently per model, or errors excluded), and the paired comparison covers
+    only the shared ones."""
+    problems: list[Problem] = []
+    for category in suite.categories:
+        scored = [
+            (entry.model, set(entry.categories[category.key].questions.tolist()))
+            for entry in models
+            if not entry.categories[category.key].missing
+        ]
+        for index, (first, first_questions) in enumerate(scored):
+            for second, second_questions in scored[index + 1 :]:
+                expected = max(len(first_questions), len(second_questions))
+                shared = len(first_questions & second_questions)
+                if shared < expected:
+                    problems.append(
+                        Problem(
+                            kind="unpaired_questions",
+                            message=(
+                                f"{first} and {second} share {shared} of their questions in "
+                                f"{category.key!r} ({len(first_questions)} and "
+                                f"{len(second_questions)} scored): their scores partly rest on "
+                                "different questions; rerun them on the same sample ids"
+                            ),
+                            category=category.key,
+                            count=shared,
+                        )
+                    )
+    return problems

@@ -12,10 +12,12 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from plumbline.leaderboard.board import Leaderboard, format_timestamp
-from plumbline.leaderboard.check import CheckResult
+from plumbline.leaderboard.check import CheckResult, DocumentReview
 from plumbline.leaderboard.scores import CategoryScore, Interval, ModelScores
 from plumbline.report.escape import markdown, terminal
 
@@ -223,14 +225,54 @@ def render_csv(board: Leaderboard) -> str:
     return buffer.getvalue()
 
 
+def print_whole(table: Table, console: Console) -> None:
+    """Print a table at its natural width even when the terminal is narrower: long model names
+    are shown whole (the terminal wraps the line) rather than cut to `openrouter/a…`."""
+    width = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    options = console.options.update_width(max(console.width, width))
+    for line in console.render_lines(table, options, pad=False):
+        text = Text()
+        for segment in line:
+            text.append(segment.text, segment.style)
+        console.print(text, soft_wrap=True, crop=False)
+
+
+def _review_lines(review: DocumentReview, path_label: str, console: Console) -> None:
+    for problem in review.problems:
+        console.print(Text(f"{path_label}: {problem}", style="yellow"), soft_wrap=True)
+    if not review.inconsistent:
+        return
+    weights = ", ".join(f"{key} × {weight:g}" for key, weight in (review.weights or {}).items())
+    console.print(
+        Text(
+            f"The {path_label} file's overall disagrees with its own weights ({weights}) for "
+            f"{len(review.inconsistent)} model(s):",
+            style="bold yellow",
+        ),
+        soft_wrap=True,
+    )
+    for entry in review.inconsistent:
+        console.print(
+            Text(
+                f"  {entry.model}: states {entry.stated:.4f}, Σ weight × category gives "
+                f"{entry.recomputed:.4f} (off by {entry.difference:+.4f})"
+            ),
+            soft_wrap=True,
+        )
+
+
 def render_check(result: CheckResult, console: Console) -> None:
-    """The reproducibility table: deviations, tolerance verdict, interval verdict."""
+    """Both files' validation, the overall deviations with tolerance and interval verdicts,
+    and the category deviations. Model names are never shortened (long ones wrap)."""
+    _review_lines(result.new_review, "new", console)
+    _review_lines(result.published_review, "published", console)
+    longest = max((len(d.model) for d in result.deviations), default=5)
     table = Table(
         title=f"Reproducibility: overall within ±{result.tolerance * 100:g} points of published",
         title_justify="left",
     )
+    table.add_column("model", no_wrap=True, min_width=longest)
     for header in (
-        "model",
         "published",
         "new",
         "deviation",
@@ -248,16 +290,48 @@ def render_check(result: CheckResult, console: Console) -> None:
             f"{d.published:.3f}",
             f"{d.new:.3f}",
             f"{d.deviation:+.3f}",
-            "[green]yes[/green]" if d.within_tolerance else "[red]no[/red]",
+            Text("yes", style="green") if d.within_tolerance else Text("no", style="red"),
             inside,
         )
-    console.print(table)
+    print_whole(table, console)
+    if result.categories:
+        by_category = Table(
+            title=f"Categories (within ±{result.tolerance * 100:g} points; reported, not part "
+            "of the verdict)",
+            title_justify="left",
+        )
+        by_category.add_column("model", no_wrap=True, min_width=longest)
+        by_category.add_column("category", no_wrap=True)
+        for header in ("published", "new", "deviation", "within tolerance"):
+            by_category.add_column(header)
+        for c in result.categories:
+            verdict = (
+                Text("—")
+                if c.within_tolerance is None
+                else Text("yes", style="green")
+                if c.within_tolerance
+                else Text("no", style="red")
+            )
+            by_category.add_row(
+                Text(c.model),
+                Text(c.category),
+                _number(c.published),
+                _number(c.new),
+                "—" if c.deviation is None else f"{c.deviation:+.3f}",
+                verdict,
+            )
+        print_whole(by_category, console)
     if result.only_new:
-        console.print("Only in the new file: " + ", ".join(map(terminal, result.only_new)))
+        console.print(
+            "Only in the new file: " + ", ".join(map(terminal, result.only_new)), soft_wrap=True
+        )
     if result.only_published:
         console.print(
-            "Only in the published file: " + ", ".join(map(terminal, result.only_published))
+            "Only in the published file: " + ", ".join(map(terminal, result.only_published)),
+            soft_wrap=True,
         )
+    if not result.new_review.valid:
+        console.print("[red]The new file is not a valid, self-consistent leaderboard.[/red]")
     if not result.deviations:
         console.print("[red]No model appears in both files: nothing was reproduced.[/red]")
     elif result.reproducible:
@@ -265,8 +339,12 @@ def render_check(result: CheckResult, console: Console) -> None:
             f"[green]Reproducible: all {len(result.deviations)} shared models within "
             "tolerance.[/green]"
         )
-    else:
+    elif result.failures:
         console.print(
             f"[red]Not reproducible: {len(result.failures)} of "
             f"{len(result.deviations)} shared models outside tolerance.[/red]"
+        )
+    if result.category_failures:
+        console.print(
+            f"[yellow]{len(result.category_failures)} category value(s) outside tolerance.[/yellow]"
         )

@@ -1,12 +1,15 @@
-"""Registers plumbline's Inspect model providers (loaded through the `inspect_ai` entry point).
+"""plumbline's `inspect_ai` entry point: registers its model providers, and (through
+`plumbline.inspect_registry`) its tasks, scorers and metrics under `plumbline/...`.
 
-Kept import-light, like Inspect's own provider registry: the implementation is imported only
-when a `scripted/...` or `plumbline/...` model is created.
+Kept import-light, like Inspect's own provider registry: implementations are imported only
+when a `scripted/...` or `plumbline/...` model, a task or a scorer is created.
 """
 
 from __future__ import annotations
 
 from inspect_ai.model import ModelAPI, modelapi
+
+from plumbline import inspect_registry as inspect_registry  # tasks, scorers, metrics
 
 
 @modelapi(name="scripted")

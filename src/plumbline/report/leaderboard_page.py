@@ -143,6 +143,9 @@ class LeaderboardView:
     log_count: int | None
     logs_used: int | None
     tie_groups: tuple[tuple[int, tuple[str, ...]], ...] = field(default_factory=tuple)
+    formula_mismatches: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+    """Models whose stated overall the formula does not reproduce (the document disagrees with
+    its own weights): the page then never calls the formula 'exactly as computed'."""
 
 
 def _float(value: Any) -> float | None:
@@ -288,7 +291,17 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
         log_count=metadata.get("log_count"),
         logs_used=metadata.get("logs_used"),
         tie_groups=tuple((group, tuple(models)) for group, models in groups.items()),
+        formula_mismatches=_formula_mismatches(document),
     )
+
+
+def _formula_mismatches(document: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
+    from plumbline.leaderboard.check import review_document
+
+    if not isinstance(document.get("models"), list):
+        return ()
+    review = review_document(dict(document), "document")
+    return tuple(entry.to_dict() for entry in review.inconsistent)
 
 
 def overall_chart(view: LeaderboardView) -> Markup:
