@@ -32,7 +32,6 @@ QUIET_RAY_ENV = {
     "RAY_health_check_period_ms": "1000",
     "RAY_health_check_timeout_ms": "1000",
     "RAY_health_check_failure_threshold": "3",
-    "RAY_num_prestart_python_workers": "0",
     "RAY_worker_register_timeout_seconds": "120",
 }
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
