@@ -368,12 +368,17 @@ class Harness:
             raise RunError(str(error)) from None
 
     def _run(self) -> RunResult:
-        self._prepare()
         if self.options.executor == "ray":
             from plumbline.cluster.trials import RayExecutor
 
             executor = RayExecutor(self)
             executor.connect()  # before anything is written: an unreachable cluster stops here
+        try:
+            self._prepare()
+        except BaseException:
+            if self.options.executor == "ray":
+                executor.close()
+            raise
         # Trials a killed harness left behind: end what still runs there before anything new.
         reclaimed = reclaim(self.options.output, keep_workspaces=self.options.keep_workspaces)
         retries: list[InfraRetry] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from types import ModuleType
 
 
@@ -33,6 +34,8 @@ def connect(address: str | None) -> bool:
     ray = require_ray()
     if ray.is_initialized():
         return False
+    if address is not None:
+        _reachable(address)
     options: dict[str, object] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address is None and not os.environ.get("RAY_ADDRESS"):
         options["include_dashboard"] = False
@@ -45,6 +48,20 @@ def connect(address: str | None) -> bool:
             "with `ray start --head` and give its address (HOST:6379)"
         ) from None
     return True
+
+
+def _reachable(address: str) -> None:
+    """Fail fast on a HOST:PORT nobody listens on (Ray itself retries for minutes)."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "://" in address:
+        return  # `auto`, `ray://...`: Ray's to resolve
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as error:
+        raise ClusterError(
+            f"--ray-address {address}: nothing answers there ({error}); start the head with "
+            "`ray start --head --port PORT` and give HOST:PORT"
+        ) from None
 
 
 def disconnect(connected: bool) -> None:
