@@ -36,7 +36,7 @@ VOLATILE = {
 }
 
 
-def plan_of(suite: Path, repeats: int = 2) -> Plan:
+def plan_of(suite: Path, repeats: int = 1) -> Plan:
     return make_plan(
         load_suite(suite),
         resolve_agent(fake_agent(), None),
