@@ -4,9 +4,11 @@ A 40-trial suite (one task, two arms, 20 repeats) whose agent sleeps 2 seconds r
 local executor (concurrency 2) and on a real two-node Ray cluster started on this machine
 (`plumbline.cluster.local.LocalCluster`, 2 CPUs per node, one CPU per trial: 4 slots). Printed:
 trials/s of each, their ratio, and the overhead per trial of each executor: the slot-seconds a
-trial costs (wall time × slots / trials) minus the trial's own time (its record's start to end,
-measured on its node). Target: Ray's overhead under 0.3 s per trial, and throughput that
-scales with slots (about 2x for twice the slots).
+trial costs after start-up ((wall time - start-up) × slots / trials) minus the trial's own
+time (its record's start to end, measured on its node); start-up (connecting, checking every
+node, starting worker processes: until the first trial starts) is printed apart, as it is paid
+once per run. Ray's overhead is what it adds to the local executor's. Target: under 0.3 s per
+trial, and throughput that scales with slots (about 2x for twice the slots).
 
     .venv/bin/python benchmarks/bench_scale.py               # 40 trials, 2 s agent
     .venv/bin/python benchmarks/bench_scale.py --cdk         # also: all 40 CDK reference
@@ -86,6 +88,7 @@ def measure(plan: Plan, output: Path, slots: int, **options: Any) -> dict[str, f
         "trials_per_second": trials / wall,
         "trial_seconds": in_trial,
         "startup_seconds": startup,
+        "steady_trials_per_second": trials / (wall - startup),
         "overhead_per_trial": (wall - startup) * slots / trials - in_trial,
     }
 
@@ -107,19 +110,29 @@ def bench_agents(repeats: int, sleep: float, work: Path) -> None:
         )
     print(
         f"{'executor':<24} {'slots':>5} {'wall s':>7} {'trials/s':>8} {'startup s':>9} "
-        f"{'trial s':>7} {'overhead s/trial':>16}"
+        f"{'after startup':>13} {'trial s':>7} {'overhead s/trial':>16}"
     )
     for name, row in (("local (concurrency 2)", local), ("ray (2 nodes x 2 CPUs)", ray)):
         print(
             f"{name:<24} {row['slots']:>5.0f} {row['wall_seconds']:>7.1f} "
             f"{row['trials_per_second']:>8.3f} {row['startup_seconds']:>9.2f} "
-            f"{row['trial_seconds']:>7.2f} {row['overhead_per_trial']:>16.3f}"
+            f"{row['steady_trials_per_second']:>13.3f} {row['trial_seconds']:>7.2f} "
+            f"{row['overhead_per_trial']:>16.3f}"
         )
     ratio = ray["trials_per_second"] / local["trials_per_second"]
-    print(f"throughput ratio ray/local: {ratio:.2f}x for 2x the slots")
-    overhead = ray["overhead_per_trial"]
-    verdict = "meets" if overhead < 0.3 else "misses"
-    print(f"ray overhead per trial after start-up: {overhead:.3f} s ({verdict} the < 0.3 s target)")
+    steady = ray["steady_trials_per_second"] / local["steady_trials_per_second"]
+    print(
+        f"throughput ratio ray/local for 2x the slots: {ratio:.2f}x overall, "
+        f"{steady:.2f}x after start-up"
+    )
+    # Both executors pay for cleaning up a trial and writing its record; Ray's own cost per
+    # trial is what it adds to that.
+    added = ray["overhead_per_trial"] - local["overhead_per_trial"]
+    verdict = "meets" if added < 0.3 else "misses"
+    print(
+        f"ray overhead per trial (beyond the local executor's, after start-up): {added:.3f} s "
+        f"({verdict} the < 0.3 s target); start-up {ray['startup_seconds']:.1f} s once per run"
+    )
 
 
 def bench_cdk(work: Path) -> bool:
