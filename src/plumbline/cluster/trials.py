@@ -19,7 +19,8 @@ error raised by the trial code) is submitted again, up to `infra_retries` times,
 (`RunResult.infra_retries`, the record's `infra_retries`); the lost attempt has no record, so
 the unit is recorded exactly once. The processes a lost trial leaves on a surviving node are
 ended by the next trial there: every node keeps leases of its running trials under
-`<workdir>/plumbline-ray-leases/`, and a trial first reclaims those whose worker is gone. A
+`<workdir>/plumbline-ray-leases/<output>/`, and a trial first reclaims those whose worker is
+gone. A
 driver killed with SIGKILL takes its tasks with it (Ray ends an owner's workers); rerunning the
 same command reclaims every node's leftovers first and runs the units without a record.
 """
