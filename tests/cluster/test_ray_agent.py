@@ -164,3 +164,38 @@ def test_a_driver_killed_with_sigkill_resumes_from_the_records_file(
     once_each(plan_of(suite, repeats=2), found)
     assert not list(trials.glob("plumbline-trial.*"))
     assert not list((trials / NODE_LEASES / lease_scope(output) / "running").iterdir())
+
+
+def test_an_interrupted_driver_stops_its_trials_on_the_nodes(
+    cluster: LocalCluster, work: Path
+) -> None:
+    signals = work / "term-signals"
+    signals.mkdir()
+    # The first agent to start never finishes; SIGTERM (as Ctrl-C) interrupts the driver.
+    suite = write_suite(
+        work / "term-suite",
+        {"tasks": one_task(), "env": {"FAKE_SIGNAL_DIR": str(signals), "FAKE_BLOCK_AT": "1"}},
+    )
+    output = work / "term"
+    command = [sys.executable, "-m", "plumbline", "agent", "run", str(suite), "--agent"]
+    command += [fake_agent(), "-o", str(output), "--repeats", "1", "--json"]
+    command += ["--executor", "ray", "--ray-address", cluster.address]
+    command += ["--workdir", str(on_ray(cluster, work / "term-trials")["workdir"])]
+    env = {**os.environ, "PYTHONPATH": SRC}
+    driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        wait_for(lambda: list(signals.glob("*.child")), "the blocked agent's child")
+    finally:
+        driver.send_signal(signal.SIGTERM)
+        _, stderr = driver.communicate(timeout=120)
+    assert driver.returncode == 130, stderr
+    child = next(signals.glob("*.child"))
+    blocked = [int(child.read_text()), int(child.with_suffix(".started").read_text())]
+    stopped = all(gone(pid, timeout=30) for pid in blocked)
+    for pid in blocked:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert stopped, "the cancelled trial's processes kept running on their node"
+    # The interrupted trial has no record (it runs again on resume); at most the other one.
+    records = output / "records.jsonl"
+    assert len(read_jsonl(records) if records.exists() else []) <= 1

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
+import threading
 from types import ModuleType
 
 
@@ -39,6 +41,10 @@ def connect(address: str | None) -> bool:
     options: dict[str, object] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address is None and not os.environ.get("RAY_ADDRESS"):
         options["include_dashboard"] = False
+    # Ray's core installs its own SIGTERM handler (which aborts the process); the caller's
+    # (the CLI's: stop the trials, record nothing of them) is put back.
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
     try:
         ray.init(address=address, **options)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
@@ -47,6 +53,8 @@ def connect(address: str | None) -> bool:
             f"--ray-address: cannot connect to the Ray cluster {where}: {error}; start it "
             "with `ray start --head` and give its address (HOST:6379)"
         ) from None
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
     return True
 
 
