@@ -137,13 +137,19 @@ def test_a_driver_killed_with_sigkill_resumes_from_the_records_file(
             "three finished trials and the blocked one",
         )
     finally:
+        # The driver dies with SIGKILL, and so does the Ray worker running the blocked trial
+        # (which might otherwise still end its trial on the way out): nothing on the node ends
+        # the blocked agent's process group, only the rerun can.
+        child = next(signals.glob("*.child"), None)
+        if child is not None:
+            agent = int(child.with_suffix(".started").read_text())
+            worker = int(Path(f"/proc/{agent}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            os.kill(worker, signal.SIGKILL)
         driver.send_signal(signal.SIGKILL)
         driver.wait()
-    # The blocked agent's process group outlives the driver and its Ray worker.
-    agent_and_child = [int(p.read_text()) for p in signals.glob("*.child")]
-    agent_and_child.append(int(next(signals.glob("*.child")).with_suffix(".started").read_text()))
-    alive = [pid for pid in agent_and_child if not gone(pid, 0.5)]
-    assert alive
+    assert child is not None
+    alive = [int(child.read_text()), agent]
+    assert not any(gone(pid, 0.5) for pid in alive)
     first = read_jsonl(records)
 
     try:
