@@ -17,7 +17,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from plumbline.agent.harness import Harness, RunError, RunOptions, RunResult
+from plumbline.agent.harness import Harness, RayOptions, RunError, RunOptions, RunResult
 from plumbline.agent.plan import Plan, make_plan
 from plumbline.agent.profiles import PROFILES, AgentCommand, AgentCommandError, resolve_agent
 from plumbline.agent.suite import SuiteError, load_suite
@@ -252,9 +252,41 @@ def render_result(result: RunResult, out: Console) -> None:
             f"({killed} process(es) ended); they ran again",
             soft_wrap=True,
         )
+    if result.infra_retries:
+        out.print(
+            f"[yellow]{len(result.infra_retries)} trial(s) lost with their node were run "
+            "again (each recorded once):[/]",
+            soft_wrap=True,
+        )
+        for retry in result.infra_retries:
+            out.print(
+                f"  {retry.task_id} {retry.arm} r{retry.repeat} (attempt {retry.attempt}): "
+                f"{retry.error}",
+                markup=False,
+                soft_wrap=True,
+            )
     out.print(f"ran {result.ran}, already recorded {result.skipped}, scheduled {result.scheduled}")
     for problem in result.record_errors[:20]:
         out.print(f"[red]{terminal(problem)}[/]", soft_wrap=True)
+
+
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+def _size(option: str, text: str | None) -> int | None:
+    """Bytes of a size like 512M, 4G or 4GiB (binary units); None when not given."""
+    if text is None:
+        return None
+    value = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = value[-1:] if value[-1:] in _UNITS else ""
+    number = value[: len(value) - len(unit)]
+    try:
+        amount = float(number)
+    except ValueError:
+        amount = -1.0
+    if amount <= 0:
+        raise click.BadParameter(f"{text!r}: not a size like 512M or 4G", param_hint=option)
+    return int(amount * _UNITS[unit])
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -304,6 +336,39 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 )
 @click.option("--force", is_flag=True, help="Add to an output directory of a changed suite.")
 @click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: trials in threads of this process; ray: one Ray task per trial, on the "
+    "cluster --ray-address names (see README, Scale out).",
+)
+@click.option(
+    "--ray-address",
+    metavar="HOST:PORT",
+    help="With --executor ray: the cluster's address (default: $RAY_ADDRESS, else a new "
+    "Ray instance on this machine).",
+)
+@click.option(
+    "--cpus-per-trial",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="With --executor ray: CPUs each trial reserves on its node.",
+)
+@click.option(
+    "--memory-per-trial",
+    metavar="SIZE",
+    help="With --executor ray: memory each trial reserves on its node (e.g. 4G, 512M).",
+)
+@click.option(
+    "--infra-retries",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="With --executor ray: how often a trial lost with its node is run again.",
+)
+@click.option(
     "--collect-analyze",
     is_flag=True,
     help=f"End with `plumbline compare` on the records ({COMPARE_JSON}, {COMPARE_MD}).",
@@ -326,6 +391,11 @@ def run_command(
     retry_infra: bool,
     duration_from: str,
     force: bool,
+    executor: str,
+    ray_address: str | None,
+    cpus_per_trial: float,
+    memory_per_trial: str | None,
+    infra_retries: int,
     collect_analyze: bool,
     html_dir: Path | None,
     as_json: bool,
@@ -339,6 +409,12 @@ def run_command(
     page, with every difference between arms, to the site in DIR.
     """
     plan = _plan(suite, agent, profile, repeats, seed, order)
+    ray_options = RayOptions(
+        address=ray_address,
+        cpus_per_trial=cpus_per_trial,
+        memory_per_trial=_size("--memory-per-trial", memory_per_trial),
+        infra_retries=infra_retries,
+    )
     options = RunOptions(
         output=Path(output),
         concurrency=concurrency,
@@ -349,6 +425,8 @@ def run_command(
         retry_infra=retry_infra,
         duration_from="harness" if duration_from == "harness" else "agent",
         force=force,
+        executor="ray" if executor == "ray" else "local",
+        ray=ray_options,
     )
     if not as_json:
         render_differences(plan, console)

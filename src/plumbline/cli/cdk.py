@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -19,6 +20,34 @@ OUTCOME_STYLE = {
     "passed": "bold green",
     "infra_error": "bold yellow",
 }
+
+
+def cdk_executor_options(function: Any) -> Any:
+    """`--cdk-executor local|ray` and `--ray-address` (for `cdk check` and `run`)."""
+    function = click.option(
+        "--ray-address",
+        metavar="HOST:PORT",
+        help="With --cdk-executor ray: the Ray cluster (default: $RAY_ADDRESS, else a new "
+        "local Ray instance).",
+    )(function)
+    return click.option(
+        "--cdk-executor",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where CDK apps are synthesized: sandboxes on this machine, or Ray actors on a "
+        "cluster, each with its own warm sandbox pool (see README, Scale out).",
+    )(function)
+
+
+def use_cdk_executor(kind: str, address: str | None) -> None:
+    """Send the synth jobs of the `cdk_verify` scorers this command creates to `kind` (ray:
+    the cluster at `address`) until the command ends."""
+    if kind != "ray":
+        return
+    from plumbline.cdk.scorer import CdkExecutor, use_executor
+
+    click.get_current_context().with_resource(use_executor(CdkExecutor("ray", address)))
 
 
 @click.group()
@@ -75,6 +104,7 @@ def _read_as(path: Path, text: str, mode: str) -> str:
     help="Run the app directly on this host when bubblewrap is unavailable. Model-written "
     "code can then read your files and environment: only for code you trust.",
 )
+@cdk_executor_options
 @json_option
 def check(
     file: Path,
@@ -84,6 +114,8 @@ def check(
     no_lint: bool,
     builtin_validation: bool,
     unsafe_no_sandbox: bool,
+    cdk_executor: str,
+    ray_address: str | None,
     as_json: bool,
 ) -> None:
     """Synthesize FILE (a model response or an app.py) and print the outcome, files and log.
@@ -93,7 +125,9 @@ def check(
     # Imported here so that `plumbline --help` does not load the CDK machinery.
     from plumbline.cdk.extract import extract_app, extract_from_source
     from plumbline.cdk.outcomes import SynthReport
-    from plumbline.cdk.synth import CdkSynthesizer, SynthOptions, build_job
+    from plumbline.cdk.scorer import CdkExecutor, make_synthesizer
+    from plumbline.cdk.synth import SynthOptions, build_job
+    from plumbline.cluster.connect import ClusterError
     from plumbline.sandbox import ResourceLimits, SandboxUnavailable
 
     text = file.read_text(encoding="utf-8", errors="replace")
@@ -112,10 +146,14 @@ def check(
     if isinstance(unrunnable, SynthReport):
         report = unrunnable  # nothing to run: no sandbox needed to say why
     else:
+        executor = CdkExecutor("ray" if cdk_executor == "ray" else "local", ray_address, 1)
         try:
-            with CdkSynthesizer(options) as synthesizer:
+            synthesizer = make_synthesizer(options, executor)
+            try:
                 report = synthesizer.check_app(app)
-        except SandboxUnavailable as error:
+            finally:
+                synthesizer.close()
+        except (SandboxUnavailable, ClusterError) as error:
             error_console.print(f"[bold red]error:[/] {terminal(error)}")
             sys.exit(3)
     result = {"file": str(file), "read_as": read_as, **report.to_dict()}

@@ -23,6 +23,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from plumbline.cli.cdk import cdk_executor_options, use_cdk_executor
 from plumbline.cli.leaderboard import errors_option
 from plumbline.cli.output import (
     SEED,
@@ -185,6 +186,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     type=click.Choice(DISPLAYS),
     help="Inspect's progress display (default: Inspect's; none with --json).",
 )
+@cdk_executor_options
 @html_option
 @json_option
 def run(
@@ -207,6 +209,8 @@ def run(
     errors: str,
     retry_attempts: int | None,
     display: str | None,
+    cdk_executor: str,
+    ray_address: str | None,
     html_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -232,6 +236,7 @@ def run(
     if problems:
         _fail(*problems)
 
+    use_cdk_executor(cdk_executor, ray_address)
     try:
         prepared = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
     except SuiteError as error:

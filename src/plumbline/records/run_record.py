@@ -148,6 +148,9 @@ class RunRecord(BaseModel):
     schedule_position: NonNegativeInt | None = None
     failure_reason: str | None = None
     agent_report_error: str | None = None
+    # Written by the Ray executor (`agent run --executor ray`).
+    node: str | None = None
+    infra_retries: NonNegativeInt | None = None
 
     @field_validator("started_at_utc", "ended_at_utc")
     @classmethod
