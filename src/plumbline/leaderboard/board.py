@@ -138,8 +138,9 @@ class Leaderboard:
                 "errors_policy": self.errors_policy,
                 "level": LEVEL,
                 "tie_rule": (
-                    "adjacent models are tied unless a paired t test over shared questions "
-                    f"rejects equal overall at α = {ALPHA:g} after Holm correction"
+                    "adjacent models are tied unless the paired MOVER interval of their overall "
+                    f"difference, inverted to a p-value, rejects equal overall at α = {ALPHA:g} "
+                    "after Holm correction"
                 ),
                 "seed_equivalence": SEED_EQUIVALENCE,
                 "log_count": self.log_count,
@@ -149,6 +150,35 @@ class Leaderboard:
             "comparisons": [comparison.to_dict() for comparison in self.comparisons],
             "problems": [problem.to_dict() for problem in self.problems],
         }
+
+
+def unpaired_problems(comparisons: Iterable[Comparison]) -> list[Problem]:
+    """One problem per adjacent pair and category compared unpaired (fewer than 2 shared questions).
+
+    Pairing is what makes a difference between two models on the same questions precise; a
+    third-party task shuffled without a fixed seed gives each model different questions, and the
+    comparison silently loses that precision unless it is said.
+    """
+    problems: list[Problem] = []
+    for comparison in comparisons:
+        for key in comparison.unpaired:
+            shared = comparison.shared_questions.get(key, 0)
+            problems.append(
+                Problem(
+                    kind="unpaired",
+                    message=(
+                        f"{comparison.higher} and {comparison.lower} share {shared} questions in "
+                        f"{key!r}; their difference there is compared unpaired (as independent "
+                        "samples), which is wider and cannot use question difficulty; fix the "
+                        "task's sample order (a seed for shuffling) so both models see the same "
+                        "questions"
+                    ),
+                    model=f"{comparison.higher} vs {comparison.lower}",
+                    category=key,
+                    count=shared,
+                )
+            )
+    return problems
 
 
 def build_leaderboard(
@@ -174,6 +204,7 @@ def build_leaderboard(
     collected = collect(paths, resolved, errors=errors, progress=progress)
     scored = [score_model(resolved, model, collected.data) for model in collected.models]
     ranked, comparisons = rank_models(resolved, scored)
+    problems = [*collected.problems, *unpaired_problems(comparisons)]
 
     sample_counts: dict[str, int] = {}
     for category in resolved.categories:
@@ -186,7 +217,7 @@ def build_leaderboard(
         suite=resolved,
         models=ranked,
         comparisons=comparisons,
-        problems=collected.problems,
+        problems=problems,
         sample_counts=sample_counts,
         generated_at=moment,
         run_id=run_id or default_run_id(moment),

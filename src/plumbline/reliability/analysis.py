@@ -132,7 +132,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _mean_estimate(values: Sequence[float], single: ConfidenceInterval | None) -> EstimateResult:
+def mean_over_prompts(values: Sequence[float], single: ConfidenceInterval | None) -> EstimateResult:
     """Mean over prompts with the seed's CI_95; one prompt keeps its own interval.
 
     The seed's normal interval can cross the score's bounds with few prompts; it is clipped to
@@ -203,12 +203,12 @@ def _analyze_model(
 
     scored = [p for p in prompt_results if p.consistency is not None and p.agreement is not None]
     consistency_estimate = (
-        _mean_estimate([p.consistency.score for p in scored if p.consistency], None)
+        mean_over_prompts([p.consistency.score for p in scored if p.consistency], None)
         if scored
         else None
     )
     agreement_estimate = (
-        _mean_estimate(
+        mean_over_prompts(
             [p.agreement.similarity for p in scored if p.agreement],
             scored[0].agreement.interval if len(scored) == 1 and scored[0].agreement else None,
         )
