@@ -150,7 +150,8 @@ def answers(
     noise = rng.standard_normal((*latent.shape, *shape))
     threshold = sps.norm.ppf(p).reshape(-1, *((1,) * (1 + len(shape))))
     value = CORRELATION * z + np.sqrt(1 - CORRELATION**2) * noise
-    return (value < threshold).astype(np.float64)
+    result: FloatArray = (value < threshold).astype(np.float64)
+    return result
 
 
 def category_matrix(
@@ -286,8 +287,8 @@ def leaderboard_cells(
     b = _simulate_model(design, latents, truth_b, rng)
     present = [key for key in design.kinds if key not in design.missing]
     weights = np.array([design.weights[key] for key in present])
-    overall_truth = sum(design.weights[key] * truth_a[key] for key in present)
-    difference_truth = sum(design.weights[key] * (truth_a[key] - truth_b[key]) for key in present)
+    overall_truth = np.stack([truth_a[key] for key in present], axis=1) @ weights
+    difference_truth = np.stack([truth_a[key] - truth_b[key] for key in present], axis=1) @ weights
 
     means_a = {key: a[key].mean(axis=2) for key in present}
     means_b = {key: b[key].mean(axis=2) for key in present}

@@ -4,6 +4,7 @@ the paired deltas with their intervals, the tests, and the warnings."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from rich.console import Console
@@ -77,6 +78,23 @@ def _gate_line(gate: Gate, comparison: Comparison) -> list[str]:
     return [gate.name, fmt(gate.treatment_value), fmt(gate.control_value), *interval, verdict]
 
 
+_TOO_FEW = re.compile(r"needs at least (\d+) (?:values|observations|pairs)\S*,? got (\d+)")
+
+
+def skipped_reason(message: str) -> str:
+    """Why a test was not computed, in words for the reader (not the statistic's argument
+    names): "needs at least 2 values, got 0" reads "too few paired runs with a value"."""
+    match = _TOO_FEW.search(message)
+    if match:
+        need, got = match.groups()
+        return f"not computed: {got} paired runs have a value here, at least {need} are needed"
+    if "at least one pair" in message:
+        return "not computed: no paired runs have a value here"
+    if "zero" in message or "identical" in message or "all differences" in message:
+        return "not computed: every paired difference is zero"
+    return "not computed: these data do not allow it"
+
+
 def _test_rows(tests: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
     rows = []
     for key, label in _TEST_LABELS:
@@ -84,7 +102,7 @@ def _test_rows(tests: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
         if entry is None:
             continue
         if "skipped" in entry:
-            rows.append((label, "—", f"not computed: {entry['skipped']}"))
+            rows.append((label, "—", skipped_reason(str(entry["skipped"]))))
             continue
         if "pvalue" in entry:
             detail = f"p = {fmt(entry['pvalue'])}"
@@ -123,6 +141,8 @@ def render_terminal(report: CompareReport, console: Console) -> None:
             f"{comparison.treatment} vs {comparison.control}, rule: {decision.rule}, "
             f"{comparison.pairs:,} pairs"
         )
+        if comparison.caveat:
+            console.print(f"[bold yellow]{comparison.caveat}[/]", highlight=False)
         gates = Table(title="Gates", title_justify="left")
         for column in ("gate", comparison.treatment, comparison.control):
             gates.add_column(column, justify="left" if column == "gate" else "right")
@@ -211,6 +231,7 @@ def render_markdown(report: CompareReport) -> str:
             f"**Decision: `{decision.decision}`**{tie} — rule `{decision.rule}`, "
             f"{comparison.pairs:,} pairs.",
             "",
+            *([f"**{comparison.caveat}**", ""] if comparison.caveat else []),
             "### Gates",
             "",
             _md_table(

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from plumbline.reliability.analysis import ModelReliability, ReliabilityReport
 from plumbline.reliability.bands import agreement_band, consistency_band
+from plumbline.reliability.verdict import model_verdict
 from plumbline.stats import ConfidenceInterval, EstimateResult
 
 
@@ -45,7 +46,7 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
         perf = model.performance
         rows.append(
             (
-                "performance",
+                "performance heuristic (length, structure, prompt similarity)",
                 f"{perf.score:.3f} {_ci(perf.ci_95)} (n={perf.n})",
                 perf.band.label,
             )
@@ -146,7 +147,14 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
     return rows
 
 
+def verdicts(report: ReliabilityReport) -> list[str]:
+    """One line per model: what can and cannot be relied on, with n (`verdict.model_verdict`)."""
+    return [model_verdict(entry) for entry in report.to_dict().get("models", [])]
+
+
 def render_terminal(report: ReliabilityReport, console: Console) -> None:
+    for line in verdicts(report):
+        console.print(line, markup=False, highlight=False)
     for model in report.models:
         table = Table(
             title=f"{model.model}: {model.trials} trials, {model.successful} successful",
@@ -186,6 +194,8 @@ def _cell(text: str) -> str:
 
 def render_markdown(report: ReliabilityReport) -> str:
     lines = ["# Reliability report", ""]
+    lines += [f"- **{_cell(line)}**" for line in verdicts(report)]
+    lines.append("")
     config = report.config
     lines.append(
         f"Embedding model `{config.embedding_model_name}`, seed {config.random_seed}, "

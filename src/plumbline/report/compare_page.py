@@ -166,6 +166,7 @@ class ComparisonView:
     tasks: list[list[Cell]]
     task_ids: list[str]
     warnings: list[str]
+    caveat: str | None = None
 
 
 @dataclass(frozen=True)
@@ -384,6 +385,7 @@ def _comparison_view(entry: Mapping[str, Any]) -> ComparisonView:
         tasks=rows,
         task_ids=ids,
         warnings=[str(w) for w in entry.get("warnings") or []],
+        caveat=str(entry["caveat"]) if entry.get("caveat") else None,
     )
 
 
@@ -494,6 +496,10 @@ def distributions(
     if runs is not None and runs.arms:
         for title, metric, unit in specs:
             groups = {arm: thin_points(runs.arms.get(arm, {}).get(metric, [])) for arm in arms}
+            if not any(groups.values()):
+                # Nothing to draw: say so rather than plot an empty, made-up axis.
+                views.append(DistributionView(title, None, f"omitted: no run has a {metric} value"))
+                continue
             counts = ", ".join(
                 f"{arm}: {len(runs.arms.get(arm, {}).get(metric, []))} runs" for arm in arms
             )

@@ -116,6 +116,7 @@ class ComparisonRow:
     tied: bool
     seed_equivalent: bool
     method: str
+    unpaired: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -258,6 +259,7 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
             tied=bool(item.get("tied")),
             seed_equivalent=bool(item.get("seed_equivalent")),
             method=str(item.get("method", "")),
+            unpaired=tuple(str(key) for key in item.get("unpaired") or ()),
         )
         for item in document.get("comparisons", [])
     )
