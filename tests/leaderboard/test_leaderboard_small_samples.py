@@ -152,5 +152,5 @@ def test_every_bound_of_a_random_leaderboard_stays_in_range(logs: Path) -> None:
         assert 0.0 <= interval.low <= entry.overall <= interval.high <= 1.0
     for comparison in board.comparisons:
         assert comparison.low is not None and comparison.high is not None
-        assert np.all(-1.0 <= np.array([comparison.low, comparison.high]))
+        assert np.all(np.array([comparison.low, comparison.high]) >= -1.0)
         assert np.all(np.array([comparison.low, comparison.high]) <= 1.0)

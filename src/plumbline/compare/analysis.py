@@ -49,6 +49,9 @@ from plumbline.stats.result import ConfidenceInterval
 SCHEMA_VERSION = "plumbline.compare/1"
 DEFAULT_ARMS = ("with_skelly", "without_skelly")
 MIN_REPEATS = 5  # seed 002, "Statistical Notes"
+#: Below this many tasks the percentile cluster bootstrap's coverage is not shown to reach 95%
+#: (docs/statistics.md), so its interval is labelled approximate.
+APPROXIMATE_TASKS = 10
 MAX_LISTED = 10
 
 
@@ -250,7 +253,11 @@ def _bootstrap_mean(
         level=settings.level,
         seed=settings.seed,
     )
-    return replace(result.interval, method=f"{result.interval.method} (tasks, then repeats)")
+    tasks = int(data["task_id"].n_unique())
+    approximate = f", approximate: {tasks} tasks" if tasks < APPROXIMATE_TASKS else ""
+    return replace(
+        result.interval, method=f"{result.interval.method} (tasks, then repeats{approximate})"
+    )
 
 
 def _log_ratio_interval(

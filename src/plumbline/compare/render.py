@@ -64,7 +64,8 @@ def fmt(value: Any) -> str:
 def _interval(ci: Any) -> str:
     if ci is None:
         return "—"
-    return f"[{fmt(ci.low)}, {fmt(ci.high)}]"
+    approximate = " approximate" if "approximate" in getattr(ci, "method", "") else ""
+    return f"[{fmt(ci.low)}, {fmt(ci.high)}]{approximate}"
 
 
 def _gate_line(gate: Gate, comparison: Comparison) -> list[str]:
@@ -78,7 +79,7 @@ def _gate_line(gate: Gate, comparison: Comparison) -> list[str]:
     return [gate.name, fmt(gate.treatment_value), fmt(gate.control_value), *interval, verdict]
 
 
-_TOO_FEW = re.compile(r"needs at least (\d+) (?:values|observations|pairs)\S*,? got (\d+)")
+_TOO_FEW = re.compile(r"needs at least (\d+) (?:values?|observations?|pairs?)\S*,? got (\d+)")
 
 
 def skipped_reason(message: str) -> str:
@@ -87,7 +88,7 @@ def skipped_reason(message: str) -> str:
     match = _TOO_FEW.search(message)
     if match:
         need, got = match.groups()
-        return f"not computed: {got} paired runs have a value here, at least {need} are needed"
+        return f"not computed: {got} paired runs have a value here ({need} needed)"
     if "at least one pair" in message:
         return "not computed: no paired runs have a value here"
     if "zero" in message or "identical" in message or "all differences" in message:

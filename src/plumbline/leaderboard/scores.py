@@ -167,7 +167,9 @@ def category_bounds_batch(
     p = means.mean(axis=-1)
     if n >= 2:
         se = means.std(axis=-1, ddof=1) / math.sqrt(n)
-        ratio = z_critical(level) / t_critical(level, n - 1)
+        t = t_critical(level, n - 1)
+        # At a vanishing level both critical values are 0 (the p-value search visits it).
+        ratio = z_critical(level) / t if t > 0 else 1.0
     else:
         se, ratio = np.zeros_like(p), 1.0
     plain = binary | (se <= 0) | (p <= 0) | (p >= 1)

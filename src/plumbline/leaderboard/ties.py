@@ -274,7 +274,7 @@ def difference_pvalue(suite: Suite, difference: Difference) -> float | None:
     top = 1 - P_FLOOR
     if nearest(top) > 0:
         return P_FLOOR
-    bottom = 1e-9
+    bottom = 1e-6
     if nearest(bottom) <= 0:
         return 1.0
     level = float(optimize.brentq(nearest, bottom, top, xtol=1e-10))

@@ -14,7 +14,8 @@ from plumbline.stats import ConfidenceInterval, EstimateResult
 def _ci(interval: ConfidenceInterval | None, digits: int = 3, unit: str = "") -> str:
     if interval is None:
         return "n/a"
-    return f"[{interval.low:.{digits}f}{unit}, {interval.high:.{digits}f}{unit}]"
+    approximate = " approximate" if "approximate" in interval.method else ""
+    return f"[{interval.low:.{digits}f}{unit}, {interval.high:.{digits}f}{unit}]{approximate}"
 
 
 def _estimate(estimate: EstimateResult | None, digits: int = 3) -> str:

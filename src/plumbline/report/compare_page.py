@@ -296,7 +296,10 @@ def _delta_view(name: str, delta: Mapping[str, Any]) -> DeltaView:
         mean=format_value(mean, kind),
         median=format_value(median, kind),
         interval=(
-            f"[{format_value(low, kind)}, {format_value(high, kind)}]" if bounded else MISSING_TEXT
+            f"[{format_value(low, kind)}, {format_value(high, kind)}]"
+            + (" approximate" if "approximate" in str(ci.get("method", "")) else "")
+            if bounded
+            else MISSING_TEXT
         ),
         method=str(ci.get("method", "")) if bounded else "fewer than 2 pairs: no interval",
         pairs=int(delta.get("n") or 0),

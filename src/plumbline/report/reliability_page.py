@@ -159,7 +159,9 @@ def _interval_text(data: Any, kind: str = "num") -> str:
     low, high = _interval(data)
     if low is None or high is None:
         return MISSING_TEXT
-    return f"[{format_value(low, kind)}, {format_value(high, kind)}]"
+    method = str(data.get("method", "")) if isinstance(data, Mapping) else ""
+    approximate = " approximate" if "approximate" in method else ""
+    return f"[{format_value(low, kind)}, {format_value(high, kind)}]{approximate}"
 
 
 #: Badge colour of each seed interpretation band (seed 003's tables), by its label.
