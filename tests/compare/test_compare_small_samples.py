@@ -20,6 +20,7 @@ from plumbline.records.run_record import read_run_records
 
 FAST = ["--resamples", "300"]
 TASKS = [f"task-{i}" for i in range(6)]
+FAIL_UNLESS = ["--fail-unless", "prefer-treatment"]
 
 
 def _records(run: Any, **overrides: Any) -> list[dict[str, Any]]:
@@ -133,8 +134,7 @@ def test_fail_unless_names_the_failed_gate(tmp_path: Path, run: Any) -> None:
     path = _write(tmp_path / "runs.jsonl", rows)
     result = CliRunner().invoke(
         main,
-        ["compare", str(path), *FAST, "-t", "new-prompt", "-c", "old-prompt"]
-        + ["--fail-unless", "prefer-treatment"],
+        ["compare", str(path), *FAST, "-t", "new-prompt", "-c", "old-prompt", *FAIL_UNLESS],
         catch_exceptions=False,
     )
     assert result.exit_code == 1
