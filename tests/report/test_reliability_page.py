@@ -103,7 +103,7 @@ def test_model_comparison_table_and_effects(document: dict[str, Any]) -> None:
     assert [c.title for c in view.charts] == [
         "Consistency (seed score)",
         "Semantic agreement",
-        "Performance",
+        "Performance heuristic",
         "Error rate",
         "Latency percentiles",
         "Latency p95 with its interval",
