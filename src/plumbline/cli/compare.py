@@ -10,9 +10,9 @@ import click
 
 from plumbline.cli.output import SEED, FiniteFloatRange, console, dumps, error_console
 from plumbline.cli.report import announce_html, html_option
-from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
+from plumbline.compare.analysis import CompareError, CompareReport, CompareSettings, compare_runs
 from plumbline.compare.decision import Margins
-from plumbline.compare.render import render_markdown, render_terminal
+from plumbline.compare.render import fmt, render_markdown, render_terminal
 from plumbline.records.io import InvalidRecordError, write_atomic
 from plumbline.records.run_record import read_run_records
 from plumbline.report.escape import terminal
@@ -181,4 +181,27 @@ def compare(
             quiet=json_path == "-",
         )
     if fail_unless == "prefer-treatment" and not report.all_prefer_treatment():
+        for line in fail_unless_reasons(report):
+            click.echo(f"--fail-unless prefer-treatment: {line}", err=True)
         raise SystemExit(1)
+
+
+def fail_unless_reasons(report: CompareReport) -> list[str]:
+    """Why `--fail-unless prefer-treatment` fails: each comparison not preferring its
+    treatment, with the gates that did not hold for the treatment and their values."""
+    reasons: list[str] = []
+    for comparison in report.comparisons:
+        decision = comparison.decision
+        if decision.role == "treatment":
+            continue
+        failed = [
+            f"{gate.name} ({gate.criterion}: treatment {fmt(gate.treatment_value)}, "
+            f"control {fmt(gate.control_value)})"
+            for gate in decision.gates
+            if not gate.holds_for_treatment
+        ]
+        reasons.append(
+            f"{comparison.treatment} vs {comparison.control} decided {decision.decision!r}; "
+            f"failed gate{'s' if len(failed) != 1 else ''}: {'; '.join(failed) or 'none'}"
+        )
+    return reasons

@@ -4,6 +4,7 @@ the paired deltas with their intervals, the tests, and the warnings."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from rich.console import Console
@@ -64,7 +65,8 @@ def fmt(value: Any) -> str:
 def _interval(ci: Any) -> str:
     if ci is None:
         return "—"
-    return f"[{fmt(ci.low)}, {fmt(ci.high)}]"
+    approximate = " approximate" if "approximate" in getattr(ci, "method", "") else ""
+    return f"[{fmt(ci.low)}, {fmt(ci.high)}]{approximate}"
 
 
 def _gate_line(gate: Gate, comparison: Comparison) -> list[str]:
@@ -79,6 +81,23 @@ def _gate_line(gate: Gate, comparison: Comparison) -> list[str]:
     return [gate.name, fmt(gate.treatment_value), fmt(gate.control_value), *interval, verdict]
 
 
+_TOO_FEW = re.compile(r"needs at least (\d+) (?:values?|observations?|pairs?)\S*,? got (\d+)")
+
+
+def skipped_reason(message: str) -> str:
+    """Why a test was not computed, in words for the reader (not the statistic's argument
+    names): "needs at least 2 values, got 0" reads "too few paired runs with a value"."""
+    match = _TOO_FEW.search(message)
+    if match:
+        need, got = match.groups()
+        return f"not computed: {got} paired runs have a value here ({need} needed)"
+    if "at least one pair" in message:
+        return "not computed: no paired runs have a value here"
+    if "zero" in message or "identical" in message or "all differences" in message:
+        return "not computed: every paired difference is zero"
+    return "not computed: these data do not allow it"
+
+
 def _test_rows(tests: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
     rows = []
     for key, label in _TEST_LABELS:
@@ -86,7 +105,7 @@ def _test_rows(tests: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
         if entry is None:
             continue
         if "skipped" in entry:
-            rows.append((label, "—", f"not computed: {entry['skipped']}"))
+            rows.append((label, "—", skipped_reason(str(entry["skipped"]))))
             continue
         if "pvalue" in entry:
             detail = f"p = {fmt(entry['pvalue'])}"
@@ -126,6 +145,8 @@ def render_terminal(report: CompareReport, console: Console) -> None:
             f"rule: {decision.rule}, "
             f"{comparison.pairs:,} pairs"
         )
+        if comparison.caveat:
+            console.print(f"[bold yellow]{comparison.caveat}[/]", highlight=False)
         gates = Table(title="Gates", title_justify="left")
         for column in ("gate", comparison.treatment, comparison.control):
             gates.add_column(terminal(column), justify="left" if column == "gate" else "right")
@@ -216,6 +237,7 @@ def render_markdown(report: CompareReport) -> str:
             f"**Decision: {markdown(decision.decision)}**{tie} — rule `{decision.rule}`, "
             f"{comparison.pairs:,} pairs.",
             "",
+            *([f"**{comparison.caveat}**", ""] if comparison.caveat else []),
             "### Gates",
             "",
             _md_table(

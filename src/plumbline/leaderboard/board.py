@@ -162,8 +162,9 @@ class Leaderboard:
                 "errors_policy": self.errors_policy,
                 "level": LEVEL,
                 "tie_rule": (
-                    "adjacent models are tied unless a paired t test over shared questions "
-                    f"rejects equal overall at α = {ALPHA:g} after Holm correction"
+                    "adjacent models are tied unless the paired MOVER interval of their overall "
+                    f"difference, inverted to a p-value, rejects equal overall at α = {ALPHA:g} "
+                    "after Holm correction"
                 ),
                 "seed_equivalence": SEED_EQUIVALENCE,
                 "log_count": self.log_count,
@@ -174,6 +175,35 @@ class Leaderboard:
             "problems": [problem.to_dict() for problem in self.problems],
             "failed_models": [failed.to_dict() for failed in self.failed],
         }
+
+
+def unpaired_problems(comparisons: Iterable[Comparison]) -> list[Problem]:
+    """One problem per adjacent pair and category compared unpaired (fewer than 2 shared questions).
+
+    Pairing is what makes a difference between two models on the same questions precise; a
+    third-party task shuffled without a fixed seed gives each model different questions, and the
+    comparison silently loses that precision unless it is said.
+    """
+    problems: list[Problem] = []
+    for comparison in comparisons:
+        for key in comparison.unpaired:
+            shared = comparison.shared_questions.get(key, 0)
+            problems.append(
+                Problem(
+                    kind="unpaired",
+                    message=(
+                        f"{comparison.higher} and {comparison.lower} share {shared} questions in "
+                        f"{key!r}; their difference there is compared unpaired (as independent "
+                        "samples), which is wider and cannot use question difficulty; fix the "
+                        "task's sample order (a seed for shuffling) so both models see the same "
+                        "questions"
+                    ),
+                    model=f"{comparison.higher} vs {comparison.lower}",
+                    category=key,
+                    count=shared,
+                )
+            )
+    return problems
 
 
 def build_leaderboard(
@@ -220,7 +250,8 @@ def build_leaderboard(
         if model not in failed_names
     ]
     ranked, comparisons = rank_models(resolved, scored)
-    problems.extend(unpaired_problems(resolved, ranked))
+    problems.extend(question_set_problems(resolved, ranked))
+    problems.extend(unpaired_problems(comparisons))
     scorers_read: dict[str, list[str]] = {}
     for (model, key), data in sorted(collected.data.items()):
         if model not in failed_names:
@@ -240,7 +271,7 @@ def build_leaderboard(
             Problem("category_not_run", reason, category=key)
             for key, reason in sorted(skipped.items())
         ),
-        *collected.problems,
+        *problems,
     ]
     return Leaderboard(
         suite=resolved,
@@ -278,7 +309,7 @@ def failed_models(
     return failed
 
 
-def unpaired_problems(suite: Suite, models: list[ModelScores]) -> list[Problem]:
+def question_set_problems(suite: Suite, models: list[ModelScores]) -> list[Problem]:
     """Every pair of models not scored on the same questions of a category (they share fewer
     than either has): their scores then rest partly on different questions (e.g. a `--limit`
     subset drawn differently per model, or errors excluded), and the paired comparison covers

@@ -90,8 +90,8 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
         table.add_row(*cells)
     console.print(table)
     console.print(
-        "tie: models sharing a number are not significantly different (paired over shared "
-        "questions, Holm-corrected, α = 0.05). A missing category counts 0 in overall."
+        "tie: models sharing a number are not significantly different (paired MOVER interval "
+        "over shared questions, Holm-corrected, α = 0.05). A missing category counts 0 in overall."
     )
     if board.comparisons:
         pairs = Table(
@@ -113,7 +113,7 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
                 f"{c.overall_difference:+.3f}",
                 f"{c.difference:+.3f}\n{ci}",
                 _number(c.pvalue_holm, 4),
-                "yes" if c.tied else "no",
+                ("yes" if c.tied else "no") + (" (unpaired)" if c.unpaired else ""),
                 "yes" if c.seed_equivalent else "no",
             )
         console.print(pairs)
@@ -175,7 +175,8 @@ def render_markdown(board: Leaderboard) -> str:
             lines.append(
                 f"| {markdown(c.higher)} | {markdown(c.lower)} | "
                 f"{c.overall_difference:+.3f} | {c.difference:+.3f} {ci} | "
-                f"{_number(c.pvalue_holm, 4)} | {'yes' if c.tied else 'no'} | "
+                f"{_number(c.pvalue_holm, 4)} | {'yes' if c.tied else 'no'}"
+                f"{' (unpaired)' if c.unpaired else ''} | "
                 f"{'yes' if c.seed_equivalent else 'no'} |"
             )
     if board.problems:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -133,7 +133,12 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _mean_estimate(values: Sequence[float], single: ConfidenceInterval | None) -> EstimateResult:
+#: Below this many prompts the seed's CI_95 (z with the population SD) covers clearly less than
+#: 95% (docs/statistics.md: about 83% at 5 prompts, 93% at 30), so it is labelled approximate.
+APPROXIMATE_BELOW = 100
+
+
+def mean_over_prompts(values: Sequence[float], single: ConfidenceInterval | None) -> EstimateResult:
     """Mean over prompts with the seed's CI_95; one prompt keeps its own interval.
 
     The seed's normal interval can cross the score's bounds with few prompts; it is clipped to
@@ -141,6 +146,15 @@ def _mean_estimate(values: Sequence[float], single: ConfidenceInterval | None) -
     """
     if len(values) >= 2:
         estimate = cert_ci_95(values)
+        if len(values) < APPROXIMATE_BELOW:
+            estimate = replace(
+                estimate,
+                interval=replace(
+                    estimate.interval,
+                    method=f"{estimate.interval.method}, approximate (fewer than "
+                    f"{APPROXIMATE_BELOW} prompts)",
+                ),
+            )
         bounds = estimate.interval
         low, high = max(0.0, bounds.low), min(1.0, bounds.high)
         if (low, high) != (bounds.low, bounds.high):
@@ -204,18 +218,25 @@ def _analyze_model(
 
     scored = [p for p in prompt_results if p.consistency is not None and p.agreement is not None]
     consistency_estimate = (
-        _mean_estimate([p.consistency.score for p in scored if p.consistency], None)
+        mean_over_prompts([p.consistency.score for p in scored if p.consistency], None)
         if scored
         else None
     )
     agreement_estimate = (
-        _mean_estimate(
+        mean_over_prompts(
             [p.agreement.similarity for p in scored if p.agreement],
             scored[0].agreement.interval if len(scored) == 1 and scored[0].agreement else None,
         )
         if scored
         else None
     )
+
+    if consistency_estimate is not None and agreement_estimate is not None:
+        overall_conflict = agreement_conflict(
+            consistency_estimate.statistic, agreement_estimate.statistic
+        )
+        if overall_conflict:
+            warnings.append(f"{model} (mean over prompts): {overall_conflict}")
 
     performance: PerformanceResult | None = None
     performance_by_prompt: EstimateResult | None = None

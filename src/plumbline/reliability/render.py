@@ -7,6 +7,7 @@ from rich.table import Table
 
 from plumbline.reliability.analysis import ModelReliability, ReliabilityReport
 from plumbline.reliability.bands import agreement_band, consistency_band
+from plumbline.reliability.verdict import model_verdict
 from plumbline.report.escape import markdown, terminal
 from plumbline.stats import ConfidenceInterval, EstimateResult
 
@@ -14,7 +15,8 @@ from plumbline.stats import ConfidenceInterval, EstimateResult
 def _ci(interval: ConfidenceInterval | None, digits: int = 3, unit: str = "") -> str:
     if interval is None:
         return "n/a"
-    return f"[{interval.low:.{digits}f}{unit}, {interval.high:.{digits}f}{unit}]"
+    approximate = " approximate" if "approximate" in interval.method else ""
+    return f"[{interval.low:.{digits}f}{unit}, {interval.high:.{digits}f}{unit}]{approximate}"
 
 
 def _estimate(estimate: EstimateResult | None, digits: int = 3) -> str:
@@ -46,7 +48,7 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
         perf = model.performance
         rows.append(
             (
-                "performance",
+                "performance heuristic (length, structure, prompt similarity)",
                 f"{perf.score:.3f} {_ci(perf.ci_95)} (n={perf.n})",
                 perf.band.label,
             )
@@ -147,7 +149,14 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
     return rows
 
 
+def verdicts(report: ReliabilityReport) -> list[str]:
+    """One line per model: what can and cannot be relied on, with n (`verdict.model_verdict`)."""
+    return [model_verdict(entry) for entry in report.to_dict().get("models", [])]
+
+
 def render_terminal(report: ReliabilityReport, console: Console) -> None:
+    for line in verdicts(report):
+        console.print(terminal(line), highlight=False)
     for model in report.models:
         table = Table(
             title=f"{terminal(model.model)}: {model.trials} trials, {model.successful} successful",
@@ -187,6 +196,8 @@ def render_terminal(report: ReliabilityReport, console: Console) -> None:
 
 def render_markdown(report: ReliabilityReport) -> str:
     lines = ["# Reliability report", ""]
+    lines += [f"- **{markdown(line)}**" for line in verdicts(report)]
+    lines.append("")
     config = report.config
     lines.append(
         f"Embedding model {markdown(config.embedding_model_name)}, seed {config.random_seed}, "

@@ -122,6 +122,7 @@ class ComparisonRow:
     tied: bool
     seed_equivalent: bool
     method: str
+    unpaired: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,7 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
             tied=bool(item.get("tied")),
             seed_equivalent=bool(item.get("seed_equivalent")),
             method=str(item.get("method", "")),
+            unpaired=tuple(str(key) for key in item.get("unpaired") or ()),
         )
         for item in document.get("comparisons", [])
     )
