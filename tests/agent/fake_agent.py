@@ -9,7 +9,8 @@ blocks in stream-json). Test behaviours are switched on by environment variables
 - FAKE_REPORT=1: write `.agent-report.json` (what the agent could see) into the workspace;
 - FAKE_CHEAT=1: also rewrite the protected test files so they pass;
 - FAKE_SIGNAL_DIR=DIR: write DIR/<pid>.started (with the pid) when starting;
-- FAKE_BLOCK_AT=N: with FAKE_SIGNAL_DIR, the N-th agent started there never finishes;
+- FAKE_BLOCK_AT=N: with FAKE_SIGNAL_DIR, the N-th agent started there never finishes (it
+  first starts a `sleep` in its process group and writes its pid to DIR/<pid>.child);
 - FAKE_GRANDCHILD_PIDFILE=PATH: start a grandchild `sleep` and write its pid there;
 - FAKE_IGNORE_TERM=1: ignore SIGTERM (the harness must escalate to SIGKILL);
 - FAKE_SLEEP=SECONDS: sleep that long before answering (past a time limit, on request);
@@ -75,6 +76,8 @@ def main() -> None:
         marker.write_text(str(os.getpid()))
         started = len(list(marker.parent.glob("*.started")))
         if started == int(os.environ.get("FAKE_BLOCK_AT", "0")):
+            child = subprocess.Popen(["sleep", "300"])
+            marker.with_suffix(".child").write_text(str(child.pid))
             time.sleep(300)
     if os.environ.get("FAKE_GRANDCHILD_PIDFILE"):
         child = subprocess.Popen(["sleep", "300"])

@@ -342,6 +342,36 @@ def test_passed_secrets_reach_the_agent_and_nothing_else(
     assert expected_hash not in diffs and '"secret_sha256": null' in diffs
 
 
+def test_a_passed_secret_leaks_in_no_encoding(
+    make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent puts the key in a file name (git quotes it: octal escapes in the patch) and
+    writes it base64-, URL-, JSON- and hex-encoded; no form reaches any saved file."""
+    from plumbline.redaction import encoded_forms
+
+    secret = "sk-ключ-plumbline+0123456789"
+    monkeypatch.setenv("FAKE_API_KEY", secret)
+    script = (
+        "import base64, json, os, urllib.parse; k = os.environ['FAKE_API_KEY']; "
+        "open(f'notes-{k}.md', 'w').write(k + '\\n'); "
+        "open('encoded.txt', 'w').write('\\n'.join([base64.b64encode(k.encode()).decode(), "
+        "urllib.parse.quote(k), json.dumps(k), k.encode().hex()]) + '\\n'); "
+        "print(json.dumps({'key': k}))"
+    )
+    suite = make_suite({"tasks": one_task(), "env": {"FAKE_SHELL": f'python3 -c "{script}"'}})
+    out = tmp_path / "results"
+    run(suite, out, "--repeats", "1", "--pass-env", "FAKE_API_KEY")
+    patch = b"".join(p.read_bytes() for p in (out / "diffs").iterdir())
+    # git quoted the path (octal escapes for the Cyrillic letters); that form is redacted too
+    assert b'"b/notes-[redacted FAKE_API_KEY].md"' in patch
+    forms = encoded_forms(secret)
+    assert len(forms) > 10
+    for path in (p for p in out.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        for form in forms:
+            assert form.encode() not in data, (path, form)
+
+
 def test_git_source_checks_out_the_revision_without_history(
     make_suite: MakeSuite, tmp_path: Path
 ) -> None:

@@ -42,14 +42,19 @@ def server() -> Iterator[OpenAIServer]:
         "faithful": ModelProfile(latency=quick, responses_by_prompt=_by_response(False)),
         "obeys": ModelProfile(latency=quick, responses_by_prompt=_by_response(True)),
         "malformed": ModelProfile(latency=quick, responses=["I would rate this 8/10."]),
+        # every request refused as longer than the context (an HTTP 400, as llama.cpp sends it)
+        "overlong": ModelProfile(latency=quick, fault_rates={"context_length": 1.0}),
     }
     with OpenAIServer(profiles) as running:
         yield running
 
 
-def _calibrate(server: OpenAIServer, *judges: str) -> subprocess.CompletedProcess[str]:
+def _calibrate(
+    server: OpenAIServer, *judges: str, extra: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": FAKE_KEY}
     args = [sys.executable, "-m", "plumbline", "judge", "calibrate", "--runs", "1", "--json"]
+    args += list(extra)
     for judge in judges:
         args += ["--judge", f"openai-api/local/{judge}"]
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=600, check=False)
@@ -80,3 +85,33 @@ def test_a_malformed_judge_is_retried_once_then_unscored(server: OpenAIServer) -
     assert len(server.requests_for("malformed")) == 2 * len(ITEMS)  # one retry each
     assert all(item["judged"] is None for item in judge["per_item"])  # NaN -> null, never 0.5
     assert "no JSON object found" in judge["per_item"][0]["errors"][0]
+
+
+def test_unscored_adversarial_items_are_not_reported_as_fooled(server: OpenAIServer) -> None:
+    # The real failure: a judge whose every reply failed to parse had its adversarial items
+    # printed as "FOOLED" (a missing score counted as fooled).
+    completed = _calibrate(server, "malformed", extra=("--limit", "3"))
+    assert completed.returncode == 1
+    [judge] = json.loads(completed.stdout)["judges"]
+    assert judge["items"] == 3 and judge["unscored"] == 3
+    assert judge["adversarial"], "--limit keeps an adversarial item"
+    assert all(a["fooled"] is None for a in judge["adversarial"])
+    assert any("was never scored" in failure for failure in judge["failures"])
+    env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": FAKE_KEY}
+    args = [sys.executable, "-m", "plumbline", "judge", "calibrate", "--runs", "1"]
+    args += ["--judge", "openai-api/local/malformed", "--limit", "3"]
+    table = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert table.returncode == 1, table.stderr
+    assert "UNSCORED" in table.stdout and "FOOLED" not in table.stdout
+
+
+def test_a_context_length_refusal_is_a_model_error_not_a_verdict(server: OpenAIServer) -> None:
+    before = len(server.requests_for("overlong"))
+    completed = _calibrate(server, "overlong", extra=("--limit", "2"))
+    assert completed.returncode == 1, completed.stderr
+    [judge] = json.loads(completed.stdout)["judges"]
+    assert judge["unscored"] == 2
+    for item in judge["per_item"]:
+        assert any("exceeds the model's context" in error for error in item["errors"]), item
+    # no retry with the conversation grown: one request per item
+    assert len(server.requests_for("overlong")) - before == 2

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from plumbline.cli.demo import demo_steps, example_path
@@ -26,8 +30,21 @@ def test_demo_writes_every_result(tmp_path: Path) -> None:
     assert analysis["decision"] == "mixed results - inspect paired deltas"
     leaderboard = json.loads((tmp_path / "leaderboard.json").read_text())
     ranking = [entry["model"] for entry in leaderboard["models"]]
-    assert ranking == ["scripted/oracle", "scripted/weak"]
+    assert ranking[:2] == ["scripted/oracle", "scripted/weak"]
     assert leaderboard["models"][0]["overall"] > 0.9 > leaderboard["models"][1]["overall"]
+    # the real model is on the leaderboard, every number in range, its samples all accounted
+    [real] = [entry for entry in leaderboard["models"] if entry["model"] == "plumbline/smollm2"]
+    assert 0.0 <= real["overall"] <= 1.0
+    for key, interval in real["intervals"].items():
+        assert 0.0 <= interval["low"] <= real[key] <= interval["high"] <= 1.0, key
+    assert all(real["counts"][key]["n"] == 2 for key in ("practice_exam", "cdk_synth"))
+    judge = json.loads((tmp_path / "judge-smollm2.json").read_text())
+    [calibration] = judge["judges"]
+    for item in calibration["adversarial"]:
+        assert item["fooled"] is (None if item["judged"] is None else item["fooled"])
+    assert "FOOLED" not in result.output or any(a["fooled"] for a in calibration["adversarial"])
+    trials = (tmp_path / "smollm2-trials.jsonl").read_text().splitlines()
+    assert len(trials) == 6
     reliability = json.loads((tmp_path / "reliability.json").read_text())
     assert reliability
     for name in ("leaderboard.md", "compare.md", "reliability.md"):
@@ -37,7 +54,39 @@ def test_demo_writes_every_result(tmp_path: Path) -> None:
     for page in ("index.html", "leaderboard/index.html", "compare/index.html"):
         assert (site / page).is_file(), page
     assert (site / "reliability" / "index.html").is_file()
-    assert len(list((site / "leaderboard" / "models").glob("*.html"))) == 2
+    assert len(list((site / "leaderboard" / "models").glob("*.html"))) == 3
     for name in ("leaderboard", "compare", "reliability"):
         assert json.loads((site / "data" / f"{name}.json").read_text())
     assert f"Open {(site / 'index.html').resolve().as_uri()}" in result.output.replace("\n", "")
+
+
+@pytest.mark.slow
+def test_demo_without_bubblewrap_runs_the_rest_and_says_cdk_was_not_run(tmp_path: Path) -> None:
+    """A fresh machine without bubblewrap (hidden here through PLUMBLINE_BWRAP): no traceback,
+    every other step runs, and the leaderboard, its Markdown and its page say why CDK did not."""
+    env = {**os.environ, "PLUMBLINE_BWRAP": str(tmp_path / "no-bwrap-here"), "COLUMNS": "200"}
+    result = subprocess.run(
+        [sys.executable, "-m", "plumbline", "demo", "-o", str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "Traceback" not in output
+    assert "category cdk_synth is not run" in output and "bubblewrap is not installed" in output
+    out = tmp_path / "out"
+    board = json.loads((out / "leaderboard.json").read_text())
+    cdk = board["_metadata"]["categories"]["cdk_synth"]
+    assert "bubblewrap is not installed" in cdk["not_run"]
+    assert cdk["models_scored"] == 0
+    assert [p["kind"] for p in board["problems"]][:1] == ["category_not_run"]
+    assert all("cdk_synth" not in model for model in board["models"])  # no value, not a 0
+    assert all(model["practice_exam"] > 0 for model in board["models"])  # the rest ran
+    assert "*not run*" in (out / "leaderboard.md").read_text()
+    page = (out / "site" / "leaderboard" / "index.html").read_text()
+    assert ">not run</span>" in page and "not run: task cdk_synth runs model-written code" in page
+    for name in ("compare.json", "reliability.json"):
+        assert json.loads((out / name).read_text())

@@ -33,6 +33,9 @@ def server() -> Iterator[OpenAIServer]:
         "flaky": ModelProfile(
             latency=quick, responses=["Default output from the server."], faults=["400"]
         ),
+        "refuses": ModelProfile(
+            latency=quick, responses=["Default output from the server."], faults=["400"]
+        ),
     }
     with OpenAIServer(profiles) as running, pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOCAL_BASE_URL", running.base_url)
@@ -143,7 +146,7 @@ def test_an_interrupted_run_resumes_when_run_again(tmp_path: Path, server: OpenA
     suite = write_suite(tmp_path)
     logs = tmp_path / "logs"
     command = [str(suite), "--model", "openai-api/local/flaky", "--log-dir", str(logs)]
-    command += ["--display", "none", "--retry-attempts", "0", "--json"]
+    command += ["--display", "none", "--retry-attempts", "0", "--fail-on-error", "--json"]
     code, _, stderr = invoke(*command)
     assert code == 1
     assert "did not finish; run the same command again to resume them" in stderr
@@ -296,3 +299,94 @@ def test_sa_bench_tasks_can_join_a_user_suite(tmp_path: Path) -> None:
     )
     [ref] = resolve_suite(path).tasks
     assert ref.builtin and ref.spec == "plumbline.suites.sa_bench.tasks:practice_exam"
+
+
+def test_an_errored_sample_is_recorded_and_bounded_options_reach_inspect(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    # the first request fails with a 400 (not retried): by default the sample is recorded as
+    # an error and the task finishes, rather than the whole task failing
+    suite = write_suite(tmp_path)
+    logs = tmp_path / "logs"
+    code, stdout, stderr = invoke(
+        str(suite), "--model", "openai-api/local/refuses", "--log-dir", str(logs),
+        "--display", "none", "--retry-attempts", "0", "--max-tokens", "64", "--timeout", "30",
+        "--max-retries", "1", "--json",
+    )  # fmt: skip
+    assert code == 0, stderr
+    [entry] = json.loads(stdout)["models"]
+    from inspect_ai.log import read_eval_log
+
+    run_logs = [read_eval_log(str(p)) for p in eval_logs(logs)]
+    assert [log.status for log in run_logs] == ["success", "success"]
+    errored = [s for log in run_logs for s in (log.samples or []) if s.error is not None]
+    assert (
+        len(errored) == 1 == entry["counts"]["echo"]["errors"] + entry["counts"]["other"]["errors"]
+    )
+    for log in run_logs:
+        config = log.plan.config
+        assert (config.max_tokens, config.attempt_timeout, config.max_retries) == (64, 30, 1)
+
+
+SHUFFLING_TASK = """
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import includes
+from inspect_ai.solver import generate
+
+
+@task
+def shuffled(size: int = 12) -> Task:
+    samples = [
+        Sample(id=f"q{i:02d}", input=f"Say the default output ({i}).", target="Default output")
+        for i in range(size)
+    ]
+    dataset = MemoryDataset(samples)
+    dataset.shuffle()  # no seed: a third-party task's order differs on every load
+    return Task(dataset=dataset, solver=generate(), scorer=includes())
+"""
+
+
+def test_limit_draws_the_same_sample_ids_for_every_model(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    (tmp_path / "shuffled.py").write_text(SHUFFLING_TASK, encoding="utf-8")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        '[suite]\nname = "s"\n[[category]]\nkey = "echo"\nname = "Echo"\ndescription = "d"\n'
+        'weight = 1.0\nscoring = "binary"\ntasks = ["shuffled.py@shuffled"]\nscorer = "includes"\n',
+        encoding="utf-8",
+    )
+    logs = tmp_path / "logs"
+    common = [str(suite), "--log-dir", str(logs), "--display", "none", "--limit", "4"]
+    code, _, stderr = invoke(*common, "--model", ALPHA, "--model", BETA)
+    assert code == 0, stderr
+    code, stdout, stderr = invoke(*common, "--model", ALPHA, "--model", BETA, "--model",
+                                  "openai-api/local/blank", "--json")  # fmt: skip
+    assert code == 0, stderr
+    from inspect_ai.log import read_eval_log
+
+    from plumbline.suites.registry import choose_sample_ids
+
+    expected = choose_sample_ids([f"q{i:02d}" for i in range(12)], 4, 42)
+    chosen = {}
+    for path in eval_logs(logs):
+        log = read_eval_log(str(path))
+        assert log.samples is not None
+        chosen[log.eval.model] = sorted(str(sample.id) for sample in log.samples)
+    assert len(chosen) == 3
+    assert all(ids == expected for ids in chosen.values()), chosen
+    document = json.loads(stdout)
+    assert [p for p in document["problems"] if p["kind"] == "unpaired_questions"] == []
+
+
+def test_choose_sample_ids_is_seeded_and_order_free() -> None:
+    from plumbline.suites.registry import choose_sample_ids
+
+    ids: list[int | str] = [5, 3, "b", 1, "a", 4, 2]
+    first = choose_sample_ids(ids, 3, 7)
+    assert first == choose_sample_ids(list(reversed(ids)), 3, 7)
+    assert len(first) == 3 and set(first) <= set(ids)
+    assert choose_sample_ids(ids, 10, 7) == [1, 2, 3, 4, 5, "a", "b"]
+    draws = {tuple(choose_sample_ids(ids, 3, seed)) for seed in range(20)}
+    assert len(draws) > 1  # the seed matters

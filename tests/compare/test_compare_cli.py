@@ -43,7 +43,7 @@ def test_json_on_stdout_and_to_files(example_path: Path, tmp_path: Path) -> None
     assert json.loads(out_json.read_text()) == data  # same seed, same analysis
     assert written.output.splitlines()[0].startswith("mixed results")
     markdown = out_md.read_text()
-    assert "**Decision: `mixed results - inspect paired deltas`**" in markdown
+    assert "**Decision: mixed results - inspect paired deltas**" in markdown
     assert "| success_rate | 0.7429 | 0.8056 | favours without_skelly |" in markdown
     assert "### Per task" in markdown
 

@@ -23,3 +23,11 @@ def clean_logs(inspect_logs: Fixture, tmp_path_factory: pytest.TempPathFactory) 
         shutil.copytree(inspect_logs.logs / sub, root / sub)
     (root / "alpha" / inspect_logs.alpha_pe_old.name).unlink()
     return root
+
+
+@pytest.fixture(scope="session")
+def original_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Logs of the original SA Bench project's tasks (see tests/support/original_sa_bench.py)."""
+    from tests.support.original_sa_bench import original_logs as run
+
+    return run(tmp_path_factory.mktemp("original"))

@@ -8,8 +8,8 @@ from the logs):
 - beta: all three categories in `.json`; two cdk_synth prompts raise an error (2 errors).
 - gamma: practice_exam and architecture_design only (cdk_synth missing); its
   architecture_design comes from two logs over disjoint items, which pool.
-- delta: practice_exam, plus a cdk_synth log scored by `cdk_verify_local` (not the suite's
-  scorer: reported and skipped), so cdk_synth and architecture_design are missing.
+- delta: practice_exam, plus a cdk_synth log scored by `cdk_lint_only` (none of the suite's
+  scorers: reported and skipped), so cdk_synth and architecture_design are missing.
 - a log of a task no category matches, a truncated copy of a log, and a `logs.json` manifest.
 """
 
@@ -117,7 +117,7 @@ def _tasks() -> dict[str, Callable[..., Any]]:
         return score
 
     @scorer(metrics=[accuracy()])
-    def cdk_verify_local() -> Any:
+    def cdk_lint_only() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
             return Score(value="C" if "synth-ok" in state.output.completion else "I")
 
@@ -147,7 +147,7 @@ def _tasks() -> dict[str, Callable[..., Any]]:
         return Task(
             dataset=samples,
             solver=generate(),
-            scorer=cdk_verify_local() if local else cdk_verify(),
+            scorer=cdk_lint_only() if local else cdk_verify(),
         )
 
     @task

@@ -24,6 +24,7 @@ from leaderboard_scenario import (
 from scipy import stats
 
 from plumbline.leaderboard import build_leaderboard, load_suite
+from plumbline.stats import proportion_bounds
 
 WEIGHTS = {"practice_exam": 0.34, "architecture_design": 0.33, "cdk_synth": 0.33}
 Z = stats.norm.ppf(0.975)
@@ -60,7 +61,7 @@ def board(inspect_logs: Fixture):  # type: ignore[no-untyped-def]
 def test_category_values_intervals_and_overall(board, model: str) -> None:  # type: ignore[no-untyped-def]
     entry = board.model(f"mockllm/{model}")
     means = question_means(model)
-    variance = 0.0
+    parts: list[tuple[float, float, float, float]] = []  # (weight, estimate, low, high)
     for key, weight in WEIGHTS.items():
         score = entry.categories[key]
         if key not in means:
@@ -72,24 +73,28 @@ def test_category_values_intervals_and_overall(board, model: str) -> None:  # ty
         se = t_se(values)
         assert score.standard_error == pytest.approx(se, abs=1e-12)
         assert score.interval is not None
-        if np.all((values == 0) | (values == 1)) and key != "architecture_design":
+        if np.all((values == 0) | (values == 1)):
             low, high = wilson(int(values.sum()), values.size)
             assert score.interval.method == "Wilson"
-            # the overall takes the SE floored at the Wilson half-width / z
-            variance += weight**2 * max(se, (high - low) / 2 / Z) ** 2
         else:
-            variance += weight**2 * se**2
-            half = stats.t.ppf(0.975, values.size - 1) * se
-            low, high = max(0.0, values.mean() - half), min(1.0, values.mean() + half)
-            assert score.interval.method.startswith("t")
+            # Wilson at Korn & Graubard's effective n (question means in (0, 1))
+            p = values.mean()
+            ratio = Z / stats.t.ppf(0.975, values.size - 1)
+            n_eff = p * (1 - p) / se**2 * ratio**2
+            low, high = (float(b) for b in proportion_bounds(p * n_eff, n_eff))
+            assert score.interval.method.startswith("Wilson, effective n")
         assert score.interval.low == pytest.approx(low, abs=1e-9)
         assert score.interval.high == pytest.approx(high, abs=1e-9)
+        parts.append((weight, values.mean(), low, high))
     expected = sum(WEIGHTS[k] * means[k].mean() for k in means)
     assert entry.overall == pytest.approx(expected, abs=1e-12)
     interval = entry.overall_interval
-    assert interval.standard_error == pytest.approx(math.sqrt(variance), abs=1e-12)
-    assert interval.low == pytest.approx(max(0.0, expected - Z * math.sqrt(variance)), abs=1e-9)
-    assert interval.high == pytest.approx(min(1.0, expected + Z * math.sqrt(variance)), abs=1e-9)
+    # MOVER over the category intervals; a missing category adds nothing
+    below = math.sqrt(sum((w * (e - lo)) ** 2 for w, e, lo, _ in parts))
+    above = math.sqrt(sum((w * (hi - e)) ** 2 for w, e, _, hi in parts))
+    assert interval.low == pytest.approx(expected - below, abs=1e-9)
+    assert interval.high == pytest.approx(expected + above, abs=1e-9)
+    assert 0.0 <= interval.low <= interval.high <= 1.0
 
 
 def test_ranking_epochs_errors_and_missing(board) -> None:  # type: ignore[no-untyped-def]
@@ -124,7 +129,7 @@ def test_problems_are_reported_not_dropped(board, inspect_logs: Fixture) -> None
     assert by_kind["no_category"].path == str(inspect_logs.unmatched)
     assert "other_task" in by_kind["no_category"].message
     assert by_kind["scorer_missing"].path == str(inspect_logs.wrong_scorer)
-    assert "cdk_verify_local" in by_kind["scorer_missing"].message
+    assert "cdk_lint_only" in by_kind["scorer_missing"].message
     assert by_kind["unreadable_log"].path == str(inspect_logs.truncated)
     assert board.log_count == 14  # logs.json is not a log; the truncated copy is
     assert board.logs_used == 11

@@ -38,7 +38,13 @@ def test_builtin_sa_bench_matches_the_seed() -> None:
         "architecture_design": "architecture_scorer",
         "cdk_synth": "cdk_verify",
     }
-    assert all(c.tasks == (c.key,) for c in suite.categories)
+    # plumbline's task names, and the original SA Bench project's (its logs are read as they are)
+    assert {c.key: c.tasks for c in suite.categories} == {
+        "practice_exam": ("practice_exam", "aws_solutions_architect"),
+        "architecture_design": ("architecture_design",),
+        "cdk_synth": ("cdk_synth", "aws_cdk_synth", "aws_cdk_synth_local"),
+    }
+    assert suite.category("cdk_synth").scorers == ("cdk_verify", "cdk_verify_local")
     assert [c.name for c in suite.categories] == [
         "Practice Exam",
         "Architecture Design",
@@ -142,3 +148,57 @@ def test_a_task_file_entry_matches_the_task_name_inspect_logs() -> None:
     category = Category.model_validate({**fields, "tasks": ["my_tasks.py@quiz"]})
     assert category.matches("quiz")
     assert not category.matches("my_tasks.py")
+
+
+def test_scorer_is_shorthand_for_scorers_and_both_are_validated() -> None:
+    def first(**override: Any) -> Any:
+        data = {key: value for key, value in category(**override).items() if value is not None}
+        return parse_suite({"suite": {"name": "x"}, "category": [data]})
+
+    assert first().categories[0].scorers == ("s",)
+    listed = first(scorer=None, scorers=["cdk_verify", "cdk_verify_local"]).categories[0]
+    assert listed.scorers == ("cdk_verify", "cdk_verify_local") and listed.scorer == "cdk_verify"
+    assert listed.scorer_in({"cdk_verify_local", "other"}) == "cdk_verify_local"
+    assert listed.scorer_in({"cdk_verify", "cdk_verify_local"}) == "cdk_verify"
+    assert listed.scorer_in({"other"}) is None
+    for override, field in [
+        ({"scorers": ["a"]}, "category[0].scorer"),  # both given
+        ({"scorer": None, "scorers": ["a", "a"]}, "category[0].scorers"),
+        ({"scorer": None, "scorers": []}, "category[0].scorers"),
+    ]:
+        data = category(**override)
+        if data.get("scorer") is None:
+            del data["scorer"]
+        with pytest.raises(SuiteError) as raised:
+            parse_suite({"suite": {"name": "x"}, "category": [data]})
+        assert any(problem.startswith(f"{field}:") for problem in raised.value.problems), (
+            raised.value.problems
+        )
+
+
+def test_the_shipped_suite_schema_is_generated_from_the_model() -> None:
+    """The published schema never drifts from `Suite`: regenerate it when this fails with
+    `python -c 'from plumbline.leaderboard.suite import write_schema; write_schema()'`."""
+    import json
+
+    import jsonschema
+
+    from plumbline.leaderboard.suite import generated_schema, suite_schema
+
+    assert suite_schema() == json.loads(json.dumps(generated_schema()))
+    validator = jsonschema.Draft202012Validator(suite_schema())
+    validator.check_schema(suite_schema())
+    builtin = Path(__file__).parents[2] / "src/plumbline/suites/sa_bench/suite.toml"
+    assert list(validator.iter_errors(tomllib.loads(builtin.read_text(encoding="utf-8")))) == []
+    one = {"suite": {"name": "x"}, "category": [category()]}
+    assert validator.is_valid(one)
+    both = {"suite": {"name": "x"}, "category": [category(scorers=["a"])]}
+    neither = {"suite": {"name": "x"}, "category": [category(scorer=None)]}
+    del neither["category"][0]["scorer"]
+    assert not validator.is_valid(both) and not validator.is_valid(neither)
+    # The README's worked example validates against the schema and loads.
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    example = readme.split("<!-- suite-example -->", 2)[1].split("```toml", 1)[1].split("```")[0]
+    data = tomllib.loads(example)
+    assert list(validator.iter_errors(data)) == []
+    assert parse_suite(data).category("infra").scorers == ("terraform_plan", "terraform_plan_local")

@@ -1,4 +1,5 @@
-"""Tie groups: paired tests over shared questions, Holm across adjacent pairs, seed 5 points."""
+"""Tie groups: paired MOVER intervals over shared questions inverted to p-values, Holm across
+adjacent pairs, and the seed's 5 points."""
 
 from __future__ import annotations
 
@@ -6,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from plumbline.leaderboard import CategoryData, parse_suite
-from plumbline.leaderboard.scores import score_model
-from plumbline.leaderboard.ties import paired_difference, rank_models
+from plumbline.leaderboard.scores import category_bounds, score_model
+from plumbline.leaderboard.ties import difference_pvalue, pairwise_difference, rank_models
+from plumbline.stats.mover import mover_difference
 
 
 def suite_of(weights: dict[str, float], scoring: str = "rubric"):  # type: ignore[no-untyped-def]
@@ -41,22 +42,45 @@ def data(
     return CategoryData(model, key, ids.astype(np.int64), matrix, 0, 0, ("log",), (key,))
 
 
-def test_single_category_pair_equals_a_paired_t_test() -> None:
+def test_single_category_pair_is_the_mover_difference_with_question_correlation() -> None:
     rng = np.random.default_rng(1)
     suite = suite_of({"c": 1.0})
     a, b = rng.uniform(0.3, 1.0, 30), rng.uniform(0.2, 0.9, 30)
     collected = {("A", "c"): data("A", "c", a), ("B", "c"): data("B", "c", b)}
     models = [score_model(suite, m, collected) for m in ("A", "B")]
-    difference, se, df, shared = paired_difference(suite, models[0], models[1])
-    reference = stats.ttest_rel(a, b)
-    assert difference == pytest.approx(np.mean(a - b))
-    assert se == pytest.approx(np.std(a - b, ddof=1) / math.sqrt(30))
-    assert df == pytest.approx(29)
-    assert shared == {"c": 30}
-    _, comparisons = rank_models(suite, models)
-    (comparison,) = comparisons
-    assert comparison.pvalue == pytest.approx(reference.pvalue)
-    assert comparison.pvalue_holm == pytest.approx(reference.pvalue)  # one test: no correction
+    result = pairwise_difference(suite, models[0], models[1])
+    la, ua, _ = category_bounds(a)
+    lb, ub, _ = category_bounds(b)
+    r = np.corrcoef(a, b)[0, 1]
+    expected = mover_difference(a.mean(), la, ua, b.mean(), lb, ub, r)
+    assert result.difference == pytest.approx(np.mean(a - b))
+    assert result.low == pytest.approx(float(expected.low))
+    assert result.high == pytest.approx(float(expected.high))
+    assert result.shared_questions == {"c": 30}
+    _, (comparison,) = rank_models(suite, models)
+    assert comparison.pvalue_holm == pytest.approx(comparison.pvalue)  # one test: no correction
+
+
+def test_pvalue_is_the_interval_inverted() -> None:
+    rng = np.random.default_rng(4)
+    suite = suite_of({"x": 0.6, "y": 0.4}, scoring="binary")
+    for shift in (0.0, 0.1, 0.2, 0.35):
+        collected = {}
+        for key in ("x", "y"):
+            latent = rng.uniform(size=40)
+            collected[("A", key)] = data("A", key, (latent < 0.5 + shift).astype(float))
+            collected[("B", key)] = data("B", key, (latent < 0.5).astype(float))
+        a, b = (score_model(suite, m, collected) for m in "AB")
+        result = pairwise_difference(suite, a, b)
+        p = difference_pvalue(suite, result)
+        assert p is not None and result.low is not None and result.high is not None
+        excludes_zero = result.low > 0 or result.high < 0
+        assert (p < 0.05) == excludes_zero
+        if 1e-9 < p < 1:
+            # at level 1 − p, the bound nearest 0 sits on 0
+            at = pairwise_difference(suite, a, b, level=1 - p)
+            nearest = at.low if result.difference > 0 else at.high
+            assert nearest == pytest.approx(0.0, abs=1e-6)
 
 
 def test_pairs_only_over_shared_questions() -> None:
@@ -68,11 +92,10 @@ def test_pairs_only_over_shared_questions() -> None:
         ("B", "c"): data("B", "c", b, questions=np.array([1, 2, 7])),
     }
     models = [score_model(suite, m, collected) for m in ("A", "B")]
-    difference, se, _, shared = paired_difference(suite, models[0], models[1])
-    d = np.array([0.8 - 0.5, 0.6 - 0.7])
-    assert shared == {"c": 2}
-    assert difference == pytest.approx(d.mean())
-    assert se == pytest.approx(d.std(ddof=1) / math.sqrt(2))
+    result = pairwise_difference(suite, models[0], models[1])
+    assert result.shared_questions == {"c": 2}
+    assert result.unpaired == []
+    assert result.difference == pytest.approx(np.mean([0.8 - 0.5, 0.6 - 0.7]))
 
 
 def test_weighted_combination_and_missing_category() -> None:
@@ -85,15 +108,16 @@ def test_weighted_combination_and_missing_category() -> None:
         ("A", "y"): data("A", "y", ay),  # B never ran y: a fixed 0
     }
     models = [score_model(suite, m, collected) for m in ("A", "B")]
-    difference, se, df, _ = paired_difference(suite, models[0], models[1])
-    var_x = np.var(ax - bx, ddof=1) / 12
-    var_y = np.var(ay, ddof=1) / 9
-    assert difference == pytest.approx(0.5 * np.mean(ax - bx) + 0.5 * np.mean(ay))
-    assert se == pytest.approx(math.sqrt(0.25 * var_x + 0.25 * var_y))
-    welch = (0.25 * var_x + 0.25 * var_y) ** 2 / (
-        (0.25 * var_x) ** 2 / 11 + (0.25 * var_y) ** 2 / 8
-    )
-    assert df == pytest.approx(welch)
+    result = pairwise_difference(suite, models[0], models[1])
+    x = pairwise_difference(suite_of({"x": 1.0}), *models)  # the x part alone
+    ly, uy, _ = category_bounds(ay)
+    assert result.difference == pytest.approx(0.5 * np.mean(ax - bx) + 0.5 * np.mean(ay))
+    assert x.low is not None and x.high is not None
+    below = math.sqrt((0.5 * (x.difference - x.low)) ** 2 + (0.5 * (ay.mean() - ly)) ** 2)
+    above = math.sqrt((0.5 * (x.high - x.difference)) ** 2 + (0.5 * (uy - ay.mean())) ** 2)
+    assert result.low == pytest.approx(result.difference - below)
+    assert result.high == pytest.approx(result.difference + above)
+    assert [part.kind for part in result.parts] == ["paired", "one model"]
 
 
 def test_holm_across_adjacent_pairs_and_groups() -> None:
@@ -133,7 +157,7 @@ def test_identical_models_are_tied_and_one_question_has_no_se() -> None:
     models = [score_model(suite, m, lonely) for m in "AB"]
     assert models[0].categories["c"].interval is not None
     assert models[0].categories["c"].interval.low is None
-    assert models[0].overall_interval.standard_error is None
+    assert models[0].overall_interval.low is None
     _, (untestable,) = rank_models(suite, models)
     assert untestable.pvalue is None and untestable.tied  # not shown to differ
 
@@ -144,11 +168,10 @@ def test_a_perfect_binary_category_does_not_make_the_overall_certain() -> None:
     collected = {("A", "exam"): data("A", "exam", perfect), ("A", "cdk"): data("A", "cdk", perfect)}
     model = score_model(suite, "A", collected)
     exam = model.categories["exam"].interval
-    assert exam is not None and exam.method == "Wilson" and exam.half_width is not None
+    assert exam is not None and exam.method == "Wilson" and exam.low is not None
     assert model.categories["exam"].standard_error == 0.0  # the plain question-level SE
-    z = 1.959963984540054
-    expected_se = math.sqrt(2 * (0.5 * exam.half_width / z) ** 2)
-    assert model.overall_interval.standard_error == pytest.approx(expected_se)
-    assert model.overall_interval.low is not None
-    assert model.overall_interval.low == pytest.approx(1 - z * expected_se)
+    # MOVER: 1 − √(2·(0.5·(1 − l))²)
+    expected = 1 - math.sqrt(2 * (0.5 * (1 - exam.low)) ** 2)
+    assert model.overall_interval.low == pytest.approx(expected)
+    assert model.overall_interval.high == 1.0
     assert model.overall_interval.low < 0.9  # five right answers per category prove little

@@ -77,3 +77,45 @@ def test_several_prompts_duplicates_and_empty_responses() -> None:
     assert model.performance_by_prompt is not None
     markdown = render_markdown(report)
     assert "| prompt | valid responses | consistency | agreement |" in markdown
+
+
+def test_configurations_of_a_model_are_reported_separately_never_pooled() -> None:
+    from plumbline.reliability.analysis import Price
+
+    hot = [record("p/m", "q", t, response=f"warm answer {t}.") for t in range(4)]
+    cold = [
+        record(
+            "p/m",
+            "q",
+            t,  # the same (model, prompt, trial) keys: not duplicates, another configuration
+            response="cold answer.",
+            config=GenerationSettings(temperature=0.0, seed=42 + t, max_tokens=64),
+        )
+        for t in range(4)
+    ]
+    other = [
+        record(
+            "p/other",
+            "q",
+            t,
+            response="x.",
+            config=GenerationSettings(temperature=0.2, seed=7 + t),
+        )
+        for t in range(4)
+    ]
+    report = analyze([*hot, *cold, *other], bag_of_words, prices={"p/m": Price(1.0, 1.0)})
+    names = sorted(m.model for m in report.models)
+    assert names == [
+        "p/m (max_tokens=64, temperature=0.0)",
+        "p/m (max_tokens=none, temperature=0.7)",
+        "p/other",
+    ]
+    assert all(m.trials == 4 for m in report.models)
+    assert not any("duplicate trial" in w for w in report.warnings)
+    assert any("p/m was run with 2 generation configurations" in w for w in report.warnings)
+    assert not any("prices given for models without trials" in w for w in report.warnings)
+    # one configuration per model, but they differ between models: said
+    single = analyze([*hot, *other], bag_of_words)
+    assert [m.model for m in single.models] == ["p/m", "p/other"]
+    assert any("differing in seed, temperature" in w for w in single.warnings)
+    assert "2 generation configurations" in render_markdown(report)

@@ -156,10 +156,60 @@ def test_rerun_resumes_and_extends(server_factory: Any, tmp_path: Path) -> None:
     assert len(server.log) == 20
     # trial i is sent seed + i, so reruns are reproducible and trials differ
     assert {r["config"]["seed"] - r["trial"] for r in records} == {42}
-    # resuming with another temperature is allowed, and said
-    changed = run_cli([*base, "--trials", "5", "--temperature", "0.2", "--json"], env)
+    # another temperature or max tokens into the same journal: refused, nothing called
+    for change, words in (
+        (["--temperature", "0.2"], "temperature 0.7 -> 0.2"),
+        (["--max-tokens", "64"], "max_tokens 1024 -> 64"),
+        (["-M", "reasoning_effort=low"], "model_args none -> {'reasoning_effort': 'low'}"),
+    ):
+        refused = run_cli([*base, "--trials", "5", *change, "--no-progress"], env)
+        assert refused.returncode != 0
+        assert words in refused.stderr and "--allow-config-change" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    assert len(server.log) == 20 and len(read_jsonl(out)) == 20
+    # told to, it adds the new configuration (every trial runs again under it)
+    forced = ["--temperature", "0.2", "--allow-config-change", "--json"]
+    changed = run_cli([*base, "--trials", "5", *forced], env)
     assert changed.returncode == 0, changed.stderr
-    assert '"config_mismatches": 20' in changed.stdout
+    assert '"config_mismatches": 20' in changed.stdout and '"completed": 20' in changed.stdout
+    assert {r["config"]["temperature"] for r in read_jsonl(out)} == {0.7, 0.2}
+    again = run_cli([*base, "--trials", "5", *forced], env)
+    assert '"completed": 0' in again.stdout  # resumable under the new configuration too
+
+
+@pytest.mark.slow
+def test_one_probe_writes_a_journal_at_a_time(server_factory: Any, tmp_path: Path) -> None:
+    server = server_factory(default=ModelProfile(latency=Latency("constant", 0.5)))
+    out = tmp_path / "trials.jsonl"
+    args = ["probe", "--model", model_name("a"), "--prompt", "p", "--trials", "40"]
+    args += ["--concurrency", "1", "-o", str(out), "--no-progress"]
+    env = cli_env(server)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "plumbline", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (out.exists() and out.read_text().count("\n") >= 1):
+            assert first.poll() is None, "the first probe ended early"
+            assert time.monotonic() < deadline, "the first probe wrote nothing"
+            time.sleep(0.05)
+        second = run_cli(args, env)
+        assert first.poll() is None, "the first probe finished before the second was refused"
+        assert second.returncode != 0
+        assert "is being written by another `plumbline probe` (pid" in second.stderr
+        assert "Traceback" not in second.stderr
+    finally:
+        first.kill()
+        first.wait()
+    keys = Counter((r["model"], r["prompt_id"], r["trial"]) for r in read_jsonl(out))
+    assert set(keys.values()) == {1}  # the refused probe wrote nothing
+    # the killed holder's lock is gone with it: the next run resumes
+    rest = run_cli([*args, "--concurrency", "8"], env)
+    assert rest.returncode == 0, rest.stderr
+    assert len(read_jsonl(out)) == 40
 
 
 @pytest.mark.slow
@@ -256,6 +306,43 @@ def test_api_key_never_appears_in_any_output(server_factory: Any, tmp_path: Path
         assert FAKE_KEY not in text, f"the API key leaked into {name}"
         assert FAKE_KEY[:20] not in text, f"part of the API key leaked into {name}"
     assert "[REDACTED]" in out.read_text()  # the echoed key was caught
+
+
+@pytest.mark.slow
+def test_a_key_passed_as_a_model_argument_is_redacted_in_every_encoding(
+    server_factory: Any, tmp_path: Path
+) -> None:
+    """`-M api_key=...` (not in the environment) is sent, echoed back by the server in several
+    encodings, and none of them reaches the journal or the terminal."""
+    import base64
+    import json
+    from urllib.parse import quote
+
+    from plumbline.redaction import encoded_forms
+
+    key = "sk-arg/key+0123456789=abc"
+    echoes = [
+        f"plain {key}",
+        f"b64 {base64.b64encode(key.encode()).decode()}",
+        f"url {quote(key, safe='')}",
+        f"json {json.dumps({'k': key})}",
+        f"hex {key.encode().hex()}",
+    ]
+    server = server_factory(
+        {"echo": ModelProfile(latency=Latency("constant", 0.01), api_key=key, responses=echoes)}
+    )
+    out = tmp_path / "trials.jsonl"
+    args = ["probe", "--model", model_name("echo"), "--prompt", "hi", "--trials", "10"]
+    probe = run_cli([*args, "-M", f"api_key={key}", "-o", str(out), "--json"], cli_env(server))
+    assert probe.returncode == 0, probe.stderr
+    assert all(entry.authorized for entry in server.requests_for("echo"))  # the key was used
+    records = read_jsonl(out)
+    assert all(r["error_class"] is None for r in records)
+    assert sum(r["response"].count("[REDACTED]") for r in records) == 10
+    outputs = {"journal": out.read_text(), "out": probe.stdout, "err": probe.stderr}
+    for name, text in outputs.items():
+        for form in encoded_forms(key):
+            assert form not in text, (name, form)
 
 
 def test_bad_setup_is_a_clear_error(tmp_path: Path) -> None:

@@ -98,12 +98,12 @@ def test_model_comparison_table_and_effects(document: dict[str, Any]) -> None:
     assert len(view.effect_rows) == len(document["comparisons"])
     assert {c.title for c in view.effect_charts} == {
         "Cohen's d: latency (s)",
-        "Cohen's d: performance score",
+        "Cohen's d: performance heuristic (length, structure, prompt similarity)",
     }
     assert [c.title for c in view.charts] == [
         "Consistency (seed score)",
         "Semantic agreement",
-        "Performance",
+        "Performance heuristic",
         "Error rate",
         "Latency percentiles",
         "Latency p95 with its interval",

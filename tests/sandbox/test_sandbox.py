@@ -322,3 +322,18 @@ def test_read_only_paths_under_tmp_coexist_with_the_private_tmp(tmp_path: Path) 
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.split() == ["visible", "False", "ok"]
     assert not (tmp_path / "scratch").exists() and not Path("/tmp/scratch").exists()
+
+
+def test_bwrap_path_comes_from_the_environment_when_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PLUMBLINE_BWRAP", str(tmp_path / "absent"))
+    bwrap_module.probe_sandbox.cache_clear()
+    try:
+        status = bwrap_module.probe_sandbox()
+        assert not status.available and status.bwrap is None
+        assert f"PLUMBLINE_BWRAP={tmp_path / 'absent'} is not an executable" in status.reason
+        with pytest.raises(SandboxUnavailable, match="bubblewrap is not installed"):
+            WarmPool(size=1)
+    finally:
+        bwrap_module.probe_sandbox.cache_clear()

@@ -8,8 +8,10 @@ server did with what the client recorded.
 
 Faults (the `FAULTS` names): HTTP errors `"400"`, `"401"`, `"403"`, `"404"`, `"422"`, `"429"`,
 `"500"`, `"503"`, `"529"`; `"content_filter"` (a 400 whose error code is `content_filter`, as
-Azure sends it); `"timeout"` (the server holds the request and never answers); `"reset"` (the TCP
-connection is reset without a response); `"malformed"` (HTTP 200 with a body that is not JSON).
+Azure sends it); `"context_length"` (a 400 with code `context_length_exceeded`, as OpenAI and
+llama.cpp's server refuse a prompt longer than the context); `"timeout"` (the server holds the
+request and never answers); `"reset"` (the TCP connection is reset without a response);
+`"malformed"` (HTTP 200 with a body that is not JSON).
 
 Faults are chosen per request, per model: first from the profile's scripted `faults` sequence
 (the k-th request to a model gets `faults[k]`; `"ok"` means no fault), then at random with
@@ -57,6 +59,7 @@ FAULTS = (
     "503",
     "529",
     "content_filter",
+    "context_length",
     "timeout",
     "reset",
     "malformed",
@@ -355,6 +358,16 @@ class OpenAIServer:
             await asyncio.sleep(latency)
             await self._send_error(
                 writer, 400, "The response was filtered by the content policy.", "content_filter"
+            )
+            return
+        if fault == "context_length":
+            await asyncio.sleep(latency)
+            await self._send_error(
+                writer,
+                400,
+                "This model's maximum context length is 2048 tokens. However, your messages "
+                "resulted in 3100 tokens. Please reduce the length of the messages.",
+                "context_length_exceeded",
             )
             return
         if fault.isdigit():

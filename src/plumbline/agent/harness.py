@@ -44,11 +44,11 @@ from plumbline.agent.leases import (
     release,
     take,
 )
-from plumbline.agent.plan import Plan, final_prompt, prompt_path
+from plumbline.agent.plan import Plan, TaskPlan, final_prompt, prompt_path
 from plumbline.agent.process import ProcessRegistry, run_process, run_shell
 from plumbline.agent.profiles import REPORTED_FIELDS, count_runs_of
 from plumbline.agent.schedule import Unit
-from plumbline.agent.suite import Arm
+from plumbline.agent.suite import Arm, FileToAdd, Task
 from plumbline.agent.workspace import (
     Trial,
     WorkspaceError,
@@ -67,6 +67,7 @@ from plumbline.agent.workspace import (
 )
 from plumbline.records.io import JsonlAppender, read_records, write_atomic, write_json_atomic
 from plumbline.records.run_record import RunRecord
+from plumbline.redaction import Redactor
 
 RECORDS = "records.jsonl"
 PLAN = "plan.json"
@@ -76,6 +77,41 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 class RunError(RuntimeError):
     """The run cannot start (a bad output or trial directory, a changed suite)."""
+
+
+@dataclass
+class TrialOutput:
+    """What one trial gives its writer: the record (None: interrupted, nothing to record),
+    the diff and the logs to save beside it (secrets already redacted), and a reason to stop
+    the whole run (the trial base became unsafe) instead of a record."""
+
+    record: dict[str, Any] | None
+    diff: bytes | None = None
+    logs: dict[str, bytes] = field(default_factory=dict)
+    stop: str | None = None
+
+
+class Materials:
+    """Where a trial's inputs come from: the task's source, the arms' files, the prompts.
+    This one reads them from the suite's directory (the local executor); the Ray executor
+    ships them to its workers as bytes (`plumbline.cluster.trials.ShippedMaterials`)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+
+    def copy_source(self, task_plan: TaskPlan, workspace: Path) -> None:
+        loaded, source = self.plan.loaded, task_plan.task.source
+        if source.git:
+            assert task_plan.commit is not None
+            copy_git_source(loaded.resolve(source.git), task_plan.commit, workspace)
+        else:
+            copy_dir_source(loaded.resolve(source.dir or ""), workspace)
+
+    def file_content(self, item: FileToAdd) -> bytes:
+        return self.plan.loaded.file_content(item)
+
+    def prompt(self, task: Task, arm: Arm) -> str:
+        return final_prompt(self.plan.loaded, task, arm)
 
 
 @dataclass(frozen=True)
@@ -91,6 +127,42 @@ class RunOptions:
     retry_infra: bool = False
     duration_from: DurationSource = "agent"
     force: bool = False
+    #: Where trials run: "local" (threads on this machine) or "ray" (tasks on a Ray cluster).
+    executor: Literal["local", "ray"] = "local"
+    ray: RayOptions | None = None
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """How the Ray executor runs trials: the cluster (None: start a local one, or the
+    cluster `RAY_ADDRESS` names), what each trial reserves, and how often a trial lost with
+    its node (or worker process) is run again before it is recorded as an infrastructure
+    failure."""
+
+    address: str | None = None
+    cpus_per_trial: float = 1.0
+    memory_per_trial: int | None = None
+    infra_retries: int = 3
+
+
+@dataclass(frozen=True)
+class InfraRetry:
+    """A trial lost with its node or worker process and run again (recorded once)."""
+
+    task_id: str
+    arm: str
+    repeat: int
+    attempt: int
+    error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "arm": self.arm,
+            "repeat": self.repeat,
+            "attempt": self.attempt,
+            "error": self.error,
+        }
 
 
 @dataclass
@@ -123,9 +195,12 @@ class RunResult:
     arms: dict[str, ArmTally]
     record_errors: list[str]
     reclaimed: list[Reclaimed] = field(default_factory=list)
+    executor: str = "local"
+    infra_retries: list[InfraRetry] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "executor": self.executor,
             "output": str(self.output),
             "records": str(self.records_path),
             "scheduled": self.scheduled,
@@ -137,6 +212,7 @@ class RunResult:
                 {"run_id": r.run_id, "trial_root": str(r.trial_root), "killed": r.killed}
                 for r in self.reclaimed
             ],
+            "infra_retries": [retry.to_dict() for retry in self.infra_retries],
         }
 
 
@@ -171,25 +247,6 @@ def read_existing(path: Path) -> tuple[list[RunRecord], list[str]]:
     return result.records, [str(e) for e in result.errors]
 
 
-class _Redactor:
-    """Replaces the values of passed-through secrets in everything the harness saves."""
-
-    def __init__(self, secrets: dict[str, str]) -> None:
-        self._pairs = [
-            (value.encode(), f"[redacted {name}]".encode())
-            for name, value in secrets.items()
-            if len(value) >= 4
-        ]
-
-    def bytes(self, data: bytes) -> bytes:
-        for value, replacement in self._pairs:
-            data = data.replace(value, replacement)
-        return data
-
-    def text(self, text: str) -> str:
-        return self.bytes(text.encode("utf-8", "replace")).decode("utf-8", "replace")
-
-
 class Harness:
     """Runs a plan's pending units (in schedule order, `concurrency` at a time)."""
 
@@ -199,12 +256,14 @@ class Harness:
         options: RunOptions,
         *,
         on_record: Callable[[RunRecord], None] | None = None,
+        materials: Materials | None = None,
     ) -> None:
         self.plan = plan
         self.options = options
         self.on_record = on_record
+        self.materials = materials or Materials(plan)
         self.registry = ProcessRegistry()
-        self.redact = _Redactor(options.pass_env)
+        self.redact = Redactor(options.pass_env)
         self.base = (options.workdir or Path(tempfile.gettempdir())).resolve()
         self.records_path = options.output / RECORDS
         self._lock = threading.Lock()
@@ -212,6 +271,8 @@ class Harness:
         self.pending_count = 0  # units this run executes (set when it starts)
         # Pristine copies of each trial's `.git`, outside every trial directory (set per run).
         self._baselines: Path | None = None
+        # Where trial leases go (OUTPUT/running/; a Ray worker keeps its node's own).
+        self.lease_root = options.output
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -245,7 +306,7 @@ class Harness:
         write_json_atomic(plan_file, document)
         for task in self.plan.loaded.suite.tasks:
             for arm in self.plan.loaded.suite.arms:
-                text = final_prompt(self.plan.loaded, task, arm)
+                text = self.materials.prompt(task, arm)
                 write_atomic(prompt_path(output, task.id, arm.name), text)
 
     def _check_agents(self) -> None:
@@ -289,29 +350,35 @@ class Harness:
             raise RunError(str(error)) from None
 
     def _run(self) -> RunResult:
-        self._prepare()
+        if self.options.executor == "ray":
+            from plumbline.cluster.trials import RayExecutor
+
+            executor = RayExecutor(self)
+            executor.connect()  # before anything is written: an unreachable cluster stops here
+        try:
+            self._prepare()
+        except BaseException:
+            if self.options.executor == "ray":
+                executor.close()
+            raise
         # Trials a killed harness left behind: end what still runs there before anything new.
         reclaimed = reclaim(self.options.output, keep_workspaces=self.options.keep_workspaces)
+        retries: list[InfraRetry] = []
         # Opening the appender first repairs a partial last line left by a killed harness.
         self._appender = JsonlAppender(self.records_path)
-        self._baselines = Path(tempfile.mkdtemp(prefix=f"{BASELINES_PREFIX}.", dir=self.base))
         try:
             existing, _ = read_existing(self.records_path)
             pending = self.pending(existing)
             self.pending_count = len(pending)
-            with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
-                futures: list[Future[None]] = [pool.submit(self._run_unit, u) for u in pending]
-                try:
-                    for future in futures:
-                        future.result()
-                except BaseException:
-                    self.registry.kill_all()
-                    for future in futures:
-                        future.cancel()
-                    raise
+            if self.options.executor == "ray":
+                reclaimed += executor.reclaim()
+                retries = executor.run(pending)
+            else:
+                self._run_local(pending)
         finally:
             self._appender.close()
-            shutil.rmtree(self._baselines, ignore_errors=True)
+            if self.options.executor == "ray":
+                executor.close()
         records, errors = read_existing(self.records_path)
         arms = [arm.name for arm in self.plan.loaded.suite.arms]
         return RunResult(
@@ -323,26 +390,69 @@ class Harness:
             tally(records, arms),
             errors,
             reclaimed,
+            self.options.executor,
+            retries,
         )
+
+    def _run_local(self, pending: list[Unit]) -> None:
+        """Run the units in threads of this process, `concurrency` at a time."""
+        self._baselines = Path(tempfile.mkdtemp(prefix=f"{BASELINES_PREFIX}.", dir=self.base))
+        try:
+            with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
+                futures: list[Future[None]] = [pool.submit(self._run_unit, u) for u in pending]
+                try:
+                    for future in futures:
+                        future.result()
+                except BaseException:
+                    self.registry.kill_all()
+                    for future in futures:
+                        future.cancel()
+                    raise
+        finally:
+            shutil.rmtree(self._baselines, ignore_errors=True)
 
     # -- one trial -----------------------------------------------------------------------
 
     def _run_unit(self, unit: Unit) -> None:
         if self.registry.stopping.is_set():
             return
+        output = self.run_trial(unit)
+        if self.registry.stopping.is_set():
+            return  # interrupted: no record, the unit runs again on resume
+        self.finish(unit, output)
+
+    def run_trial(self, unit: Unit) -> TrialOutput:
+        """Run one unit where this harness runs (a thread here, or a Ray worker's process)."""
         try:
             # An agent of an earlier trial may have planted an instruction file (or a
             # repository) above the trial directories, where every later agent would read it.
             check_trial_base(self.base)
         except WorkspaceError as error:
+            return TrialOutput(None, stop=str(error))
+        return self._trial(unit)
+
+    def finish(self, unit: Unit, output: TrialOutput, **extra: Any) -> None:
+        """Save a trial's diff and logs, then append its record (this process alone writes
+        the output directory); `extra` fields are added to the record."""
+        if output.stop is not None:
             raise RunError(
-                f"stopped before {unit.task_id} {unit.arm} r{unit.repeat}: {error}. An agent "
-                "of an earlier trial may have put it there; remove it, check the records of "
-                "the trials that ran since, and rerun the same command to run the rest"
-            ) from None
-        record = self._trial(unit)
-        if record is None or self.registry.stopping.is_set():
+                f"stopped before {unit.task_id} {unit.arm} r{unit.repeat}: {output.stop}. An "
+                "agent of an earlier trial may have put it there; remove it, check the records "
+                "of the trials that ran since, and rerun the same command to run the rest"
+            )
+        record = output.record
+        if record is None:
             return  # interrupted: no record, the unit runs again on resume
+        # What the agent reported and the paths it touched may hold a passed-through secret.
+        record = self.redact.value(record)
+        record.update(extra)
+        if output.diff is not None and record.get("diff_file"):
+            write_atomic(self.options.output / str(record["diff_file"]), output.diff)
+        # Logs help a reviewer but must never cost the record.
+        with contextlib.suppress(OSError):
+            for name, data in output.logs.items():
+                target = self.options.output / "logs" / str(record["run_id"]) / name
+                write_atomic(target, data)
         try:
             model = RunRecord.model_validate(record)
         except ValidationError as error:
@@ -414,30 +524,33 @@ class Harness:
         )
         return record
 
-    def _trial(self, unit: Unit) -> dict[str, Any] | None:
+    def _trial(self, unit: Unit) -> TrialOutput:
         run_id = f"{_safe(unit.task_id)}.{_safe(unit.arm)}.r{unit.repeat}.{uuid.uuid4().hex[:8]}"
         record = self._base_record(unit, run_id)
         started = time.monotonic()
         assert self._baselines is not None
         baseline = self._baselines / run_id
+        output = TrialOutput(record)
         try:
             trial = create_trial(self.base, TRIAL_PREFIX)
-            lease = take(self.options.output, run_id, trial.root, baseline)
+            lease = take(self.lease_root, run_id, trial.root, baseline)
         except OSError as error:
-            return self._infra(record, "workspace_failed", f"creating the trial directory: {error}")
+            self._infra(record, "workspace_failed", f"creating the trial directory: {error}")
+            return output
         try:
-            result = self._in_trial(unit, trial, record, baseline)
-            if result is not None and result.get("infra_failure"):
-                result["duration_seconds"] = round(time.monotonic() - started, 3)
-            return result
+            output.record = self._in_trial(unit, trial, record, baseline, output)
+            if output.record is not None and output.record.get("infra_failure"):
+                output.record["duration_seconds"] = round(time.monotonic() - started, 3)
+            return output
         except Exception as error:  # the harness itself failed: recorded, never dropped
             self._infra(record, "harness_error", f"{type(error).__name__}: {error}")
             record["duration_seconds"] = round(time.monotonic() - started, 3)
-            return record
+            output.record = record
+            return output
         finally:
             # Logs help a reviewer but must never cost the record.
             with contextlib.suppress(OSError):
-                self._save_logs(trial, run_id)
+                output.logs = self._read_logs(trial)
             if self.options.keep_workspaces:
                 record["workspace"] = str(trial.workspace)
             else:
@@ -478,10 +591,15 @@ class Harness:
         for item in arm.add_files:
             target = workspace / item.path
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(self.plan.loaded.file_content(item))
+            target.write_bytes(self.materials.file_content(item))
 
     def _in_trial(
-        self, unit: Unit, trial: Trial, record: dict[str, Any], baseline: Path
+        self,
+        unit: Unit,
+        trial: Trial,
+        record: dict[str, Any],
+        baseline: Path,
+        output: TrialOutput,
     ) -> dict[str, Any] | None:
         plan = self.plan
         suite = plan.loaded.suite
@@ -491,11 +609,7 @@ class Harness:
         env = agent_environment(trial, {**suite.env, **task.env, **arm.env})
         workspace = trial.workspace
         try:
-            if task.source.git:
-                assert task_plan.commit is not None
-                copy_git_source(plan.loaded.resolve(task.source.git), task_plan.commit, workspace)
-            else:
-                copy_dir_source(plan.loaded.resolve(task.source.dir or ""), workspace)
+            self.materials.copy_source(task_plan, workspace)
             init_repository(workspace, env)
         except (OSError, WorkspaceError) as error:
             return self._infra(record, "workspace_failed", f"copying the source: {error}")
@@ -528,7 +642,7 @@ class Harness:
         agent = plan.agents[unit.arm]
         assert agent is not None
         prompt_file = trial.root / "prompt.txt"
-        prompt_file.write_text(final_prompt(plan.loaded, task, arm), encoding="utf-8")
+        prompt_file.write_text(self.materials.prompt(task, arm), encoding="utf-8")
         argv, via_stdin = agent.argv(
             prompt_file.read_text(encoding="utf-8"), prompt_file, workspace
         )
@@ -587,7 +701,7 @@ class Harness:
                 (trial.logs / "diff.error").write_text(f"{error}\n")
         else:
             diff_file = Path("diffs") / f"{record['run_id']}.patch"
-            write_atomic(self.options.output / diff_file, self.redact.bytes(patch))
+            output.diff = self.redact.bytes(patch)
             record["diff_file"] = diff_file.as_posix()
         protected = protected_changes(workspace, snapshot, task_plan.protected)
         record["protected_paths_modified"] = protected
@@ -641,13 +755,15 @@ class Harness:
         record["ended_at_utc"] = _now()
         return record
 
-    def _save_logs(self, trial: Trial, run_id: str) -> None:
+    def _read_logs(self, trial: Trial) -> dict[str, bytes]:
+        """The trial's non-empty logs by name, secrets redacted (before they leave here)."""
         if not trial.logs.is_dir():
-            return
-        for log in sorted(trial.logs.iterdir()):
-            if log.is_file() and log.stat().st_size:
-                target = self.options.output / "logs" / run_id / log.name
-                write_atomic(target, self.redact.bytes(log.read_bytes()))
+            return {}
+        return {
+            log.name: self.redact.bytes(log.read_bytes())
+            for log in sorted(trial.logs.iterdir())
+            if log.is_file() and log.stat().st_size
+        }
 
 
 def _changed(previous: dict[str, Any], plan: Plan) -> list[str]:
@@ -691,9 +807,13 @@ __all__ = [
     "RECORDS",
     "ArmTally",
     "Harness",
+    "InfraRetry",
+    "Materials",
+    "RayOptions",
     "RunError",
     "RunOptions",
     "RunResult",
+    "TrialOutput",
     "read_existing",
     "tally",
 ]

@@ -12,7 +12,6 @@ it runs again.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -21,15 +20,17 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from plumbline.records.io import write_json_atomic
+from plumbline.records.locks import LockBusy, exclusive
 
 RUNNING = "running"
 #: The lock a harness holds on its output directory for its whole run.
 LOCK = ".lock"
 
 
-class OutputBusy(RuntimeError):
+class OutputBusy(LockBusy):
     """Another harness is running into the same output directory."""
 
 
@@ -39,25 +40,12 @@ def hold(output: Path) -> Iterator[None]:
     `OutputBusy` at once when another process holds it. The kernel releases it when the
     holder dies, however it dies, so a killed harness never leaves it behind."""
     output.mkdir(parents=True, exist_ok=True)
-    path = output / LOCK
-    with path.open("a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise OutputBusy(
-                f"{output} is in use by another `plumbline agent run` ({holder}); wait for it "
-                "to finish, or use another output directory"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}\n")
-        handle.flush()
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    busy = (
+        f"{output} is in use by another `plumbline agent run` ({{holder}}); wait for it "
+        "to finish, or use another output directory"
+    )
+    with exclusive(output / LOCK, busy, OutputBusy):
+        yield
 
 
 #: Every trial directory's name starts so; a lease never leads to deleting anything else.
@@ -83,7 +71,12 @@ def take(output: Path, run_id: str, trial_root: Path, baseline: Path | None = No
     """Write the lease of a trial about to run (its directory, and where its pristine `.git`
     copy goes); returns its path."""
     path = lease_path(output, run_id)
-    document = {"run_id": run_id, "trial_root": str(trial_root), "pid": os.getpid()}
+    document: dict[str, Any] = {
+        "run_id": run_id,
+        "trial_root": str(trial_root),
+        "pid": os.getpid(),
+        "pid_started": _started(os.getpid()),
+    }
     if baseline is not None:
         document["baseline"] = str(baseline)
     write_json_atomic(path, document)
@@ -92,6 +85,24 @@ def take(output: Path, run_id: str, trial_root: Path, baseline: Path | None = No
 
 def release(lease: Path) -> None:
     lease.unlink(missing_ok=True)
+
+
+def _started(pid: int) -> int | None:
+    """When process `pid` started (clock ticks since boot), to tell it from a later process
+    given the same pid; None when it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def holder_alive(document: dict[str, Any]) -> bool:
+    """Whether the process that took a lease still runs."""
+    pid = document.get("pid")
+    if not isinstance(pid, int):
+        return False
+    started = _started(pid)
+    return started is not None and started == document.get("pid_started", started)
 
 
 def _inside(path: str, root: Path) -> bool:
@@ -126,18 +137,33 @@ def _kill(pids: list[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def reclaim(output: Path, *, keep_workspaces: bool = False) -> list[Reclaimed]:
+def reclaim(
+    output: Path, *, keep_workspaces: bool = False, orphans_only: bool = False
+) -> list[Reclaimed]:
     """End what every lease left in `output` still has running; remove the trial directories
     (unless `keep_workspaces`) and the leases. Only under `hold(output)`: the leases of a
-    harness still running are not leftovers."""
+    harness still running are not leftovers. With `orphans_only` (the leases of a node's
+    Ray workers, which come and go on their own), only leases whose holder process is gone.
+    Each lease is claimed by renaming it first, so two reclaimers never take the same one."""
     reclaimed: list[Reclaimed] = []
     for lease in sorted((output / RUNNING).glob("*.json")):
         try:
             document = json.loads(lease.read_text(encoding="utf-8"))
             run_id, root = str(document["run_id"]), Path(document["trial_root"])
+        except FileNotFoundError:
+            continue  # released (or claimed by another worker) meanwhile
         except (OSError, ValueError, KeyError, TypeError):
-            release(lease)  # a lease cut short by the kill itself: nothing ran under it yet
+            if not orphans_only:
+                release(lease)  # a lease cut short by the kill itself: nothing ran under it yet
             continue
+        if orphans_only and holder_alive(document):
+            continue
+        claimed = lease.with_name(f"{lease.name}.reclaiming.{os.getpid()}")
+        try:
+            lease.rename(claimed)
+        except FileNotFoundError:
+            continue  # claimed by another reclaimer of the same directory
+        lease = claimed
         killed = 0
         if root.is_absolute() and root.name.startswith(f"{TRIAL_PREFIX}."):
             for _attempt in range(20):  # a dying process may still fork: look again
@@ -165,6 +191,7 @@ __all__ = [
     "OutputBusy",
     "Reclaimed",
     "hold",
+    "holder_alive",
     "lease_path",
     "processes_in",
     "reclaim",

@@ -133,6 +133,11 @@ def run_process(
         # Whatever is left in the group (stragglers, or a leader ignoring SIGTERM) ends now.
         _signal_group(pgid, signal.SIGKILL)
         exit_code = process.wait()
+    except BaseException:
+        # Interrupted while waiting (a cancelled Ray task gets KeyboardInterrupt here): the
+        # group must not outlive the wait, nor the registry that could still end it.
+        _signal_group(pgid, signal.SIGKILL)
+        raise
     finally:
         if registry is not None:
             registry.discard(pgid)

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from plumbline.limits import MAX_REPEATS
+from plumbline.records.io import UnreadableFileError, load_json_text, read_text_file
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 SCHEMA_ID = "https://plumbline.dev/schemas/agent_suite/1.0.0/agent_suite.schema.json"
@@ -215,7 +216,7 @@ class LoadedSuite:
         if task.prompt is not None:
             return task.prompt
         assert task.prompt_file is not None
-        return self.resolve(task.prompt_file).read_text(encoding="utf-8")
+        return read_text_file(self.resolve(task.prompt_file))
 
     def file_content(self, item: FileToAdd) -> bytes:
         if item.content is not None:
@@ -229,9 +230,9 @@ def _location(loc: tuple[int | str, ...]) -> str:
 
 
 def _parse(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8")
+    text = read_text_file(path)
     if path.suffix.lower() == ".json":
-        return json.loads(text)
+        return load_json_text(text, path)
     return tomllib.loads(text)
 
 
@@ -243,8 +244,14 @@ def load_suite(path: str | Path) -> LoadedSuite:
         data = _parse(source)
     except FileNotFoundError:
         raise SuiteError([f"{name}: <suite>: no such file"]) from None
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise SuiteError([f"{name}: <suite>: cannot read: {error.strerror or error}"]) from None
+    except UnreadableFileError as error:
+        raise SuiteError([str(error)]) from None
+    except tomllib.TOMLDecodeError as error:
         raise SuiteError([f"{name}: <suite>: not valid TOML or JSON: {error}"]) from None
+    except RecursionError:
+        raise SuiteError([f"{name}: <suite>: not valid TOML or JSON: nested too deeply"]) from None
     try:
         suite = AgentSuite.model_validate(data)
     except ValidationError as error:

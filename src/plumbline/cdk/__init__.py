@@ -7,7 +7,8 @@ Pipeline per sample (read -> validate -> compute -> render):
    worker (``plumbline.sandbox``); collect the cloud assembly.
 3. ``lint``: cfn-lint every template; errors fail, warnings are recorded.
 4. ``outcomes``: exactly one of passed, extraction_failed, python_error, synth_error,
-   lint_error, timeout, resource_limit, infra_error (unscored, never the model's fault).
+   lint_error, timeout, resource_limit, forged_output (an assembly file no synthesis in the
+   run wrote), infra_error (unscored, never the model's fault).
 5. ``scorer``: the Inspect scorer ``cdk_verify``; ``plumbline cdk check FILE`` on the CLI.
 
 Apps see ``CDK_DEFAULT_ACCOUNT=123456789012`` and ``CDK_DEFAULT_REGION=us-east-1``

@@ -14,6 +14,10 @@ class Outcome(StrEnum):
     ``infra_error`` means the sandbox or the toolchain failed (bubblewrap missing, the jsii
     runtime not starting, a CDK CLI older than the library's cloud-assembly schema): the
     sample is left unscored and reported, never counted against the model.
+
+    ``forged_output`` means the cloud assembly holds a file that no CDK synthesis in that run
+    wrote (an app writing ``*.template.json`` or ``manifest.json`` itself, or copying over a
+    real synthesis's output): scored as a failure.
     """
 
     PASSED = "passed"
@@ -23,6 +27,7 @@ class Outcome(StrEnum):
     LINT_ERROR = "lint_error"
     TIMEOUT = "timeout"
     RESOURCE_LIMIT = "resource_limit"
+    FORGED_OUTPUT = "forged_output"
     INFRA_ERROR = "infra_error"
 
     @property

@@ -1,9 +1,10 @@
 """The Inspect AI scorer ``cdk_verify``: does the model's CDK app synthesize and lint clean?
 
 Value 1 for ``passed``, 0 for every failure of the model (``extraction_failed``,
-``python_error``, ``synth_error``, ``lint_error``, ``timeout``, ``resource_limit``). An
-``infra_error`` (sandbox or toolchain broken) is returned as ``Score.unscored`` (value NaN),
-which Inspect's metrics and reducers skip: it is reported, never counted against the model.
+``python_error``, ``synth_error``, ``lint_error``, ``timeout``, ``resource_limit``,
+``forged_output``). An ``infra_error`` (sandbox or toolchain broken) is returned as
+``Score.unscored`` (value NaN), which Inspect's metrics and reducers skip: it is reported,
+never counted against the model.
 
 Score metadata: ``outcome``, ``reason``, ``exception_type``, ``stderr_head``,
 ``resource_count``, ``templates``, ``lint_counts``, ``lint`` (findings, capped), ``entry``,
@@ -16,29 +17,86 @@ raises ``SandboxUnavailable`` with the reason, unless ``unsafe_no_sandbox=True``
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
 
+from plumbline.cdk.extract import ExtractedApp
 from plumbline.cdk.outcomes import Outcome, SynthReport
 from plumbline.cdk.synth import CdkSynthesizer, SynthOptions
 from plumbline.sandbox import ResourceLimits
 
 MAX_LINT_IN_METADATA = 50
 
-_shared: dict[SynthOptions, CdkSynthesizer] = {}
+
+class Synthesizer(Protocol):
+    """What the scorer needs of a synthesizer (`CdkSynthesizer`, `RaySynthesizer`)."""
+
+    @property
+    def engine(self) -> str: ...
+
+    def check_app(self, app: ExtractedApp) -> SynthReport: ...
+
+    async def acheck_response(self, response: str) -> SynthReport: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class CdkExecutor:
+    """Where synth jobs run: "local" (a warm pool in this process) or "ray" (Ray actors on
+    the cluster at `address`, each with its own warm pool; see `plumbline.cluster.cdk`)."""
+
+    kind: Literal["local", "ray"] = "local"
+    address: str | None = None
+    actors: int | None = None
+
+
+_executor = CdkExecutor()
+_shared: dict[tuple[SynthOptions, CdkExecutor], Synthesizer] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_synthesizer(options: SynthOptions) -> CdkSynthesizer:
-    """One synthesizer (and warm pool) per distinct options, for the life of the process."""
+@contextlib.contextmanager
+def use_executor(executor: CdkExecutor) -> Iterator[None]:
+    """Send the synth jobs of scorers used in this block to `executor` (`--cdk-executor`);
+    the synthesizers it started are closed when the block ends."""
+    global _executor
+    previous, _executor = _executor, executor
+    try:
+        yield
+    finally:
+        _executor = previous
+        if executor.kind != "local":
+            with _shared_lock:
+                for key in [key for key in _shared if key[1] == executor]:
+                    _shared.pop(key).close()
+
+
+def make_synthesizer(options: SynthOptions, executor: CdkExecutor | None = None) -> Synthesizer:
+    """A synthesizer for `options` on `executor` (default: the one `use_executor` set)."""
+    executor = executor or _executor
+    if executor.kind == "ray":
+        from plumbline.cluster.cdk import RaySynthesizer
+
+        return RaySynthesizer(options, address=executor.address, actors=executor.actors)
+    return CdkSynthesizer(options)
+
+
+def shared_synthesizer(options: SynthOptions) -> Synthesizer:
+    """One synthesizer (and warm pool) per distinct options and executor, for the life of
+    the process (or of the `use_executor` block)."""
     with _shared_lock:
-        synthesizer = _shared.get(options)
+        key = (options, _executor)
+        synthesizer = _shared.get(key)
         if synthesizer is None:
-            synthesizer = CdkSynthesizer(options)
-            _shared[options] = synthesizer
+            synthesizer = make_synthesizer(options, _executor)
+            _shared[key] = synthesizer
             atexit.register(synthesizer.close)
         return synthesizer
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import hashlib
 import json
 import re
 import shlex
@@ -83,7 +84,9 @@ class SynthOptions:
         pool_size: samples synthesized at once (default: number of CPUs, at least 2).
         unsafe_no_sandbox: run model code directly on the host. Only for users who accept it.
         lint: run cfn-lint at all.
-        preload: modules warm workers import before their sample arrives.
+        preload: modules warm workers import before their sample arrives. CDK apps need
+            ``aws_cdk`` among them: once a sample runs no process can be created, and the jsii
+            runtime is one (workers without it suit only apps that never reach CDK).
         expected_samples: how many samples will be checked, if known (no spare workers).
         builtin_validation: let aws-cdk-lib run its built-in CloudFormation validator at synth
             time. Off by default: it costs about 3 CPU seconds per sample (a WebAssembly rule
@@ -181,6 +184,7 @@ def build_job(app: ExtractedApp, *, builtin_validation: bool = False) -> Job | S
         cdk_app_defaults={}
         if builtin_validation
         else {"builtin_cloud_formation_validation": False},
+        record_synthesis=True,
     )
 
 
@@ -318,6 +322,20 @@ def _builtin_validation_notes(files: dict[str, str]) -> list[str]:
                     f"{violation.get('ruleName')} {violation.get('description')}"
                 )
     return notes
+
+
+def forged_outputs(files: dict[str, str], synthesized: dict[str, str] | None) -> list[str]:
+    """Collected assembly files that no CDK synthesis observed in the run wrote as they are.
+
+    A file counts as genuine only when the worker's record of the run's syntheses holds it with
+    the same SHA-256 (see ``sandbox.worker``); without a record, every file is unobserved.
+    """
+    record = synthesized or {}
+    return [
+        name
+        for name, text in sorted(files.items())
+        if record.get(name) != hashlib.sha256(text.encode("utf-8")).hexdigest()
+    ]
 
 
 def _count_resources(template: Any) -> int:
@@ -458,6 +476,14 @@ class CdkSynthesizer:
         if result.truncated:
             report.outcome = Outcome.RESOURCE_LIMIT
             report.reason = "the cloud assembly is larger than the collection limit"
+            return report
+        forged = forged_outputs(result.files, result.synthesized)
+        if forged:
+            report.outcome = Outcome.FORGED_OUTPUT
+            report.reason = (
+                f"{len(forged)} cloud assembly file(s) were not written by a CDK synthesis in "
+                f"this run (written or changed by the app itself): {', '.join(forged[:5])}"
+            )
             return report
         manifests = _manifests(result.files)
         if not manifests:

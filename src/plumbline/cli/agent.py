@@ -17,14 +17,23 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from plumbline.agent.harness import Harness, RunError, RunOptions, RunResult
+from plumbline.agent.harness import Harness, RayOptions, RunError, RunOptions, RunResult
 from plumbline.agent.plan import Plan, make_plan
 from plumbline.agent.profiles import PROFILES, AgentCommand, AgentCommandError, resolve_agent
 from plumbline.agent.suite import SuiteError, load_suite
-from plumbline.cli.output import console, dumps, emit, error_console, json_option
+from plumbline.cli.output import (
+    SEED,
+    FiniteFloatRange,
+    console,
+    dumps,
+    emit,
+    error_console,
+    json_option,
+)
 from plumbline.cli.report import html_option, report_name, site_url, write_html
 from plumbline.limits import MAX_CONCURRENCY, MAX_REPEATS
 from plumbline.records.run_record import RunRecord
+from plumbline.report.escape import markdown, terminal
 
 COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"
@@ -79,7 +88,7 @@ def _plan_options(function: Any) -> Any:
             type=click.IntRange(min=1, max=MAX_REPEATS),
             help=f"Repeats per task and arm (default: suite's; at most {MAX_REPEATS:,}).",
         ),
-        click.option("--seed", type=int, default=0, show_default=True, help="Schedule seed."),
+        click.option("--seed", type=SEED, default=0, show_default=True, help="Schedule seed."),
         click.option(
             "--order",
             type=click.Choice(["random", "abba"]),
@@ -101,7 +110,7 @@ def render_differences(plan: Plan, out: Console) -> None:
         for a in plan.agents.values()
     }
     if len(commands) == 1:
-        out.print(f"agent: {commands.pop()}", markup=False, soft_wrap=True)
+        out.print(f"agent: {terminal(commands.pop())}", soft_wrap=True)
     if not plan.differences:
         out.print("[yellow]The arms do not differ in anything the suite sets.[/]")
         return
@@ -109,9 +118,9 @@ def render_differences(plan: Plan, out: Console) -> None:
     table = Table(title="Every difference between arms", title_justify="left")
     table.add_column("field")
     for arm in arms:
-        table.add_column(arm)
+        table.add_column(terminal(arm))
     for row in differences["rows"]:
-        table.add_row(row["field"], *[row["values"][a] for a in arms])
+        table.add_row(*map(terminal, [row["field"], *[row["values"][a] for a in arms]]))
     out.print(table)
     out.print(IDENTICAL_IN_EVERY_ARM)
 
@@ -149,7 +158,7 @@ def plan_command(
     def render(out: Console) -> None:
         loaded = plan.loaded
         out.print(
-            f"[bold]{loaded.suite.name}[/]: {len(plan.tasks)} tasks × "
+            f"[bold]{terminal(loaded.suite.name)}[/]: {len(plan.tasks)} tasks × "
             f"{len(loaded.suite.arms)} arms × {plan.repeats} repeats = "
             f"{len(plan.schedule)} runs, order {plan.order}, seed {plan.seed}"
         )
@@ -164,11 +173,16 @@ def plan_command(
                 else f"{task.source.dir} (directory)"
             )
             tasks.add_row(
-                task.id,
-                source,
-                f"{task_plan.timeout_seconds:g}",
-                task.acceptance,
-                ", ".join(task_plan.protected) or "—",
+                *map(
+                    terminal,
+                    (
+                        task.id,
+                        source,
+                        f"{task_plan.timeout_seconds:g}",
+                        task.acceptance,
+                        ", ".join(task_plan.protected) or "—",
+                    ),
+                )
             )
         out.print(tasks)
         render_differences(plan, out)
@@ -176,7 +190,9 @@ def plan_command(
         for column in ("#", "task", "arm", "repeat"):
             schedule.add_column(column)
         for unit in plan.schedule[:MAX_SHOWN_SCHEDULE]:
-            schedule.add_row(str(unit.position), unit.task_id, unit.arm, str(unit.repeat))
+            schedule.add_row(
+                str(unit.position), terminal(unit.task_id), terminal(unit.arm), str(unit.repeat)
+            )
         out.print(schedule)
         hidden = len(plan.schedule) - MAX_SHOWN_SCHEDULE
         if hidden > 0:
@@ -202,18 +218,20 @@ def _progress(harness: Harness) -> Any:
         nonlocal done
         done += 1
         if record.infra_failure:
-            outcome = f"[red]infra failure ({record.infra_failure_kind})[/]"
+            outcome = f"[red]infra failure ({terminal(record.infra_failure_kind)})[/]"
         elif record.timed_out:
             outcome = "[red]timed out[/]"
         else:
             outcome = "[green]success[/]" if record.success else "[yellow]failure[/]"
         flagged = (
-            f", [red]protected paths modified: {', '.join(record.protected_paths_modified)}[/]"
+            f", [red]protected paths modified: "
+            f"{terminal(', '.join(record.protected_paths_modified))}[/]"
             if record.protected_paths_modified
             else ""
         )
         error_console.print(
-            f"[{done}/{harness.pending_count}] {record.task_id} {record.arm} "
+            f"[{done}/{harness.pending_count}] {terminal(record.task_id)} "
+            f"{terminal(record.arm)} "
             f"r{record.repeat}: {outcome} {record.duration_seconds:.1f} s{flagged}",
             soft_wrap=True,
         )
@@ -222,17 +240,17 @@ def _progress(harness: Harness) -> Any:
 
 
 def render_result(result: RunResult, out: Console) -> None:
-    table = Table(title=f"Runs in {result.records_path}", title_justify="left")
+    table = Table(title=f"Runs in {terminal(result.records_path)}", title_justify="left")
     for column in ("arm", "runs", "successes", "timed out", "infra failures", "protected edits"):
         table.add_column(column)
     for arm, tally in result.arms.items():
         infra = ", ".join(f"{k}: {v}" for k, v in tally.infra_failures.items()) or "0"
         table.add_row(
-            arm,
+            terminal(arm),
             str(tally.runs),
             str(tally.successes),
             str(tally.timed_out),
-            infra,
+            terminal(infra),
             str(tally.protected_paths_modified),
         )
     out.print(table)
@@ -243,9 +261,41 @@ def render_result(result: RunResult, out: Console) -> None:
             f"({killed} process(es) ended); they ran again",
             soft_wrap=True,
         )
+    if result.infra_retries:
+        out.print(
+            f"[yellow]{len(result.infra_retries)} trial(s) lost with their node were run "
+            "again (each recorded once):[/]",
+            soft_wrap=True,
+        )
+        for retry in result.infra_retries:
+            out.print(
+                f"  {retry.task_id} {retry.arm} r{retry.repeat} (attempt {retry.attempt}): "
+                f"{retry.error}",
+                markup=False,
+                soft_wrap=True,
+            )
     out.print(f"ran {result.ran}, already recorded {result.skipped}, scheduled {result.scheduled}")
     for problem in result.record_errors[:20]:
-        out.print(f"[red]{problem}[/]", markup=True, soft_wrap=True)
+        out.print(f"[red]{terminal(problem)}[/]", soft_wrap=True)
+
+
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+def _size(option: str, text: str | None) -> int | None:
+    """Bytes of a size like 512M, 4G or 4GiB (binary units); None when not given."""
+    if text is None:
+        return None
+    value = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = value[-1:] if value[-1:] in _UNITS else ""
+    number = value[: len(value) - len(unit)]
+    try:
+        amount = float(number)
+    except ValueError:
+        amount = -1.0
+    if amount <= 0:
+        raise click.BadParameter(f"{text!r}: not a size like 512M or 4G", param_hint=option)
+    return int(amount * _UNITS[unit])
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -278,7 +328,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 @click.option("--keep-workspaces", is_flag=True, help="Keep trial directories after each run.")
 @click.option(
     "--kill-grace",
-    type=click.FloatRange(min=0),
+    type=FiniteFloatRange(min=0),
     default=5.0,
     show_default=True,
     help="Seconds between SIGTERM and SIGKILL when a time limit is hit.",
@@ -294,6 +344,39 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     help="agent: the agent's own reported duration when it gives one; harness: wall clock.",
 )
 @click.option("--force", is_flag=True, help="Add to an output directory of a changed suite.")
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: trials in threads of this process; ray: one Ray task per trial, on the "
+    "cluster --ray-address names (see README, Scale out).",
+)
+@click.option(
+    "--ray-address",
+    metavar="HOST:PORT",
+    help="With --executor ray: the cluster's address (default: $RAY_ADDRESS, else a new "
+    "Ray instance on this machine).",
+)
+@click.option(
+    "--cpus-per-trial",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="With --executor ray: CPUs each trial reserves on its node.",
+)
+@click.option(
+    "--memory-per-trial",
+    metavar="SIZE",
+    help="With --executor ray: memory each trial reserves on its node (e.g. 4G, 512M).",
+)
+@click.option(
+    "--infra-retries",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="With --executor ray: how often a trial lost with its node is run again.",
+)
 @click.option(
     "--collect-analyze",
     is_flag=True,
@@ -317,6 +400,11 @@ def run_command(
     retry_infra: bool,
     duration_from: str,
     force: bool,
+    executor: str,
+    ray_address: str | None,
+    cpus_per_trial: float,
+    memory_per_trial: str | None,
+    infra_retries: int,
     collect_analyze: bool,
     html_dir: Path | None,
     as_json: bool,
@@ -330,6 +418,12 @@ def run_command(
     page, with every difference between arms, to the site in DIR.
     """
     plan = _plan(suite, agent, profile, repeats, seed, order)
+    ray_options = RayOptions(
+        address=ray_address,
+        cpus_per_trial=cpus_per_trial,
+        memory_per_trial=_size("--memory-per-trial", memory_per_trial),
+        infra_retries=infra_retries,
+    )
     options = RunOptions(
         output=Path(output),
         concurrency=concurrency,
@@ -340,6 +434,8 @@ def run_command(
         retry_infra=retry_infra,
         duration_from="harness" if duration_from == "harness" else "agent",
         force=force,
+        executor="ray" if executor == "ray" else "local",
+        ray=ray_options,
     )
     if not as_json:
         render_differences(plan, console)
@@ -378,9 +474,15 @@ def run_command(
             from plumbline.compare.render import render_terminal
 
             render_terminal(report, out)
-            out.print(f"analysis: {result.output / COMPARE_JSON}, {result.output / COMPARE_MD}")
+            out.print(
+                f"analysis: {terminal(result.output / COMPARE_JSON)}, "
+                f"{terminal(result.output / COMPARE_MD)}"
+            )
         if index is not None:
-            out.print(f"HTML site written to {html_dir}: open {site_url(index)}", soft_wrap=True)
+            out.print(
+                f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
+                soft_wrap=True,
+            )
 
     emit(document, as_json, render)
 
@@ -395,7 +497,7 @@ def _analyze(plan: Plan, result: RunResult) -> Any:
     try:
         report = compare_runs(table, control=plan.loaded.suite.control)
     except CompareError as error:
-        error_console.print(f"[red]compare[/]: {error}", soft_wrap=True)
+        error_console.print(f"[red]compare[/]: {terminal(error)}", soft_wrap=True)
         return None
     write_atomic(result.output / COMPARE_JSON, dumps(report) + "\n")
     write_atomic(result.output / COMPARE_MD, render_markdown(report) + differences_markdown(plan))
@@ -430,10 +532,11 @@ def differences_markdown(plan: Plan) -> str:
     if not differences["rows"]:
         lines.append("The arms do not differ in anything the suite sets.")
     else:
-        lines.append("| field | " + " | ".join(arms) + " |")
+        lines.append("| field | " + " | ".join(map(markdown, arms)) + " |")
         lines.append("|---" * (len(arms) + 1) + "|")
         for row in differences["rows"]:
-            cells = [row["values"][a].replace("\n", "<br>").replace("|", "\\|") for a in arms]
-            lines.append(f"| {row['field']} | " + " | ".join(cells) + " |")
+            # one escaped line per line of the value, joined by our own line breaks
+            cells = ["<br>".join(map(markdown, row["values"][a].split("\n"))) for a in arms]
+            lines.append(f"| {markdown(row['field'])} | " + " | ".join(cells) + " |")
     lines += ["", differences["identical"], ""]
     return "\n".join(lines)

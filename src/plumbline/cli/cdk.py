@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -12,12 +13,41 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from plumbline.cli.output import emit, error_console, json_option
+from plumbline.cli.output import FiniteFloatRange, emit, error_console, json_option
+from plumbline.report.escape import terminal, visible_controls
 
 OUTCOME_STYLE = {
     "passed": "bold green",
     "infra_error": "bold yellow",
 }
+
+
+def cdk_executor_options(function: Any) -> Any:
+    """`--cdk-executor local|ray` and `--ray-address` (for `cdk check` and `run`)."""
+    function = click.option(
+        "--ray-address",
+        metavar="HOST:PORT",
+        help="With --cdk-executor ray: the Ray cluster (default: $RAY_ADDRESS, else a new "
+        "local Ray instance).",
+    )(function)
+    return click.option(
+        "--cdk-executor",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where CDK apps are synthesized: sandboxes on this machine, or Ray actors on a "
+        "cluster, each with its own warm sandbox pool (see README, Scale out).",
+    )(function)
+
+
+def use_cdk_executor(kind: str, address: str | None) -> None:
+    """Send the synth jobs of the `cdk_verify` scorers this command creates to `kind` (ray:
+    the cluster at `address`) until the command ends."""
+    if kind != "ray":
+        return
+    from plumbline.cdk.scorer import CdkExecutor, use_executor
+
+    click.get_current_context().with_resource(use_executor(CdkExecutor("ray", address)))
 
 
 @click.group()
@@ -48,7 +78,13 @@ def _read_as(path: Path, text: str, mode: str) -> str:
     show_default=True,
     help="Read FILE as a model response (extract the app) or as the app's Python source.",
 )
-@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per app.")
+@click.option(
+    "--timeout",
+    type=FiniteFloatRange(min=0, min_open=True, max=3600),
+    default=60.0,
+    show_default=True,
+    help="Seconds per app.",
+)
 @click.option(
     "--fail-on",
     multiple=True,
@@ -68,6 +104,7 @@ def _read_as(path: Path, text: str, mode: str) -> str:
     help="Run the app directly on this host when bubblewrap is unavailable. Model-written "
     "code can then read your files and environment: only for code you trust.",
 )
+@cdk_executor_options
 @json_option
 def check(
     file: Path,
@@ -77,6 +114,8 @@ def check(
     no_lint: bool,
     builtin_validation: bool,
     unsafe_no_sandbox: bool,
+    cdk_executor: str,
+    ray_address: str | None,
     as_json: bool,
 ) -> None:
     """Synthesize FILE (a model response or an app.py) and print the outcome, files and log.
@@ -86,7 +125,9 @@ def check(
     # Imported here so that `plumbline --help` does not load the CDK machinery.
     from plumbline.cdk.extract import extract_app, extract_from_source
     from plumbline.cdk.outcomes import SynthReport
-    from plumbline.cdk.synth import CdkSynthesizer, SynthOptions, build_job
+    from plumbline.cdk.scorer import CdkExecutor, make_synthesizer
+    from plumbline.cdk.synth import SynthOptions, build_job
+    from plumbline.cluster.connect import ClusterError
     from plumbline.sandbox import ResourceLimits, SandboxUnavailable
 
     text = file.read_text(encoding="utf-8", errors="replace")
@@ -105,24 +146,28 @@ def check(
     if isinstance(unrunnable, SynthReport):
         report = unrunnable  # nothing to run: no sandbox needed to say why
     else:
+        executor = CdkExecutor("ray" if cdk_executor == "ray" else "local", ray_address, 1)
         try:
-            with CdkSynthesizer(options) as synthesizer:
+            synthesizer = make_synthesizer(options, executor)
+            try:
                 report = synthesizer.check_app(app)
-        except SandboxUnavailable as error:
-            error_console.print(f"[bold red]error:[/] {error}")
+            finally:
+                synthesizer.close()
+        except (SandboxUnavailable, ClusterError) as error:
+            error_console.print(f"[bold red]error:[/] {terminal(error)}")
             sys.exit(3)
     result = {"file": str(file), "read_as": read_as, **report.to_dict()}
 
     def render(console: Console) -> None:
         style = OUTCOME_STYLE.get(report.outcome.value, "bold red")
-        console.print(f"[{style}]{report.outcome.value}[/]  {report.reason}")
+        console.print(f"[{style}]{report.outcome.value}[/]  {terminal(report.reason)}")
         summary = Table.grid(padding=(0, 2))
         summary.add_row("read as", read_as)
-        summary.add_row("entry point", report.entry or "-")
-        summary.add_row("exception", report.exception_type or "-")
+        summary.add_row("entry point", terminal(report.entry or "-"))
+        summary.add_row("exception", terminal(report.exception_type or "-"))
         count = "-" if report.resource_count is None else str(report.resource_count)
         summary.add_row("resources", count)
-        summary.add_row("templates", ", ".join(report.templates) or "-")
+        summary.add_row("templates", terminal(", ".join(report.templates) or "-"))
         counts = report.lint_counts
         summary.add_row(
             "cfn-lint",
@@ -132,25 +177,26 @@ def check(
         summary.add_row("engine", f"{report.engine}, {report.seconds:.2f} s")
         console.print(summary)
         for note in report.notes:
-            console.print(f"[dim]note:[/] {note}")
+            console.print(f"[dim]note:[/] {terminal(note)}")
         for name, source in report.files.items():
             lexer = "json" if name.endswith(".json") else "python"
-            console.print(Panel(Syntax(source, lexer, line_numbers=True), title=name))
+            code = Syntax(visible_controls(source), lexer, line_numbers=True)
+            console.print(Panel(code, title=terminal(name)))
         if report.lint:
             table = Table("rule", "severity", "template", "line", "message", title="cfn-lint")
             for finding in report.lint:
                 table.add_row(
-                    finding.rule,
-                    finding.severity,
-                    finding.template,
+                    terminal(finding.rule),
+                    terminal(finding.severity),
+                    terminal(finding.template),
                     "" if finding.line is None else str(finding.line),
-                    finding.message,
+                    terminal(finding.message),
                 )
             console.print(table)
         if report.stderr_head:
-            console.print(Panel(report.stderr_head, title="first lines of stderr"))
+            console.print(Panel(terminal(report.stderr_head), title="first lines of stderr"))
         if report.log.strip():
-            console.print(Panel(report.log.rstrip(), title="log"))
+            console.print(Panel(terminal(report.log.rstrip()), title="log"))
 
     emit(result, as_json, render)
     if report.outcome.value == "infra_error":

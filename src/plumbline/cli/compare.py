@@ -8,14 +8,22 @@ from typing import TYPE_CHECKING
 
 import click
 
-from plumbline.cli.output import console, dumps, error_console, progress_bar
+from plumbline.cli.output import (
+    SEED,
+    FiniteFloatRange,
+    console,
+    dumps,
+    error_console,
+    progress_bar,
+)
 from plumbline.cli.report import announce_html, html_option
-from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
+from plumbline.compare.analysis import CompareError, CompareReport, CompareSettings, compare_runs
 from plumbline.compare.decision import Margins
-from plumbline.compare.render import render_markdown, render_terminal
+from plumbline.compare.render import fmt, render_markdown, render_terminal
 from plumbline.limits import MAX_RESAMPLES
 from plumbline.records.io import InvalidRecordError, write_atomic
 from plumbline.records.run_record import read_run_records
+from plumbline.report.escape import terminal
 
 if TYPE_CHECKING:
     pass
@@ -70,10 +78,10 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     show_default=True,
     help=f"Bootstrap resamples (tasks, then repeats within task; at most {MAX_RESAMPLES:,}).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
 @click.option(
     "--level",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     default=0.95,
     show_default=True,
     help="Confidence level of the intervals.",
@@ -89,6 +97,12 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     help="Write the analysis as JSON to PATH, or print it on stdout when no PATH is given.",
 )
 @click.option("--markdown", "markdown_path", metavar="PATH", help="Write a Markdown report.")
+@click.option(
+    "--parquet",
+    "parquet_path",
+    metavar="PATH",
+    help="Write one row per run record as Parquet (Inspect samples_df column names added).",
+)
 @html_option
 @click.option(
     "--fail-unless",
@@ -107,6 +121,7 @@ def compare(
     strict: bool,
     json_path: str | None,
     markdown_path: str | None,
+    parquet_path: str | None,
     html_dir: Path | None,
     fail_unless: str | None,
 ) -> None:
@@ -124,7 +139,9 @@ def compare(
             else ""
         )
         raise click.UsageError(f"give at least one run record file{hint}")
-    outputs = {Path(p).resolve() for p in (json_path, markdown_path) if p and p != "-"}
+    outputs = {
+        Path(p).resolve() for p in (json_path, markdown_path, parquet_path) if p and p != "-"
+    }
     for path in records:
         if Path(path).resolve() in outputs:
             raise click.UsageError(f"{path} is both an input and an output")
@@ -135,7 +152,7 @@ def compare(
     except InvalidRecordError as error:
         raise InputError(str(error)) from None
     for problem in table.errors[:MAX_SHOWN_ERRORS]:
-        error_console.print(str(problem), markup=False, soft_wrap=True)
+        error_console.print(terminal(problem), soft_wrap=True)
     if len(table.errors) > MAX_SHOWN_ERRORS:
         error_console.print(f"... and {len(table.errors) - MAX_SHOWN_ERRORS} more problems")
     settings = CompareSettings(
@@ -164,6 +181,10 @@ def compare(
         render_terminal(report, console)
     if markdown_path:
         write_atomic(markdown_path, render_markdown(report))
+    if parquet_path:
+        from plumbline.frames import runs_frame, write_parquet
+
+        write_parquet(runs_frame(table.frame), parquet_path)
     if html_dir is not None:
         announce_html(
             "compare",
@@ -173,4 +194,27 @@ def compare(
             quiet=json_path == "-",
         )
     if fail_unless == "prefer-treatment" and not report.all_prefer_treatment():
+        for line in fail_unless_reasons(report):
+            click.echo(f"--fail-unless prefer-treatment: {line}", err=True)
         raise SystemExit(1)
+
+
+def fail_unless_reasons(report: CompareReport) -> list[str]:
+    """Why `--fail-unless prefer-treatment` fails: each comparison not preferring its
+    treatment, with the gates that did not hold for the treatment and their values."""
+    reasons: list[str] = []
+    for comparison in report.comparisons:
+        decision = comparison.decision
+        if decision.role == "treatment":
+            continue
+        failed = [
+            f"{gate.name} ({gate.criterion}: treatment {fmt(gate.treatment_value)}, "
+            f"control {fmt(gate.control_value)})"
+            for gate in decision.gates
+            if not gate.holds_for_treatment
+        ]
+        reasons.append(
+            f"{comparison.treatment} vs {comparison.control} decided {decision.decision!r}; "
+            f"failed gate{'s' if len(failed) != 1 else ''}: {'; '.join(failed) or 'none'}"
+        )
+    return reasons

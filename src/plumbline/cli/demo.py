@@ -1,7 +1,8 @@
 """`plumbline demo`: plumbline's three jobs on built-in data, offline, in a few minutes.
 
 Each step runs the same command a user would type, so the demo doubles as a tour: the SA Bench
-leaderboard from two scripted offline models, the statistics commands, an A/B decision on bundled
+leaderboard from two scripted offline models and one real offline model (`plumbline/smollm2`,
+which also probes and judges), the statistics commands, an A/B decision on bundled
 agent run records, and the CERT reliability metrics on bundled trial records. Every result is also
 written under `-o DIR`, and all three as one static HTML site under `DIR/site/`.
 """
@@ -19,9 +20,18 @@ from rich.rule import Rule
 
 from plumbline.cli.output import console
 from plumbline.cli.report import site_url
+from plumbline.report.escape import terminal
 
 #: Samples per SA Bench task in the demo: enough to show intervals, small enough for minutes.
 DEMO_LIMIT = 5
+#: The real model's share of the demo: it generates a few tokens a second on two cores.
+REAL_MODEL = "plumbline/smollm2"
+REAL_LIMIT = 2
+REAL_MAX_TOKENS = 32
+REAL_PROMPTS = (
+    "Name one AWS service for object storage.",
+    "What does Amazon SQS do? Answer in one sentence.",
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,8 @@ class DemoStep:
     title: str
     why: str
     args: tuple[str, ...]
+    # exit status 1 is a finding, not a failure (a weak judge fails its calibration)
+    findings_exit: bool = False
 
 
 def example_path(name: str) -> Path:
@@ -67,6 +79,66 @@ def demo_steps(output: Path) -> list[DemoStep]:
             ),
         ),
         DemoStep(
+            "A real model beside the scripted ones",
+            f"{REAL_MODEL} is SmolLM2-135M-Instruct, run in process on the CPU: weak, but real. "
+            f"It answers {REAL_LIMIT} samples of each task ({REAL_MAX_TOKENS} tokens at most); "
+            "the diagram task it cannot see is recorded as unsupported.",
+            (
+                "run",
+                "sa-bench",
+                "--model",
+                REAL_MODEL,
+                "--limit",
+                str(REAL_LIMIT),
+                "--max-tokens",
+                str(REAL_MAX_TOKENS),
+                "--timeout",
+                "300",
+                "--log-dir",
+                str(output / "logs-smollm2"),
+                "--output",
+                str(output / "leaderboard-smollm2.json"),
+                "--display",
+                "plain",
+            ),
+        ),
+        DemoStep(
+            "All three models on one leaderboard",
+            "The leaderboard is built from the logs of both runs; the real model's few samples "
+            "give it wide intervals.",
+            (
+                "leaderboard",
+                str(output / "logs"),
+                str(output / "logs-smollm2"),
+                "--output",
+                str(output / "leaderboard.json"),
+                "--markdown",
+                str(output / "leaderboard.md"),
+            ),
+        ),
+        DemoStep(
+            "Can the real model judge? (a few calibration items)",
+            "The LLM judge's calibration on 3 hand-scored items: a reply that is no verdict is "
+            "unscored, never a score.",
+            (
+                "judge",
+                "calibrate",
+                "--judge",
+                REAL_MODEL,
+                "--limit",
+                "3",
+                "--runs",
+                "1",
+                "--max-tokens",
+                "48",
+                "--max-concurrency",
+                "1",
+                "--output",
+                str(output / "judge-smollm2.json"),
+            ),
+            findings_exit=True,
+        ),
+        DemoStep(
             "How sure is 42 out of 50?",
             "Every score needs its interval: Wilson is the default, exact and Wald for contrast.",
             ("interval", "--successes", "42", "--trials", "50"),
@@ -96,11 +168,35 @@ def demo_steps(output: Path) -> list[DemoStep]:
             ),
         ),
         DemoStep(
+            "Probing the real model: the same prompts, repeated",
+            f"{REAL_MODEL} answers each prompt 3 times (a seed per trial), journaled as trial "
+            "records.",
+            (
+                "probe",
+                "--model",
+                REAL_MODEL,
+                *(arg for prompt in REAL_PROMPTS for arg in ("--prompt", prompt)),
+                "--trials",
+                "3",
+                "--concurrency",
+                "1",
+                "--max-tokens",
+                "24",
+                "--timeout",
+                "120",
+                "--no-progress",
+                "-o",
+                str(output / "smollm2-trials.jsonl"),
+            ),
+        ),
+        DemoStep(
             "Can I rely on these models? (seed 003: CERT metrics with intervals)",
-            "Bundled trial records from three models probed against a local OpenAI-style server.",
+            "Bundled trial records from three models probed against a local OpenAI-style server, "
+            "and the real model's probe.",
             (
                 "reliability",
                 trials,
+                str(output / "smollm2-trials.jsonl"),
                 "--json",
                 str(output / "reliability.json"),
                 "--markdown",
@@ -119,6 +215,8 @@ def demo_steps(output: Path) -> list[DemoStep]:
                 runs,
                 str(output / "reliability.json"),
                 trials,
+                str(output / "smollm2-trials.jsonl"),
+                str(output / "logs-smollm2"),
                 "-o",
                 str(output / "site"),
             ),
@@ -145,10 +243,15 @@ def demo(output: Path) -> None:
         if step.title:
             console.print(Rule(step.title))
             console.print(f"[dim]{step.why}[/dim]")
-        console.print(f"[bold]$ plumbline {shlex.join(step.args)}[/bold]")
-        main.main(list(step.args), prog_name="plumbline", standalone_mode=False)
+        console.print(f"[bold]$ plumbline {terminal(shlex.join(step.args))}[/bold]")
+        try:
+            main.main(list(step.args), prog_name="plumbline", standalone_mode=False)
+        except SystemExit as stop:
+            if not (step.findings_exit and stop.code == 1):
+                raise
     console.print(Rule())
     console.print(
-        f"Demo finished in {time.monotonic() - started:.0f} s. Results: {output.resolve()}"
+        f"Demo finished in {time.monotonic() - started:.0f} s. Results: "
+        f"{terminal(output.resolve())}"
     )
-    console.print(f"Open {site_url(output / 'site' / 'index.html')}", soft_wrap=True)
+    console.print(f"Open {terminal(site_url(output / 'site' / 'index.html'))}", soft_wrap=True)

@@ -6,15 +6,15 @@ import asyncio
 import math
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from plumbline.cli.output import dumps, emit, json_option
+from plumbline.cli.output import SEED, dumps, emit, json_option, parse_model_args
 from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
 from plumbline.records.io import write_atomic
+from plumbline.report.escape import terminal
 
 
 @click.group()
@@ -22,14 +22,9 @@ def judge() -> None:
     """LLM-judge tools for the architecture_design category."""
 
 
-def _parse_model_args(values: tuple[str, ...]) -> dict[str, Any]:
-    args: dict[str, Any] = {}
-    for value in values:
-        key, sep, raw = value.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{value!r}: use KEY=VALUE", param_hint="-M/--model-arg")
-        args[key] = raw
-    return args
+def _adversarial_mark(fooled: bool | None) -> str:
+    """FOOLED for an adversarial item scored high; UNSCORED when the judge never scored it."""
+    return " UNSCORED" if fooled is None else " FOOLED" if fooled else ""
 
 
 def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
@@ -59,20 +54,36 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     help="Calibration set JSONL (default: the packaged set).",
 )
 @click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help="Grade a seeded subset of this many items (adversarial items kept first), "
+    "for a quick look with a slow judge.",
+)
+@click.option(
     "--rubric",
     "rubric_version",
     default="v1",
     show_default=True,
     help="Rubric version shown to the judge.",
 )
-@click.option("--seed", default=42, show_default=True, help="Generation seed (temperature is 0).")
+@click.option(
+    "--seed", default=42, show_default=True, type=SEED, help="Generation seed (temperature is 0)."
+)
 @click.option(
     "-M",
     "--model-arg",
     "model_args",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Extra model argument passed to every judge (Inspect model_args).",
+    help="Extra model argument passed to every judge (Inspect model_args); VALUE is read as "
+    "JSON where it parses (`-M do_sample=false` is False).",
+)
+@click.option(
+    "--max-tokens",
+    default=512,
+    show_default=True,
+    type=click.IntRange(min=16),
+    help="Most tokens per verdict; a reply cut off there is unscored.",
 )
 @click.option(
     "--max-concurrency",
@@ -91,9 +102,11 @@ def calibrate(
     judge_models: tuple[str, ...],
     runs: int,
     calibration_set: Path | None,
+    limit: int | None,
     rubric_version: str,
     seed: int,
     model_args: tuple[str, ...],
+    max_tokens: int,
     max_concurrency: int,
     output: Path | None,
     as_json: bool,
@@ -115,6 +128,7 @@ def calibrate(
         calibrate as run_calibration,
     )
     from plumbline.suites.sa_bench.scorers.calibration import (
+        calibration_subset,
         heuristic_baseline,
         load_calibration,
     )
@@ -123,11 +137,13 @@ def calibrate(
     try:
         items = load_calibration(calibration_set)
         load_rubric(rubric_version)
+        if limit is not None:
+            items = calibration_subset(items, limit, seed)
     except ValueError as error:
         # plain echo: a `file:line:` location must never be wrapped across lines
         click.echo(f"error: {error}", err=True)
         sys.exit(2)
-    extra = _parse_model_args(model_args)
+    extra = parse_model_args(model_args)
     models = [get_model(name, memoize=False, **extra) for name in judge_models]
     report = asyncio.run(
         run_calibration(
@@ -138,6 +154,7 @@ def calibrate(
             rubric_version=rubric_version,
             max_concurrency=max_concurrency,
             names=list(judge_models),
+            max_tokens=max_tokens,
         )
     )
     result = {**report.to_dict(), "heuristic_baseline": heuristic_baseline(items).to_dict()}
@@ -148,8 +165,8 @@ def calibrate(
         for calibration in [*report.judges, *([report.mean_judge] if report.mean_judge else [])]:
             verdict = "[green]PASS[/green]" if calibration.passed else "[red]FAIL[/red]"
             table = Table(
-                title=f"{calibration.judge}: {calibration.items} items × {calibration.runs} runs "
-                f"— {verdict}",
+                title=f"{terminal(calibration.judge)}: {calibration.items} items × "
+                f"{calibration.runs} runs — {verdict}",
                 title_justify="left",
             )
             for column in ("dimension", "MAE", "within ±0.15", "Spearman", "run spread"):
@@ -164,16 +181,16 @@ def calibrate(
                 )
             console.print(table)
             adversarial = ", ".join(
-                f"{a['id']} {a['tier']} {_fmt(a['judged'])}{' FOOLED' if a['fooled'] else ''}"
+                f"{a['id']} {a['tier']} {_fmt(a['judged'])}{_adversarial_mark(a['fooled'])}"
                 for a in calibration.adversarial
             )
-            console.print(f"  adversarial (hand ≈ 0): {adversarial}")
+            console.print(f"  adversarial (hand ≈ 0): {terminal(adversarial)}")
             console.print(f"  unscored verdicts: {calibration.unscored}")
             for failure in calibration.failures:
-                console.print(f"  [red]✗[/red] {failure}")
+                console.print(f"  [red]✗[/red] {terminal(failure)}")
         if report.agreement:
             alphas = ", ".join(f"{k} {_fmt(v)}" for k, v in report.agreement.items())
-            console.print(f"Krippendorff's alpha between judges (interval): {alphas}")
+            console.print(f"Krippendorff's alpha between judges (interval): {terminal(alphas)}")
         base = result["heuristic_baseline"]["dimensions"]
         console.print(
             "heuristic scorer on the same set (for reference, not gated): Spearman "

@@ -9,8 +9,10 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from plumbline.cli.output import emit, error_console, json_option
+from plumbline.cli.output import FiniteFloatRange, emit, error_console, json_option
 from plumbline.cli.report import html_option, site_url, write_html
+from plumbline.records.inspect_logs import is_remote
+from plumbline.report.escape import terminal
 
 BUILD = "build"
 
@@ -43,19 +45,20 @@ def leaderboard() -> None:
     """Weighted multi-category leaderboards from Inspect logs, with intervals and tie groups.
 
     \b
-      plumbline leaderboard LOGDIR [--suite sa-bench|PATH] [-o leaderboard.json] [--csv F]
-                                   [--markdown F] [--errors zero|exclude] [--json]
+      plumbline leaderboard LOGDIR|s3://bucket/logs [--suite sa-bench|PATH] [-o board.json]
+                                   [--csv F] [--markdown F] [--parquet F]
+                                   [--errors zero|exclude] [--json]
       plumbline leaderboard check NEW.json --against PUBLISHED.json [--tolerance 0.05]
     """
 
 
 def _fail(message: str) -> None:
-    error_console.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    error_console.print(f"[red]error:[/red] {terminal(message)}", highlight=False)
     raise SystemExit(2)
 
 
 @leaderboard.command(BUILD)
-@click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("logs", nargs=-1, required=True)
 @click.option(
     "--suite",
     default="sa-bench",
@@ -80,6 +83,13 @@ def _fail(message: str) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write a Markdown page.",
 )
+@click.option(
+    "--parquet",
+    "parquet_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write one row per sample × epoch × category as Parquet (Inspect samples_df "
+    "column names where they overlap).",
+)
 @errors_option
 @click.option(
     "--run-id",
@@ -93,20 +103,24 @@ def _fail(message: str) -> None:
 @html_option
 @json_option
 def build(
-    logs: tuple[Path, ...],
+    logs: tuple[str, ...],
     suite: str,
     output: Path | None,
     csv_path: Path | None,
     markdown_path: Path | None,
+    parquet_path: Path | None,
     errors: str,
     run_id: str | None,
     strict: bool,
     html_dir: Path | None,
     as_json: bool,
 ) -> None:
-    """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively).
+    """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively):
+    local files and directories, or remote log directories such as s3://bucket/logs.
 
-    Exits 1 when no model could be scored (or, with --strict, when the input has problems).
+    Exits 1 when no model could be scored, when a category of the suite has no log at all (the
+    leaderboard is still written, with the problem in it), or, with --strict, when the input
+    has any problem.
     """
     from plumbline.leaderboard import (
         LeaderboardFileError,
@@ -149,28 +163,54 @@ def build(
         write_outputs(board, json_path=output, csv_path=csv_path, markdown_path=markdown_path)
     except LeaderboardFileError as error:
         _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
+    if parquet_path is not None:
+        from plumbline.frames import leaderboard_frame, write_parquet
+
+        write_parquet(leaderboard_frame(list(logs), resolved), parquet_path)
     if not board.models:
         error_console.print(
-            f"[yellow]no scorable logs found in {', '.join(str(p) for p in logs)}[/yellow]"
+            f"[yellow]no scorable logs found in {terminal(', '.join(str(p) for p in logs))}"
+            "[/yellow]"
         )
     document = board.to_dict()
     index = None
     if html_dir is not None:
         name = output.stem if output is not None else "leaderboard"
-        index = write_html("leaderboard", name, document, list(logs), html_dir).index
+        local = [Path(log) for log in logs if not is_remote(log)]
+        index = write_html("leaderboard", name, document, local, html_dir).index
 
     def render(console: Console) -> None:
         render_terminal(board, console)
-        for label, path in (("JSON", output), ("CSV", csv_path), ("Markdown", markdown_path)):
+        for label, path in (
+            ("JSON", output),
+            ("CSV", csv_path),
+            ("Markdown", markdown_path),
+            ("Parquet", parquet_path),
+        ):
             if path is not None:
-                console.print(f"{label} written to {path}")
+                console.print(f"{label} written to {terminal(path)}")
         if index is not None:
             console.print(
-                f"HTML site written to {html_dir}: open {site_url(index)}", soft_wrap=True
+                f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
+                soft_wrap=True,
             )
 
     emit(document, as_json, render)
-    if not board.models or (strict and board.problems):
+    empty = [p.category for p in board.problems if p.kind == "category_empty" and p.category]
+    if empty and board.models:
+        error_console.print(
+            f"[yellow]incomplete leaderboard: no log feeds {', '.join(map(repr, empty))} "
+            f"of suite {board.suite.name!r}; those categories count 0 for every model "
+            "(exit 1)[/yellow]",
+            soft_wrap=True,
+        )
+    if board.failed:
+        error_console.print(
+            "[yellow]failed (not ranked, not one sample scored): "
+            f"{', '.join(entry.model for entry in board.failed)}[/yellow]",
+            soft_wrap=True,
+        )
+    if not board.models or empty or (strict and board.problems):
         raise SystemExit(1)
 
 
@@ -185,15 +225,18 @@ def build(
 )
 @click.option(
     "--tolerance",
-    type=click.FloatRange(min=0, max=1),
+    type=FiniteFloatRange(min=0, max=1),
     default=0.05,
     show_default=True,
     help="Largest allowed |new − published| overall, in score units (0.05 = 5 points).",
 )
 @json_option
 def check(new: Path, published: Path, tolerance: float, as_json: bool) -> None:
-    """Is NEW a reproduction of PUBLISHED? Exit 0 when every shared model's overall is within
-    the tolerance (the seed's ±5 points), 1 otherwise, 2 when a file cannot be read."""
+    """Is NEW a reproduction of PUBLISHED? Both files are validated (and a file whose overall
+    disagrees with its own weights is named, model by model); every shared model is compared
+    overall and category by category. Exit 0 when every shared model's overall is within the
+    tolerance (the seed's ±5 points) and NEW is a valid leaderboard, 1 otherwise, 2 when a file
+    cannot be read."""
     from plumbline.leaderboard import (
         LeaderboardFileError,
         check_reproducibility,

@@ -18,8 +18,26 @@ from plumbline.progress import ProgressCallback
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-console = Console(highlight=False)
-error_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, emoji=False)
+error_console = Console(stderr=True, highlight=False, emoji=False)
+
+
+class FiniteFloatRange(click.FloatRange):
+    """A float option that must be a finite number (click's FloatRange lets NaN through)."""
+
+    name = "float range"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+#: A random seed: a non-negative integer (numpy's generators refuse negative ones).
+SEED = click.IntRange(min=0, max=2**63 - 1)
+#: Any finite number (NaN and infinities refused).
+FINITE = FiniteFloatRange()
 
 
 def json_option(function: F) -> F:
@@ -27,6 +45,25 @@ def json_option(function: F) -> F:
     return click.option(
         "--json", "as_json", is_flag=True, help="Print the result as JSON instead of a table."
     )(function)
+
+
+def parse_model_args(values: tuple[str, ...]) -> dict[str, Any]:
+    """`-M KEY=VALUE` options as model arguments, each VALUE read as JSON where it parses.
+
+    `-M do_sample=false` is the boolean False and `-M threads=2` the integer 2, as in Inspect's
+    own `-M`; a VALUE that is not JSON (`-M device=cpu`) stays a string. Every command that
+    takes `-M` (run, probe, judge) reads it here, so the same flag means the same everywhere.
+    """
+    parsed: dict[str, Any] = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint="-M")
+        try:
+            parsed[key] = json.loads(raw)
+        except ValueError:
+            parsed[key] = raw
+    return parsed
 
 
 def to_jsonable(value: Any) -> Any:

@@ -12,6 +12,7 @@ from plumbline.cli.output import emit, error_console, json_option
 from plumbline.records.adapters import Conversion, RunContext, load_outcomes
 from plumbline.records.io import InvalidRecordError, write_atomic
 from plumbline.records.run_record import REQUIRED_FIELDS, RunRecord, read_run_records
+from plumbline.report.escape import terminal
 
 SOURCES = ("claude-code", "opencode", "inspect")
 _SUFFIXES = {
@@ -60,7 +61,7 @@ def record_line(record: RunRecord) -> str:
 
 def report_errors(errors: list[Any]) -> None:
     for error in errors[:MAX_SHOWN_ERRORS]:
-        error_console.print(str(error), markup=False, soft_wrap=True)
+        error_console.print(terminal(error), soft_wrap=True)
     if len(errors) > MAX_SHOWN_ERRORS:
         error_console.print(f"... and {len(errors) - MAX_SHOWN_ERRORS} more problems")
 
@@ -152,7 +153,7 @@ def convert(
             summary,
             as_json,
             lambda console: console.print(
-                f"wrote {len(conversion.records)} run records to {output}"
+                f"wrote {len(conversion.records)} run records to {terminal(output)}"
                 + (f"; {invalid} invalid (listed above)" if invalid else "")
             ),
         )
@@ -209,7 +210,7 @@ def validate(files: tuple[str, ...], strict: bool, as_json: bool) -> None:
 
     def render(console: Any) -> None:
         for error in table.errors:
-            console.print(str(error), markup=False, soft_wrap=True)
+            console.print(terminal(error), soft_wrap=True)
         console.print(
             f"{table.frame.height} valid and {table.invalid_records} invalid run records "
             f"in {len(files)} files"

@@ -18,11 +18,14 @@ from rich.progress import (
 )
 
 from plumbline.cli.output import (
+    SEED,
+    FiniteFloatRange,
     console,
     dumps,
     emit,
     error_console,
     json_option,
+    parse_model_args,
     progress_bar,
     stdout_for_json_only,
     to_jsonable,
@@ -31,22 +34,13 @@ from plumbline.cli.report import announce_html, html_option
 from plumbline.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
 from plumbline.records.io import write_atomic, write_json_atomic
 from plumbline.records.trial_record import TrialRecord
+from plumbline.redaction import secret_arguments
 from plumbline.reliability.errors import redact, secrets_from_environment
+from plumbline.report.escape import terminal
 
 
 def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
-    import json
-
-    parsed: list[tuple[str, Any]] = []
-    for value in values:
-        key, sep, raw = value.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint="-M")
-        try:
-            parsed.append((key, json.loads(raw)))
-        except ValueError:
-            parsed.append((key, raw))
-    return tuple(parsed)
+    return tuple(parse_model_args(values).items())
 
 
 @click.command()
@@ -75,13 +69,21 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
 @click.option(
     "--concurrency", default=8, show_default=True, type=click.IntRange(min=1, max=MAX_CONCURRENCY)
 )
-@click.option("--timeout", default=30.0, show_default=True, type=float, help="Seconds per call.")
-@click.option("--temperature", default=0.7, show_default=True, type=float)
+@click.option(
+    "--timeout",
+    default=30.0,
+    show_default=True,
+    type=FiniteFloatRange(min=0, min_open=True, max=604800),
+    help="Seconds per call.",
+)
+@click.option(
+    "--temperature", default=0.7, show_default=True, type=FiniteFloatRange(min=0, max=100)
+)
 @click.option(
     "--seed",
     default=42,
     show_default=True,
-    type=int,
+    type=SEED,
     help="Shuffles the call order; trial i is sent seed + i.",
 )
 @click.option("--max-tokens", default=1024, show_default=True, type=click.IntRange(min=1))
@@ -101,6 +103,13 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Trial journal (JSONL). Rerunning the same command resumes it.",
 )
+@click.option(
+    "--allow-config-change",
+    is_flag=True,
+    help="Add trials to a journal written with other generation settings (temperature, "
+    "seed, max tokens, timeout, retries, streaming, -M arguments); without it such a rerun "
+    "stops. reliability reports each configuration separately.",
+)
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar on stderr.")
 @json_option
 def probe(
@@ -117,6 +126,7 @@ def probe(
     stream: bool,
     model_args: tuple[str, ...],
     output: Path,
+    allow_config_change: bool,
     progress: bool,
     as_json: bool,
 ) -> None:
@@ -124,7 +134,9 @@ def probe(
 
     Calls are shuffled with the seed so that models share a time window, run with bounded
     concurrency, and are appended (and flushed) as they complete. Provider retries are off
-    unless --retries is given. Then run `plumbline reliability OUTPUT`.
+    unless --retries is given. One probe writes a journal at a time (OUTPUT.lock), and a
+    journal keeps one generation configuration unless --allow-config-change. Then run
+    `plumbline reliability OUTPUT`.
     """
     from plumbline.reliability.runner import (
         ProbeSettings,
@@ -159,7 +171,7 @@ def probe(
     except ValueError as error:
         raise click.UsageError(str(error)) from None
 
-    secrets = secrets_from_environment()
+    secrets = [*secrets_from_environment(), *secret_arguments(settings.model_args)]
     bar = Progress(
         TextColumn("[bold]probe"),
         BarColumn(),
@@ -186,10 +198,19 @@ def probe(
 
     try:
         with bar, stdout_for_json_only(as_json):
-            summary = asyncio.run(run_probe(settings, output, on_record=on_record, on_plan=on_plan))
+            summary = asyncio.run(
+                run_probe(
+                    settings,
+                    output,
+                    on_record=on_record,
+                    on_plan=on_plan,
+                    allow_config_change=allow_config_change,
+                )
+            )
     except KeyboardInterrupt:
         error_console.print(
-            f"interrupted: completed trials are in {output}; rerun the same command to resume"
+            f"interrupted: completed trials are in {terminal(output)}; rerun the same command "
+            "to resume"
         )
         sys.exit(130)
     except (RuntimeError, ValueError) as error:
@@ -197,7 +218,8 @@ def probe(
 
     def render(out: Any) -> None:
         out.print(
-            f"{summary.completed} trials run, {summary.already_done} already in {output} "
+            f"{summary.completed} trials run, {summary.already_done} already in "
+            f"{terminal(output)} "
             f"({summary.planned} planned) in {summary.elapsed_seconds:.1f} s "
             f"({summary.trials_per_second:.1f} trials/s)"
         )
@@ -206,13 +228,13 @@ def probe(
             out.print(f"failed trials by class: {counts}")
         if summary.config_mismatches:
             out.print(
-                f"warning: {summary.config_mismatches} trials already in {output} were sent with "
-                "a different generation config (temperature, seed, max tokens, timeout, "
-                "retries or streaming); use a new output file to compare configs"
+                f"note: {summary.config_mismatches} trials in {output} were sent with other "
+                "generation settings (--allow-config-change); reliability reports each "
+                "configuration separately"
             )
         if summary.duplicates_in_journal:
             out.print(f"warning: the journal holds {summary.duplicates_in_journal} duplicates")
-        out.print(f"next: plumbline reliability {output}")
+        out.print(f"next: plumbline reliability {terminal(output)}")
 
     emit(summary, as_json, render)
 
@@ -261,6 +283,12 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
     multiple=True,
     help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per quality point).",
 )
+@click.option(
+    "--parquet",
+    "parquet_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write one row per trial record as Parquet (Inspect samples_df column names added).",
+)
 @html_option
 @click.option("--embedding-model", default="all-MiniLM-L6-v2", show_default=True)
 @click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0))
@@ -275,6 +303,7 @@ def reliability(
     paths: tuple[Path, ...],
     json_path: str | None,
     markdown_path: Path | None,
+    parquet_path: Path | None,
     html_dir: Path | None,
     prices: tuple[str, ...],
     embedding_model: str,
@@ -293,7 +322,7 @@ def reliability(
     problems = [str(error) for error in result.errors]
     if not result.records:
         for problem in problems[:20]:
-            error_console.print(problem)
+            error_console.print(terminal(problem))
         raise click.ClickException("no valid trial records found")
     config = BenchmarkConfig(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
@@ -312,6 +341,10 @@ def reliability(
         raise click.ClickException(str(error)) from None
     if markdown_path is not None:
         write_atomic(markdown_path, render_markdown(report))
+    if parquet_path is not None:
+        from plumbline.frames import trials_frame, write_parquet
+
+        write_parquet(trials_frame(result.records), parquet_path)
     if json_path is not None and json_path != "-":
         write_json_atomic(json_path, to_jsonable(report))
     if json_path == "-":

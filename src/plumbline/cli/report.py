@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from plumbline.cli.output import console, emit, error_console, json_option
+from plumbline.report.escape import terminal, visible_controls
 
 if TYPE_CHECKING:
     from plumbline.report.site import Kind, SiteResult
@@ -50,11 +51,13 @@ def report(inputs: tuple[Path, ...], output: Path, as_json: bool) -> None:
 
     try:
         site_inputs = load_site_inputs(list(inputs))
+        result = write_site(site_inputs, output)
     except SiteInputError as error:
         for problem in error.problems:
-            error_console.print(Text("error: ", style="red") + Text(problem), soft_wrap=True)
+            error_console.print(
+                Text("error: ", style="red") + Text(visible_controls(problem)), soft_wrap=True
+            )
         raise SystemExit(2) from None
-    result = write_site(site_inputs, output)
     summary = {
         "index": str(result.index),
         "url": site_url(result.index),
@@ -68,8 +71,10 @@ def report(inputs: tuple[Path, ...], output: Path, as_json: bool) -> None:
 
     def render(console: Console) -> None:
         kinds = ", ".join(f"{item.kind} ({item.name})" for item in site_inputs)
-        console.print(f"Wrote {len(result.pages)} page(s) for {kinds} to {output}")
-        console.print(f"Open {site_url(result.index)}", soft_wrap=True)
+        console.print(
+            f"Wrote {len(result.pages)} page(s) for {terminal(kinds)} to {terminal(output)}"
+        )
+        console.print(f"Open {terminal(site_url(result.index))}", soft_wrap=True)
 
     emit(summary, as_json, render)
 
@@ -115,5 +120,5 @@ def announce_html(
     result = write_html(kind, report_name(kind, sources), document, sources, directory)
     page = result.pages[0] if result.pages else result.index
     (error_console if quiet else console).print(
-        f"HTML report: {page.resolve().as_uri()}", soft_wrap=True
+        f"HTML report: {terminal(page.resolve().as_uri())}", soft_wrap=True
     )

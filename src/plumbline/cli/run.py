@@ -11,6 +11,7 @@ written to `<log-dir>/leaderboard.json` (validated and written atomically).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,19 +23,31 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from plumbline.cli.cdk import cdk_executor_options, use_cdk_executor
 from plumbline.cli.leaderboard import errors_option
-from plumbline.cli.output import emit, error_console, json_option, stdout_for_json_only
+from plumbline.cli.output import (
+    SEED,
+    emit,
+    error_console,
+    json_option,
+    parse_model_args,
+    stdout_for_json_only,
+)
 from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
+from plumbline.report.escape import terminal, visible_controls
 
 DEFAULT_SEED = 42
+DEFAULT_MAX_RETRIES = 3
 DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
 
 
 def _fail(*messages: str) -> None:
     """Print each problem as one unwrapped `error:` line on stderr and exit 2."""
     for message in messages:
-        error_console.print(Text("error: ", style="red") + Text(message), soft_wrap=True)
+        error_console.print(
+            Text("error: ", style="red") + Text(visible_controls(message)), soft_wrap=True
+        )
     raise SystemExit(2)
 
 
@@ -81,10 +94,16 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     multiple=True,
     required=True,
     help="An Inspect model name (openai/..., anthropic/..., openrouter/..., "
-    "openai-api/<service>/..., mockllm/model). Repeat for several models.",
+    "openai-api/<service>/...; offline: scripted/oracle, scripted/weak). Repeat for several "
+    "models.",
 )
 @click.option("--epochs", type=click.IntRange(min=1, max=MAX_EPOCHS), default=1, show_default=True)
-@click.option("--limit", type=click.IntRange(min=1), help="A seeded subset of N samples per task.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help="Run N samples per task, the same N sample ids for every model (seeded by --seed, "
+    "chosen by id after the dataset loads).",
+)
 @click.option(
     "--log-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -105,11 +124,46 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     help="Concurrent model requests.",
 )
 @click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="Most tokens a model may generate per call (default: the provider's; Inspect's "
+    "providers often allow thousands, which a slow local model takes minutes to produce).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds one model call may take before it is abandoned (and retried, up to "
+    "--max-retries); a sample whose calls all time out is recorded as an error.",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_RETRIES,
+    show_default=True,
+    help="Retries of a failed model call before its sample is recorded as an error "
+    "(Inspect's own default retries without end).",
+)
+@click.option(
+    "--fail-on-error",
+    is_flag=True,
+    help="Stop a task at its first errored sample (the next run retries the task) instead of "
+    "recording the error and going on.",
+)
+@click.option(
     "--seed",
-    type=int,
+    type=SEED,
     default=DEFAULT_SEED,
     show_default=True,
     help="Seeds choice shuffling, --limit subsets and generation (where providers accept one).",
+)
+@click.option(
+    "-M",
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Model argument for every --model (Inspect model_args); VALUE is read as JSON where "
+    "it parses.",
 )
 @click.option(
     "--model-base-url", help="Base URL for the models (e.g. a local OpenAI-compatible server)."
@@ -137,6 +191,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     type=click.Choice(DISPLAYS),
     help="Inspect's progress display (default: Inspect's; none with --json).",
 )
+@cdk_executor_options
 @html_option
 @json_option
 def run(
@@ -147,13 +202,20 @@ def run(
     log_dir: Path,
     judges: tuple[str, ...],
     max_connections: int | None,
+    max_tokens: int | None,
+    timeout: float | None,
+    max_retries: int,
+    fail_on_error: bool,
     seed: int,
+    model_args: tuple[str, ...],
     model_base_url: str | None,
     output: Path | None,
     markdown_path: Path | None,
     errors: str,
     retry_attempts: int | None,
     display: str | None,
+    cdk_executor: str,
+    ray_address: str | None,
     html_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -179,8 +241,33 @@ def run(
     if problems:
         _fail(*problems)
 
-    tasks = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
-    options: dict[str, Any] = {"seed": seed, "log_dir_allow_dirty": True}
+    use_cdk_executor(cdk_executor, ray_address)
+    try:
+        prepared = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
+    except SuiteError as error:
+        _fail(*str(error).splitlines())
+        return
+    tasks = prepared.tasks
+    for key, reason in prepared.not_run.items():
+        error_console.print(
+            f"[yellow]category {key} is not run:[/yellow] {terminal(reason)}", markup=True
+        )
+    # By default a sample that errors (a model that cannot take its image, a call that failed
+    # its --max-retries) is recorded in its log and counted on the leaderboard; it does not fail
+    # its whole task, which eval_set would rerun from the start, up to --retry-attempts times
+    # (with a sample that always fails, that is the same failure over and over).
+    options: dict[str, Any] = {
+        "seed": seed,
+        "log_dir_allow_dirty": True,
+        "max_retries": max_retries,
+    }
+    if not fail_on_error:
+        options["fail_on_error"] = False
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
+    if timeout is not None:
+        options["attempt_timeout"] = math.ceil(timeout)
+        options["timeout"] = math.ceil(timeout) * (max_retries + 1)
     if max_connections is not None:
         options["max_connections"] = max_connections
     if retry_attempts is not None:
@@ -191,21 +278,26 @@ def run(
         options["display"] = "none"  # Inspect's display writes to stdout, which --json owns
     if model_base_url is not None:
         options["model_base_url"] = model_base_url
+    if model_args:
+        options["model_args"] = parse_model_args(model_args)
 
     from inspect_ai import eval_set
 
     log_dir.mkdir(parents=True, exist_ok=True)
-    with stdout_for_json_only(as_json):
-        success, logs = eval_set(
-            # Inspect resolves a mixed list element by element; its type hint lists only
-            # homogeneous lists.
-            cast(Any, tasks),
-            log_dir=str(log_dir),
-            model=list(models),
-            limit=limit,
-            epochs=epochs,
-            **options,
-        )
+    success: bool = True
+    logs: list[Any] = []
+    if tasks:
+        with stdout_for_json_only(as_json):
+            success, logs = eval_set(
+                # Inspect resolves a mixed list element by element; its type hint lists only
+                # homogeneous lists.
+                cast(Any, tasks),
+                log_dir=str(log_dir),
+                model=list(models),
+                # --limit is applied by sample id in make_tasks, never as "the first N loaded".
+                epochs=epochs,
+                **options,
+            )
     _leaderboard(
         resolved.suite,
         [log_path(log.location) for log in logs],
@@ -214,6 +306,7 @@ def run(
         errors,
         as_json,
         html_dir,
+        prepared.not_run,
     )
     if not success:
         unfinished = [log for log in logs if log.status != "success"]
@@ -232,6 +325,7 @@ def _leaderboard(
     errors: str,
     as_json: bool,
     html_dir: Path | None = None,
+    not_run: dict[str, str] | None = None,
 ) -> None:
     from plumbline.leaderboard import (
         LeaderboardFileError,
@@ -240,7 +334,9 @@ def _leaderboard(
         write_outputs,
     )
 
-    board = build_leaderboard(logs, suite, errors="zero" if errors == "zero" else "exclude")
+    board = build_leaderboard(
+        logs, suite, errors="zero" if errors == "zero" else "exclude", not_run=not_run
+    )
     try:
         write_outputs(board, json_path=output, markdown_path=markdown_path)
     except LeaderboardFileError as error:
@@ -254,12 +350,13 @@ def _leaderboard(
 
     def render(console: Console) -> None:
         render_terminal(board, console)
-        console.print(f"Leaderboard JSON written to {output}")
+        console.print(f"Leaderboard JSON written to {terminal(output)}")
         if markdown_path is not None:
-            console.print(f"Markdown written to {markdown_path}")
+            console.print(f"Markdown written to {terminal(markdown_path)}")
         if index is not None:
             console.print(
-                f"HTML site written to {html_dir}: open {site_url(index)}", soft_wrap=True
+                f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
+                soft_wrap=True,
             )
 
     emit(document, as_json, render)

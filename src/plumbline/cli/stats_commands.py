@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from plumbline.cli.output import emit, json_option
+from plumbline.cli.output import FINITE, emit, json_option
 from plumbline.stats import (
     DetectableEffectResult,
     SampleSizeResult,
@@ -43,7 +43,7 @@ def format_interval(
     show_default=True,
     help="Wilson score, Clopper-Pearson exact, or Wald (normal; under-covers at small n).",
 )
-@click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level.")
+@click.option("--level", type=FINITE, default=0.95, show_default=True, help="Confidence level.")
 @json_option
 def interval(successes: int, trials: int, method: str, level: float, as_json: bool) -> None:
     """Estimate a success rate with its confidence interval.
@@ -194,22 +194,22 @@ def _render_detectable(console: Console, result: DetectableEffectResult, paired:
 
 
 @click.command()
-@click.option("--baseline", type=float, help="Current success rate, e.g. 0.80.")
+@click.option("--baseline", type=FINITE, help="Current success rate, e.g. 0.80.")
 @click.option(
     "--effect",
-    type=float,
+    type=FINITE,
     help="Change to detect (absolute), e.g. 0.05 for 0.80 -> 0.85; negative for a drop.",
 )
 @click.option("--paired", is_flag=True, help="Both arms answer the same questions (McNemar).")
 @click.option(
     "--power",
     "power_",
-    type=float,
+    type=FINITE,
     default=0.8,
     show_default=True,
     help="Chance of detecting the effect if it is real.",
 )
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided level.")
+@click.option("--alpha", type=FINITE, default=0.05, show_default=True, help="Two-sided level.")
 @click.option(
     "--n",
     "n",
@@ -219,25 +219,25 @@ def _render_detectable(console: Console, result: DetectableEffectResult, paired:
 @click.option("--decrease", is_flag=True, help="With --n: look for a drop instead of a gain.")
 @click.option(
     "--correlation",
-    type=float,
+    type=FINITE,
     default=0.5,
     show_default=True,
     help="Paired: correlation of the two arms' per-question outcomes (sets the discordant share).",
 )
 @click.option(
     "--discordant",
-    type=float,
+    type=FINITE,
     help="Paired: share of questions where exactly one arm is right (overrides --correlation).",
 )
 @click.option(
     "--sd",
-    type=float,
+    type=FINITE,
     help="Paired continuous scores: SD of per-question differences (paired t; no --baseline).",
 )
 @click.option("--epochs", type=int, default=1, show_default=True, help="Repeats per question.")
 @click.option(
     "--within-share",
-    type=float,
+    type=FINITE,
     default=0.0,
     show_default=True,
     help="Share of a single run's variance that is run-to-run noise (0 = deterministic).",

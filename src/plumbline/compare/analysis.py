@@ -50,6 +50,9 @@ from plumbline.stats.result import ConfidenceInterval
 SCHEMA_VERSION = "plumbline.compare/1"
 DEFAULT_ARMS = ("with_skelly", "without_skelly")
 MIN_REPEATS = 5  # seed 002, "Statistical Notes"
+#: Below this many tasks the percentile cluster bootstrap's coverage is not shown to reach 95%
+#: (docs/statistics.md), so its interval is labelled approximate.
+APPROXIMATE_TASKS = 10
 MAX_LISTED = 10
 
 
@@ -107,6 +110,8 @@ class Comparison:
     per_task: list[dict[str, Any]]
     power: dict[str, Any]
     warnings: list[str]
+    #: One plain sentence when these data cannot support the decision (None when they can).
+    caveat: str | None = None
 
     @property
     def minimum_detectable_pass_delta(self) -> float | None:
@@ -118,6 +123,8 @@ class Comparison:
             "treatment": self.treatment,
             "control": self.control,
             "decision": self.decision.decision,
+            "decision_role": self.decision.role,
+            "caveat": self.caveat,
             "rule": self.decision.rule,
             "tie": self.decision.tie,
             "gates": [g.to_dict() for g in self.decision.gates],
@@ -168,6 +175,8 @@ class CompareReport:
             "treatment": self.primary.treatment,
             "control": self.control,
             "decision": primary["decision"],
+            "decision_role": primary["decision_role"],
+            "caveat": primary["caveat"],
             "rule": primary["rule"],
             "tie": primary["tie"],
             "gates": primary["gates"],
@@ -245,7 +254,11 @@ def _bootstrap_mean(
         level=settings.level,
         seed=settings.seed,
     )
-    return replace(result.interval, method=f"{result.interval.method} (tasks, then repeats)")
+    tasks = int(data["task_id"].n_unique())
+    approximate = f", approximate: {tasks} tasks" if tasks < APPROXIMATE_TASKS else ""
+    return replace(
+        result.interval, method=f"{result.interval.method} (tasks, then repeats{approximate})"
+    )
 
 
 def _log_ratio_interval(
@@ -465,6 +478,7 @@ def _comparison(
     tests = paired_tests(pairs, settings)
     step(f"{treatment} vs {control}: paired tests")
     return Comparison(
+        caveat=small_sample_caveat(prepared, pairs, power, summaries[control], treatment, control),
         treatment=treatment,
         control=control,
         pairs=pairs.height,
@@ -476,6 +490,51 @@ def _comparison(
         power=power,
         warnings=warnings,
     )
+
+
+def small_sample_caveat(
+    prepared: PreparedRuns,
+    pairs: pl.DataFrame,
+    power: dict[str, Any],
+    control: ArmSummary,
+    treatment_arm: str,
+    control_arm: str,
+) -> str | None:
+    """One plain sentence when the data cannot support a decision, else None.
+
+    Said when: fewer than 2 tasks are paired; the minimum detectable pass-rate difference is
+    larger than the largest difference possible from the control's rate (or cannot be computed
+    at all); or the arms have fewer repeats per task than the A/B schema's minimum.
+    """
+    reasons: list[str] = []
+    tasks = int(pairs["task_id"].n_unique()) if pairs.height else 0
+    if tasks < 2:
+        reasons.append(f"only {tasks} task{'s' if tasks != 1 else ''} paired (at least 2 needed)")
+    detectable = power.get("minimum_detectable_pass_delta")
+    rate = control.success_rate
+    if tasks >= 2 and detectable is None:
+        reasons.append(f"{tasks} paired tasks cannot detect any pass-rate difference")
+    elif detectable is not None and rate is not None:
+        room = max(1.0 - rate, rate)
+        if float(detectable) > room + 1e-12:
+            reasons.append(
+                f"{tasks} paired tasks can only detect a pass-rate difference of "
+                f"{float(detectable):.0%}, more than the largest possible ({room:.0%})"
+            )
+    repeats = (
+        prepared.runs.filter(pl.col("arm").is_in([treatment_arm, control_arm]))
+        .group_by("task_id", "arm")
+        .len()
+    )
+    fewest = int(repeats["len"].min()) if repeats.height else 0  # type: ignore[arg-type]
+    if fewest < MIN_REPEATS:
+        reasons.append(
+            f"{fewest} repeat{'s' if fewest != 1 else ''} per task where the A/B schema asks "
+            f"for at least {MIN_REPEATS}"
+        )
+    if not reasons:
+        return None
+    return "Too little data to rely on this decision: " + "; ".join(reasons) + "."
 
 
 _HOLM_TESTS = (
@@ -519,11 +578,18 @@ def _input_warnings(
                 f"{arm}: {summary.null_cost_runs} of {summary.runs} runs have no cost; "
                 "cost metrics use the other runs"
             )
-        missing = max(summary.null_total_tokens_runs, summary.null_non_cache_tokens_runs)
-        if missing:
+        # Non-cache tokens (input + output) decide the gate; total tokens add the cache fields,
+        # which many agents leave null. Only a null input or output is a missing token count.
+        if summary.null_non_cache_tokens_runs:
             warnings.append(
-                f"{arm}: {missing} of {summary.runs} runs lack token counts; "
-                "token metrics use the other runs"
+                f"{arm}: {summary.null_non_cache_tokens_runs} of {summary.runs} runs lack input "
+                "or output token counts; token metrics use the other runs"
+            )
+        cache_only = summary.null_total_tokens_runs - summary.null_non_cache_tokens_runs
+        if cache_only > 0:
+            warnings.append(
+                f"{arm}: {cache_only} of {summary.runs} runs have no cache token counts; "
+                "total-token figures use the other runs (non-cache tokens are unaffected)"
             )
     arms = list(summaries)
     few = (

@@ -23,6 +23,7 @@ from plumbline.compare.metrics import ArmSummary
 from plumbline.stats.result import ConfidenceInterval
 
 Rule = Literal["seed", "ci"]
+Role = Literal["treatment", "control", "mixed"]
 MIXED = "mixed results - inspect paired deltas"
 
 GATE_NAMES = ("success_rate", "median_duration_seconds", "median_non_cache_tokens")
@@ -101,10 +102,14 @@ class Gate:
 
 @dataclass(frozen=True)
 class Decision:
+    """The seed's decision string, and `role`: which side it prefers ("treatment", "control")
+    or "mixed", so that an arm literally named "treatment" cannot be misread."""
+
     decision: str
     rule: Rule
     gates: list[Gate]
     tie: bool
+    role: Role = "mixed"
 
     @property
     def prefers_treatment(self) -> bool:
@@ -183,11 +188,12 @@ def ci_gates(
 
 def decide(treatment: str, control: str, gates: list[Gate], rule: Rule) -> Decision:
     """Apply the gates in the seed's order: treatment first, then control, else mixed."""
+    role: Role
     if all(g.holds_for_treatment for g in gates):
-        decision = prefer(treatment)
+        decision, role = prefer(treatment), "treatment"
     elif all(g.holds_for_control for g in gates):
-        decision = prefer(control)
+        decision, role = prefer(control), "control"
     else:
-        decision = MIXED
+        decision, role = MIXED, "mixed"
     tie = all(g.holds_for_treatment and g.holds_for_control for g in gates)
-    return Decision(decision, rule, gates, tie)
+    return Decision(decision, rule, gates, tie, role)

@@ -4,6 +4,7 @@ the paired deltas with their intervals, the tests, and the warnings."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from rich.console import Console
@@ -12,6 +13,7 @@ from rich.table import Table
 from plumbline.compare.analysis import CompareReport, Comparison
 from plumbline.compare.decision import Gate
 from plumbline.compare.metrics import ArmSummary
+from plumbline.report.escape import markdown, terminal
 
 _ARM_FIELDS = (
     ("runs", "runs"),
@@ -63,10 +65,12 @@ def fmt(value: Any) -> str:
 def _interval(ci: Any) -> str:
     if ci is None:
         return "—"
-    return f"[{fmt(ci.low)}, {fmt(ci.high)}]"
+    approximate = " approximate" if "approximate" in getattr(ci, "method", "") else ""
+    return f"[{fmt(ci.low)}, {fmt(ci.high)}]{approximate}"
 
 
 def _gate_line(gate: Gate, comparison: Comparison) -> list[str]:
+    """A gate's row as plain text (escape it for the format it reaches)."""
     verdict = {
         "treatment": f"favours {comparison.treatment}",
         "control": f"favours {comparison.control}",
@@ -77,6 +81,23 @@ def _gate_line(gate: Gate, comparison: Comparison) -> list[str]:
     return [gate.name, fmt(gate.treatment_value), fmt(gate.control_value), *interval, verdict]
 
 
+_TOO_FEW = re.compile(r"needs at least (\d+) (?:values?|observations?|pairs?)\S*,? got (\d+)")
+
+
+def skipped_reason(message: str) -> str:
+    """Why a test was not computed, in words for the reader (not the statistic's argument
+    names): "needs at least 2 values, got 0" reads "too few paired runs with a value"."""
+    match = _TOO_FEW.search(message)
+    if match:
+        need, got = match.groups()
+        return f"not computed: {got} paired runs have a value here ({need} needed)"
+    if "at least one pair" in message:
+        return "not computed: no paired runs have a value here"
+    if "zero" in message or "identical" in message or "all differences" in message:
+        return "not computed: every paired difference is zero"
+    return "not computed: these data do not allow it"
+
+
 def _test_rows(tests: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
     rows = []
     for key, label in _TEST_LABELS:
@@ -84,7 +105,7 @@ def _test_rows(tests: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
         if entry is None:
             continue
         if "skipped" in entry:
-            rows.append((label, "—", f"not computed: {entry['skipped']}"))
+            rows.append((label, "—", skipped_reason(str(entry["skipped"]))))
             continue
         if "pvalue" in entry:
             detail = f"p = {fmt(entry['pvalue'])}"
@@ -119,23 +140,27 @@ def render_terminal(report: CompareReport, console: Console) -> None:
         )
         tie = " (three-way tie)" if decision.tie else ""
         console.print(
-            f"[bold {colour}]{decision.decision}[/]{tie}   "
-            f"{comparison.treatment} vs {comparison.control}, rule: {decision.rule}, "
+            f"[bold {colour}]{terminal(decision.decision)}[/]{tie}   "
+            f"{terminal(comparison.treatment)} vs {terminal(comparison.control)}, "
+            f"rule: {decision.rule}, "
             f"{comparison.pairs:,} pairs"
         )
+        if comparison.caveat:
+            console.print(f"[bold yellow]{comparison.caveat}[/]", highlight=False)
         gates = Table(title="Gates", title_justify="left")
         for column in ("gate", comparison.treatment, comparison.control):
-            gates.add_column(column, justify="left" if column == "gate" else "right")
+            gates.add_column(terminal(column), justify="left" if column == "gate" else "right")
         if decision.rule == "ci":
             gates.add_column("interval (T − C, T / C)", justify="right")
         gates.add_column("verdict")
         for gate in decision.gates:
-            gates.add_row(*_gate_line(gate, comparison))
+            gates.add_row(*[terminal(cell) for cell in _gate_line(gate, comparison)])
         console.print(gates)
 
         level = report.settings.level
         deltas = Table(
-            title=f"Paired deltas ({comparison.treatment} − {comparison.control})",
+            title=f"Paired deltas ({terminal(comparison.treatment)} − "
+            f"{terminal(comparison.control)})",
             title_justify="left",
         )
         for column in ("delta", "mean", f"{level:.0%} CI of mean", "median", "pairs"):
@@ -175,7 +200,7 @@ def render_terminal(report: CompareReport, console: Console) -> None:
     arms = Table(title="Arm summaries", title_justify="left")
     arms.add_column("")
     for arm in report.arm_summaries:
-        arms.add_column(arm, justify="right")
+        arms.add_column(terminal(arm), justify="right")
     for label, attribute in _ARM_FIELDS:
         arms.add_row(label, *[fmt(getattr(s, attribute)) for s in report.arm_summaries.values()])
     console.print(arms)
@@ -183,12 +208,13 @@ def render_terminal(report: CompareReport, console: Console) -> None:
     if report.warnings:
         console.print("[bold yellow]Warnings[/]")
         for warning in report.warnings:
-            console.print(f"  • {warning}", markup=False)
+            console.print(f"  • {terminal(warning)}")
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    """A Markdown table; every header and cell is escaped as literal text."""
+    lines = ["| " + " | ".join(markdown(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(markdown(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -206,11 +232,12 @@ def render_markdown(report: CompareReport) -> str:
         decision = comparison.decision
         tie = " (three-way tie: the seed's order prefers the treatment)" if decision.tie else ""
         parts += [
-            f"## {comparison.treatment} vs {comparison.control}",
+            f"## {markdown(comparison.treatment)} vs {markdown(comparison.control)}",
             "",
-            f"**Decision: `{decision.decision}`**{tie} — rule `{decision.rule}`, "
+            f"**Decision: {markdown(decision.decision)}**{tie} — rule `{decision.rule}`, "
             f"{comparison.pairs:,} pairs.",
             "",
+            *([f"**{comparison.caveat}**", ""] if comparison.caveat else []),
             "### Gates",
             "",
             _md_table(
@@ -292,5 +319,5 @@ def render_markdown(report: CompareReport) -> str:
         "",
     ]
     if report.warnings:
-        parts += ["## Warnings", "", *[f"- {w}" for w in report.warnings], ""]
+        parts += ["## Warnings", "", *[f"- {markdown(w)}" for w in report.warnings], ""]
     return "\n".join(parts)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from plumbline.leaderboard.collect import (
+    CategoryData,
     ErrorPolicy,
     Problem,
     ProgressCallback,
@@ -42,6 +43,18 @@ def default_run_id(moment: datetime) -> str:
 
 
 @dataclass(frozen=True)
+class FailedModel:
+    """A model with logs but not one scored sample: listed, never ranked."""
+
+    model: str
+    errors: int
+    categories: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "errors": self.errors, "categories": self.categories}
+
+
+@dataclass(frozen=True)
 class Leaderboard:
     """Ranked models with category scores, intervals, tie groups, and every input problem."""
 
@@ -56,6 +69,11 @@ class Leaderboard:
     log_count: int = 0
     logs_used: int = 0
     question_labels: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    #: category key -> why it was not run at all (e.g. no sandbox for CDK synthesis)
+    not_run: dict[str, str] = field(default_factory=dict)
+    failed: list[FailedModel] = field(default_factory=list)
+    scorers_read: dict[str, list[str]] = field(default_factory=dict)
+    """Per category, the score names actually read from the logs (aliases in use)."""
 
     def model(self, name: str) -> ModelScores:
         for entry in self.models:
@@ -98,10 +116,16 @@ class Leaderboard:
             if margin is not None:
                 entry["margin"] = margin
             entry["scorer"] = category.scorer
+            if len(category.scorers) > 1:
+                entry["scorers"] = list(category.scorers)
+            if self.scorers_read.get(category.key):
+                entry["scorers_read"] = self.scorers_read[category.key]
             entry["tasks"] = list(category.tasks)
             missing = [m.model for m in self.models if m.categories[category.key].missing]
             entry["models_scored"] = len(self.models) - len(missing)
             entry["models_missing"] = missing
+            if category.key in self.not_run:
+                entry["not_run"] = self.not_run[category.key]
             categories[category.key] = entry
 
         models: list[dict[str, Any]] = []
@@ -138,8 +162,9 @@ class Leaderboard:
                 "errors_policy": self.errors_policy,
                 "level": LEVEL,
                 "tie_rule": (
-                    "adjacent models are tied unless a paired t test over shared questions "
-                    f"rejects equal overall at α = {ALPHA:g} after Holm correction"
+                    "adjacent models are tied unless the paired MOVER interval of their overall "
+                    f"difference, inverted to a p-value, rejects equal overall at α = {ALPHA:g} "
+                    "after Holm correction"
                 ),
                 "seed_equivalence": SEED_EQUIVALENCE,
                 "log_count": self.log_count,
@@ -148,7 +173,37 @@ class Leaderboard:
             "models": models,
             "comparisons": [comparison.to_dict() for comparison in self.comparisons],
             "problems": [problem.to_dict() for problem in self.problems],
+            "failed_models": [failed.to_dict() for failed in self.failed],
         }
+
+
+def unpaired_problems(comparisons: Iterable[Comparison]) -> list[Problem]:
+    """One problem per adjacent pair and category compared unpaired (fewer than 2 shared questions).
+
+    Pairing is what makes a difference between two models on the same questions precise; a
+    third-party task shuffled without a fixed seed gives each model different questions, and the
+    comparison silently loses that precision unless it is said.
+    """
+    problems: list[Problem] = []
+    for comparison in comparisons:
+        for key in comparison.unpaired:
+            shared = comparison.shared_questions.get(key, 0)
+            problems.append(
+                Problem(
+                    kind="unpaired",
+                    message=(
+                        f"{comparison.higher} and {comparison.lower} share {shared} questions in "
+                        f"{key!r}; their difference there is compared unpaired (as independent "
+                        "samples), which is wider and cannot use question difficulty; fix the "
+                        "task's sample order (a seed for shuffling) so both models see the same "
+                        "questions"
+                    ),
+                    model=f"{comparison.higher} vs {comparison.lower}",
+                    category=key,
+                    count=shared,
+                )
+            )
+    return problems
 
 
 def build_leaderboard(
@@ -159,6 +214,7 @@ def build_leaderboard(
     run_id: str | None = None,
     generated_at: datetime | None = None,
     progress: ProgressCallback | None = None,
+    not_run: Mapping[str, str] | None = None,
 ) -> Leaderboard:
     """Build a leaderboard from Inspect logs (files and/or directories, searched recursively).
 
@@ -166,14 +222,41 @@ def build_leaderboard(
     decides what an errored or unscored sample is worth: "zero" (the default, as the seed's
     binary scoring implies) or "exclude" (left out; either way counted per model × category).
     Problems with the input (unreadable logs, unmatched tasks, missing scorers, duplicates) are
-    collected in `Leaderboard.problems`; none of them raises.
+    collected in `Leaderboard.problems`; none of them raises. `not_run` names categories that
+    were not run at all and why (each becomes a `category_not_run` problem too).
     """
     resolved = suite if isinstance(suite, Suite) else load_suite(suite)
     paths = [logs] if isinstance(logs, str | Path) else list(logs)
     moment = generated_at or datetime.now(UTC)
     collected = collect(paths, resolved, errors=errors, progress=progress)
-    scored = [score_model(resolved, model, collected.data) for model in collected.models]
+    failed = failed_models(collected.models, collected.data)
+    problems = list(collected.problems)
+    for failure in failed:
+        problems.append(
+            Problem(
+                kind="model_failed",
+                message=(
+                    f"not one sample scored ({failure.errors} errored or unscored in "
+                    f"{', '.join(failure.categories)}); listed as failed, not ranked"
+                ),
+                model=failure.model,
+                count=failure.errors,
+            )
+        )
+    failed_names = {failure.model for failure in failed}
+    scored = [
+        score_model(resolved, model, collected.data)
+        for model in collected.models
+        if model not in failed_names
+    ]
     ranked, comparisons = rank_models(resolved, scored)
+    problems.extend(question_set_problems(resolved, ranked))
+    problems.extend(unpaired_problems(comparisons))
+    scorers_read: dict[str, list[str]] = {}
+    for (model, key), data in sorted(collected.data.items()):
+        if model not in failed_names:
+            known = scorers_read.setdefault(key, [])
+            known.extend(name for name in data.scorers if name not in known)
 
     sample_counts: dict[str, int] = {}
     for category in resolved.categories:
@@ -182,11 +265,20 @@ def build_leaderboard(
             questions.update(entry.categories[category.key].questions.tolist())
         sample_counts[category.key] = len(questions)
 
+    skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
+    problems = [
+        *(
+            Problem("category_not_run", reason, category=key)
+            for key, reason in sorted(skipped.items())
+        ),
+        *problems,
+    ]
     return Leaderboard(
         suite=resolved,
         models=ranked,
         comparisons=comparisons,
-        problems=collected.problems,
+        problems=problems,
+        not_run=skipped,
         sample_counts=sample_counts,
         generated_at=moment,
         run_id=run_id or default_run_id(moment),
@@ -194,4 +286,57 @@ def build_leaderboard(
         log_count=collected.logs_read,
         logs_used=collected.logs_used,
         question_labels=collected.question_labels,
+        failed=failed,
+        scorers_read=scorers_read,
     )
+
+
+def failed_models(
+    models: Iterable[str], data: dict[tuple[str, str], CategoryData]
+) -> list[FailedModel]:
+    """Models whose logs hold not one scored sample in any category (all errored/unscored)."""
+    failed: list[FailedModel] = []
+    for model in models:
+        parts = [part for (name, _), part in sorted(data.items()) if name == model]
+        if parts and all(part.scored == 0 for part in parts):
+            failed.append(
+                FailedModel(
+                    model=model,
+                    errors=sum(part.errors for part in parts),
+                    categories=[part.category for part in parts],
+                )
+            )
+    return failed
+
+
+def question_set_problems(suite: Suite, models: list[ModelScores]) -> list[Problem]:
+    """Every pair of models not scored on the same questions of a category (they share fewer
+    than either has): their scores then rest partly on different questions (e.g. a `--limit`
+    subset drawn differently per model, or errors excluded), and the paired comparison covers
+    only the shared ones."""
+    problems: list[Problem] = []
+    for category in suite.categories:
+        scored = [
+            (entry.model, set(entry.categories[category.key].questions.tolist()))
+            for entry in models
+            if not entry.categories[category.key].missing
+        ]
+        for index, (first, first_questions) in enumerate(scored):
+            for second, second_questions in scored[index + 1 :]:
+                expected = max(len(first_questions), len(second_questions))
+                shared = len(first_questions & second_questions)
+                if shared < expected:
+                    problems.append(
+                        Problem(
+                            kind="unpaired_questions",
+                            message=(
+                                f"{first} and {second} share {shared} of their questions in "
+                                f"{category.key!r} ({len(first_questions)} and "
+                                f"{len(second_questions)} scored): their scores partly rest on "
+                                "different questions; rerun them on the same sample ids"
+                            ),
+                            category=category.key,
+                            count=shared,
+                        )
+                    )
+    return problems

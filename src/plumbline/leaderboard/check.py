@@ -19,6 +19,10 @@ from plumbline.leaderboard.scores import LEVEL
 
 DEFAULT_TOLERANCE = 0.05
 
+#: How far a stated overall may lie from Σ weight × category before the file is said to disagree
+#: with its own weights: 0.1 point, so values rounded to three decimals never trigger it.
+CONSISTENCY_TOLERANCE = 1e-3
+
 
 @dataclass(frozen=True)
 class Deviation:
@@ -38,19 +42,84 @@ class Deviation:
 
 
 @dataclass(frozen=True)
+class CategoryDeviation:
+    """One category of one model found in both files."""
+
+    model: str
+    category: str
+    new: float | None
+    published: float | None
+    deviation: float | None
+    within_tolerance: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Inconsistency:
+    """A model whose stated overall is not Σ weight × category under its file's own weights."""
+
+    model: str
+    stated: float
+    recomputed: float
+    difference: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class DocumentReview:
+    """What validating one leaderboard file found: schema problems and self-inconsistency."""
+
+    label: str
+    problems: list[str] = field(default_factory=list)
+    inconsistent: list[Inconsistency] = field(default_factory=list)
+    weights: dict[str, float] | None = None
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems and not self.inconsistent
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "problems": self.problems,
+            "weights": self.weights,
+            "inconsistent_overall": [entry.to_dict() for entry in self.inconsistent],
+        }
+
+
+@dataclass(frozen=True)
 class CheckResult:
-    """Deviations of shared models, and the models found in only one file."""
+    """Deviations of shared models (overall and per category), the models found in only one
+    file, and what validating each file found."""
 
     tolerance: float
     level: float
     deviations: list[Deviation]
     only_new: list[str] = field(default_factory=list)
     only_published: list[str] = field(default_factory=list)
+    categories: list[CategoryDeviation] = field(default_factory=list)
+    new_review: DocumentReview = field(default_factory=lambda: DocumentReview("new"))
+    published_review: DocumentReview = field(default_factory=lambda: DocumentReview("published"))
 
     @property
     def reproducible(self) -> bool:
-        """Every shared model within tolerance (and at least one model shared)."""
-        return bool(self.deviations) and all(d.within_tolerance for d in self.deviations)
+        """Every shared model's overall within tolerance (and at least one model shared), and
+        the new file valid and self-consistent. Category deviations and a published file that
+        disagrees with itself are reported, not part of the verdict (the seed's rule is about
+        overall)."""
+        return (
+            bool(self.deviations)
+            and all(d.within_tolerance for d in self.deviations)
+            and self.new_review.valid
+        )
+
+    @property
+    def category_failures(self) -> list[CategoryDeviation]:
+        return [c for c in self.categories if c.within_tolerance is False]
 
     @property
     def failures(self) -> list[Deviation]:
@@ -66,7 +135,59 @@ class CheckResult:
             "deviations": [d.to_dict() for d in self.deviations],
             "only_new": self.only_new,
             "only_published": self.only_published,
+            "categories": [c.to_dict() for c in self.categories],
+            "categories_outside_tolerance": len(self.category_failures),
+            "new_file": self.new_review.to_dict(),
+            "published_file": self.published_review.to_dict(),
         }
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def document_weights(document: dict[str, Any]) -> dict[str, float] | None:
+    """The category weights a document states (`_metadata.categories.*.weight`), if it does."""
+    metadata = document.get("_metadata")
+    categories = metadata.get("categories") if isinstance(metadata, dict) else None
+    if not isinstance(categories, dict) or not categories:
+        return None
+    weights: dict[str, float] = {}
+    for key, meta in categories.items():
+        weight = _number(meta.get("weight")) if isinstance(meta, dict) else None
+        if weight is None:
+            return None
+        weights[key] = weight
+    return weights
+
+
+def review_document(document: dict[str, Any], label: str) -> DocumentReview:
+    """Validate a leaderboard document against plumbline's schema and check, model by model,
+    that its overall is Σ weight × category value under its own stated weights."""
+    from plumbline.leaderboard.document import document_problems
+
+    weights = document_weights(document)
+    problems = [
+        problem
+        for problem in document_problems(document)
+        if "is not Σ weight × category value" not in problem
+    ]
+    inconsistent: list[Inconsistency] = []
+    if weights is not None:
+        for model in document["models"]:
+            stated = _number(model.get("overall"))
+            if stated is None:
+                continue
+            recomputed = math.fsum(
+                weight * (_number(model.get(key)) or 0.0) for key, weight in weights.items()
+            )
+            if abs(recomputed - stated) > CONSISTENCY_TOLERANCE:
+                inconsistent.append(
+                    Inconsistency(str(model["model"]), stated, recomputed, stated - recomputed)
+                )
+    return DocumentReview(label, problems, inconsistent, weights)
 
 
 def _overall_se(model: dict[str, Any]) -> float | None:
@@ -89,7 +210,9 @@ def check_reproducibility(
     tolerance: float = DEFAULT_TOLERANCE,
     level: float = LEVEL,
 ) -> CheckResult:
-    """Compare the overall of every model in both leaderboard documents."""
+    """Compare every model in both leaderboard documents, overall and category by category,
+    after validating each document (schema, and overall = Σ weight × category under its own
+    weights)."""
     if not (math.isfinite(tolerance) and tolerance >= 0):
         raise ValueError(f"tolerance must be a non-negative number, got {tolerance!r}")
     new_models = {m["model"]: m for m in new["models"]}
@@ -122,10 +245,35 @@ def check_reproducibility(
                 interval_basis=basis,
             )
         )
+    categories: list[CategoryDeviation] = []
+    new_weights, old_weights = document_weights(new), document_weights(published)
+    keys = list(dict.fromkeys([*(new_weights or {}), *(old_weights or {})]))
+    for name in sorted(new_models.keys() & old_models.keys()):
+        for key in keys:
+            fresh_value = _number(new_models[name].get(key))
+            old_value = _number(old_models[name].get(key))
+            if fresh_value is None and old_value is None:
+                continue
+            gap: float | None = (
+                None if fresh_value is None or old_value is None else fresh_value - old_value
+            )
+            categories.append(
+                CategoryDeviation(
+                    model=name,
+                    category=key,
+                    new=fresh_value,
+                    published=old_value,
+                    deviation=gap,
+                    within_tolerance=None if gap is None else abs(gap) <= tolerance + 1e-9,
+                )
+            )
     return CheckResult(
         tolerance=tolerance,
         level=level,
         deviations=deviations,
         only_new=sorted(new_models.keys() - old_models.keys()),
         only_published=sorted(old_models.keys() - new_models.keys()),
+        categories=categories,
+        new_review=review_document(new, "new"),
+        published_review=review_document(published, "published"),
     )

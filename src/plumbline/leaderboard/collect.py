@@ -5,7 +5,9 @@ arrays, so memory follows the number of scored values, not the size of the logs.
 cannot be used is reported as a `Problem`, never dropped silently:
 
 - an unreadable or truncated log (skipped);
-- a log whose task matches no category, or that lacks the category's scorer (skipped);
+- a log whose task matches no category, or that lacks every one of the category's scorers
+  (skipped);
+- a category that no log feeds (every model counts 0 there);
 - a log that did not finish (`status` other than success: its samples are used, and it is noted);
 - the same (sample id, epoch) in two logs of one model and task: the newest log wins;
 - a score outside [0, 1] (never clamped: it counts as an error).
@@ -27,7 +29,9 @@ from plumbline.leaderboard.suite import Category, Suite
 from plumbline.records.inspect_logs import (
     LogHeader,
     LogReadError,
+    SampleScore,
     find_log_files,
+    is_unsupported_input,
     read_log_header,
     read_samples_and_names,
 )
@@ -78,6 +82,8 @@ class CategoryData:
     excluded: int
     logs: tuple[str, ...]
     tasks: tuple[str, ...]
+    scorers: tuple[str, ...] = ()
+    """The score names actually read (the first of the category's scorers each log held)."""
 
     @property
     def n(self) -> int:
@@ -90,6 +96,12 @@ class CategoryData:
             return 0
         return int(np.max(np.sum(~np.isnan(self.matrix), axis=1)))
 
+    @property
+    def scored(self) -> int:
+        """Sample-epochs that carry a real score (neither errored nor unscored)."""
+        present = int(np.sum(~np.isnan(self.matrix)))
+        return present - (self.errors - self.excluded)
+
     def question_means(self) -> FloatArray:
         """Each question's mean over its epochs (repeats averaged within question first)."""
         counts = np.sum(~np.isnan(self.matrix), axis=1)
@@ -100,6 +112,7 @@ class CategoryData:
 @dataclass
 class _Chunk:
     header: LogHeader
+    scorer: str
     questions: IntArray
     epochs: IntArray
     values: FloatArray  # NaN: errored or unscored
@@ -147,17 +160,25 @@ def _log_problem(kind: str, header: LogHeader, message: str, **extra: Any) -> Pr
     )
 
 
-def _scorer_problem(header: LogHeader, names: frozenset[str], category: Category) -> Problem | None:
-    """Report a log whose samples were scored, but never by the category's scorer."""
+def pick_scorer(
+    header: LogHeader, names: frozenset[str], category: Category
+) -> tuple[str | None, Problem | None]:
+    """The scorer a log contributes to a category: the first of the category's scorers the log
+    holds. A log with no scores at all reads the first (its samples then count as unscored); a
+    log scored only by other scorers is reported and skipped."""
     present = set(names) | set(header.scorers)
-    if category.scorer in present or not present:
-        return None
+    if not present:
+        return category.scorer, None
+    chosen = category.scorer_in(present)
+    if chosen is not None:
+        return chosen, None
     found = ", ".join(sorted(present))
-    return _log_problem(
+    wanted = " or ".join(repr(scorer) for scorer in category.scorers)
+    return None, _log_problem(
         "scorer_missing",
         header,
         f"task {header.task!r} feeds category {category.key!r}, which reads scorer "
-        f"{category.scorer!r}, but this log has only: {found}; log skipped",
+        f"{wanted}, but this log has only: {found}; log skipped",
         category=category.key,
     )
 
@@ -177,12 +198,16 @@ def collect(
         Problem("path_not_found", "no such file or directory", path=str(path))
         for path in files.missing
     ]
+    problems += [
+        Problem("unreachable_location", f"cannot list logs: {why}", path=location)
+        for location, why in files.unreachable
+    ]
     index = _QuestionIndex()
     chunks: dict[tuple[str, str], list[_Chunk]] = defaultdict(list)
     models: set[str] = set()
     used = 0
     total = len(files.logs)
-    scorers = {category.scorer for category in suite.categories}
+    scorers = suite.scorer_names()
     for done, path in enumerate(files.logs, start=1):
         try:
             header = read_log_header(path)
@@ -217,18 +242,35 @@ def collect(
                 )
             )
         for category in categories:
-            problem = _scorer_problem(header, names, category)
-            if problem is not None:
-                problems.append(problem)
+            scorer, problem = pick_scorer(header, names, category)
+            if scorer is None:
+                if problem is not None:
+                    problems.append(problem)
                 continue
             ids = [sample.id for sample in samples]
             values = np.array(
                 [
-                    np.nan if (value := sample.value(category.scorer)) is None else value
+                    np.nan if (value := sample.value(scorer)) is None else value
                     for sample in samples
                 ],
                 dtype=np.float64,
             )
+            unreadable = [
+                sample.unreadable[scorer]
+                for sample in samples
+                if scorer in sample.unreadable and sample.error is None
+            ]
+            if unreadable:
+                problems.append(
+                    _log_problem(
+                        "unreadable_score",
+                        header,
+                        f"{len(unreadable)} {scorer!r} values are not scores "
+                        f"(e.g. {unreadable[0]}); counted as errors",
+                        category=category.key,
+                        count=len(unreadable),
+                    )
+                )
             outside = (values < 0.0) | (values > 1.0)
             if outside.any():
                 # Scores live in [0, 1]; clamping a 0–10 judge scale to 1.0 was the reference
@@ -237,16 +279,18 @@ def collect(
                     _log_problem(
                         "out_of_range",
                         header,
-                        f"{int(outside.sum())} {category.scorer!r} values outside [0, 1] "
+                        f"{int(outside.sum())} {scorer!r} values outside [0, 1] "
                         f"(e.g. {values[outside][0]:g}); counted as errors",
                         category=category.key,
                         count=int(outside.sum()),
                     )
                 )
                 values[outside] = np.nan
+            problems.extend(_outcome_problems(header, category, scorer, samples))
             chunk = _Chunk(
                 header=header,
-                questions=index.codes(category.key, header.task, ids),
+                scorer=scorer,
+                questions=index.codes(category.key, category.question_set(header.task), ids),
                 epochs=np.array([sample.epoch for sample in samples], dtype=np.int64),
                 values=values,
             )
@@ -261,6 +305,11 @@ def collect(
         category_data, duplicate_problems = _merge(model, key, parts, errors)
         data[(model, key)] = category_data
         problems.extend(duplicate_problems)
+    if data:
+        fed = {key for _, key in data}
+        for category in suite.categories:
+            if category.key not in fed:
+                problems.append(_empty_category(suite, category))
     return Collected(
         data=data,
         models=sorted(models),
@@ -268,6 +317,68 @@ def collect(
         logs_read=total,
         logs_used=used,
         question_labels=index.labels(),
+    )
+
+
+MAX_IDS_SHOWN = 10
+
+
+def _id_list(ids: list[str]) -> str:
+    shown = ", ".join(ids[:MAX_IDS_SHOWN])
+    more = len(ids) - MAX_IDS_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _outcome_problems(
+    header: LogHeader, category: Category, scorer: str, samples: list[SampleScore]
+) -> list[Problem]:
+    """Samples the model could not take (unsupported input) and answers the scorer could not
+    find (no answer extracted): both score as errors or 0 as before, and are named here."""
+    problems = []
+    unsupported = [
+        f"{sample.id}#{sample.epoch}" for sample in samples if is_unsupported_input(sample.error)
+    ]
+    if unsupported:
+        problems.append(
+            _log_problem(
+                "unsupported_input",
+                header,
+                f"{len(unsupported)} sample-epoch(s) the model cannot take (e.g. an image for a "
+                f"text-only model), recorded as errors: {_id_list(unsupported)}",
+                category=category.key,
+                count=len(unsupported),
+            )
+        )
+    no_answer = [
+        f"{sample.id}#{sample.epoch}"
+        for sample in samples
+        if sample.error is None and scorer in sample.no_answer
+    ]
+    if no_answer:
+        problems.append(
+            _log_problem(
+                "no_answer_extracted",
+                header,
+                f"{len(no_answer)} of {len(samples)} sample-epoch(s) had no answer the scorer "
+                f"could extract (scored 0, not a wrong choice): {_id_list(no_answer)}",
+                category=category.key,
+                count=len(no_answer),
+            )
+        )
+    return problems
+
+
+def _empty_category(suite: Suite, category: Category) -> Problem:
+    tasks = ", ".join(category.tasks)
+    scorers = ", ".join(category.scorers)
+    return Problem(
+        kind="category_empty",
+        message=(
+            f"no log feeds category {category.key!r} of suite {suite.name!r} (tasks: {tasks}; "
+            f"scorers: {scorers}): every model counts 0 there, so overall covers only "
+            "the other categories' weight; add the logs, or use a suite without this category"
+        ),
+        category=category.key,
     )
 
 
@@ -345,6 +456,7 @@ def _merge(
             excluded=excluded,
             logs=tuple(part.header.path for part in used_parts),
             tasks=tuple(sorted({part.header.task for part in parts})),
+            scorers=tuple(dict.fromkeys(part.scorer for part in parts)),
         ),
         problems,
     )

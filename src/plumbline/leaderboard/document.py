@@ -19,7 +19,7 @@ from typing import Any
 
 from jsonschema import Draft7Validator, FormatChecker
 
-from plumbline.records.io import write_json_atomic
+from plumbline.records.io import UnreadableFileError, read_json_file, write_json_atomic
 
 OVERALL_TOLERANCE = 1e-9
 
@@ -132,13 +132,11 @@ def read_leaderboard(path: str | Path, *, validate: bool = True) -> dict[str, An
     """
     source = str(path)
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = read_json_file(path)
     except OSError as error:
         raise LeaderboardFileError(source, [f"cannot read: {error.strerror or error}"]) from None
-    except json.JSONDecodeError as error:
-        raise LeaderboardFileError(
-            source, [f"line {error.lineno}: invalid JSON: {error.msg}"]
-        ) from None
+    except UnreadableFileError as error:
+        raise LeaderboardFileError(source, [f"line {error.line}: {error.problem}"]) from None
     if validate:
         validate_document(document, source)
         return dict(document)

@@ -12,13 +12,17 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from plumbline.leaderboard.board import Leaderboard, format_timestamp
-from plumbline.leaderboard.check import CheckResult
+from plumbline.leaderboard.check import CheckResult, DocumentReview
 from plumbline.leaderboard.scores import CategoryScore, Interval, ModelScores
+from plumbline.report.escape import markdown, terminal
 
 MISSING = "missing"
+NOT_RUN = "not run"
 
 
 def _number(value: float | None, digits: int = 3) -> str:
@@ -47,7 +51,7 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
     """The leaderboard table, the adjacent comparisons, and the input problems."""
     keys = board.suite.keys
     table = Table(
-        title=f"{board.suite.title} leaderboard ({len(board.models)} models, "
+        title=f"{terminal(board.suite.title)} leaderboard ({len(board.models)} models, "
         f"{board.log_count} logs, errors={board.errors_policy})",
         title_justify="left",
         box=box.SIMPLE_HEAD,
@@ -60,15 +64,20 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
     table.add_column("model", no_wrap=True, min_width=min(longest, 40))
     for category in board.suite.categories:
         table.add_column(
-            f"{category.name}\n×{category.weight:g}", justify="right", min_width=5, overflow="fold"
+            f"{terminal(category.name)}\n×{category.weight:g}",
+            justify="right",
+            min_width=5,
+            overflow="fold",
         )
     table.add_column("overall\n[95% CI]", justify="right", style="bold", overflow="fold")
     table.add_column("errors", justify="right")
     for model in board.models:
-        cells = [str(model.rank), str(model.tie_group), model.model]
+        cells = [str(model.rank), str(model.tie_group), terminal(model.model)]
         for key in keys:
             score = model.categories[key]
-            if score.missing:
+            if key in board.not_run:
+                cells.append(f"[yellow]{NOT_RUN}[/yellow]")
+            elif score.missing:
                 cells.append(f"[yellow]{category_cell(score)}[/yellow]")
             else:
                 detail = f"n={score.n}" + (f"×{score.epochs}" if score.epochs > 1 else "")
@@ -81,8 +90,8 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
         table.add_row(*cells)
     console.print(table)
     console.print(
-        "tie: models sharing a number are not significantly different (paired over shared "
-        "questions, Holm-corrected, α = 0.05). A missing category counts 0 in overall."
+        "tie: models sharing a number are not significantly different (paired MOVER interval "
+        "over shared questions, Holm-corrected, α = 0.05). A missing category counts 0 in overall."
     )
     if board.comparisons:
         pairs = Table(
@@ -99,12 +108,12 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
         for c in board.comparisons:
             ci = "—" if c.low is None or c.high is None else f"{c.low:+.2f}–{c.high:+.2f}"
             pairs.add_row(
-                c.higher,
-                c.lower,
+                terminal(c.higher),
+                terminal(c.lower),
                 f"{c.overall_difference:+.3f}",
                 f"{c.difference:+.3f}\n{ci}",
                 _number(c.pvalue_holm, 4),
-                "yes" if c.tied else "no",
+                ("yes" if c.tied else "no") + (" (unpaired)" if c.unpaired else ""),
                 "yes" if c.seed_equivalent else "no",
             )
         console.print(pairs)
@@ -113,20 +122,16 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
             f"[bold yellow]{len(board.problems)} problem(s) with the input:[/bold yellow]"
         )
         for problem in board.problems:
-            console.print(f"  [yellow]{problem.kind}[/yellow] {problem}", markup=True)
-
-
-def _markdown_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+            console.print(f"  [yellow]{terminal(problem.kind)}[/yellow] {terminal(problem)}")
 
 
 def render_markdown(board: Leaderboard) -> str:
     """A Markdown page: the table, how to read it, the pairs, and the problems."""
     keys = board.suite.keys
     lines = [
-        f"# {board.suite.title} leaderboard",
+        f"# {markdown(board.suite.title)} leaderboard",
         "",
-        f"Generated {format_timestamp(board.generated_at)} · run `{board.run_id}` · "
+        f"Generated {format_timestamp(board.generated_at)} · run {markdown(board.run_id)} · "
         f"{len(board.models)} models · {board.log_count} logs · errors counted as "
         f"{'0' if board.errors_policy == 'zero' else 'excluded'}",
         "",
@@ -134,15 +139,18 @@ def render_markdown(board: Leaderboard) -> str:
         "",
     ]
     header = ["#", "tie group", "model"]
-    header += [f"{c.name} ({c.weight:g})" for c in board.suite.categories]
+    header += [f"{markdown(c.name)} ({c.weight:g})" for c in board.suite.categories]
     header += ["overall [95% CI]", "errors"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join(["---:", "---:", "---"] + ["---:"] * (len(keys) + 2)) + "|")
     for model in board.models:
-        cells = [str(model.rank), str(model.tie_group), _markdown_escape(model.model)]
+        cells = [str(model.rank), str(model.tie_group), markdown(model.model)]
         for key in keys:
             score = model.categories[key]
-            cells.append(f"*{MISSING}*" if score.missing else category_cell(score))
+            if key in board.not_run:
+                cells.append(f"*{NOT_RUN}*")
+            else:
+                cells.append(f"*{MISSING}*" if score.missing else category_cell(score))
         cells += [f"**{overall_cell(model)}**", str(model.errors)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## Categories", ""]
@@ -151,9 +159,9 @@ def render_markdown(board: Leaderboard) -> str:
     document = board.to_dict()
     for key, meta in document["_metadata"]["categories"].items():
         lines.append(
-            f"| {_markdown_escape(meta['name'])} (`{key}`) | {meta['weight']:g} | "
-            f"{meta['scoring']} | {meta['sample_count']} | {meta['confidence']} | "
-            f"{meta.get('margin', '—')} |"
+            f"| {markdown(meta['name'])} (`{key}`) | {meta['weight']:g} | "
+            f"{markdown(meta['scoring'])} | {meta['sample_count']} | "
+            f"{markdown(meta['confidence'])} | {markdown(meta.get('margin', '—'))} |"
         )
     if board.comparisons:
         lines += ["", "## Adjacent pairs", ""]
@@ -165,14 +173,15 @@ def render_markdown(board: Leaderboard) -> str:
         for c in board.comparisons:
             ci = "[—]" if c.low is None or c.high is None else f"[{c.low:+.3f}, {c.high:+.3f}]"
             lines.append(
-                f"| {_markdown_escape(c.higher)} | {_markdown_escape(c.lower)} | "
+                f"| {markdown(c.higher)} | {markdown(c.lower)} | "
                 f"{c.overall_difference:+.3f} | {c.difference:+.3f} {ci} | "
-                f"{_number(c.pvalue_holm, 4)} | {'yes' if c.tied else 'no'} | "
+                f"{_number(c.pvalue_holm, 4)} | {'yes' if c.tied else 'no'}"
+                f"{' (unpaired)' if c.unpaired else ''} | "
                 f"{'yes' if c.seed_equivalent else 'no'} |"
             )
     if board.problems:
         lines += ["", "## Problems with the input", ""]
-        lines += [f"- **{p.kind}**: {_markdown_escape(str(p))}" for p in board.problems]
+        lines += [f"- **{markdown(p.kind)}**: {markdown(p)}" for p in board.problems]
     return "\n".join(lines) + "\n"
 
 
@@ -217,14 +226,54 @@ def render_csv(board: Leaderboard) -> str:
     return buffer.getvalue()
 
 
+def print_whole(table: Table, console: Console) -> None:
+    """Print a table at its natural width even when the terminal is narrower: long model names
+    are shown whole (the terminal wraps the line) rather than cut to `openrouter/a…`."""
+    width = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    options = console.options.update_width(max(console.width, width))
+    for line in console.render_lines(table, options, pad=False):
+        text = Text()
+        for segment in line:
+            text.append(segment.text, segment.style)
+        console.print(text, soft_wrap=True, crop=False)
+
+
+def _review_lines(review: DocumentReview, path_label: str, console: Console) -> None:
+    for problem in review.problems:
+        console.print(Text(f"{path_label}: {problem}", style="yellow"), soft_wrap=True)
+    if not review.inconsistent:
+        return
+    weights = ", ".join(f"{key} × {weight:g}" for key, weight in (review.weights or {}).items())
+    console.print(
+        Text(
+            f"The {path_label} file's overall disagrees with its own weights ({weights}) for "
+            f"{len(review.inconsistent)} model(s):",
+            style="bold yellow",
+        ),
+        soft_wrap=True,
+    )
+    for entry in review.inconsistent:
+        console.print(
+            Text(
+                f"  {entry.model}: states {entry.stated:.4f}, Σ weight × category gives "
+                f"{entry.recomputed:.4f} (off by {entry.difference:+.4f})"
+            ),
+            soft_wrap=True,
+        )
+
+
 def render_check(result: CheckResult, console: Console) -> None:
-    """The reproducibility table: deviations, tolerance verdict, interval verdict."""
+    """Both files' validation, the overall deviations with tolerance and interval verdicts,
+    and the category deviations. Model names are never shortened (long ones wrap)."""
+    _review_lines(result.new_review, "new", console)
+    _review_lines(result.published_review, "published", console)
+    longest = max((len(d.model) for d in result.deviations), default=5)
     table = Table(
         title=f"Reproducibility: overall within ±{result.tolerance * 100:g} points of published",
         title_justify="left",
     )
+    table.add_column("model", no_wrap=True, min_width=longest)
     for header in (
-        "model",
         "published",
         "new",
         "deviation",
@@ -238,18 +287,52 @@ def render_check(result: CheckResult, console: Console) -> None:
         else:
             inside = ("yes" if d.within_interval else "no") + f" (±{d.combined_half_width:.3f})"
         table.add_row(
-            d.model,
+            terminal(d.model),
             f"{d.published:.3f}",
             f"{d.new:.3f}",
             f"{d.deviation:+.3f}",
-            "[green]yes[/green]" if d.within_tolerance else "[red]no[/red]",
+            Text("yes", style="green") if d.within_tolerance else Text("no", style="red"),
             inside,
         )
-    console.print(table)
+    print_whole(table, console)
+    if result.categories:
+        by_category = Table(
+            title=f"Categories (within ±{result.tolerance * 100:g} points; reported, not part "
+            "of the verdict)",
+            title_justify="left",
+        )
+        by_category.add_column("model", no_wrap=True, min_width=longest)
+        by_category.add_column("category", no_wrap=True)
+        for header in ("published", "new", "deviation", "within tolerance"):
+            by_category.add_column(header)
+        for c in result.categories:
+            verdict = (
+                Text("—")
+                if c.within_tolerance is None
+                else Text("yes", style="green")
+                if c.within_tolerance
+                else Text("no", style="red")
+            )
+            by_category.add_row(
+                Text(c.model),
+                Text(c.category),
+                _number(c.published),
+                _number(c.new),
+                "—" if c.deviation is None else f"{c.deviation:+.3f}",
+                verdict,
+            )
+        print_whole(by_category, console)
     if result.only_new:
-        console.print("Only in the new file: " + ", ".join(result.only_new))
+        console.print(
+            "Only in the new file: " + ", ".join(map(terminal, result.only_new)), soft_wrap=True
+        )
     if result.only_published:
-        console.print("Only in the published file: " + ", ".join(result.only_published))
+        console.print(
+            "Only in the published file: " + ", ".join(map(terminal, result.only_published)),
+            soft_wrap=True,
+        )
+    if not result.new_review.valid:
+        console.print("[red]The new file is not a valid, self-consistent leaderboard.[/red]")
     if not result.deviations:
         console.print("[red]No model appears in both files: nothing was reproduced.[/red]")
     elif result.reproducible:
@@ -257,8 +340,12 @@ def render_check(result: CheckResult, console: Console) -> None:
             f"[green]Reproducible: all {len(result.deviations)} shared models within "
             "tolerance.[/green]"
         )
-    else:
+    elif result.failures:
         console.print(
             f"[red]Not reproducible: {len(result.failures)} of "
             f"{len(result.deviations)} shared models outside tolerance.[/red]"
+        )
+    if result.category_failures:
+        console.print(
+            f"[yellow]{len(result.category_failures)} category value(s) outside tolerance.[/yellow]"
         )

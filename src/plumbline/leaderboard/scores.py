@@ -3,14 +3,13 @@
 - Category score: the mean over questions of each question's mean over epochs (for one epoch of
   binary scores, the seed's `correct_count / total_count`).
 - Category interval: Wilson when every question mean is 0 or 1 (binary scores over one epoch or
-  agreeing epochs, or a rubric whose every question scored 0 or 1: a t interval would collapse
-  to a point when they all agree, claiming certainty); otherwise a t interval over the
-  question means with `SE = sd(question means) / √n` (repeats averaged within question first;
-  Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640).
+  agreeing epochs); otherwise (a rubric, or repeats that disagree) Wilson at Korn & Graubard's
+  effective n, with the SE over question means (repeats averaged within question first; Miller
+  2024, "Adding Error Bars to Evals", arXiv:2411.00640). Both stay in [0, 1].
 - Overall: `Σ weight × category score`, exactly the seed's formula, a missing category counting
-  0; `SE = sqrt(Σ w² · SE²)` (categories are independent question sets) with a normal interval.
-  A Wilson category's SE enters floored at its Wilson half-width / z, so a perfect score (plain
-  SE 0) does not make the overall look certain.
+  0 (a fixed value with no width); its interval combines the category intervals by MOVER
+  (Zou & Donner 2008; Newcombe 2011; `stats.mover_sum`), so one category at weight 1 shows
+  exactly its own interval and no bound leaves [0, 1].
 - The seed's per-category `confidence` and `margin` come from the interval's half-width:
   margin "±N%" with N the half-width in points rounded up; confidence high ≤ 5 points,
   medium ≤ 10, low above (or when no interval can be computed).
@@ -23,15 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats as sps
+import numpy.typing as npt
 
 from plumbline.leaderboard.collect import CategoryData, FloatArray, IntArray
 from plumbline.leaderboard.suite import Category, Suite
-from plumbline.stats import (
-    ConfidenceInterval,
-    proportion_interval,
-    repeated_measures_mean,
-)
+from plumbline.stats import proportion_bounds
+from plumbline.stats._validation import t_critical, z_critical
+from plumbline.stats.mover import mover_sum
 
 Confidence = Literal["high", "medium", "low"]
 
@@ -142,6 +139,55 @@ def _all_zero_or_one(values: FloatArray) -> bool:
     return bool(np.all((values == 0.0) | (values == 1.0)))
 
 
+WILSON = "Wilson"
+EFFECTIVE_WILSON = "Wilson, effective n (Korn & Graubard 1998)"
+
+
+def category_bounds_batch(
+    question_means: FloatArray, level: float = LEVEL
+) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
+    """Category intervals for many categories of n questions each, one per row: (lows, highs,
+    which rows are Wilson on 0/1 question means). The core of `category_bounds`.
+
+    A row whose question means are all 0 or 1 gets Wilson on `successes / n`. Any other row (a
+    rubric, or repeats that disagree within a question) gets Wilson at Korn & Graubard's (1998)
+    effective sample size `n_eff = p̂(1 − p̂) / SE² · (z / t_{n−1})²`, with `SE = sd(question
+    means) / √n` (repeats averaged within question first, the question being the unit; Miller
+    2024, "Adding Error Bars to Evals", arXiv:2411.00640): the number of independent 0/1 answers
+    that would give the observed SE, shrunk for the n − 1 degrees of freedom the SE rests on.
+    When every question mean is equal (SE = 0) n_eff falls back to n. The Wilson form keeps the
+    bounds in [0, 1] and skewed near them, where a t interval crosses 0 or 1 and under-covers
+    (Dean & Pagano 2015, "Evaluating confidence interval methods for binomial proportions in
+    clustered surveys", J. Survey Statistics and Methodology 3:484–503). Rows need n ≥ 2 unless
+    they are all 0/1.
+    """
+    means = np.atleast_2d(np.asarray(question_means, dtype=np.float64))
+    n = means.shape[-1]
+    binary = np.all((means == 0.0) | (means == 1.0), axis=-1)
+    p = means.mean(axis=-1)
+    if n >= 2:
+        se = means.std(axis=-1, ddof=1) / math.sqrt(n)
+        t = t_critical(level, n - 1)
+        # At a vanishing level both critical values are 0 (the p-value search visits it).
+        ratio = z_critical(level) / t if t > 0 else 1.0
+    else:
+        se, ratio = np.zeros_like(p), 1.0
+    plain = binary | (se <= 0) | (p <= 0) | (p >= 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(plain, float(n), p * (1 - p) / np.where(plain, 1.0, se * se) * ratio**2)
+    low, high = proportion_bounds(p * n_eff, n_eff, method="wilson", level=level)
+    return low, high, binary
+
+
+def category_bounds(question_means: FloatArray, level: float = LEVEL) -> tuple[float, float, str]:
+    """A category's interval from its question means (at least 2, or only 0/1 values): Wilson,
+    or Wilson at the effective n (`category_bounds_batch`). Public so that the paired
+    differences (leaderboard.ties) rebuild the same interval on the questions two models share,
+    at any level."""
+    low, high, binary = category_bounds_batch(question_means[None, :], level)
+    return float(low[0]), float(high[0]), WILSON if bool(binary[0]) else EFFECTIVE_WILSON
+
+
 def score_category(category: Category, data: CategoryData | None) -> CategoryScore:
     """Score one category of one model from its question × epoch matrix."""
     if data is None or data.n == 0:
@@ -162,28 +208,16 @@ def score_category(category: Category, data: CategoryData | None) -> CategorySco
     means = data.question_means()
     value = float(means.mean())
     epochs = data.epochs
-    interval: Interval | None
-    if _all_zero_or_one(means):
-        successes = round(float(means.sum()))
-        wilson = proportion_interval(successes, data.n, method="wilson", level=LEVEL)
-        # The SE that enters the overall is the same question-level SE as for every category.
-        se = repeated_measures_mean(data.matrix).standard_error if data.n >= 2 else None
+    interval: Interval
+    if data.n >= 2 or _all_zero_or_one(means):
+        low, high, method = category_bounds(means, LEVEL)
+        se = float(means.std(ddof=1) / math.sqrt(data.n)) if data.n >= 2 else None
         interval = Interval(
-            low=wilson.interval.low,
-            high=wilson.interval.high,
+            low=low,
+            high=high,
             standard_error=se,
-            half_width=wilson.interval.half_width,
-            method="Wilson",
-        )
-    elif data.n >= 2:
-        estimate = repeated_measures_mean(data.matrix, level=LEVEL)
-        raw: ConfidenceInterval = estimate.interval
-        interval = Interval(
-            low=_clip(raw.low),
-            high=_clip(raw.high),
-            standard_error=estimate.standard_error,
-            half_width=raw.half_width,
-            method="t over question means",
+            half_width=(high - low) / 2,
+            method=method,
         )
     else:
         interval = Interval(
@@ -228,51 +262,56 @@ class ModelScores:
         return sum(score.errors for score in self.categories.values())
 
 
-def overall_standard_error(score: CategoryScore) -> float | None:
-    """The SE a category contributes to the overall.
+def overall_bounds(estimates: Any, lows: Any, highs: Any, weights: Any) -> tuple[Any, Any]:
+    """MOVER bounds of `Σ w·p` over the last axis (vectorised core of `overall_score`).
 
-    The question-level SE, except that a Wilson category's is floored at its Wilson half-width
-    divided by z: when every question is right (or every one wrong) the plain SE is 0, and the
-    overall would otherwise claim certainty that its own category interval does not.
+    Within [0, Σ w] by construction (`stats.mover_sum`); the clip to [0, 1] only absorbs
+    rounding.
     """
-    interval = score.interval
-    se = score.standard_error
-    if interval is None or interval.method != "Wilson" or interval.half_width is None:
-        return se
-    floor = interval.half_width / float(sps.norm.ppf(0.5 + LEVEL / 2))
-    return floor if se is None else max(se, floor)
+    mover = mover_sum(estimates, lows, highs, weights)
+    return np.clip(mover.low, 0.0, 1.0), np.clip(mover.high, 0.0, 1.0)
+
+
+OVERALL_METHOD = "MOVER over category intervals (Zou & Donner 2008; Newcombe 2011)"
 
 
 def overall_score(suite: Suite, categories: dict[str, CategoryScore]) -> tuple[float, Interval]:
-    """`overall = Σ w·score` (missing = 0) with `SE = sqrt(Σ w²·SE²)` and a normal interval.
+    """`overall = Σ w·score` (missing = 0), with the MOVER interval over category intervals.
 
-    A missing category is a fixed 0 and adds no variance. When a present category has no
-    standard error (a single question), the overall has none either.
+    `L = Σ w·p − √Σ w²(p − l)²`, `U = Σ w·p + √Σ w²(u − p)²` (`stats.mover_sum`): a single
+    category at weight 1 gives back its own interval, a skewed Wilson interval keeps its shape,
+    and the bounds stay in [0, Σ w] ⊆ [0, 1]. A missing category is a fixed 0 with no width. When
+    a present category has no interval (a single question), the overall has none either.
     """
     weights = suite.weights
     overall = math.fsum(weights[key] * categories[key].contribution for key in suite.keys)
-    variance = 0.0
-    defined = True
+    estimates: list[float] = []
+    lows: list[float] = []
+    highs: list[float] = []
+    used: list[float] = []
     for key in suite.keys:
         score = categories[key]
         if score.missing:
             continue
-        se = overall_standard_error(score)
-        if se is None or not math.isfinite(se):
-            defined = False
-            break
-        variance += weights[key] ** 2 * se**2
-    if not defined:
-        return overall, Interval(None, None, None, None, "none (a category has no SE)")
-    se = math.sqrt(variance)
-    half = float(sps.norm.ppf(0.5 + LEVEL / 2)) * se
-    low, high = overall - half, overall + half
+        interval = score.interval
+        if interval is None or interval.low is None or interval.high is None:
+            return overall, Interval(None, None, None, None, "none (a category has no interval)")
+        estimates.append(score.contribution)
+        lows.append(interval.low)
+        highs.append(interval.high)
+        used.append(weights[key])
+    if not used:
+        return overall, Interval(0.0, 0.0, 0.0, 0.0, "none (every category missing: 0)")
+    low_array, high_array = overall_bounds(estimates, lows, highs, used)
+    low, high = min(float(low_array), overall), max(float(high_array), overall)
+    half_width = (high - low) / 2
     return overall, Interval(
-        low=_clip(low),
-        high=_clip(high),
-        standard_error=se,
-        half_width=(high - low) / 2,
-        method="normal, SE = sqrt(Σ w²·SE²)",
+        low=low,
+        high=high,
+        # The SE the interval implies (half-width / z): what the reproducibility check combines.
+        standard_error=half_width / z_critical(LEVEL),
+        half_width=half_width,
+        method=OVERALL_METHOD,
     )
 
 

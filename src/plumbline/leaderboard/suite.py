@@ -15,21 +15,35 @@ tasks = ["practice_exam"]  # Inspect task names (glob patterns allowed)
 scorer = "choice"          # the score name read from the log
 ```
 
-Weights must sum to 1 (the seed's weight normalisation), keys must be unique, and each category
-reads exactly one scorer: blending a heuristic and a judge variant of one category is how the
-reference implementation mixed incomparable numbers.
+Weights must sum to 1 (the seed's weight normalisation) and keys must be unique. A category may
+name several scorers, `scorers = ["cdk_verify", "cdk_verify_local"]`: they are aliases of one
+measurement (the same score under the names different task versions give it), and each log
+contributes the value of the *first* of them it holds, never a blend: blending a heuristic and a
+judge variant of one category is how the reference implementation mixed incomparable numbers.
+`scorer = "x"` is short for `scorers = ["x"]`. The file's JSON Schema, generated from `Suite`,
+ships as `schemas/leaderboard_suite.schema.json`.
 """
 
 from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Collection
 from fnmatch import fnmatchcase
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
+
+from plumbline.records.io import UnreadableFileError, read_text_file
 
 Scoring = Literal["binary", "rubric"]
 
@@ -58,13 +72,70 @@ class Category(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    key: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)
-    name: str = Field(min_length=1)
-    description: str = Field(min_length=1)
-    weight: float = Field(ge=0, le=1, allow_inf_nan=False)
-    scoring: Scoring
-    tasks: tuple[str, ...] = Field(min_length=1)
-    scorer: str = Field(min_length=1)
+    key: str = Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        max_length=64,
+        description="The category's key in the leaderboard JSON (unique in the suite).",
+    )
+    name: str = Field(min_length=1, description="Display name.")
+    description: str = Field(min_length=1, description="What the category measures.")
+    weight: float = Field(
+        ge=0, le=1, allow_inf_nan=False, description="Weight in overall (weights sum to 1)."
+    )
+    scoring: Scoring = Field(
+        description="binary: each sample scores 0 or 1; rubric: any value in [0, 1]."
+    )
+    tasks: tuple[str, ...] = Field(
+        min_length=1,
+        description="Inspect task names whose logs feed this category (exact or glob pattern).",
+    )
+    scorers: tuple[str, ...] = Field(
+        min_length=1,
+        validation_alias=AliasChoices("scorers", "scorer"),
+        description=(
+            "Score names read from the logs, in order of preference: each log contributes the "
+            "first of them it holds (aliases of one measurement, never blended). "
+            '`scorer = "x"` is accepted as `scorers = ["x"]`.'
+        ),
+    )
+
+    task_aliases: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Tasks that are versions of another task on the same dataset "
+            '(`{ aws_cdk_synth_local = "aws_cdk_synth" }`): their samples are the same '
+            "questions (by sample id) for pairing and de-duplication. Other tasks' questions "
+            "are told apart by task name."
+        ),
+    )
+
+    def question_set(self, task: str) -> str:
+        """The name questions of `task` are identified under (its alias target, else itself)."""
+        return self.task_aliases.get(task, task)
+
+    @field_validator("scorers", mode="before")
+    @classmethod
+    def _one_scorer(cls, value: Any) -> Any:
+        """`scorer = "x"` (or `scorers = "x"`) is `scorers = ["x"]`."""
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("scorers")
+    @classmethod
+    def _scorers_valid(cls, scorers: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not scorer.strip() for scorer in scorers):
+            raise ValueError("scorer names must not be empty")
+        if len(set(scorers)) != len(scorers):
+            raise ValueError("scorer names must be unique")
+        return scorers
+
+    @property
+    def scorer(self) -> str:
+        """The preferred (first) scorer."""
+        return self.scorers[0]
+
+    def scorer_in(self, names: Collection[str]) -> str | None:
+        """The first of this category's scorers found among `names` (a log's score names)."""
+        return next((scorer for scorer in self.scorers if scorer in names), None)
 
     @field_validator("key")
     @classmethod
@@ -91,6 +162,8 @@ class Category(BaseModel):
 
 
 class SuiteInfo(BaseModel):
+    """The `[suite]` table: the suite's name (shown in outputs) and optional title/description."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(min_length=1)
@@ -104,7 +177,9 @@ class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     suite: SuiteInfo
-    categories: tuple[Category, ...] = Field(alias="category", min_length=1)
+    categories: tuple[Category, ...] = Field(
+        alias="category", min_length=1, description="The `[[category]]` tables, in order."
+    )
 
     @property
     def name(self) -> str:
@@ -132,10 +207,58 @@ class Suite(BaseModel):
         """Every category a task feeds (usually one)."""
         return [category for category in self.categories if category.matches(task)]
 
+    def scorer_names(self) -> set[str]:
+        """Every score name any category reads."""
+        return {scorer for category in self.categories for scorer in category.scorers}
+
     def formula(self) -> str:
         """The overall formula, as the seed writes it."""
         terms = " + ".join(f"({c.key} × {c.weight:g})" for c in self.categories)
         return f"overall = {terms}"
+
+
+SCHEMA_ID = "plumbline/leaderboard_suite.schema.json"
+
+
+def generated_schema() -> dict[str, Any]:
+    """The suite file's JSON Schema, generated from `Suite` (the shipped file equals this).
+
+    The shorthand `scorer = "x"` is folded into `scorers` before validation, so the schema
+    states it with a `oneOf`: a category gives `scorers` or `scorer`.
+    """
+    schema = Suite.model_json_schema(by_alias=True)
+    category = schema["$defs"]["Category"]
+    category["properties"]["scorer"] = {
+        "type": "string",
+        "minLength": 1,
+        "description": "Shorthand for `scorers = [scorer]`.",
+    }
+    category["required"] = [name for name in category["required"] if name != "scorers"]
+    category["oneOf"] = [{"required": ["scorers"]}, {"required": ["scorer"]}]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "plumbline leaderboard suite",
+        **{key: value for key, value in schema.items() if key != "title"},
+    }
+
+
+def write_schema() -> Path:
+    """Regenerate the shipped schema file from `Suite` (run after changing the model)."""
+    import json
+
+    path = Path(__file__).parents[1] / "schemas" / "leaderboard_suite.schema.json"
+    path.write_text(json.dumps(generated_schema(), indent=2, ensure_ascii=False) + "\n", "utf-8")
+    return path
+
+
+def suite_schema() -> dict[str, Any]:
+    """The suite JSON Schema shipped with the package."""
+    import json
+
+    text = resources.files("plumbline").joinpath("schemas/leaderboard_suite.schema.json")
+    schema: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
+    return schema
 
 
 def _format_location(location: tuple[int | str, ...]) -> str:
@@ -183,21 +306,39 @@ def parse_suite(data: dict[str, Any], source: str = "<suite>") -> Suite:
 
 def load_suite(name_or_path: str | Path) -> Suite:
     """Load a built-in suite by name (`sa-bench`) or a suite TOML file by path."""
-    text: str
     source = str(name_or_path)
     path = Path(name_or_path)
     if isinstance(name_or_path, str) and name_or_path in BUILTIN_SUITES:
         resource = resources.files(BUILTIN_SUITES[name_or_path]).joinpath("suite.toml")
-        text = resource.read_text(encoding="utf-8")
+        data = parse_toml(resource.read_text(encoding="utf-8"), source)
     elif path.is_file():
-        text = path.read_text(encoding="utf-8")
+        data = read_suite_toml(path)
     else:
         known = ", ".join(sorted(BUILTIN_SUITES))
         raise SuiteError(
             source, [f"no such suite file, and not a built-in suite (built-in: {known})"]
         )
+    return parse_suite(data, source)
+
+
+def read_suite_toml(path: Path) -> dict[str, Any]:
+    """A suite file's TOML as a table. Raises `SuiteError` (`file: line N: problem`) for a file
+    that is not UTF-8 or not TOML."""
+    source = str(path)
     try:
-        data = tomllib.loads(text)
+        text = read_text_file(path)
+    except UnreadableFileError as error:
+        raise SuiteError(source, [f"line {error.line}: {error.problem}"]) from None
+    except OSError as error:
+        raise SuiteError(source, [f"cannot read: {error.strerror or error}"]) from None
+    return parse_toml(text, source)
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """Parse suite TOML; raises `SuiteError` for text that is not TOML."""
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise SuiteError(source, [f"invalid TOML: {error}"]) from None
-    return parse_suite(data, source)
+    except RecursionError:
+        raise SuiteError(source, ["invalid TOML: nested too deeply"]) from None

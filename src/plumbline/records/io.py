@@ -7,9 +7,12 @@ one atomic writer (temp file + rename); one appender for journals (append + flus
 
 from __future__ import annotations
 
+import codecs
 import functools
 import json
+import math
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -21,8 +24,24 @@ from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
 
-_DECODER = json.JSONDecoder()
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range (not a finite float)")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
+
+
+#: Strict JSON: `NaN`, `Infinity` and numbers that overflow a float are refused (they are not
+#: JSON, and no schema or JSON writer downstream can hold them).
+_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_constant)
 _WHITESPACE = " \t\r\n"
+#: Records nest a few levels; anything deeper is refused before it reaches a validator.
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -76,33 +95,137 @@ def _next_record_start(text: str, pos: int) -> int:
             return pos
 
 
+def decode_utf8(data: bytes) -> tuple[str, dict[int, str]]:
+    """Text of a UTF-8 file (a leading byte order mark is accepted and dropped), and the lines
+    holding bytes that are not UTF-8, each with a description of the first bad byte.
+
+    Bad bytes are replaced (U+FFFD) so the rest of the file can still be read; a record on a
+    listed line must be reported, never used.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        return data.decode("utf-8"), {}
+    except UnicodeDecodeError:
+        pass
+    bad: dict[int, str] = {}
+    line, counted, position = 1, 0, 0
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    while position < len(data):
+        try:
+            decoder.decode(data[position:], final=True)
+            break
+        except UnicodeDecodeError as error:
+            at = position + error.start
+            line += data.count(b"\n", counted, at)
+            counted = at
+            column = at - (data.rfind(b"\n", 0, at) + 1) + 1
+            bad.setdefault(
+                line,
+                f"not UTF-8: byte 0x{data[at]:02x} at column {column} (save the file as UTF-8)",
+            )
+            position = position + error.end
+            decoder.reset()
+    return data.decode("utf-8", errors="replace"), bad
+
+
+def read_utf8(path: str | Path) -> tuple[str, dict[int, str]]:
+    """`decode_utf8` of a file's bytes."""
+    return decode_utf8(Path(path).read_bytes())
+
+
+class UnreadableFileError(ValueError):
+    """A text file that cannot be read (not UTF-8, not JSON, nested too deeply), as
+    `file:line: problem`."""
+
+    def __init__(self, path: str | Path, line: int, problem: str) -> None:
+        super().__init__(f"{path}:{line}: {problem}")
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+
+
+def read_text_file(path: str | Path) -> str:
+    """A UTF-8 text file's content (a byte order mark is dropped). Raises `UnreadableFileError`
+    naming the first line that is not UTF-8 (and `OSError` when it cannot be opened)."""
+    text, bad = read_utf8(path)
+    if bad:
+        line = min(bad)
+        raise UnreadableFileError(path, line, bad[line])
+    return text
+
+
+def load_json_text(text: str, path: str | Path = "<json>") -> Any:
+    """Parse one strict JSON document (no NaN or Infinity, at most `MAX_DEPTH` levels deep).
+    Raises `UnreadableFileError` located by line."""
+    start = _skip_whitespace(text, 0)
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as error:
+        raise UnreadableFileError(path, error.lineno, f"invalid JSON: {error.msg}") from None
+    except ValueError as error:
+        raise UnreadableFileError(path, 1, f"invalid JSON: {error}") from None
+    except RecursionError:
+        raise UnreadableFileError(path, 1, f"nested more than {MAX_DEPTH} levels deep") from None
+    rest = _skip_whitespace(text, end)
+    if rest < len(text):
+        line = text.count("\n", 0, rest) + 1
+        raise UnreadableFileError(path, line, "invalid JSON: extra data after the document")
+    if _too_deep(value):
+        raise UnreadableFileError(path, 1, f"nested more than {MAX_DEPTH} levels deep")
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        raise UnreadableFileError(path, 1, _LONE_SURROGATE)
+    return value
+
+
+def read_json_file(path: str | Path) -> Any:
+    """`load_json_text` of a UTF-8 file. Raises `UnreadableFileError` (or `OSError`)."""
+    return load_json_text(read_text_file(path), path)
+
+
 def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
     """Yield every top-level record of a JSON record file, located by line.
 
     Accepts JSONL, one JSON array of records, or objects concatenated with any whitespace
-    (pretty-printed). A value that does not parse is yielded as a `RecordError`, and reading
+    (pretty-printed); a UTF-8 byte order mark is ignored. A value that does not parse, holds
+    bytes that are not UTF-8 or nests too deeply is yielded as a `RecordError`, and reading
     resumes at the next record, so one bad record never hides the rest of the file.
     """
     name = str(path)
-    text = Path(path).read_text(encoding="utf-8")
+    text, bad_lines = read_utf8(path)
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
     pos = _skip_whitespace(text, 0)
     in_array = pos < len(text) and text[pos] == "["
+    array_line = 1
     if in_array:
         pos = _skip_whitespace(text, pos + 1)
     line, counted_to = 1, 0
 
     def line_at(position: int) -> int:
         nonlocal line, counted_to
-        line += text.count("\n", counted_to, position)
+        if position < counted_to:  # back from where an error was found
+            line -= text.count("\n", position, counted_to)
+        else:
+            line += text.count("\n", counted_to, position)
         counted_to = position
         return line
 
+    if in_array:
+        array_line = line_at(pos)
     while pos < len(text):
         if in_array and text[pos] == "]":
+            in_array = False
             pos = _skip_whitespace(text, pos + 1)
             if pos < len(text):
-                yield RecordError(name, line_at(pos), "<json>", "unexpected data after the array")
-            return
+                yield RecordError(
+                    name,
+                    line_at(pos),
+                    "<json>",
+                    f"more data after the JSON array that opens on line {array_line}: a file "
+                    "holds one JSON array of records, or one record per line (JSONL); the "
+                    "rest is read as JSONL",
+                )
+            continue
         start_line = line_at(pos)
         try:
             value, end = _DECODER.raw_decode(text, pos)
@@ -110,12 +233,71 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
             yield RecordError(name, line_at(error.pos), "<json>", f"invalid JSON: {error.msg}")
             pos = _next_record_start(text, pos)
             continue
-        yield Located(name, start_line, value)
+        except ValueError as error:  # a non-finite number
+            yield RecordError(name, start_line, "<json>", f"invalid JSON: {error}")
+            pos = _next_record_start(text, pos)
+            continue
+        except RecursionError:
+            yield RecordError(
+                name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep"
+            )
+            pos = _next_record_start(text, pos)
+            continue
+        end_line = line_at(end)
+        bad = next((n for n in range(start_line, end_line + 1) if n in bad_lines), None)
+        if bad is not None:
+            yield RecordError(name, bad, "<encoding>", bad_lines[bad])
+        elif surrogates and _has_lone_surrogate(value):
+            yield RecordError(name, start_line, "<json>", _LONE_SURROGATE)
+        elif _too_deep(value):
+            yield RecordError(
+                name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep"
+            )
+        else:
+            yield Located(name, start_line, value)
         pos = _skip_whitespace(text, end)
         if in_array and pos < len(text) and text[pos] == ",":
             pos = _skip_whitespace(text, pos + 1)
     if in_array:
         yield RecordError(name, line_at(len(text)), "<json>", "the array is never closed")
+
+
+# A `\udXXX` escape in the file: the decoded value may hold a lone surrogate, which is no
+# character (JSON allows the escape; no UTF-8 writer downstream can encode it).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+_LONE_SURROGATE = "a \\u escape names half of a surrogate pair: not a character"
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether a decoded value nests containers more than `MAX_DEPTH` levels (iterative)."""
+    if not isinstance(value, dict | list):
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _validation_errors(located: Located, error: ValidationError) -> list[RecordError]:

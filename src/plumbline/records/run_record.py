@@ -10,9 +10,10 @@ errors) goes through `records.io`, so every problem still reads `file:line: fiel
 from __future__ import annotations
 
 import json
+import math
 import mmap
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -21,7 +22,14 @@ from typing import Annotated, Any
 import numpy as np
 import numpy.typing as npt
 import polars as pl
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
 
 from plumbline.records.io import InvalidRecordError, RecordError, read_records
 
@@ -50,7 +58,40 @@ def _task_id_to_str(value: Any) -> Any:
     return value
 
 
-NonNegativeInt = Annotated[int, Field(ge=0)]
+# Sane maxima: a value past these is a unit mistake or garbage, not a run (and would overflow
+# the 64-bit columns the comparison sums).
+MAX_SECONDS = 30 * 24 * 3600.0
+MAX_TOKENS = 10**12
+MAX_COUNT = 10**9
+MAX_COST_USD = 1e6
+
+NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+
+
+def parse_utc(value: str) -> datetime:
+    """An ISO 8601 date-time (`Z` allowed) as an aware datetime (naive ones are taken as UTC)."""
+    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def time_problems(started: str | None, ended: str | None) -> list[tuple[str, str]]:
+    """(field, problem) for start/end times that are not ISO 8601 or end before they start."""
+    problems: list[tuple[str, str]] = []
+    moments: dict[str, datetime] = {}
+    for name, value in (("started_at_utc", started), ("ended_at_utc", ended)):
+        if value is None:
+            continue
+        try:
+            moments[name] = parse_utc(value)
+        except (ValueError, TypeError):
+            problems.append((name, f"not an ISO 8601 date-time: {value!r}"))
+    if len(moments) == 2 and moments["ended_at_utc"] < moments["started_at_utc"]:
+        problems.append(
+            ("ended_at_utc", f"ends before it starts ({ended!r} is before {started!r})")
+        )
+    return problems
 
 
 class RunRecord(BaseModel):
@@ -67,12 +108,12 @@ class RunRecord(BaseModel):
     arm: Annotated[str, Field(min_length=1)]
     repeat: NonNegativeInt
     success: bool
-    duration_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)]
-    total_cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None
-    input_tokens: NonNegativeInt | None
-    output_tokens: NonNegativeInt | None
-    cache_read_tokens: NonNegativeInt | None
-    cache_write_tokens: NonNegativeInt | None
+    duration_seconds: Seconds
+    total_cost_usd: Annotated[float, Field(ge=0, le=MAX_COST_USD, allow_inf_nan=False)] | None
+    input_tokens: TokenCount | None
+    output_tokens: TokenCount | None
+    cache_read_tokens: TokenCount | None
+    cache_write_tokens: TokenCount | None
 
     run_id: str | None = None
     session_id: str | None = None
@@ -101,21 +142,26 @@ class RunRecord(BaseModel):
     protected_paths_modified: list[str] | None = None
     protected_paths_restored: bool | None = None
     acceptance_timed_out: bool | None = None
-    acceptance_duration_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
-    harness_duration_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    acceptance_duration_seconds: Seconds | None = None
+    harness_duration_seconds: Seconds | None = None
     duration_source: str | None = None
     schedule_position: NonNegativeInt | None = None
     failure_reason: str | None = None
     agent_report_error: str | None = None
+    # Written by the Ray executor (`agent run --executor ray`).
+    node: str | None = None
+    infra_retries: NonNegativeInt | None = None
 
     @field_validator("started_at_utc", "ended_at_utc")
     @classmethod
-    def _date_time(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
-                raise ValueError(f"not an ISO 8601 date-time: {value!r}") from None
+    def _date_time(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.field_name == "ended_at_utc":
+            found = time_problems(info.data.get("started_at_utc"), value)
+        else:
+            found = time_problems(value, None)
+        for name, problem in found:
+            if name == info.field_name:
+                raise ValueError(problem)
         return value
 
     @property
@@ -157,6 +203,9 @@ FRAME_SCHEMA: dict[str, Any] = {
     "acceptance_cmd_count": pl.Int64,
     "timed_out": pl.Boolean,
     "infra_failure": pl.Boolean,
+    "run_id": pl.String,
+    "started_at_utc": pl.String,
+    "ended_at_utc": pl.String,
 }
 _NOT_NULL = ("task_id", "arm", "repeat", "success", "duration_seconds")
 _NULLABLE_REQUIRED = tuple(name for name in REQUIRED_FIELDS if name not in _NOT_NULL)
@@ -167,6 +216,14 @@ _NON_NEGATIVE = (
     *TOKEN_FIELDS,
     *COUNT_FIELDS,
 )
+# The schema's maxima, checked column-wise on the fast path.
+_MAXIMA: dict[str, float] = {
+    "repeat": MAX_COUNT,
+    "duration_seconds": MAX_SECONDS,
+    "total_cost_usd": MAX_COST_USD,
+    **dict.fromkeys(TOKEN_FIELDS, MAX_TOKENS),
+    **dict.fromkeys(COUNT_FIELDS, MAX_COUNT),
+}
 
 
 @dataclass
@@ -320,7 +377,48 @@ def _all_valid() -> list[pl.Expr]:
             pl.col(name).is_finite().all().alias(f"{name}:finite")
             for name in ("duration_seconds", "total_cost_usd")
         ],
+        *[
+            (pl.col(name).max().fill_null(0) <= maximum).alias(f"{name}:maximum")
+            for name, maximum in _MAXIMA.items()
+        ],
+        *[(~_bad_times(name).any()).alias(f"{name}:time") for name in _TIME_FIELDS],
     ]
+
+
+_TIME_FIELDS = ("started_at_utc", "ended_at_utc")
+_MOMENTS = ("_started", "_ended")
+
+
+def _with_moments(frame: pl.DataFrame) -> pl.DataFrame:
+    """Add `_started`/`_ended`: seconds since the epoch of each time, NaN when it is not ISO
+    8601, null when absent (parsed in Python: ISO 8601 has more shapes than one format)."""
+    columns: list[pl.Expr | pl.Series] = []
+    for name, alias in zip(_TIME_FIELDS, _MOMENTS, strict=True):
+        values = frame[name]
+        if values.null_count() == frame.height:
+            columns.append(pl.lit(None, dtype=pl.Float64).alias(alias))
+        else:
+            moments = [None if v is None else _moment(v) for v in values.to_list()]
+            columns.append(pl.Series(alias, moments, dtype=pl.Float64))
+    return frame.with_columns(columns)
+
+
+def _bad_times(name: str) -> pl.Expr:
+    """Rows whose `name` time is not ISO 8601, or (for the end) is before the start."""
+    started, ended = pl.col("_started"), pl.col("_ended")
+    own = started if name == "started_at_utc" else ended
+    broken = own.is_nan().fill_null(False)
+    if name == "started_at_utc":
+        return broken
+    return broken | (ended < started).fill_null(False)
+
+
+def _moment(value: str) -> float:
+    """Seconds since the epoch of an ISO 8601 date-time, NaN when it is not one."""
+    try:
+        return parse_utc(value).timestamp()
+    except (ValueError, TypeError, OverflowError):
+        return math.nan
 
 
 def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError]] | None:
@@ -353,6 +451,7 @@ def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError
         pl.lit(path, dtype=pl.String).alias("file"),
         lines,
     )
+    frame = _with_moments(frame)
     checks: list[tuple[str, pl.Expr, str]] = [
         (name, pl.col(name).is_null(), "Field required (missing or null)") for name in _NOT_NULL
     ]
@@ -370,9 +469,14 @@ def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError
         )
         for name in ("duration_seconds", "total_cost_usd")
     ]
+    checks += [
+        (name, pl.col(name) > maximum, f"Input should be less than or equal to {maximum:.15g}")
+        for name, maximum in _MAXIMA.items()
+    ]
+    checks += [(name, _bad_times(name), "") for name in _TIME_FIELDS]
     # First pass: column reductions only (no per-row mask); valid files end here.
     if all(frame.select(_all_valid()).row(0)):
-        return frame, []
+        return frame.drop(_MOMENTS), []
     # Second pass, only for a file with a problem: which rows, located by line.
     flags = [expr.fill_null(False).alias(f"{i}") for i, (_, expr, _) in enumerate(checks)]
     bad = frame.select(pl.any_horizontal(flags).alias("bad")).to_series()
@@ -381,9 +485,13 @@ def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError
     errors: list[RecordError] = []
     for line, *row in flagged.iter_rows():
         for (name, _, problem), failed in zip(checks, row, strict=True):
-            if failed:
+            if failed and problem:
                 errors.append(RecordError(path, line, name, problem))
-    return frame.filter(~bad), errors
+    times = frame.filter(bad).select("line", *_TIME_FIELDS)
+    for line, started, ended in times.iter_rows():
+        errors += [RecordError(path, line, n, p) for n, p in time_problems(started, ended)]
+    errors.sort(key=lambda error: error.line)
+    return frame.filter(~bad).drop(_MOMENTS), errors
 
 
 def read_run_records(paths: list[str | Path], *, strict: bool = False) -> RunRecordTable:
@@ -416,4 +524,36 @@ def read_run_records(paths: list[str | Path], *, strict: bool = False) -> RunRec
         table.frame = frames[0]
     elif frames:
         table.frame = pl.concat(frames, how="vertical")
+    duplicates = _duplicate_run_ids(table.frame)
+    if duplicates:
+        if strict:
+            raise InvalidRecordError(duplicates[0])
+        table.errors.extend(duplicates)
+        table.invalid_records += len(duplicates)
+        table.frame = table.frame.filter(
+            ~pl.col("run_id").is_not_null() | pl.col("run_id").is_first_distinct()
+        )
     return table
+
+
+def _duplicate_run_ids(frame: pl.DataFrame) -> list[RecordError]:
+    """A problem for every record whose `run_id` an earlier record already has (a run counted
+    twice, e.g. a journal copied into two files); the first one is kept."""
+    if frame.height == 0 or frame["run_id"].null_count() == frame.height:
+        return []
+    ids = frame.select("run_id", "file", "line").with_row_index("_row")
+    repeated = ids.filter(pl.col("run_id").is_not_null() & pl.col("run_id").is_duplicated())
+    if repeated.height == 0:
+        return []
+    first: dict[str, str] = {}
+    problems = []
+    for _, run_id, path, line in repeated.sort("_row").iter_rows():
+        if run_id not in first:
+            first[run_id] = f"{path}:{line}"
+            continue
+        problems.append(
+            RecordError(
+                path, line, "run_id", f"duplicate run_id {run_id!r} (first at {first[run_id]})"
+            )
+        )
+    return problems

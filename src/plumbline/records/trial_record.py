@@ -14,13 +14,20 @@ from enum import StrEnum
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from plumbline.records.io import ReadResult, read_records
 
 SCHEMA_VERSION = "1.0.0"
+
+# Sane maxima: past these a value is garbage or a unit mistake, not a measurement.
+MAX_SECONDS = 7 * 24 * 3600.0
+MAX_TOKENS = 10**9
+MAX_TRIALS = 10**7
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
 
 
 class ErrorClass(StrEnum):
@@ -47,12 +54,21 @@ class GenerationSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    temperature: float | None = Field(default=None, ge=0)
+    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     seed: int | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
-    timeout: float | None = Field(default=None, gt=0, description="Per-call timeout, seconds.")
-    retries: int = Field(default=0, ge=0, description="Retries allowed per trial.")
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_SECONDS,
+        allow_inf_nan=False,
+        description="Per-call timeout, seconds.",
+    )
+    retries: int = Field(default=0, ge=0, le=1000, description="Retries allowed per trial.")
     stream: bool = False
+    model_args: dict[str, Any] | None = Field(
+        default=None, description="Provider arguments (-M); secret-named values redacted."
+    )
 
 
 class TrialRecord(BaseModel):
@@ -70,17 +86,17 @@ class TrialRecord(BaseModel):
     provider: str = Field(min_length=1)
     prompt_id: str = Field(min_length=1)
     prompt: str
-    trial: int = Field(ge=0)
+    trial: int = Field(ge=0, le=MAX_TRIALS)
     response: str | None = None
-    latency_seconds: float | None = Field(default=None, ge=0)
-    ttft_seconds: float | None = Field(default=None, ge=0)
-    input_tokens: int | None = Field(default=None, ge=0)
-    output_tokens: int | None = Field(default=None, ge=0)
+    latency_seconds: Seconds | None = None
+    ttft_seconds: Seconds | None = None
+    input_tokens: Tokens | None = None
+    output_tokens: Tokens | None = None
     error_class: ErrorClass | None = None
     http_status: int | None = Field(default=None, ge=100, le=599)
     error_message: str | None = None
     timed_out: bool = False
-    attempts: int = Field(default=1, ge=1, description="Calls made: 1 + retries used.")
+    attempts: int = Field(default=1, ge=1, le=1001, description="Calls made: 1 + retries used.")
     timestamp: datetime
     config: GenerationSettings
 
@@ -90,6 +106,15 @@ class TrialRecord(BaseModel):
             raise ValueError("timed_out must be true exactly when error_class is TimeoutError")
         if self.error_class is None and self.response is None:
             raise ValueError("a successful trial needs a response (null only when it failed)")
+        if (
+            self.ttft_seconds is not None
+            and self.latency_seconds is not None
+            and self.ttft_seconds > self.latency_seconds
+        ):
+            raise ValueError(
+                f"ttft_seconds ({self.ttft_seconds:g}) is longer than latency_seconds "
+                f"({self.latency_seconds:g}): the first token cannot come after the whole response"
+            )
         return self
 
     @property

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ import numpy.typing as npt
 from plumbline.progress import ProgressCallback, no_progress
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
+from plumbline.reliability.configs import split_by_config
 from plumbline.reliability.metrics import (
     AgreementResult,
     ConsistencyResult,
@@ -133,7 +134,12 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _mean_estimate(values: Sequence[float], single: ConfidenceInterval | None) -> EstimateResult:
+#: Below this many prompts the seed's CI_95 (z with the population SD) covers clearly less than
+#: 95% (docs/statistics.md: about 83% at 5 prompts, 93% at 30), so it is labelled approximate.
+APPROXIMATE_BELOW = 100
+
+
+def mean_over_prompts(values: Sequence[float], single: ConfidenceInterval | None) -> EstimateResult:
     """Mean over prompts with the seed's CI_95; one prompt keeps its own interval.
 
     The seed's normal interval can cross the score's bounds with few prompts; it is clipped to
@@ -141,6 +147,15 @@ def _mean_estimate(values: Sequence[float], single: ConfidenceInterval | None) -
     """
     if len(values) >= 2:
         estimate = cert_ci_95(values)
+        if len(values) < APPROXIMATE_BELOW:
+            estimate = replace(
+                estimate,
+                interval=replace(
+                    estimate.interval,
+                    method=f"{estimate.interval.method}, approximate (fewer than "
+                    f"{APPROXIMATE_BELOW} prompts)",
+                ),
+            )
         bounds = estimate.interval
         low, high = max(0.0, bounds.low), min(1.0, bounds.high)
         if (low, high) != (bounds.low, bounds.high):
@@ -206,18 +221,25 @@ def _analyze_model(
 
     scored = [p for p in prompt_results if p.consistency is not None and p.agreement is not None]
     consistency_estimate = (
-        _mean_estimate([p.consistency.score for p in scored if p.consistency], None)
+        mean_over_prompts([p.consistency.score for p in scored if p.consistency], None)
         if scored
         else None
     )
     agreement_estimate = (
-        _mean_estimate(
+        mean_over_prompts(
             [p.agreement.similarity for p in scored if p.agreement],
             scored[0].agreement.interval if len(scored) == 1 and scored[0].agreement else None,
         )
         if scored
         else None
     )
+
+    if consistency_estimate is not None and agreement_estimate is not None:
+        overall_conflict = agreement_conflict(
+            consistency_estimate.statistic, agreement_estimate.statistic
+        )
+        if overall_conflict:
+            warnings.append(f"{model} (mean over prompts): {overall_conflict}")
 
     performance: PerformanceResult | None = None
     performance_by_prompt: EstimateResult | None = None
@@ -328,15 +350,22 @@ def analyze(
 ) -> ReliabilityReport:
     """Compute every metric per model and Cohen's d between every pair of models.
 
-    Duplicate (model, prompt, trial) keys keep the first record and are reported.
-    `progress(done, total, what)` is called after each prompt of each model, each model's
-    whole-model metrics, and each pair of models.
+    Duplicate (model, prompt, trial) keys keep the first record and are reported. A model run
+    with several generation configurations is reported once per configuration (its name then
+    carries the settings that differ), never pooled. `progress(done, total, what)` is called
+    after each prompt of each model, each model's whole-model metrics, and each pair of models.
     """
     config = config if config is not None else BenchmarkConfig()
-    prices = prices or {}
-    warnings: list[str] = []
+    split = split_by_config(records)
+    given = dict(prices or {})
+    # a price given for a model applies to each of its configurations
+    prices = {
+        **{name: given[model] for name, model in split.models.items() if model in given},
+        **given,
+    }
+    warnings: list[str] = list(split.notes)
     unique: dict[tuple[str, str, int], TrialRecord] = {}
-    for record in records:
+    for record in split.records:
         if record.key in unique:
             warnings.append(
                 f"duplicate trial {record.key}: kept the first record, ignored the later one"
@@ -346,7 +375,7 @@ def analyze(
     by_model: dict[str, list[TrialRecord]] = defaultdict(list)
     for record in unique.values():
         by_model[record.model].append(record)
-    unknown = sorted(set(prices) - set(by_model))
+    unknown = sorted(set(prices) - set(by_model) - set(split.models.values()))
     if unknown:
         warnings.append(f"prices given for models without trials: {', '.join(unknown)}")
     total = sum(len({r.prompt_id for r in trials}) + 1 for trials in by_model.values())

@@ -27,14 +27,24 @@ def consistency_band(score: float) -> Band:
     return Band("High variance", "May indicate model instability")
 
 
+#: What CERT's performance score measures: not correctness, a heuristic on the text.
+PERFORMANCE_HEURISTIC = "CERT heuristic: length, structure, similarity to the prompt"
+
+
 def performance_band(score: float) -> Band:
+    """The seed's performance bands (> 0.8, 0.6–0.8, 0.4–0.6, < 0.4), named for what the score
+    is: a heuristic on length, structure and similarity to the prompt (seed 003's
+    `relevance·0.5 + completeness·0.3 + structure·0.2`), not a judgement of quality or
+    correctness. The seed's own band name is kept in the recommendation."""
     if score > 0.8:
-        return Band("Excellent quality", "Production-ready")
+        return Band(
+            "High heuristic score", "seed band 'Excellent quality': not a correctness check"
+        )
     if score >= 0.6:
-        return Band("Good quality", "Acceptable for most use cases")
+        return Band("Fair heuristic score", "seed band 'Good quality': not a correctness check")
     if score >= 0.4:
-        return Band("Moderate quality", "Refine prompts")
-    return Band("Poor quality", "Investigate model/prompt issues")
+        return Band("Middling heuristic score", "seed band 'Moderate quality': refine prompts")
+    return Band("Low heuristic score", "seed band 'Poor quality': investigate model/prompt")
 
 
 def p95_latency_band(p95_seconds: float) -> Band:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from plumbline.records.trial_record import ErrorClass
+from plumbline.redaction import Redactor, secret_values
 
 # Exception class names shared by the Stainless-generated SDKs (openai, anthropic, ...).
 _TIMEOUT_NAMES = frozenset(
@@ -43,11 +43,6 @@ _INVALID_RESPONSE_NAMES = frozenset(
 )
 
 _MAX_MESSAGE = 500
-_SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$", re.IGNORECASE)
-_SECRET_PATTERNS = (
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{6,}"),
-    re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"),
-)
 
 
 @dataclass(frozen=True)
@@ -163,28 +158,14 @@ def classify_exception(error: BaseException, *, secrets: Iterable[str] = ()) -> 
 
 def secrets_from_environment(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables that hold keys or tokens (longest first)."""
-    env = os.environ if environ is None else environ
-    values = {value for name, value in env.items() if _SECRET_ENV.search(name) and len(value) >= 6}
-    return sorted(values, key=len, reverse=True)
+    return secret_values(os.environ if environ is None else environ)
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace known secret values and anything shaped like a key or bearer token."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[REDACTED]")
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub("[REDACTED]", text)
-    return text
+    """Replace known secret values (in every encoding) and anything shaped like a key."""
+    return Redactor(secrets, shapes=True).text(text)
 
 
 def redact_value(value: Any, secrets: Iterable[str]) -> Any:
     """Redact every string inside a JSON-like value."""
-    secret_list = list(secrets)
-    if isinstance(value, str):
-        return redact(value, secret_list)
-    if isinstance(value, dict):
-        return {key: redact_value(item, secret_list) for key, item in value.items()}
-    if isinstance(value, list):
-        return [redact_value(item, secret_list) for item in value]
-    return value
+    return Redactor(secrets, shapes=True).value(value)

@@ -263,15 +263,36 @@ def semantic_agreement(
     )
 
 
+#: Agreement at or above this, with the seed's consistency at or below CV_PATHOLOGY_CONSISTENCY,
+#: is the seed formula's coefficient-of-variation pathology, not instability.
+CV_PATHOLOGY_AGREEMENT = 0.9
+CV_PATHOLOGY_CONSISTENCY = 0.3
+
+CV_PATHOLOGY = (
+    "the seed's consistency is 1 − CV of the distances to the mean response: when responses "
+    "nearly agree those distances are all tiny, so one slightly different answer makes their "
+    "coefficient of variation large and the score low; trust semantic agreement here"
+)
+
+
 def agreement_conflict(consistency: float, agreement: float) -> str | None:
-    """Say so when the seed's consistency score and semantic agreement tell different stories."""
+    """Say so when the seed's consistency score and semantic agreement tell different stories.
+
+    The sharp case, agreement ≥ 0.9 with consistency ≤ 0.3, is the CV pathology of the seed's
+    formula (1 − CV of distances), explained in the message.
+    """
     if consistency >= 0.7 and agreement < 0.7:
         return (
             f"consistency score {consistency:.2f} reads '{consistency_band(consistency).label}', "
             f"but responses agree only {agreement:.2f} (mean cosine similarity): the score "
             "measures how evenly responses are spread, not whether they agree"
         )
-    if consistency < 0.5 and agreement >= 0.9:
+    if consistency <= CV_PATHOLOGY_CONSISTENCY and agreement >= CV_PATHOLOGY_AGREEMENT:
+        return (
+            f"consistency score {consistency:.2f} reads '{consistency_band(consistency).label}', "
+            f"but responses agree closely ({agreement:.2f} mean cosine similarity): " + CV_PATHOLOGY
+        )
+    if consistency < 0.5 and agreement >= CV_PATHOLOGY_AGREEMENT:
         return (
             f"consistency score {consistency:.2f} reads '{consistency_band(consistency).label}', "
             f"but responses agree closely ({agreement:.2f} mean cosine similarity): a few "

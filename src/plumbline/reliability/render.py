@@ -7,13 +7,16 @@ from rich.table import Table
 
 from plumbline.reliability.analysis import ModelReliability, ReliabilityReport
 from plumbline.reliability.bands import agreement_band, consistency_band
+from plumbline.reliability.verdict import model_verdict
+from plumbline.report.escape import markdown, terminal
 from plumbline.stats import ConfidenceInterval, EstimateResult
 
 
 def _ci(interval: ConfidenceInterval | None, digits: int = 3, unit: str = "") -> str:
     if interval is None:
         return "n/a"
-    return f"[{interval.low:.{digits}f}{unit}, {interval.high:.{digits}f}{unit}]"
+    approximate = " approximate" if "approximate" in interval.method else ""
+    return f"[{interval.low:.{digits}f}{unit}, {interval.high:.{digits}f}{unit}]{approximate}"
 
 
 def _estimate(estimate: EstimateResult | None, digits: int = 3) -> str:
@@ -45,7 +48,7 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
         perf = model.performance
         rows.append(
             (
-                "performance",
+                "performance heuristic (length, structure, prompt similarity)",
                 f"{perf.score:.3f} {_ci(perf.ci_95)} (n={perf.n})",
                 perf.band.label,
             )
@@ -146,17 +149,24 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
     return rows
 
 
+def verdicts(report: ReliabilityReport) -> list[str]:
+    """One line per model: what can and cannot be relied on, with n (`verdict.model_verdict`)."""
+    return [model_verdict(entry) for entry in report.to_dict().get("models", [])]
+
+
 def render_terminal(report: ReliabilityReport, console: Console) -> None:
+    for line in verdicts(report):
+        console.print(terminal(line), highlight=False)
     for model in report.models:
         table = Table(
-            title=f"{model.model}: {model.trials} trials, {model.successful} successful",
+            title=f"{terminal(model.model)}: {model.trials} trials, {model.successful} successful",
             title_justify="left",
         )
         table.add_column("metric")
         table.add_column("value [95% CI]")
         table.add_column("interpretation")
         for metric, value, label in model_rows(model):
-            table.add_row(metric, value, label)
+            table.add_row(terminal(metric), terminal(value), terminal(label))
         console.print(table)
     if report.comparisons:
         table = Table(
@@ -171,24 +181,26 @@ def render_terminal(report: ReliabilityReport, console: Console) -> None:
                 if comparison.effect is not None
                 else f"n/a ({comparison.note})"
             )
-            table.add_row(f"{comparison.model_a} vs {comparison.model_b}", comparison.metric, value)
+            table.add_row(
+                f"{terminal(comparison.model_a)} vs {terminal(comparison.model_b)}",
+                terminal(comparison.metric),
+                terminal(value),
+            )
         console.print(table)
     notes = [*report.warnings, *(w for m in report.models for w in m.warnings)]
     for note in notes:
-        console.print(f"[yellow]warning:[/yellow] {note}", markup=True)
+        console.print(f"[yellow]warning:[/yellow] {terminal(note)}")
     for problem in report.record_errors[:20]:
-        console.print(f"[red]skipped:[/red] {problem}", markup=True)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+        console.print(f"[red]skipped:[/red] {terminal(problem)}")
 
 
 def render_markdown(report: ReliabilityReport) -> str:
     lines = ["# Reliability report", ""]
+    lines += [f"- **{markdown(line)}**" for line in verdicts(report)]
+    lines.append("")
     config = report.config
     lines.append(
-        f"Embedding model `{config.embedding_model_name}`, seed {config.random_seed}, "
+        f"Embedding model {markdown(config.embedding_model_name)}, seed {config.random_seed}, "
         f"{config.bootstrap_resamples} bootstrap resamples. Intervals are 95%: the seed's "
         "CI_95 = mean ± 1.96·std/√n for means, Wilson for rates, bootstrap for percentiles "
         "and agreement."
@@ -196,7 +208,7 @@ def render_markdown(report: ReliabilityReport) -> str:
     lines.append("")
     for model in report.models:
         lines += [
-            f"## {model.model}",
+            f"## {markdown(model.model)}",
             "",
             f"{model.trials} trials, {model.successful} successful.",
             "",
@@ -204,7 +216,7 @@ def render_markdown(report: ReliabilityReport) -> str:
             "|---|---|---|",
         ]
         lines += [
-            f"| {_cell(metric)} | {_cell(value)} | {_cell(label)} |"
+            f"| {markdown(metric)} | {markdown(value)} | {markdown(label)} |"
             for metric, value, label in model_rows(model)
         ]
         if len(model.prompts) > 1:
@@ -221,12 +233,12 @@ def render_markdown(report: ReliabilityReport) -> str:
                     else "n/a"
                 )
                 lines.append(
-                    f"| {_cell(prompt.prompt_id)} | {prompt.valid_responses} | {consistency} "
+                    f"| {markdown(prompt.prompt_id)} | {prompt.valid_responses} | {consistency} "
                     f"| {agreement} |"
                 )
         if model.warnings:
             lines.append("")
-            lines += [f"- warning: {_cell(w)}" for w in model.warnings]
+            lines += [f"- warning: {markdown(w)}" for w in model.warnings]
         lines.append("")
     if report.comparisons:
         lines += [
@@ -244,13 +256,13 @@ def render_markdown(report: ReliabilityReport) -> str:
                 else f"n/a ({comparison.note})"
             )
             lines.append(
-                f"| {_cell(comparison.model_a)} vs {_cell(comparison.model_b)} "
-                f"| {comparison.metric} | {_cell(value)} |"
+                f"| {markdown(comparison.model_a)} vs {markdown(comparison.model_b)} "
+                f"| {markdown(comparison.metric)} | {markdown(value)} |"
             )
         lines.append("")
     if report.warnings or report.record_errors:
         lines += ["## Notes", ""]
-        lines += [f"- warning: {_cell(w)}" for w in report.warnings]
-        lines += [f"- skipped record: {_cell(e)}" for e in report.record_errors]
+        lines += [f"- warning: {markdown(w)}" for w in report.warnings]
+        lines += [f"- skipped record: {markdown(e)}" for e in report.record_errors]
         lines.append("")
     return "\n".join(lines)

@@ -35,13 +35,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
-from plumbline.records.io import JsonlAppender, RecordError, iter_json_values
+from plumbline.records.io import JsonlAppender, RecordError, iter_json_values, read_text_file
+from plumbline.records.locks import LockBusy, exclusive
 from plumbline.records.trial_record import (
     ErrorClass,
     GenerationSettings,
     TrialRecord,
     read_trial_records,
 )
+from plumbline.redaction import Redactor, public_arguments, secret_arguments
+from plumbline.reliability.configs import differences, run_config
 from plumbline.reliability.errors import (
     Classification,
     classify_exception,
@@ -113,7 +116,7 @@ def load_prompts(path: str | Path) -> list[Prompt]:
         if problems:
             raise ValueError("\n".join(problems))
     else:
-        for line in source.read_text(encoding="utf-8").splitlines():
+        for line in read_text_file(source).splitlines():
             if line.strip():
                 prompts.append(Prompt(prompt_id_for(line.strip()), line.strip()))
     if not prompts:
@@ -175,6 +178,7 @@ class ProbeSettings:
             timeout=self.timeout,
             retries=self.retries,
             stream=self.stream,
+            model_args=public_arguments(self.model_args) or None,
         )
 
 
@@ -207,7 +211,12 @@ class InspectCaller:
         from inspect_ai.model import GenerateConfig, get_model
 
         self.settings = settings
-        self.secrets = list(secrets) if secrets is not None else secrets_from_environment()
+        given = list(secrets) if secrets is not None else secrets_from_environment()
+        # A key passed as a model argument (-M api_key=...) is as secret as one in the env.
+        self.secrets = sorted(
+            {*given, *secret_arguments(settings.model_args)}, key=len, reverse=True
+        )
+        self._exactly = Redactor(self.secrets)
         self._models: dict[str, Any] = {}
         base = GenerateConfig(
             max_retries=0,
@@ -330,7 +339,7 @@ class InspectCaller:
         usage = getattr(output, "usage", None)
         return TrialRecord(
             **common,
-            response=redact_secrets_exactly(str(output.completion), self.secrets),
+            response=self._exactly.text(str(output.completion)),
             input_tokens=getattr(usage, "input_tokens", None),
             output_tokens=getattr(usage, "output_tokens", None),
         )
@@ -357,11 +366,9 @@ def _use_plain_tracebacks() -> None:
 
 
 def redact_secrets_exactly(text: str, secrets: Iterable[str]) -> str:
-    """Remove known secret values only (model text may legitimately look like a key)."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[REDACTED]")
-    return text
+    """Remove known secret values only, in every encoding (model text may legitimately look
+    like a key, so key-shaped strings stay)."""
+    return Redactor(secrets).text(text)
 
 
 @dataclass
@@ -396,13 +403,31 @@ class ProbeSummary:
         }
 
 
-def completed_keys(path: Path, settings: ProbeSettings) -> tuple[set[TrialKey], int, int]:
-    """Keys already in the journal, how many duplicates it holds, and how many of its trials
-    (among those planned now) were sent with a different generation config.
+class JournalBusy(LockBusy):
+    """Another `probe` is writing the same journal."""
+
+
+class ConfigChanged(ValueError):
+    """The journal was written with other generation settings than this run's."""
+
+
+def lock_path(journal: Path) -> Path:
+    """The lock a probe holds beside its journal while it writes (``trials.jsonl.lock``)."""
+    return journal.with_name(journal.name + ".lock")
+
+
+def completed_keys(
+    path: Path, settings: ProbeSettings, *, allow_config_change: bool = False
+) -> tuple[set[TrialKey], int, int]:
+    """Keys already in the journal with this run's configuration, how many duplicates it
+    holds, and how many of its trials were sent with another configuration.
 
     A journal line that is not a valid trial record stops the run: resuming on top of it could
     duplicate or mislabel trials. A prompt id whose stored text differs from the current prompt
-    stops it too.
+    stops it too, and so does a trial sent with other generation settings (temperature, seed,
+    max tokens, timeout, retries, streaming, model arguments; `ConfigChanged`), unless
+    `allow_config_change`: the journal then holds both configurations, which `reliability`
+    reports separately, and this run's trials are all run under its own.
     """
     if not path.exists():
         return set(), 0, 0
@@ -414,10 +439,11 @@ def completed_keys(path: Path, settings: ProbeSettings) -> tuple[set[TrialKey], 
             f"or write to a new file:\n{shown}"
         )
     texts = {prompt.id: prompt.text for prompt in settings.prompts}
+    wanted = run_config(settings.generation(0), 0)
     done: set[TrialKey] = set()
     duplicates = 0
     mismatches = 0
-    planned_models = set(settings.models)
+    first_mismatch: tuple[str, dict[str, Any]] | None = None
     for record, located in zip(result.records, result.locations, strict=True):
         expected = texts.get(record.prompt_id)
         if expected is not None and expected != record.prompt:
@@ -425,15 +451,24 @@ def completed_keys(path: Path, settings: ProbeSettings) -> tuple[set[TrialKey], 
                 f"{located.path}:{located.line}: prompt: prompt id {record.prompt_id!r} was "
                 "recorded with a different text; use a new output file or a new prompt id"
             )
+        config = run_config(record.config, record.trial)
+        if config != wanted:
+            mismatches += 1
+            if first_mismatch is None:
+                first_mismatch = (f"{located.path}:{located.line}", config)
+            continue
         if record.key in done:
             duplicates += 1
-        elif (
-            expected is not None
-            and record.model in planned_models
-            and record.config != settings.generation(record.trial)
-        ):
-            mismatches += 1
         done.add(record.key)
+    if first_mismatch is not None and not allow_config_change:
+        where, config = first_mismatch
+        raise ConfigChanged(
+            f"{where}: config: {path} was written with other generation settings "
+            f"({', '.join(differences(config, wanted))}; {mismatches} trial(s)). Rerun with "
+            "the journal's settings to resume it, write this configuration to a new file "
+            "(-o), or pass --allow-config-change to add it to this journal (reliability then "
+            "reports each configuration separately)"
+        )
     return done, duplicates, mismatches
 
 
@@ -461,15 +496,47 @@ async def run_probe(
     caller: TrialCaller | None = None,
     on_record: Callable[[TrialRecord], None] | None = None,
     on_plan: Callable[[int, int], None] | None = None,
+    allow_config_change: bool = False,
 ) -> ProbeSummary:
-    """Run every trial not already in `output`, appending each record as it completes."""
+    """Run every trial not already in `output`, appending each record as it completes.
+
+    One writer per journal: a second probe on the same `output` stops at once (`JournalBusy`).
+    A journal holding trials of other generation settings stops the run (`ConfigChanged`)
+    unless `allow_config_change`.
+    """
     path = Path(output)
+    busy = (
+        f"{path} is being written by another `plumbline probe` ({{holder}}); wait for it to "
+        "finish, or write to another file (-o)"
+    )
+    with exclusive(lock_path(path), busy, JournalBusy):
+        return await _run_probe(
+            settings,
+            path,
+            caller=caller,
+            on_record=on_record,
+            on_plan=on_plan,
+            allow_config_change=allow_config_change,
+        )
+
+
+async def _run_probe(
+    settings: ProbeSettings,
+    path: Path,
+    *,
+    caller: TrialCaller | None,
+    on_record: Callable[[TrialRecord], None] | None,
+    on_plan: Callable[[int, int], None] | None,
+    allow_config_change: bool,
+) -> ProbeSummary:
     # Each record is flushed to the OS as it completes, which survives a killed process; fsync
     # (which survives a power cut) runs once a second off the event loop, because at ~15 ms a
     # call on a busy disk, an fsync per trial would cap a run near 60 trials/s.
     appender = JsonlAppender(path, sync=False)  # repairs a partial last line of a killed run
     try:
-        done, duplicates, mismatches = completed_keys(path, settings)
+        done, duplicates, mismatches = completed_keys(
+            path, settings, allow_config_change=allow_config_change
+        )
         planned = plan_trials(settings)
         todo = [key for key in planned if key not in done]
         if on_plan is not None:

@@ -166,6 +166,7 @@ class ComparisonView:
     tasks: list[list[Cell]]
     task_ids: list[str]
     warnings: list[str]
+    caveat: str | None = None
 
 
 @dataclass(frozen=True)
@@ -295,7 +296,10 @@ def _delta_view(name: str, delta: Mapping[str, Any]) -> DeltaView:
         mean=format_value(mean, kind),
         median=format_value(median, kind),
         interval=(
-            f"[{format_value(low, kind)}, {format_value(high, kind)}]" if bounded else MISSING_TEXT
+            f"[{format_value(low, kind)}, {format_value(high, kind)}]"
+            + (" approximate" if "approximate" in str(ci.get("method", "")) else "")
+            if bounded
+            else MISSING_TEXT
         ),
         method=str(ci.get("method", "")) if bounded else "fewer than 2 pairs: no interval",
         pairs=int(delta.get("n") or 0),
@@ -384,6 +388,7 @@ def _comparison_view(entry: Mapping[str, Any]) -> ComparisonView:
         tasks=rows,
         task_ids=ids,
         warnings=[str(w) for w in entry.get("warnings") or []],
+        caveat=str(entry["caveat"]) if entry.get("caveat") else None,
     )
 
 
@@ -494,6 +499,10 @@ def distributions(
     if runs is not None and runs.arms:
         for title, metric, unit in specs:
             groups = {arm: thin_points(runs.arms.get(arm, {}).get(metric, [])) for arm in arms}
+            if not any(groups.values()):
+                # Nothing to draw: say so rather than plot an empty, made-up axis.
+                views.append(DistributionView(title, None, f"omitted: no run has a {metric} value"))
+                continue
             counts = ", ".join(
                 f"{arm}: {len(runs.arms.get(arm, {}).get(metric, []))} runs" for arm in arms
             )

@@ -39,6 +39,7 @@ class CategoryColumn:
     scorer: str
     tasks: tuple[str, ...]
     models_missing: tuple[str, ...]
+    not_run: str | None = None
 
     @property
     def tooltip(self) -> str:
@@ -46,7 +47,9 @@ class CategoryColumn:
         return (
             f"{self.name} ({self.key}): {self.description}\n"
             f"weight {self.weight:g} · {self.sample_count} samples · {self.scoring} scoring · "
-            f"margin {margin}" + (f" ({self.confidence} confidence)" if self.confidence else "")
+            f"margin {margin}"
+            + (f" ({self.confidence} confidence)" if self.confidence else "")
+            + (f"\nnot run: {self.not_run}" if self.not_run else "")
         )
 
 
@@ -63,6 +66,7 @@ class Cell:
     errors: int
     excluded: int
     missing: bool
+    not_run: str | None = None
 
     @property
     def sort_key(self) -> str:
@@ -70,6 +74,8 @@ class Cell:
 
     @property
     def tooltip(self) -> str:
+        if self.not_run:
+            return f"not run: {self.not_run} (counts 0 in overall)"
         if self.missing:
             return "missing: no scored samples for this category (counts 0 in overall)"
         text = fmt_pct(self.value) + (f" of n={self.n}" if self.n is not None else "")
@@ -116,6 +122,7 @@ class ComparisonRow:
     tied: bool
     seed_equivalent: bool
     method: str
+    unpaired: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -137,6 +144,9 @@ class LeaderboardView:
     log_count: int | None
     logs_used: int | None
     tie_groups: tuple[tuple[int, tuple[str, ...]], ...] = field(default_factory=tuple)
+    formula_mismatches: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+    """Models whose stated overall the formula does not reproduce (the document disagrees with
+    its own weights): the page then never calls the formula 'exactly as computed'."""
 
 
 def _float(value: Any) -> float | None:
@@ -190,6 +200,7 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
             scorer=str(meta.get("scorer", "")),
             tasks=tuple(meta.get("tasks", ())),
             models_missing=tuple(meta.get("models_missing", ())),
+            not_run=str(meta["not_run"]) if meta.get("not_run") else None,
         )
         for key, meta in metadata.get("categories", {}).items()
     )
@@ -222,6 +233,7 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
                     errors=int(count.get("errors", 0)),
                     excluded=int(count.get("excluded", 0)),
                     missing=value is None or column.key in missing,
+                    not_run=column.not_run,
                 )
             )
         overall = intervals.get("overall") or {}
@@ -258,6 +270,7 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
             tied=bool(item.get("tied")),
             seed_equivalent=bool(item.get("seed_equivalent")),
             method=str(item.get("method", "")),
+            unpaired=tuple(str(key) for key in item.get("unpaired") or ()),
         )
         for item in document.get("comparisons", [])
     )
@@ -280,7 +293,17 @@ def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
         log_count=metadata.get("log_count"),
         logs_used=metadata.get("logs_used"),
         tie_groups=tuple((group, tuple(models)) for group, models in groups.items()),
+        formula_mismatches=_formula_mismatches(document),
     )
+
+
+def _formula_mismatches(document: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
+    from plumbline.leaderboard.check import review_document
+
+    if not isinstance(document.get("models"), list):
+        return ()
+    review = review_document(dict(document), "document")
+    return tuple(entry.to_dict() for entry in review.inconsistent)
 
 
 def overall_chart(view: LeaderboardView) -> Markup:

@@ -19,6 +19,7 @@ from typing import Any
 
 from plumbline.records.inspect_logs import (
     LogReadError,
+    UnreadableScore,
     find_log_files,
     read_log_header,
     score_value_to_float,
@@ -78,13 +79,16 @@ def _task_matches(task: str, patterns: Iterable[str]) -> bool:
     return any(task == name or fnmatchcase(task, name) for name in names)
 
 
-def categories_for_task(document: Mapping[str, Any], task: str) -> list[tuple[str, str]]:
-    """(category key, scorer) of every category of the document that the task feeds."""
-    found: list[tuple[str, str]] = []
+def categories_for_task(
+    document: Mapping[str, Any], task: str
+) -> list[tuple[str, tuple[str, ...]]]:
+    """(category key, scorers in order of preference) of every category the task feeds."""
+    found: list[tuple[str, tuple[str, ...]]] = []
     for key, meta in document.get("_metadata", {}).get("categories", {}).items():
         tasks = meta.get("tasks") or [key]
         if _task_matches(task, tasks):
-            found.append((key, str(meta.get("scorer", ""))))
+            scorers = meta.get("scorers") or [meta.get("scorer", "")]
+            found.append((key, tuple(str(scorer) for scorer in scorers)))
     return found
 
 
@@ -224,9 +228,14 @@ def read_leaderboard_samples(document: Mapping[str, Any], sources: Sequence[Path
                 question = question_text(sample)
                 response = sample.output.completion if sample.output is not None else ""
                 failure = sample.error.message if sample.error is not None else None
-                for key, scorer in categories:
-                    score = (sample.scores or {}).get(scorer)
-                    value = None if score is None else score_value_to_float(score.value)
+                for key, scorers in categories:
+                    held = sample.scores or {}
+                    scorer = next((name for name in scorers if name in held), scorers[0])
+                    score = held.get(scorer)
+                    try:
+                        value = None if score is None else score_value_to_float(score.value)
+                    except UnreadableScore:
+                        value = None  # reported by the leaderboard as unreadable_score
                     if failure is not None:
                         value = None
                     metadata: Mapping[str, Any] = (

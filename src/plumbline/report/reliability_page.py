@@ -45,7 +45,10 @@ if TYPE_CHECKING:
 RESPONSES_PER_PROMPT = 3
 MAX_FAILED_TRIALS = 500
 
-_METRIC_LABELS = {"latency_seconds": "latency (s)", "performance": "performance score"}
+_METRIC_LABELS = {
+    "latency_seconds": "latency (s)",
+    "performance": "performance heuristic (length, structure, prompt similarity)",
+}
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ class ReliabilityView:
     title: str
     name: str
     models: list[ModelView]
+    verdicts: list[str]
     table_header: list[tuple[str, bool]]
     table_rows: list[list[Cell]]
     charts: list[ChartView]
@@ -155,7 +159,9 @@ def _interval_text(data: Any, kind: str = "num") -> str:
     low, high = _interval(data)
     if low is None or high is None:
         return MISSING_TEXT
-    return f"[{format_value(low, kind)}, {format_value(high, kind)}]"
+    method = str(data.get("method", "")) if isinstance(data, Mapping) else ""
+    approximate = " approximate" if "approximate" in method else ""
+    return f"[{format_value(low, kind)}, {format_value(high, kind)}]{approximate}"
 
 
 #: Badge colour of each seed interpretation band (seed 003's tables), by its label.
@@ -164,8 +170,8 @@ _BAND_CSS = {
         (
             "Highly deterministic",
             "Reliably consistent",
-            "Excellent quality",
-            "Good quality",
+            "High heuristic score",
+            "Fair heuristic score",
             "Excellent for interactive use",
             "Acceptable for chatbots",
             "Predictable latency",
@@ -183,7 +189,7 @@ _BAND_CSS = {
     **dict.fromkeys(
         (
             "Moderate variance",
-            "Moderate quality",
+            "Middling heuristic score",
             "Suitable for batch processing",
             "Low diversity (repetitive across prompts)",
             "Some repetition (acceptable)",
@@ -195,7 +201,7 @@ _BAND_CSS = {
     **dict.fromkeys(
         (
             "High variance",
-            "Poor quality",
+            "Low heuristic score",
             "May impact user experience",
             "High variance (investigate)",
             "Significant repetition (investigate)",
@@ -461,7 +467,7 @@ def _performance(entry: Mapping[str, Any]) -> list[Metric]:
         return [_unmeasured("performance")]
     metrics = [
         _metric(
-            "performance (trials)",
+            "performance heuristic: length, structure, prompt similarity (trials)",
             performance.get("score"),
             performance.get("ci_95"),
             performance.get("n"),
@@ -470,7 +476,7 @@ def _performance(entry: Mapping[str, Any]) -> list[Metric]:
     ]
     by_prompt = entry.get("performance_by_prompt")
     if isinstance(by_prompt, Mapping):
-        metrics.append(_estimate_metric("performance (prompts as the unit)", by_prompt))
+        metrics.append(_estimate_metric("performance heuristic (prompts as the unit)", by_prompt))
     for label, key, weight in (
         ("semantic relevance", "relevance", "50%"),
         ("completeness", "completeness", "30%"),
@@ -717,9 +723,10 @@ def comparison_charts(models: Sequence[Mapping[str, Any]]) -> list[ChartView]:
         )
     charts.append(
         ChartView(
-            "Performance",
-            "Trials as the unit, seed CI_95.",
-            interval_chart(perf_rows, x_label="performance score", domain=(0.0, 1.0)),
+            "Performance heuristic",
+            "CERT's length, structure and prompt-similarity heuristic (not correctness); trials "
+            "as the unit, seed CI_95.",
+            interval_chart(perf_rows, x_label="performance heuristic", domain=(0.0, 1.0)),
         )
     )
     charts.append(
@@ -864,6 +871,8 @@ def reliability_view(
     With `records` (the trial records behind it) each model also lists failed trials and
     sample responses.
     """
+    from plumbline.reliability.verdict import model_verdict
+
     models = [m for m in document.get("models") or [] if isinstance(m, Mapping)]
     by_model: dict[str, list[TrialRecord]] | None = None
     if records is not None:
@@ -889,6 +898,7 @@ def reliability_view(
         + (", ".join(names[:3]) + (" …" if len(names) > 3 else "") if names else "no models"),
         name=name,
         models=views,
+        verdicts=[model_verdict(entry) for entry in models],
         table_header=header,
         table_rows=rows,
         charts=charts,

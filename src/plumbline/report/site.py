@@ -14,7 +14,6 @@ trial records for reliability) are read for drill-down pages; the site never lin
 from __future__ import annotations
 
 import importlib
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +21,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from plumbline.records.inspect_logs import find_log_files
-from plumbline.records.io import Located, iter_json_values, write_atomic, write_json_atomic
+from plumbline.records.io import (
+    Located,
+    UnreadableFileError,
+    iter_json_values,
+    read_json_file,
+    write_atomic,
+    write_json_atomic,
+)
 from plumbline.report.html import Page, render_page
 
 Kind = Literal["leaderboard", "compare", "reliability"]
@@ -133,15 +139,13 @@ def _classify(path: Path) -> tuple[str, Any] | str:
             return "not run records (task_id, arm, ...) or trial records (prompt_id, trial, ...)"
         return (kind, path)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        return "not a UTF-8 text file"
-    except json.JSONDecodeError as error:
+        document = read_json_file(path)
+    except UnreadableFileError as error:
         # A JSON array or concatenated records may still be record files.
         kind = _record_kind(path)
         if kind is not None:
             return (kind, path)
-        return f"line {error.lineno}: invalid JSON: {error.msg}"
+        return f"line {error.line}: {error.problem}"
     kind = document_kind(document)
     if kind is not None:
         return ("document", (kind, document))
@@ -177,6 +181,13 @@ def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput]:
         what, payload = classified
         if what == "document":
             kind, document = payload
+            if kind == "leaderboard":
+                from plumbline.leaderboard.document import document_problems
+
+                invalid = document_problems(document)
+                if invalid:
+                    problems += [f"{path}: {problem}" for problem in invalid]
+                    continue
             documents.append((kind, Path(path).stem, document))
         elif what == "inspect_logs":
             sources["leaderboard"].extend(payload)
@@ -326,7 +337,7 @@ def existing_reports(root: Path, exclude: set[str]) -> list[tuple[SiteInput, str
         if slug in exclude or not (root / slug / "index.html").is_file():
             continue
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = read_json_file(path)
         except (OSError, ValueError):
             continue
         kind = document_kind(document)
@@ -353,7 +364,17 @@ def write_site(
     slugs = assign_slugs(inputs)
     pages: list[Page] = []
     for site_input, slug in zip(inputs, slugs, strict=True):
-        rendered = renderer_for(site_input.kind)(site_input, slug)
+        try:
+            rendered = renderer_for(site_input.kind)(site_input, slug)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+            # The document came from a file: a field of the wrong shape is bad input.
+            problem = " ".join(str(error).split()) or type(error).__name__
+            raise SiteInputError(
+                [
+                    f"{site_input.name}: not a {site_input.kind} document this version can "
+                    f"render ({type(error).__name__}: {problem}); regenerate it with plumbline"
+                ]
+            ) from error
         for page in rendered:
             if not page.path.startswith(f"{slug}/"):
                 raise ValueError(

@@ -73,8 +73,16 @@ class SandboxLayout:
     environment: dict[str, str] = field(default_factory=dict)
 
 
+#: Environment variable naming the bubblewrap executable to use instead of `bwrap` on PATH
+#: (a path that is not an executable means: no bubblewrap here).
+BWRAP_VARIABLE = "PLUMBLINE_BWRAP"
+
+
 def find_bwrap() -> str | None:
-    """The bwrap executable on PATH, or None."""
+    """The bwrap executable: $PLUMBLINE_BWRAP when set, else `bwrap` on PATH; None if absent."""
+    chosen = os.environ.get(BWRAP_VARIABLE)
+    if chosen is not None:
+        return chosen if os.path.isfile(chosen) and os.access(chosen, os.X_OK) else None
     return shutil.which("bwrap")
 
 
@@ -185,10 +193,12 @@ def probe_sandbox() -> SandboxStatus:
     """
     bwrap = find_bwrap()
     if bwrap is None:
+        chosen = os.environ.get(BWRAP_VARIABLE)
+        where = f" ({BWRAP_VARIABLE}={chosen} is not an executable)" if chosen is not None else ""
         return SandboxStatus(
             False,
             None,
-            "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)",
+            f"bubblewrap is not installed{where} (Debian/Ubuntu: apt-get install bubblewrap)",
         )
     command, fds = build_command(SandboxLayout(), ["/bin/sh", "-c", "exit 0"], bwrap=bwrap)
     try:

@@ -58,6 +58,8 @@ class Job:
         cdk_context: context merged into every ``aws_cdk.App`` (from cdk.json).
         cdk_app_defaults: ``aws_cdk.App`` keyword arguments applied when the app does not pass
             them (skipped when this aws-cdk-lib's App does not know the argument).
+        record_synthesis: record every file a CDK synthesis (``App.synth``/``Stage.synth``)
+            writes, with its digest, in ``JobResult.synthesized``.
     """
 
     files: Mapping[str, str]
@@ -69,11 +71,16 @@ class Job:
     collect_max_bytes: int = 32 * 1024 * 1024
     cdk_context: Mapping[str, Any] = field(default_factory=dict)
     cdk_app_defaults: Mapping[str, Any] = field(default_factory=dict)
+    record_synthesis: bool = False
 
 
 @dataclass
 class JobResult:
-    """What happened to one job."""
+    """What happened to one job.
+
+    ``synthesized`` (for jobs with ``record_synthesis``) maps each file a CDK synthesis wrote,
+    relative to the job's ``cwd``, to the SHA-256 of what it wrote; None when not recorded.
+    """
 
     status: JobStatus
     exception: dict[str, Any] | None = None
@@ -84,6 +91,7 @@ class JobResult:
     signal: int | None = None
     seconds: float = 0.0
     message: str = ""
+    synthesized: dict[str, str] | None = None
 
 
 class _LogBuffer:
@@ -340,6 +348,7 @@ class WarmPool:
             "collect_max_bytes": job.collect_max_bytes,
             "cdk_context": dict(job.cdk_context),
             "cdk_app_defaults": dict(job.cdk_app_defaults),
+            "record_synthesis": job.record_synthesis,
             "limits": {
                 "address_space_bytes": self.limits.address_space_bytes,
                 "cpu_seconds": self.limits.cpu_seconds,
@@ -396,6 +405,7 @@ class WarmPool:
             returncode=worker.process.returncode,
             seconds=seconds,
             message=str(result.get("message", "")),
+            synthesized=_synthesized(result.get("synthesized")),
         )
 
     def close(self) -> None:
@@ -414,3 +424,9 @@ class WarmPool:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _synthesized(value: Any) -> dict[str, str] | None:
+    if not isinstance(value, dict):
+        return None
+    return {str(name): str(digest) for name, digest in value.items()}

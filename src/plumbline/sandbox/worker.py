@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import fnmatch
+import hashlib
 import json
 import os
 import platform
@@ -231,6 +232,82 @@ def _patch_app(context: dict[str, Any], defaults: dict[str, Any]) -> None:
     setattr(aws_cdk.App, "__init__", init)  # noqa: B010
 
 
+def _json_digests(directory: str) -> dict[str, str]:
+    """SHA-256 of every regular ``*.json`` file under a directory (symlinks skipped)."""
+    digests: dict[str, str] = {}
+    for folder, _subdirs, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(folder, name)
+            if not name.endswith(".json") or os.path.islink(path) or not os.path.isfile(path):
+                continue
+            with open(path, "rb") as handle:
+                digests[os.path.realpath(path)] = hashlib.sha256(handle.read()).hexdigest()
+    return digests
+
+
+def _when_imported(name: str, patch: Any) -> None:
+    """Run `patch()` now if module `name` is loaded, else right after the job first imports it.
+
+    A worker that did not preload aws_cdk then does not pay its start-up for a job that never
+    uses it. An app that removes the hook before importing aws_cdk only loses the patches:
+    its synthesis is then unrecorded, and its assembly scored ``forged_output``.
+    """
+    if name in sys.modules:
+        patch()
+        return
+    import importlib.abc
+    import importlib.util
+
+    class _Hook(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+            if fullname != name:
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(fullname)
+            loader = getattr(spec, "loader", None)
+            if loader is None or not hasattr(loader, "exec_module"):
+                return spec
+            original = loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                original(module)
+                patch()
+
+            loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, _Hook())
+
+
+def _record_synthesis(cwd: Path, record: dict[str, str]) -> None:
+    """Wrap ``Stage.synth`` and ``App.synth`` so that every file a synthesis writes is recorded.
+
+    Fills `record`: path relative to ``cwd`` -> SHA-256 of the content the synthesis wrote.
+    The assembly directory is digested before and after each call; a file counts as
+    synthesized when the call created or changed it. Files written by anything else (the app
+    writing ``*.template.json`` itself, or over a real synthesis's output afterwards) are
+    absent from the record or differ from it, and the host scores them ``forged_output``.
+    """
+    import aws_cdk
+
+    base = os.path.realpath(cwd)
+
+    def wrap(original: Any) -> Any:
+        def synth(self: Any, *args: Any, **kwargs: Any) -> Any:
+            outdir = str(self.outdir)
+            before = _json_digests(outdir)
+            assembly = original(self, *args, **kwargs)
+            for path, digest in _json_digests(outdir).items():
+                if before.get(path) != digest:
+                    record[os.path.relpath(path, base)] = digest
+            return assembly
+
+        return synth
+
+    for cls in (aws_cdk.Stage, aws_cdk.App):
+        setattr(cls, "synth", wrap(cls.__dict__["synth"]))  # noqa: B010
+
+
 def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dict[str, Any]:
     root = Path(job["workdir"])
     _write_files(root, job["files"])
@@ -239,8 +316,17 @@ def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dic
     os.chdir(cwd)
     sys.path.insert(0, str(cwd))
     sys.argv = [entry, *job.get("args", [])]
-    if job.get("cdk_context") or job.get("cdk_app_defaults"):
-        _patch_app(job.get("cdk_context") or {}, job.get("cdk_app_defaults") or {})
+    context, defaults = job.get("cdk_context") or {}, job.get("cdk_app_defaults") or {}
+    synthesized: dict[str, str] | None = {} if job.get("record_synthesis") else None
+
+    def patch_cdk() -> None:
+        if context or defaults:
+            _patch_app(context, defaults)
+        if synthesized is not None:
+            _record_synthesis(cwd, synthesized)
+
+    if context or defaults or synthesized is not None:
+        _when_imported("aws_cdk", patch_cdk)
 
     limits = job.get("limits", {})
     if limits.get("address_space_bytes"):
@@ -283,6 +369,7 @@ def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dic
         "exception": exception,
         "files": files,
         "truncated": truncated,
+        "synthesized": None if synthesized is None else dict(synthesized),
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -88,11 +89,16 @@ def check_probability(value: Any, name: str, *, open_interval: bool = True) -> f
     return number
 
 
+@functools.lru_cache(maxsize=1024)
 def z_critical(level: float) -> float:
-    """The two-sided standard normal critical value `z_{1-(1-level)/2}` (1.959964 for 95%)."""
+    """The two-sided standard normal critical value `z_{1-(1-level)/2}` (1.959964 for 95%).
+
+    Cached: a pure function of the level, called once per interval in simulations.
+    """
     return float(sps.norm.ppf(0.5 + level / 2))
 
 
+@functools.lru_cache(maxsize=4096)
 def t_critical(level: float, df: float) -> float:
     """The two-sided Student t critical value with `df` degrees of freedom."""
     return float(sps.t.ppf(0.5 + level / 2, df))

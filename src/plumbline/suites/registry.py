@@ -17,13 +17,19 @@ from __future__ import annotations
 
 import ast
 import importlib
-import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from plumbline.leaderboard.suite import BUILTIN_SUITES, Suite, SuiteError, load_suite, parse_suite
+from plumbline.leaderboard.suite import (
+    BUILTIN_SUITES,
+    Suite,
+    SuiteError,
+    load_suite,
+    parse_suite,
+    read_suite_toml,
+)
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -34,6 +40,12 @@ SA_BENCH_TASKS: dict[str, str] = {
     "cdk_synth": "plumbline.suites.sa_bench.tasks:cdk_synth",
 }
 """SA Bench's tasks by name: "module:function" of the @task functions."""
+
+#: The original SA Bench project's task names, recognised in logs by the built-in suite but not
+#: run by plumbline (plumbline runs its own versions of these tasks).
+ORIGINAL_SA_BENCH_TASKS = frozenset(
+    {"aws_solutions_architect", "aws_cdk_synth", "aws_cdk_synth_local"}
+)
 
 JUDGED_TASK = "architecture_design"
 JUDGE_SCORER = "llm_judge_scorer"
@@ -83,7 +95,7 @@ class RunnableSuite:
                 [f"--judge scores the {JUDGED_TASK} task, which this suite does not run"],
             )
         categories = tuple(
-            category.model_copy(update={"scorer": JUDGE_SCORER})
+            category.model_copy(update={"scorers": (JUDGE_SCORER,)})
             if any(category.matches(ref.name) for ref in self.tasks if ref.name == JUDGED_TASK)
             else category
             for category in self.suite.categories
@@ -179,10 +191,7 @@ def _merge(refs: Sequence[tuple[TaskRef, str]]) -> tuple[TaskRef, ...]:
 
 def _user_suite(path: Path) -> RunnableSuite:
     source = str(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise SuiteError(source, [f"invalid TOML: {error}"]) from None
+    data = read_suite_toml(path)
     problems: list[str] = []
     refs: list[tuple[TaskRef, str]] = []
     categories = data.get("category")
@@ -218,7 +227,7 @@ def resolve_suite(name_or_path: str | Path) -> RunnableSuite:
             for position, name in enumerate(category.tasks):
                 if name in SA_BENCH_TASKS:
                     refs.append((TaskRef(name, SA_BENCH_TASKS[name], builtin=True), category.key))
-                else:
+                elif name not in ORIGINAL_SA_BENCH_TASKS:
                     problems.append(
                         f"category[{index}].tasks[{position}]: no built-in task named {name!r}"
                     )
@@ -241,6 +250,18 @@ def builtin_task_function(spec: str) -> Callable[..., Task]:
     return function
 
 
+@dataclass(frozen=True)
+class PreparedTasks:
+    """What to hand `inspect_ai.eval_set`, and the categories that cannot run here.
+
+    `not_run` maps a category key to the reason its task could not be built (a built-in task
+    whose scorer needs a sandbox this machine cannot create); the leaderboard marks it so.
+    """
+
+    tasks: list[Task | str]
+    not_run: dict[str, str] = field(default_factory=dict)
+
+
 def make_tasks(
     resolved: RunnableSuite,
     *,
@@ -248,20 +269,89 @@ def make_tasks(
     limit: int | None = None,
     epochs: int = 1,
     judge: Sequence[str] = (),
-) -> list[Task | str]:
-    """What to hand `inspect_ai.eval_set`: built-in Task objects and user task specs.
+) -> PreparedTasks:
+    """What to hand `inspect_ai.eval_set`: built-in Task objects and user tasks.
 
     Built-in tasks get the seed, limit and epochs as task arguments (so they are recorded in
-    the log and part of the task's identity for resuming); user tasks are given as specs, and
-    the run applies limit and epochs to them through eval_set.
+    the log and part of the task's identity for resuming). User tasks are given as specs, or,
+    with a `limit`, loaded and cut to a seeded subset of their sample ids (`subset_by_id`), so
+    every model answers the same questions whatever order the task loads its dataset in; the
+    run applies epochs to them through eval_set. A built-in task whose scorer refuses to run
+    here (CDK synthesis without a bubblewrap sandbox) is left out, with the reason, for each of
+    its categories.
     """
-    tasks: list[Task | str] = []
+    from plumbline.sandbox import SandboxUnavailable, probe_sandbox
+
+    prepared = PreparedTasks([])
     for ref in resolved.tasks:
         if not ref.builtin:
-            tasks.append(ref.spec)
+            if limit is None:
+                prepared.tasks.append(ref.spec)
+            else:
+                prepared.tasks.extend(
+                    subset_by_id(task, limit, seed) for task in load_user_task(ref.spec)
+                )
             continue
         arguments: dict[str, Any] = {"seed": seed, "limit": limit, "epochs": epochs}
         if ref.name == JUDGED_TASK and judge:
             arguments["judge"] = list(judge)
-        tasks.append(builtin_task_function(ref.spec)(**arguments))
+        try:
+            prepared.tasks.append(builtin_task_function(ref.spec)(**arguments))
+        except SandboxUnavailable:
+            reason = (
+                f"task {ref.name} runs model-written code, which plumbline runs only in a "
+                f"bubblewrap sandbox, and none can be created here: {probe_sandbox().reason}"
+            )
+            for key in ref.categories or (ref.name,):
+                prepared.not_run[key] = reason
+    return prepared
+
+
+def load_user_task(spec: str) -> list[Task]:
+    """Load a user task (`file.py@name` or a registered name) as Inspect's CLI would."""
+    # Inspect's own loader (what `inspect eval SPEC` uses); it has no public wrapper.
+    from inspect_ai._eval.loader import load_tasks
+
+    try:
+        tasks: list[Task] = load_tasks([spec])
+    except Exception as error:  # Inspect raises what the task's own code raises
+        raise SuiteError(spec, [f"cannot load the task: {type(error).__name__}: {error}"]) from None
     return tasks
+
+
+def _id_order(sample_id: int | str) -> tuple[int, int, str]:
+    if isinstance(sample_id, int):
+        return (0, sample_id, "")
+    return (1, 0, sample_id)
+
+
+def choose_sample_ids(ids: Sequence[int | str], limit: int, seed: int) -> list[int | str]:
+    """A seeded subset of `limit` sample ids, independent of the order they were loaded in.
+
+    The ids are sorted (numbers before strings) before a `random.Random(seed)` sample is drawn,
+    and the chosen ids are returned sorted: the same ids for every model and every run.
+    """
+    import random
+
+    ordered = sorted(dict.fromkeys(ids), key=_id_order)
+    if limit >= len(ordered):
+        return ordered
+    chosen = set(random.Random(seed).sample(ordered, limit))
+    return [sample_id for sample_id in ordered if sample_id in chosen]
+
+
+def subset_by_id(task: Task, limit: int, seed: int) -> Task:
+    """The task with its dataset filtered to `choose_sample_ids(...)` after loading, so a task
+    that shuffles its dataset (with no seed) cannot change which questions a model answers.
+    Samples without an id are identified by position, as Inspect does."""
+    dataset = task.dataset
+    ids: list[int | str] = []
+    for position, sample in enumerate(dataset, start=1):
+        if sample.id is None:
+            # Inspect numbers id-less samples by position (1, 2, ...); do it first, so such a
+            # task is cut the way Inspect would identify its samples (stable unless it shuffles).
+            sample.id = position
+        ids.append(sample.id)
+    chosen = set(choose_sample_ids(ids, limit, seed))
+    task.dataset = dataset.filter(lambda sample: sample.id in chosen)
+    return task

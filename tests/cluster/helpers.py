@@ -1,0 +1,95 @@
+"""Helpers of the Ray tests: the scripted agent's suite, runs, and record comparisons."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.agent.helpers import fake_agent, read_jsonl, write_suite
+
+import plumbline
+from plumbline.agent.harness import Harness, RayOptions, RunOptions, RunResult
+from plumbline.agent.plan import Plan, make_plan
+from plumbline.agent.profiles import resolve_agent
+from plumbline.agent.suite import load_suite
+from plumbline.cluster.local import LocalCluster
+
+#: The code under test, for the cluster's workers.
+SRC = str(Path(plumbline.__file__).resolve().parents[1])
+SECRET_NAME = "PLUMBLINE_RAY_TEST_KEY"
+SECRET = "sk-ray-test-0123456789abcdef"
+#: What differs between two runs of the same unit whatever runs them.
+VOLATILE = {
+    "run_id",
+    "diff_file",
+    "session_id",
+    "started_at_utc",
+    "ended_at_utc",
+    "duration_seconds",
+    "harness_duration_seconds",
+    "acceptance_duration_seconds",
+    "node",
+    "infra_retries",
+}
+
+
+def plan_of(suite: Path, repeats: int = 1) -> Plan:
+    return make_plan(
+        load_suite(suite),
+        resolve_agent(fake_agent(), None),
+        repeats=repeats,
+        seed=3,
+        order="random",
+    )
+
+
+def suite_with(directory: Path, sleep: float, signals: Path) -> Path:
+    """The example suite (2 tasks, 2 arms); the agent sleeps, marks its start in `signals`
+    and prints the passed-through key."""
+    signals.mkdir(parents=True, exist_ok=True)
+    env = {"FAKE_SLEEP": str(sleep), "FAKE_SIGNAL_DIR": str(signals)}
+    return write_suite(directory, {"env": {**env, "FAKE_SECRET_NAME": SECRET_NAME}})
+
+
+def run(plan: Plan, output: Path, **options: Any) -> RunResult:
+    return Harness(plan, RunOptions(output=output, pass_env={SECRET_NAME: SECRET}, **options)).run()
+
+
+def on_ray(cluster: LocalCluster, workdir: Path) -> dict[str, Any]:
+    workdir.mkdir(parents=True, exist_ok=True)
+    return {"executor": "ray", "ray": RayOptions(address=cluster.address), "workdir": workdir}
+
+
+def local_run(work: Path) -> tuple[Plan, Path]:
+    plan = plan_of(suite_with(work / "local-suite", 0.5, work / "local-signals"))
+    run(plan, work / "local", concurrency=2)
+    return plan, work / "local"
+
+
+def normal(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    kept = [{k: v for k, v in r.items() if k not in VOLATILE} for r in records]
+    return sorted(kept, key=lambda r: (r["task_id"], r["arm"], r["repeat"]))
+
+
+def diffs(output: Path) -> dict[tuple[str, str, int], bytes]:
+    return {
+        (r["task_id"], r["arm"], r["repeat"]): (output / r["diff_file"]).read_bytes()
+        for r in read_jsonl(output / "records.jsonl")
+    }
+
+
+def once_each(plan: Plan, records: list[dict[str, Any]]) -> None:
+    """Every scheduled unit has exactly one record."""
+    counts = Counter((r["task_id"], r["arm"], r["repeat"]) for r in records)
+    assert set(counts) == {unit.key for unit in plan.schedule}
+    assert set(counts.values()) == {1}
+
+
+def wait_for(condition: Callable[[], bool], what: str, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
