@@ -78,7 +78,7 @@ def test_six_tasks_three_repeats_says_so_beside_the_decision(tmp_path: Path, run
     assert flat.index(data["caveat"]) < flat.index("Gates")
     assert "6 paired tasks" in data["caveat"]
     markdown = md.read_text()
-    decision_at = markdown.index("**Decision: `prefer new-prompt`**")
+    decision_at = markdown.index("**Decision: prefer new-prompt**")
     assert markdown.index(f"**{data['caveat']}**") > decision_at
     page = next(html.rglob("*.html")).read_text()
     pages = "".join(p.read_text() for p in html.rglob("*.html"))

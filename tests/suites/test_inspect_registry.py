@@ -46,7 +46,10 @@ def test_the_entry_point_module_imports_no_implementation() -> None:
 
 def test_inspect_eval_plumbline_task_from_the_inspect_cli(tmp_path: Path) -> None:
     inspect_cli = Path(sys.executable).with_name("inspect")
-    env = {**os.environ, "PYTHONPATH": str(SRC), "INSPECT_DISPLAY": "none"}
+    # the installed (editable) plumbline is this checkout's; a PYTHONPATH entry for the same
+    # src makes Inspect's CLI resolve `plumbline/...` as a path and find no task
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["INSPECT_DISPLAY"] = "none"
     logs = tmp_path / "logs"
     result = subprocess.run(
         [

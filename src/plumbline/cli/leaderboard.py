@@ -199,15 +199,15 @@ def build(
     empty = [p.category for p in board.problems if p.kind == "category_empty" and p.category]
     if empty and board.models:
         error_console.print(
-            f"[yellow]incomplete leaderboard: no log feeds {', '.join(map(repr, empty))} "
-            f"of suite {board.suite.name!r}; those categories count 0 for every model "
-            "(exit 1)[/yellow]",
+            "[yellow]incomplete leaderboard: no log feeds "
+            f"{terminal(', '.join(map(repr, empty)))} of suite {terminal(repr(board.suite.name))}; "
+            "those categories count 0 for every model (exit 1)[/yellow]",
             soft_wrap=True,
         )
     if board.failed:
         error_console.print(
             "[yellow]failed (not ranked, not one sample scored): "
-            f"{', '.join(entry.model for entry in board.failed)}[/yellow]",
+            f"{terminal(', '.join(entry.model for entry in board.failed))}[/yellow]",
             soft_wrap=True,
         )
     if not board.models or empty or (strict and board.problems):

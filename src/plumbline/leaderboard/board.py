@@ -271,7 +271,8 @@ def build_leaderboard(
             Problem("category_not_run", reason, category=key)
             for key, reason in sorted(skipped.items())
         ),
-        *problems,
+        # a category not run on purpose is said once, as not run, not also as empty
+        *(p for p in problems if not (p.kind == "category_empty" and p.category in skipped)),
     ]
     return Leaderboard(
         suite=resolved,

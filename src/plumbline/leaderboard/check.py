@@ -169,11 +169,7 @@ def review_document(document: dict[str, Any], label: str) -> DocumentReview:
     from plumbline.leaderboard.document import document_problems
 
     weights = document_weights(document)
-    problems = [
-        problem
-        for problem in document_problems(document)
-        if "is not Σ weight × category value" not in problem
-    ]
+    problems = document_problems(document, check_overall=False)
     inconsistent: list[Inconsistency] = []
     if weights is not None:
         for model in document["models"]:

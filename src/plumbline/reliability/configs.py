@@ -24,6 +24,15 @@ def run_config(config: GenerationSettings, trial: int) -> dict[str, Any]:
     return data
 
 
+def pooling_config(record: TrialRecord) -> dict[str, Any]:
+    """The settings that make trials of one model poolable: every generation setting but the
+    seed. Different seeds are different draws under one configuration (and not every journal
+    follows `probe`'s base + trial seeding: some send one seed to every trial)."""
+    config = run_config(record.config, record.trial)
+    config.pop("seed", None)
+    return config
+
+
 def _key(config: dict[str, Any]) -> str:
     return repr(sorted(config.items()))
 
@@ -65,7 +74,7 @@ def split_by_config(records: Sequence[TrialRecord]) -> ConfigSplit:
     """
     configs: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for record in records:
-        config = run_config(record.config, record.trial)
+        config = pooling_config(record)
         configs[record.model].setdefault(_key(config), config)
     split = ConfigSplit(records=[])
     labels: dict[tuple[str, str], str] = {}
@@ -81,7 +90,7 @@ def split_by_config(records: Sequence[TrialRecord]) -> ConfigSplit:
             f"{', '.join(varying)}); each is reported separately, never pooled"
         )
     for record in records:
-        name = labels.get((record.model, _key(run_config(record.config, record.trial))))
+        name = labels.get((record.model, _key(pooling_config(record))))
         split.records.append(record if name is None else record.model_copy(update={"model": name}))
     single = [next(iter(found.values())) for found in configs.values() if len(found) == 1]
     varying = _varying(single)
