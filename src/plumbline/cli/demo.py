@@ -50,6 +50,17 @@ def example_path(name: str) -> Path:
     return Path(str(resources.files("plumbline") / "examples" / name))
 
 
+def not_run_arguments() -> tuple[str, ...]:
+    """`--not-run` for the leaderboard step when this machine cannot sandbox CDK synthesis (the
+    run steps leave that category out, with the reason; the combined leaderboard says so too)."""
+    from plumbline.sandbox import probe_sandbox
+    from plumbline.suites.registry import sandbox_missing_reason
+
+    if probe_sandbox().available:
+        return ()
+    return ("--not-run", f"cdk_synth={sandbox_missing_reason('cdk_synth')}")
+
+
 def demo_steps(output: Path) -> list[DemoStep]:
     """The demo's commands, writing their JSON and Markdown under `output`."""
     runs = str(example_path("agent_runs.jsonl"))
@@ -114,6 +125,7 @@ def demo_steps(output: Path) -> list[DemoStep]:
                 str(output / "leaderboard.json"),
                 "--markdown",
                 str(output / "leaderboard.md"),
+                *not_run_arguments(),
             ),
         ),
         DemoStep(

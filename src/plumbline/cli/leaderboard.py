@@ -100,6 +100,14 @@ def _fail(message: str) -> None:
     is_flag=True,
     help="Exit 1 when the input has problems (unreadable logs, duplicates, ...).",
 )
+@click.option(
+    "--not-run",
+    "not_run",
+    multiple=True,
+    metavar="CATEGORY=REASON",
+    help="A category deliberately not run, and why (repeatable): shown as not run, with the "
+    "reason, instead of an empty category (e.g. cdk_synth on a machine without bubblewrap).",
+)
 @html_option
 @json_option
 def build(
@@ -112,6 +120,7 @@ def build(
     errors: str,
     run_id: str | None,
     strict: bool,
+    not_run: tuple[str, ...],
     html_dir: Path | None,
     as_json: bool,
 ) -> None:
@@ -136,6 +145,16 @@ def build(
     except SuiteError as error:
         _fail(str(error))
         return
+    skipped: dict[str, str] = {}
+    for entry in not_run:
+        key, separator, reason = entry.partition("=")
+        if not separator or not reason.strip() or key not in resolved.keys:
+            raise click.BadParameter(
+                f"{entry!r}: expected CATEGORY=REASON with a category of suite "
+                f"{resolved.name!r} ({', '.join(resolved.keys)})",
+                param_hint="--not-run",
+            )
+        skipped[key] = reason.strip()
 
     with Progress(
         TextColumn("reading logs"),
@@ -157,6 +176,7 @@ def build(
             errors="zero" if errors == "zero" else "exclude",
             run_id=run_id,
             progress=advance,
+            not_run=skipped,
         )
 
     try:

@@ -262,6 +262,16 @@ class PreparedTasks:
     not_run: dict[str, str] = field(default_factory=dict)
 
 
+def sandbox_missing_reason(task: str) -> str:
+    """Why a task that runs model-written code is not run on this machine."""
+    from plumbline.sandbox import probe_sandbox
+
+    return (
+        f"task {task} runs model-written code, which plumbline runs only in a "
+        f"bubblewrap sandbox, and none can be created here: {probe_sandbox().reason}"
+    )
+
+
 def make_tasks(
     resolved: RunnableSuite,
     *,
@@ -280,7 +290,7 @@ def make_tasks(
     here (CDK synthesis without a bubblewrap sandbox) is left out, with the reason, for each of
     its categories.
     """
-    from plumbline.sandbox import SandboxUnavailable, probe_sandbox
+    from plumbline.sandbox import SandboxUnavailable
 
     prepared = PreparedTasks([])
     for ref in resolved.tasks:
@@ -298,10 +308,7 @@ def make_tasks(
         try:
             prepared.tasks.append(builtin_task_function(ref.spec)(**arguments))
         except SandboxUnavailable:
-            reason = (
-                f"task {ref.name} runs model-written code, which plumbline runs only in a "
-                f"bubblewrap sandbox, and none can be created here: {probe_sandbox().reason}"
-            )
+            reason = sandbox_missing_reason(ref.name)
             for key in ref.categories or (ref.name,):
                 prepared.not_run[key] = reason
     return prepared
