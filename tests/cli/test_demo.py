@@ -84,7 +84,10 @@ def test_demo_without_bubblewrap_runs_the_rest_and_says_cdk_was_not_run(tmp_path
     assert cdk["models_scored"] == 0
     assert [p["kind"] for p in board["problems"]][:1] == ["category_not_run"]
     assert all("cdk_synth" not in model for model in board["models"])  # no value, not a 0
-    assert all(model["practice_exam"] > 0 for model in board["models"])  # the rest ran
+    # the rest ran: every model has a practice-exam score (the real model's may well be 0)
+    assert all("practice_exam" not in model.get("missing", []) for model in board["models"])
+    scripted = [m for m in board["models"] if m["model"].startswith("scripted/")]
+    assert len(scripted) == 2 and all(m["practice_exam"] > 0 for m in scripted)
     assert "*not run*" in (out / "leaderboard.md").read_text()
     page = (out / "site" / "leaderboard" / "index.html").read_text()
     assert ">not run</span>" in page and "not run: task cdk_synth runs model-written code" in page
