@@ -5,9 +5,10 @@ The records are produced by running the trial runner against the local server.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from plumbline.reliability.analysis import Price, analyze
 from plumbline.reliability.config import BenchmarkConfig
 from plumbline.reliability.embeddings import Embedder, bundled_model_path
 from plumbline.reliability.render import render_markdown
-from plumbline.reliability.runner import ProbeSettings, Prompt, load_prompts, run_probe
+from plumbline.reliability.runner import load_prompts
 
 STEADY = "Caching keeps the results of slow work so repeated requests are answered quickly."
 VARIED = [
@@ -52,28 +53,39 @@ def server() -> Iterator[OpenAIServer]:
         yield running
 
 
+PROBE_SCRIPT = """
+import asyncio, sys
+from plumbline.reliability.runner import ProbeSettings, Prompt, run_probe
+
+settings = ProbeSettings(
+    models=("openai-api/local/steady", "openai-api/local/varied"),
+    prompts=(Prompt("cache", "Explain caching in one sentence."), Prompt("fast", "Why cache?")),
+    trials=12,
+    concurrency=8,
+    timeout=8,
+    stream=True,
+)
+summary = asyncio.run(run_probe(settings, sys.argv[1]))
+print(summary.completed)
+"""
+
+
 @pytest.fixture(scope="module")
 def journal(server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # A process of its own: earlier tests in this worker (Inspect runs with retries) leave
+    # process-wide model state that must not reach the scripted faults counted here.
     path = tmp_path_factory.mktemp("trials") / "trials.jsonl"
-    settings = ProbeSettings(
-        models=("openai-api/local/steady", "openai-api/local/varied"),
-        prompts=(Prompt("cache", "Explain caching in one sentence."), Prompt("fast", "Why cache?")),
-        trials=12,
-        concurrency=8,
-        timeout=8,
-        stream=True,
+    env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": FAKE_KEY}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE_SCRIPT, str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
-    saved = {k: os.environ.get(k) for k in ("LOCAL_BASE_URL", "LOCAL_API_KEY")}
-    os.environ.update(LOCAL_BASE_URL=server.base_url, LOCAL_API_KEY=FAKE_KEY)
-    try:
-        summary = asyncio.run(run_probe(settings, path))
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    assert summary.completed == 48
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "48"
     return path
 
 
