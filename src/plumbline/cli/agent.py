@@ -360,7 +360,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 )
 @click.option(
     "--cpus-per-trial",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=1.0,
     show_default=True,
     help="With --executor ray: CPUs each trial reserves on its node.",

@@ -27,6 +27,7 @@ from plumbline.cli.cdk import cdk_executor_options, use_cdk_executor
 from plumbline.cli.leaderboard import errors_option
 from plumbline.cli.output import (
     SEED,
+    FiniteFloatRange,
     emit,
     error_console,
     json_option,
@@ -131,7 +132,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     help="Seconds one model call may take before it is abandoned (and retried, up to "
     "--max-retries); a sample whose calls all time out is recorded as an error.",
 )

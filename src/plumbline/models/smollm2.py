@@ -50,7 +50,7 @@ DEFAULT_MAX_TOKENS = 512
 """Tokens generated when the config sets no `max_tokens` (the model rambles past this)."""
 
 
-class UnsupportedInputError(NotImplementedError):
+class UnsupportedInputError(ValueError):
     """The sample asks for something a text-only model cannot take (an image, tools)."""
 
 

@@ -262,7 +262,7 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
         yield RecordError(name, line_at(len(text)), "<json>", "the array is never closed")
 
 
-# A `\udXXX` escape in the file: the decoded value may hold a lone surrogate, which is no
+# A `\ud800`-`\udfff` escape in the file: the decoded value may hold a lone surrogate, which is no
 # character (JSON allows the escape; no UTF-8 writer downstream can encode it).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
