@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from plumbline.cli.output import SEED, dumps, emit, json_option, parse_model_args
+from plumbline.cli.output import SEED, dumps, emit, json_option, model_args_option, parse_model_args
 from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
 from plumbline.records.io import write_atomic
 from plumbline.report.escape import terminal
@@ -69,15 +69,7 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
 @click.option(
     "--seed", default=42, show_default=True, type=SEED, help="Generation seed (temperature is 0)."
 )
-@click.option(
-    "-M",
-    "--model-arg",
-    "model_args",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Extra model argument passed to every judge (Inspect model_args); VALUE is read as "
-    "JSON where it parses (`-M do_sample=false` is False).",
-)
+@model_args_option("every judge")
 @click.option(
     "--max-tokens",
     default=512,

@@ -66,6 +66,19 @@ def parse_model_args(values: tuple[str, ...]) -> dict[str, Any]:
     return parsed
 
 
+def model_args_option(applies_to: str) -> Callable[[F], F]:
+    """`-M/--model-arg KEY=VALUE` (repeatable), parsed by `parse_model_args` in every command."""
+    return click.option(
+        "-M",
+        "--model-arg",
+        "model_args",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help=f"Model argument for {applies_to} (Inspect model_args); VALUE is read as JSON where "
+        "it parses (`-M do_sample=false` is the boolean false).",
+    )
+
+
 def to_jsonable(value: Any) -> Any:
     """Turn results (pydantic models, dataclasses with `to_dict`, numpy scalars) into JSON values.
 

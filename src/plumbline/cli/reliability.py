@@ -25,6 +25,7 @@ from plumbline.cli.output import (
     emit,
     error_console,
     json_option,
+    model_args_option,
     parse_model_args,
     progress_bar,
     stdout_for_json_only,
@@ -95,7 +96,7 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     help="Retries allowed per trial (timeouts, 429, 5xx, connection errors); counted per trial.",
 )
 @click.option("--stream/--no-stream", default=False, help="Stream responses (records TTFT).")
-@click.option("-M", "--model-arg", "model_args", multiple=True, help="Provider argument KEY=VALUE.")
+@model_args_option("every --model")
 @click.option(
     "-o",
     "--output",

@@ -31,6 +31,7 @@ from plumbline.cli.output import (
     emit,
     error_console,
     json_option,
+    model_args_option,
     parse_model_args,
     stdout_for_json_only,
 )
@@ -157,15 +158,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     show_default=True,
     help="Seeds choice shuffling, --limit subsets and generation (where providers accept one).",
 )
-@click.option(
-    "-M",
-    "--model-arg",
-    "model_args",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Model argument for every --model (Inspect model_args); VALUE is read as JSON where "
-    "it parses.",
-)
+@model_args_option("every --model")
 @click.option(
     "--model-base-url", help="Base URL for the models (e.g. a local OpenAI-compatible server)."
 )
