@@ -11,40 +11,43 @@ import os
 import signal
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from plumbline.agent.harness import Harness, RayOptions, RunError, RunOptions, RunResult
-from plumbline.agent.plan import Plan, make_plan
-from plumbline.agent.profiles import PROFILES, AgentCommand, AgentCommandError, resolve_agent
-from plumbline.agent.suite import SuiteError, load_suite
 from plumbline.cli.output import (
-    SEED,
+    EXIT_INTERRUPTED,
     FiniteFloatRange,
+    InputError,
+    concurrency_option,
     console,
     dumps,
     emit,
     error_console,
     json_option,
+    quiet,
+    seed_option,
+    wants_json,
 )
 from plumbline.cli.report import html_option, report_name, site_url, write_html
 from plumbline.limits import MAX_CONCURRENCY, MAX_REPEATS
-from plumbline.records.run_record import RunRecord
 from plumbline.report.escape import markdown, terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from plumbline.agent.harness import Harness, RunResult
+    from plumbline.agent.plan import Plan
+    from plumbline.records.run_record import RunRecord
+
+#: The agent profiles `--profile` takes: `plumbline.agent.profiles.PROFILES` (a test checks
+#: they agree), named here so that `agent --help` does not import the harness.
+PROFILE_NAMES = ("claude-code", "codex", "generic", "opencode")
 
 COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"
 #: Schedule rows printed in the terminal (a table of 100,000 rows takes a minute to draw).
 MAX_SHOWN_SCHEDULE = 200
-
-
-class InputError(click.ClickException):
-    """A suite or option that cannot be used (exit code 2, like a usage error)."""
-
-    exit_code = 2
 
 
 def _plan(
@@ -55,6 +58,10 @@ def _plan(
     seed: int,
     order: str,
 ) -> Plan:
+    from plumbline.agent.plan import make_plan
+    from plumbline.agent.profiles import AgentCommand, AgentCommandError, resolve_agent
+    from plumbline.agent.suite import SuiteError, load_suite
+
     try:
         loaded = load_suite(suite_path)
         command: AgentCommand | None = resolve_agent(agent, profile) if agent else None
@@ -76,11 +83,12 @@ def _plan_options(function: Any) -> Any:
             "--agent",
             metavar="COMMAND|PROFILE",
             help="Agent command template ({prompt}, {prompt_file}, {workspace}) or a profile "
-            f"name ({', '.join(p for p in PROFILES if p != 'generic')}). Default: the suite's.",
+            f"name ({', '.join(p for p in PROFILE_NAMES if p != 'generic')}). "
+            "Default: the suite's.",
         ),
         click.option(
             "--profile",
-            type=click.Choice(sorted(PROFILES)),
+            type=click.Choice(PROFILE_NAMES),
             help="How to read the agent's output (default: from the executable's name).",
         ),
         click.option(
@@ -88,7 +96,7 @@ def _plan_options(function: Any) -> Any:
             type=click.IntRange(min=1, max=MAX_REPEATS),
             help=f"Repeats per task and arm (default: suite's; at most {MAX_REPEATS:,}).",
         ),
-        click.option("--seed", type=SEED, default=0, show_default=True, help="Schedule seed."),
+        seed_option("Random seed of the schedule (the order of runs and of arms)."),
         click.option(
             "--order",
             type=click.Choice(["random", "abba"]),
@@ -104,6 +112,8 @@ def _plan_options(function: Any) -> Any:
 
 
 def render_differences(plan: Plan, out: Console) -> None:
+    from rich.table import Table
+
     arms = [arm.name for arm in plan.loaded.suite.arms]
     commands = {
         f"{a.template} (profile {a.profile.name})" if a else "none: give --agent"
@@ -150,9 +160,11 @@ def plan_command(
     repeats: int | None,
     seed: int,
     order: str,
-    as_json: bool,
+    json_path: str | None,
 ) -> None:
     """Show what `agent run` would do: tasks, every difference between arms, the schedule."""
+    from rich.table import Table
+
     plan = _plan(suite, agent, profile, repeats, seed, order)
 
     def render(out: Console) -> None:
@@ -201,7 +213,7 @@ def plan_command(
                 "--json prints the whole schedule)"
             )
 
-    emit(plan.to_dict(), as_json, render)
+    emit(plan.to_dict(), json_path, render)
 
 
 def _pass_env(names: tuple[str, ...]) -> dict[str, str]:
@@ -217,6 +229,8 @@ def _progress(harness: Harness) -> Any:
     def report(record: RunRecord) -> None:
         nonlocal done
         done += 1
+        if quiet():
+            return
         if record.infra_failure:
             outcome = f"[red]infra failure ({terminal(record.infra_failure_kind)})[/]"
         elif record.timed_out:
@@ -240,6 +254,8 @@ def _progress(harness: Harness) -> Any:
 
 
 def render_result(result: RunResult, out: Console) -> None:
+    from rich.table import Table
+
     table = Table(title=f"Runs in {terminal(result.records_path)}", title_justify="left")
     for column in ("arm", "runs", "successes", "timed out", "infra failures", "protected edits"):
         table.add_column(column)
@@ -304,14 +320,14 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 @agent.command("run")
 @_plan_options
-@click.option("--output", "-o", required=True, type=click.Path(file_okay=False), help="Results.")
 @click.option(
-    "--concurrency",
-    type=click.IntRange(min=1, max=MAX_CONCURRENCY),
-    default=1,
-    show_default=True,
-    help="Trials at once.",
+    "--output",
+    "-o",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="The results directory: records.jsonl, plan.json, diffs/ and logs/ (rerun to resume).",
 )
+@concurrency_option("Trials at once.", default=1, maximum=MAX_CONCURRENCY)
 @click.option(
     "--pass-env",
     "pass_env",
@@ -407,7 +423,7 @@ def run_command(
     infra_retries: int,
     collect_analyze: bool,
     html_dir: Path | None,
-    as_json: bool,
+    json_path: str | None,
 ) -> None:
     """Run every (task, arm, repeat) of SUITE in hermetic workspaces, interleaving arms, and
     append one validated run record per run to OUTPUT/records.jsonl.
@@ -417,6 +433,8 @@ def run_command(
     between arms) in OUTPUT/plan.json. --html DIR implies --collect-analyze and adds the A/B
     page, with every difference between arms, to the site in DIR.
     """
+    from plumbline.agent.harness import Harness, RayOptions, RunError, RunOptions
+
     plan = _plan(suite, agent, profile, repeats, seed, order)
     ray_options = RayOptions(
         address=ray_address,
@@ -437,7 +455,7 @@ def run_command(
         executor="ray" if executor == "ray" else "local",
         ray=ray_options,
     )
-    if not as_json:
+    if not wants_json(json_path):
         render_differences(plan, console)
     harness = Harness(plan, options)
     harness.on_record = _progress(harness)
@@ -452,7 +470,7 @@ def run_command(
             "rerun the same command to resume",
             soft_wrap=True,
         )
-        raise SystemExit(130) from None
+        raise SystemExit(EXIT_INTERRUPTED) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
     document: dict[str, Any] = result.to_dict()
@@ -484,7 +502,7 @@ def run_command(
                 soft_wrap=True,
             )
 
-    emit(document, as_json, render)
+    emit(document, json_path, render)
 
 
 def _analyze(plan: Plan, result: RunResult) -> Any:

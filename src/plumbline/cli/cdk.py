@@ -5,16 +5,23 @@ from __future__ import annotations
 import ast
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.panel import Panel
-from rich.syntax import Syntax
-from rich.table import Table
 
-from plumbline.cli.output import FiniteFloatRange, emit, error_console, json_option
+from plumbline.cli.output import (
+    EXIT_FAILED,
+    EXIT_INFRA,
+    EXIT_OK,
+    FiniteFloatRange,
+    emit,
+    error_console,
+    json_option,
+)
 from plumbline.report.escape import terminal, visible_controls
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 OUTCOME_STYLE = {
     "passed": "bold green",
@@ -116,13 +123,17 @@ def check(
     unsafe_no_sandbox: bool,
     cdk_executor: str,
     ray_address: str | None,
-    as_json: bool,
+    json_path: str | None,
 ) -> None:
     """Synthesize FILE (a model response or an app.py) and print the outcome, files and log.
 
     Exit status: 0 passed, 1 the app failed, 3 infrastructure error (nothing was judged).
     """
     # Imported here so that `plumbline --help` does not load the CDK machinery.
+    from rich.panel import Panel
+    from rich.syntax import Syntax
+    from rich.table import Table
+
     from plumbline.cdk.extract import extract_app, extract_from_source
     from plumbline.cdk.outcomes import SynthReport
     from plumbline.cdk.scorer import CdkExecutor, make_synthesizer
@@ -155,7 +166,7 @@ def check(
                 synthesizer.close()
         except (SandboxUnavailable, ClusterError) as error:
             error_console.print(f"[bold red]error:[/] {terminal(error)}")
-            sys.exit(3)
+            sys.exit(EXIT_INFRA)
     result = {"file": str(file), "read_as": read_as, **report.to_dict()}
 
     def render(console: Console) -> None:
@@ -198,7 +209,7 @@ def check(
         if report.log.strip():
             console.print(Panel(terminal(report.log.rstrip()), title="log"))
 
-    emit(result, as_json, render)
+    emit(result, json_path, render)
     if report.outcome.value == "infra_error":
-        sys.exit(3)
-    sys.exit(0 if report.outcome.passed else 1)
+        sys.exit(EXIT_INFRA)
+    sys.exit(EXIT_OK if report.outcome.passed else EXIT_FAILED)

@@ -1,4 +1,5 @@
-"""`plumbline compare`: paired A/B decision between agent arms from run records (seed 002)."""
+"""`plumbline compare`: paired A/B decision between agent arms from run records (the A/B
+schema)."""
 
 from __future__ import annotations
 
@@ -9,35 +10,30 @@ from typing import TYPE_CHECKING
 import click
 
 from plumbline.cli.output import (
-    SEED,
+    EXIT_FAILED,
     FiniteFloatRange,
+    InputError,
     console,
     dumps,
     error_console,
+    json_option,
     progress_bar,
+    seed_option,
 )
 from plumbline.cli.report import announce_html, html_option
-from plumbline.compare.analysis import CompareError, CompareReport, CompareSettings, compare_runs
-from plumbline.compare.decision import Margins
-from plumbline.compare.render import fmt, render_markdown, render_terminal
 from plumbline.limits import MAX_RESAMPLES
-from plumbline.records.io import InvalidRecordError, write_atomic
-from plumbline.records.run_record import read_run_records
 from plumbline.report.escape import terminal
 
 if TYPE_CHECKING:
-    pass
+    from plumbline.compare.analysis import CompareReport
+    from plumbline.compare.decision import Margins
 
 MAX_SHOWN_ERRORS = 20
 
 
-class InputError(click.ClickException):
-    """Bad input data (exit code 2, like a usage error)."""
-
-    exit_code = 2
-
-
 def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> Margins:
+    from plumbline.compare.decision import Margins
+
     if value is None:
         return Margins()
     try:
@@ -78,7 +74,7 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     show_default=True,
     help=f"Bootstrap resamples (tasks, then repeats within task; at most {MAX_RESAMPLES:,}).",
 )
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
+@seed_option("Random seed of the bootstrap resampling.")
 @click.option(
     "--level",
     type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
@@ -87,15 +83,7 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     help="Confidence level of the intervals.",
 )
 @click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
-@click.option(
-    "--json",
-    "json_path",
-    is_flag=False,
-    flag_value="-",
-    default=None,
-    metavar="[PATH]",
-    help="Write the analysis as JSON to PATH, or print it on stdout when no PATH is given.",
-)
+@json_option
 @click.option("--markdown", "markdown_path", metavar="PATH", help="Write a Markdown report.")
 @click.option(
     "--parquet",
@@ -125,7 +113,7 @@ def compare(
     html_dir: Path | None,
     fail_unless: str | None,
 ) -> None:
-    """Compare agent arms from run records: the seed's three gates, paired deltas with
+    """Compare agent arms from run records: the A/B schema's three gates, paired deltas with
     bootstrap intervals, paired tests, and a decision.
 
     RECORDS are JSONL, JSON-array or concatenated-JSON files of run records. Arms default to
@@ -139,6 +127,11 @@ def compare(
             else ""
         )
         raise click.UsageError(f"give at least one run record file{hint}")
+    from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
+    from plumbline.compare.render import render_markdown, render_terminal
+    from plumbline.records.io import InvalidRecordError, write_atomic
+    from plumbline.records.run_record import read_run_records
+
     outputs = {
         Path(p).resolve() for p in (json_path, markdown_path, parquet_path) if p and p != "-"
     }
@@ -196,12 +189,14 @@ def compare(
     if fail_unless == "prefer-treatment" and not report.all_prefer_treatment():
         for line in fail_unless_reasons(report):
             click.echo(f"--fail-unless prefer-treatment: {line}", err=True)
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FAILED)
 
 
 def fail_unless_reasons(report: CompareReport) -> list[str]:
     """Why `--fail-unless prefer-treatment` fails: each comparison not preferring its
     treatment, with the gates that did not hold for the treatment and their values."""
+    from plumbline.compare.render import fmt
+
     reasons: list[str] = []
     for comparison in report.comparisons:
         decision = comparison.decision

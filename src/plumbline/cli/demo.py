@@ -16,7 +16,6 @@ from importlib import resources
 from pathlib import Path
 
 import click
-from rich.rule import Rule
 
 from plumbline.cli.output import console
 from plumbline.cli.report import site_url
@@ -67,7 +66,7 @@ def demo_steps(output: Path) -> list[DemoStep]:
     trials = str(example_path("trials.jsonl"))
     return [
         DemoStep(
-            "Which model is best? (seed 000: SA Bench leaderboard)",
+            "Which model is best? (an SA Bench leaderboard)",
             "Two offline scripted models (an oracle and a seeded weak one) run 5 samples of each "
             "SA Bench task through Inspect AI, scored for real (CDK apps synthesize in a sandbox).",
             (
@@ -143,9 +142,9 @@ def demo_steps(output: Path) -> list[DemoStep]:
                 "1",
                 "--max-tokens",
                 "48",
-                "--max-concurrency",
+                "--concurrency",
                 "1",
-                "--output",
+                "--json",
                 str(output / "judge-smollm2.json"),
             ),
             findings_exit=True,
@@ -166,7 +165,7 @@ def demo_steps(output: Path) -> list[DemoStep]:
             ("power", "--baseline", "0.80", "--effect", "0.05", "--paired"),
         ),
         DemoStep(
-            "Did the change help the agent? (seed 002: three gates, paired deltas)",
+            "Did the change help the agent? (the A/B schema: three gates, paired deltas)",
             "Bundled run records of two arms of a coding agent, paired by task and repeat.",
             (
                 "compare",
@@ -202,7 +201,7 @@ def demo_steps(output: Path) -> list[DemoStep]:
             ),
         ),
         DemoStep(
-            "Can I rely on these models? (seed 003: CERT metrics with intervals)",
+            "Can I rely on these models? (CERT metrics with intervals)",
             "Bundled trial records from three models probed against a local OpenAI-style server, "
             "and the real model's probe.",
             (
@@ -247,6 +246,8 @@ def demo_steps(output: Path) -> list[DemoStep]:
 )
 def demo(output: Path) -> None:
     """Run plumbline's jobs on built-in data, offline; write every result and a site under -o."""
+    from rich.rule import Rule
+
     from plumbline.cli.main import main
 
     output.mkdir(parents=True, exist_ok=True)

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from plumbline.cli.output import SEED, dumps, emit, json_option, model_args_option, parse_model_args
+from plumbline.cli.output import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    concurrency_option,
+    emit,
+    json_option,
+    model_args_option,
+    parse_model_args,
+    renamed,
+    seed_option,
+)
 from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
-from plumbline.records.io import write_atomic
 from plumbline.report.escape import terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 @click.group()
@@ -66,9 +76,7 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     show_default=True,
     help="Rubric version shown to the judge.",
 )
-@click.option(
-    "--seed", default=42, show_default=True, type=SEED, help="Generation seed (temperature is 0)."
-)
+@seed_option("Random seed of generation (temperature is 0) and of the --limit subset.")
 @model_args_option("every judge")
 @click.option(
     "--max-tokens",
@@ -77,18 +85,13 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     type=click.IntRange(min=16),
     help="Most tokens per verdict; a reply cut off there is unscored.",
 )
-@click.option(
-    "--max-concurrency",
+@concurrency_option(
+    "Judge requests in flight at once.",
     default=8,
-    show_default=True,
-    type=click.IntRange(min=1, max=MAX_CONCURRENCY),
-    help="Judge requests in flight at once.",
+    maximum=MAX_CONCURRENCY,
+    old=("--max-concurrency",),
 )
-@click.option(
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the JSON report to this file (atomically).",
-)
+@renamed("--output", "--json PATH", "json_path", type=click.Path(dir_okay=False))
 @json_option
 def calibrate(
     judge_models: tuple[str, ...],
@@ -99,9 +102,8 @@ def calibrate(
     seed: int,
     model_args: tuple[str, ...],
     max_tokens: int,
-    max_concurrency: int,
-    output: Path | None,
-    as_json: bool,
+    concurrency: int,
+    json_path: str | None,
 ) -> None:
     """Grade the hand-scored calibration set with each judge and report agreement.
 
@@ -114,7 +116,11 @@ def calibrate(
     within ±0.15, run spread > 0.05, an adversarial item scored above 0.35, or over 5% of
     verdicts unscored.
     """
+    import asyncio
+    import logging
+
     from inspect_ai.model import get_model
+    from rich.table import Table
 
     from plumbline.suites.sa_bench.scorers.calibration import (
         calibrate as run_calibration,
@@ -134,7 +140,7 @@ def calibrate(
     except ValueError as error:
         # plain echo: a `file:line:` location must never be wrapped across lines
         click.echo(f"error: {error}", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
     extra = parse_model_args(model_args)
     models = [get_model(name, memoize=False, **extra) for name in judge_models]
     report = asyncio.run(
@@ -144,14 +150,15 @@ def calibrate(
             runs=runs,
             seed=seed,
             rubric_version=rubric_version,
-            max_concurrency=max_concurrency,
+            max_concurrency=concurrency,
             names=list(judge_models),
             max_tokens=max_tokens,
         )
     )
     result = {**report.to_dict(), "heuristic_baseline": heuristic_baseline(items).to_dict()}
-    if output is not None:
-        write_atomic(output, dumps(result) + "\n")
+    logging.getLogger(__name__).debug(
+        "graded %d items with %s", len(items), ", ".join(judge_models)
+    )
 
     def render(console: Console) -> None:
         for calibration in [*report.judges, *([report.mean_judge] if report.mean_judge else [])]:
@@ -189,6 +196,6 @@ def calibrate(
             + ", ".join(f"{k} {_fmt(v['spearman'])}" for k, v in base.items())
         )
 
-    emit(result, as_json, render)
+    emit(result, json_path, render)
     if not report.passed:
-        sys.exit(1)
+        sys.exit(EXIT_FAILED)

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from plumbline.cli.output import FiniteFloatRange, emit, error_console, json_option
+from plumbline.cli.output import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    FiniteFloatRange,
+    emit,
+    error_console,
+    json_option,
+)
 from plumbline.cli.report import html_option, site_url, write_html
-from plumbline.records.inspect_logs import is_remote
 from plumbline.report.escape import terminal
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 BUILD = "build"
 
@@ -47,14 +55,14 @@ def leaderboard() -> None:
     \b
       plumbline leaderboard LOGDIR|s3://bucket/logs [--suite sa-bench|PATH] [-o board.json]
                                    [--csv F] [--markdown F] [--parquet F]
-                                   [--errors zero|exclude] [--json]
+                                   [--errors zero|exclude] [--json [PATH]] [--html DIR]
       plumbline leaderboard check NEW.json --against PUBLISHED.json [--tolerance 0.05]
     """
 
 
 def _fail(message: str) -> None:
     error_console.print(f"[red]error:[/red] {terminal(message)}", highlight=False)
-    raise SystemExit(2)
+    raise SystemExit(EXIT_USAGE)
 
 
 @leaderboard.command(BUILD)
@@ -69,7 +77,7 @@ def _fail(message: str) -> None:
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the leaderboard JSON here (validated against the schema, written atomically).",
+    help="The leaderboard document (JSON, validated against the schema, written atomically).",
 )
 @click.option(
     "--csv",
@@ -122,7 +130,7 @@ def build(
     strict: bool,
     not_run: tuple[str, ...],
     html_dir: Path | None,
-    as_json: bool,
+    json_path: str | None,
 ) -> None:
     """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively):
     local files and directories, or remote log directories such as s3://bucket/logs.
@@ -131,6 +139,15 @@ def build(
     leaderboard is still written, with the problem in it), or, with --strict, when the input
     has any problem.
     """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from plumbline.cli.output import quiet
     from plumbline.leaderboard import (
         LeaderboardFileError,
         SuiteError,
@@ -139,6 +156,7 @@ def build(
         render_terminal,
         write_outputs,
     )
+    from plumbline.records.inspect_logs import is_remote
 
     try:
         resolved = load_suite(suite)
@@ -163,7 +181,7 @@ def build(
         TimeElapsedColumn(),
         console=error_console,
         transient=True,
-        disable=not error_console.is_terminal,
+        disable=quiet() or not error_console.is_terminal,
     ) as progress:
         task = progress.add_task("logs", total=None)
 
@@ -215,7 +233,7 @@ def build(
                 soft_wrap=True,
             )
 
-    emit(document, as_json, render)
+    emit(document, json_path, render)
     empty = [p.category for p in board.problems if p.kind == "category_empty" and p.category]
     if empty and board.models:
         error_console.print(
@@ -231,7 +249,7 @@ def build(
             soft_wrap=True,
         )
     if not board.models or empty or (strict and board.problems):
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FAILED)
 
 
 @leaderboard.command("check")
@@ -251,11 +269,11 @@ def build(
     help="Largest allowed |new − published| overall, in score units (0.05 = 5 points).",
 )
 @json_option
-def check(new: Path, published: Path, tolerance: float, as_json: bool) -> None:
+def check(new: Path, published: Path, tolerance: float, json_path: str | None) -> None:
     """Is NEW a reproduction of PUBLISHED? Both files are validated (and a file whose overall
     disagrees with its own weights is named, model by model); every shared model is compared
     overall and category by category. Exit 0 when every shared model's overall is within the
-    tolerance (the seed's ±5 points) and NEW is a valid leaderboard, 1 otherwise, 2 when a file
+    tolerance (SA Bench's ±5 points) and NEW is a valid leaderboard, 1 otherwise, 2 when a file
     cannot be read."""
     from plumbline.leaderboard import (
         LeaderboardFileError,
@@ -272,5 +290,5 @@ def check(new: Path, published: Path, tolerance: float, as_json: bool) -> None:
         except LeaderboardFileError as error:
             _fail(str(error))
     result = check_reproducibility(documents[0], documents[1], tolerance=tolerance)
-    emit(result, as_json, lambda console: render_check(result, console))
-    raise SystemExit(0 if result.reproducible else 1)
+    emit(result, json_path, lambda console: render_check(result, console))
+    raise SystemExit(EXIT_OK if result.reproducible else EXIT_FAILED)

@@ -1,7 +1,8 @@
 """The `plumbline` command.
 
-Subcommands are imported lazily, so `plumbline --help` stays fast and a job's heavy
-dependencies (Inspect AI, torch) load only when that job runs.
+Subcommands are imported lazily: `plumbline --help` lists them from `COMMANDS` without
+importing any, `plumbline CMD --help` imports only CMD's module (which imports nothing heavy at
+module level), and a job's heavy dependencies (scipy, Inspect AI, torch) load only when it runs.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import sys
 from typing import Any
 
 import click
+from click.utils import make_default_short_help
 
 from plumbline import __version__
+from plumbline.cli.output import EXIT_INFRA, configure_logging
 
 # name -> "module:attribute" of a click command or group
 COMMANDS: dict[str, str] = {
@@ -32,6 +35,31 @@ COMMANDS: dict[str, str] = {
     "agent": "plumbline.cli.agent:agent",
 }
 
+#: name -> the command's short help, as `plumbline --help` lists it (without importing it; a
+#: test checks that each equals the command's own first docstring line).
+SHORT_HELP: dict[str, str] = {
+    "agent": "Run coding agents on a suite's tasks in A/B arms and collect run records.",
+    "cdk": "CDK synthesis scoring (sandboxed `cdk synth` plus cfn-lint).",
+    "compare": "Compare agent arms from run records: the A/B schema's three gates, paired "
+    "deltas with bootstrap intervals, paired tests, and a decision.",
+    "demo": "Run plumbline's jobs on built-in data, offline; write every result and a site "
+    "under -o.",
+    "interval": "Estimate a success rate with its confidence interval.",
+    "judge": "LLM-judge tools for the architecture_design category.",
+    "leaderboard": "Weighted multi-category leaderboards from Inspect logs, with intervals and "
+    "tie groups.",
+    "power": "How many questions (and repeats) are needed to detect a difference, or with --n, "
+    "the smallest difference a given number of questions can detect.",
+    "probe": "Call models repeatedly with the same prompts and journal every trial.",
+    "records": "Run records: convert agent output to them, and validate them.",
+    "reliability": "Compute the five CERT metrics, with intervals, from trial records (no model "
+    "calls).",
+    "report": "Render a static site from INPUTS: leaderboard, compare and reliability JSON, and "
+    "the Inspect logs, run records or trial records behind them (for drill-down pages).",
+    "run": "Run SUITE (`sa-bench`, or a suite TOML file) against every --model; print the "
+    "leaderboard.",
+}
+
 
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported on first use."""
@@ -42,6 +70,23 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List the commands with their short help from `SHORT_HELP`, importing none."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in self.lazy_commands and name in SHORT_HELP:
+                rows.append((name, make_default_short_help(SHORT_HELP[name], limit)))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy_commands:
@@ -67,16 +112,16 @@ class LazyGroup(click.Group):
             if _debugging(ctx):
                 raise
             click.echo(os_error_line(error), err=True)
-            sys.exit(INTERNAL_ERROR)
+            sys.exit(EXIT_INFRA)
         except Exception as error:
             if _debugging(ctx):
                 raise
             click.echo(internal_error_line(error), err=True)
-            sys.exit(INTERNAL_ERROR)
+            sys.exit(EXIT_INFRA)
 
 
-#: Exit status for an internal or infrastructure error (nothing was judged).
-INTERNAL_ERROR = 3
+#: Exit status for an internal or infrastructure error (nothing was judged): `EXIT_INFRA`.
+INTERNAL_ERROR = EXIT_INFRA
 DEBUG_ENV = "PLUMBLINE_DEBUG"
 
 
@@ -119,8 +164,25 @@ def internal_error_line(error: BaseException) -> str:
     is_flag=True,
     help=f"Show the Python traceback of an internal error (or set {DEBUG_ENV}=1).",
 )
-def main(debug: bool) -> None:
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Only warnings and errors on stderr: no progress bars or progress lines.",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Also show debug messages on stderr (what each step does).",
+)
+def main(debug: bool, quiet: bool, verbose: bool) -> None:
     """plumbline: honest, reproducible numbers about LLMs and coding agents.
 
-    Every command that prints a result accepts --json to print it as JSON instead.
+    Every command that has a result takes --json [PATH]: the result as JSON on stdout (and
+    nothing else there), or written to PATH. Exit status: 0 ok, 1 a gate failed (a negative
+    result or invalid records), 2 usage or input error, 3 infrastructure error.
     """
+    if quiet and verbose:
+        raise click.UsageError("give -q/--quiet or -v/--verbose, not both")
+    configure_logging(-1 if quiet else 1 if verbose else 0)

@@ -1,25 +1,93 @@
-"""The output convention shared by every command: a rich rendering, or JSON with --json."""
+"""The convention every command shares (README, "Command line").
+
+- `--json [PATH]`: the command's result as JSON, on stdout when no PATH is given (then stdout
+  holds nothing else), else written atomically to PATH beside the terminal view;
+- exit codes (`EXIT_*`), one `InputError`, one random-seed default, one concurrency option;
+- `-q/--quiet` and `-v/--verbose` (on `plumbline` itself) set the level of the `plumbline`
+  logger, which every command's diagnostics go through (`logging.getLogger(__name__)`);
+- old option spellings keep working for one release, with a deprecation message (`renamed`).
+
+This module is imported by every command's `--help`: it imports click and nothing heavy; rich's
+console, pydantic and rich's progress bars load when a command first uses them.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import json
+import functools
 import math
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
-from pydantic import BaseModel
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from plumbline.progress import ProgressCallback
+if TYPE_CHECKING:
+    import logging
+
+    from rich.console import Console
+
+    from plumbline.progress import ProgressCallback
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-console = Console(highlight=False, emoji=False)
-error_console = Console(stderr=True, highlight=False, emoji=False)
+#: Exit statuses, the same in every command (README, "Exit codes").
+EXIT_OK = 0
+#: A gate failed, a result is negative (not reproducible, not preferred), or records are invalid.
+EXIT_FAILED = 1
+#: A usage or input error: a bad option, a file that cannot be used (nothing was computed).
+EXIT_USAGE = 2
+#: An infrastructure error: a sandbox, cluster, provider or file system failed (nothing judged).
+EXIT_INFRA = 3
+#: Interrupted (Ctrl-C or SIGTERM); what finished is kept and the same command resumes.
+EXIT_INTERRUPTED = 130
+
+#: The default random seed of every command that takes `--seed`.
+DEFAULT_SEED = 42
+
+#: The logger every command's diagnostics go through (`-q` and `-v` set its level). The
+#: `logging` module itself is imported when a command runs, not for `--help`.
+LOGGER = "plumbline"
+
+
+class InputError(click.ClickException):
+    """Bad input data or a suite that cannot be used (exit code 2, like a usage error)."""
+
+    exit_code = EXIT_USAGE
+
+
+class _LazyConsole:
+    """A rich Console made on first use, so that importing a command (for `--help`) does not
+    import rich's console machinery."""
+
+    def __init__(self, **options: Any) -> None:
+        object.__setattr__(self, "_options", options)
+        object.__setattr__(self, "_console", None)
+
+    def _get(self) -> Console:
+        made = object.__getattribute__(self, "_console")
+        if made is None:
+            from rich.console import Console
+
+            made = Console(**object.__getattribute__(self, "_options"))
+            object.__setattr__(self, "_console", made)
+        return cast("Console", made)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._get(), name, value)
+
+    def __enter__(self) -> Console:
+        return self._get().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._get().__exit__(*exc)
+
+
+console = cast("Console", _LazyConsole(highlight=False, emoji=False))
+error_console = cast("Console", _LazyConsole(stderr=True, highlight=False, emoji=False))
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -40,11 +108,129 @@ SEED = click.IntRange(min=0, max=2**63 - 1)
 FINITE = FiniteFloatRange()
 
 
+def seed_option(help: str) -> Callable[[F], F]:
+    """`--seed N` with the one default (`DEFAULT_SEED`) every command shares."""
+    return click.option("--seed", type=SEED, default=DEFAULT_SEED, show_default=True, help=help)
+
+
+def concurrency_option(
+    help: str, *, default: int | None, maximum: int, old: tuple[str, ...] = ()
+) -> Callable[[F], F]:
+    """`--concurrency N`, the one name for "how many at once"; `old` spellings still work for
+    one release (hidden, with a deprecation message)."""
+
+    def decorate(function: F) -> F:
+        kind = click.IntRange(min=1, max=maximum)
+        for name in old:
+            function = renamed(name, "--concurrency", "concurrency", type=kind)(function)
+        return click.option(
+            "--concurrency",
+            type=kind,
+            default=default,
+            show_default=default is not None,
+            help=help,
+        )(function)
+
+    return decorate
+
+
+def deprecation(old: str, new: str) -> None:
+    """Say on stderr that `old` is deprecated in favour of `new` (a warning, never silenced)."""
+    import logging
+
+    logging.getLogger(__name__).warning(
+        "%s is deprecated and will be removed in the next release: use %s", old, new
+    )
+
+
+def renamed(old: str, new: str, dest: str, **option: Any) -> Callable[[F], F]:
+    """A hidden option `old` that still works for one release and means the option `new`
+    (parameter `dest`): given on the command line (and `new` not), its value is used, with a
+    deprecation message on stderr."""
+    key = f"plumbline.renamed.{dest}"
+
+    def remember(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        source = ctx.get_parameter_source(param.name or "")
+        if value is None or value == () or source is not click.core.ParameterSource.COMMANDLINE:
+            return
+        deprecation(old, new)
+        ctx.meta[key] = value
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            ctx = click.get_current_context()
+            given = ctx.get_parameter_source(dest) is click.core.ParameterSource.COMMANDLINE
+            if key in ctx.meta and not given:
+                kwargs[dest] = ctx.meta[key]
+            return function(*args, **kwargs)
+
+        return cast(
+            F,
+            click.option(
+                old,
+                f"renamed_{dest}",
+                hidden=True,
+                expose_value=False,
+                callback=remember,
+                help=f"Deprecated spelling of {new}.",
+                **option,
+            )(wrapper),
+        )
+
+    return decorate
+
+
 def json_option(function: F) -> F:
-    """Add the standard `--json` flag (print the result as JSON on stdout)."""
-    return click.option(
-        "--json", "as_json", is_flag=True, help="Print the result as JSON instead of a table."
-    )(function)
+    """`--json [PATH]`: the result as JSON, on stdout without PATH, else written to PATH.
+
+    The command receives `json_path`: None (no --json), "-" (stdout) or the path. A PATH that
+    is also one of the command's inputs is refused (it would overwrite the input).
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        json_path = kwargs.get("json_path")
+        if json_path not in (None, "-"):
+            _refuse_input_as_output(click.get_current_context(), str(json_path), "--json")
+        return function(*args, **kwargs)
+
+    return cast(
+        F,
+        click.option(
+            "--json",
+            "json_path",
+            is_flag=False,
+            flag_value="-",
+            default=None,
+            metavar="[PATH]",
+            help="Write the result as JSON to PATH, or print it on stdout (and nothing else "
+            "there) when no PATH is given.",
+        )(wrapper),
+    )
+
+
+def _refuse_input_as_output(ctx: click.Context, path: str, option: str) -> None:
+    from pathlib import Path
+
+    target = Path(path).resolve()
+    for param in ctx.command.params:
+        if not isinstance(param, click.Argument):
+            continue
+        value = ctx.params.get(param.name or "")
+        values = value if isinstance(value, tuple | list) else (value,)
+        for given in values:
+            if given is not None and Path(str(given)).resolve() == target:
+                hint = (
+                    f" ({option} takes an optional PATH: put it after the inputs, or give it "
+                    "with no PATH last)"
+                )
+                raise click.UsageError(f"{given} is both an input and the {option} output{hint}")
+
+
+def wants_json(json_path: str | None) -> bool:
+    """Is stdout reserved for the JSON document (`--json` with no PATH)?"""
+    return json_path == "-"
 
 
 def parse_model_args(values: tuple[str, ...]) -> dict[str, Any]:
@@ -54,6 +240,8 @@ def parse_model_args(values: tuple[str, ...]) -> dict[str, Any]:
     own `-M`; a VALUE that is not JSON (`-M device=cpu`) stays a string. Every command that
     takes `-M` (run, probe, judge) reads it here, so the same flag means the same everywhere.
     """
+    import json
+
     parsed: dict[str, Any] = {}
     for value in values:
         key, sep, raw = value.partition("=")
@@ -84,7 +272,7 @@ def to_jsonable(value: Any) -> Any:
 
     Non-finite floats become null: JSON has no NaN, and a missing value must not read as a number.
     """
-    if isinstance(value, BaseModel):
+    if hasattr(value, "model_dump") and callable(value.model_dump):  # a pydantic model
         return to_jsonable(value.model_dump(mode="python"))
     if hasattr(value, "to_dict") and callable(value.to_dict):
         return to_jsonable(value.to_dict())
@@ -101,36 +289,62 @@ def to_jsonable(value: Any) -> Any:
 
 def dumps(value: Any) -> str:
     """Serialise a result as indented JSON (strict: no NaN or Infinity)."""
+    import json
+
     return json.dumps(to_jsonable(value), indent=2, ensure_ascii=False, allow_nan=False)
 
 
 @contextlib.contextmanager
-def stdout_for_json_only(as_json: bool) -> Iterator[None]:
-    """With `--json`, send whatever libraries print meanwhile to stderr.
+def stdout_for_json_only(json_path: str | bool | None) -> Iterator[None]:
+    """With `--json` and no PATH, send whatever libraries print meanwhile to stderr.
 
-    Inspect logs through rich's global console, which writes to stdout; with --json, stdout
-    holds the one JSON document `emit` prints afterwards.
+    Inspect logs through rich's global console, which writes to stdout; then stdout holds the
+    one JSON document `emit` prints afterwards. (`True` is accepted for "stdout is JSON".)
     """
-    with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+    to_stdout = json_path is True or json_path == "-"
+    with contextlib.redirect_stdout(sys.stderr) if to_stdout else contextlib.nullcontext():
         yield
 
 
-def emit(result: Any, as_json: bool, render: Callable[[Console], None]) -> None:
-    """Print `result` as JSON when `as_json`, otherwise call `render` with the console."""
-    if as_json:
+def write_json(result: Any, path: str) -> None:
+    """Write a result as JSON to `path`, atomically."""
+    from plumbline.records.io import write_atomic
+
+    write_atomic(path, dumps(result) + "\n")
+
+
+def emit(result: Any, json_path: str | bool | None, render: Callable[[Console], None]) -> None:
+    """Show a command's result by the `--json [PATH]` convention.
+
+    No --json: `render` draws it on the terminal. `--json`: the JSON document is printed on
+    stdout, and nothing else. `--json PATH`: the JSON is written to PATH and `render` draws
+    the terminal view as without --json. (`True` is accepted for "stdout".)
+    """
+    if json_path is True or json_path == "-":
         click.echo(dumps(result))
-    else:
-        render(console)
+        return
+    if isinstance(json_path, str) and json_path:
+        write_json(result, json_path)
+    render(console)
+
+
+def quiet() -> bool:
+    """Did the user ask for quiet (`-q`): no progress bars or progress lines on stderr?"""
+    import logging
+
+    return not logging.getLogger(LOGGER).isEnabledFor(logging.INFO)
 
 
 @contextlib.contextmanager
 def progress_bar(label: str) -> Iterator[ProgressCallback]:
     """A progress bar on stderr for a job that can take more than a few seconds.
 
-    It is shown only when stderr is a terminal (never in logs, pipes or CI) and is cleared when
-    the job ends, so stdout (a `--json` document) is never mixed with it. Step names are shown as
-    plain text: they can hold arm, model or file names.
+    It is shown only when stderr is a terminal (never in logs, pipes or CI) and not with `-q`,
+    and is cleared when the job ends, so stdout (a `--json` document) is never mixed with it.
+    Step names are shown as plain text: they can hold arm, model or file names.
     """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
         TextColumn(label, markup=False),
         BarColumn(),
@@ -139,7 +353,7 @@ def progress_bar(label: str) -> Iterator[ProgressCallback]:
         TextColumn("{task.description}", markup=False),
         console=error_console,
         transient=True,
-        disable=not error_console.is_terminal,
+        disable=quiet() or not error_console.is_terminal,
     ) as progress:
         task = progress.add_task("", total=None)
 
@@ -147,3 +361,39 @@ def progress_bar(label: str) -> Iterator[ProgressCallback]:
             progress.update(task, completed=done, total=total, description=what)
 
         yield advance
+
+
+def configure_logging(verbosity: int) -> None:
+    """Set up the `plumbline` logger: -1 quiet (warnings and errors only), 0 normal (info),
+    1 verbose (debug). Messages go to whatever `sys.stderr` is then (click's test runner
+    replaces it), as `plumbline: LEVEL: message` (info messages plain)."""
+    import logging
+
+    logger = logging.getLogger(LOGGER)
+    logger.setLevel({-1: logging.WARNING, 0: logging.INFO}.get(verbosity, logging.DEBUG))
+    if not any(getattr(h, "plumbline_stderr", False) for h in logger.handlers):
+        handler = _stderr_handler()
+        logger.addHandler(handler)
+        logger.propagate = False
+
+
+def _stderr_handler() -> logging.Handler:
+    import logging
+
+    class StderrHandler(logging.Handler):
+        plumbline_stderr = True
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                sys.stderr.write(self.format(record) + "\n")
+                sys.stderr.flush()
+            except Exception:
+                self.handleError(record)
+
+        def format(self, record: logging.LogRecord) -> str:
+            message = record.getMessage()
+            if record.levelno == logging.INFO:
+                return message
+            return f"plumbline: {record.levelname.lower()}: {message}"
+
+    return StderrHandler()

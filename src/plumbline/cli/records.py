@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from plumbline.cli.output import emit, error_console, json_option
-from plumbline.records.adapters import Conversion, RunContext, load_outcomes
-from plumbline.records.io import InvalidRecordError, write_atomic
-from plumbline.records.run_record import REQUIRED_FIELDS, RunRecord, read_run_records
+from plumbline.cli.output import (
+    EXIT_FAILED,
+    InputError,
+    emit,
+    error_console,
+    json_option,
+    write_json,
+)
 from plumbline.report.escape import terminal
+
+if TYPE_CHECKING:
+    from plumbline.records.adapters import Conversion, RunContext
+    from plumbline.records.run_record import RunRecord
 
 SOURCES = ("claude-code", "opencode", "inspect")
 _SUFFIXES = {
@@ -21,12 +29,6 @@ _SUFFIXES = {
     "inspect": (".eval", ".json"),
 }
 MAX_SHOWN_ERRORS = 20
-
-
-class InputError(click.ClickException):
-    """Bad input data (exit code 2, like a usage error)."""
-
-    exit_code = 2
 
 
 def expand_inputs(inputs: tuple[str, ...], source: str) -> list[Path]:
@@ -50,6 +52,8 @@ def expand_inputs(inputs: tuple[str, ...], source: str) -> list[Path]:
 
 def record_line(record: RunRecord) -> str:
     """One JSONL line: required fields always (null stays null), optional ones when set."""
+    from plumbline.records.run_record import REQUIRED_FIELDS
+
     data = record.model_dump(mode="json")
     kept = {
         key: value
@@ -77,7 +81,11 @@ def records() -> None:
     "--from", "source", type=click.Choice(SOURCES), required=True, help="The agent output format."
 )
 @click.option(
-    "-o", "--output", default="-", show_default=True, help="JSONL file to write ('-' = stdout)."
+    "-o",
+    "--output",
+    default="-",
+    show_default=True,
+    help="The run records file (JSONL) to write ('-' = stdout).",
 )
 @click.option("--arm", help="Arm of every run (when the output and the path do not say).")
 @click.option("--task-id", help="Task of every run (when the output and the path do not say).")
@@ -122,9 +130,18 @@ def convert(
     sample_errors: str,
     outcomes: str | None,
     strict: bool,
-    as_json: bool,
+    json_path: str | None,
 ) -> None:
-    """Convert agent output (Claude Code, opencode, Inspect logs) to validated run records."""
+    """Convert agent output (Claude Code, opencode, Inspect logs) to validated run records.
+
+    The records go to -o (stdout by default); --json [PATH] gives the summary (counts and
+    problems), on stdout only when the records go to a file.
+    """
+    from plumbline.records.adapters import RunContext, load_outcomes
+    from plumbline.records.io import write_atomic
+
+    if json_path == "-" and output == "-":
+        raise click.UsageError("the records go to stdout: give -o FILE to print --json there")
     paths: list[str | Path] = list(expand_inputs(inputs, source))
     known, outcome_errors = load_outcomes(outcomes) if outcomes else ({}, [])
     context = RunContext(
@@ -148,10 +165,12 @@ def convert(
         "invalid": invalid,
         "errors": [str(e) for e in conversion.errors],
     }
-    if output != "-":
+    if output == "-" and json_path is not None:
+        write_json(summary, json_path)  # stdout holds the records: the summary goes to PATH only
+    elif output != "-":
         emit(
             summary,
-            as_json,
+            json_path,
             lambda console: console.print(
                 f"wrote {len(conversion.records)} run records to {terminal(output)}"
                 + (f"; {invalid} invalid (listed above)" if invalid else "")
@@ -194,8 +213,14 @@ def _convert(
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
 @json_option
-def validate(files: tuple[str, ...], strict: bool, as_json: bool) -> None:
-    """Validate run record files; list every problem as file:line: field: problem."""
+def validate(files: tuple[str, ...], strict: bool, json_path: str | None) -> None:
+    """Validate run record files; list every problem as file:line: field: problem.
+
+    Exit status 1 when any record is invalid.
+    """
+    from plumbline.records.io import InvalidRecordError
+    from plumbline.records.run_record import read_run_records
+
     try:
         table = read_run_records(list(files), strict=strict)
     except InvalidRecordError as error:
@@ -216,6 +241,6 @@ def validate(files: tuple[str, ...], strict: bool, as_json: bool) -> None:
             f"in {len(files)} files"
         )
 
-    emit(result, as_json, render)
+    emit(result, json_path, render)
     if table.invalid_records:
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FAILED)

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from plumbline.cli.output import (
-    SEED,
+    EXIT_INTERRUPTED,
     FiniteFloatRange,
+    concurrency_option,
     console,
     dumps,
     emit,
@@ -28,16 +20,19 @@ from plumbline.cli.output import (
     model_args_option,
     parse_model_args,
     progress_bar,
+    quiet,
+    seed_option,
     stdout_for_json_only,
     to_jsonable,
 )
 from plumbline.cli.report import announce_html, html_option
 from plumbline.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
-from plumbline.records.io import write_atomic, write_json_atomic
-from plumbline.records.trial_record import TrialRecord
-from plumbline.redaction import secret_arguments
-from plumbline.reliability.errors import redact, secrets_from_environment
 from plumbline.report.escape import terminal
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from plumbline.records.trial_record import TrialRecord
 
 
 def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
@@ -67,9 +62,7 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     type=click.IntRange(min=1, max=MAX_TRIALS),
     help=f"Trials per model and prompt (at most {MAX_TRIALS:,}).",
 )
-@click.option(
-    "--concurrency", default=8, show_default=True, type=click.IntRange(min=1, max=MAX_CONCURRENCY)
-)
+@concurrency_option("Model calls in flight at once.", default=8, maximum=MAX_CONCURRENCY)
 @click.option(
     "--timeout",
     default=30.0,
@@ -78,16 +71,20 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     help="Seconds per call.",
 )
 @click.option(
-    "--temperature", default=0.7, show_default=True, type=FiniteFloatRange(min=0, max=100)
-)
-@click.option(
-    "--seed",
-    default=42,
+    "--temperature",
+    default=0.7,
     show_default=True,
-    type=SEED,
-    help="Shuffles the call order; trial i is sent seed + i.",
+    type=FiniteFloatRange(min=0, max=100),
+    help="Sampling temperature of every call (reliability needs the variation).",
 )
-@click.option("--max-tokens", default=1024, show_default=True, type=click.IntRange(min=1))
+@seed_option("Random seed that shuffles the call order; trial i is sent seed + i.")
+@click.option(
+    "--max-tokens",
+    default=1024,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Most tokens a model may generate per trial.",
+)
 @click.option(
     "--retries",
     default=0,
@@ -129,7 +126,7 @@ def probe(
     output: Path,
     allow_config_change: bool,
     progress: bool,
-    as_json: bool,
+    json_path: str | None,
 ) -> None:
     """Call models repeatedly with the same prompts and journal every trial.
 
@@ -139,6 +136,12 @@ def probe(
     journal keeps one generation configuration unless --allow-config-change. Then run
     `plumbline reliability OUTPUT`.
     """
+    import asyncio
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from plumbline.redaction import secret_arguments
+    from plumbline.reliability.errors import redact, secrets_from_environment
     from plumbline.reliability.runner import (
         ProbeSettings,
         Prompt,
@@ -180,7 +183,7 @@ def probe(
         TextColumn("errors: {task.fields[errors]}"),
         TimeElapsedColumn(),
         console=error_console,
-        disable=not progress,
+        disable=not progress or quiet(),
         transient=False,
     )
     task: TaskID | None = None
@@ -198,7 +201,7 @@ def probe(
             bar.update(task, advance=1, errors=failures)
 
     try:
-        with bar, stdout_for_json_only(as_json):
+        with bar, stdout_for_json_only(json_path):
             summary = asyncio.run(
                 run_probe(
                     settings,
@@ -213,7 +216,7 @@ def probe(
             f"interrupted: completed trials are in {terminal(output)}; rerun the same command "
             "to resume"
         )
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except (RuntimeError, ValueError) as error:
         raise click.ClickException(redact(str(error), secrets)) from None
 
@@ -237,7 +240,7 @@ def probe(
             out.print(f"warning: the journal holds {summary.duplicates_in_journal} duplicates")
         out.print(f"next: plumbline reliability {terminal(output)}")
 
-    emit(summary, as_json, render)
+    emit(summary, json_path, render)
 
 
 def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
@@ -263,15 +266,7 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
 @click.argument(
     "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
-@click.option(
-    "--json",
-    "json_path",
-    is_flag=False,
-    flag_value="-",
-    default=None,
-    help="Write the report as JSON to PATH (alone: print JSON instead of tables).",
-    metavar="[PATH]",
-)
+@json_option
 @click.option(
     "--markdown",
     "markdown_path",
@@ -291,8 +286,13 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
     help="Write one row per trial record as Parquet (Inspect samples_df column names added).",
 )
 @html_option
-@click.option("--embedding-model", default="all-MiniLM-L6-v2", show_default=True)
-@click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0))
+@click.option(
+    "--embedding-model",
+    default="all-MiniLM-L6-v2",
+    show_default=True,
+    help="Sentence-embedding model for semantic consistency (a sentence-transformers name).",
+)
+@seed_option("Random seed of the bootstrap resampling.")
 @click.option(
     "--resamples",
     default=2000,
@@ -312,6 +312,7 @@ def reliability(
     resamples: int,
 ) -> None:
     """Compute the five CERT metrics, with intervals, from trial records (no model calls)."""
+    from plumbline.records.io import write_atomic, write_json_atomic
     from plumbline.records.trial_record import read_trial_records
     from plumbline.reliability.analysis import analyze
     from plumbline.reliability.config import BenchmarkConfig

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.text import Text
 
-from plumbline.cli.output import console, emit, error_console, json_option
+from plumbline.cli.output import EXIT_USAGE, console, emit, error_console, json_option
 from plumbline.report.escape import terminal, visible_controls
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from plumbline.report.site import Kind, SiteResult
 
 
@@ -40,13 +40,15 @@ def site_url(index: Path) -> str:
     help="The site's directory (created; existing pages are replaced).",
 )
 @json_option
-def report(inputs: tuple[Path, ...], output: Path, as_json: bool) -> None:
+def report(inputs: tuple[Path, ...], output: Path, json_path: str | None) -> None:
     """Render a static site from INPUTS: leaderboard, compare and reliability JSON, and the
     Inspect logs, run records or trial records behind them (for drill-down pages).
 
     The pages need no network and work from file://; every input document is copied to
     DIR/data/ so the site is self-contained.
     """
+    from rich.text import Text
+
     from plumbline.report.site import SiteInputError, load_site_inputs, write_site
 
     try:
@@ -57,7 +59,7 @@ def report(inputs: tuple[Path, ...], output: Path, as_json: bool) -> None:
             error_console.print(
                 Text("error: ", style="red") + Text(visible_controls(problem)), soft_wrap=True
             )
-        raise SystemExit(2) from None
+        raise SystemExit(EXIT_USAGE) from None
     summary = {
         "index": str(result.index),
         "url": site_url(result.index),
@@ -76,7 +78,7 @@ def report(inputs: tuple[Path, ...], output: Path, as_json: bool) -> None:
         )
         console.print(f"Open {terminal(site_url(result.index))}", soft_wrap=True)
 
-    emit(summary, as_json, render)
+    emit(summary, json_path, render)
 
 
 #: `--html DIR`: shared by the commands that produce results (run, leaderboard, compare, ...).

@@ -15,46 +15,51 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
-from urllib.parse import urlparse
-from urllib.request import url2pathname
+from typing import TYPE_CHECKING, Any, cast
 
 import click
-from rich.console import Console
-from rich.text import Text
 
 from plumbline.cli.cdk import cdk_executor_options, use_cdk_executor
 from plumbline.cli.leaderboard import errors_option
 from plumbline.cli.output import (
-    SEED,
+    EXIT_FAILED,
+    EXIT_USAGE,
     FiniteFloatRange,
+    concurrency_option,
     emit,
     error_console,
     json_option,
     model_args_option,
     parse_model_args,
+    seed_option,
     stdout_for_json_only,
+    wants_json,
 )
 from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
 from plumbline.report.escape import terminal, visible_controls
 
-DEFAULT_SEED = 42
+if TYPE_CHECKING:
+    from rich.console import Console
 DEFAULT_MAX_RETRIES = 3
 DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
 
 
 def _fail(*messages: str) -> None:
     """Print each problem as one unwrapped `error:` line on stderr and exit 2."""
+    from rich.text import Text
+
     for message in messages:
         error_console.print(
             Text("error: ", style="red") + Text(visible_controls(message)), soft_wrap=True
         )
-    raise SystemExit(2)
+    raise SystemExit(EXIT_USAGE)
 
 
 def one_line(message: str) -> str:
     """An Inspect error message (rich markup, blank lines) as one plain line."""
+    from rich.text import Text
+
     try:
         plain = Text.from_markup(message).plain
     except Exception:  # a message with brackets that are not markup
@@ -65,6 +70,9 @@ def one_line(message: str) -> str:
 
 def log_path(location: str) -> str:
     """A log's location as a path: eval_set reports reused logs as `file://` URLs."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
     if location.startswith("file://"):
         return url2pathname(urlparse(location).path)
     return location
@@ -99,7 +107,13 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     "openai-api/<service>/...; offline: scripted/oracle, scripted/weak). Repeat for several "
     "models.",
 )
-@click.option("--epochs", type=click.IntRange(min=1, max=MAX_EPOCHS), default=1, show_default=True)
+@click.option(
+    "--epochs",
+    type=click.IntRange(min=1, max=MAX_EPOCHS),
+    default=1,
+    show_default=True,
+    help="Times every sample is run per model (Inspect epochs; the leaderboard averages them).",
+)
 @click.option(
     "--limit",
     type=click.IntRange(min=1),
@@ -120,10 +134,11 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     help="Score architecture_design with this LLM judge model (repeat to average judges); "
     "the leaderboard then reads llm_judge_scorer instead of the heuristic.",
 )
-@click.option(
-    "--max-connections",
-    type=click.IntRange(min=1, max=MAX_CONCURRENCY),
-    help="Concurrent model requests.",
+@concurrency_option(
+    "Concurrent model requests (Inspect's max_connections; default: Inspect's).",
+    default=None,
+    maximum=MAX_CONCURRENCY,
+    old=("--max-connections",),
 )
 @click.option(
     "--max-tokens",
@@ -151,12 +166,8 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     help="Stop a task at its first errored sample (the next run retries the task) instead of "
     "recording the error and going on.",
 )
-@click.option(
-    "--seed",
-    type=SEED,
-    default=DEFAULT_SEED,
-    show_default=True,
-    help="Seeds choice shuffling, --limit subsets and generation (where providers accept one).",
+@seed_option(
+    "Random seed of choice shuffling, --limit subsets and generation (where providers accept one)."
 )
 @model_args_option("every --model")
 @click.option(
@@ -166,7 +177,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Leaderboard JSON path (default: <log-dir>/leaderboard.json).",
+    help="The leaderboard document (JSON; default: <log-dir>/leaderboard.json).",
 )
 @click.option(
     "--markdown",
@@ -195,7 +206,7 @@ def run(
     limit: int | None,
     log_dir: Path,
     judges: tuple[str, ...],
-    max_connections: int | None,
+    concurrency: int | None,
     max_tokens: int | None,
     timeout: float | None,
     max_retries: int,
@@ -211,7 +222,7 @@ def run(
     cdk_executor: str,
     ray_address: str | None,
     html_dir: Path | None,
-    as_json: bool,
+    json_path: str | None,
 ) -> None:
     """Run SUITE (`sa-bench`, or a suite TOML file) against every --model; print the leaderboard.
 
@@ -262,13 +273,13 @@ def run(
     if timeout is not None:
         options["attempt_timeout"] = math.ceil(timeout)
         options["timeout"] = math.ceil(timeout) * (max_retries + 1)
-    if max_connections is not None:
-        options["max_connections"] = max_connections
+    if concurrency is not None:
+        options["max_connections"] = concurrency
     if retry_attempts is not None:
         options["retry_attempts"] = retry_attempts
     if display is not None:
         options["display"] = display
-    elif as_json:
+    elif wants_json(json_path):
         options["display"] = "none"  # Inspect's display writes to stdout, which --json owns
     if model_base_url is not None:
         options["model_base_url"] = model_base_url
@@ -281,7 +292,7 @@ def run(
     success: bool = True
     logs: list[Any] = []
     if tasks:
-        with stdout_for_json_only(as_json):
+        with stdout_for_json_only(json_path):
             success, logs = eval_set(
                 # Inspect resolves a mixed list element by element; its type hint lists only
                 # homogeneous lists.
@@ -298,7 +309,7 @@ def run(
         output or log_dir / "leaderboard.json",
         markdown_path,
         errors,
-        as_json,
+        json_path,
         html_dir,
         prepared.not_run,
     )
@@ -308,7 +319,7 @@ def run(
             f"[yellow]{len(unfinished)} task run(s) did not finish; run the same command "
             "again to resume them.[/yellow]"
         )
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FAILED)
 
 
 def _leaderboard(
@@ -317,7 +328,7 @@ def _leaderboard(
     output: Path,
     markdown_path: Path | None,
     errors: str,
-    as_json: bool,
+    json_path: str | None,
     html_dir: Path | None = None,
     not_run: dict[str, str] | None = None,
 ) -> None:
@@ -353,4 +364,4 @@ def _leaderboard(
                 soft_wrap=True,
             )
 
-    emit(document, as_json, render)
+    emit(document, json_path, render)

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from plumbline.cli.output import FINITE, emit, json_option
-from plumbline.stats import (
-    DetectableEffectResult,
-    SampleSizeResult,
-    mcnemar_minimum_detectable_effect,
-    mcnemar_sample_size,
-    paired_minimum_detectable_effect,
-    paired_sample_size,
-    proportion_interval,
-    two_proportion_minimum_detectable_effect,
-    two_proportion_sample_size,
-)
-from plumbline.stats._validation import level_label
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from plumbline.stats import DetectableEffectResult, SampleSizeResult
 
 #: Repeat counts shown in the `power` table when repeats can help (within-share > 0).
 REPEAT_TABLE = (1, 2, 4, 8, 16)
@@ -30,6 +21,8 @@ def format_interval(
     statistic: float, low: float, high: float, label: str, level: float, n: int
 ) -> str:
     """`0.840 [0.715, 0.917] Wilson 95%, n=50`."""
+    from plumbline.stats._validation import level_label
+
     return f"{statistic:.3f} [{low:.3f}, {high:.3f}] {label} {level_label(level)}, n={n}"
 
 
@@ -45,20 +38,22 @@ def format_interval(
 )
 @click.option("--level", type=FINITE, default=0.95, show_default=True, help="Confidence level.")
 @json_option
-def interval(successes: int, trials: int, method: str, level: float, as_json: bool) -> None:
+def interval(successes: int, trials: int, method: str, level: float, json_path: str | None) -> None:
     """Estimate a success rate with its confidence interval.
 
     \b
     Example: plumbline interval --successes 42 --trials 50
     0.840 [0.715, 0.917] Wilson 95%, n=50
     """
+    from plumbline.stats import proportion_interval
+
     try:
         result = proportion_interval(successes, trials, method=method, level=level)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     ci = result.interval
     text = format_interval(result.statistic, ci.low, ci.high, ci.method, ci.level, result.n)
-    emit({**result.to_dict(), "text": text}, as_json, lambda console: console.print(text))
+    emit({**result.to_dict(), "text": text}, json_path, lambda console: console.print(text))
 
 
 def _pct(value: float) -> str:
@@ -111,6 +106,8 @@ def _sample_size(
     common: dict[str, Any],
     pairing: dict[str, Any],
 ) -> SampleSizeResult:
+    from plumbline.stats import mcnemar_sample_size, paired_sample_size, two_proportion_sample_size
+
     if sd is not None:
         return paired_sample_size(effect, sd, **common)
     assert baseline is not None
@@ -129,6 +126,12 @@ def _detectable(
     common: dict[str, Any],
     pairing: dict[str, Any],
 ) -> DetectableEffectResult:
+    from plumbline.stats import (
+        mcnemar_minimum_detectable_effect,
+        paired_minimum_detectable_effect,
+        two_proportion_minimum_detectable_effect,
+    )
+
     if sd is not None:
         return paired_minimum_detectable_effect(n, sd, **common)
     assert baseline is not None
@@ -146,6 +149,8 @@ def _render_sample_size(
     paired: bool,
     show_table: bool,
 ) -> None:
+    from rich.table import Table
+
     console.print(_design_title(result.design))
     if result.design == "paired difference":
         target = f"a mean difference of {result.effect:+.4g}"
@@ -256,7 +261,7 @@ def power(
     sd: float | None,
     epochs: int,
     within_share: float,
-    as_json: bool,
+    json_path: str | None,
 ) -> None:
     """How many questions (and repeats) are needed to detect a difference, or with --n, the
     smallest difference a given number of questions can detect.
@@ -298,7 +303,9 @@ def power(
                 pairing=pairing,
             )
             emit(
-                detectable, as_json, lambda console: _render_detectable(console, detectable, paired)
+                detectable,
+                json_path,
+                lambda console: _render_detectable(console, detectable, paired),
             )
             return
         assert effect is not None
@@ -322,6 +329,6 @@ def power(
         raise click.UsageError(str(exc)) from None
     emit(
         {**result.to_dict(), "repeats": table},
-        as_json,
+        json_path,
         lambda console: _render_sample_size(console, result, table, paired, show_table),
     )

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape as _rich_escape
-
 # C0 and C1 control characters (ESC starts ANSI sequences), DEL, and the Unicode line and
 # paragraph separators; tab and newline are kept by `terminal` and turned into spaces by
 # `markdown`.
@@ -42,7 +40,9 @@ def terminal(value: object) -> str:
     terminal would act on (ANSI escape sequences, carriage returns, backspaces) are shown as
     `\\x1b`-style escapes. Newlines and tabs are kept (exception logs span lines).
     """
-    return _rich_escape(visible_controls(str(value)))
+    from rich.markup import escape  # here, so that importing this module (for --help) is light
+
+    return escape(visible_controls(str(value)))
 
 
 def markdown(value: object) -> str:
