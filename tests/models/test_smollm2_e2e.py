@@ -332,7 +332,7 @@ def assert_numbers_in_range(value: Any, path: str = "") -> None:
 def test_a_real_judge_is_scored_or_unscored_never_fooled_by_default() -> None:
     code, stdout, stderr = invoke(
         "judge", "calibrate", "--judge", MODEL, "--limit", "2", "--runs", "1",
-        "--max-tokens", "24", "--max-concurrency", "1", "--json",
+        "--max-tokens", "24", "--concurrency", "1", "--json",
     )  # fmt: skip
     assert code in (0, 1), stderr
     assert "Traceback" not in stderr

@@ -13,7 +13,6 @@ import sys
 from typing import Any
 
 import click
-from click.utils import make_default_short_help
 
 from plumbline import __version__
 from plumbline.cli.output import EXIT_INFRA, configure_logging
@@ -80,7 +79,8 @@ class LazyGroup(click.Group):
         rows = []
         for name in names:
             if name in self.lazy_commands and name in SHORT_HELP:
-                rows.append((name, make_default_short_help(SHORT_HELP[name], limit)))
+                stand_in = click.Command(name, help=SHORT_HELP[name])
+                rows.append((name, stand_in.get_short_help_str(limit)))
                 continue
             command = self.get_command(ctx, name)
             if command is not None and not command.hidden:

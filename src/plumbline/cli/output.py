@@ -308,9 +308,12 @@ def stdout_for_json_only(json_path: str | bool | None) -> Iterator[None]:
 
 def write_json(result: Any, path: str) -> None:
     """Write a result as JSON to `path`, atomically."""
+    import logging
+
     from plumbline.records.io import write_atomic
 
     write_atomic(path, dumps(result) + "\n")
+    logging.getLogger(__name__).debug("wrote JSON to %s", path)
 
 
 def emit(result: Any, json_path: str | bool | None, render: Callable[[Console], None]) -> None:
