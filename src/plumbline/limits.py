@@ -21,8 +21,8 @@ MAX_AGENT_RUNS = 100_000
 #: Trials per model and prompt (`probe --trials`).
 MAX_TRIALS = 10_000
 
-#: Calls in flight at once (`probe --concurrency`, `agent run --concurrency`,
-#: `judge calibrate --max-concurrency`).
+#: Calls in flight at once (`--concurrency` of `probe`, `agent run`, `run` and
+#: `judge calibrate`).
 MAX_CONCURRENCY = 256
 
 #: Epochs of a leaderboard run (`run --epochs`) and grading runs per judge (`judge --runs`).
