@@ -5,7 +5,6 @@ and options exist."""
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -32,9 +31,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     src = str(ROOT / "src")  # this checkout's plumbline, for mkdocs-click's imports
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict"]
     result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml")]
-        + ["-d", str(out)],
+        [*command, "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
         cwd=ROOT,
         env=env,
         capture_output=True,
