@@ -5,10 +5,16 @@ is built, so a new or regenerated schema appears without editing the docs: each 
 (title, description, a table of its top-level fields with type, unit and whether required, and
 the whole file in a fold), and the file itself is shipped with the site under `schemas/`.
 
+An API page names a package with `<!-- api: plumbline.compare -->`; the hook expands it to the
+package's docstring and a mkdocstrings section per module of the package (in file name order;
+private modules and the views, `render` and `outputs`, left out), so a module added, renamed or
+removed needs no edit here.
+
 The CLI reference (mkdocs-click) renders a command's help as Markdown; click's help is plain
 text, so `command_description` renders it as click does: a paragraph that starts with `\\b` is
 kept verbatim (a code block), other text keeps its `code spans`, and `<`, `[`, `*` outside them
-are text, not HTML, links or emphasis.
+are text, not HTML, links or emphasis; `subcommand_links` lists a group's subcommands with
+click's short help.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 
 import click
 import mkdocs_click._docs
+from markdown.extensions.toc import slugify
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
@@ -31,6 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "src" / "plumbline" / "schemas"
 SCHEMA_PAGE = "schemas.md"
 MARKER = "<!-- schemas: generated from src/plumbline/schemas/ -->"
+API_MARKER = re.compile(r"<!-- api: (plumbline(?:\.\w+)*) -->")
+VIEW_MODULES = frozenset({"render", "outputs"})
 
 # (heading, what the group holds); a schema joins the first group whose test accepts its name.
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -117,11 +126,11 @@ def schema_section(path: Path, schema: dict[str, Any]) -> list[str]:
     text = path.read_text("utf-8").rstrip("\n")
     title = schema.get("title", path.name)
     lines = [
-        f"### {title}",
+        f"### {path.name}",
         "",
-        f"[`{path.name}`](schemas/{path.name}) "
-        f"(in the package: `plumbline/schemas/{path.name}`)"
-        + (f", `$id` `{schema['$id']}`" if "$id" in schema else ""),
+        f"**{title}**: [download](schemas/{path.name}); in the package: "
+        f"`plumbline/schemas/{path.name}`"
+        + (f"; `$id` `{schema['$id']}`" if "$id" in schema else ""),
         "",
     ]
     if schema.get("description"):
@@ -149,6 +158,26 @@ def schemas_markdown() -> str:
     return "\n".join(lines)
 
 
+def package_modules(package: str) -> list[str]:
+    """The public modules of a package of src/, in file name order (views left out)."""
+    directory = ROOT / "src" / Path(*package.split("."))
+    if not (directory / "__init__.py").is_file():
+        raise ValueError(f"{package} is not a package under src/")
+    return [
+        f"{package}.{path.stem}"
+        for path in sorted(directory.glob("*.py"))
+        if not path.stem.startswith("_") and path.stem not in VIEW_MODULES
+    ]
+
+
+def api_markdown(package: str) -> str:
+    """A package's docstring, then each of its modules, as mkdocstrings directives."""
+    lines = [f"::: {package}", "    options:", "      members: false", ""]
+    for module in package_modules(package):
+        lines += [f"::: {module}", ""]
+    return "\n".join(lines)
+
+
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Ship each schema file with the site, under `schemas/`."""
     for path in schema_files():
@@ -157,7 +186,9 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    """Fill the schema page's marker with a section per schema file."""
+    """Fill the schema page's marker with a section per schema file, and API pages' markers
+    with a section per module."""
+    markdown = API_MARKER.sub(lambda match: api_markdown(match.group(1)), markdown)
     if page.file.src_uri != SCHEMA_PAGE:
         return markdown
     if MARKER not in markdown:
@@ -193,4 +224,23 @@ def command_description(ctx: click.Context, remove_ascii_art: bool = False) -> I
             yield from [plain_text(" ".join(line.strip() for line in lines)), ""]
 
 
+def subcommand_links(
+    subcommands: list[click.Command],
+    parent: click.Context,
+    has_attr_list: bool,
+    show_hidden: bool,
+) -> Iterator[str]:
+    """A group's list of subcommands, each linked to its section with click's short help."""
+    yield from ["**Subcommands**", ""]
+    for command in subcommands:
+        name = str(command.name)
+        if command.hidden and not show_hidden:
+            continue
+        path = f"{parent.command_path} {name}"
+        anchor = f"[{name}](#{slugify(path, '-')})" if has_attr_list else name
+        yield f"- *{anchor}*: {plain_text(command.get_short_help_str(limit=120))}"
+    yield ""
+
+
 mkdocs_click._docs._make_description = command_description
+mkdocs_click._docs._make_subcommands_links = subcommand_links
