@@ -168,7 +168,7 @@ def test_json_path_that_is_an_input_is_refused(tmp_path: Path) -> None:
     records.write_text("{}\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["records", "validate", str(records), "--json", str(records)])
     assert result.exit_code == output.EXIT_USAGE
-    assert "both an input and the --json output" in result.output
+    assert "both an input and an output (--json PATH)" in result.output
     assert records.read_text(encoding="utf-8") == "{}\n"
 
 

@@ -221,11 +221,10 @@ def _refuse_input_as_output(ctx: click.Context, path: str, option: str) -> None:
         values = value if isinstance(value, tuple | list) else (value,)
         for given in values:
             if given is not None and Path(str(given)).resolve() == target:
-                hint = (
-                    f" ({option} takes an optional PATH: put it after the inputs, or give it "
-                    "with no PATH last)"
+                raise click.UsageError(
+                    f"{given} is both an input and an output ({option} PATH); {option} takes "
+                    "an optional PATH: put it after the inputs, or give it with no PATH last"
                 )
-                raise click.UsageError(f"{given} is both an input and the {option} output{hint}")
 
 
 def wants_json(json_path: str | None) -> bool:
