@@ -104,6 +104,8 @@ class LazyGroup(click.Group):
         else that escapes is a defect or an infrastructure failure, and a traceback helps only
         the person debugging it: `--debug` or `PLUMBLINE_DEBUG=1` shows it.
         """
+        rest = ctx.args[: ctx.args.index("--") if "--" in ctx.args else None]
+        ctx.meta[HELP_ONLY] = any(arg in ctx.help_option_names for arg in rest)
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
@@ -123,6 +125,8 @@ class LazyGroup(click.Group):
 #: Exit status for an internal or infrastructure error (nothing was judged): `EXIT_INFRA`.
 INTERNAL_ERROR = EXIT_INFRA
 DEBUG_ENV = "PLUMBLINE_DEBUG"
+#: ctx.meta key: the arguments ask a subcommand for its help, and nothing runs.
+HELP_ONLY = "plumbline.help_only"
 
 
 def _debugging(ctx: click.Context) -> bool:
@@ -185,4 +189,6 @@ def main(debug: bool, quiet: bool, verbose: bool) -> None:
     """
     if quiet and verbose:
         raise click.UsageError("give -q/--quiet or -v/--verbose, not both")
+    if click.get_current_context().meta.get(HELP_ONLY):
+        return  # `plumbline CMD --help` only prints help: no need to import `logging`
     configure_logging(-1 if quiet else 1 if verbose else 0)
