@@ -9,10 +9,8 @@ written under `-o DIR`, and all three as one static HTML site under `DIR/site/`.
 
 from __future__ import annotations
 
-import shlex
 import time
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import click
@@ -46,6 +44,8 @@ class DemoStep:
 
 def example_path(name: str) -> Path:
     """The path of a bundled example file (`plumbline/examples/<name>`)."""
+    from importlib import resources
+
     return Path(str(resources.files("plumbline") / "examples" / name))
 
 
@@ -246,6 +246,8 @@ def demo_steps(output: Path) -> list[DemoStep]:
 )
 def demo(output: Path) -> None:
     """Run plumbline's jobs on built-in data, offline; write every result and a site under -o."""
+    import shlex
+
     from rich.rule import Rule
 
     from plumbline.cli.main import main

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +59,8 @@ def record_line(record: RunRecord) -> str:
         for key, value in data.items()
         if key in REQUIRED_FIELDS or key in ("timed_out", "infra_failure") or value is not None
     }
+    import json
+
     return json.dumps(kept, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
