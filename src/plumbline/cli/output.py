@@ -56,6 +56,12 @@ class InputError(click.ClickException):
     exit_code = EXIT_USAGE
 
 
+class InfraError(click.ClickException):
+    """Something the command needs is not available: a package, a model, a service (exit 3)."""
+
+    exit_code = EXIT_INFRA
+
+
 class _LazyConsole:
     """A rich Console made on first use, so that importing a command (for `--help`) does not
     import rich's console machinery."""

@@ -9,6 +9,7 @@ import click
 
 from plumbline.cli.output import (
     EXIT_FAILED,
+    InfraError,
     InputError,
     emit,
     error_console,
@@ -198,7 +199,7 @@ def _convert(
     try:
         from plumbline.records.adapters.inspect_log import convert_inspect
     except ImportError as error:  # pragma: no cover - depends on the installed extras
-        raise click.ClickException(
+        raise InfraError(
             f"reading Inspect logs needs inspect-ai: pip install 'plumbline[inspect]' ({error})"
         ) from None
     return convert_inspect(

@@ -11,6 +11,8 @@ import click
 from plumbline.cli.output import (
     EXIT_INTERRUPTED,
     FiniteFloatRange,
+    InfraError,
+    InputError,
     concurrency_option,
     console,
     dumps,
@@ -218,7 +220,7 @@ def probe(
         )
         sys.exit(EXIT_INTERRUPTED)
     except (RuntimeError, ValueError) as error:
-        raise click.ClickException(redact(str(error), secrets)) from None
+        raise InputError(redact(str(error), secrets)) from None  # a setting or model to fix
 
     def render(out: Any) -> None:
         out.print(
@@ -325,7 +327,7 @@ def reliability(
     if not result.records:
         for problem in problems[:20]:
             error_console.print(terminal(problem))
-        raise click.ClickException("no valid trial records found")
+        raise click.ClickException("no valid trial records found")  # EXIT_FAILED
     config = BenchmarkConfig(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
     )
@@ -339,8 +341,8 @@ def reliability(
                 record_errors=problems,
                 progress=progress,
             )
-    except RuntimeError as error:
-        raise click.ClickException(str(error)) from None
+    except RuntimeError as error:  # the embedding model cannot be loaded
+        raise InfraError(str(error)) from None
     if markdown_path is not None:
         write_atomic(markdown_path, render_markdown(report))
     if parquet_path is not None:
