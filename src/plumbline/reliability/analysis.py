@@ -25,7 +25,6 @@ from plumbline.reliability.config import (
     sample_size_warning,
 )
 from plumbline.reliability.configs import split_by_config
-from plumbline.reliability.verdict import model_verdict
 from plumbline.reliability.metrics import (
     AgreementResult,
     ConsistencyResult,
@@ -44,12 +43,14 @@ from plumbline.reliability.metrics import (
     summarize_performance,
     valid_responses,
 )
-from plumbline.result import Interval, ResultModel, schema_version, unit_field
+from plumbline.reliability.verdict import model_verdict
+from plumbline.result import Interval, ResultModel, unit_field
 from plumbline.stats import ConfidenceInterval, EstimateResult, cert_ci_95, cohens_d
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float64]]
 
-SCHEMA_VERSION = schema_version("reliability", 1)
+#: `schema_version("reliability", 1)`, spelled out for the type checker.
+SCHEMA_VERSION: Literal["plumbline.reliability/1"] = "plumbline.reliability/1"
 
 #: Responses kept per prompt, failed trials kept per model, and per-trial latencies per model.
 RESPONSES_PER_PROMPT = 3

@@ -20,7 +20,7 @@ class Band(ResultModel):
 
 
 def _band(label: str, recommendation: str) -> Band:
-    return _band(label=label, recommendation=recommendation, tone=TONES[label])
+    return Band(label=label, recommendation=recommendation, tone=TONES[label])
 
 
 def consistency_band(score: float) -> Band:

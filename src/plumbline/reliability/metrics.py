@@ -2,8 +2,9 @@
 
 Every function here is pure: it takes texts, numbers and embedding arrays and returns a result
 object. Embeddings come from `plumbline.reliability.embeddings` at the edge, so the formulas are
-testable with hand-made vectors. Results are parts of the reliability report (pydantic, every
-number with its unit) and validate themselves as CERT's Validation section asks (scores in [0, 1], min ≤ p50 ≤ p95 ≤ p99 ≤ max, rates in [0, 100], enough trials) and raise
+testable with hand-made vectors. Results are parts of the reliability report (pydantic,
+every number with its unit) and validate themselves as CERT's Validation section asks (scores
+in [0, 1], min ≤ p50 ≤ p95 ≤ p99 ≤ max, rates in [0, 100], enough trials) and raise
 `ValueError` otherwise.
 """
 

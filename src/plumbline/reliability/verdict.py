@@ -65,7 +65,8 @@ def model_verdict(entry: ModelReliability) -> str:
     if high is not None:
         if high <= RARE_ERRORS_PERCENT:
             can.append(
-                f"few failures (error rate {percent_value(rate, 0)}, at most {percent_value(high, 0)})"
+                f"few failures (error rate {percent_value(rate, 0)}, "
+                f"at most {percent_value(high, 0)})"
             )
         else:
             cannot.append(

@@ -301,13 +301,24 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
             "headline": str(document.get("decision", "no decision")),
             "facts": [f"{len(document.get('per_task', []))} task(s)"],
         }
-    models = document.get("models", [])
-    model_names = [str(entry.get("model", "?")) for entry in models if isinstance(entry, dict)]
+    from pydantic import ValidationError
+
+    from plumbline.reliability.analysis import ReliabilityReport
+
+    try:
+        report = ReliabilityReport.model_validate(document)
+    except ValidationError:
+        return {
+            "title": site_input.name,
+            "headline": "a reliability report this version cannot read: regenerate it",
+            "facts": [],
+        }
+    model_names = [model.model for model in report.models]
     return {
         "title": ", ".join(model_names[:3]) + (" …" if len(model_names) > 3 else "")
         or site_input.name,
         "headline": f"{len(model_names)} model(s) over repeated trials",
-        "facts": [f"{len(document.get('warnings', []))} warning(s)"],
+        "facts": [f"{len(report.warnings)} warning(s)"],
     }
 
 
