@@ -52,7 +52,7 @@ def test_a_model_that_only_fails_still_gets_robustness() -> None:
     assert down.latency is None and down.performance is None and down.consistency is None
     assert down.robustness.error_rate == 100.0
     assert down.robustness.exceptions["ServerError"] == 5
-    assert any("robustness rests on 5 trials" in w for w in down.warnings)
+    assert any("robustness rests on 5 trials" in w for w in report.warnings_for("p/down"))
     latency = next(c for c in report.comparisons if c.metric == "latency_seconds")
     assert latency.effect is None and latency.note
     json.loads(dumps(report))  # strict JSON, no NaN
@@ -67,7 +67,7 @@ def test_several_prompts_duplicates_and_empty_responses() -> None:
     report = analyze(records, bag_of_words)
     (model,) = report.models
     assert model.trials == 9
-    assert any("duplicate trial" in w for w in report.warnings)
+    assert any("duplicate trial" in w.message for w in report.warnings)
     prompts = {p.prompt_id: p for p in model.prompts}
     assert prompts["a"].consistency is not None
     assert prompts["a"].consistency.score == 1.0
@@ -111,11 +111,11 @@ def test_configurations_of_a_model_are_reported_separately_never_pooled() -> Non
         "p/other",
     ]
     assert all(m.trials == 4 for m in report.models)
-    assert not any("duplicate trial" in w for w in report.warnings)
-    assert any("p/m was run with 2 generation configurations" in w for w in report.warnings)
-    assert not any("prices given for models without trials" in w for w in report.warnings)
+    assert not any("duplicate trial" in w.message for w in report.warnings)
+    assert any("p/m was run with 2 generation configurations" in w.message for w in report.warnings)
+    assert not any("prices given for models without trials" in w.message for w in report.warnings)
     # one configuration per model, but they differ between models: said
     single = analyze([*hot, *other], bag_of_words)
     assert [m.model for m in single.models] == ["p/m", "p/other"]
-    assert any("differing in temperature" in w for w in single.warnings)
+    assert any("differing in temperature" in w.message for w in single.warnings)
     assert "2 generation configurations" in render_markdown(report)
