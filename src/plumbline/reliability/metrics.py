@@ -395,8 +395,12 @@ class LatencyResult(ResultModel):
     std: float = unit_field("Population standard deviation of latency.", "seconds")
     min: float = unit_field("Fastest trial.", "seconds")
     max: float = unit_field("Slowest trial.", "seconds")
+    p25: float = unit_field(
+        "First quartile of latency (the box of the per-trial chart).", "seconds"
+    )
     p50: float = unit_field("Median latency.", "seconds")
     p95: float = unit_field("95th percentile latency.", "seconds")
+    p75: float = unit_field("Third quartile of latency.", "seconds")
     p99: float = unit_field("99th percentile latency.", "seconds")
     coefficient_of_variation: float = unit_field("std / mean.", "ratio")
     tokens_per_second: float | None = unit_field(
@@ -414,7 +418,7 @@ class LatencyResult(ResultModel):
     def _valid(self) -> Self:
         if self.n < 2:
             raise ValueError("latency needs at least 2 samples")
-        ordered = (self.min, self.p50, self.p95, self.p99, self.max)
+        ordered = (self.min, self.p25, self.p50, self.p75, self.p95, self.p99, self.max)
         if any(a > b + _EPS for a, b in itertools.pairwise(ordered)):
             raise ValueError(f"latency ordering violated: min ≤ p50 ≤ p95 ≤ p99 ≤ max, {ordered}")
         if self.min < 0:
@@ -442,7 +446,9 @@ def latency_metrics(
         raise ValueError("latencies must be finite and non-negative")
     mean = float(np.mean(values))
     std = float(np.std(values))
-    p50, p95, p99 = (float(v) for v in np.asarray(percentile(values, [50, 95, 99])))
+    p25, p50, p75, p95, p99 = (
+        float(v) for v in np.asarray(percentile(values, [25, 50, 75, 95, 99]))
+    )
     tokens_per_second: float | None = None
     if output_tokens is not None:
         tokens = np.asarray([np.nan if t is None else t for t in output_tokens], dtype=np.float64)
@@ -471,7 +477,9 @@ def latency_metrics(
         std=std,
         min=float(np.min(values)),
         max=float(np.max(values)),
+        p25=p25,
         p50=p50,
+        p75=p75,
         p95=p95,
         p99=p99,
         coefficient_of_variation=cv,
