@@ -79,7 +79,7 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
             (
                 "latency p50 / p95 / p99 (s)",
                 f"{present.fixed(lat.p50)} / {present.fixed(lat.p95)} "
-                f"{_ci(lat.percentile_intervals.get('p95'))} / {present.fixed(lat.p99)}",
+                f"{_ci(lat.percentile_intervals['p95'])} / {present.fixed(lat.p99)}",
                 lat.p95_band.label,
             )
         )

@@ -168,7 +168,7 @@ class ReliabilityView:
 
 def band_css(label: str) -> str:
     """The badge class of a CERT interpretation band: `ok`, `warn`, `bad`, else `missing`."""
-    return TONES.get(label, "missing")
+    return TONES[label] if label in TONES else "missing"
 
 
 def interval_text(interval: Interval | None, *, as_percent: bool = False) -> str:
@@ -307,11 +307,11 @@ def _latency(model: ModelReliability) -> tuple[list[list[Cell]], Markup | None, 
                 number_cell(data.std, present.number(data.std)),
                 number_cell(data.min, present.number(data.min)),
                 number_cell(data.p50, present.number(data.p50)),
-                text_cell(interval_text(intervals.get("p50"))),
+                text_cell(interval_text(intervals["p50"])),
                 number_cell(data.p95, present.number(data.p95)),
-                text_cell(interval_text(intervals.get("p95"))),
+                text_cell(interval_text(intervals["p95"])),
                 number_cell(data.p99, present.number(data.p99)),
-                text_cell(interval_text(intervals.get("p99"))),
+                text_cell(interval_text(intervals["p99"])),
                 number_cell(data.max, present.number(data.max)),
                 number_cell(
                     data.coefficient_of_variation, present.number(data.coefficient_of_variation)
