@@ -23,9 +23,9 @@ from tests.support.rendered_numbers import page_text, unexplained_numbers
 
 from plumbline.records.trial_record import read_trial_records
 from plumbline.reliability.analysis import ReliabilityReport
+from plumbline.reliability.bands import tone
 from plumbline.reliability.render import render_markdown, render_terminal
 from plumbline.report.reliability_page import (
-    band_css,
     comparison_table,
     reliability_view,
     render_reliability_pages,
@@ -129,10 +129,10 @@ def test_model_comparison_table_and_effects(document: dict[str, Any]) -> None:
 
 
 def test_band_colours() -> None:
-    assert band_css("Highly deterministic") == "ok"
-    assert band_css("Moderate variance") == "warn"
-    assert band_css("Critical") == "bad"
-    assert band_css("something else") == "missing"
+    assert tone("Highly deterministic") == "ok"
+    assert tone("Moderate variance") == "warn"
+    assert tone("Critical") == "bad"
+    assert tone("something else") == "missing"
 
 
 def test_the_report_carries_failed_trials_and_samples(tmp_path: Path) -> None:

@@ -166,3 +166,8 @@ TONES: dict[str, Tone] = {
         "bad",
     ),
 }
+
+
+def tone(label: str) -> str:
+    """The badge class of a band label: `ok`, `warn`, `bad`, else `missing`."""
+    return TONES.get(label, "missing")

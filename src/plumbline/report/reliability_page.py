@@ -28,7 +28,7 @@ from plumbline.reliability.analysis import (
     ModelReliability,
     ReliabilityReport,
 )
-from plumbline.reliability.bands import TONES, Band
+from plumbline.reliability.bands import Band
 from plumbline.report import present
 from plumbline.report.html import Page, render_page
 from plumbline.report.svg import (
@@ -164,11 +164,6 @@ class ReliabilityView:
     warnings: list[str]
     record_errors: list[str]
     sources: list[str]
-
-
-def band_css(label: str) -> str:
-    """The badge class of a CERT interpretation band: `ok`, `warn`, `bad`, else `missing`."""
-    return TONES[label] if label in TONES else "missing"
 
 
 def interval_text(interval: Interval | None, *, as_percent: bool = False) -> str:
@@ -809,7 +804,6 @@ __all__ = [
     "Metric",
     "ModelView",
     "ReliabilityView",
-    "band_css",
     "comparison_charts",
     "comparison_table",
     "effects",
