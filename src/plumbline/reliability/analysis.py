@@ -19,11 +19,8 @@ from pydantic import Field
 from plumbline.progress import ProgressCallback, no_progress
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.bands import Band, agreement_band, consistency_band
-from plumbline.reliability.config import (
-    APPROXIMATE_BELOW,
-    BenchmarkConfig,
-    sample_size_warning,
-)
+from plumbline.reliability.config import APPROXIMATE_BELOW as APPROXIMATE_BELOW
+from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.configs import split_by_config
 from plumbline.reliability.metrics import (
     AgreementResult,
@@ -62,8 +59,6 @@ METRIC_LABELS = {
     "latency_seconds": "latency (s)",
     "performance": "performance heuristic (length, structure, prompt similarity)",
 }
-
-__all__ = ["APPROXIMATE_BELOW"]
 
 
 @dataclass(frozen=True)
