@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 
@@ -74,9 +73,6 @@ class BenchmarkConfig:
                 f"bootstrap_resamples must be an integer of at least 100, "
                 f"got {self.bootstrap_resamples!r}"
             )
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def sample_size_warning(metric: str, n: int, subject: str) -> str | None:
