@@ -54,6 +54,7 @@ from plumbline.result import Interval, ResultModel, schema_version, unit_field
 from plumbline.stats.result import ConfidenceInterval
 
 SCHEMA_VERSION = schema_version("compare", 2)
+assert SCHEMA_VERSION == "plumbline.compare/2"  # the literal of `CompareReport.schema_version`
 MIN_REPEATS = 5  # the A/B schema, "Statistical Notes"
 #: Below this many tasks the percentile cluster bootstrap's coverage is not shown to reach 95%
 #: (docs/statistics.md), so its interval is labelled approximate.
@@ -199,9 +200,7 @@ class PerTaskRow(ResultModel):
     )
     pairs: int = unit_field("Pairs of this task.", "count")
     mean_pass_delta: float | None = unit_field("Mean pass delta.", "proportion")
-    median_duration_delta_seconds: float | None = unit_field(
-        "Median duration delta.", "seconds"
-    )
+    median_duration_delta_seconds: float | None = unit_field("Median duration delta.", "seconds")
     median_non_cache_token_delta: float | None = unit_field(
         "Median non-cache token delta.", "tokens"
     )
@@ -275,6 +274,7 @@ class RunListing(ResultModel):
     the first `MAX_LISTED_RUNS` are listed."""
 
     total: int = unit_field("Runs of the compared arms.", "count")
+    listed: int = unit_field("Runs listed in `rows`.", "count")
     rows: list[RunRow]
 
 
@@ -284,6 +284,10 @@ class Sample(ResultModel):
 
     n: int = unit_field("Runs with a value.", "count")
     values: list[float] = unit_field("The values drawn (in the metric's unit).", "score")
+
+    @property
+    def thinned(self) -> bool:
+        return len(self.values) < self.n
 
 
 class ArmDistribution(ResultModel):
@@ -311,7 +315,10 @@ class CompareReport(ResultModel):
     """Everything `plumbline compare` reports. The first comparison is also at the top level
     under the A/B schema's field names (`arm_summaries`, `paired`, `decision`)."""
 
-    schema_version: Literal["plumbline.compare/2"] = SCHEMA_VERSION
+    schema_version: Literal["plumbline.compare/2"] = Field(
+        default="plumbline.compare/2",
+        description='The document kind and major version: `schema_version("compare", 2)`.',
+    )
     treatment: str
     control: str
     decision: str = Field(description="The A/B schema's decision string (first treatment).")
@@ -382,9 +389,7 @@ def resolve_arms(
         if name not in found:
             raise CompareError(f"arm {name!r} has no valid runs; arms found: {listing}")
     if not treatments and not control:
-        example = (
-            f" (e.g. --treatment {found[0]} --control {found[1]})" if len(found) == 2 else ""
-        )
+        example = f" (e.g. --treatment {found[0]} --control {found[1]})" if len(found) == 2 else ""
         raise CompareError(
             "name the arms to compare with --treatment ARM (repeatable) and --control ARM"
             f"{example}; arms found: {listing}"
@@ -645,8 +650,8 @@ def _comparison(
     decision = decide(treatment, control, gates, settings.rule)
     if decision.tie:
         warnings.append(
-            f"{treatment} vs {control}: all three gates are ties; the A/B schema's order reads this "
-            f"as {decision.decision!r}"
+            f"{treatment} vs {control}: all three gates are ties; the A/B schema's order reads "
+            f"this as {decision.decision!r}"
         )
     if pairs.height and pairs["task_id"].n_unique() == 1:
         warnings.append(
@@ -781,11 +786,12 @@ def _holm_adjust(comparisons: list[ArmComparison]) -> list[ArmComparison]:
     """Holm-adjust each test's p-values across the treatments (one family per test)."""
     tests = [dict(c.tests) for c in comparisons]
     for name in _HOLM_TESTS:
-        found = [(i, t[name]) for i, t in enumerate(tests) if t[name].pvalue is not None]
-        if not found:
+        found = [(i, t[name], t[name].pvalue) for i, t in enumerate(tests)]
+        usable = [(i, test, p) for i, test, p in found if p is not None]
+        if not usable:
             continue
-        adjusted = stats.holm([test.pvalue for _, test in found])
-        for (i, test), value in zip(found, adjusted, strict=True):
+        adjusted = stats.holm([p for _, _, p in usable])
+        for (i, test, _), value in zip(usable, adjusted, strict=True):
             tests[i][name] = test.model_copy(update={"pvalue_holm": float(value)})
     return [c.model_copy(update={"tests": t}) for c, t in zip(comparisons, tests, strict=True)]
 
@@ -838,8 +844,8 @@ def _input_warnings(
         listed = ", ".join(f"{t}/{a} ({n})" for t, a, n in few.head(MAX_LISTED).iter_rows())
         more = f" and {few.height - MAX_LISTED} more" if few.height > MAX_LISTED else ""
         warnings.append(
-            f"{few.height} task-arm pairs have fewer than {MIN_REPEATS} repeats (the A/B schema asks "
-            f"for at least {MIN_REPEATS} before a promotion decision): {listed}{more}"
+            f"{few.height} task-arm pairs have fewer than {MIN_REPEATS} repeats (the A/B schema "
+            f"asks for at least {MIN_REPEATS} before a promotion decision): {listed}{more}"
         )
     return warnings
 
@@ -871,7 +877,7 @@ def run_listing(prepared: PreparedRuns, arms: Sequence[str]) -> RunListing:
         )
         for row in listed.iter_rows(named=True)
     ]
-    return RunListing(total=runs.height, rows=rows)
+    return RunListing(total=runs.height, listed=len(rows), rows=rows)
 
 
 def arm_distributions(prepared: PreparedRuns, arms: Sequence[str]) -> dict[str, ArmDistribution]:

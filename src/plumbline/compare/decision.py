@@ -1,8 +1,8 @@
 """The decision rule: three gates, checked in the A/B schema's order.
 
-Schema rule (`--rule schema`, the A/B schema's "Decision Rule"): `prefer <treatment>` when success_rate(T) ≥
-success_rate(C), median_duration_seconds(T) ≤ median_duration_seconds(C) and
-median_non_cache_tokens(T) ≤ median_non_cache_tokens(C); `prefer <control>` when all three hold
+Schema rule (`--rule schema`, the A/B schema's "Decision Rule"): `prefer <treatment>` when
+success_rate(T) ≥ success_rate(C), median_duration_seconds(T) ≤ median_duration_seconds(C)
+and median_non_cache_tokens(T) ≤ median_non_cache_tokens(C); `prefer <control>` when all three hold
 the other way; otherwise `mixed results - inspect paired deltas`. Checked in that order, so a
 three-way tie reads `prefer <treatment>` and is flagged as a tie.
 
@@ -43,7 +43,9 @@ class Margins(ResultModel):
     success: float = unit_field(
         "Absolute margin on the pass-rate difference.", "proportion", default=0.05
     )
-    duration: float = unit_field("Relative margin on the duration ratio.", "proportion", default=0.10)
+    duration: float = unit_field(
+        "Relative margin on the duration ratio.", "proportion", default=0.10
+    )
     tokens: float = unit_field(
         "Relative margin on the non-cache token ratio.", "proportion", default=0.10
     )

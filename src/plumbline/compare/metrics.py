@@ -78,7 +78,8 @@ def _pair_key(runs: pl.DataFrame) -> pl.Series:
 
 
 def prepare_runs(frame: pl.DataFrame) -> PreparedRuns:
-    """Derive the A/B schema's per-run columns, set aside infrastructure failures, find duplicates."""
+    """Derive the A/B schema's per-run columns, set aside infrastructure failures, find
+    duplicates."""
     infra = frame.lazy().filter(pl.col("infra_failure")).group_by("arm").len().collect()
     infra_failures = {str(arm): int(n) for arm, n in infra.iter_rows()}
     # Filtering copies every column; most inputs have no infrastructure failure to remove.
@@ -136,9 +137,7 @@ class ArmSummary(ResultModel):
     median_total_tokens: float | None = unit_field(
         "Median of input + output + cache read + cache write tokens.", "tokens"
     )
-    median_non_cache_tokens: float | None = unit_field(
-        "Median of input + output tokens.", "tokens"
-    )
+    median_non_cache_tokens: float | None = unit_field("Median of input + output tokens.", "tokens")
     solved_per_dollar: float | None = unit_field(
         "Successes per dollar, over the runs whose cost is known.", "ratio"
     )
