@@ -39,7 +39,9 @@ def test_json_on_stdout_and_to_files(example_path: Path, tmp_path: Path) -> None
     assert data["settings"]["n_resamples"] == 500
 
     out_json, out_md = tmp_path / "analysis.json", tmp_path / "analysis.md"
-    written = invoke(str(example_path), *ARMS, *FAST, "--json", str(out_json), "--markdown", str(out_md))
+    written = invoke(
+        str(example_path), *ARMS, *FAST, "--json", str(out_json), "--markdown", str(out_md)
+    )
     assert written.exit_code == 0
     assert json.loads(out_json.read_text()) == data  # same seed, same analysis
     assert written.output.splitlines()[0].startswith("mixed results")

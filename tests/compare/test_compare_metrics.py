@@ -1,4 +1,4 @@
-"""The A/B schema's per-arm metrics and paired deltas, with the reference harness's mistakes fixed."""
+"""The A/B schema's per-arm metrics and paired deltas, the reference harness's mistakes fixed."""
 
 from __future__ import annotations
 

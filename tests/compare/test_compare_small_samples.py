@@ -154,6 +154,8 @@ def test_an_arm_named_treatment_cannot_be_misread(tmp_path: Path, run: Any) -> N
     document = report.model_dump(mode="json")
     assert document["decision"] == "prefer baseline"
     assert document["decision_role"] == "treatment"
-    rows_swapped = compare_runs(table, treatments=["treatment"], control="baseline").model_dump(mode="json")
+    rows_swapped = compare_runs(table, treatments=["treatment"], control="baseline").model_dump(
+        mode="json"
+    )
     assert rows_swapped["decision"] == "prefer baseline"
     assert rows_swapped["decision_role"] == "control"

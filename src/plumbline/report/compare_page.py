@@ -39,7 +39,6 @@ from plumbline.compare.render import (
     GATE_FORMAT,
     delta_format,
     delta_interval,
-    gate_interval,
     test_rows,
 )
 from plumbline.report import present
@@ -302,7 +301,11 @@ def _gate_view(gate: Gate, comparison: ArmComparison) -> GateView:
         verdict=gate.verdict,
         verdict_text=verdict_text,
         badge=badge,
-        interval=gate_interval(gate) if comparison.rule == "ci" else "",
+        interval=(
+            present.interval(gate.interval, as_percent=gate.name == "success_rate")
+            if comparison.rule == "ci"
+            else ""
+        ),
     )
 
 
