@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from tests.support.rendered_numbers import unexplained_numbers
 
 from plumbline.compare.analysis import CompareReport, CompareSettings, compare_runs
 from plumbline.compare.render import render_markdown, render_terminal
 from plumbline.records.run_record import RunRecordTable, read_run_records
-from tests.support.rendered_numbers import unexplained_numbers
 
 
 def _reports(example_path: Path, several: RunRecordTable) -> list[CompareReport]:

@@ -82,7 +82,11 @@ class CompareSettings(ResultModel):
     margins: Margins = Field(default_factory=Margins)
     n_resamples: int = unit_field("Bootstrap resamples.", "count", default=10_000)
     level: float = unit_field("Confidence level of every interval.", "probability", default=0.95)
-    seed: int | None = Field(default=0, description="Random seed of the bootstrap.")
+    seed: int | None = unit_field(
+        "Random seed of the bootstrap (a label, not a quantity; None: unseeded).",
+        "count",
+        default=0,
+    )
     power: float = unit_field(
         "Power of the minimum detectable difference.", "probability", default=0.8
     )
@@ -247,8 +251,8 @@ class InputSummary(ResultModel):
     invalid_records: int = unit_field("Records refused as invalid.", "count")
     errors: list[str] = Field(description="One `file:line: field: problem` per invalid record.")
     duplicates: list[Duplicate]
-    infra_failures: dict[str, int] = Field(
-        description="Infrastructure failures excluded, per arm (a count)."
+    infra_failures: dict[str, int] = unit_field(
+        "Infrastructure failures excluded, per arm.", "count"
     )
 
 
