@@ -18,11 +18,10 @@ from plumbline.cli.output import (
 from plumbline.cli.report import announce_html, html_option
 from plumbline.compare.analysis import CompareError, CompareReport, CompareSettings, compare_runs
 from plumbline.compare.decision import Margins
-from plumbline.compare.render import GATE_FORMAT, render_markdown, render_terminal
+from plumbline.compare.render import gate_format, render_markdown, render_terminal
 from plumbline.limits import MAX_RESAMPLES
 from plumbline.records.io import InvalidRecordError, write_atomic
 from plumbline.records.run_record import read_run_records
-from plumbline.report import present
 from plumbline.report.escape import terminal
 
 if TYPE_CHECKING:
@@ -227,8 +226,8 @@ def fail_unless_reasons(report: CompareReport) -> list[str]:
             continue
         failed = [
             f"{gate.name} ({gate.criterion}: "
-            f"treatment {GATE_FORMAT.get(gate.name, present.number)(gate.treatment)}, "
-            f"control {GATE_FORMAT.get(gate.name, present.number)(gate.control)})"
+            f"treatment {gate_format(gate.name)(gate.treatment)}, "
+            f"control {gate_format(gate.name)(gate.control)})"
             for gate in comparison.gates
             if not gate.holds_for_treatment
         ]

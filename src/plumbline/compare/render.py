@@ -47,12 +47,10 @@ TEST_LABELS = (
     ("geometric_mean_ratio_cost_usd", "Geometric-mean ratio T/C, cost"),
 )
 
-#: How each gate's values read (the gate names are arm-summary fields).
-GATE_FORMAT: dict[str, Callable[[Any], str]] = {
-    "success_rate": present.percent,
-    "median_duration_seconds": present.number,
-    "median_non_cache_tokens": present.number,
-}
+
+def gate_format(name: str) -> Callable[[Any], str]:
+    """How a gate's values read (gate names are arm-summary fields): rates as percentages."""
+    return present.percent if name == "success_rate" else present.number
 
 
 def delta_format(name: str) -> Callable[[Any], str]:
@@ -92,7 +90,7 @@ def verdict_text(gate: Gate, comparison: ArmComparison) -> str:
 
 def _gate_line(gate: Gate, comparison: ArmComparison) -> list[str]:
     """A gate's row as plain text (escape it for the format it reaches)."""
-    shown = GATE_FORMAT.get(gate.name, present.number)
+    shown = gate_format(gate.name)
     interval = [gate_interval(gate)] if comparison.rule == "ci" else []
     return [
         gate.name,
@@ -126,9 +124,8 @@ def test_rows(tests: dict[str, PairedTest]) -> list[tuple[str, str, str]]:
     """(label, estimate, detail) per test, in a fixed order."""
     rows = []
     for key, label in TEST_LABELS:
-        test = tests.get(key)
-        if test is not None:
-            rows.append((label, *test_row(test)))
+        if key in tests:
+            rows.append((label, *test_row(tests[key])))
     return rows
 
 

@@ -36,9 +36,9 @@ from plumbline.compare.analysis import (
 from plumbline.compare.decision import MIXED, Gate, prefer
 from plumbline.compare.render import (
     ARM_FIELDS,
-    GATE_FORMAT,
     delta_format,
     delta_interval,
+    gate_format,
     test_rows,
 )
 from plumbline.report import present
@@ -65,7 +65,11 @@ class CompareDocumentError(ValueError):
 
 def document_problems(document: Any) -> list[str]:
     """Why `document` cannot be shown as a compare report (empty when it can)."""
-    version = document.get("schema_version") if isinstance(document, dict) else None
+    version = (
+        document["schema_version"]
+        if isinstance(document, dict) and "schema_version" in document
+        else None
+    )
     if version == "plumbline.compare/1":
         return [
             "schema_version: a plumbline.compare/1 report from an earlier plumbline; rerun "
@@ -285,7 +289,7 @@ def _headline(comparison: ArmComparison) -> str:
 
 
 def _gate_view(gate: Gate, comparison: ArmComparison) -> GateView:
-    shown = GATE_FORMAT.get(gate.name, present.number)
+    shown = gate_format(gate.name)
     verdict_text, badge = {
         "treatment": (f"favours {comparison.treatment}", "ok"),
         "control": (f"favours {comparison.control}", "bad"),
@@ -563,8 +567,9 @@ def render_compare_pages(site_input: SiteSource, slug: str) -> list[Page]:
 def format_value(value: Any, kind: str) -> str:
     """Deprecated adapter over `report.present` kept for `reliability_page` until it renders
     its typed report: `pct` a percentage, `usd` dollars, else a number."""
-    shown = {"pct": present.percent, "usd": present.usd}.get(kind, present.number)
-    return shown(value)
+    if kind == "pct":
+        return present.percent(value)
+    return present.usd(value) if kind == "usd" else present.number(value)
 
 
 __all__ = [
