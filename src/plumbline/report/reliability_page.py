@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from markupsafe import Markup
 
@@ -30,6 +29,7 @@ from plumbline.reliability.analysis import (
 )
 from plumbline.reliability.bands import Band
 from plumbline.report import present
+from plumbline.report.compare_page import Cell, SiteSource, number_cell, text_cell
 from plumbline.report.html import Page, render_page
 from plumbline.report.svg import (
     IntervalRow,
@@ -40,44 +40,6 @@ from plumbline.report.svg import (
 from plumbline.result import Interval
 
 MISSING = present.MISSING
-
-
-class SiteSource(Protocol):
-    """What a site input gives a page renderer (see `report.site.SiteInput`)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def document(self) -> dict[str, Any]: ...
-
-    @property
-    def sources(self) -> tuple[Any, ...]: ...
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A table cell: the text shown, the key it sorts by ("" sorts last), its CSS class."""
-
-    text: str
-    sort: str = ""
-    css: str = ""
-    title: str = ""
-
-
-def number_cell(value: float | int | None, text: str) -> Cell:
-    """A right-aligned cell showing `text` that sorts by `value`; a missing value is marked."""
-    if not present.is_number(value):
-        return Cell(MISSING, "", "num missing", "not available")
-    return Cell(text, repr(float(value or 0)), "num")
-
-
-def count_cell(value: int | None) -> Cell:
-    return number_cell(value, present.number(value))
-
-
-def text_cell(text: str) -> Cell:
-    return Cell(text, text)
 
 
 @dataclass(frozen=True)
@@ -256,11 +218,11 @@ def _consistency(model: ModelReliability) -> tuple[list[Metric], Markup | None, 
                 prompt.prompt_id,
                 [
                     text_cell(prompt.prompt_id),
-                    count_cell(prompt.trials),
-                    count_cell(prompt.valid_responses),
-                    number_cell(consistency.score if consistency else None, score),
+                    number_cell(prompt.trials),
+                    number_cell(prompt.valid_responses),
+                    number_cell(consistency.score if consistency else None, present.fixed),
                     text_cell(c_band),
-                    number_cell(agreement.similarity if agreement else None, similarity),
+                    number_cell(agreement.similarity if agreement else None, present.fixed),
                     text_cell(a_interval),
                     text_cell(a_band),
                 ],
@@ -296,22 +258,20 @@ def _latency(model: ModelReliability) -> tuple[list[list[Cell]], Markup | None, 
         rows.append(
             [
                 text_cell(label),
-                count_cell(data.n),
-                number_cell(data.mean, present.number(data.mean)),
+                number_cell(data.n),
+                number_cell(data.mean),
                 text_cell(interval_text(data.mean_ci_95)),
-                number_cell(data.std, present.number(data.std)),
-                number_cell(data.min, present.number(data.min)),
-                number_cell(data.p50, present.number(data.p50)),
+                number_cell(data.std),
+                number_cell(data.min),
+                number_cell(data.p50),
                 text_cell(interval_text(intervals["p50"])),
-                number_cell(data.p95, present.number(data.p95)),
+                number_cell(data.p95),
                 text_cell(interval_text(intervals["p95"])),
-                number_cell(data.p99, present.number(data.p99)),
+                number_cell(data.p99),
                 text_cell(interval_text(intervals["p99"])),
-                number_cell(data.max, present.number(data.max)),
-                number_cell(
-                    data.coefficient_of_variation, present.number(data.coefficient_of_variation)
-                ),
-                number_cell(data.tokens_per_second, present.number(data.tokens_per_second)),
+                number_cell(data.max),
+                number_cell(data.coefficient_of_variation),
+                number_cell(data.tokens_per_second),
             ]
         )
         series[name] = [getattr(data, key) for key in _LATENCY_FIELDS]
@@ -347,8 +307,8 @@ def _errors(model: ModelReliability) -> tuple[list[Metric], list[list[Cell]], Ma
     table = [
         [
             text_cell(c.error_class),
-            count_cell(c.trials),
-            number_cell(c.rate, present.percent(c.rate)),
+            number_cell(c.trials),
+            number_cell(c.rate, present.percent),
             text_cell(interval_text(c.interval, as_percent=True)),
         ]
         for c in occurred
@@ -460,11 +420,11 @@ def _failed_trials(model: ModelReliability) -> list[FailedTrialRow]:
             prompt_id=failed.prompt_id,
             cells=[
                 text_cell(failed.prompt_id),
-                count_cell(failed.trial),
+                number_cell(failed.trial),
                 text_cell(failed.error_class),
-                number_cell(failed.http_status, str(failed.http_status)),
-                count_cell(failed.attempts),
-                number_cell(failed.latency_seconds, present.number(failed.latency_seconds)),
+                number_cell(failed.http_status, str),
+                number_cell(failed.attempts),
+                number_cell(failed.latency_seconds),
             ],
             message=failed.message,
         )
@@ -512,10 +472,6 @@ def model_view(report: ReliabilityReport, model: ModelReliability, index: int) -
     )
 
 
-def _value_cell(value: float | None, digits: int = 3) -> Cell:
-    return number_cell(value, present.number(value, digits))
-
-
 def comparison_table(
     models: Sequence[ModelReliability],
 ) -> tuple[list[tuple[str, bool]], list[list[Cell]]]:
@@ -542,24 +498,19 @@ def comparison_table(
         rows.append(
             [
                 text_cell(m.model),
-                number_cell(
-                    m.robustness.error_rate, present.percent_value(m.robustness.error_rate)
-                ),
-                count_cell(m.trials),
-                count_cell(m.successful),
-                _value_cell(m.consistency.statistic if m.consistency else None),
-                _value_cell(m.agreement.statistic if m.agreement else None),
-                _value_cell(m.performance.score if m.performance else None),
-                _value_cell(latency.p50 if latency else None),
-                _value_cell(latency.p95 if latency else None),
-                _value_cell(latency.p99 if latency else None),
-                _value_cell(latency.tokens_per_second if latency else None),
-                _value_cell(quality.semantic_diversity if quality else None),
-                _value_cell(quality.repetition_score if quality else None),
-                number_cell(
-                    m.cost.mean_cost_per_trial if m.cost else None,
-                    present.usd(m.cost.mean_cost_per_trial if m.cost else None),
-                ),
+                number_cell(m.robustness.error_rate, present.percent_value),
+                number_cell(m.trials),
+                number_cell(m.successful),
+                number_cell(m.consistency.statistic if m.consistency else None),
+                number_cell(m.agreement.statistic if m.agreement else None),
+                number_cell(m.performance.score if m.performance else None),
+                number_cell(latency.p50 if latency else None),
+                number_cell(latency.p95 if latency else None),
+                number_cell(latency.p99 if latency else None),
+                number_cell(latency.tokens_per_second if latency else None),
+                number_cell(quality.semantic_diversity if quality else None),
+                number_cell(quality.repetition_score if quality else None),
+                number_cell(m.cost.mean_cost_per_trial if m.cost else None, present.usd),
             ]
         )
     return header, rows
@@ -706,9 +657,9 @@ def effects(comparisons: Sequence[ModelPairEffect]) -> tuple[list[list[Cell]], l
                     text_cell(a),
                     text_cell(b),
                     text_cell(comparison.label),
-                    number_cell(effect.statistic, present.signed(effect.statistic)),
+                    number_cell(effect.statistic, present.signed),
                     text_cell(interval_text(effect.interval)),
-                    number_cell(effect.hedges_g, present.signed(effect.hedges_g)),
+                    number_cell(effect.hedges_g, present.signed),
                     text_cell(""),
                 ]
             )
@@ -728,9 +679,9 @@ def effects(comparisons: Sequence[ModelPairEffect]) -> tuple[list[list[Cell]], l
                     text_cell(a),
                     text_cell(b),
                     text_cell(comparison.label),
-                    number_cell(None, MISSING),
+                    number_cell(None),
                     text_cell(MISSING),
-                    number_cell(None, MISSING),
+                    number_cell(None),
                     text_cell(note),
                 ]
             )
