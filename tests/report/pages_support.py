@@ -59,11 +59,11 @@ def compare_document(
     *,
     treatments: Sequence[str] | None = None,
     control: str | None = None,
-    rule: str = "seed",
+    rule: str = "schema",
 ) -> dict[str, Any]:
     """What `plumbline compare PATHS --json` writes, computed in-process."""
     table = read_run_records(list(paths))
-    settings = CompareSettings(rule="ci" if rule == "ci" else "seed", n_resamples=500)
+    settings = CompareSettings(rule="ci" if rule == "ci" else "schema", n_resamples=500)
     report = compare_runs(table, treatments=treatments, control=control, settings=settings)
     document: dict[str, Any] = json.loads(dumps(report))
     return document
@@ -98,8 +98,7 @@ def write_run_records(path: Path, arms: Sequence[str], tasks: Sequence[str], rep
 def reliability_document(records: Sequence[TrialRecord]) -> dict[str, Any]:
     """What `plumbline reliability --json` writes for these records (bag-of-words embedding)."""
     report = analyze(records, bag_of_words, config=BenchmarkConfig(bootstrap_resamples=200))
-    document: dict[str, Any] = json.loads(dumps(report))
-    return document
+    return report.json_document()
 
 
 def example_trials() -> list[TrialRecord]:

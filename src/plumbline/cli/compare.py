@@ -1,9 +1,7 @@
-"""`plumbline compare`: paired A/B decision between agent arms from run records (the A/B
-schema)."""
+"""`plumbline compare`: paired A/B decision between agent arms from run records (the A/B schema)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +29,23 @@ if TYPE_CHECKING:
 MAX_SHOWN_ERRORS = 20
 
 
+RULES = ("schema", "ci")
+
+
+def _rule(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """`schema` or `ci`; the old spelling `seed` still means `schema`, for one release."""
+    if value == "seed":
+        click.echo(
+            "plumbline compare: --rule seed is deprecated and will be removed in the next "
+            "release; use --rule schema (the A/B schema's three gates)",
+            err=True,
+        )
+        return "schema"
+    if value not in RULES:
+        raise click.BadParameter(f"{value!r} is not one of 'schema', 'ci'")
+    return value
+
+
 def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> Margins:
     from plumbline.compare.decision import Margins
 
@@ -54,11 +69,12 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
 @click.option("--control", "-c", help="Control arm.")
 @click.option(
     "--rule",
-    type=click.Choice(["seed", "ci"]),
-    default="seed",
+    metavar="[schema|ci]",
+    default="schema",
     show_default=True,
-    help="seed: the three gates on point values; ci: gates must exclude a regression beyond "
-    "--margin.",
+    callback=_rule,
+    help="schema: the A/B schema's three gates on point values; ci: gates must exclude a "
+    "regression beyond --margin.",
 )
 @click.option(
     "--margin",
@@ -113,11 +129,12 @@ def compare(
     html_dir: Path | None,
     fail_unless: str | None,
 ) -> None:
-    """Compare agent arms from run records: the A/B schema's three gates, paired deltas with
-    bootstrap intervals, paired tests, and a decision.
+    """Compare agent arms from run records: the A/B schema's three gates, paired deltas
+    with bootstrap intervals, paired tests, and a decision.
 
-    RECORDS are JSONL, JSON-array or concatenated-JSON files of run records. Arms default to
-    with_skelly (treatment) and without_skelly (control) when both are present.
+    RECORDS are JSONL, JSON-array or concatenated-JSON files of run records. Name the arms with
+    --treatment and --control (with only --control, every other arm is a treatment; with only
+    --treatment, the one arm left is the control).
     """
     if not records:
         hint = (
@@ -149,7 +166,7 @@ def compare(
     if len(table.errors) > MAX_SHOWN_ERRORS:
         error_console.print(f"... and {len(table.errors) - MAX_SHOWN_ERRORS} more problems")
     settings = CompareSettings(
-        rule="ci" if rule == "ci" else "seed",
+        rule="ci" if rule == "ci" else "schema",
         margins=margins,
         n_resamples=resamples,
         level=level,
@@ -181,7 +198,7 @@ def compare(
     if html_dir is not None:
         announce_html(
             "compare",
-            json.loads(dumps(report)),
+            report.model_dump(mode="json"),
             tuple(Path(p) for p in records),
             html_dir,
             quiet=json_path == "-",
@@ -195,21 +212,21 @@ def compare(
 def fail_unless_reasons(report: CompareReport) -> list[str]:
     """Why `--fail-unless prefer-treatment` fails: each comparison not preferring its
     treatment, with the gates that did not hold for the treatment and their values."""
-    from plumbline.compare.render import fmt
+    from plumbline.compare.render import gate_format
 
     reasons: list[str] = []
     for comparison in report.comparisons:
-        decision = comparison.decision
-        if decision.role == "treatment":
+        if comparison.decision_role == "treatment":
             continue
         failed = [
-            f"{gate.name} ({gate.criterion}: treatment {fmt(gate.treatment_value)}, "
-            f"control {fmt(gate.control_value)})"
-            for gate in decision.gates
+            f"{gate.name} ({gate.criterion}: "
+            f"treatment {gate_format(gate.name)(gate.treatment)}, "
+            f"control {gate_format(gate.name)(gate.control)})"
+            for gate in comparison.gates
             if not gate.holds_for_treatment
         ]
         reasons.append(
-            f"{comparison.treatment} vs {comparison.control} decided {decision.decision!r}; "
+            f"{comparison.treatment} vs {comparison.control} decided {comparison.decision!r}; "
             f"failed gate{'s' if len(failed) != 1 else ''}: {'; '.join(failed) or 'none'}"
         )
     return reasons
