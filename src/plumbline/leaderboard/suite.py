@@ -52,7 +52,19 @@ BUILTIN_SUITES: dict[str, str] = {"sa-bench": "plumbline.suites.sa_bench"}
 
 # Keys a category may not take: they are the model entry's own fields in the leaderboard JSON.
 RESERVED_KEYS = frozenset(
-    {"model", "overall", "rank", "tie_group", "seed_group", "intervals", "counts", "missing"}
+    {
+        "model",
+        "overall",
+        "rank",
+        "tie_group",
+        "sa_bench_group",
+        "missing",
+        "errors",
+        "intervals",
+        "standard_errors",
+        "half_widths",
+        "counts",
+    }
 )
 
 WEIGHT_TOLERANCE = 1e-9
