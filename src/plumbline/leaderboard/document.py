@@ -83,6 +83,20 @@ def parse_document(document: Any) -> tuple[LeaderboardDocument | None, list[str]
         return None, problems
 
 
+def as_document(
+    document: LeaderboardDocument | Any, source: str = "<leaderboard>"
+) -> LeaderboardDocument:
+    """The typed document: a JSON document is parsed (and upgraded when older) without the
+    overall check (a stale published file is shown, and said to be stale, by its views);
+    `LeaderboardFileError` when it is not a leaderboard."""
+    if isinstance(document, LeaderboardDocument):
+        return document
+    parsed, problems = parse_document(document)
+    if parsed is None:
+        raise LeaderboardFileError(source, problems)
+    return parsed
+
+
 def recompute_overall(document: LeaderboardDocument, model: Any) -> float:
     """Σ weight × category value over the document's categories, a missing category counting 0.
 

@@ -287,6 +287,7 @@ class TieGroup(ResultModel):
     """One tie group and its models, in rank order."""
 
     group: int = unit_field("Group number (1 = top).", "count", ge=1)
+    size: int = unit_field("Models in the group.", "count", ge=1)
     models: list[str]
 
 
