@@ -12,7 +12,7 @@ published one.
 
 from plumbline.leaderboard.board import Leaderboard, build_leaderboard
 from plumbline.leaderboard.check import CheckResult, Deviation, check_reproducibility
-from plumbline.leaderboard.collect import CategoryData, ErrorPolicy, collect
+from plumbline.leaderboard.collect import CategoryData, collect
 from plumbline.leaderboard.document import (
     LeaderboardFileError,
     leaderboard_schema,
@@ -25,6 +25,7 @@ from plumbline.leaderboard.outputs import write_outputs
 from plumbline.leaderboard.render import render_check, render_csv, render_markdown, render_terminal
 from plumbline.leaderboard.result import (
     AdjacentPair,
+    ErrorPolicy,
     LeaderboardDocument,
     LeaderboardRow,
     Problem,

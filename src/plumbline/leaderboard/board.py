@@ -14,21 +14,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plumbline.leaderboard.collect import (
-    CategoryData,
-    ErrorPolicy,
-    Problem,
-    ProgressCallback,
-    collect,
-)
+from plumbline.leaderboard.collect import CategoryData, ProgressCallback, collect
 from plumbline.leaderboard.result import (
     AdjacentPair,
     CategoryCounts,
     CategoryMetadata,
+    ErrorPolicy,
     FailedModel,
     LeaderboardDocument,
     LeaderboardMetadata,
     LeaderboardRow,
+    Problem,
     SuiteName,
     TieGroup,
 )

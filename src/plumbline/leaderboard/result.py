@@ -22,12 +22,19 @@ import copy
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_serializer
-from pydantic.functional_serializers import SerializerFunctionWrapHandler
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
-from plumbline.result import Interval, ResultModel, schema_version, unit_field
+from plumbline.result import Interval, ResultModel, unit_field
 
-SCHEMA_VERSION = schema_version("leaderboard", 2)
+SchemaVersion = Literal["plumbline.leaderboard/2"]
+#: `plumbline.result.schema_version("leaderboard", 2)`, as a type the schema states as a constant.
+SCHEMA_VERSION: SchemaVersion = "plumbline.leaderboard/2"
 #: The integer `schema_version` plumbline wrote before version 2.
 LEGACY_SCHEMA_VERSION = 1
 
@@ -108,7 +115,7 @@ class LeaderboardMetadata(ResultModel):
     run_id: str | None = _optional("The CI run id, or a local identifier.")
     model_count: int = unit_field("Models ranked (rows of `models`).", "count", ge=0)
     categories: dict[str, CategoryMetadata] = Field(description="Per-category metadata, by key.")
-    schema_version: Literal["plumbline.leaderboard/2"] = Field(
+    schema_version: SchemaVersion = Field(
         default=SCHEMA_VERSION, description="The document's kind and major version."
     )
     suite: SuiteName | None = _optional("The suite the leaderboard was built from.")
