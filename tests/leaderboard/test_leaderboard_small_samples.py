@@ -112,7 +112,7 @@ def test_one_category_at_weight_one_shows_its_own_interval(logs: Path) -> None:
 def test_adjacent_difference_is_newcombes_paired_interval_inside_its_range(logs: Path) -> None:
     board = build_leaderboard(logs / "paired", SUITE)
     (comparison,) = board.comparisons
-    assert (comparison.interval.higher, comparison.interval.lower) == ("mockllm/seven", "mockllm/three")
+    assert (comparison.higher, comparison.lower) == ("mockllm/seven", "mockllm/three")
     # seven − three on the same 10 questions: both right on q0, q1; only seven on q2–q6;
     # only three on q7; neither on q8, q9.
     expected = paired_proportion_difference(2, 5, 1, 2)

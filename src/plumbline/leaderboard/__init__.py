@@ -6,8 +6,8 @@
     write_leaderboard("leaderboard.json", board.document())  # validated, atomic
 
 The pipeline is read (`collect`) → score (`scores`) → rank with tie groups (`ties`) →
-document (`board` builds `result.LeaderboardDocument`; `document` validates, writes, reads) → render (`render`); `check` compares a fresh leaderboard with a
-published one.
+document (`board` builds `result.LeaderboardDocument`; `document` validates, writes and
+reads it) → render (`render`); `check` compares a fresh leaderboard with a published one.
 """
 
 from plumbline.leaderboard.board import Leaderboard, build_leaderboard

@@ -142,7 +142,10 @@ class Leaderboard:
                 problem_count=len(self.problems),
             ),
             models=[self._row(scores) for scores in self.models],
-            tie_groups=[TieGroup(group=group, size=len(names), models=names) for group, names in groups.items()],
+            tie_groups=[
+                TieGroup(group=group, size=len(names), models=names)
+                for group, names in groups.items()
+            ],
             comparisons=list(self.comparisons),
             problems=list(self.problems),
             failed_models=list(self.failed),

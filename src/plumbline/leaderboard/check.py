@@ -199,7 +199,9 @@ class PublishedLeaderboard(ResultModel):
             return None
         weights: dict[str, float] = {}
         for key, meta in categories.items():
-            weight = _number(meta["weight"]) if isinstance(meta, dict) and "weight" in meta else None
+            weight = (
+                _number(meta["weight"]) if isinstance(meta, dict) and "weight" in meta else None
+            )
             if weight is None:
                 return None
             weights[key] = weight

@@ -32,7 +32,7 @@ def _interval(interval: Interval | None) -> str:
 
 
 def _counts_text(row: LeaderboardRow, key: str) -> str:
-    counts = row.counts[key] if row.counts and key in row.counts else None
+    counts = row.count(key)
     if counts is None:
         return ""
     return f"n={present.number(counts.n)}" + (
@@ -41,12 +41,8 @@ def _counts_text(row: LeaderboardRow, key: str) -> str:
 
 
 def _errors_of(row: LeaderboardRow, key: str) -> int:
-    counts = row.counts[key] if row.counts and key in row.counts else None
+    counts = row.count(key)
     return 0 if counts is None else counts.errors
-
-
-def _category_interval(row: LeaderboardRow, key: str) -> Interval | None:
-    return row.intervals[key] if row.intervals and key in row.intervals else None
 
 
 def category_cell(row: LeaderboardRow, key: str) -> str:
@@ -55,11 +51,11 @@ def category_cell(row: LeaderboardRow, key: str) -> str:
     if value is None:
         errors = _errors_of(row, key)
         return MISSING if not errors else f"{MISSING} ({present.number(errors)} errors excluded)"
-    return f"{present.fixed(value)} {_interval(_category_interval(row, key))}"
+    return f"{present.fixed(value)} {_interval(row.interval(key))}"
 
 
 def overall_cell(row: LeaderboardRow) -> str:
-    return f"{present.fixed(row.overall)} {_interval(_category_interval(row, 'overall'))}"
+    return f"{present.fixed(row.overall)} {_interval(row.interval('overall'))}"
 
 
 def _title(document: LeaderboardDocument) -> str:
@@ -125,11 +121,11 @@ def render_terminal(document: LeaderboardDocument, console: Console) -> None:
             elif value is None:
                 cells.append(f"[yellow]{category_cell(row, key)}[/yellow]")
             else:
-                interval = _interval(_category_interval(row, key))
+                interval = _interval(row.interval(key))
                 detail = _counts_text(row, key)
                 cells.append(f"{present.fixed(value)}\n{interval}\n[dim]{detail}[/dim]")
         cells += [
-            f"{present.fixed(row.overall)}\n{_interval(_category_interval(row, 'overall'))}",
+            f"{present.fixed(row.overall)}\n{_interval(row.interval('overall'))}",
             present.number(row.errors),
         ]
         table.add_row(*cells)
@@ -278,9 +274,7 @@ def csv_rows(document: LeaderboardDocument) -> list[dict[str, Any]]:
     """One row per model; a missing category has an empty value and `<key>_missing` true."""
     rows: list[dict[str, Any]] = []
     for model in document.models:
-        intervals = model.intervals or {}
-        errors = model.standard_errors or {}
-        overall = intervals["overall"] if "overall" in intervals else None
+        overall = model.interval("overall")
         row: dict[str, Any] = {
             "rank": model.rank,
             "tie_group": model.tie_group,
@@ -289,15 +283,15 @@ def csv_rows(document: LeaderboardDocument) -> list[dict[str, Any]]:
             "overall": model.overall,
             "overall_low": None if overall is None else overall.low,
             "overall_high": None if overall is None else overall.high,
-            "overall_se": errors["overall"] if "overall" in errors else None,
+            "overall_se": model.standard_error("overall"),
         }
         for key in document.categories:
-            interval = intervals[key] if key in intervals else None
-            counts = model.counts[key] if model.counts and key in model.counts else None
+            interval = model.interval(key)
+            counts = model.count(key)
             row[key] = model.score(key)
             row[f"{key}_low"] = None if interval is None else interval.low
             row[f"{key}_high"] = None if interval is None else interval.high
-            row[f"{key}_se"] = errors[key] if key in errors else None
+            row[f"{key}_se"] = model.standard_error(key)
             row[f"{key}_n"] = None if counts is None else counts.n
             row[f"{key}_epochs"] = None if counts is None else counts.epochs
             row[f"{key}_errors"] = None if counts is None else counts.errors
@@ -335,7 +329,9 @@ def _review_lines(review: DocumentReview, path_label: str, console: Console) -> 
         console.print(Text(f"{path_label}: {problem}", style="yellow"), soft_wrap=True)
     if not review.inconsistent:
         return
-    weights = ", ".join(f"{key} × {present.number(weight)}" for key, weight in (review.weights or {}).items())
+    weights = ", ".join(
+        f"{key} × {present.number(weight)}" for key, weight in (review.weights or {}).items()
+    )
     console.print(
         Text(
             f"The {path_label} file's overall disagrees with its own weights ({weights}) for "
@@ -362,7 +358,8 @@ def render_check(result: CheckResult, console: Console) -> None:
     _review_lines(result.published_review, "published", console)
     longest = max((len(d.model) for d in result.deviations), default=5)
     table = Table(
-        title=f"Reproducibility: overall within ±{present.number(result.tolerance * 100)} points of published",
+        title=f"Reproducibility: overall within ±{present.number(result.tolerance * 100)} "
+        "points of published",
         title_justify="left",
     )
     table.add_column("model", no_wrap=True, min_width=longest)
@@ -392,8 +389,8 @@ def render_check(result: CheckResult, console: Console) -> None:
     print_whole(table, console)
     if result.categories:
         by_category = Table(
-            title=f"Categories (within ±{present.number(result.tolerance * 100)} points; reported, not part "
-            "of the verdict)",
+            title=f"Categories (within ±{present.number(result.tolerance * 100)} points; "
+            "reported, not part of the verdict)",
             title_justify="left",
         )
         by_category.add_column("model", no_wrap=True, min_width=longest)

@@ -1,4 +1,4 @@
-"""The leaderboard document: the typed result `Leaderboard.document()` builds and every view renders.
+"""The leaderboard document: the typed result `Leaderboard.document()` builds, every view renders.
 
 It keeps SA Bench's field names (`_metadata.generated_at`, `run_id`, `model_count`,
 `categories{name, description, weight, sample_count, scoring, confidence, margin}`; model rows
@@ -220,7 +220,20 @@ class LeaderboardRow(ResultModel):
         return dict(self.__pydantic_extra__ or {})
 
     def score(self, key: str) -> float | None:
+        """The score of category `key`; None when missing."""
         return (self.__pydantic_extra__ or {}).get(key)
+
+    def interval(self, key: str) -> Interval | None:
+        """The interval of category `key` (or `overall`); None when missing or not recorded."""
+        return (self.intervals or {}).get(key)
+
+    def standard_error(self, key: str) -> float | None:
+        """The standard error of category `key` (or `overall`), when recorded."""
+        return (self.standard_errors or {}).get(key)
+
+    def count(self, key: str) -> CategoryCounts | None:
+        """What category `key`'s score rests on, when recorded."""
+        return (self.counts or {}).get(key)
 
     @model_serializer(mode="wrap")
     def _sa_bench_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

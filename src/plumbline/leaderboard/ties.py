@@ -37,6 +37,7 @@ import numpy as np
 from scipy import optimize
 
 from plumbline.leaderboard.collect import FloatArray
+from plumbline.leaderboard.result import AdjacentPair
 from plumbline.leaderboard.scores import (
     LEVEL,
     CategoryScore,
@@ -44,7 +45,6 @@ from plumbline.leaderboard.scores import (
     category_bounds,
     category_bounds_batch,
 )
-from plumbline.leaderboard.result import AdjacentPair
 from plumbline.leaderboard.suite import Suite
 from plumbline.result import Interval
 from plumbline.stats import holm

@@ -142,8 +142,7 @@ class ModelRow:
 
     @property
     def overall_interval(self) -> Interval | None:
-        intervals = self.entry.intervals or {}
-        return intervals["overall"] if "overall" in intervals else None
+        return self.entry.interval("overall")
 
     @property
     def tie_group(self) -> int | None:
@@ -224,19 +223,18 @@ def leaderboard_view(document: LeaderboardDocument | Mapping[str, Any]) -> Leade
     rows: list[ModelRow] = []
     methods: list[str] = []
     for entry in entries:
-        intervals = entry.intervals or {}
-        counts = entry.counts or {}
         cells = tuple(
             Cell(
                 key=column.key,
                 value=entry.score(column.key),
-                interval=intervals[column.key] if column.key in intervals else None,
-                counts=counts[column.key] if column.key in counts else None,
+                interval=entry.interval(column.key),
+                counts=entry.count(column.key),
                 not_run=column.not_run,
             )
             for column in columns
         )
-        methods += [interval.method for interval in intervals.values() if interval is not None]
+        intervals = (entry.intervals or {}).values()
+        methods += [interval.method for interval in intervals if interval is not None]
         rows.append(ModelRow(entry=entry, slug=slugs[entry.model], cells=cells))
     suite = typed.metadata.suite
     review = review_document(typed.to_json(), "document")
