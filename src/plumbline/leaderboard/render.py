@@ -100,7 +100,7 @@ def render_terminal(document: LeaderboardDocument, console: Console) -> None:
     table.add_column("model", no_wrap=True, min_width=min(longest, 40))
     for category in document.categories.values():
         table.add_column(
-            f"{terminal(category.name)}\n×{present.number(category.weight)}",
+            f"{terminal(category.name)}\n×{present.shortest(category.weight)}",
             justify="right",
             min_width=5,
             overflow="fold",
@@ -187,7 +187,7 @@ def render_markdown(document: LeaderboardDocument) -> str:
     ]
     level = present.level(metadata.level or 0.95)
     header = ["#", "tie group", "model"]
-    header += [f"{c.name} ({present.number(c.weight)})" for c in document.categories.values()]
+    header += [f"{c.name} ({present.shortest(c.weight)})" for c in document.categories.values()]
     header += [f"overall [{level} CI]", "errors"]
     rows: list[list[str]] = []
     for row in document.models:
@@ -208,7 +208,7 @@ def render_markdown(document: LeaderboardDocument) -> str:
                 [
                     meta.name,
                     key,
-                    present.number(meta.weight),
+                    present.shortest(meta.weight),
                     meta.scoring,
                     present.number(meta.sample_count),
                     meta.confidence or present.MISSING,
@@ -330,7 +330,7 @@ def _review_lines(review: DocumentReview, path_label: str, console: Console) -> 
     if not review.inconsistent:
         return
     weights = ", ".join(
-        f"{key} × {present.number(weight)}" for key, weight in (review.weights or {}).items()
+        f"{key} × {present.shortest(weight)}" for key, weight in (review.weights or {}).items()
     )
     console.print(
         Text(
@@ -358,7 +358,7 @@ def render_check(result: CheckResult, console: Console) -> None:
     _review_lines(result.published_review, "published", console)
     longest = max((len(d.model) for d in result.deviations), default=5)
     table = Table(
-        title=f"Reproducibility: overall within ±{present.number(result.tolerance * 100)} "
+        title=f"Reproducibility: overall within ±{present.shortest(result.tolerance * 100)} "
         "points of published",
         title_justify="left",
     )
@@ -389,7 +389,7 @@ def render_check(result: CheckResult, console: Console) -> None:
     print_whole(table, console)
     if result.categories:
         by_category = Table(
-            title=f"Categories (within ±{present.number(result.tolerance * 100)} points; "
+            title=f"Categories (within ±{present.shortest(result.tolerance * 100)} points; "
             "reported, not part of the verdict)",
             title_justify="left",
         )

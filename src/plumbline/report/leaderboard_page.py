@@ -63,7 +63,7 @@ class CategoryColumn:
         margin = meta.margin or "no margin (no interval could be computed)"
         return (
             f"{meta.name} ({self.key}): {meta.description}\n"
-            f"weight {present.number(meta.weight)} · {present.number(meta.sample_count)} "
+            f"weight {present.shortest(meta.weight)} · {present.number(meta.sample_count)} "
             f"samples · {meta.scoring} scoring · margin {margin}"
             + (f" ({meta.confidence} confidence)" if meta.confidence else "")
             + (f"\nnot run: {meta.not_run}" if meta.not_run else "")
@@ -206,7 +206,7 @@ def _formula(document: LeaderboardDocument) -> str:
     if document.metadata.overall_formula:
         return document.metadata.overall_formula
     terms = " + ".join(
-        f"({key} × {present.number(meta.weight)})" for key, meta in document.categories.items()
+        f"({key} × {present.shortest(meta.weight)})" for key, meta in document.categories.items()
     )
     return f"overall = {terms}"
 
