@@ -42,7 +42,7 @@ def generated_schema() -> dict[str, Any]:
     """The leaderboard document's JSON Schema, as shipped (`schemas/leaderboard.schema.json`)."""
     schema = model_schema(
         LeaderboardDocument,
-        schema_id="https://plumbline.dev/schemas/leaderboard.schema.json",
+        schema_id="https://plumbline.dev/schemas/leaderboard/2/leaderboard.schema.json",
         title="plumbline leaderboard",
     )
     schema["description"] = (

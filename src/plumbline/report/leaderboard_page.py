@@ -23,6 +23,7 @@ from plumbline.leaderboard.result import (
     CategoryCounts,
     CategoryMetadata,
     LeaderboardDocument,
+    LeaderboardMetadata,
     LeaderboardRow,
     Problem,
 )
@@ -172,7 +173,7 @@ class LeaderboardView:
     its own weights): the page then never calls the formula 'exactly as computed'."""
 
     @property
-    def metadata(self) -> Any:
+    def metadata(self) -> LeaderboardMetadata:
         return self.document.metadata
 
     @property
