@@ -4,20 +4,20 @@ Data: 200 tasks × 2 arms × 2,500 repeats = 1,000,000 records (500,000 pairs), 
 JSONL, with 1% null costs. Four measurements, each in its own process so that peak RSS is
 that phase's own:
 
-- baseline, seed only: a straightforward per-record Python implementation of the seed's arm
-  summary and paired deltas (`json.loads` per line, dicts, `statistics.median`), trusting its
-  input;
+- baseline, A/B schema only: a straightforward per-record Python implementation of the A/B
+  schema's arm summary and paired deltas (`json.loads` per line, dicts, `statistics.median`),
+  trusting its input;
 - baseline, same work: the same, plus what `read_run_records` and `prepare_runs` do to every
   record: required keys present, types, ranges and finiteness checked (invalid records located
   by line, counted and left out), duplicated `(task_id, arm, repeat)` found and kept out of the
   pairing;
-- ours, seed part: `read_run_records` (validation included) + the same arm summary and paired
+- ours, A/B schema part: `read_run_records` (validation included) + the same arm summary and paired
   deltas (polars);
 - ours, full: `read_run_records` + `compare_runs` with bootstrap intervals on every paired
   delta (cluster bootstrap, tasks then repeats, 2,000 resamples), McNemar, Wilcoxon,
   Hodges–Lehmann, geometric-mean ratios, per-task table and power analysis.
 
-The ratio that answers the issue's target (≥ 10×) is baseline-same-work / ours-seed-part; the
+The ratio that answers the issue's target (≥ 10×) is baseline-same-work / ours-schema-part; the
 ratio to the trusting baseline is printed beside it. Wall and CPU time (all threads) are both
 printed: on a shared, loaded machine CPU time is the steadier figure. Every baseline's arm
 summaries and paired deltas must agree with ours before any ratio is printed.
@@ -87,10 +87,10 @@ def naive_seed_analysis(
     control: str,
     exclude_from_pairing: set[tuple[Any, str, int]] | None = None,
 ) -> dict[str, Any]:
-    """The seed's arm summary and paired deltas, record by record in plain Python.
+    """The A/B schema's arm summary and paired deltas, record by record in plain Python.
 
-    Null cost or tokens are excluded from that metric (the seed's intent, without the reference
-    harness's coercion to 0); medians average the two middle values for even counts.
+    Null cost or tokens are excluded from that metric (the A/B schema's intent, without the
+    reference harness's coercion to 0); medians average the two middle values for even counts.
     """
     by_arm: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
@@ -223,7 +223,7 @@ def run_baseline(path: Path) -> dict[str, Any]:
 
 
 def run_baseline_same_work(path: Path) -> dict[str, Any]:
-    """Validate every record and find duplicates, as ours does, then the seed's analysis."""
+    """Validate every record and find duplicates, as ours does, then the A/B schema's analysis."""
     records: list[dict[str, Any]] = []
     errors: list[str] = []
     with path.open(encoding="utf-8") as handle:
@@ -248,7 +248,7 @@ def run_baseline_same_work(path: Path) -> dict[str, Any]:
     return result
 
 
-def run_ours_seed(path: Path) -> dict[str, Any]:
+def run_ours_schema(path: Path) -> dict[str, Any]:
     from plumbline.compare.metrics import (
         PRIMARY_DELTAS,
         arm_summaries,
@@ -292,8 +292,8 @@ def phase(name: str, path: Path, resamples: int) -> None:
         result = run_baseline(path)
     elif name == "baseline-same-work":
         result = run_baseline_same_work(path)
-    elif name == "ours-seed":
-        result = run_ours_seed(path)
+    elif name == "ours-schema":
+        result = run_ours_schema(path)
     else:
         result = run_ours_full(path, resamples)
     seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
@@ -358,7 +358,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2500)
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument(
-        "--phase", choices=["baseline", "baseline-same-work", "ours-seed", "ours-full"]
+        "--phase", choices=["baseline", "baseline-same-work", "ours-schema", "ours-full"]
     )
     parser.add_argument("--data", type=Path)
     args = parser.parse_args()
@@ -375,12 +375,12 @@ def main() -> None:
         )
         baseline = measure("baseline", path, args.resamples)
         same_work = measure("baseline-same-work", path, args.resamples)
-        ours_seed = measure("ours-seed", path, args.resamples)
+        ours_schema = measure("ours-schema", path, args.resamples)
         ours_full = measure("ours-full", path, args.resamples)
     for label, result in (
-        ("baseline: per-record Python, seed summary + deltas", baseline),
+        ("baseline: per-record Python, summary + deltas", baseline),
         ("baseline: + validation + duplicates (same work)", same_work),
-        ("plumbline: read + validate + summary + deltas", ours_seed),
+        ("plumbline: read + validate + summary + deltas", ours_schema),
         ("plumbline: full compare (+ bootstrap, tests)", ours_full),
     ):
         print(
@@ -389,15 +389,15 @@ def main() -> None:
         )
     # Every implementation must agree before its speed means anything.
     for other in (baseline, same_work):
-        check_agreement(ours_seed["result"], other["result"])
+        check_agreement(ours_schema["result"], other["result"])
     for key in ("invalid_records", "duplicates"):
-        if ours_seed["result"][key] != same_work["result"][key]:
+        if ours_schema["result"][key] != same_work["result"][key]:
             raise SystemExit(f"disagreement on {key}")
     for clock in ("seconds", "cpu_seconds"):
         label = "wall" if clock == "seconds" else "cpu "
         print(
-            f"speed-up ({label}): same work {same_work[clock] / ours_seed[clock]:5.1f}× "
-            f"(target ≥ 10×); trusting baseline {baseline[clock] / ours_seed[clock]:5.1f}×; "
+            f"speed-up ({label}): same work {same_work[clock] / ours_schema[clock]:5.1f}× "
+            f"(target ≥ 10×); trusting baseline {baseline[clock] / ours_schema[clock]:5.1f}×; "
             f"same-work baseline / full compare {same_work[clock] / ours_full[clock]:5.1f}×"
         )
     print(f"decision: {ours_full['result']['decision']}")

@@ -1,7 +1,7 @@
 """`plumbline agent run` end to end with a real fake agent (tests/agent/fake_agent.py).
 
 The fake agent fixes the planted bugs when the treatment arm's HINT.md is in its workspace and
-fails otherwise, so the records must lead `plumbline compare` to the seed's decision for the
+fails otherwise, so the records must lead `plumbline compare` to the A/B schema's decision for the
 treatment; the other tests check what the harness promises: isolation, interleaving, time
 limits, infrastructure failures, protected paths, secrets, and git sources.
 """
@@ -98,7 +98,7 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
     assert treated["duration_seconds"] == 20.0 and treated["duration_source"] == "agent"
     assert treated["model"] == "claude-sonnet-4-5" and treated["agent"] == "claude-code"
     assert treated["acceptance_cmd_count"] is None  # plain json output names no commands
-    # The seed's decision, through --collect-analyze and through `plumbline compare`.
+    # The A/B schema's decision, through --collect-analyze and through `plumbline compare`.
     assert document["compare"]["decision"] == "prefer with_hint"
     assert json.loads((out / "compare.json").read_text())["decision"] == "prefer with_hint"
     markdown = (out / "compare.md").read_text()

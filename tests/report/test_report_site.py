@@ -34,8 +34,13 @@ def test_leaderboard_document_and_its_logs_are_paired(scenario: Scenario) -> Non
 
 def test_document_kind_tells_the_three_results_apart(scenario: Scenario) -> None:
     assert document_kind(scenario.document) == "leaderboard"
-    assert document_kind({"decision": "x", "gates": [], "arm_summaries": {}}) == "compare"
-    assert document_kind({"config": {}, "models": [], "record_errors": []}) == "reliability"
+    assert document_kind({"schema_version": "plumbline.compare/2"}) == "compare"
+    assert document_kind({"schema_version": "plumbline.reliability/1"}) == "reliability"
+    assert document_kind({"_metadata": {"schema_version": 1}, "models": []}) == "leaderboard"
+    # the kind comes from schema_version alone, never from a document's shape
+    assert document_kind({"decision": "x", "gates": [], "arm_summaries": {}}) is None
+    assert document_kind({"config": {}, "models": [], "record_errors": []}) is None
+    assert document_kind({"schema_version": "plumbline.unknown/1"}) is None
     assert document_kind({"models": []}) is None
     assert document_kind([1, 2]) is None
 

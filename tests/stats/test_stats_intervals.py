@@ -1,4 +1,4 @@
-"""Proportions, means and percentiles against scipy, closed forms and the seed's known values."""
+"""Proportions, means and percentiles against scipy, closed forms and CERT's known values."""
 
 from __future__ import annotations
 
@@ -92,11 +92,11 @@ def test_proportion_rejects_bad_method_and_level() -> None:
     assert proportion_interval(3, 9, method="clopper-pearson").interval.method == "Clopper-Pearson"
 
 
-def test_cert_ci_95_is_the_seed_formula() -> None:
+def test_cert_ci_95_is_certs_formula() -> None:
     latencies = [0.5, 0.6, 0.55, 0.58, 0.52]
     result = cert_ci_95(latencies)
     std = float(np.std(latencies))
-    assert std == pytest.approx(0.0368782, abs=1e-7)  # the seed's known value
+    assert std == pytest.approx(0.0368782, abs=1e-7)  # CERT's known value
     assert result.statistic == pytest.approx(0.55)
     assert result.interval.low == pytest.approx(0.55 - 1.96 * std / math.sqrt(5))
     assert result.interval.high == pytest.approx(0.55 + 1.96 * std / math.sqrt(5))

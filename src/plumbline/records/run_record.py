@@ -1,4 +1,4 @@
-"""Run records: one run of an agent on one task in one arm of an A/B comparison (seed 002).
+"""Run records: one run of an agent on one task in one arm of an A/B comparison (the A/B schema).
 
 The JSON Schema `schemas/run_record.schema.json` is the exchange format; `RunRecord` is its typed
 model, and the two accept and reject the same records. `read_run_records` loads record files into
@@ -166,13 +166,13 @@ class RunRecord(BaseModel):
 
     @property
     def total_tokens(self) -> int | None:
-        """`input + output + cache_read + cache_write` (seed 002), or None if any is unknown."""
+        """`input + output + cache_read + cache_write` (the A/B schema); None if any is unknown."""
         parts = [getattr(self, name) for name in TOKEN_FIELDS]
         return None if any(p is None for p in parts) else sum(parts)
 
     @property
     def non_cache_tokens(self) -> int | None:
-        """`input + output` (seed 002), or None if either is unknown."""
+        """`input + output` (the A/B schema), or None if either is unknown."""
         if self.input_tokens is None or self.output_tokens is None:
             return None
         return self.input_tokens + self.output_tokens

@@ -1,4 +1,4 @@
-"""Trial records: one call of one model on one prompt, kept whole (seed 003, CERT).
+"""Trial records: one call of one model on one prompt, kept whole (CERT).
 
 The JSON Schema `schemas/trial_record.schema.json` is the exchange format; `TrialRecord` is its
 typed model, and the two accept and reject the same records. A failed trial is a record too:
@@ -33,7 +33,7 @@ Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
 class ErrorClass(StrEnum):
     """Why a trial failed, from the exception type and HTTP status (never the message text).
 
-    The seed's six classes keep their names (TimeoutError, RateLimitError, AuthenticationError,
+    CERT's six classes keep their names (TimeoutError, RateLimitError, AuthenticationError,
     ServerError, ConnectionError, UnknownError); the others split out what it lumped together.
     """
 

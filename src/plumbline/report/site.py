@@ -30,6 +30,7 @@ from plumbline.records.io import (
     write_json_atomic,
 )
 from plumbline.report.html import Page, render_page
+from plumbline.result import document_kind as result_kind
 
 Kind = Literal["leaderboard", "compare", "reliability"]
 KINDS: tuple[Kind, ...] = ("leaderboard", "compare", "reliability")
@@ -84,22 +85,17 @@ class SiteResult:
 
 
 def document_kind(document: Any) -> Kind | None:
-    """Which plumbline result a JSON document is, from its shape; None when it is none of them."""
-    if not isinstance(document, dict):
-        return None
-    if isinstance(document.get("_metadata"), dict) and isinstance(document.get("models"), list):
+    """Which plumbline result a JSON document is, from its `schema_version` alone (see
+    `plumbline.result`); None when it is none of them.
+
+    A leaderboard of the previous release says `"_metadata": {"schema_version": 1}`; it is
+    still a leaderboard (read and upgraded by `leaderboard.document`)."""
+    kind = result_kind(document)
+    if kind in KINDS:
+        return kind
+    metadata = document.get("_metadata") if isinstance(document, dict) else None
+    if isinstance(metadata, dict) and metadata.get("schema_version") == 1:
         return "leaderboard"
-    version = document.get("schema_version")
-    if (isinstance(version, str) and version.startswith("plumbline.compare")) or (
-        "decision" in document and "gates" in document and "arm_summaries" in document
-    ):
-        return "compare"
-    if (
-        isinstance(document.get("config"), dict)
-        and isinstance(document.get("models"), list)
-        and "record_errors" in document
-    ):
-        return "reliability"
     return None
 
 

@@ -34,7 +34,7 @@ def cert_ci_95(values: ArrayLike, *, ddof: int = 0) -> EstimateResult:
     pass `ddof=1` for the sample standard deviation. The fixed 1.96 and ddof=0 both ignore
     small-sample uncertainty, so it is too narrow for small n (about 93.7% coverage at n = 30 for
     normal data): `t_interval` is the better method beside it.
-    Reference: CERT benchmark metrics, "Statistical Confidence" (seed 003).
+    Reference: CERT benchmark metrics, "Statistical Confidence".
     """
     data = as_float_vector(values, "values", min_size=2)
     if ddof not in (0, 1):

@@ -57,7 +57,7 @@ from plumbline.suites.sa_bench.datasets import (
 )
 
 DEFAULT_SEED = 42
-"""The seed every task uses unless told otherwise (the CERT seed document's default, too)."""
+"""The seed every task uses unless told otherwise (CERT's default, too)."""
 
 SUITE = "sa-bench"
 

@@ -1,6 +1,6 @@
 """The heuristic architecture scorer: accuracy, completeness and quality from expected elements.
 
-Seed 000 scores an architecture answer on three dimensions in [0, 1]; the sample score is their
+SA Bench scores an architecture answer on three dimensions in [0, 1]; the sample score is their
 mean. The reference heuristic credited a service when *any word* of its name appeared and a role
 when any word of it did ("and", "the"), so a 53-word keyword salad scored 0.56. Here:
 
