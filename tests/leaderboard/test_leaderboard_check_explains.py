@@ -33,6 +33,8 @@ def files(original_logs: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
             for field in ("model", "higher", "lower"):
                 if entry.get(field) == "mockllm/good":
                     entry[field] = LONG
+    for group in new["tie_groups"]:
+        group["models"] = [LONG if name == "mockllm/good" else name for name in group["models"]]
     new_path.write_text(json.dumps(new), encoding="utf-8")
     published = copy.deepcopy(new)
     for entry in published["models"]:

@@ -21,6 +21,7 @@ from plumbline.leaderboard import (
     render_markdown,
     render_terminal,
 )
+from plumbline.leaderboard.document import document_problems
 from plumbline.leaderboard.result import SCHEMA_VERSION
 from plumbline.report.leaderboard_page import render_leaderboard_pages
 from plumbline.report.site import SiteInput
@@ -144,3 +145,17 @@ def test_the_check_finds_an_unexplained_number(document: LeaderboardDocument) ->
     """The helper the three tests above rely on does catch a number the document lacks."""
     text = render_markdown(document) + "\n| extra | 0.123457 |\n"
     assert len(unexplained_numbers(text, document.to_json())) == 1
+
+
+def test_tie_groups_must_agree_with_the_rows(written: dict[str, Any]) -> None:
+    broken = json.loads(json.dumps(written))
+    broken["models"][0]["tie_group"] = 9
+    assert any("models[0].tie_group: 9" in p for p in document_problems(broken))
+    assert document_problems(written) == []
+
+
+def test_tie_groups_of_a_previous_release_document_come_from_its_rows() -> None:
+    old = json.loads(PREVIOUS_RELEASE.read_text(encoding="utf-8"))
+    document = read_leaderboard(PREVIOUS_RELEASE)
+    listed = {name: group.group for group in document.tie_groups for name in group.models}
+    assert listed == {row["model"]: row["tie_group"] for row in old["models"]}

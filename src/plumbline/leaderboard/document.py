@@ -8,7 +8,8 @@ schema cannot say:
 - every model's `overall` equals Σ weight × category value (a missing category counting 0);
 - the category weights sum to 1;
 - `_metadata.model_count` is the number of model rows;
-- a category listed in a row's `missing` has no value, and `counts` names declared categories.
+- a category listed in a row's `missing` has no value, and `counts` names declared categories;
+- `tie_groups` lists every row in the group its `tie_group` says.
 
 The reference implementation published overall values from an old weighting under metadata that
 claimed the new one; a file that disagrees with itself is never written.
@@ -131,6 +132,27 @@ def consistency_problems(document: LeaderboardDocument, *, check_overall: bool =
         for key in model.counts or {}:
             if key not in categories:
                 problems.append(f"models[{index}].counts.{key}: not a declared category")
+    problems += _tie_group_problems(document)
+    return problems
+
+
+def _tie_group_problems(document: LeaderboardDocument) -> list[str]:
+    """`tie_groups` lists each row, in the group its `tie_group` says, with the right size."""
+    if not document.tie_groups:
+        return []
+    problems: list[str] = []
+    listed = {name: group.group for group in document.tie_groups for name in group.models}
+    for index, group in enumerate(document.tie_groups):
+        if group.size != len(group.models):
+            problems.append(
+                f"tie_groups[{index}].size: says {group.size}, but lists {len(group.models)}"
+            )
+    for index, model in enumerate(document.models):
+        if model.tie_group is not None and listed.get(model.model) != model.tie_group:
+            problems.append(
+                f"models[{index}].tie_group: {model.tie_group}, but tie_groups lists "
+                f"{model.model!r} in {listed.get(model.model)}"
+            )
     return problems
 
 

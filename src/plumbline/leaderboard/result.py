@@ -355,7 +355,8 @@ def upgrade_document(document: Any) -> Any:
 
     SA Bench's files (no `schema_version`) and plumbline's version 1 (integer 1) are upgraded:
     the version string is set; `seed_group` → `sa_bench_group`, `seed_equivalent` →
-    `sa_bench_equivalent`, `seed_equivalence` → `sa_bench_equivalence`; an interval's
+    `sa_bench_equivalent`, `seed_equivalence` → `sa_bench_equivalence`; `tie_groups` is
+    listed from the rows' `tie_group`; an interval's
     `standard_error` and `half_width` move to the row's `standard_errors` and `half_widths` (its
     per-model `confidence` and `margin` are dropped: they restate the half-width); a pair's
     `low`, `high` and `method` become its `interval`.
@@ -389,6 +390,8 @@ def upgrade_document(document: Any) -> Any:
             interval.setdefault("level", level)
         row.setdefault("standard_errors", errors)
         row.setdefault("half_widths", widths)
+    if "tie_groups" not in upgraded:
+        upgraded["tie_groups"] = _tie_groups(upgraded.get("models") or [])
     for pair in upgraded.get("comparisons") or []:
         if not isinstance(pair, dict):
             continue
@@ -403,6 +406,21 @@ def upgrade_document(document: Any) -> Any:
                 "method": pair.pop("method", "not recorded"),
             }
     return upgraded
+
+
+def _tie_groups(rows: list[Any]) -> list[dict[str, Any]]:
+    """The tie groups a version-1 document's rows name, in rank order."""
+    groups: dict[int, list[str]] = {}
+    ranked = sorted(
+        (row for row in rows if isinstance(row, dict) and isinstance(row.get("tie_group"), int)),
+        key=lambda row: (row.get("rank") or 0, str(row.get("model"))),
+    )
+    for row in ranked:
+        groups.setdefault(row["tie_group"], []).append(str(row.get("model")))
+    return [
+        {"group": group, "size": len(models), "models": models}
+        for group, models in sorted(groups.items())
+    ]
 
 
 def _rename(mapping: dict[str, Any], old: str, new: str) -> None:
