@@ -23,12 +23,13 @@ JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: shipped file name -> "module:function" returning its schema
 GENERATED: dict[str, str] = {
     "agent_suite.schema.json": "plumbline.agent.suite:generated_schema",
+    "compare_report.schema.json": "plumbline.compare.analysis:generated_schema",
     "leaderboard_suite.schema.json": "plumbline.leaderboard.suite:generated_schema",
     "leaderboard.schema.json": "plumbline.leaderboard.document:generated_schema",
 }
 
 #: the generated schemas of result documents (every number states its unit)
-RESULT_SCHEMAS: tuple[str, ...] = ("leaderboard.schema.json",)
+RESULT_SCHEMAS: tuple[str, ...] = ("compare_report.schema.json", "leaderboard.schema.json")
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 

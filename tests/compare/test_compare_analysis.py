@@ -14,6 +14,7 @@ from plumbline import stats
 from plumbline.cli.output import dumps
 from plumbline.compare.analysis import (
     CompareError,
+    CompareReport,
     CompareSettings,
     compare_runs,
     resolve_arms,
@@ -22,13 +23,18 @@ from plumbline.records.run_record import RunRecordTable, read_run_records
 
 Load = Callable[[list[dict[str, Any]]], RunRecordTable]
 FAST = CompareSettings(n_resamples=1000, seed=3)
+EXAMPLE_ARMS: dict[str, Any] = {"treatments": ["with_skelly"], "control": "without_skelly"}
 
 
-def test_default_arms_are_the_seeds() -> None:
-    assert resolve_arms(["without_skelly", "with_skelly"], None, None) == (
-        ["with_skelly"],
-        "without_skelly",
-    )
+def test_arms_have_no_default_names() -> None:
+    """Even two arms with the bundled example's names must be named (the issue changed this on
+    purpose: there were default names); the error lists the arms and the flags to pass."""
+    with pytest.raises(CompareError) as raised:
+        resolve_arms(["without_skelly", "with_skelly"], None, None)
+    message = str(raised.value)
+    assert "--treatment" in message and "--control" in message
+    assert "arms found: with_skelly, without_skelly" in message
+    assert "e.g. --treatment with_skelly --control without_skelly" in message
 
 
 def test_other_arms_must_be_named() -> None:
@@ -77,9 +83,12 @@ def synthetic(
     return records
 
 
-def test_report_uses_the_seed_field_names_and_is_strict_json(example_path: Path) -> None:
-    report = compare_runs(read_run_records([example_path]), settings=FAST)
+def test_report_uses_the_schema_field_names_and_is_strict_json(example_path: Path) -> None:
+    report = compare_runs(read_run_records([example_path]), **EXAMPLE_ARMS, settings=FAST)
     data = json.loads(dumps(report))
+    assert data == report.model_dump(mode="json")
+    assert data["schema_version"] == "plumbline.compare/2"
+    assert CompareReport.model_validate(data) == report
     assert data["decision"] == report.decision
     assert set(data["arm_summaries"]) == {"with_skelly", "without_skelly"}
     for name in ("pass_delta", "cost_delta_usd", "duration_delta_seconds", "token_delta"):
@@ -112,13 +121,13 @@ def test_bootstrap_intervals_are_seeded_and_cover_the_mean(load: Load) -> None:
     table = load(synthetic(rng, 8, 5, arms={"T": (0.1, 0.5), "control": (0.0, 1.0)}))
     first = compare_runs(table, treatments=["T"], control="control", settings=FAST)
     again = compare_runs(table, treatments=["T"], control="control", settings=FAST)
-    for name, delta in first.primary.paired.items():
-        assert delta.interval is not None
-        assert delta.interval == again.primary.paired[name].interval
-        mean = delta.summary.mean
+    for name, delta in first.primary.paired.deltas():
+        assert delta.ci is not None and delta.ci.low is not None and delta.ci.high is not None
+        assert delta.ci == getattr(again.primary.paired, name).ci
+        mean = delta.mean
         assert mean is not None
-        assert delta.interval.low - 1e-9 <= mean <= delta.interval.high + 1e-9
-    assert first.primary.paired["duration_delta_seconds"].interval.high < 0  # type: ignore[union-attr]
+        assert delta.ci.low - 1e-9 <= mean <= delta.ci.high + 1e-9
+    assert first.primary.paired.duration_delta_seconds.ci.high < 0  # type: ignore[union-attr,operator]
 
 
 def test_intervals_resample_tasks_not_repeats(load: Load) -> None:
@@ -128,8 +137,8 @@ def test_intervals_resample_tasks_not_repeats(load: Load) -> None:
     records = synthetic(rng, 6, 20, arms={"T": (0.0, 1.0), "control": (0.0, 1.0)}, task_spread=30.0)
     table = load(records)
     report = compare_runs(table, treatments=["T"], control="control", settings=FAST)
-    clustered = report.primary.paired["duration_delta_seconds"].interval
-    assert clustered is not None
+    clustered = report.primary.paired.duration_delta_seconds.ci
+    assert clustered is not None and clustered.low is not None and clustered.high is not None
     by_key = {(r["task_id"], r["arm"], r["repeat"]): r["duration_seconds"] for r in records}
     deltas = [by_key[(t, "T", k)] - by_key[(t, "control", k)] for (t, a, k) in by_key if a == "T"]
     naive = stats.bootstrap_interval(deltas, n_resamples=1000, seed=3).interval
@@ -143,21 +152,24 @@ def test_paired_tests_use_the_pairs(load: Load, run: Any) -> None:
         records.append(run(arm="C", repeat=k, success=k < 4, duration_seconds=20.0 + 2 * k))
     report = compare_runs(load(records), treatments=["T"], control="C", settings=FAST)
     mcnemar = report.primary.tests["mcnemar_success"]
-    assert (mcnemar["b"], mcnemar["c"]) == (6, 0)
-    assert mcnemar["pvalue"] == pytest.approx(stats.mcnemar_exact([1] * 6, [0] * 6).pvalue)
+    assert (mcnemar.b, mcnemar.c) == (6, 0)
+    assert mcnemar.pvalue == pytest.approx(stats.mcnemar_exact([1] * 6, [0] * 6).pvalue)
     hodges = report.primary.tests["hodges_lehmann_duration_seconds"]
-    assert hodges["statistic"] == pytest.approx(-(10 + np.median(range(12))))
+    assert hodges.statistic == pytest.approx(-(10 + np.median(range(12))))
     ratio = report.primary.tests["geometric_mean_ratio_non_cache_tokens"]
-    assert ratio["statistic"] == pytest.approx(1.0)
-    assert "pvalue" in report.primary.tests["wilcoxon_duration_seconds"]
+    assert ratio.statistic == pytest.approx(1.0)
+    assert report.primary.tests["wilcoxon_duration_seconds"].pvalue is not None
 
 
 def test_degenerate_tests_say_why_instead_of_failing(load: Load, run: Any) -> None:
     records = [run(arm=a, repeat=k) for a in ("T", "C") for k in range(5)]
     report = compare_runs(load(records), treatments=["T"], control="C", settings=FAST)
     wilcoxon = report.primary.tests["wilcoxon_duration_seconds"]
-    assert "skipped" in wilcoxon or wilcoxon["pvalue"] == 1.0
-    assert report.decision == "prefer T" and report.primary.decision.tie
+    assert wilcoxon.skipped is not None or wilcoxon.pvalue == 1.0
+    if wilcoxon.skipped is not None:
+        assert wilcoxon.skipped_reason is not None
+        assert wilcoxon.skipped_reason.startswith("not computed: ")
+    assert report.decision == "prefer T" and report.primary.tie
     assert any("all three gates are ties" in w for w in report.warnings)
 
 
@@ -183,7 +195,7 @@ def test_minimum_detectable_difference_shrinks_with_more_tasks(load: Load) -> No
     large_mde = large.primary.minimum_detectable_pass_delta
     assert small_mde is not None and large_mde is not None
     assert 0 < large_mde < small_mde < 1
-    assert large.primary.power["tasks"] == 40 and large.primary.power["epochs"] == 5
+    assert large.primary.power_analysis.tasks == 40 and large.primary.power_analysis.epochs == 5
 
 
 def test_several_treatments_are_each_compared_with_the_control_holm_corrected(
@@ -193,13 +205,13 @@ def test_several_treatments_are_each_compared_with_the_control_holm_corrected(
     arms = {"fast": (0.0, 0.5), "slow": (0.0, 1.5), "same": (0.0, 1.0), "control": (0.0, 1.0)}
     report = compare_runs(load(synthetic(rng, 6, 6, arms=arms)), control="control", settings=FAST)
     assert [c.treatment for c in report.comparisons] == ["fast", "same", "slow"]
-    raw = [c.tests["wilcoxon_duration_seconds"]["pvalue"] for c in report.comparisons]
-    adjusted = [c.tests["wilcoxon_duration_seconds"]["pvalue_holm"] for c in report.comparisons]
+    raw = [c.tests["wilcoxon_duration_seconds"].pvalue for c in report.comparisons]
+    adjusted = [c.tests["wilcoxon_duration_seconds"].pvalue_holm for c in report.comparisons]
     assert adjusted == pytest.approx(list(stats.holm(raw)))
-    assert report.comparisons[0].decision.gates[1].verdict == "treatment"
-    assert report.comparisons[2].decision.gates[1].verdict == "control"
+    assert report.comparisons[0].gates[1].verdict == "treatment"
+    assert report.comparisons[2].gates[1].verdict == "control"
     assert set(report.arm_summaries) == {"fast", "same", "slow", "control"}
-    data = report.to_dict()
+    data = report.model_dump(mode="json")
     assert [c["treatment"] for c in data["comparisons"]] == ["fast", "same", "slow"]
 
 
@@ -211,7 +223,7 @@ def test_ci_rule_decides_from_intervals(load: Load) -> None:
     table = load(records)
     strict = CompareSettings(rule="ci", n_resamples=1000, seed=3)
     report = compare_runs(table, treatments=["T"], control="control", settings=strict)
-    gates = report.primary.decision.gates
+    gates = report.primary.gates
     assert all(g.interval is not None for g in gates)
     assert gates[1].interval.high < 1.0  # type: ignore[union-attr]
     assert report.decision == "prefer T"
@@ -233,4 +245,4 @@ def test_input_problems_become_warnings(tmp_path: Path, run: Any) -> None:
     assert f"duplicate run t1/C/repeat 1 at {path}:2, {path}:3" in text
     assert "C: 1 infrastructure failures excluded" in text
     assert "T: 1 of 1 runs have no cost" in text
-    assert report.errors[0].startswith(f"{path}:5: ")
+    assert report.input.errors[0].startswith(f"{path}:5: ")

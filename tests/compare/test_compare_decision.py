@@ -1,8 +1,6 @@
-"""The decision rule: the seed's three gates in the seed's order, and the stricter CI rule."""
+"""The decision rule: the A/B schema's three gates in its order, and the stricter CI rule."""
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 import pytest
 
@@ -11,7 +9,7 @@ from plumbline.compare.decision import (
     Margins,
     ci_gates,
     decide,
-    seed_gates,
+    schema_gates,
 )
 from plumbline.compare.metrics import ArmSummary
 from plumbline.stats.result import ConfidenceInterval
@@ -39,21 +37,21 @@ BASE = ArmSummary(
 
 
 def arm(**changes: float | None) -> ArmSummary:
-    return replace(BASE, **changes)  # type: ignore[arg-type]
+    return BASE.model_copy(update=changes)
 
 
-def seed_decision(treatment: ArmSummary, control: ArmSummary) -> str:
-    return decide("new", "old", seed_gates(treatment, control), "seed").decision
+def schema_decision(treatment: ArmSummary, control: ArmSummary) -> str:
+    return decide("new", "old", schema_gates(treatment, control), "schema").decision
 
 
 def test_prefer_treatment_when_all_three_gates_hold() -> None:
     better = arm(success_rate=0.9, median_duration_seconds=30.0, median_non_cache_tokens=20_000.0)
-    assert seed_decision(better, BASE) == "prefer new"
+    assert schema_decision(better, BASE) == "prefer new"
 
 
 def test_prefer_control_when_all_three_flip() -> None:
     worse = arm(success_rate=0.7, median_duration_seconds=90.0, median_non_cache_tokens=80_000.0)
-    assert seed_decision(worse, BASE) == "prefer old"
+    assert schema_decision(worse, BASE) == "prefer old"
 
 
 @pytest.mark.parametrize(
@@ -65,11 +63,11 @@ def test_prefer_control_when_all_three_flip() -> None:
     ],
 )
 def test_mixed_otherwise(changes: dict[str, float]) -> None:
-    assert seed_decision(arm(**changes), BASE) == MIXED == "mixed results - inspect paired deltas"
+    assert schema_decision(arm(**changes), BASE) == MIXED == "mixed results - inspect paired deltas"
 
 
 def test_gates_are_checked_in_order_so_a_three_way_tie_prefers_the_treatment() -> None:
-    decision = decide("new", "old", seed_gates(BASE, BASE), "seed")
+    decision = decide("new", "old", schema_gates(BASE, BASE), "schema")
     assert decision.decision == "prefer new"
     assert decision.tie
     assert [g.verdict for g in decision.gates] == ["tie", "tie", "tie"]
@@ -77,7 +75,7 @@ def test_gates_are_checked_in_order_so_a_three_way_tie_prefers_the_treatment() -
 
 def test_equal_gate_counts_for_both_arms_but_not_a_full_tie() -> None:
     better = arm(median_duration_seconds=30.0)
-    decision = decide("new", "old", seed_gates(better, BASE), "seed")
+    decision = decide("new", "old", schema_gates(better, BASE), "schema")
     assert decision.decision == "prefer new"
     assert not decision.tie
     assert [g.verdict for g in decision.gates] == ["tie", "treatment", "tie"]
@@ -85,8 +83,8 @@ def test_equal_gate_counts_for_both_arms_but_not_a_full_tie() -> None:
 
 def test_each_gate_carries_both_values_and_its_verdict() -> None:
     better = arm(success_rate=0.9, median_duration_seconds=90.0)
-    gates = seed_gates(better, BASE)
-    assert [(g.name, g.treatment_value, g.control_value, g.verdict) for g in gates] == [
+    gates = schema_gates(better, BASE)
+    assert [(g.name, g.treatment, g.control, g.verdict) for g in gates] == [
         ("success_rate", 0.9, 0.8, "treatment"),
         ("median_duration_seconds", 90.0, 60.0, "control"),
         ("median_non_cache_tokens", 50_000.0, 50_000.0, "tie"),
@@ -95,9 +93,9 @@ def test_each_gate_carries_both_values_and_its_verdict() -> None:
 
 def test_a_gate_without_data_holds_for_neither_arm() -> None:
     no_tokens = arm(median_non_cache_tokens=None)
-    gates = seed_gates(no_tokens, BASE)
+    gates = schema_gates(no_tokens, BASE)
     assert gates[2].verdict == "neither"
-    assert decide("new", "old", gates, "seed").decision == MIXED
+    assert decide("new", "old", gates, "schema").decision == MIXED
 
 
 def interval(low: float, high: float) -> ConfidenceInterval:

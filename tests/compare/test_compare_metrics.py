@@ -1,4 +1,4 @@
-"""The seed's per-arm metrics and paired deltas, with the reference harness's mistakes fixed."""
+"""The A/B schema's per-arm metrics and paired deltas, the reference harness's mistakes fixed."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_matches_an_independent_per_record_implementation(
     prepared = prepare_runs(read_run_records([example_path]).frame)
     summaries = arm_summaries(prepared, ["with_skelly", "without_skelly"])
     for arm, fields in expected["arm_summaries"].items():
-        ours = summaries[arm].to_dict()
+        ours = summaries[arm].model_dump()
         for name, value in fields.items():
             assert ours[name] == pytest.approx(value, rel=1e-12), (arm, name)
     deltas = delta_summaries(

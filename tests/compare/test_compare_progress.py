@@ -17,15 +17,19 @@ from plumbline.cli.main import main
 from plumbline.compare.analysis import CompareSettings, compare_runs
 from plumbline.records.run_record import read_run_records
 
+ARMS = ["-t", "with_skelly", "-c", "without_skelly"]
 
-@pytest.mark.parametrize(("rule", "steps"), [("seed", 6), ("ci", 8)])
+
+@pytest.mark.parametrize(("rule", "steps"), [("schema", 6), ("ci", 8)])
 def test_compare_reports_every_interval_and_the_tests(
     example_path: Path, rule: str, steps: int
 ) -> None:
     calls: list[tuple[int, int, str]] = []
     compare_runs(
         read_run_records([example_path]),
-        settings=CompareSettings(rule="ci" if rule == "ci" else "seed", n_resamples=200),
+        treatments=["with_skelly"],
+        control="without_skelly",
+        settings=CompareSettings(rule="ci" if rule == "ci" else "schema", n_resamples=200),
         progress=lambda *call: calls.append(call),
     )
     assert [done for done, _, _ in calls] == list(range(1, steps + 1))
@@ -42,7 +46,7 @@ def test_the_bar_is_drawn_on_a_terminal_stderr_only(
         output, "error_console", Console(file=terminal, force_terminal=True, width=120)
     )
     result = CliRunner().invoke(
-        main, ["compare", str(example_path), "--resamples", "200", "--json"]
+        main, ["compare", str(example_path), *ARMS, "--resamples", "200", "--json"]
     )
     assert result.exit_code == 0
     json.loads(result.stdout)  # stdout holds the JSON document alone
@@ -52,7 +56,7 @@ def test_the_bar_is_drawn_on_a_terminal_stderr_only(
     not_a_terminal = io.StringIO()
     monkeypatch.setattr(output, "error_console", Console(file=not_a_terminal, width=120))
     result = CliRunner().invoke(
-        main, ["compare", str(example_path), "--resamples", "200", "--json"]
+        main, ["compare", str(example_path), *ARMS, "--resamples", "200", "--json"]
     )
     assert result.exit_code == 0
     assert not_a_terminal.getvalue() == ""

@@ -151,9 +151,11 @@ def test_an_arm_named_treatment_cannot_be_misread(tmp_path: Path, run: Any) -> N
     table = read_run_records([_write(tmp_path / "runs.jsonl", rows)])
     # "treatment" is the control here, and it is slower and costlier than "baseline"
     report = compare_runs(table, treatments=["baseline"], control="treatment")
-    document = report.to_dict()
+    document = report.model_dump(mode="json")
     assert document["decision"] == "prefer baseline"
     assert document["decision_role"] == "treatment"
-    rows_swapped = compare_runs(table, treatments=["treatment"], control="baseline").to_dict()
+    rows_swapped = compare_runs(table, treatments=["treatment"], control="baseline").model_dump(
+        mode="json"
+    )
     assert rows_swapped["decision"] == "prefer baseline"
     assert rows_swapped["decision_role"] == "control"

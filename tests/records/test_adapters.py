@@ -188,7 +188,10 @@ def test_claude_code_results_become_run_records(tmp_path: Path) -> None:
     # No cost reported: null, never 0.
     costs = table.frame.filter(table.frame["repeat"] == 3)["total_cost_usd"]
     assert costs.null_count() == 4
-    compared = CliRunner().invoke(main, ["compare", str(out), "--resamples", "200", "--json"])
+    arms = ["-t", "with_skelly", "-c", "without_skelly"]
+    compared = CliRunner().invoke(
+        main, ["compare", str(out), *arms, "--resamples", "200", "--json"]
+    )
     assert compared.exit_code == 0
     assert json.loads(compared.output)["paired"]["pairs"] == 6
 

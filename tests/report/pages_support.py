@@ -59,11 +59,11 @@ def compare_document(
     *,
     treatments: Sequence[str] | None = None,
     control: str | None = None,
-    rule: str = "seed",
+    rule: str = "schema",
 ) -> dict[str, Any]:
     """What `plumbline compare PATHS --json` writes, computed in-process."""
     table = read_run_records(list(paths))
-    settings = CompareSettings(rule="ci" if rule == "ci" else "seed", n_resamples=500)
+    settings = CompareSettings(rule="ci" if rule == "ci" else "schema", n_resamples=500)
     report = compare_runs(table, treatments=treatments, control=control, settings=settings)
     document: dict[str, Any] = json.loads(dumps(report))
     return document

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from browser import open_page
 from pages_support import IMG, SCRIPT, compare_document, example_path, write_run_records
+from tests.support.rendered_numbers import page_text, unexplained_numbers
 
+from plumbline.compare.analysis import CompareReport
 from plumbline.compare.decision import MIXED, prefer
 from plumbline.report.compare_page import (
+    CompareView,
     compare_view,
     decision_badge,
-    load_run_data,
     render_compare_pages,
 )
 from plumbline.report.site import SiteInput, write_site
@@ -24,15 +26,20 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 RUNS = example_path("agent_runs.jsonl")
+ARMS = ["-t", "with_skelly", "-c", "without_skelly"]
 
 
 @pytest.fixture(scope="module")
 def document() -> dict[str, Any]:
-    return compare_document([RUNS])
+    return compare_document([RUNS], treatments=["with_skelly"], control="without_skelly")
+
+
+def view_of(document: dict[str, Any]) -> CompareView:
+    return compare_view(CompareReport.model_validate(document))
 
 
 def test_decision_first_with_the_seed_strings(document: dict[str, Any]) -> None:
-    view = compare_view(document)
+    view = view_of(document)
     first = view.comparisons[0]
     assert first.decision == document["decision"]
     assert first.decision in (MIXED, prefer("with_skelly"), prefer("without_skelly"))
@@ -53,7 +60,7 @@ def test_decision_badges() -> None:
 
 
 def test_gates_carry_both_values_and_the_criterion(document: dict[str, Any]) -> None:
-    gates = compare_view(document).comparisons[0].gates
+    gates = view_of(document).comparisons[0].gates
     assert [g.name for g in gates] == [
         "success_rate",
         "median_duration_seconds",
@@ -66,19 +73,19 @@ def test_gates_carry_both_values_and_the_criterion(document: dict[str, Any]) -> 
     assert success.criterion == document["gates"][0]["criterion"]
     verdicts = {g.verdict for g in gates}
     assert verdicts <= {"treatment", "control", "tie", "neither"}
-    # The seed rule has no interval on a gate.
+    # The A/B schema's rule has no interval on a gate.
     assert all(g.interval == "" for g in gates)
 
 
 def test_ci_rule_shows_gate_intervals(tmp_path: Path) -> None:
     runs = write_run_records(tmp_path / "runs.jsonl", ["new", "old"], ["a", "b", "c"], 5)
     document = compare_document([runs], treatments=["new"], control="old", rule="ci")
-    gates = compare_view(document).comparisons[0].gates
+    gates = view_of(document).comparisons[0].gates
     assert all(re.fullmatch(r"\[.+, .+\]", g.interval) for g in gates), [g.interval for g in gates]
 
 
 def test_forest_plot_per_delta_with_a_zero_line(document: dict[str, Any]) -> None:
-    view = compare_view(document)
+    view = view_of(document)
     names = [f.name for f in view.forest]
     assert names == [
         "pass_delta",
@@ -99,30 +106,29 @@ def test_forest_plot_per_delta_with_a_zero_line(document: dict[str, Any]) -> Non
 def test_several_treatments_share_each_forest_plot(tmp_path: Path) -> None:
     runs = write_run_records(tmp_path / "runs.jsonl", ["a1", "a2", "base"], ["t1", "t2"], 5)
     document = compare_document([runs], treatments=["a1", "a2"], control="base")
-    view = compare_view(document)
+    view = view_of(document)
     assert [c.treatment for c in view.comparisons] == ["a1", "a2"]
     assert all(plot.chart.count('class="whisker"') == 2 for plot in view.forest)
     assert view.arm_header == ["a1", "a2", "base"]
 
 
 def test_per_task_rows_sort_by_raw_values(document: dict[str, Any]) -> None:
-    comparison = compare_view(document).comparisons[0]
+    comparison = view_of(document).comparisons[0]
     assert comparison.task_ids == [row["task_id"] for row in document["per_task"]]
     headers = [h for h, _ in comparison.task_header]
     column = headers.index("mean pass delta")
     for row, entry in zip(comparison.tasks, document["per_task"], strict=True):
         cell = row[column]
         assert float(cell.sort) == pytest.approx(entry["mean_pass_delta"])
-        assert cell.text.endswith("%")
+        assert cell.text.endswith(" pts")  # a difference of rates: percentage points
 
 
-def test_distributions_from_run_records(document: dict[str, Any]) -> None:
-    runs = load_run_data([RUNS], ["with_skelly", "without_skelly"])
-    assert runs is not None
-    view = compare_view(document, runs=runs)
+def test_distributions_and_runs_come_from_the_report(document: dict[str, Any]) -> None:
+    """The page draws and lists the report's own per-run values: no run records needed."""
+    view = view_of(document)
     # As in the analysis: infrastructure failures are left out of each arm.
     for arm, summary in document["arm_summaries"].items():
-        assert len(runs.arms[arm]["duration_seconds"]) == summary["runs"]
+        assert document["distributions"][arm]["duration_seconds"]["n"] == summary["runs"]
     assert "One point per run" in view.distribution_source
     assert [d.title for d in view.distributions][:2] == [
         "Duration per run",
@@ -130,13 +136,7 @@ def test_distributions_from_run_records(document: dict[str, Any]) -> None:
     ]
     assert all(d.chart is not None for d in view.distributions)
     assert view.runs_total == sum(s["runs"] for s in document["arm_summaries"].values())
-
-
-def test_distributions_without_run_records_say_so(document: dict[str, Any]) -> None:
-    view = compare_view(document)
-    assert "Per-run distributions are not available" in view.distribution_source
-    assert all("tasks" in d.note for d in view.distributions)
-    assert view.runs == []
+    assert len(view.runs) == view.runs_listed == view.runs_total
 
 
 def test_escaping_in_the_rendered_html(tmp_path: Path) -> None:
@@ -198,10 +198,9 @@ def test_page_in_chromium_without_run_records(
 ) -> None:
     visit = open_page(browser, run_site(tmp_path, document, ()))
     assert visit.problems == []
-    assert "Per-run distributions are not available" in visit.page.inner_text(
-        ".distribution-source"
-    )
-    assert visit.page.locator("#runs").count() == 0
+    # Everything comes from the report: the runs and their distributions without the records.
+    assert "One point per run" in visit.page.inner_text(".distribution-source")
+    assert visit.page.locator("#runs").count() == 1
     visit.screenshot(screenshots, "compare-no-records")
     visit.close()
 
@@ -234,7 +233,18 @@ def test_compare_html_option_writes_the_site(
     out = tmp_path / "compare.json"
     site = tmp_path / "site"
     result = CliRunner().invoke(
-        main, ["compare", str(RUNS), "--resamples", "500", "--json", str(out), "--html", str(site)]
+        main,
+        [
+            "compare",
+            str(RUNS),
+            *ARMS,
+            "--resamples",
+            "500",
+            "--json",
+            str(out),
+            "--html",
+            str(site),
+        ],
     )
     assert result.exit_code == 0, result.output
     page = site / "compare-agent-runs" / "index.html"
@@ -261,7 +271,7 @@ def test_compare_html_with_json_on_stdout_keeps_stdout_json(tmp_path: Path) -> N
 
     site = tmp_path / "site"
     result = CliRunner().invoke(
-        main, ["compare", str(RUNS), "--resamples", "500", "--json", "--html", str(site)]
+        main, ["compare", str(RUNS), *ARMS, "--resamples", "500", "--json", "--html", str(site)]
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["decision"] == MIXED
@@ -279,21 +289,19 @@ def test_compare_html_with_json_on_stdout_keeps_stdout_json(tmp_path: Path) -> N
     assert 'href="compare-other/index.html"' in index
 
 
-def test_invalid_run_records_are_reported_on_the_page(
-    document: dict[str, Any], tmp_path: Path
-) -> None:
+def test_invalid_run_records_are_reported_on_the_page(tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
     lines = RUNS.read_text().splitlines()
     runs.write_text("\n".join([*lines, '{"task_id": "x", "arm": "with_skelly"}']) + "\n")
-    data = load_run_data([runs], ["with_skelly", "without_skelly"])
-    assert data is not None
-    assert any(problem.startswith(f"{runs}:{len(lines) + 1}:") for problem in data.problems)
-    view = compare_view(document, runs=data)
-    assert any(str(runs) in error for error in view.record_errors)
+    document = compare_document([runs], treatments=["with_skelly"], control="without_skelly")
+    view = view_of(document)
+    assert any(error.startswith(f"{runs}:{len(lines) + 1}:") for error in view.record_errors)
+    html = render_compare_pages(SiteInput("compare", "ab", document), "ab")[0].html
+    assert "1 invalid records excluded" in html
 
 
 def test_large_arms_are_thinned_keeping_the_extremes() -> None:
-    from plumbline.report.compare_page import MAX_POINTS, thin_points
+    from plumbline.compare.analysis import MAX_POINTS, thin_points
 
     values = [float(v) for v in range(3 * MAX_POINTS, 0, -1)]
     thinned = thin_points(values)
@@ -306,7 +314,7 @@ def test_arms_without_pairs_are_marked_missing(tmp_path: Path) -> None:
     first = write_run_records(tmp_path / "a.jsonl", ["new"], ["t1", "t2"], 3)
     second = write_run_records(tmp_path / "b.jsonl", ["old"], ["t3"], 3)
     document = compare_document([first, second], treatments=["new"], control="old")
-    view = compare_view(document)
+    view = view_of(document)
     comparison = view.comparisons[0]
     assert comparison.pairs == 0
     assert all(d.estimate is None and d.interval == "—" for d in comparison.deltas)
@@ -318,3 +326,59 @@ def test_arms_without_pairs_are_marked_missing(tmp_path: Path) -> None:
     success_control = [h for h, _ in comparison.task_header].index("success C")
     assert rows["t1"][success_control].text == "—"
     assert rows["t1"][success_control].sort == ""
+
+
+def test_every_number_on_the_page_is_in_the_report(document: dict[str, Any]) -> None:
+    """The page computes nothing: each number it shows is a field of the report. (The charts'
+    axis ticks and box-plot quartile tooltips are the drawing, not data, so the SVGs are left
+    out; their points are the report's `distributions`.)"""
+    html = render_compare_pages(SiteInput("compare", "ab", document), "ab")[0].html
+    text = page_text(re.sub(r"<svg.*?</svg>", " ", html, flags=re.S))
+    assert "Paired deltas" in text and "Arm summaries" in text
+    assert unexplained_numbers(text, document) == []
+
+
+def test_every_number_on_a_ci_rule_page_of_several_arms_is_in_the_report(
+    tmp_path: Path,
+) -> None:
+    runs = write_run_records(tmp_path / "runs.jsonl", ["a1", "a2", "base"], ["t1", "t2"], 5)
+    document = compare_document([runs], treatments=["a1", "a2"], control="base", rule="ci")
+    html = render_compare_pages(SiteInput("compare", "ab", document), "ab")[0].html
+    text = page_text(re.sub(r"<svg.*?</svg>", " ", html, flags=re.S))
+    assert "margins (rule ci)" in text
+    assert unexplained_numbers(text, document) == []
+
+
+def test_a_version_1_report_is_refused_with_what_to_do(
+    document: dict[str, Any], tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from plumbline.cli.main import main
+
+    old = tmp_path / "compare.json"
+    old.write_text(json.dumps({**document, "schema_version": "plumbline.compare/1"}))
+    result = CliRunner().invoke(main, ["report", str(old), "-o", str(tmp_path / "site")])
+    assert result.exit_code == 2
+    flat = " ".join(result.stderr.split())
+    assert f"{old}: schema_version: a plumbline.compare/1 report" in flat
+    assert "rerun `plumbline compare RECORDS --treatment ARM --control ARM" in flat
+    assert not (tmp_path / "site").exists()
+
+
+def test_the_report_command_renders_a_compare_json_alone(
+    document: dict[str, Any], tmp_path: Path
+) -> None:
+    """`plumbline report compare.json` (no run records): the typed report is the whole input."""
+    from click.testing import CliRunner
+
+    from plumbline.cli.main import main
+
+    path = tmp_path / "compare.json"
+    path.write_text(json.dumps(document))
+    result = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "site")])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "site" / "compare" / "index.html").read_text()
+    assert 'id="run-table"' in html and document["decision"] in html
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert f"{document['input']['records_read']} records read" in index

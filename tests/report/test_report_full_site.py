@@ -32,7 +32,8 @@ def run(*args: str) -> str:
 def site(scenario: Scenario, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("full-site")
     runs, trials = example_path("agent_runs.jsonl"), example_path("trials.jsonl")
-    run("compare", str(runs), "--resamples", "500", "--json", str(root / "compare.json"))
+    arms = ["--treatment", "with_skelly", "--control", "without_skelly"]
+    run("compare", str(runs), *arms, "--resamples", "500", "--json", str(root / "compare.json"))
     run("reliability", str(trials), "--json", str(root / "reliability.json"))
     output = run(
         "report", str(scenario.leaderboard), str(scenario.logs), str(root / "compare.json"),

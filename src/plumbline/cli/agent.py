@@ -462,9 +462,12 @@ def run_command(
     if collect_analyze or html_dir is not None:
         report = _analyze(plan, result)
         if report is not None:
-            document["compare"] = report.to_dict()
+            document["compare"] = report.model_dump(mode="json")
     if html_dir is not None and report is not None:
-        page = {**report.to_dict(), "arm_differences": differences_table(plan)}
+        from plumbline.compare.analysis import ArmDifferences
+
+        differences = ArmDifferences.model_validate(differences_table(plan))
+        page = report.model_copy(update={"arm_differences": differences}).model_dump(mode="json")
         name = report_name("compare", [result.output])
         index = write_html("compare", name, page, [result.records_path], html_dir).index
 

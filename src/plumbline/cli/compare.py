@@ -1,8 +1,7 @@
-"""`plumbline compare`: paired A/B decision between agent arms from run records (seed 002)."""
+"""`plumbline compare`: paired A/B decision between agent arms from run records (the A/B schema)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +18,7 @@ from plumbline.cli.output import (
 from plumbline.cli.report import announce_html, html_option
 from plumbline.compare.analysis import CompareError, CompareReport, CompareSettings, compare_runs
 from plumbline.compare.decision import Margins
-from plumbline.compare.render import fmt, render_markdown, render_terminal
+from plumbline.compare.render import gate_format, render_markdown, render_terminal
 from plumbline.limits import MAX_RESAMPLES
 from plumbline.records.io import InvalidRecordError, write_atomic
 from plumbline.records.run_record import read_run_records
@@ -35,6 +34,23 @@ class InputError(click.ClickException):
     """Bad input data (exit code 2, like a usage error)."""
 
     exit_code = 2
+
+
+RULES = ("schema", "ci")
+
+
+def _rule(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """`schema` or `ci`; the old spelling `seed` still means `schema`, for one release."""
+    if value == "seed":
+        click.echo(
+            "plumbline compare: --rule seed is deprecated and will be removed in the next "
+            "release; use --rule schema (the A/B schema's three gates)",
+            err=True,
+        )
+        return "schema"
+    if value not in RULES:
+        raise click.BadParameter(f"{value!r} is not one of 'schema', 'ci'")
+    return value
 
 
 def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> Margins:
@@ -58,11 +74,12 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
 @click.option("--control", "-c", help="Control arm.")
 @click.option(
     "--rule",
-    type=click.Choice(["seed", "ci"]),
-    default="seed",
+    metavar="[schema|ci]",
+    default="schema",
     show_default=True,
-    help="seed: the three gates on point values; ci: gates must exclude a regression beyond "
-    "--margin.",
+    callback=_rule,
+    help="schema: the A/B schema's three gates on point values; ci: gates must exclude a "
+    "regression beyond --margin.",
 )
 @click.option(
     "--margin",
@@ -125,11 +142,12 @@ def compare(
     html_dir: Path | None,
     fail_unless: str | None,
 ) -> None:
-    """Compare agent arms from run records: the seed's three gates, paired deltas with
-    bootstrap intervals, paired tests, and a decision.
+    """Compare agent arms from run records: the A/B schema's three gates, paired deltas
+    with bootstrap intervals, paired tests, and a decision.
 
-    RECORDS are JSONL, JSON-array or concatenated-JSON files of run records. Arms default to
-    with_skelly (treatment) and without_skelly (control) when both are present.
+    RECORDS are JSONL, JSON-array or concatenated-JSON files of run records. Name the arms with
+    --treatment and --control (with only --control, every other arm is a treatment; with only
+    --treatment, the one arm left is the control).
     """
     if not records:
         hint = (
@@ -156,7 +174,7 @@ def compare(
     if len(table.errors) > MAX_SHOWN_ERRORS:
         error_console.print(f"... and {len(table.errors) - MAX_SHOWN_ERRORS} more problems")
     settings = CompareSettings(
-        rule="ci" if rule == "ci" else "seed",
+        rule="ci" if rule == "ci" else "schema",
         margins=margins,
         n_resamples=resamples,
         level=level,
@@ -188,7 +206,7 @@ def compare(
     if html_dir is not None:
         announce_html(
             "compare",
-            json.loads(dumps(report)),
+            report.model_dump(mode="json"),
             tuple(Path(p) for p in records),
             html_dir,
             quiet=json_path == "-",
@@ -204,17 +222,17 @@ def fail_unless_reasons(report: CompareReport) -> list[str]:
     treatment, with the gates that did not hold for the treatment and their values."""
     reasons: list[str] = []
     for comparison in report.comparisons:
-        decision = comparison.decision
-        if decision.role == "treatment":
+        if comparison.decision_role == "treatment":
             continue
         failed = [
-            f"{gate.name} ({gate.criterion}: treatment {fmt(gate.treatment_value)}, "
-            f"control {fmt(gate.control_value)})"
-            for gate in decision.gates
+            f"{gate.name} ({gate.criterion}: "
+            f"treatment {gate_format(gate.name)(gate.treatment)}, "
+            f"control {gate_format(gate.name)(gate.control)})"
+            for gate in comparison.gates
             if not gate.holds_for_treatment
         ]
         reasons.append(
-            f"{comparison.treatment} vs {comparison.control} decided {decision.decision!r}; "
+            f"{comparison.treatment} vs {comparison.control} decided {comparison.decision!r}; "
             f"failed gate{'s' if len(failed) != 1 else ''}: {'; '.join(failed) or 'none'}"
         )
     return reasons

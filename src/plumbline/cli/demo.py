@@ -166,11 +166,15 @@ def demo_steps(output: Path) -> list[DemoStep]:
             ("power", "--baseline", "0.80", "--effect", "0.05", "--paired"),
         ),
         DemoStep(
-            "Did the change help the agent? (seed 002: three gates, paired deltas)",
+            "Did the change help the agent? (the A/B schema: three gates, paired deltas)",
             "Bundled run records of two arms of a coding agent, paired by task and repeat.",
             (
                 "compare",
                 runs,
+                "--treatment",
+                "with_skelly",
+                "--control",
+                "without_skelly",
                 "--resamples",
                 "2000",
                 "--json",

@@ -1,34 +1,39 @@
-"""`compare_runs`: the whole A/B analysis of run records, as one typed, JSON-ready result.
+"""`compare_runs`: the whole A/B analysis of run records, as one typed result (`CompareReport`).
 
 Read → validate happen in `records.run_record`; this module is pure computation on the frame:
-the seed's arm summaries, paired deltas and decision, then what the seed recommends for
-publication: cluster-bootstrap intervals on every paired delta's mean (tasks resampled, then
+the A/B schema's arm summaries, paired deltas and decision, then what the A/B schema recommends
+for publication: cluster-bootstrap intervals on every paired delta's mean (tasks resampled, then
 repeats within task), McNemar's exact test on paired success, Wilcoxon signed-rank and the
 Hodges–Lehmann shift on duration and tokens, the ratio of geometric means for tokens and cost,
 a per-task table, the minimum detectable pass-rate difference, and Holm-adjusted p-values when
-several treatments face one control.
+several treatments face one control. Everything a view shows (the runs listed on the page and
+the values its distribution plots draw included) is a field of the report.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
+from pydantic import Field
 
 from plumbline import stats
 from plumbline.compare.decision import (
     MIXED,
     Decision,
+    Gate,
     Margins,
+    Role,
     Rule,
     ci_gates,
     decide,
     prefer,
-    seed_gates,
+    schema_gates,
 )
 from plumbline.compare.metrics import (
     PRIMARY_DELTAS,
@@ -45,175 +50,354 @@ from plumbline.compare.metrics import (
 )
 from plumbline.progress import ProgressCallback, no_progress
 from plumbline.records.run_record import RunRecordTable
+from plumbline.result import Interval, ResultModel, schema_version, unit_field
 from plumbline.stats.result import ConfidenceInterval
 
-SCHEMA_VERSION = "plumbline.compare/1"
-DEFAULT_ARMS = ("with_skelly", "without_skelly")
-MIN_REPEATS = 5  # seed 002, "Statistical Notes"
+SCHEMA_VERSION = schema_version("compare", 2)
+assert SCHEMA_VERSION == "plumbline.compare/2"  # the literal of `CompareReport.schema_version`
+MIN_REPEATS = 5  # the A/B schema, "Statistical Notes"
 #: Below this many tasks the percentile cluster bootstrap's coverage is not shown to reach 95%
 #: (docs/statistics.md), so its interval is labelled approximate.
 APPROXIMATE_TASKS = 10
 MAX_LISTED = 10
+#: Runs listed in the report (and on its page); beyond it the report says how many were left out.
+MAX_LISTED_RUNS = 2000
+#: Values kept per arm and metric for the distribution plots; larger arms are thinned to evenly
+#: spaced order statistics (min, max and the quartiles' neighbourhood kept).
+MAX_POINTS = 4000
 
 
 class CompareError(ValueError):
     """The comparison cannot be made as asked (arms missing or unnamed)."""
 
 
-@dataclass(frozen=True)
-class CompareSettings:
-    rule: Rule = "seed"
-    margins: Margins = field(default_factory=Margins)
-    n_resamples: int = 10_000
-    level: float = 0.95
-    seed: int | None = 0
-    power: float = 0.8
-    alpha: float = 0.05
+class CompareSettings(ResultModel):
+    """How the comparison was computed."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "margins": self.margins.to_dict(),
-            "n_resamples": self.n_resamples,
-            "level": self.level,
-            "seed": self.seed,
-            "power": self.power,
-            "alpha": self.alpha,
-        }
-
-
-@dataclass(frozen=True)
-class PairedDelta:
-    """A paired delta's mean and median (seed), with the bootstrap interval on its mean."""
-
-    summary: DeltaSummary
-    interval: ConfidenceInterval | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.summary.to_dict(),
-            "ci": None if self.interval is None else self.interval.to_dict(),
-        }
+    rule: Rule = Field(
+        default="schema",
+        description="`schema`: the A/B schema's three gates on point values; `ci`: each gate's "
+        "interval must exclude a regression beyond the margins.",
+    )
+    margins: Margins = Field(default_factory=Margins)
+    n_resamples: int = unit_field("Bootstrap resamples.", "count", default=10_000)
+    level: float = unit_field("Confidence level of every interval.", "probability", default=0.95)
+    seed: int | None = unit_field(
+        "Random seed of the bootstrap (a label, not a quantity; None: unseeded).",
+        "count",
+        default=0,
+    )
+    power: float = unit_field(
+        "Power of the minimum detectable difference.", "probability", default=0.8
+    )
+    alpha: float = unit_field(
+        "Significance level of the minimum detectable difference.", "probability", default=0.05
+    )
 
 
-@dataclass
-class Comparison:
+class PairedDelta(DeltaSummary):
+    """A paired delta's mean and median (the A/B schema), with the bootstrap interval on its
+    mean (`ci`, None with fewer than 2 pairs)."""
+
+    ci: Interval | None = None
+
+
+class PairedDeltas(ResultModel):
+    """The A/B schema's paired deltas (treatment − control per `(task_id, repeat)`)."""
+
+    pairs: int = unit_field("`(task_id, repeat)` present once in both arms.", "count")
+    pass_delta: PairedDelta = Field(description="Success (1/0) difference: a proportion.")
+    cost_delta_usd: PairedDelta = Field(description="Cost difference in USD.")
+    duration_delta_seconds: PairedDelta = Field(description="Duration difference in seconds.")
+    token_delta: PairedDelta = Field(description="Total-token difference.")
+    non_cache_token_delta: PairedDelta = Field(description="Non-cache-token difference.")
+
+    def deltas(self) -> list[tuple[str, PairedDelta]]:
+        """(name, delta) in the A/B schema's order."""
+        return [(name, getattr(self, name)) for name in PRIMARY_DELTAS]
+
+
+class PairedTest(ResultModel):
+    """A paired test or effect size; `skipped` (and `skipped_reason`, in words for the reader)
+    when these data do not allow it. Which fields are set depends on the test."""
+
+    method: str | None = None
+    statistic: float | None = unit_field(
+        "The test statistic or the estimate (a shift in the metric's unit, or a ratio T / C).",
+        "score",
+        default=None,
+    )
+    pvalue: float | None = unit_field("Two-sided p-value.", "probability", default=None)
+    pvalue_holm: float | None = unit_field(
+        "Holm-adjusted p-value across the treatments.", "probability", default=None
+    )
+    n: int | None = unit_field("Pairs used.", "count", default=None)
+    b: int | None = unit_field("Pairs where only the treatment succeeded.", "count", default=None)
+    c: int | None = unit_field("Pairs where only the control succeeded.", "count", default=None)
+    n_discordant: int | None = unit_field("Pairs whose outcomes differ.", "count", default=None)
+    n_nonzero: int | None = unit_field("Pairs with a non-zero difference.", "count", default=None)
+    zero_method: str | None = None
+    standard_error: float | None = unit_field(
+        "Standard error of the estimate.", "score", default=None
+    )
+    interval: Interval | None = None
+    n_walsh_averages: int | None = unit_field("Walsh averages.", "count", default=None)
+    critical_rank: int | None = unit_field("Rank of the interval bounds.", "count", default=None)
+    paired: bool | None = None
+    log_ratio: float | None = unit_field("Mean log ratio.", "score", default=None)
+    log_standard_error: float | None = unit_field(
+        "Standard error of the mean log ratio.", "score", default=None
+    )
+    df: float | None = unit_field("Degrees of freedom.", "count", default=None)
+    geometric_mean_x: float | None = unit_field(
+        "Geometric mean of the treatment.", "score", default=None
+    )
+    geometric_mean_y: float | None = unit_field(
+        "Geometric mean of the control.", "score", default=None
+    )
+    skipped: str | None = Field(default=None, description="Why the test was not computed.")
+    skipped_reason: str | None = Field(
+        default=None, description="`skipped` in words for the reader."
+    )
+
+
+class PowerAnalysis(ResultModel):
+    """The smallest pass-rate difference these pairs can detect, and what it rests on."""
+
+    minimum_detectable_pass_delta: float | None = unit_field(
+        "Smallest detectable difference of pass rates.", "proportion", default=None
+    )
+    method: str | None = None
+    reason: str | None = Field(default=None, description="Why it cannot be computed.")
+    tasks: int | None = unit_field("Paired tasks (the unit).", "count", default=None)
+    epochs: int | None = unit_field("Median pairs per task.", "count", default=None)
+    within_share: float | None = unit_field(
+        "Within-task share of the pass-delta variance.", "proportion", default=None
+    )
+    discordant: float | None = unit_field(
+        "Share of pairs whose outcomes differ.", "proportion", default=None
+    )
+    baseline: float | None = unit_field("The control's pass rate.", "proportion", default=None)
+    alpha: float | None = unit_field("Significance level.", "probability", default=None)
+    power: float | None = unit_field("Power.", "probability", default=None)
+
+
+class PerTaskRow(ResultModel):
+    """One task: runs, success rate and medians in each arm, and its paired deltas."""
+
+    task_id: str
+    runs_treatment: int = unit_field("Runs of the treatment.", "count")
+    success_rate_treatment: float | None = unit_field("Treatment pass rate.", "proportion")
+    median_duration_seconds_treatment: float | None = unit_field(
+        "Treatment median duration.", "seconds"
+    )
+    median_non_cache_tokens_treatment: float | None = unit_field(
+        "Treatment median non-cache tokens.", "tokens"
+    )
+    runs_control: int = unit_field("Runs of the control.", "count")
+    success_rate_control: float | None = unit_field("Control pass rate.", "proportion")
+    median_duration_seconds_control: float | None = unit_field(
+        "Control median duration.", "seconds"
+    )
+    median_non_cache_tokens_control: float | None = unit_field(
+        "Control median non-cache tokens.", "tokens"
+    )
+    pairs: int = unit_field("Pairs of this task.", "count")
+    mean_pass_delta: float | None = unit_field("Mean pass delta.", "proportion")
+    median_duration_delta_seconds: float | None = unit_field("Median duration delta.", "seconds")
+    median_non_cache_token_delta: float | None = unit_field(
+        "Median non-cache token delta.", "tokens"
+    )
+
+
+class ArmComparison(ResultModel):
     """One treatment against the control."""
 
     treatment: str
     control: str
-    pairs: int
-    paired: dict[str, PairedDelta]
-    diagnostics: dict[str, DeltaSummary]
-    decision: Decision
-    tests: dict[str, dict[str, Any]]
-    per_task: list[dict[str, Any]]
-    power: dict[str, Any]
+    decision: str = Field(description="The A/B schema's decision string.")
+    decision_role: Role = Field(
+        description="Which side the decision prefers (`treatment`, `control`) or `mixed`."
+    )
+    caveat: str | None = Field(
+        description="One plain sentence when these data cannot support the decision."
+    )
+    rule: Rule
+    tie: bool = Field(description="All three gates hold for both arms.")
+    gates: list[Gate]
+    pairs: int = unit_field("Pairs (as `paired.pairs`).", "count")
+    paired: PairedDeltas
+    diagnostics: dict[str, DeltaSummary] = Field(
+        description="Secondary paired deltas (non-blocking)."
+    )
+    tests: dict[str, PairedTest]
+    minimum_detectable_pass_delta: float | None = unit_field(
+        "As `power_analysis.minimum_detectable_pass_delta`.", "proportion"
+    )
+    power_analysis: PowerAnalysis
+    per_task: list[PerTaskRow]
     warnings: list[str]
-    #: One plain sentence when these data cannot support the decision (None when they can).
-    caveat: str | None = None
 
     @property
-    def minimum_detectable_pass_delta(self) -> float | None:
-        value = self.power.get("minimum_detectable_pass_delta")
-        return None if value is None else float(value)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "treatment": self.treatment,
-            "control": self.control,
-            "decision": self.decision.decision,
-            "decision_role": self.decision.role,
-            "caveat": self.caveat,
-            "rule": self.decision.rule,
-            "tie": self.decision.tie,
-            "gates": [g.to_dict() for g in self.decision.gates],
-            "pairs": self.pairs,
-            "paired": {name: delta.to_dict() for name, delta in self.paired.items()},
-            "diagnostics": {name: d.to_dict() for name, d in self.diagnostics.items()},
-            "tests": self.tests,
-            "minimum_detectable_pass_delta": self.minimum_detectable_pass_delta,
-            "power_analysis": self.power,
-            "per_task": self.per_task,
-            "warnings": self.warnings,
-        }
+    def prefers_treatment(self) -> bool:
+        return self.decision_role == "treatment"
 
 
-@dataclass
-class CompareReport:
-    """Everything `plumbline compare` reports. The first comparison is also at the top level
-    under the seed's field names (`arm_summaries`, `paired`, `decision`)."""
+class InputSummary(ResultModel):
+    """What was read, and what was set aside."""
 
-    treatments: list[str]
-    control: str
-    arm_summaries: dict[str, ArmSummary]
-    comparisons: list[Comparison]
-    settings: CompareSettings
     files: list[str]
-    records_read: int
-    invalid_records: int
-    errors: list[str]
+    records_read: int = unit_field("Records read.", "count")
+    invalid_records: int = unit_field("Records refused as invalid.", "count")
+    errors: list[str] = Field(description="One `file:line: field: problem` per invalid record.")
     duplicates: list[Duplicate]
-    infra_failures: dict[str, int]
-    warnings: list[str]
+    infra_failures: dict[str, int] = unit_field(
+        "Infrastructure failures excluded, per arm.", "count"
+    )
+
+
+Outcome = Literal["success", "failure", "timed out"]
+
+
+class RunRow(ResultModel):
+    """One run of a compared arm, as listed on the page."""
+
+    task_id: str
+    arm: str
+    repeat: int = unit_field("Repeat index.", "count")
+    outcome: Outcome
+    duration_seconds: float | None = unit_field("Duration.", "seconds")
+    total_tokens: float | None = unit_field("Total tokens.", "tokens")
+    non_cache_tokens: float | None = unit_field("Input + output tokens.", "tokens")
+    total_cost_usd: float | None = unit_field("Cost.", "usd")
+    location: str = Field(description="`file:line` of the record.")
+
+
+class RunListing(ResultModel):
+    """The compared arms' runs (infrastructure failures left out), sorted by arm, task, repeat;
+    the first `MAX_LISTED_RUNS` are listed."""
+
+    total: int = unit_field("Runs of the compared arms.", "count")
+    listed: int = unit_field("Runs listed in `rows`.", "count")
+    rows: list[RunRow]
+
+
+class Sample(ResultModel):
+    """One metric's values in one arm, for a distribution plot: every run's value, thinned to
+    evenly spaced order statistics beyond `MAX_POINTS`."""
+
+    n: int = unit_field("Runs with a value.", "count")
+    values: list[float] = unit_field("The values drawn (in the metric's unit).", "score")
 
     @property
-    def primary(self) -> Comparison:
+    def thinned(self) -> bool:
+        return len(self.values) < self.n
+
+
+class ArmDistribution(ResultModel):
+    """Per-run values of one arm."""
+
+    duration_seconds: Sample
+    non_cache_tokens: Sample
+    total_tokens: Sample
+
+
+class ArmDifferenceRow(ResultModel):
+    field: str
+    values: dict[str, str] = Field(description="The field's text per arm.")
+
+
+class ArmDifferences(ResultModel):
+    """Every difference between the arms of a suite (from `plumbline agent run`)."""
+
+    arms: list[str]
+    rows: list[ArmDifferenceRow]
+    identical: str = Field(description="What is the same in every arm.")
+
+
+class CompareReport(ResultModel):
+    """Everything `plumbline compare` reports. The first comparison is also at the top level
+    under the A/B schema's field names (`arm_summaries`, `paired`, `decision`)."""
+
+    schema_version: Literal["plumbline.compare/2"] = Field(
+        default="plumbline.compare/2",
+        description='The document kind and major version: `schema_version("compare", 2)`.',
+    )
+    treatment: str
+    control: str
+    decision: str = Field(description="The A/B schema's decision string (first treatment).")
+    decision_role: Role
+    caveat: str | None
+    rule: Rule
+    tie: bool
+    gates: list[Gate]
+    arm_summaries: dict[str, ArmSummary]
+    paired: PairedDeltas
+    diagnostics: dict[str, DeltaSummary]
+    tests: dict[str, PairedTest]
+    minimum_detectable_pass_delta: float | None = unit_field(
+        "Smallest detectable pass-rate difference (first treatment).", "proportion"
+    )
+    power_analysis: PowerAnalysis
+    per_task: list[PerTaskRow]
+    comparisons: list[ArmComparison] = Field(min_length=1)
+    warnings: list[str]
+    input: InputSummary
+    settings: CompareSettings
+    runs: RunListing
+    distributions: dict[str, ArmDistribution] = Field(
+        description="Per-run values per compared arm, for the distribution plots."
+    )
+    arm_differences: ArmDifferences | None = None
+
+    @property
+    def primary(self) -> ArmComparison:
         return self.comparisons[0]
 
     @property
-    def decision(self) -> str:
-        return self.primary.decision.decision
+    def treatments(self) -> list[str]:
+        return [c.treatment for c in self.comparisons]
+
+    @property
+    def arms(self) -> list[str]:
+        """The compared arms: the treatments, then the control."""
+        return list(dict.fromkeys([*self.treatments, self.control]))
 
     def all_prefer_treatment(self) -> bool:
-        return all(c.decision.decision == prefer(c.treatment) for c in self.comparisons)
+        return all(c.decision == prefer(c.treatment) for c in self.comparisons)
 
-    def to_dict(self) -> dict[str, Any]:
-        primary = self.primary.to_dict()
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "treatment": self.primary.treatment,
-            "control": self.control,
-            "decision": primary["decision"],
-            "decision_role": primary["decision_role"],
-            "caveat": primary["caveat"],
-            "rule": primary["rule"],
-            "tie": primary["tie"],
-            "gates": primary["gates"],
-            "arm_summaries": {arm: s.to_dict() for arm, s in self.arm_summaries.items()},
-            "paired": {"pairs": primary["pairs"], **primary["paired"]},
-            "diagnostics": primary["diagnostics"],
-            "tests": primary["tests"],
-            "minimum_detectable_pass_delta": primary["minimum_detectable_pass_delta"],
-            "power_analysis": primary["power_analysis"],
-            "per_task": primary["per_task"],
-            "comparisons": [c.to_dict() for c in self.comparisons],
-            "warnings": self.warnings,
-            "input": {
-                "files": self.files,
-                "records_read": self.records_read,
-                "invalid_records": self.invalid_records,
-                "errors": self.errors,
-                "duplicates": [d.__dict__ for d in self.duplicates],
-                "infra_failures": self.infra_failures,
-            },
-            "settings": self.settings.to_dict(),
-        }
+
+def generated_schema() -> dict[str, Any]:
+    """The JSON Schema of `CompareReport` (shipped as `schemas/compare_report.schema.json`)."""
+    from plumbline.schema_files import model_schema
+
+    return model_schema(
+        CompareReport,
+        schema_id="https://plumbline.dev/schemas/compare/2/compare_report.schema.json",
+        title="plumbline compare report",
+    )
 
 
 def resolve_arms(
     arms: Sequence[str], treatments: Sequence[str] | None, control: str | None
 ) -> tuple[list[str], str]:
-    """Pick the treatment arms and the control from the arms found in the records."""
+    """Pick the treatment arms and the control from the arms found in the records.
+
+    Arms have no default names: with neither given, the comparison is refused with the arms
+    found and the flags to pass. With only the control, every other arm is a treatment; with
+    only treatments, the one arm left is the control.
+    """
     found = sorted(arms)
     listing = ", ".join(found) if found else "none"
     for name in [*(treatments or []), *([control] if control else [])]:
         if name not in found:
             raise CompareError(f"arm {name!r} has no valid runs; arms found: {listing}")
     if not treatments and not control:
-        if set(DEFAULT_ARMS) <= set(found):
-            return [DEFAULT_ARMS[0]], DEFAULT_ARMS[1]
-        raise CompareError(f"name the arms with --treatment and --control; arms found: {listing}")
+        example = f" (e.g. --treatment {found[0]} --control {found[1]})" if len(found) == 2 else ""
+        raise CompareError(
+            "name the arms to compare with --treatment ARM (repeatable) and --control ARM"
+            f"{example}; arms found: {listing}"
+        )
     if control is None:
         rest = [a for a in found if a not in (treatments or [])]
         if len(rest) != 1:
@@ -281,14 +465,37 @@ def _log_ratio_interval(
     return ratio, excluded
 
 
-def _attempt(function: Callable[[], Any]) -> dict[str, Any]:
+_TOO_FEW = re.compile(r"needs at least (\d+) (?:values?|observations?|pairs?)\S*,? got (\d+)")
+
+
+def skipped_reason(message: str) -> str:
+    """Why a test was not computed, in words for the reader (not the statistic's argument
+    names): "needs at least 2 values, got 0" reads "too few paired runs with a value"."""
+    match = _TOO_FEW.search(message)
+    if match:
+        need, got = match.groups()
+        return f"not computed: {got} paired runs have a value here ({need} needed)"
+    if "at least one pair" in message:
+        return "not computed: no paired runs have a value here"
+    if "zero" in message or "identical" in message or "all differences" in message:
+        return "not computed: every paired difference is zero"
+    return "not computed: these data do not allow it"
+
+
+def _attempt(function: Callable[[], Any]) -> PairedTest:
     # Degenerate data (no pairs, every difference zero) makes a test undefined; say so.
     try:
         result = function()
     except ValueError as error:
-        return {"skipped": str(error)}
+        return PairedTest(skipped=str(error), skipped_reason=skipped_reason(str(error)))
     payload: dict[str, Any] = result.to_dict()
-    return payload
+    interval = payload.pop("interval", None)
+    return PairedTest.model_validate(
+        {
+            **payload,
+            "interval": None if interval is None else Interval.of(result.interval),
+        }
+    )
 
 
 def _paired_arrays(pairs: pl.DataFrame, column: str) -> tuple[np.ndarray[Any, Any], ...]:
@@ -305,9 +512,9 @@ def _positive_pairs(pairs: pl.DataFrame, column: str) -> tuple[np.ndarray[Any, A
     return t[keep], c[keep]
 
 
-def paired_tests(pairs: pl.DataFrame, settings: CompareSettings) -> dict[str, dict[str, Any]]:
+def paired_tests(pairs: pl.DataFrame, settings: CompareSettings) -> dict[str, PairedTest]:
     """McNemar on success; Wilcoxon and Hodges–Lehmann on duration and tokens; geometric means."""
-    tests: dict[str, dict[str, Any]] = {}
+    tests: dict[str, PairedTest] = {}
     success_t, success_c = _paired_arrays(pairs, "success_int")
     tests["mcnemar_success"] = _attempt(
         lambda: stats.mcnemar_exact(success_t.astype(bool), success_c.astype(bool))
@@ -337,7 +544,7 @@ def paired_tests(pairs: pl.DataFrame, settings: CompareSettings) -> dict[str, di
 
 def power_analysis(
     pairs: pl.DataFrame, control_rate: float | None, settings: CompareSettings
-) -> dict[str, Any]:
+) -> PowerAnalysis:
     """Smallest pass-rate difference these pairs can detect (McNemar design, Connor 1987).
 
     The unit is the task: `n` tasks, each with K paired repeats (K = the median pairs per
@@ -346,7 +553,7 @@ def power_analysis(
     the one with more room from the control's pass rate.
     """
     if pairs.height < 2 or control_rate is None:
-        return {"minimum_detectable_pass_delta": None, "reason": "fewer than 2 pairs"}
+        return PowerAnalysis(reason="fewer than 2 pairs")
     per_task = pairs.group_by("task_id").agg(
         pl.len().alias("k"),
         pl.col("pass_delta").cast(pl.Float64).var(ddof=0).alias("within"),
@@ -380,12 +587,10 @@ def power_analysis(
             increase=control_rate <= 0.5,
         )
     except ValueError as error:
-        return {"minimum_detectable_pass_delta": None, "reason": str(error), **details}
-    return {
-        "minimum_detectable_pass_delta": abs(result.effect),
-        "method": result.method,
-        **details,
-    }
+        return PowerAnalysis(reason=str(error), **details)
+    return PowerAnalysis(
+        minimum_detectable_pass_delta=abs(result.effect), method=result.method, **details
+    )
 
 
 class _Steps:
@@ -411,12 +616,17 @@ def _comparison(
     control: str,
     settings: CompareSettings,
     step: Callable[[str], None] = lambda what: None,
-) -> Comparison:
+) -> ArmComparison:
     pairs = pair_runs(prepared, treatment, control)
     summary = delta_summaries(pairs, [*PRIMARY_DELTAS, *SECONDARY_DELTAS])
     paired: dict[str, PairedDelta] = {}
+    intervals: dict[str, ConfidenceInterval | None] = {}
     for name in PRIMARY_DELTAS:
-        paired[name] = PairedDelta(summary[name], _bootstrap_mean(pairs, name, settings))
+        intervals[name] = _bootstrap_mean(pairs, name, settings)
+        paired[name] = PairedDelta(
+            **summary[name].model_dump(),
+            ci=None if intervals[name] is None else Interval.of(intervals[name]),  # type: ignore[arg-type]
+        )
         step(f"{treatment} vs {control}: {name} interval")
     diagnostics = {name: summary[name] for name in SECONDARY_DELTAS}
     warnings: list[str] = []
@@ -434,18 +644,18 @@ def _comparison(
         gates = ci_gates(
             summaries[treatment],
             summaries[control],
-            pass_delta=paired["pass_delta"].interval,
+            pass_delta=intervals["pass_delta"],
             duration_ratio=duration_ratio,
             token_ratio=token_ratio,
             margins=settings.margins,
         )
     else:
-        gates = seed_gates(summaries[treatment], summaries[control])
+        gates = schema_gates(summaries[treatment], summaries[control])
     decision = decide(treatment, control, gates, settings.rule)
     if decision.tie:
         warnings.append(
-            f"{treatment} vs {control}: all three gates are ties; the seed's order reads this "
-            f"as {decision.decision!r}"
+            f"{treatment} vs {control}: all three gates are ties; the A/B schema's order reads "
+            f"this as {decision.decision!r}"
         )
     if pairs.height and pairs["task_id"].n_unique() == 1:
         warnings.append(
@@ -466,8 +676,8 @@ def _comparison(
             f"and no pairs: {', '.join(names)}"
         )
     power = power_analysis(pairs, summaries[control].success_rate, settings)
-    detectable = power.get("minimum_detectable_pass_delta")
-    observed = paired["pass_delta"].summary.mean
+    detectable = power.minimum_detectable_pass_delta
+    observed = paired["pass_delta"].mean
     if detectable is not None and observed is not None and abs(observed) < detectable:
         warnings.append(
             f"{treatment} vs {control}: the observed pass-rate difference ({observed:+.3f}) is "
@@ -477,17 +687,49 @@ def _comparison(
         )
     tests = paired_tests(pairs, settings)
     step(f"{treatment} vs {control}: paired tests")
-    return Comparison(
-        caveat=small_sample_caveat(prepared, pairs, power, summaries[control], treatment, control),
+    return _arm_comparison(
+        decision,
         treatment=treatment,
         control=control,
-        pairs=pairs.height,
+        caveat=small_sample_caveat(prepared, pairs, power, summaries[control], treatment, control),
+        paired=PairedDeltas(pairs=pairs.height, **paired),
+        diagnostics=diagnostics,
+        tests=tests,
+        power=power,
+        per_task=[PerTaskRow.model_validate(row) for row in table.to_dicts()],
+        warnings=warnings,
+    )
+
+
+def _arm_comparison(
+    decision: Decision,
+    *,
+    treatment: str,
+    control: str,
+    caveat: str | None,
+    paired: PairedDeltas,
+    diagnostics: dict[str, DeltaSummary],
+    tests: dict[str, PairedTest],
+    power: PowerAnalysis,
+    per_task: list[PerTaskRow],
+    warnings: list[str],
+) -> ArmComparison:
+    return ArmComparison(
+        treatment=treatment,
+        control=control,
+        decision=decision.decision,
+        decision_role=decision.role,
+        caveat=caveat,
+        rule=decision.rule,
+        tie=decision.tie,
+        gates=decision.gates,
+        pairs=paired.pairs,
         paired=paired,
         diagnostics=diagnostics,
-        decision=decision,
         tests=tests,
-        per_task=table.to_dicts(),
-        power=power,
+        minimum_detectable_pass_delta=power.minimum_detectable_pass_delta,
+        power_analysis=power,
+        per_task=per_task,
         warnings=warnings,
     )
 
@@ -495,7 +737,7 @@ def _comparison(
 def small_sample_caveat(
     prepared: PreparedRuns,
     pairs: pl.DataFrame,
-    power: dict[str, Any],
+    power: PowerAnalysis,
     control: ArmSummary,
     treatment_arm: str,
     control_arm: str,
@@ -510,7 +752,7 @@ def small_sample_caveat(
     tasks = int(pairs["task_id"].n_unique()) if pairs.height else 0
     if tasks < 2:
         reasons.append(f"only {tasks} task{'s' if tasks != 1 else ''} paired (at least 2 needed)")
-    detectable = power.get("minimum_detectable_pass_delta")
+    detectable = power.minimum_detectable_pass_delta
     rate = control.success_rate
     if tasks >= 2 and detectable is None:
         reasons.append(f"{tasks} paired tasks cannot detect any pass-rate difference")
@@ -544,15 +786,18 @@ _HOLM_TESTS = (
 )
 
 
-def _holm_adjust(comparisons: list[Comparison]) -> None:
+def _holm_adjust(comparisons: list[ArmComparison]) -> list[ArmComparison]:
     """Holm-adjust each test's p-values across the treatments (one family per test)."""
+    tests = [dict(c.tests) for c in comparisons]
     for name in _HOLM_TESTS:
-        entries = [c.tests[name] for c in comparisons if "pvalue" in c.tests[name]]
-        if not entries:
+        found = [(i, t[name], t[name].pvalue) for i, t in enumerate(tests)]
+        usable = [(i, test, p) for i, test, p in found if p is not None]
+        if not usable:
             continue
-        adjusted = stats.holm([entry["pvalue"] for entry in entries])
-        for entry, value in zip(entries, adjusted, strict=True):
-            entry["pvalue_holm"] = float(value)
+        adjusted = stats.holm([p for _, _, p in usable])
+        for (i, test, _), value in zip(usable, adjusted, strict=True):
+            tests[i][name] = test.model_copy(update={"pvalue_holm": float(value)})
+    return [c.model_copy(update={"tests": t}) for c, t in zip(comparisons, tests, strict=True)]
 
 
 def _input_warnings(
@@ -603,10 +848,58 @@ def _input_warnings(
         listed = ", ".join(f"{t}/{a} ({n})" for t, a, n in few.head(MAX_LISTED).iter_rows())
         more = f" and {few.height - MAX_LISTED} more" if few.height > MAX_LISTED else ""
         warnings.append(
-            f"{few.height} task-arm pairs have fewer than {MIN_REPEATS} repeats (the seed asks "
-            f"for at least {MIN_REPEATS} before a promotion decision): {listed}{more}"
+            f"{few.height} task-arm pairs have fewer than {MIN_REPEATS} repeats (the A/B schema "
+            f"asks for at least {MIN_REPEATS} before a promotion decision): {listed}{more}"
         )
     return warnings
+
+
+def thin_points(values: list[float]) -> list[float]:
+    """At most MAX_POINTS values: evenly spaced order statistics (min and max kept)."""
+    if len(values) <= MAX_POINTS:
+        return values
+    ordered = sorted(values)
+    step = (len(ordered) - 1) / (MAX_POINTS - 1)
+    return [ordered[round(i * step)] for i in range(MAX_POINTS)]
+
+
+def run_listing(prepared: PreparedRuns, arms: Sequence[str]) -> RunListing:
+    """The compared arms' runs, sorted by arm, task and repeat (the first MAX_LISTED_RUNS)."""
+    runs = prepared.runs.filter(pl.col("arm").is_in(list(arms)))
+    listed = runs.sort("arm", "task_id", "repeat").head(MAX_LISTED_RUNS)
+    rows = [
+        RunRow(
+            task_id=str(row["task_id"]),
+            arm=str(row["arm"]),
+            repeat=int(row["repeat"]),
+            outcome="timed out" if row["timed_out"] else "success" if row["success"] else "failure",
+            duration_seconds=row["duration_seconds"],
+            total_tokens=row["total_tokens"],
+            non_cache_tokens=row["non_cache_tokens"],
+            total_cost_usd=row["total_cost_usd"],
+            location=f"{row['file']}:{row['line']}",
+        )
+        for row in listed.iter_rows(named=True)
+    ]
+    return RunListing(total=runs.height, listed=len(rows), rows=rows)
+
+
+def arm_distributions(prepared: PreparedRuns, arms: Sequence[str]) -> dict[str, ArmDistribution]:
+    """Per-run duration and token values per arm (thinned beyond MAX_POINTS)."""
+
+    def sample(chosen: pl.DataFrame, metric: str) -> Sample:
+        values = [float(v) for v in chosen[metric].drop_nulls().to_list()]
+        return Sample(n=len(values), values=thin_points(values))
+
+    distributions: dict[str, ArmDistribution] = {}
+    for arm in arms:
+        chosen = prepared.runs.filter(pl.col("arm") == arm)
+        distributions[arm] = ArmDistribution(
+            duration_seconds=sample(chosen, "duration_seconds"),
+            non_cache_tokens=sample(chosen, "non_cache_tokens"),
+            total_tokens=sample(chosen, "total_tokens"),
+        )
+    return distributions
 
 
 def compare_runs(
@@ -629,34 +922,55 @@ def compare_runs(
     step = _Steps(len(chosen) * _steps_per_comparison(settings), progress)
     comparisons = [_comparison(prepared, summaries, t, control, settings, step) for t in chosen]
     if len(comparisons) > 1:
-        _holm_adjust(comparisons)
+        comparisons = _holm_adjust(comparisons)
     warnings = _input_warnings(prepared, summaries, table)
     for comparison in comparisons:
         warnings.extend(comparison.warnings)
+    primary = comparisons[0]
+    compared = [*chosen, control]
     return CompareReport(
-        treatments=chosen,
+        treatment=primary.treatment,
         control=control,
+        decision=primary.decision,
+        decision_role=primary.decision_role,
+        caveat=primary.caveat,
+        rule=primary.rule,
+        tie=primary.tie,
+        gates=primary.gates,
         arm_summaries=summaries,
+        paired=primary.paired,
+        diagnostics=primary.diagnostics,
+        tests=primary.tests,
+        minimum_detectable_pass_delta=primary.minimum_detectable_pass_delta,
+        power_analysis=primary.power_analysis,
+        per_task=primary.per_task,
         comparisons=comparisons,
-        settings=settings,
-        files=table.files,
-        records_read=table.records_read,
-        invalid_records=table.invalid_records,
-        errors=[str(e) for e in table.errors],
-        duplicates=prepared.duplicates,
-        infra_failures=prepared.infra_failures,
         warnings=warnings,
+        input=InputSummary(
+            files=table.files,
+            records_read=table.records_read,
+            invalid_records=table.invalid_records,
+            errors=[str(e) for e in table.errors],
+            duplicates=prepared.duplicates,
+            infra_failures=prepared.infra_failures,
+        ),
+        settings=settings,
+        runs=run_listing(prepared, compared),
+        distributions=arm_distributions(prepared, compared),
     )
 
 
 __all__ = [
-    "DEFAULT_ARMS",
     "MIXED",
+    "ArmComparison",
     "CompareError",
     "CompareReport",
     "CompareSettings",
-    "Comparison",
+    "Gate",
     "PairedDelta",
+    "PairedDeltas",
+    "PairedTest",
     "compare_runs",
+    "generated_schema",
     "resolve_arms",
 ]

@@ -1,8 +1,8 @@
-"""The decision rule: three gates, checked in the seed's order.
+"""The decision rule: three gates, checked in the A/B schema's order.
 
-Seed rule (seed 002, "Decision Rule"): `prefer <treatment>` when success_rate(T) ≥
-success_rate(C), median_duration_seconds(T) ≤ median_duration_seconds(C) and
-median_non_cache_tokens(T) ≤ median_non_cache_tokens(C); `prefer <control>` when all three hold
+Schema rule (`--rule schema`, the A/B schema's "Decision Rule"): `prefer <treatment>` when
+success_rate(T) ≥ success_rate(C), median_duration_seconds(T) ≤ median_duration_seconds(C)
+and median_non_cache_tokens(T) ≤ median_non_cache_tokens(C); `prefer <control>` when all three hold
 the other way; otherwise `mixed results - inspect paired deltas`. Checked in that order, so a
 three-way tie reads `prefer <treatment>` and is flagged as a tie.
 
@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import Field
 
 from plumbline.compare.metrics import ArmSummary
+from plumbline.result import Interval, ResultModel, unit_field
 from plumbline.stats.result import ConfidenceInterval
 
-Rule = Literal["seed", "ci"]
+Rule = Literal["schema", "ci"]
+Verdict = Literal["treatment", "control", "tie", "neither"]
 Role = Literal["treatment", "control", "mixed"]
 MIXED = "mixed results - inspect paired deltas"
 
@@ -33,13 +37,18 @@ def prefer(arm: str) -> str:
     return f"prefer {arm}"
 
 
-@dataclass(frozen=True)
-class Margins:
+class Margins(ResultModel):
     """Non-inferiority margins for `--rule ci`: absolute for success, relative otherwise."""
 
-    success: float = 0.05
-    duration: float = 0.10
-    tokens: float = 0.10
+    success: float = unit_field(
+        "Absolute margin on the pass-rate difference.", "proportion", default=0.05
+    )
+    duration: float = unit_field(
+        "Relative margin on the duration ratio.", "proportion", default=0.10
+    )
+    tokens: float = unit_field(
+        "Relative margin on the non-cache token ratio.", "proportion", default=0.10
+    )
 
     @classmethod
     def parse(cls, text: str) -> Margins:
@@ -59,50 +68,62 @@ class Margins:
             if not (math.isfinite(value) and 0 <= value < 1):
                 raise ValueError(f"margin {key}: must be in [0, 1), got {value}")
             values[key] = value
-        return cls(**values)
-
-    def to_dict(self) -> dict[str, float]:
-        return {"success": self.success, "duration": self.duration, "tokens": self.tokens}
+        return cls.model_validate(values)
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(ResultModel):
     """One gate: both arms' values, whether it holds for each arm, and the verdict."""
 
-    name: str
-    treatment_value: float | None
-    control_value: float | None
+    name: str = Field(description="The arm-summary field the gate compares.")
+    treatment: float | None = unit_field(
+        "The treatment's value of that field (its unit: see the arm summary).", "score"
+    )
+    control: float | None = unit_field("The control's value of that field.", "score")
     holds_for_treatment: bool
     holds_for_control: bool
-    criterion: str
-    interval: ConfidenceInterval | None = None
+    verdict: Verdict = Field(description="Which arm the gate favours.")
+    criterion: str = Field(description="What must hold for the treatment, in words.")
+    interval: Interval | None = Field(
+        default=None,
+        description="Under `--rule ci`: the interval the gate reads (the pass-rate difference "
+        "T − C, or the geometric-mean ratio T / C).",
+    )
 
-    @property
-    def verdict(self) -> str:
-        if self.holds_for_treatment and self.holds_for_control:
-            return "tie"
-        if self.holds_for_treatment:
-            return "treatment"
-        if self.holds_for_control:
-            return "control"
-        return "neither"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "treatment": self.treatment_value,
-            "control": self.control_value,
-            "holds_for_treatment": self.holds_for_treatment,
-            "holds_for_control": self.holds_for_control,
-            "verdict": self.verdict,
-            "criterion": self.criterion,
-            "interval": None if self.interval is None else self.interval.to_dict(),
-        }
+def gate(
+    name: str,
+    treatment: float | None,
+    control: float | None,
+    for_treatment: bool,
+    for_control: bool,
+    criterion: str,
+    interval: ConfidenceInterval | None = None,
+) -> Gate:
+    """A gate with its verdict: `tie` when it holds for both, else the arm it holds for."""
+    verdict: Verdict = (
+        "tie"
+        if for_treatment and for_control
+        else "treatment"
+        if for_treatment
+        else "control"
+        if for_control
+        else "neither"
+    )
+    return Gate(
+        name=name,
+        treatment=treatment,
+        control=control,
+        holds_for_treatment=for_treatment,
+        holds_for_control=for_control,
+        verdict=verdict,
+        criterion=criterion,
+        interval=None if interval is None else Interval.of(interval),
+    )
 
 
 @dataclass(frozen=True)
 class Decision:
-    """The seed's decision string, and `role`: which side it prefers ("treatment", "control")
+    """The A/B schema's decision string, and `role`: which side it prefers ("treatment", "control")
     or "mixed", so that an arm literally named "treatment" cannot be misread."""
 
     decision: str
@@ -122,8 +143,8 @@ def _compare(t: float | None, c: float | None, higher_is_better: bool) -> tuple[
     return (t >= c, c >= t) if higher_is_better else (t <= c, c <= t)
 
 
-def seed_gates(treatment: ArmSummary, control: ArmSummary) -> list[Gate]:
-    """The seed's three gates on the arm summaries."""
+def schema_gates(treatment: ArmSummary, control: ArmSummary) -> list[Gate]:
+    """The A/B schema's three gates on the arm summaries."""
     gates = []
     for name, higher, sign in (
         ("success_rate", True, "≥"),
@@ -132,7 +153,7 @@ def seed_gates(treatment: ArmSummary, control: ArmSummary) -> list[Gate]:
     ):
         t, c = getattr(treatment, name), getattr(control, name)
         for_t, for_c = _compare(t, c, higher)
-        gates.append(Gate(name, t, c, for_t, for_c, f"{name}(treatment) {sign} {name}(control)"))
+        gates.append(gate(name, t, c, for_t, for_c, f"{name}(treatment) {sign} {name}(control)"))
     return gates
 
 
@@ -153,7 +174,7 @@ def ci_gates(
         for_t = pass_delta.low >= -margins.success
         for_c = pass_delta.high <= margins.success
     gates.append(
-        Gate(
+        gate(
             "success_rate",
             treatment.success_rate,
             control.success_rate,
@@ -173,7 +194,7 @@ def ci_gates(
             for_t = ratio.high <= 1 + margin
             for_c = ratio.low >= 1 / (1 + margin)
         gates.append(
-            Gate(
+            gate(
                 name,
                 getattr(treatment, name),
                 getattr(control, name),
@@ -187,7 +208,7 @@ def ci_gates(
 
 
 def decide(treatment: str, control: str, gates: list[Gate], rule: Rule) -> Decision:
-    """Apply the gates in the seed's order: treatment first, then control, else mixed."""
+    """Apply the gates in the A/B schema's order: treatment first, then control, else mixed."""
     role: Role
     if all(g.holds_for_treatment for g in gates):
         decision, role = prefer(treatment), "treatment"

@@ -1,4 +1,4 @@
-"""The seed's metrics (seed 002, "Scoring Schema"), computed column-wise with polars.
+"""The A/B schema's metrics ("Scoring Schema"), computed column-wise with polars.
 
 Per run: `total_tokens = input + output + cache_read + cache_write`, `non_cache_tokens = input +
 output` (null when any part is null). Per arm: `runs`, `successes`, `success_rate`,
@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
+from pydantic import Field
 
 from plumbline.records.run_record import COUNT_FIELDS, TOKEN_FIELDS
+from plumbline.result import ResultModel, unit_field
 
 # delta name -> the per-run column it is computed from
 PRIMARY_DELTAS: dict[str, str] = {
@@ -41,14 +43,13 @@ SECONDARY_DELTAS: dict[str, str] = {
 PAIR_COLUMNS = tuple(dict.fromkeys([*PRIMARY_DELTAS.values(), *SECONDARY_DELTAS.values()]))
 
 
-@dataclass(frozen=True)
-class Duplicate:
+class Duplicate(ResultModel):
     """A `(task_id, arm, repeat)` that occurs more than once, with where each copy is."""
 
     task_id: str
     arm: str
-    repeat: int
-    locations: list[str]
+    repeat: int = unit_field("The repeat index.", "count")
+    locations: list[str] = Field(description="`file:line` of each copy.")
 
 
 @dataclass
@@ -77,7 +78,8 @@ def _pair_key(runs: pl.DataFrame) -> pl.Series:
 
 
 def prepare_runs(frame: pl.DataFrame) -> PreparedRuns:
-    """Derive the seed's per-run columns, set aside infrastructure failures, find duplicates."""
+    """Derive the A/B schema's per-run columns, set aside infrastructure failures, find
+    duplicates."""
     infra = frame.lazy().filter(pl.col("infra_failure")).group_by("arm").len().collect()
     infra_failures = {str(arm): int(n) for arm, n in infra.iter_rows()}
     # Filtering copies every column; most inputs have no infrastructure failure to remove.
@@ -116,37 +118,39 @@ def prepare_runs(frame: pl.DataFrame) -> PreparedRuns:
             .sort("arm", "task_id", "repeat")
         )
         duplicates = [
-            Duplicate(str(task), str(arm), int(repeat), list(locations))
+            Duplicate(task_id=str(task), arm=str(arm), repeat=int(repeat), locations=locations)
             for task, arm, repeat, locations in grouped.iter_rows()
         ]
     return PreparedRuns(runs, infra_failures, duplicates)
 
 
-@dataclass(frozen=True)
-class ArmSummary:
-    """The seed's per-arm fields, plus the counts the seed left out."""
+class ArmSummary(ResultModel):
+    """The A/B schema's per-arm fields, plus the counts it left out."""
 
-    runs: int
-    successes: int
-    success_rate: float | None
-    total_cost_usd: float | None
-    avg_cost_usd: float | None
-    median_cost_usd: float | None
-    median_duration_seconds: float | None
-    median_total_tokens: float | None
-    median_non_cache_tokens: float | None
-    solved_per_dollar: float | None
-    runs_with_cost: int
-    null_cost_runs: int
-    null_total_tokens_runs: int
-    null_non_cache_tokens_runs: int
-    timed_out_runs: int
-    excluded_infra_failures: int
-    tasks: int
-    min_repeats_per_task: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    runs: int = unit_field("Runs kept (infrastructure failures excluded).", "count")
+    successes: int = unit_field("Successful runs (a timed-out run is a failure).", "count")
+    success_rate: float | None = unit_field("successes / runs.", "proportion")
+    total_cost_usd: float | None = unit_field("Sum of the known costs.", "usd")
+    avg_cost_usd: float | None = unit_field("Mean cost of the runs with a cost.", "usd")
+    median_cost_usd: float | None = unit_field("Median cost of the runs with a cost.", "usd")
+    median_duration_seconds: float | None = unit_field("Median run duration.", "seconds")
+    median_total_tokens: float | None = unit_field(
+        "Median of input + output + cache read + cache write tokens.", "tokens"
+    )
+    median_non_cache_tokens: float | None = unit_field("Median of input + output tokens.", "tokens")
+    solved_per_dollar: float | None = unit_field(
+        "Successes per dollar, over the runs whose cost is known.", "ratio"
+    )
+    runs_with_cost: int = unit_field("Runs with a known cost.", "count")
+    null_cost_runs: int = unit_field("Runs without a cost.", "count")
+    null_total_tokens_runs: int = unit_field("Runs lacking a token count of any kind.", "count")
+    null_non_cache_tokens_runs: int = unit_field(
+        "Runs lacking an input or output token count.", "count"
+    )
+    timed_out_runs: int = unit_field("Runs that timed out (counted as failures).", "count")
+    excluded_infra_failures: int = unit_field("Infrastructure failures left out.", "count")
+    tasks: int = unit_field("Distinct tasks with runs in this arm.", "count")
+    min_repeats_per_task: int = unit_field("Fewest runs of any task in this arm.", "count")
 
 
 def _nullable(value: Any) -> float | None:
@@ -186,7 +190,24 @@ def arm_summaries(prepared: PreparedRuns, arms: list[str]) -> dict[str, ArmSumma
         infra = prepared.infra_failures.get(arm, 0)
         if row is None:
             summaries[arm] = ArmSummary(
-                0, 0, None, None, None, None, None, None, None, None, 0, 0, 0, 0, 0, infra, 0, 0
+                runs=0,
+                successes=0,
+                success_rate=None,
+                total_cost_usd=None,
+                avg_cost_usd=None,
+                median_cost_usd=None,
+                median_duration_seconds=None,
+                median_total_tokens=None,
+                median_non_cache_tokens=None,
+                solved_per_dollar=None,
+                runs_with_cost=0,
+                null_cost_runs=0,
+                null_total_tokens_runs=0,
+                null_non_cache_tokens_runs=0,
+                timed_out_runs=0,
+                excluded_infra_failures=infra,
+                tasks=0,
+                min_repeats_per_task=0,
             )
             continue
         runs, with_cost = int(row["runs"]), int(row["runs_with_cost"])
@@ -252,21 +273,19 @@ def pair_runs(prepared: PreparedRuns, treatment: str, control: str) -> pl.DataFr
     )
 
 
-@dataclass(frozen=True)
-class DeltaSummary:
-    """Mean and median of one paired delta over the pairs where it is defined."""
+class DeltaSummary(ResultModel):
+    """Mean and median of one paired delta (treatment − control, in the unit its name says:
+    `pass_delta` a difference of proportions, `*_usd` dollars, `*_seconds` seconds, the others
+    counts) over the pairs where it is defined."""
 
-    mean: float | None
-    median: float | None
-    n: int
-    null_pairs: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    mean: float | None = unit_field("Mean of the delta over its pairs.", "score")
+    median: float | None = unit_field("Median of the delta over its pairs.", "score")
+    n: int = unit_field("Pairs where both sides have a value.", "count")
+    null_pairs: int = unit_field("Pairs where a side has no value.", "count")
 
 
 def delta_summaries(pairs: pl.DataFrame, names: list[str]) -> dict[str, DeltaSummary]:
-    """The seed's aggregate paired metrics: mean and median of each delta, in one pass."""
+    """The A/B schema's aggregate paired metrics: mean and median of each delta, in one pass."""
     aggregated = pairs.select(
         *[pl.col(name).cast(pl.Float64).mean().alias(f"{name}:mean") for name in names],
         *[pl.col(name).cast(pl.Float64).median().alias(f"{name}:median") for name in names],

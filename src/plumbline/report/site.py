@@ -185,6 +185,13 @@ def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput]:
                 if invalid:
                     problems += [f"{path}: {problem}" for problem in invalid]
                     continue
+            if kind == "compare":
+                from plumbline.report.compare_page import document_problems as compare_problems
+
+                invalid = compare_problems(document)
+                if invalid:
+                    problems += [f"{path}: {problem}" for problem in invalid]
+                    continue
             documents.append((kind, Path(path).stem, document))
         elif what == "inspect_logs":
             sources["leaderboard"].extend(payload)
@@ -267,11 +274,24 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
     if site_input.kind == "leaderboard":
         return _leaderboard_summary(site_input)
     if site_input.kind == "compare":
-        treatment, control = document.get("treatment"), document.get("control")
+        from plumbline.report import present
+        from plumbline.report.compare_page import document_problems, read_report
+
+        problems = document_problems(document)
+        if problems:
+            # An earlier site's report of an older version: say why it is not shown.
+            return {"title": site_input.name, "headline": problems[0], "facts": []}
+        report = read_report(document)
         return {
-            "title": f"{treatment} vs {control}",
-            "headline": str(document.get("decision", "no decision")),
-            "facts": [f"{len(document.get('per_task', []))} task(s)"],
+            "title": f"{', '.join(report.treatments)} vs {report.control}",
+            "headline": report.decision,
+            "facts": [
+                f"{present.number(report.paired.pairs)} paired runs",
+                f"{present.number(report.input.records_read)} records read",
+                f"{'a warning' if len(report.warnings) == 1 else 'warnings'}"
+                if report.warnings
+                else "no warnings",
+            ],
         }
     models = document.get("models", [])
     model_names = [str(entry.get("model", "?")) for entry in models if isinstance(entry, dict)]
