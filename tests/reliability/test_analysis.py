@@ -52,7 +52,7 @@ def test_a_model_that_only_fails_still_gets_robustness() -> None:
     assert down.latency is None and down.performance is None and down.consistency is None
     assert down.robustness.error_rate == 100.0
     assert down.robustness.exceptions["ServerError"] == 5
-    assert any("robustness rests on 5 trials" in w for w in down.warnings)
+    assert any("robustness rests on 5 trials" in w for w in report.warnings_for("p/down"))
     latency = next(c for c in report.comparisons if c.metric == "latency_seconds")
     assert latency.effect is None and latency.note
     json.loads(dumps(report))  # strict JSON, no NaN
@@ -67,7 +67,7 @@ def test_several_prompts_duplicates_and_empty_responses() -> None:
     report = analyze(records, bag_of_words)
     (model,) = report.models
     assert model.trials == 9
-    assert any("duplicate trial" in w for w in report.warnings)
+    assert any("duplicate trial" in w.message for w in report.warnings)
     prompts = {p.prompt_id: p for p in model.prompts}
     assert prompts["a"].consistency is not None
     assert prompts["a"].consistency.score == 1.0
@@ -111,11 +111,49 @@ def test_configurations_of_a_model_are_reported_separately_never_pooled() -> Non
         "p/other",
     ]
     assert all(m.trials == 4 for m in report.models)
-    assert not any("duplicate trial" in w for w in report.warnings)
-    assert any("p/m was run with 2 generation configurations" in w for w in report.warnings)
-    assert not any("prices given for models without trials" in w for w in report.warnings)
+    assert not any("duplicate trial" in w.message for w in report.warnings)
+    assert any("p/m was run with 2 generation configurations" in w.message for w in report.warnings)
+    assert not any("prices given for models without trials" in w.message for w in report.warnings)
     # one configuration per model, but they differ between models: said
     single = analyze([*hot, *other], bag_of_words)
     assert [m.model for m in single.models] == ["p/m", "p/other"]
-    assert any("differing in temperature" in w for w in single.warnings)
+    assert any("differing in temperature" in w.message for w in single.warnings)
     assert "2 generation configurations" in render_markdown(report)
+
+
+def test_the_report_document_states_its_version_and_units() -> None:
+    """JSON is `model_dump(mode="json")`, valid under the shipped schema; CERT's error and
+    timeout rates are percentages, every other rate a proportion (0-1)."""
+    import jsonschema
+
+    from plumbline.reliability.analysis import ReliabilityReport
+    from plumbline.result import schema_version
+    from plumbline.schema_files import shipped
+
+    records = [
+        record("p/m", "q", t, error_class=ErrorClass.TIMEOUT, timed_out=True)
+        if t % 4 == 0
+        else record("p/m", "q", t, response=f"answer number {t}.")
+        for t in range(12)
+    ]
+    report = analyze(records, bag_of_words)
+    document = report.json_document()
+    assert document["schema_version"] == schema_version("reliability", 1)
+    assert document == json.loads(json.dumps(report.model_dump(mode="json")))
+    assert ReliabilityReport.model_validate(document) == report
+    schema = shipped("reliability_report.schema.json")
+    jsonschema.Draft202012Validator(schema).validate(document)
+
+    definitions = schema["$defs"]
+    robustness = definitions["RobustnessResult"]["properties"]
+    assert robustness["error_rate"]["unit"] == "percent"
+    assert robustness["timeout_rate"]["unit"] == "percent"
+    assert definitions["ErrorClassRate"]["properties"]["rate"]["unit"] == "proportion"
+    robust = report.models[0].robustness
+    assert robust.error_rate == 25.0 and robust.timeout_rate == 25.0  # CERT: percent
+    timeout = next(c for c in robust.error_classes if c.error_class == "TimeoutError")
+    assert timeout.rate == 0.25  # a proportion
+    assert timeout.interval.low is not None and timeout.interval.high is not None
+    assert 0 <= timeout.interval.low <= 0.25 <= timeout.interval.high <= 1
+    assert robust.error_rate_interval.high is not None
+    assert robust.error_rate_interval.high == 100 * timeout.interval.high

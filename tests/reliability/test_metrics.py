@@ -88,7 +88,7 @@ def test_latency_validation() -> None:
     with pytest.raises(ValueError, match="non-negative"):
         latency_metrics([1.0, -0.5])
     good = latency_metrics([1.0, 2.0, 3.0])
-    fields = {name: getattr(good, name) for name in good.__dataclass_fields__}
+    fields = {name: getattr(good, name) for name in type(good).model_fields}
     with pytest.raises(ValueError, match="ordering"):
         LatencyResult(**{**fields, "p95": 5.0})
 

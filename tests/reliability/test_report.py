@@ -142,7 +142,7 @@ def test_analysis_with_the_real_embedding_model(journal: Path, embedder: Embedde
     assert "## openai-api/local/steady" in markdown
     assert "Highly deterministic" in markdown
     assert "semantic_agreement" in markdown
-    json.dumps(report.to_dict(), allow_nan=False)  # strict JSON
+    json.dumps(report.json_document(), allow_nan=False)  # strict JSON
 
 
 def test_embedder_is_offline_batched_and_cached() -> None:

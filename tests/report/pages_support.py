@@ -98,8 +98,7 @@ def write_run_records(path: Path, arms: Sequence[str], tasks: Sequence[str], rep
 def reliability_document(records: Sequence[TrialRecord]) -> dict[str, Any]:
     """What `plumbline reliability --json` writes for these records (bag-of-words embedding)."""
     report = analyze(records, bag_of_words, config=BenchmarkConfig(bootstrap_resamples=200))
-    document: dict[str, Any] = json.loads(dumps(report))
-    return document
+    return report.json_document()
 
 
 def example_trials() -> list[TrialRecord]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,15 +18,19 @@ from pages_support import (
     reliability_document,
     write_trial_records,
 )
+from rich.console import Console
+from tests.support.rendered_numbers import page_text, unexplained_numbers
 
 from plumbline.records.trial_record import read_trial_records
+from plumbline.reliability.analysis import ReliabilityReport
+from plumbline.reliability.bands import tone
+from plumbline.reliability.render import render_markdown, render_terminal
 from plumbline.report.reliability_page import (
-    band_css,
     comparison_table,
     reliability_view,
     render_reliability_pages,
 )
-from plumbline.report.site import SiteInput, write_site
+from plumbline.report.site import SiteInput, SiteInputError, write_site
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -37,16 +43,21 @@ def document() -> dict[str, Any]:
     return reliability_document(example_trials())
 
 
+def _view(document: dict[str, Any]) -> Any:
+    return reliability_view(ReliabilityReport.model_validate(document))
+
+
 def test_consistency_and_agreement_side_by_side(document: dict[str, Any]) -> None:
-    view = reliability_view(document)
+    view = _view(document)
     assert [m.model for m in view.models] == [m["model"] for m in document["models"]]
     for model, entry in zip(view.models, document["models"], strict=True):
         seed, agreement = model.consistency
-        assert seed.label == "consistency (seed)"
+        assert seed.label == "consistency (CERT)"
         assert seed.value == f"{entry['consistency']['statistic']:.3f}"
         assert agreement.label == "semantic agreement"
         assert agreement.n == str(entry["agreement"]["n"])
-        # The seed's band for the seed score; both carry a badge colour.
+        # CERT's band for CERT's score (in the report); both carry a badge colour.
+        assert seed.band == entry["consistency"]["band"]["label"]
         assert seed.band in {
             "Highly deterministic",
             "Reliably consistent",
@@ -59,7 +70,7 @@ def test_consistency_and_agreement_side_by_side(document: dict[str, Any]) -> Non
 
 
 def test_latency_percentiles_chart_and_intervals(document: dict[str, Any]) -> None:
-    for model, entry in zip(reliability_view(document).models, document["models"], strict=True):
+    for model, entry in zip(_view(document).models, document["models"], strict=True):
         latency = entry["latency"]
         assert model.latency_chart is not None
         assert "p95" in model.latency_chart and "<rect" in model.latency_chart
@@ -72,12 +83,15 @@ def test_latency_percentiles_chart_and_intervals(document: dict[str, Any]) -> No
 
 
 def test_error_classes_with_rates_and_wilson_intervals(document: dict[str, Any]) -> None:
-    for model, entry in zip(reliability_view(document).models, document["models"], strict=True):
+    for model, entry in zip(_view(document).models, document["models"], strict=True):
         robust = entry["robustness"]
         occurred = {k: v for k, v in robust["exceptions"].items() if v}
         assert {row[0].text for row in model.error_rows} == set(occurred)
+        shares = {c["error_class"]: c for c in robust["error_classes"]}
         for row in model.error_rows:
             count = occurred[row[0].text]
+            # a class's share of trials is a proportion (0-1), computed by the analysis
+            assert shares[row[0].text]["rate"] == pytest.approx(count / robust["total_trials"])
             assert float(row[2].sort) == pytest.approx(count / robust["total_trials"])
             assert row[3].text.startswith("[")
         error_rate = model.errors[0]
@@ -85,43 +99,47 @@ def test_error_classes_with_rates_and_wilson_intervals(document: dict[str, Any])
         assert error_rate.band == robust["band"]["label"]
         if len(occurred) < len(robust["exceptions"]):
             assert "No trial failed with" in model.error_note
-        # One chart row per occurred class besides timeouts, plus all errors and timeouts.
-        rows = 2 + len([k for k in occurred if k != "TimeoutError"])
-        assert model.error_chart.count('<g class="row') == rows
+        # One chart row per class that occurred (the error and timeout rates, in CERT's
+        # percent, are in the metrics table above the chart).
+        if occurred:
+            assert model.error_chart.count('<g class="row') == len(occurred)
+        else:
+            assert model.error_chart is None
 
 
 def test_model_comparison_table_and_effects(document: dict[str, Any]) -> None:
-    header, rows = comparison_table(document["models"])
+    header, rows = comparison_table(ReliabilityReport.model_validate(document).models)
     assert [h for h, _ in header][:3] == ["model", "error rate", "trials"]
     assert [row[0].text for row in rows] == [m["model"] for m in document["models"]]
-    view = reliability_view(document)
+    view = _view(document)
     assert len(view.effect_rows) == len(document["comparisons"])
     assert {c.title for c in view.effect_charts} == {
         "Cohen's d: latency (s)",
         "Cohen's d: performance heuristic (length, structure, prompt similarity)",
     }
     assert [c.title for c in view.charts] == [
-        "Consistency (seed score)",
+        "Consistency (CERT score)",
         "Semantic agreement",
         "Performance heuristic",
         "Error rate",
         "Latency percentiles",
         "Latency p95 with its interval",
+        "Latency per trial",
     ]
 
 
 def test_band_colours() -> None:
-    assert band_css("Highly deterministic") == "ok"
-    assert band_css("Moderate variance") == "warn"
-    assert band_css("Critical") == "bad"
-    assert band_css("something else") == "missing"
+    assert tone("Highly deterministic") == "ok"
+    assert tone("Moderate variance") == "warn"
+    assert tone("Critical") == "bad"
+    assert tone("something else") == "missing"
 
 
-def test_trial_records_add_failed_trials_and_samples(tmp_path: Path) -> None:
+def test_the_report_carries_failed_trials_and_samples(tmp_path: Path) -> None:
     path = write_trial_records(tmp_path / "trials.jsonl", ["local/a", "local/b"])
     records = list(read_trial_records([path]).records)
     document = reliability_document(records)
-    view = reliability_view(document, records=records)
+    view = _view(document)
     for model in view.models:
         mine = [r for r in records if r.model == model.model]
         failed = [r for r in mine if r.error_class is not None]
@@ -133,16 +151,17 @@ def test_trial_records_add_failed_trials_and_samples(tmp_path: Path) -> None:
     assert latency.title == "Latency per trial"
     successes = [r for r in records if r.error_class is None]
     assert latency.chart.count('class="point"') == len(successes)
-    without = reliability_view(document)
-    assert all(m.failed is None and m.samples is None for m in without.models)
-    assert "Latency per trial" not in [c.title for c in without.charts]
+    # the page needs no trial records: the same page from the JSON alone
+    alone = render_reliability_pages(SiteInput("reliability", "r", document, ()), "r")[0].html
+    assert 'class="failed-trials"' in alone and 'class="samples"' in alone
+    assert "ServerError" in alone and "&lt;script&gt;" in alone
 
 
 def test_a_model_without_successes_is_marked_not_zero(tmp_path: Path) -> None:
     path = write_trial_records(tmp_path / "trials.jsonl", ["local/a"], trials=4)
     records = [r for r in read_trial_records([path]).records if r.error_class is not None]
     document = reliability_document(records)
-    model = reliability_view(document).models[0]
+    model = _view(document).models[0]
     assert model.latency_rows == [] and model.latency_chart is None
     assert model.consistency[0].value == "—" and model.consistency[0].css == "missing"
     assert model.errors[0].value == "100.0%"
@@ -256,3 +275,64 @@ def test_one_model_has_no_comparison_section(tmp_path: Path) -> None:
     ].html
     assert 'id="comparison"' not in html and 'href="#comparison"' not in html
     assert 'id="model-1"' in html
+
+
+#: Axis tick labels of the charts: a scale, not figures of the report.
+_TICK = re.compile(r'<text[^>]*fill="#555"[^>]*>[^<]*</text>')
+#: Constants of CERT's formulas quoted in the views: the z of CI_95, the token estimate.
+_METHOD_CONSTANTS = ("1.96", "words × 1.3")
+
+
+def test_every_number_on_the_page_is_in_the_report_json(
+    document: dict[str, Any], tmp_path: Path
+) -> None:
+    page = render_reliability_pages(SiteInput("reliability", "r", document, ()), "r")[0]
+    text = page_text(_TICK.sub("", page.html))
+    assert "Latency per trial" in text and "Wilson 95% CI" in text  # charts and tables rendered
+    assert unexplained_numbers(text, document, allowed=_METHOD_CONSTANTS) == []
+    # also with failed trials, an unmeasured model and prices (every section present)
+    path = write_trial_records(tmp_path / "trials.jsonl", ["local/a", "local/b"], trials=4)
+    records = list(read_trial_records([path]).records)
+    failing = reliability_document([r for r in records if r.error_class is not None])
+    mixed = reliability_document(records)
+    for other in (failing, mixed):
+        html = render_reliability_pages(SiteInput("reliability", "r", other, ()), "r")[0].html
+        assert (
+            unexplained_numbers(page_text(_TICK.sub("", html)), other, allowed=_METHOD_CONSTANTS)
+            == []
+        )
+
+
+def test_every_number_in_markdown_and_terminal_is_in_the_report_json(
+    document: dict[str, Any],
+) -> None:
+    report = ReliabilityReport.model_validate(document)
+    markdown = render_markdown(report)
+    assert "| error rate |" in markdown
+    assert unexplained_numbers(markdown, document, allowed=_METHOD_CONSTANTS) == []
+    buffer = io.StringIO()
+    render_terminal(report, Console(file=buffer, width=2000, color_system=None))
+    terminal = buffer.getvalue()
+    assert "error rate" in terminal
+    assert unexplained_numbers(terminal, document) == []
+
+
+def test_the_index_card_counts_the_warnings_the_page_shows(
+    document: dict[str, Any], tmp_path: Path
+) -> None:
+    report = ReliabilityReport.model_validate(document)
+    assert report.warnings, "the example trials have per-model warnings"
+    site = write_site([SiteInput("reliability", "trials", document, ())], tmp_path / "site")
+    page = (site.root / "trials" / "index.html").read_text(encoding="utf-8")
+    shown = page.count('<span class="badge warn">warning</span>')
+    assert shown == len(report.warnings)
+    assert f"{shown} warning(s)" in site.index.read_text(encoding="utf-8")
+
+
+def test_a_document_of_another_version_is_refused_clearly(
+    document: dict[str, Any], tmp_path: Path
+) -> None:
+    old = {k: v for k, v in document.items() if k != "schema_version"}
+    old["models"] = [{**m, "warnings": []} for m in document["models"]]
+    with pytest.raises(SiteInputError, match="not a reliability document this version can render"):
+        write_site([SiteInput("reliability", "old", old, ())], tmp_path / "site")

@@ -206,7 +206,7 @@ def demo_steps(output: Path) -> list[DemoStep]:
             ),
         ),
         DemoStep(
-            "Can I rely on these models? (seed 003: CERT metrics with intervals)",
+            "Can I rely on these models? (CERT metrics with intervals)",
             "Bundled trial records from three models probed against a local OpenAI-style server, "
             "and the real model's probe.",
             (
@@ -230,8 +230,6 @@ def demo_steps(output: Path) -> list[DemoStep]:
                 str(output / "compare.json"),
                 runs,
                 str(output / "reliability.json"),
-                trials,
-                str(output / "smollm2-trials.jsonl"),
                 str(output / "logs-smollm2"),
                 "-o",
                 str(output / "site"),

@@ -29,7 +29,6 @@ from plumbline.cli.output import (
     parse_model_args,
     progress_bar,
     stdout_for_json_only,
-    to_jsonable,
 )
 from plumbline.cli.report import announce_html, html_option
 from plumbline.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
@@ -346,13 +345,12 @@ def reliability(
         from plumbline.frames import trials_frame, write_parquet
 
         write_parquet(trials_frame(result.records), parquet_path)
+    document = report.json_document()
     if json_path is not None and json_path != "-":
-        write_json_atomic(json_path, to_jsonable(report))
+        write_json_atomic(json_path, document)
     if json_path == "-":
-        click.echo(dumps(report))
+        click.echo(dumps(document))
     else:
         render_terminal(report, console)
     if html_dir is not None:
-        announce_html(
-            "reliability", to_jsonable(report), tuple(paths), html_dir, quiet=json_path == "-"
-        )
+        announce_html("reliability", document, tuple(paths), html_dir, quiet=json_path == "-")

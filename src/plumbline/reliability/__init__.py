@@ -1,4 +1,4 @@
-"""Reliability (seed 003, CERT): repeated trials against models and the five metrics.
+"""Reliability (CERT): repeated trials against models and the five metrics.
 
 - `runner`: the trial runner (Inspect AI model API, bounded concurrency, resumable journal)
 - `errors`: error classification from exception types and HTTP status; secret redaction

@@ -9,14 +9,17 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import Field
 
 from plumbline.progress import ProgressCallback, no_progress
 from plumbline.records.trial_record import TrialRecord
+from plumbline.reliability.bands import Band, agreement_band, consistency_band
+from plumbline.reliability.config import APPROXIMATE_BELOW as APPROXIMATE_BELOW
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.configs import split_by_config
 from plumbline.reliability.metrics import (
@@ -28,6 +31,7 @@ from plumbline.reliability.metrics import (
     RobustnessResult,
     agreement_conflict,
     consistency_score,
+    finite_or_none,
     latency_metrics,
     output_quality,
     performance_scores,
@@ -36,9 +40,25 @@ from plumbline.reliability.metrics import (
     summarize_performance,
     valid_responses,
 )
+from plumbline.reliability.verdict import model_verdict
+from plumbline.result import Interval, ResultModel, unit_field
 from plumbline.stats import ConfidenceInterval, EstimateResult, cert_ci_95, cohens_d
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float64]]
+
+#: `schema_version("reliability", 1)`, spelled out for the type checker.
+SCHEMA_VERSION: Literal["plumbline.reliability/1"] = "plumbline.reliability/1"
+
+#: Responses kept per prompt, failed trials kept per model, and per-trial latencies per model.
+RESPONSES_PER_PROMPT = 3
+MAX_FAILED_TRIALS = 500
+MAX_LATENCIES = 4000
+
+#: What each compared metric is, in words.
+METRIC_LABELS = {
+    "latency_seconds": "latency (s)",
+    "performance": "performance heuristic (length, structure, prompt similarity)",
+}
 
 
 @dataclass(frozen=True)
@@ -58,91 +78,248 @@ class Price:
         ) / 1e6
 
 
-@dataclass(frozen=True)
-class PromptReliability:
+class Estimate(ResultModel):
+    """A mean over prompts (or a single prompt's value) with its interval and CERT's band."""
+
+    statistic: float = unit_field(
+        "The estimate, 0–1 (a score of the metric it belongs to).", "score"
+    )
+    n: int = unit_field("Prompts averaged (the unit that varies).", "count")
+    standard_error: float | None = unit_field("Standard error of the mean; null for one.", "score")
+    interval: Interval = Field(description="CERT's CI_95 (clipped to 0–1), or the prompt's own.")
+    band: Band | None = Field(default=None, description="The reading of the estimate.")
+
+    @classmethod
+    def of(cls, result: EstimateResult, band: Band | None = None) -> Estimate:
+        return cls(
+            statistic=result.statistic,
+            n=result.n,
+            standard_error=finite_or_none(result.standard_error),
+            interval=Interval.of(result.interval),
+            band=band,
+        )
+
+
+class PromptReliability(ResultModel):
     """Consistency and agreement of one model on one prompt (responses to the same prompt)."""
 
-    prompt_id: str
-    trials: int
-    valid_responses: int
-    consistency: ConsistencyResult | None
-    agreement: AgreementResult | None
-    conflict: str | None
+    prompt_id: str = Field(description="The prompt's id.")
+    trials: int = unit_field("Trials of this prompt.", "count")
+    valid_responses: int = unit_field("Non-empty responses.", "count")
+    consistency: ConsistencyResult | None = Field(description="Null below 2 valid responses.")
+    agreement: AgreementResult | None = Field(description="Null below 2 valid responses.")
+    conflict: str | None = Field(description="When consistency and agreement disagree: why.")
 
 
-@dataclass(frozen=True)
-class CostResult:
-    mean_cost_per_trial: float
-    trials_priced: int
-    cost_per_quality_point: float | None
+class CostResult(ResultModel):
+    """Mean cost of a trial from the given prices, and per point of performance."""
+
+    mean_cost_per_trial: float = unit_field("Mean cost of a priced trial.", "usd")
+    trials_priced: int = unit_field("Successful trials that report token counts.", "count")
+    cost_per_quality_point: float | None = unit_field(
+        "mean_cost_per_trial / performance score; null when the score is 0.", "usd"
+    )
 
 
-@dataclass
-class ModelReliability:
+class FailedTrial(ResultModel):
+    """One failed trial, as its record tells it (the message already redacted)."""
+
+    prompt_id: str = Field(description="The prompt's id.")
+    trial: int = unit_field("The trial's number.", "count")
+    error_class: str = Field(description="The exception class.")
+    http_status: int | None = unit_field("HTTP status, when the provider sent one.", "count")
+    attempts: int = unit_field("Attempts made (1 + retries).", "count")
+    latency_seconds: float | None = unit_field("Time until the failure.", "seconds")
+    message: str = Field(description="The error message (secrets redacted).")
+
+
+class SampledResponse(ResultModel):
+    trial: int = unit_field("The trial's number.", "count")
+    text: str = Field(description="The response.")
+
+
+class ResponseSample(ResultModel):
+    """The first few successful responses to one prompt."""
+
+    prompt_id: str = Field(description="The prompt's id.")
+    prompt: str = Field(description="The prompt's text.")
+    responses: list[SampledResponse] = Field(description="In trial order.")
+
+
+class ModelReliability(ResultModel):
     """Everything measured for one model."""
 
-    model: str
-    trials: int
-    successful: int
-    prompts: list[PromptReliability]
-    consistency: EstimateResult | None
-    agreement: EstimateResult | None
-    performance: PerformanceResult | None
-    performance_by_prompt: EstimateResult | None
-    latency: LatencyResult | None
-    ttft: LatencyResult | None
-    output_quality: OutputQualityResult | None
-    robustness: RobustnessResult
-    cost: CostResult | None
-    warnings: list[str] = field(default_factory=list)
+    model: str = Field(description="The model (with its differing settings, when several).")
+    trials: int = unit_field("Trials run.", "count")
+    successful: int = unit_field("Trials that returned a response.", "count")
+    verdict: str = Field(
+        default="", description="One line: what its figures let a reader rely on, and what not."
+    )
+    prompts: list[PromptReliability] = Field(description="Per prompt, in prompt-id order.")
+    consistency: Estimate | None = Field(description="CERT consistency, mean over prompts.")
+    agreement: Estimate | None = Field(description="Semantic agreement, mean over prompts.")
+    performance: PerformanceResult | None = Field(description="Null without successes.")
+    performance_by_prompt: Estimate | None = Field(
+        description="The performance heuristic with prompts as the unit (repeats averaged)."
+    )
+    latency: LatencyResult | None = Field(description="Null below 2 timed successes.")
+    ttft: LatencyResult | None = Field(description="Time to first token; null unless streamed.")
+    output_quality: OutputQualityResult | None = Field(description="Null without successes.")
+    robustness: RobustnessResult = Field(description="CERT's error and timeout rates.")
+    cost: CostResult | None = Field(description="Null without a price for this model.")
+    latencies: list[float] = Field(
+        default_factory=list,
+        description=f"Latency (seconds) of each successful trial, sorted; at most "
+        f"{MAX_LATENCIES:,} evenly spaced order statistics.",
+        json_schema_extra={"unit": "seconds"},
+    )
+    failed_trials: list[FailedTrial] = Field(
+        default_factory=list,
+        description=f"Failed trials by prompt and trial (the first {MAX_FAILED_TRIALS}).",
+    )
+    samples: list[ResponseSample] = Field(
+        default_factory=list,
+        description=f"The first {RESPONSES_PER_PROMPT} successful responses to each prompt.",
+    )
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """Cohen's d between two models (positive: the first is larger)."""
+class EffectSize(ResultModel):
+    """Cohen's d with its normal-approximation interval, and Hedges' g."""
 
-    model_a: str
-    model_b: str
-    metric: str
-    effect: EstimateResult | None
-    note: str | None
-
-
-@dataclass
-class ReliabilityReport:
-    config: BenchmarkConfig
-    models: list[ModelReliability]
-    comparisons: list[Comparison]
-    record_errors: list[str]
-    warnings: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {name: _jsonable(getattr(self, name)) for name in self.__dataclass_fields__}
+    statistic: float = unit_field("Cohen's d (pooled SD), first model minus second.", "ratio")
+    n: int = unit_field("Values compared (both models).", "count")
+    standard_error: float | None = unit_field("Standard error of d.", "ratio")
+    interval: Interval = Field(description="Normal-approximation interval of d.")
+    n_x: int = unit_field("Values of the first model.", "count")
+    n_y: int = unit_field("Values of the second model.", "count")
+    pooled_sd: float = unit_field("Pooled standard deviation (the metric's unit).", "score")
+    hedges_g: float = unit_field("Hedges' small-sample corrected g.", "ratio")
 
 
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "to_dict") and not isinstance(value, ReliabilityReport):
-        return _jsonable(value.to_dict())
-    if hasattr(value, "__dataclass_fields__"):
-        return {name: _jsonable(getattr(value, name)) for name in value.__dataclass_fields__}
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+class ModelPairEffect(ResultModel):
+    """Cohen's d of one metric between two models (positive: the first is larger)."""
+
+    model_a: str = Field(description="The first model.")
+    model_b: str = Field(description="The second model.")
+    metric: str = Field(description="`latency_seconds` or `performance`.")
+    label: str = Field(description="What the metric is, in words.")
+    effect: EffectSize | None = Field(description="Null when it cannot be computed (see note).")
+    note: str | None = Field(description="Why there is no effect size.")
 
 
-#: Below this many prompts the seed's CI_95 (z with the population SD) covers clearly less than
-#: 95% (docs/statistics.md: about 83% at 5 prompts, 93% at 30), so it is labelled approximate.
-APPROXIMATE_BELOW = 100
+class ReliabilityWarning(ResultModel):
+    """Something a reader of the figures must know (small samples, conflicts, duplicates)."""
+
+    model: str | None = Field(description="The model it concerns; null for the whole report.")
+    message: str = Field(description="The warning.")
+
+
+class ReliabilityConfig(ResultModel):
+    """The settings the report was computed with."""
+
+    consistency_trials: int = unit_field("Planned consistency trials per prompt.", "count")
+    performance_trials: int = unit_field("Planned performance trials.", "count")
+    embedding_model_name: str = Field(description="The sentence-transformers model.")
+    max_tokens: int = unit_field("Generation limit per response.", "tokens")
+    temperature: float = unit_field("Sampling temperature.", "score")
+    timeout: float = unit_field("Per-call timeout.", "seconds")
+    random_seed: int = unit_field("Random seed of the bootstrap.", "count")
+    bootstrap_resamples: int = unit_field("Bootstrap resamples.", "count")
+
+    @classmethod
+    def of(cls, config: BenchmarkConfig) -> ReliabilityConfig:
+        return cls(**asdict(config))
+
+
+class ReliabilityReport(ResultModel):
+    """The result of `plumbline reliability`: CERT's five metrics per model, with intervals.
+
+    Rates are proportions (0–1) except CERT's `error_rate` and `timeout_rate` (and their
+    intervals), which are percentages as CERT defines them.
+    """
+
+    schema_version: Literal["plumbline.reliability/1"] = Field(
+        default=SCHEMA_VERSION, description="This document's kind and major version."
+    )
+    config: ReliabilityConfig = Field(description="The settings of the analysis.")
+    models: list[ModelReliability] = Field(description="One entry per model, by name.")
+    comparisons: list[ModelPairEffect] = Field(description="Every pair of models, both metrics.")
+    record_errors: list[str] = Field(description="Trial records skipped: `file:line: problem`.")
+    warnings: list[ReliabilityWarning] = Field(
+        description="Every warning of the report, the report's own and each model's."
+    )
+
+    def warnings_for(self, model: str | None) -> list[str]:
+        """The messages of the warnings about `model` (None: the report's own)."""
+        return [w.message for w in self.warnings if w.model == model]
+
+    def json_document(self) -> dict[str, Any]:
+        """The JSON document (`model_dump(mode="json")`)."""
+        document: dict[str, Any] = self.model_dump(mode="json")
+        return document
+
+
+def generated_schema() -> dict[str, Any]:
+    """The JSON Schema shipped as `schemas/reliability_report.schema.json`."""
+    from plumbline.schema_files import model_schema
+
+    return model_schema(
+        ReliabilityReport,
+        schema_id="https://plumbline.dev/schemas/reliability_report.schema.json",
+        title="plumbline reliability report",
+    )
+
+
+def _thin(values: Sequence[float]) -> list[float]:
+    """At most MAX_LATENCIES values, sorted: evenly spaced order statistics (min, max kept)."""
+    ordered = sorted(float(v) for v in values)
+    if len(ordered) <= MAX_LATENCIES:
+        return ordered
+    step = (len(ordered) - 1) / (MAX_LATENCIES - 1)
+    return [ordered[round(i * step)] for i in range(MAX_LATENCIES)]
+
+
+def _failed(records: Sequence[TrialRecord]) -> list[FailedTrial]:
+    failed = sorted((r for r in records if r.error_class is not None), key=lambda r: r.key)
+    return [
+        FailedTrial(
+            prompt_id=r.prompt_id,
+            trial=r.trial,
+            error_class=r.error_class.value if r.error_class is not None else "",
+            http_status=r.http_status,
+            attempts=r.attempts,
+            latency_seconds=r.latency_seconds,
+            message=r.error_message or "",
+        )
+        for r in failed[:MAX_FAILED_TRIALS]
+    ]
+
+
+def _samples(records: Sequence[TrialRecord]) -> list[ResponseSample]:
+    by_prompt: dict[str, list[TrialRecord]] = defaultdict(list)
+    for record in records:
+        if record.error_class is None and record.response is not None:
+            by_prompt[record.prompt_id].append(record)
+    samples = []
+    for prompt_id in sorted(by_prompt):
+        group = sorted(by_prompt[prompt_id], key=lambda r: r.trial)
+        samples.append(
+            ResponseSample(
+                prompt_id=prompt_id,
+                prompt=group[0].prompt,
+                responses=[
+                    SampledResponse(trial=r.trial, text=r.response or "")
+                    for r in group[:RESPONSES_PER_PROMPT]
+                ],
+            )
+        )
+    return samples
 
 
 def mean_over_prompts(values: Sequence[float], single: ConfidenceInterval | None) -> EstimateResult:
-    """Mean over prompts with the seed's CI_95; one prompt keeps its own interval.
+    """Mean over prompts with CERT's CI_95; one prompt keeps its own interval.
 
-    The seed's normal interval can cross the score's bounds with few prompts; it is clipped to
+    CERT's normal interval can cross the score's bounds with few prompts; it is clipped to
     [0, 1], and the method says so.
     """
     if len(values) >= 2:
@@ -176,7 +353,8 @@ def _analyze_model(
     config: BenchmarkConfig,
     price: Price | None,
     step: Callable[[str], None] = lambda what: None,
-) -> ModelReliability:
+) -> tuple[ModelReliability, list[str]]:
+    """One model's entry and its warnings."""
     warnings: list[str] = []
     ok = [r for r in records if r.ok and r.response is not None]
     by_prompt: dict[str, list[TrialRecord]] = defaultdict(list)
@@ -210,29 +388,27 @@ def _analyze_model(
         step(f"{model} / {prompt_id}: consistency and agreement")
         prompt_results.append(
             PromptReliability(
-                prompt_id,
-                sum(1 for r in records if r.prompt_id == prompt_id),
-                len(texts),
-                consistency,
-                agreement,
-                conflict,
+                prompt_id=prompt_id,
+                trials=sum(1 for r in records if r.prompt_id == prompt_id),
+                valid_responses=len(texts),
+                consistency=consistency,
+                agreement=agreement,
+                conflict=conflict,
             )
         )
 
     scored = [p for p in prompt_results if p.consistency is not None and p.agreement is not None]
-    consistency_estimate = (
-        mean_over_prompts([p.consistency.score for p in scored if p.consistency], None)
-        if scored
-        else None
-    )
-    agreement_estimate = (
-        mean_over_prompts(
-            [p.agreement.similarity for p in scored if p.agreement],
-            scored[0].agreement.interval if len(scored) == 1 and scored[0].agreement else None,
-        )
-        if scored
-        else None
-    )
+    consistency_estimate: Estimate | None = None
+    agreement_estimate: Estimate | None = None
+    if scored:
+        mean = mean_over_prompts([p.consistency.score for p in scored if p.consistency], None)
+        consistency_estimate = Estimate.of(mean, consistency_band(mean.statistic))
+        similarities = [p.agreement.similarity for p in scored if p.agreement]
+        mean = mean_over_prompts(similarities, None)
+        own = scored[0].agreement.interval if len(scored) == 1 and scored[0].agreement else None
+        agreement_estimate = Estimate.of(mean, agreement_band(mean.statistic))
+        if own is not None:  # one prompt keeps its own bootstrap interval
+            agreement_estimate = agreement_estimate.model_copy(update={"interval": own})
 
     if consistency_estimate is not None and agreement_estimate is not None:
         overall_conflict = agreement_conflict(
@@ -242,7 +418,7 @@ def _analyze_model(
             warnings.append(f"{model} (mean over prompts): {overall_conflict}")
 
     performance: PerformanceResult | None = None
-    performance_by_prompt: EstimateResult | None = None
+    performance_by_prompt: Estimate | None = None
     if ok:
         responses = [r.response or "" for r in ok]
         prompts = [r.prompt for r in ok]
@@ -257,7 +433,9 @@ def _analyze_model(
             prompt_means[record.prompt_id].append(float(score))
         if len(prompt_means) >= 2:
             # the prompt is the unit that varies between questions: average repeats first
-            performance_by_prompt = cert_ci_95([np.mean(v) for v in prompt_means.values()])
+            performance_by_prompt = Estimate.of(
+                cert_ci_95([float(np.mean(v)) for v in prompt_means.values()])
+            )
 
     latency: LatencyResult | None = None
     ttft: LatencyResult | None = None
@@ -307,12 +485,16 @@ def _analyze_model(
                 if performance is not None and performance.score > 0
                 else None
             )
-            cost = CostResult(mean_cost, len(priced), per_point)
+            cost = CostResult(
+                mean_cost_per_trial=mean_cost,
+                trials_priced=len(priced),
+                cost_per_quality_point=per_point,
+            )
         else:
             warnings.append(f"{model}: a price was given but no trial reports token counts")
 
     step(f"{model}: performance, latency, output quality, robustness")
-    return ModelReliability(
+    entry = ModelReliability(
         model=model,
         trials=len(records),
         successful=len(ok),
@@ -326,17 +508,32 @@ def _analyze_model(
         output_quality=quality,
         robustness=robust,
         cost=cost,
-        warnings=warnings,
+        latencies=_thin([r.latency_seconds for r in timed if r.latency_seconds is not None]),
+        failed_trials=_failed(records),
+        samples=_samples(records),
     )
+    return entry.model_copy(update={"verdict": model_verdict(entry)}), warnings
 
 
-def _effect(a: str, b: str, metric: str, x: Sequence[float], y: Sequence[float]) -> Comparison:
+def _effect(a: str, b: str, metric: str, x: Sequence[float], y: Sequence[float]) -> ModelPairEffect:
+    pair = {"model_a": a, "model_b": b, "metric": metric, "label": METRIC_LABELS[metric]}
     if len(x) < 2 or len(y) < 2:
-        return Comparison(a, b, metric, None, "needs at least 2 values per model")
+        return ModelPairEffect(**pair, effect=None, note="needs at least 2 values per model")
     try:
-        return Comparison(a, b, metric, cohens_d(x, y), None)
+        d = cohens_d(x, y)
     except ValueError as error:
-        return Comparison(a, b, metric, None, str(error))
+        return ModelPairEffect(**pair, effect=None, note=str(error))
+    effect = EffectSize(
+        statistic=d.statistic,
+        n=d.n,
+        standard_error=d.standard_error,
+        interval=Interval.of(d.interval),
+        n_x=d.details["n_x"],
+        n_y=d.details["n_y"],
+        pooled_sd=d.details["pooled_sd"],
+        hedges_g=d.details["hedges_g"],
+    )
+    return ModelPairEffect(**pair, effect=effect, note=None)
 
 
 def analyze(
@@ -363,11 +560,11 @@ def analyze(
         **{name: given[model] for name, model in split.models.items() if model in given},
         **given,
     }
-    warnings: list[str] = list(split.notes)
+    notes: list[str] = list(split.notes)
     unique: dict[tuple[str, str, int], TrialRecord] = {}
     for record in split.records:
         if record.key in unique:
-            warnings.append(
+            notes.append(
                 f"duplicate trial {record.key}: kept the first record, ignored the later one"
             )
             continue
@@ -377,7 +574,7 @@ def analyze(
         by_model[record.model].append(record)
     unknown = sorted(set(prices) - set(by_model) - set(split.models.values()))
     if unknown:
-        warnings.append(f"prices given for models without trials: {', '.join(unknown)}")
+        notes.append(f"prices given for models without trials: {', '.join(unknown)}")
     total = sum(len({r.prompt_id for r in trials}) + 1 for trials in by_model.values())
     total += len(by_model) * (len(by_model) - 1) // 2
     done = 0
@@ -387,11 +584,15 @@ def analyze(
         done += 1
         progress(done, total, what)
 
-    models = [
-        _analyze_model(name, by_model[name], embed, config, prices.get(name), step)
-        for name in sorted(by_model)
-    ]
-    comparisons: list[Comparison] = []
+    warnings = [ReliabilityWarning(model=None, message=note) for note in notes]
+    models: list[ModelReliability] = []
+    for name in sorted(by_model):
+        entry, model_warnings = _analyze_model(
+            name, by_model[name], embed, config, prices.get(name), step
+        )
+        models.append(entry)
+        warnings += [ReliabilityWarning(model=name, message=w) for w in model_warnings]
+    comparisons: list[ModelPairEffect] = []
     for first, second in itertools.combinations(models, 2):
         latencies = [
             [r.latency_seconds for r in by_model[m.model] if r.ok and r.latency_seconds is not None]
@@ -414,7 +615,7 @@ def analyze(
         comparisons.append(_effect(first.model, second.model, "performance", perf[0], perf[1]))
         step(f"{first.model} vs {second.model}: effect sizes")
     return ReliabilityReport(
-        config=config,
+        config=ReliabilityConfig.of(config),
         models=models,
         comparisons=comparisons,
         record_errors=list(record_errors),

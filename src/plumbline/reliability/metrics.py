@@ -1,9 +1,10 @@
-"""The five CERT metrics (seed 003), exactly as the seed states them, plus their intervals.
+"""The five CERT metrics, exactly as CERT states them, plus their intervals.
 
 Every function here is pure: it takes texts, numbers and embedding arrays and returns a result
 object. Embeddings come from `plumbline.reliability.embeddings` at the edge, so the formulas are
-testable with hand-made vectors. Results validate themselves as the seed's Validation section
-asks (scores in [0, 1], min ≤ p50 ≤ p95 ≤ p99 ≤ max, rates in [0, 100], enough trials) and raise
+testable with hand-made vectors. Results are parts of the reliability report (pydantic,
+every number with its unit) and validate themselves as CERT's Validation section asks (scores
+in [0, 1], min ≤ p50 ≤ p95 ≤ p99 ≤ max, rates in [0, 100], enough trials) and raise
 `ValueError` otherwise.
 """
 
@@ -13,11 +14,12 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import Field, model_validator
 from scipy.spatial.distance import pdist
 
 from plumbline.records.trial_record import ErrorClass
@@ -33,8 +35,8 @@ from plumbline.reliability.bands import (
     timeout_rate_band,
     variation_band,
 )
+from plumbline.result import Interval, ResultModel, unit_field
 from plumbline.stats import (
-    ConfidenceInterval,
     EstimateResult,
     bootstrap_interval,
     bootstrap_percentile_intervals,
@@ -116,25 +118,26 @@ def _cosine_distance_moments(matrix: FloatArray, *, spread: bool = True) -> tupl
 # --- 1. consistency --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ConsistencyResult:
-    """The seed's consistency score: `max(0, 1 − std/mean)` of pairwise cosine distances.
+class ConsistencyResult(ResultModel):
+    """CERT's consistency score: `max(0, 1 − std/mean)` of pairwise cosine distances.
 
     It measures how evenly the responses are spread, not whether they agree: equidistant
     unrelated responses score 1.0, two responses always score 1.0, and 19 identical responses
     plus one outlier score 0.0. Read it beside `semantic_agreement`.
     """
 
-    score: float
-    mean_distance: float
-    std_distance: float
-    n_responses: int
-    band: Band
+    score: float = unit_field("CERT consistency score, 0–1.", "score")
+    mean_distance: float = unit_field("Mean pairwise cosine distance (0–2).", "score")
+    std_distance: float = unit_field("Population SD of the pairwise cosine distances.", "score")
+    n_responses: int = unit_field("Valid (non-empty) responses compared.", "count")
+    band: Band = Field(description="CERT's reading of the score.")
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _valid(self) -> Self:
         _check_unit(self.score, "consistency score")
         if self.n_responses < 2:
             raise ValueError("consistency needs at least 2 responses")
+        return self
 
 
 def consistency_score(embeddings: Any) -> ConsistencyResult:
@@ -143,7 +146,7 @@ def consistency_score(embeddings: Any) -> ConsistencyResult:
     `distances = pdist(E, "cosine")` (their moments from `_cosine_distance_moments`);
     `score = max(0, 1 − std(distances)/mean(distances))` with
     the population std; a mean distance of 0 (identical responses) scores 1.0; clamped to
-    [0, 1]. Reference: CERT metrics §1 (seed 003).
+    [0, 1]. Reference: CERT metrics §1 (CERT).
     """
     matrix = _matrix(embeddings)
     if matrix.shape[0] < 2:
@@ -163,8 +166,7 @@ def consistency_score(embeddings: Any) -> ConsistencyResult:
     )
 
 
-@dataclass(frozen=True)
-class AgreementResult:
+class AgreementResult(ResultModel):
     """`semantic_agreement`: mean pairwise cosine similarity of responses, with an interval.
 
     The interval resamples responses (the unit that varies between trials) and averages the
@@ -172,18 +174,12 @@ class AgreementResult:
     its own copy. It is None below 3 responses, where a bootstrap has nothing to resample.
     """
 
-    similarity: float
-    n_responses: int
-    interval: ConfidenceInterval | None
-    band: Band
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "similarity": self.similarity,
-            "n_responses": self.n_responses,
-            "interval": self.interval.to_dict() if self.interval else None,
-            "band": self.band.to_dict(),
-        }
+    similarity: float = unit_field("Mean pairwise cosine similarity, -1–1.", "score")
+    n_responses: int = unit_field("Responses compared.", "count")
+    interval: Interval | None = Field(
+        description="Percentile-bootstrap interval over responses; null below 3 responses."
+    )
+    band: Band = Field(description="plumbline's reading of the similarity.")
 
 
 def _unit_rows(matrix: FloatArray) -> FloatArray:
@@ -241,7 +237,7 @@ def semantic_agreement(
     similarities = np.asarray(np.clip(unit @ unit.T, -1.0, 1.0), dtype=np.float64)
     upper = np.triu_indices(n, k=1)
     point = float(np.mean(similarities[upper]))
-    interval: ConfidenceInterval | None = None
+    interval: Interval | None = None
     if n >= 3:
 
         def mean_pair_similarity(indices: FloatArray) -> FloatArray:
@@ -255,7 +251,7 @@ def semantic_agreement(
             seed=seed,
         )
         bounds = result.interval
-        interval = ConfidenceInterval(
+        interval = Interval(
             low=bounds.low, high=bounds.high, level=bounds.level, method="bootstrap percentile"
         )
     return AgreementResult(
@@ -263,22 +259,22 @@ def semantic_agreement(
     )
 
 
-#: Agreement at or above this, with the seed's consistency at or below CV_PATHOLOGY_CONSISTENCY,
-#: is the seed formula's coefficient-of-variation pathology, not instability.
+#: Agreement at or above this, with CERT's consistency at or below CV_PATHOLOGY_CONSISTENCY,
+#: is the CERT formula's coefficient-of-variation pathology, not instability.
 CV_PATHOLOGY_AGREEMENT = 0.9
 CV_PATHOLOGY_CONSISTENCY = 0.3
 
 CV_PATHOLOGY = (
-    "the seed's consistency is 1 − CV of the distances to the mean response: when responses "
+    "CERT's consistency is 1 − CV of the distances to the mean response: when responses "
     "nearly agree those distances are all tiny, so one slightly different answer makes their "
     "coefficient of variation large and the score low; trust semantic agreement here"
 )
 
 
 def agreement_conflict(consistency: float, agreement: float) -> str | None:
-    """Say so when the seed's consistency score and semantic agreement tell different stories.
+    """Say so when CERT's consistency score and semantic agreement tell different stories.
 
-    The sharp case, agreement ≥ 0.9 with consistency ≤ 0.3, is the CV pathology of the seed's
+    The sharp case, agreement ≥ 0.9 with consistency ≤ 0.3, is the CV pathology of CERT's
     formula (1 − CV of distances), explained in the message.
     """
     if consistency >= 0.7 and agreement < 0.7:
@@ -321,7 +317,7 @@ def performance_scores(
 
     relevance = (cos(prompt, response) + 1) / 2; completeness = min(1, words / 200);
     structure = 1.0 when the response contains '.', a newline or ':', else 0.5. A response
-    shorter than 10 characters scores 0.0. Reference: CERT metrics §2 (seed 003).
+    shorter than 10 characters scores 0.0. Reference: CERT metrics §2 (CERT).
     """
     prompts = _matrix(prompt_embeddings, "prompt_embeddings")
     answers = _matrix(response_embeddings, "response_embeddings")
@@ -349,30 +345,33 @@ def performance_scores(
     )
 
 
-@dataclass(frozen=True)
-class PerformanceResult:
-    """Mean performance with the seed's CI_95 over responses."""
+class PerformanceResult(ResultModel):
+    """Mean performance with CERT's CI_95 over responses."""
 
-    score: float
-    n: int
-    ci_95: ConfidenceInterval | None
-    relevance: float
-    completeness: float
-    structure: float
-    band: Band
+    score: float = unit_field(
+        "Mean CERT performance heuristic (length, structure, prompt similarity), 0–1.", "score"
+    )
+    n: int = unit_field("Successful responses scored.", "count")
+    ci_95: Interval | None = Field(description="CERT's CI_95 over responses; null for one.")
+    relevance: float = unit_field("Mean semantic relevance component (weight 0.5), 0–1.", "score")
+    completeness: float = unit_field("Mean completeness component (weight 0.3), 0–1.", "score")
+    structure: float = unit_field("Mean structure component (weight 0.2), 0–1.", "score")
+    band: Band = Field(description="CERT's reading of the score (named as the heuristic).")
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _valid(self) -> Self:
         for name in ("score", "relevance", "completeness", "structure"):
             _check_unit(getattr(self, name), f"performance {name}")
         if self.n < 1:
             raise ValueError("performance needs at least 1 response")
+        return self
 
 
 def summarize_performance(scores: PerformanceScores) -> PerformanceResult:
     n = int(scores.score.size)
     if n == 0:
         raise ValueError("performance needs at least 1 response")
-    ci = cert_ci_95(scores.score).interval if n >= 2 else None
+    ci = Interval.of(cert_ci_95(scores.score).interval) if n >= 2 else None
     mean = float(np.mean(scores.score))
     return PerformanceResult(
         score=mean,
@@ -388,33 +387,43 @@ def summarize_performance(scores: PerformanceScores) -> PerformanceResult:
 # --- 3. latency ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LatencyResult:
+class LatencyResult(ResultModel):
     """Latency statistics in seconds (population std, numpy linear percentiles)."""
 
-    n: int
-    mean: float
-    std: float
-    min: float
-    max: float
-    p50: float
-    p95: float
-    p99: float
-    coefficient_of_variation: float
-    tokens_per_second: float | None
-    mean_ci_95: ConfidenceInterval
-    percentile_intervals: dict[str, ConfidenceInterval]
-    p95_band: Band
-    variation_band: Band
+    n: int = unit_field("Successful trials timed.", "count")
+    mean: float = unit_field("Mean latency.", "seconds")
+    std: float = unit_field("Population standard deviation of latency.", "seconds")
+    min: float = unit_field("Fastest trial.", "seconds")
+    max: float = unit_field("Slowest trial.", "seconds")
+    p25: float = unit_field(
+        "First quartile of latency (the box of the per-trial chart).", "seconds"
+    )
+    p50: float = unit_field("Median latency.", "seconds")
+    p95: float = unit_field("95th percentile latency.", "seconds")
+    p75: float = unit_field("Third quartile of latency.", "seconds")
+    p99: float = unit_field("99th percentile latency.", "seconds")
+    coefficient_of_variation: float = unit_field("std / mean.", "ratio")
+    tokens_per_second: float | None = unit_field(
+        "Output tokens over latency of the trials that report tokens; null without any.",
+        "ratio",
+    )
+    mean_ci_95: Interval = Field(description="CERT's CI_95 of the mean (seconds).")
+    percentile_intervals: dict[str, Interval] = Field(
+        description="Percentile-bootstrap intervals of p50, p95 and p99 (seconds)."
+    )
+    p95_band: Band = Field(description="CERT's reading of the P95 latency.")
+    variation_band: Band = Field(description="CERT's reading of the coefficient of variation.")
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _valid(self) -> Self:
         if self.n < 2:
             raise ValueError("latency needs at least 2 samples")
-        ordered = (self.min, self.p50, self.p95, self.p99, self.max)
+        ordered = (self.min, self.p25, self.p50, self.p75, self.p95, self.p99, self.max)
         if any(a > b + _EPS for a, b in itertools.pairwise(ordered)):
             raise ValueError(f"latency ordering violated: min ≤ p50 ≤ p95 ≤ p99 ≤ max, {ordered}")
         if self.min < 0:
             raise ValueError("latencies must be non-negative")
+        return self
 
 
 def latency_metrics(
@@ -427,8 +436,8 @@ def latency_metrics(
     """Mean, std, min, max, p50, p95, p99, CV and tokens per second of successful calls.
 
     `tokens_per_second = Σ output tokens / Σ latency` over trials that have both; the mean's
-    interval is the seed's CI_95 = mean ± 1.96·std/√n; percentiles get percentile-bootstrap
-    intervals (resampling trials). Reference: CERT metrics §3 (seed 003).
+    interval is CERT's CI_95 = mean ± 1.96·std/√n; percentiles get percentile-bootstrap
+    intervals (resampling trials). Reference: CERT metrics §3 (CERT).
     """
     values = np.asarray(latencies, dtype=np.float64)
     if values.ndim != 1 or values.size < 2:
@@ -437,7 +446,9 @@ def latency_metrics(
         raise ValueError("latencies must be finite and non-negative")
     mean = float(np.mean(values))
     std = float(np.std(values))
-    p50, p95, p99 = (float(v) for v in np.asarray(percentile(values, [50, 95, 99])))
+    p25, p50, p75, p95, p99 = (
+        float(v) for v in np.asarray(percentile(values, [25, 50, 75, 95, 99]))
+    )
     tokens_per_second: float | None = None
     if output_tokens is not None:
         tokens = np.asarray([np.nan if t is None else t for t in output_tokens], dtype=np.float64)
@@ -447,14 +458,17 @@ def latency_metrics(
         total_time = float(np.sum(values[known]))
         if known.any() and total_time > 0:
             tokens_per_second = float(np.sum(tokens[known])) / total_time
-    intervals: dict[str, ConfidenceInterval] = {}
+    intervals: dict[str, Interval] = {}
     # One set of resamples for the three percentiles (the same draws as one call per percentile).
     boots = bootstrap_percentile_intervals(
         values, [50.0, 95.0, 99.0], n_resamples=n_resamples, seed=seed
     )
     for name, boot in zip(("p50", "p95", "p99"), boots, strict=True):
-        intervals[name] = ConfidenceInterval(
-            boot.interval.low, boot.interval.high, boot.interval.level, "bootstrap percentile"
+        intervals[name] = Interval(
+            low=boot.interval.low,
+            high=boot.interval.high,
+            level=boot.interval.level,
+            method="bootstrap percentile",
         )
     cv = std / mean if mean > 0 else 0.0
     return LatencyResult(
@@ -463,12 +477,14 @@ def latency_metrics(
         std=std,
         min=float(np.min(values)),
         max=float(np.max(values)),
+        p25=p25,
         p50=p50,
+        p75=p75,
         p95=p95,
         p99=p99,
         coefficient_of_variation=cv,
         tokens_per_second=tokens_per_second,
-        mean_ci_95=cert_ci_95(values).interval,
+        mean_ci_95=Interval.of(cert_ci_95(values).interval),
         percentile_intervals=intervals,
         p95_band=p95_latency_band(p95),
         variation_band=variation_band(cv),
@@ -481,7 +497,7 @@ def latency_metrics(
 def repetition_score(text: str) -> float:
     """`1 − (distinct trigrams occurring more than once / distinct trigrams)`; 1.0 below 3 words.
 
-    Word trigrams over `text.split()`. Reference: CERT metrics §4C (seed 003).
+    Word trigrams over `text.split()`. Reference: CERT metrics §4C (CERT).
     """
     words = text.split()
     if len(words) < 3:
@@ -492,23 +508,25 @@ def repetition_score(text: str) -> float:
 
 
 def approximate_tokens(text: str) -> int:
-    """The seed's token estimate: `int(words × 1.3)`."""
+    """CERT's token estimate: `int(words × 1.3)`."""
     return int(len(text.split()) * 1.3)
 
 
-@dataclass(frozen=True)
-class OutputQualityResult:
+class OutputQualityResult(ResultModel):
     """Length, semantic diversity and repetition of a model's responses."""
 
-    n: int
-    mean_words: float
-    mean_tokens: float
-    semantic_diversity: float | None
-    repetition_score: float
-    diversity_band: Band | None
-    repetition_band: Band
+    n: int = unit_field("Successful responses.", "count")
+    mean_words: float = unit_field("Mean words per response.", "count")
+    mean_tokens: float = unit_field("Mean approximate tokens per response (words × 1.3).", "tokens")
+    semantic_diversity: float | None = unit_field(
+        "Mean pairwise cosine distance of responses (0–2); null below 2 responses.", "score"
+    )
+    repetition_score: float = unit_field("Mean CERT repetition score, 0–1.", "score")
+    diversity_band: Band | None = Field(description="CERT's reading of the diversity.")
+    repetition_band: Band = Field(description="CERT's reading of the repetition score.")
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _valid(self) -> Self:
         _check_unit(self.repetition_score, "repetition score")
         if self.semantic_diversity is not None and not (
             -_EPS <= self.semantic_diversity <= 2 + _EPS
@@ -516,12 +534,13 @@ class OutputQualityResult:
             raise ValueError("semantic diversity (a cosine distance) must be between 0 and 2")
         if self.n < 1:
             raise ValueError("output quality needs at least 1 response")
+        return self
 
 
 def output_quality(responses: Sequence[str], embeddings: Any = None) -> OutputQualityResult:
     """Words, approximate tokens (`int(words × 1.3)`), diversity (mean pairwise cosine
     distance of `embeddings`, when at least 2 rows are given) and mean repetition score.
-    Reference: CERT metrics §4 (seed 003).
+    Reference: CERT metrics §4 (CERT).
     """
     if len(responses) == 0:
         raise ValueError("output quality needs at least 1 response")
@@ -545,24 +564,39 @@ def output_quality(responses: Sequence[str], embeddings: Any = None) -> OutputQu
 # --- 5. robustness ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RobustnessResult:
-    """Error and timeout rates in percent (0–100) with Wilson intervals, and counts by class."""
+class ErrorClassRate(ResultModel):
+    """How often one error class occurred: a proportion of all trials, with its interval."""
 
-    total_trials: int
-    failed_trials: int
-    timeout_trials: int
-    error_rate: float
-    timeout_rate: float
-    error_rate_interval: ConfidenceInterval
-    timeout_rate_interval: ConfidenceInterval
-    exceptions: dict[str, int]
-    retries: int
-    band: Band
-    timeout_band: Band
-    notes: list[str] = field(default_factory=list)
+    error_class: str = Field(description="The exception class (CERT's names).")
+    trials: int = unit_field("Trials that failed with this class.", "count")
+    rate: float = unit_field("Share of all trials, 0–1.", "proportion")
+    interval: Interval = Field(description="Wilson interval of the share (0–1).")
 
-    def __post_init__(self) -> None:
+
+class RobustnessResult(ResultModel):
+    """CERT's error and timeout rates in percent (0–100, as CERT defines them) with Wilson
+    intervals in percent, counts by class, and each class's share of trials (0–1)."""
+
+    total_trials: int = unit_field("Trials run.", "count")
+    failed_trials: int = unit_field("Trials that failed.", "count")
+    timeout_trials: int = unit_field("Trials that timed out.", "count")
+    error_rate: float = unit_field("failed / total × 100 (CERT: a percentage).", "percent")
+    timeout_rate: float = unit_field("timeouts / total × 100 (CERT: a percentage).", "percent")
+    error_rate_interval: Interval = Field(description="Wilson interval of error_rate (percent).")
+    timeout_rate_interval: Interval = Field(
+        description="Wilson interval of timeout_rate (percent)."
+    )
+    exceptions: dict[str, int] = unit_field("Failed trials by exception class.", "count")
+    error_classes: list[ErrorClassRate] = Field(
+        description="Every exception class's share of trials with its Wilson interval (0–1)."
+    )
+    retries: int = unit_field("Retries used across all trials.", "count")
+    band: Band = Field(description="CERT's reading of the error rate.")
+    timeout_band: Band = Field(description="CERT's reading of the timeout rate.")
+    notes: list[str] = Field(default_factory=list, description="What the rates do not say.")
+
+    @model_validator(mode="after")
+    def _valid(self) -> Self:
         for name in ("error_rate", "timeout_rate"):
             value = getattr(self, name)
             if not 0 <= value <= 100:
@@ -571,20 +605,30 @@ class RobustnessResult:
             raise ValueError("robustness needs at least 1 trial")
         if not 0 <= self.timeout_trials <= self.failed_trials <= self.total_trials:
             raise ValueError("trial counts must satisfy timeouts ≤ failures ≤ total")
+        return self
 
 
-def _percent_interval(successes: int, trials: int) -> ConfidenceInterval:
+def _wilson(successes: int, trials: int) -> Interval:
     result: EstimateResult = proportion_interval(successes, trials, method="wilson")
-    bounds = result.interval
-    return ConfidenceInterval(100 * bounds.low, 100 * bounds.high, bounds.level, bounds.method)
+    return Interval.of(result.interval)
+
+
+def _percent_interval(successes: int, trials: int) -> Interval:
+    bounds = _wilson(successes, trials)
+    return bounds.model_copy(
+        update={
+            "low": None if bounds.low is None else 100 * bounds.low,
+            "high": None if bounds.high is None else 100 * bounds.high,
+        }
+    )
 
 
 def robustness(error_classes: Sequence[ErrorClass | None], retries: int = 0) -> RobustnessResult:
     """`error_rate = failed / total × 100`, `timeout_rate = timeouts / total × 100`.
 
     One entry per trial (None for a success). Wilson 95% intervals, because 0 errors in 20
-    trials is not "0%": its upper bound is about 16%. Reference: CERT metrics §5 (seed 003);
-    Wilson (1927).
+    trials is not "0%": its upper bound is about 16%. Each class's share of trials is a
+    proportion (0–1) with its Wilson interval. Reference: CERT metrics §5; Wilson (1927).
     """
     total = len(error_classes)
     if total == 0:
@@ -610,6 +654,12 @@ def robustness(error_classes: Sequence[ErrorClass | None], retries: int = 0) -> 
         error_rate_interval=_percent_interval(len(failures), total),
         timeout_rate_interval=_percent_interval(timeouts, total),
         exceptions=exceptions,
+        error_classes=[
+            ErrorClassRate(
+                error_class=name, trials=count, rate=count / total, interval=_wilson(count, total)
+            )
+            for name, count in exceptions.items()
+        ],
         retries=retries,
         band=error_rate_band(error_rate),
         timeout_band=timeout_rate_band(timeout_rate),

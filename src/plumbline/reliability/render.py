@@ -1,28 +1,41 @@
-"""Terminal and Markdown renderings of a reliability report (every number with n and a CI)."""
+"""Terminal and Markdown renderings of a reliability report (every number with n and a CI).
+
+Both only render the typed `ReliabilityReport`: every figure is a field of it, formatted through
+`plumbline.report.present`.
+"""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
 
-from plumbline.reliability.analysis import ModelReliability, ReliabilityReport
-from plumbline.reliability.bands import agreement_band, consistency_band
-from plumbline.reliability.verdict import model_verdict
+from plumbline.reliability.analysis import ModelPairEffect, ModelReliability, ReliabilityReport
+from plumbline.report import present
 from plumbline.report.escape import markdown, terminal
-from plumbline.stats import ConfidenceInterval, EstimateResult
+from plumbline.result import Interval
+
+NOT_MEASURED = "n/a"
 
 
-def _ci(interval: ConfidenceInterval | None, digits: int = 3, unit: str = "") -> str:
-    if interval is None:
-        return "n/a"
-    approximate = " approximate" if "approximate" in interval.method else ""
-    return f"[{interval.low:.{digits}f}{unit}, {interval.high:.{digits}f}{unit}]{approximate}"
+def _ci(interval: Interval | None, *, percent_value: bool = False) -> str:
+    """`[low, high]`, with ` approximate` when the method says so; `n/a` without bounds."""
+    if interval is None or interval.low is None or interval.high is None:
+        return NOT_MEASURED
+    if percent_value:
+        text = f"[{present.percent_value(interval.low)}, {present.percent_value(interval.high)}]"
+    else:
+        text = present.interval(interval, decimals=3)
+    return text + (" approximate" if interval.approximate else "")
 
 
-def _estimate(estimate: EstimateResult | None, digits: int = 3) -> str:
-    if estimate is None:
-        return "n/a"
-    return f"{estimate.statistic:.{digits}f} {_ci(estimate.interval, digits)}"
+def _estimate(statistic: float, interval: Interval | None, decimals: int = 3) -> str:
+    shown = (
+        present.interval(interval, decimals=decimals)
+        if interval is not None and interval.low is not None
+        else NOT_MEASURED
+    )
+    approximate = " approximate" if interval is not None and interval.approximate else ""
+    return f"{present.fixed(statistic, decimals)} {shown}{approximate}"
 
 
 def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
@@ -31,17 +44,17 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
     if model.consistency is not None:
         rows.append(
             (
-                "consistency (seed)",
-                _estimate(model.consistency),
-                consistency_band(model.consistency.statistic).label,
+                "consistency (CERT)",
+                _estimate(model.consistency.statistic, model.consistency.interval),
+                model.consistency.band.label if model.consistency.band else "",
             )
         )
     if model.agreement is not None:
         rows.append(
             (
                 "semantic_agreement",
-                _estimate(model.agreement),
-                agreement_band(model.agreement.statistic).label,
+                _estimate(model.agreement.statistic, model.agreement.interval),
+                model.agreement.band.label if model.agreement.band else "",
             )
         )
     if model.performance is not None:
@@ -49,42 +62,49 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
         rows.append(
             (
                 "performance heuristic (length, structure, prompt similarity)",
-                f"{perf.score:.3f} {_ci(perf.ci_95)} (n={perf.n})",
+                f"{present.fixed(perf.score)} {_ci(perf.ci_95)} (n={perf.n})",
                 perf.band.label,
             )
         )
     if model.latency is not None:
         lat = model.latency
-        rows.append(("latency mean (s)", f"{lat.mean:.3f} {_ci(lat.mean_ci_95)} (n={lat.n})", ""))
+        rows.append(
+            (
+                "latency mean (s)",
+                f"{present.fixed(lat.mean)} {_ci(lat.mean_ci_95)} (n={lat.n})",
+                "",
+            )
+        )
         rows.append(
             (
                 "latency p50 / p95 / p99 (s)",
-                f"{lat.p50:.3f} / {lat.p95:.3f} {_ci(lat.percentile_intervals['p95'])} "
-                f"/ {lat.p99:.3f}",
+                f"{present.fixed(lat.p50)} / {present.fixed(lat.p95)} "
+                f"{_ci(lat.percentile_intervals['p95'])} / {present.fixed(lat.p99)}",
                 lat.p95_band.label,
             )
         )
         rows.append(
             (
                 "latency std / min / max (s)",
-                f"{lat.std:.3f} / {lat.min:.3f} / {lat.max:.3f}",
+                f"{present.fixed(lat.std)} / {present.fixed(lat.min)} / {present.fixed(lat.max)}",
                 "",
             )
         )
         rows.append(
             (
                 "coefficient of variation",
-                f"{lat.coefficient_of_variation:.3f}",
+                present.fixed(lat.coefficient_of_variation),
                 lat.variation_band.label,
             )
         )
         if lat.tokens_per_second is not None:
-            rows.append(("tokens per second", f"{lat.tokens_per_second:.1f}", ""))
+            rows.append(("tokens per second", present.fixed(lat.tokens_per_second, 1), ""))
     if model.ttft is not None:
         rows.append(
             (
                 "time to first token p50 / p95 (s)",
-                f"{model.ttft.p50:.3f} / {model.ttft.p95:.3f} (n={model.ttft.n})",
+                f"{present.fixed(model.ttft.p50)} / {present.fixed(model.ttft.p95)} "
+                f"(n={model.ttft.n})",
                 "",
             )
         )
@@ -93,7 +113,7 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
         rows.append(
             (
                 "length (words / ~tokens)",
-                f"{quality.mean_words:.1f} / {quality.mean_tokens:.1f}",
+                f"{present.fixed(quality.mean_words, 1)} / {present.fixed(quality.mean_tokens, 1)}",
                 "",
             )
         )
@@ -101,18 +121,23 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
             rows.append(
                 (
                     "semantic diversity",
-                    f"{quality.semantic_diversity:.3f}",
+                    present.fixed(quality.semantic_diversity),
                     quality.diversity_band.label,
                 )
             )
         rows.append(
-            ("repetition score", f"{quality.repetition_score:.3f}", quality.repetition_band.label)
+            (
+                "repetition score",
+                present.fixed(quality.repetition_score),
+                quality.repetition_band.label,
+            )
         )
     robust = model.robustness
     rows.append(
         (
             "error rate",
-            f"{robust.error_rate:.1f}% {_ci(robust.error_rate_interval, 1, '%')} "
+            f"{present.percent_value(robust.error_rate)} "
+            f"{_ci(robust.error_rate_interval, percent_value=True)} "
             f"({robust.failed_trials}/{robust.total_trials})",
             robust.band.label,
         )
@@ -120,43 +145,50 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
     rows.append(
         (
             "timeout rate",
-            f"{robust.timeout_rate:.1f}% {_ci(robust.timeout_rate_interval, 1, '%')} "
+            f"{present.percent_value(robust.timeout_rate)} "
+            f"{_ci(robust.timeout_rate_interval, percent_value=True)} "
             f"({robust.timeout_trials}/{robust.total_trials})",
             robust.timeout_band.label,
         )
     )
-    failures = {name: count for name, count in robust.exceptions.items() if count}
+    failures = [c for c in robust.error_classes if c.trials]
     if failures:
         rows.append(
-            ("exceptions", ", ".join(f"{name} {count}" for name, count in failures.items()), "")
+            (
+                "exceptions",
+                ", ".join(
+                    f"{c.error_class} {c.trials} ({present.percent(c.rate)} "
+                    f"{present.interval(c.interval, as_percent=True)})"
+                    for c in failures
+                ),
+                "",
+            )
         )
     if robust.retries:
         rows.append(("retries used", str(robust.retries), ""))
     if model.cost is not None:
         cost = model.cost
-        per_point = (
-            f"${cost.cost_per_quality_point:.6f}"
-            if cost.cost_per_quality_point is not None
-            else "n/a"
-        )
         rows.append(
             (
                 "cost per trial / per quality point",
-                f"${cost.mean_cost_per_trial:.6f} / {per_point}",
+                f"{present.usd(cost.mean_cost_per_trial)} / "
+                f"{present.usd(cost.cost_per_quality_point)}",
                 "",
             )
         )
     return rows
 
 
-def verdicts(report: ReliabilityReport) -> list[str]:
-    """One line per model: what can and cannot be relied on, with n (`verdict.model_verdict`)."""
-    return [model_verdict(entry) for entry in report.to_dict().get("models", [])]
+def _effect(comparison: ModelPairEffect) -> str:
+    effect = comparison.effect
+    if effect is None:
+        return f"{NOT_MEASURED} ({comparison.note})"
+    return _estimate(effect.statistic, effect.interval, 2)
 
 
 def render_terminal(report: ReliabilityReport, console: Console) -> None:
-    for line in verdicts(report):
-        console.print(terminal(line), highlight=False)
+    for model in report.models:
+        console.print(terminal(model.verdict), highlight=False)
     for model in report.models:
         table = Table(
             title=f"{terminal(model.model)}: {model.trials} trials, {model.successful} successful",
@@ -176,69 +208,60 @@ def render_terminal(report: ReliabilityReport, console: Console) -> None:
         table.add_column("metric")
         table.add_column("d [95% CI]")
         for comparison in report.comparisons:
-            value = (
-                _estimate(comparison.effect, 2)
-                if comparison.effect is not None
-                else f"n/a ({comparison.note})"
-            )
             table.add_row(
                 f"{terminal(comparison.model_a)} vs {terminal(comparison.model_b)}",
                 terminal(comparison.metric),
-                terminal(value),
+                terminal(_effect(comparison)),
             )
         console.print(table)
-    notes = [*report.warnings, *(w for m in report.models for w in m.warnings)]
-    for note in notes:
-        console.print(f"[yellow]warning:[/yellow] {terminal(note)}")
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {terminal(warning.message)}")
     for problem in report.record_errors[:20]:
         console.print(f"[red]skipped:[/red] {terminal(problem)}")
 
 
 def render_markdown(report: ReliabilityReport) -> str:
     lines = ["# Reliability report", ""]
-    lines += [f"- **{markdown(line)}**" for line in verdicts(report)]
+    lines += [f"- **{markdown(model.verdict)}**" for model in report.models]
     lines.append("")
     config = report.config
     lines.append(
-        f"Embedding model {markdown(config.embedding_model_name)}, seed {config.random_seed}, "
-        f"{config.bootstrap_resamples} bootstrap resamples. Intervals are 95%: the seed's "
-        "CI_95 = mean ± 1.96·std/√n for means, Wilson for rates, bootstrap for percentiles "
-        "and agreement."
+        f"Embedding model {markdown(config.embedding_model_name)}, random seed "
+        f"{config.random_seed}, {config.bootstrap_resamples} bootstrap resamples. Intervals are "
+        "95%: CERT's CI_95 = mean ± 1.96·std/√n for means, Wilson for rates, bootstrap for "
+        "percentiles and agreement."
     )
     lines.append("")
     for model in report.models:
-        lines += [
-            f"## {markdown(model.model)}",
-            "",
-            f"{model.trials} trials, {model.successful} successful.",
-            "",
-            "| metric | value [95% CI] | interpretation |",
-            "|---|---|---|",
-        ]
-        lines += [
-            f"| {markdown(metric)} | {markdown(value)} | {markdown(label)} |"
-            for metric, value, label in model_rows(model)
-        ]
+        lines += [f"## {markdown(model.model)}", ""]
+        lines += [f"{model.trials} trials, {model.successful} successful.", ""]
+        lines.append(
+            present.markdown_table(
+                ["metric", "value [95% CI]", "interpretation"], model_rows(model)
+            )
+        )
         if len(model.prompts) > 1:
+            rows = [
+                [
+                    prompt.prompt_id,
+                    str(prompt.valid_responses),
+                    present.fixed(prompt.consistency.score) if prompt.consistency else NOT_MEASURED,
+                    f"{present.fixed(prompt.agreement.similarity)} {_ci(prompt.agreement.interval)}"
+                    if prompt.agreement
+                    else NOT_MEASURED,
+                ]
+                for prompt in model.prompts
+            ]
             lines += [
                 "",
-                "| prompt | valid responses | consistency | agreement |",
-                "|---|---|---|---|",
+                present.markdown_table(
+                    ["prompt", "valid responses", "consistency", "agreement"], rows
+                ),
             ]
-            for prompt in model.prompts:
-                consistency = f"{prompt.consistency.score:.3f}" if prompt.consistency else "n/a"
-                agreement = (
-                    f"{prompt.agreement.similarity:.3f} {_ci(prompt.agreement.interval)}"
-                    if prompt.agreement
-                    else "n/a"
-                )
-                lines.append(
-                    f"| {markdown(prompt.prompt_id)} | {prompt.valid_responses} | {consistency} "
-                    f"| {agreement} |"
-                )
-        if model.warnings:
+        own = report.warnings_for(model.model)
+        if own:
             lines.append("")
-            lines += [f"- warning: {markdown(w)}" for w in model.warnings]
+            lines += [f"- warning: {markdown(w)}" for w in own]
         lines.append("")
     if report.comparisons:
         lines += [
@@ -246,23 +269,16 @@ def render_markdown(report: ReliabilityReport) -> str:
             "",
             "Cohen's d (pooled SD), first model minus second.",
             "",
-            "| models | metric | d [95% CI] |",
-            "|---|---|---|",
+            present.markdown_table(
+                ["models", "metric", "d [95% CI]"],
+                [[f"{c.model_a} vs {c.model_b}", c.metric, _effect(c)] for c in report.comparisons],
+            ),
+            "",
         ]
-        for comparison in report.comparisons:
-            value = (
-                _estimate(comparison.effect, 2)
-                if comparison.effect is not None
-                else f"n/a ({comparison.note})"
-            )
-            lines.append(
-                f"| {markdown(comparison.model_a)} vs {markdown(comparison.model_b)} "
-                f"| {markdown(comparison.metric)} | {markdown(value)} |"
-            )
-        lines.append("")
-    if report.warnings or report.record_errors:
+    general = report.warnings_for(None)
+    if general or report.record_errors:
         lines += ["## Notes", ""]
-        lines += [f"- warning: {markdown(w)}" for w in report.warnings]
+        lines += [f"- warning: {markdown(w)}" for w in general]
         lines += [f"- skipped record: {markdown(e)}" for e in report.record_errors]
         lines.append("")
     return "\n".join(lines)

@@ -293,13 +293,26 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
                 else "no warnings",
             ],
         }
-    models = document.get("models", [])
-    model_names = [str(entry.get("model", "?")) for entry in models if isinstance(entry, dict)]
+    from pydantic import ValidationError
+
+    from plumbline.reliability.analysis import ReliabilityReport
+
+    try:
+        reliability = ReliabilityReport.model_validate(document)
+    except ValidationError:
+        # An earlier site's report of an older version: say why it is not shown.
+        return {
+            "title": site_input.name,
+            "headline": "a reliability report this version cannot read: regenerate it",
+            "facts": [],
+        }
+    model_names = [model.model for model in reliability.models]
     return {
         "title": ", ".join(model_names[:3]) + (" …" if len(model_names) > 3 else "")
         or site_input.name,
         "headline": f"{len(model_names)} model(s) over repeated trials",
-        "facts": [f"{len(document.get('warnings', []))} warning(s)"],
+        # the one warning list the reliability page shows, in full
+        "facts": [f"{len(reliability.warnings)} warning(s)"],
     }
 
 
