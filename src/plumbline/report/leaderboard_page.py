@@ -353,7 +353,6 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
         "has_samples": has_samples,
         "sample_problems": samples.problems,
         "outcome_class": outcome_class,
-        "present": present,
     }
     pages = [
         render_page(

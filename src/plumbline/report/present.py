@@ -91,7 +91,7 @@ def points(value: Any, decimals: int = 1) -> str:
 
 
 def signed(value: Any, digits: int = 3) -> str:
-    """A number with its sign: `0.25` → `+0.25`, `-3` → `-3`, `0` → `0`."""
+    """A number with its sign: `0.25` → `+0.250`, `-3` → `-3`, `0` → `0`."""
     text = number(value, digits)
     if is_number(value) and float(value) > 0:
         return "+" + text
