@@ -72,7 +72,7 @@ class CategoryColumn:
 
 
 @dataclass(frozen=True)
-class Cell:
+class ScoreCell:
     """One model's score in one category (value None: the model has no score there)."""
 
     key: str
@@ -127,7 +127,7 @@ class ModelRow:
 
     entry: LeaderboardRow
     slug: str
-    cells: tuple[Cell, ...]
+    cells: tuple[ScoreCell, ...]
 
     @property
     def model(self) -> str:
@@ -153,7 +153,7 @@ class ModelRow:
     def errors(self) -> int | None:
         return self.entry.errors
 
-    def cell(self, key: str) -> Cell:
+    def cell(self, key: str) -> ScoreCell:
         for cell in self.cells:
             if cell.key == key:
                 return cell
@@ -225,7 +225,7 @@ def leaderboard_view(document: LeaderboardDocument | Mapping[str, Any]) -> Leade
     methods: list[str] = []
     for entry in entries:
         cells = tuple(
-            Cell(
+            ScoreCell(
                 key=column.key,
                 value=entry.score(column.key),
                 interval=entry.interval(column.key),
