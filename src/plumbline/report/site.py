@@ -7,8 +7,9 @@
 Each input document gets a folder of pages named by its slug (`leaderboard/index.html`, ...),
 rendered by the renderer of its kind, and a copy of itself at `data/<slug>.json`, so the site is
 self-contained: it can be zipped, moved or opened from `file://` without the files it came from.
-The sources behind a document (Inspect logs for a leaderboard, run records for a comparison,
-trial records for reliability) are read for drill-down pages; the site never links to them.
+Pages render their document alone; Inspect logs given beside a leaderboard are read for its
+per-sample pages, and record files given beside a comparison or a reliability report are named
+as its sources. The site never links to any of them.
 """
 
 from __future__ import annotations
