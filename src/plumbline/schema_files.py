@@ -25,11 +25,16 @@ GENERATED: dict[str, str] = {
     "agent_suite.schema.json": "plumbline.agent.suite:generated_schema",
     "compare_report.schema.json": "plumbline.compare.analysis:generated_schema",
     "leaderboard_suite.schema.json": "plumbline.leaderboard.suite:generated_schema",
+    "leaderboard.schema.json": "plumbline.leaderboard.document:generated_schema",
     "reliability_report.schema.json": "plumbline.reliability.analysis:generated_schema",
 }
 
 #: the generated schemas of result documents (every number states its unit)
-RESULT_SCHEMAS: tuple[str, ...] = ("compare_report.schema.json", "reliability_report.schema.json")
+RESULT_SCHEMAS: tuple[str, ...] = (
+    "compare_report.schema.json",
+    "leaderboard.schema.json",
+    "reliability_report.schema.json",
+)
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 

@@ -120,8 +120,8 @@ def test_user_suite_runs_resumes_and_adds_a_model(tmp_path: Path, server: OpenAI
     assert entry["overall"] == pytest.approx(0.75)
     assert len(eval_logs(logs)) == 2
     written = read_leaderboard(logs / "leaderboard.json")
-    [saved] = written["models"]
-    assert saved["overall"] == pytest.approx(0.75) == recompute_overall(written, saved)
+    [saved] = written.models
+    assert saved.overall == pytest.approx(0.75) == recompute_overall(written, saved)
 
     # The same command again resumes: nothing is re-run.
     before = eval_logs(logs)

@@ -172,14 +172,13 @@ def test_clean_input_has_no_problems_and_sample_counts(clean_logs: Path) -> None
 def test_confidence_and_margin_derive_from_the_widest_interval(board) -> None:  # type: ignore[no-untyped-def]
     document = board.to_dict()
     for key, meta in document["_metadata"]["categories"].items():
-        widths = [
-            m["intervals"][key]["half_width"] for m in document["models"] if key not in m["missing"]
-        ]
+        widths = [m["half_widths"][key] for m in document["models"] if key not in m["missing"]]
         widest = max(widths)
+        assert meta["half_width"] == widest
         assert meta["margin"] == f"±{math.ceil(round(widest * 100, 9))}%"
         expected = "high" if widest <= 0.05 else "medium" if widest <= 0.10 else "low"
         assert meta["confidence"] == expected
-    # 8 questions cannot give the seed's hard-coded "high, ±5%".
+    # 8 questions cannot give SA Bench's hard-coded "high, ±5%".
     assert document["_metadata"]["categories"]["practice_exam"]["confidence"] == "low"
 
 

@@ -56,12 +56,12 @@ def written(inspect_logs: Fixture, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def test_every_written_json_validates_and_recomputes(written: dict[str, Any]) -> None:
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    jsonschema.Draft7Validator.check_schema(schema)
+    jsonschema.Draft202012Validator.check_schema(schema)
     paths = list(written["out"].glob("*.json"))
     assert paths
     for path in paths:
         document = json.loads(path.read_text(encoding="utf-8"))
-        jsonschema.validate(document, schema, cls=jsonschema.Draft7Validator)
+        jsonschema.validate(document, schema, cls=jsonschema.Draft202012Validator)
         assert_self_consistent(document)
         metadata = document["_metadata"]
         assert metadata["run_id"] == "test-run"
@@ -166,7 +166,7 @@ def test_check_combined_interval_uses_both_standard_errors(
     new = written["out"] / "leaderboard.json"
     document = json.loads(new.read_text())
     model = document["models"][0]
-    se = model["intervals"]["overall"]["standard_error"]
+    se = model["standard_errors"]["overall"]
     published = json.loads(new.read_text())
     published["models"][0]["overall"] = model["overall"] - 0.01
     path = tmp_path / "p.json"

@@ -23,8 +23,8 @@ def document(clean_logs: Path) -> dict[str, Any]:
     return build_leaderboard(clean_logs, run_id="doc").to_dict()
 
 
-def test_seed_example_is_valid() -> None:
-    seed_example = {
+def test_sa_bench_example_is_valid() -> None:
+    sa_bench_example = {
         "_metadata": {
             "generated_at": "2026-01-07T00:00:00Z",
             "run_id": "local-20260107-000000",
@@ -43,7 +43,7 @@ def test_seed_example_is_valid() -> None:
         },
         "models": [{"model": "...", "practice_exam": 0.85, "overall": 0.85}],
     }
-    validate_document(seed_example)
+    validate_document(sa_bench_example)
 
 
 def test_published_leaderboard_from_an_old_weighting_is_rejected(document: dict[str, Any]) -> None:
@@ -88,7 +88,7 @@ def test_invalid_documents_are_refused_and_never_written(
 def test_write_then_read_round_trip(document: dict[str, Any], tmp_path: Path) -> None:
     target = tmp_path / "sub" / "leaderboard.json"
     write_leaderboard(target, document)
-    assert read_leaderboard(target) == json.loads(json.dumps(document))
+    assert read_leaderboard(target).to_json() == json.loads(json.dumps(document))
     with pytest.raises(LeaderboardFileError, match="line 1: invalid JSON"):
         (tmp_path / "bad.json").write_text("{")
         read_leaderboard(tmp_path / "bad.json")

@@ -117,15 +117,15 @@ def test_adjacent_difference_is_newcombes_paired_interval_inside_its_range(logs:
     # only three on q7; neither on q8, q9.
     expected = paired_proportion_difference(2, 5, 1, 2)
     assert comparison.difference == pytest.approx(0.4)
-    assert comparison.low == pytest.approx(float(expected.low))
-    assert comparison.high == pytest.approx(float(expected.high))
-    assert comparison.low is not None and comparison.high is not None
-    assert -1.0 <= comparison.low < comparison.difference < comparison.high <= 1.0
-    assert comparison.method == DIFFERENCE_METHOD
+    assert comparison.interval.low == pytest.approx(float(expected.low))
+    assert comparison.interval.high == pytest.approx(float(expected.high))
+    assert comparison.interval.low is not None and comparison.interval.high is not None
+    assert -1.0 <= comparison.interval.low < comparison.difference < comparison.interval.high <= 1.0
+    assert comparison.interval.method == DIFFERENCE_METHOD
     assert comparison.unpaired == []
     # the p-value is the interval inverted: below 0.05 exactly when 0 is outside it
     assert comparison.pvalue is not None
-    assert (comparison.pvalue < 0.05) == (comparison.low > 0)
+    assert (comparison.pvalue < 0.05) == (comparison.interval.low > 0)
 
 
 def test_models_sharing_no_questions_are_reported_unpaired(logs: Path, tmp_path: Path) -> None:
@@ -133,15 +133,15 @@ def test_models_sharing_no_questions_are_reported_unpaired(logs: Path, tmp_path:
     (comparison,) = board.comparisons
     assert comparison.unpaired == ["exam"]
     assert comparison.shared_questions == {"exam": 0}
-    assert comparison.low is not None and comparison.high is not None
-    assert -1.0 <= comparison.low <= comparison.high <= 1.0
+    assert comparison.interval.low is not None and comparison.interval.high is not None
+    assert -1.0 <= comparison.interval.low <= comparison.interval.high <= 1.0
     problems = [p for p in board.problems if p.kind == "unpaired"]
     assert len(problems) == 1 and problems[0].category == "exam"
     assert "unpaired" in problems[0].message and "share 0 questions" in problems[0].message
     document = board.to_dict()
     assert document["comparisons"][0]["unpaired"] == ["exam"]
     view = leaderboard_view(document)
-    assert view.comparisons[0].unpaired == ("exam",)
+    assert view.comparisons[0].unpaired == ["exam"]
 
 
 def test_every_bound_of_a_random_leaderboard_stays_in_range(logs: Path) -> None:
@@ -151,6 +151,6 @@ def test_every_bound_of_a_random_leaderboard_stays_in_range(logs: Path) -> None:
         assert interval.low is not None and interval.high is not None
         assert 0.0 <= interval.low <= entry.overall <= interval.high <= 1.0
     for comparison in board.comparisons:
-        assert comparison.low is not None and comparison.high is not None
-        assert np.all(np.array([comparison.low, comparison.high]) >= -1.0)
-        assert np.all(np.array([comparison.low, comparison.high]) <= 1.0)
+        assert comparison.interval.low is not None and comparison.interval.high is not None
+        assert np.all(np.array([comparison.interval.low, comparison.interval.high]) >= -1.0)
+        assert np.all(np.array([comparison.interval.low, comparison.interval.high]) <= 1.0)

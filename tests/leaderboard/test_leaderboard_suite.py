@@ -24,7 +24,7 @@ def category(**overrides: Any) -> dict[str, Any]:
     return base | overrides
 
 
-def test_builtin_sa_bench_matches_the_seed() -> None:
+def test_builtin_sa_bench_matches_sa_bench() -> None:
     suite = load_suite("sa-bench")
     assert suite.name == "sa-bench" and suite.title == "SA Bench"
     assert suite.weights == {"practice_exam": 0.34, "architecture_design": 0.33, "cdk_synth": 0.33}

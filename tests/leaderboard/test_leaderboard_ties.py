@@ -1,5 +1,5 @@
 """Tie groups: paired MOVER intervals over shared questions inverted to p-values, Holm across
-adjacent pairs, and the seed's 5 points."""
+adjacent pairs, and SA Bench's 5 points."""
 
 from __future__ import annotations
 
@@ -142,9 +142,9 @@ def test_holm_across_adjacent_pairs_and_groups() -> None:
         assert comparison.pvalue_holm == pytest.approx(expected[comparison.pvalue])
     assert [c.tied for c in comparisons] == [True, False]
     assert [m.tie_group for m in ranked] == [1, 1, 2]
-    # the seed's reading: within 5 points is "statistically equivalent"
-    assert [c.seed_equivalent for c in comparisons] == [True, False]
-    assert [m.seed_group for m in ranked] == [1, 1, 2]
+    # SA Bench's reading: within 5 points is "statistically equivalent"
+    assert [c.sa_bench_equivalent for c in comparisons] == [True, False]
+    assert [m.sa_bench_group for m in ranked] == [1, 1, 2]
 
 
 def test_identical_models_are_tied_and_one_question_has_no_se() -> None:

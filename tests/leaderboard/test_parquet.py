@@ -63,7 +63,8 @@ def test_leaderboard_parquet_marks_superseded_reruns(original_logs: Path, tmp_pa
 def test_compare_parquet_has_one_row_per_run(tmp_path: Path) -> None:
     records = EXAMPLES / "agent_runs.jsonl"
     out = tmp_path / "runs.parquet"
-    result = CliRunner().invoke(main, ["compare", str(records), "--parquet", str(out)])
+    arms = ["--treatment", "with_skelly", "--control", "without_skelly"]
+    result = CliRunner().invoke(main, ["compare", str(records), *arms, "--parquet", str(out)])
     assert result.exit_code in (0, 1), result.output
     frame = pl.read_parquet(out)
     lines = [line for line in records.read_text(encoding="utf-8").splitlines() if line.strip()]

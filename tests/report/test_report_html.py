@@ -10,36 +10,10 @@ from markupsafe import Markup
 
 from plumbline.report.html import (
     environment,
-    fmt_interval,
-    fmt_num,
-    fmt_pct,
     json_for_script,
     render_page,
     root_prefix,
 )
-
-
-def test_fmt_pct_and_missing_values() -> None:
-    assert fmt_pct(0.8412) == "84.1%"
-    assert fmt_pct(0.0) == "0.0%"
-    assert fmt_pct(None) == "—"
-    assert fmt_pct(float("nan")) == "—"
-
-
-def test_fmt_num() -> None:
-    assert fmt_num(1234) == "1,234"
-    assert fmt_num(0.123456) == "0.123"
-    assert fmt_num(12.3456) == "12.3"
-    assert fmt_num(3.0) == "3"
-    assert fmt_num(None) == "—"
-    assert fmt_num(0.0001234) == "0.000123"
-
-
-def test_fmt_interval() -> None:
-    assert fmt_interval({"low": 0.715, "high": 0.917}) == "[0.715, 0.917]"
-    assert fmt_interval((0.5, 0.75), percent=True) == "[50.0%, 75.0%]"
-    assert fmt_interval({"low": None, "high": 0.2}) == "—"
-    assert fmt_interval(None) == "—"
 
 
 def test_json_for_script_cannot_close_the_script_element() -> None:

@@ -50,8 +50,8 @@ def test_column_tooltips_and_methodology_come_from_the_document(scenario: Scenar
         assert column.weight == category["weight"]
     assert view.formula == meta["overall_formula"]
     # The formula shown is the one the overall values satisfy.
-    for entry in scenario.document["models"]:
-        assert abs(recompute_overall(scenario.document, entry) - entry["overall"]) < 1e-12
+    for entry in view.document.models:
+        assert abs(recompute_overall(view.document, entry) - entry.overall) < 1e-12
     assert "Wilson" in view.interval_methods
 
 
@@ -107,8 +107,8 @@ def test_pages_without_logs_say_how_to_get_samples(scenario: Scenario) -> None:
     assert "cannot be shown" in pages[1].html
 
 
-def seed_only(document: dict[str, Any]) -> dict[str, Any]:
-    """The same leaderboard with only the seed schema's fields (as a published file has)."""
+def sa_bench_only(document: dict[str, Any]) -> dict[str, Any]:
+    """The same leaderboard with only SA Bench's schema fields (as a published file has)."""
     required = ("name", "description", "weight", "sample_count", "scoring")
     meta = document["_metadata"]
     return {
@@ -131,8 +131,8 @@ def seed_only(document: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_a_seed_only_file_shows_unknowns_as_unknown(scenario: Scenario) -> None:
-    document = seed_only(scenario.document)
+def test_an_sa_bench_only_file_shows_unknowns_as_unknown(scenario: Scenario) -> None:
+    document = sa_bench_only(scenario.document)
     view = leaderboard_view(document)
     oracle = view.rows[0]
     assert oracle.tie_group is None and oracle.errors is None

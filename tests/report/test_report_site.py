@@ -124,6 +124,8 @@ def test_index_headline_names_a_tie_at_the_top(scenario: Scenario, tmp_path: Pat
     document = json.loads(json.dumps(scenario.document))
     for entry in document["models"]:
         entry["tie_group"] = 1
+    names = [entry["model"] for entry in document["models"]]
+    document["tie_groups"] = [{"group": 1, "size": len(names), "models": names}]
     result = write_site([SiteInput("leaderboard", "tied", document)], tmp_path)
     assert "2 models tied at the top: scripted/oracle, mockllm/" in result.index.read_text()
     alone = write_site([SiteInput("leaderboard", "b", scenario.document)], tmp_path / "b")

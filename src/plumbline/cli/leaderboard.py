@@ -210,15 +210,15 @@ def build(
             f"[yellow]no scorable logs found in {terminal(', '.join(str(p) for p in logs))}"
             "[/yellow]"
         )
-    document = board.to_dict()
+    document = board.document()
     index = None
     if html_dir is not None:
         name = output.stem if output is not None else "leaderboard"
         local = [Path(log) for log in logs if not is_remote(log)]
-        index = write_html("leaderboard", name, document, local, html_dir).index
+        index = write_html("leaderboard", name, document.to_json(), local, html_dir).index
 
     def render(console: Console) -> None:
-        render_terminal(board, console)
+        render_terminal(document, console)
         for label, path in (
             ("JSON", output),
             ("CSV", csv_path),
@@ -233,7 +233,7 @@ def build(
                 soft_wrap=True,
             )
 
-    emit(document, json_path, render)
+    emit(document.to_json(), json_path, render)
     empty = [p.category for p in board.problems if p.kind == "category_empty" and p.category]
     if empty and board.models:
         error_console.print(

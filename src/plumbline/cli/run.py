@@ -346,15 +346,15 @@ def _leaderboard(
         write_outputs(board, json_path=output, markdown_path=markdown_path)
     except LeaderboardFileError as error:
         _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
-    document = board.to_dict()
+    document = board.document()
     index = None
     if html_dir is not None:
         index = write_html(
-            "leaderboard", output.stem, document, [Path(log) for log in logs], html_dir
+            "leaderboard", output.stem, document.to_json(), [Path(log) for log in logs], html_dir
         ).index
 
     def render(console: Console) -> None:
-        render_terminal(board, console)
+        render_terminal(document, console)
         console.print(f"Leaderboard JSON written to {terminal(output)}")
         if markdown_path is not None:
             console.print(f"Markdown written to {terminal(markdown_path)}")
@@ -364,4 +364,4 @@ def _leaderboard(
                 soft_wrap=True,
             )
 
-    emit(document, json_path, render)
+    emit(document.to_json(), json_path, render)

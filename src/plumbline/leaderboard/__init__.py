@@ -3,16 +3,16 @@
     from plumbline.leaderboard import build_leaderboard, write_leaderboard
 
     board = build_leaderboard("logs/", "sa-bench", errors="zero")
-    write_leaderboard("leaderboard.json", board.to_dict())  # validated, atomic
+    write_leaderboard("leaderboard.json", board.document())  # validated, atomic
 
 The pipeline is read (`collect`) → score (`scores`) → rank with tie groups (`ties`) →
-document (`board`, `document`) → render (`render`); `check` compares a fresh leaderboard with a
-published one.
+document (`board` builds `result.LeaderboardDocument`; `document` validates, writes and
+reads it) → render (`render`); `check` compares a fresh leaderboard with a published one.
 """
 
 from plumbline.leaderboard.board import Leaderboard, build_leaderboard
 from plumbline.leaderboard.check import CheckResult, Deviation, check_reproducibility
-from plumbline.leaderboard.collect import CategoryData, ErrorPolicy, Problem, collect
+from plumbline.leaderboard.collect import CategoryData, collect
 from plumbline.leaderboard.document import (
     LeaderboardFileError,
     leaderboard_schema,
@@ -23,21 +23,29 @@ from plumbline.leaderboard.document import (
 )
 from plumbline.leaderboard.outputs import write_outputs
 from plumbline.leaderboard.render import render_check, render_csv, render_markdown, render_terminal
-from plumbline.leaderboard.scores import CategoryScore, Interval, ModelScores
+from plumbline.leaderboard.result import (
+    AdjacentPair,
+    ErrorPolicy,
+    LeaderboardDocument,
+    LeaderboardRow,
+    Problem,
+    upgrade_document,
+)
+from plumbline.leaderboard.scores import CategoryScore, ModelScores
 from plumbline.leaderboard.suite import Category, Suite, SuiteError, load_suite, parse_suite
-from plumbline.leaderboard.ties import Comparison
 
 __all__ = [
+    "AdjacentPair",
     "Category",
     "CategoryData",
     "CategoryScore",
     "CheckResult",
-    "Comparison",
     "Deviation",
     "ErrorPolicy",
-    "Interval",
     "Leaderboard",
+    "LeaderboardDocument",
     "LeaderboardFileError",
+    "LeaderboardRow",
     "ModelScores",
     "Problem",
     "Suite",
@@ -54,6 +62,7 @@ __all__ = [
     "render_csv",
     "render_markdown",
     "render_terminal",
+    "upgrade_document",
     "validate_document",
     "write_leaderboard",
     "write_outputs",

@@ -1,4 +1,9 @@
-"""The leaderboard: built from logs (read → validate → compute), turned into the seed's JSON."""
+"""The leaderboard: built from logs (read → validate → compute), turned into its typed document.
+
+`Leaderboard` holds the computation (scores, question sets, pairs); `Leaderboard.document()` is
+the one place that turns it into the `LeaderboardDocument` every view renders and the JSON is
+dumped from: every number a view shows is computed here, once.
+"""
 
 from __future__ import annotations
 
@@ -9,28 +14,39 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plumbline.leaderboard.collect import (
-    CategoryData,
+from plumbline.leaderboard.collect import CategoryData, ProgressCallback, collect
+from plumbline.leaderboard.result import (
+    AdjacentPair,
+    CategoryCounts,
+    CategoryMetadata,
     ErrorPolicy,
+    FailedModel,
+    LeaderboardDocument,
+    LeaderboardMetadata,
+    LeaderboardRow,
     Problem,
-    ProgressCallback,
-    collect,
+    SuiteName,
+    TieGroup,
 )
 from plumbline.leaderboard.scores import (
     LEVEL,
+    CategoryScore,
     ModelScores,
     confidence_label,
     margin_label,
     score_model,
 )
 from plumbline.leaderboard.suite import Suite, load_suite
-from plumbline.leaderboard.ties import ALPHA, SEED_EQUIVALENCE, Comparison, rank_models
+from plumbline.leaderboard.ties import ALPHA, SA_BENCH_EQUIVALENCE, rank_models
 
-SCHEMA_VERSION = 1
+TIE_RULE = (
+    "adjacent models are tied unless the paired MOVER interval of their overall difference, "
+    f"inverted to a p-value, rejects equal overall at α = {ALPHA:g} after Holm correction"
+)
 
 
 def format_timestamp(moment: datetime) -> str:
-    """ISO 8601 in UTC with a `Z`, as the seed writes it (`2026-01-07T00:00:00Z`)."""
+    """ISO 8601 in UTC with a `Z`, as SA Bench writes it (`2026-01-07T00:00:00Z`)."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -43,24 +59,12 @@ def default_run_id(moment: datetime) -> str:
 
 
 @dataclass(frozen=True)
-class FailedModel:
-    """A model with logs but not one scored sample: listed, never ranked."""
-
-    model: str
-    errors: int
-    categories: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "errors": self.errors, "categories": self.categories}
-
-
-@dataclass(frozen=True)
 class Leaderboard:
     """Ranked models with category scores, intervals, tie groups, and every input problem."""
 
     suite: Suite
     models: list[ModelScores]
-    comparisons: list[Comparison]
+    comparisons: list[AdjacentPair]
     problems: list[Problem]
     sample_counts: dict[str, int]
     generated_at: datetime
@@ -84,100 +88,113 @@ class Leaderboard:
     def category_half_width(self, key: str) -> float | None:
         """The widest interval half-width among models scored in a category.
 
-        The seed states one margin per category ("scores are reliable within ±N%"); the widest
+        SA Bench states one margin per category ("scores are reliable within ±N%"); the widest
         model interval is the figure that statement holds for.
         """
-        widths = [
-            score.interval.half_width
-            for entry in self.models
-            if not (score := entry.categories[key]).missing
-            and score.interval is not None
-            and score.interval.half_width is not None
-        ]
-        scored = [entry for entry in self.models if not entry.categories[key].missing]
-        if not widths or len(widths) < len(scored):
+        scored = [entry.categories[key] for entry in self.models]
+        widths = [s.half_width for s in scored if not s.missing and s.half_width is not None]
+        if not widths or len(widths) < sum(not s.missing for s in scored):
             return None
         return max(widths)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The leaderboard JSON: the seed's schema plus intervals, counts, groups and problems."""
-        categories: dict[str, Any] = {}
+    def document(self) -> LeaderboardDocument:
+        """The leaderboard document: SA Bench's fields plus intervals, counts, groups, pairs
+        and problems."""
+        categories: dict[str, CategoryMetadata] = {}
         for category in self.suite.categories:
             half_width = self.category_half_width(category.key)
-            entry: dict[str, Any] = {
-                "name": category.name,
-                "description": category.description,
-                "weight": category.weight,
-                "sample_count": self.sample_counts.get(category.key, 0),
-                "scoring": category.scoring,
-                "confidence": confidence_label(half_width),
-            }
-            margin = margin_label(half_width)
-            if margin is not None:
-                entry["margin"] = margin
-            entry["scorer"] = category.scorer
-            if len(category.scorers) > 1:
-                entry["scorers"] = list(category.scorers)
-            if self.scorers_read.get(category.key):
-                entry["scorers_read"] = self.scorers_read[category.key]
-            entry["tasks"] = list(category.tasks)
             missing = [m.model for m in self.models if m.categories[category.key].missing]
-            entry["models_scored"] = len(self.models) - len(missing)
-            entry["models_missing"] = missing
-            if category.key in self.not_run:
-                entry["not_run"] = self.not_run[category.key]
-            categories[category.key] = entry
-
-        models: list[dict[str, Any]] = []
+            categories[category.key] = CategoryMetadata(
+                name=category.name,
+                description=category.description,
+                weight=category.weight,
+                sample_count=self.sample_counts.get(category.key, 0),
+                scoring=category.scoring,
+                confidence=confidence_label(half_width),
+                margin=margin_label(half_width),
+                half_width=half_width,
+                scorer=category.scorer,
+                scorers=list(category.scorers) if len(category.scorers) > 1 else None,
+                scorers_read=self.scorers_read.get(category.key) or None,
+                tasks=list(category.tasks),
+                models_scored=len(self.models) - len(missing),
+                models_missing=missing,
+                not_run=self.not_run.get(category.key),
+            )
+        groups: dict[int, list[str]] = {}
         for scores in self.models:
-            row: dict[str, Any] = {"model": scores.model}
-            for key in self.suite.keys:
-                value = scores.categories[key].value
-                if value is not None:
-                    row[key] = value
-            row["overall"] = scores.overall
-            row["rank"] = scores.rank
-            row["tie_group"] = scores.tie_group
-            row["seed_group"] = scores.seed_group
-            row["missing"] = scores.missing
-            row["errors"] = scores.errors
-            intervals: dict[str, Any] = {}
-            for key in self.suite.keys:
-                interval = scores.categories[key].interval
-                intervals[key] = None if interval is None else interval.to_dict()
-            intervals["overall"] = scores.overall_interval.to_dict()
-            row["intervals"] = intervals
-            row["counts"] = {key: scores.categories[key].counts() for key in self.suite.keys}
-            models.append(row)
+            groups.setdefault(scores.tie_group, []).append(scores.model)
+        return LeaderboardDocument(
+            metadata=LeaderboardMetadata(
+                generated_at=format_timestamp(self.generated_at),
+                run_id=self.run_id,
+                model_count=len(self.models),
+                categories=categories,
+                suite=SuiteName(name=self.suite.name, title=self.suite.title),
+                overall_formula=self.suite.formula(),
+                errors_policy=self.errors_policy,
+                level=LEVEL,
+                alpha=ALPHA,
+                tie_rule=TIE_RULE,
+                sa_bench_equivalence=SA_BENCH_EQUIVALENCE,
+                log_count=self.log_count,
+                logs_used=self.logs_used,
+                problem_count=len(self.problems),
+            ),
+            models=[self._row(scores) for scores in self.models],
+            tie_groups=[
+                TieGroup(group=group, size=len(names), models=names)
+                for group, names in groups.items()
+            ],
+            comparisons=list(self.comparisons),
+            problems=list(self.problems),
+            failed_models=list(self.failed),
+        )
 
-        return {
-            "_metadata": {
-                "generated_at": format_timestamp(self.generated_at),
-                "run_id": self.run_id,
-                "model_count": len(self.models),
-                "categories": categories,
-                "schema_version": SCHEMA_VERSION,
-                "suite": {"name": self.suite.name, "title": self.suite.title},
-                "overall_formula": self.suite.formula(),
-                "errors_policy": self.errors_policy,
-                "level": LEVEL,
-                "tie_rule": (
-                    "adjacent models are tied unless the paired MOVER interval of their overall "
-                    f"difference, inverted to a p-value, rejects equal overall at α = {ALPHA:g} "
-                    "after Holm correction"
-                ),
-                "seed_equivalence": SEED_EQUIVALENCE,
-                "log_count": self.log_count,
-                "logs_used": self.logs_used,
-            },
-            "models": models,
-            "comparisons": [comparison.to_dict() for comparison in self.comparisons],
-            "problems": [problem.to_dict() for problem in self.problems],
-            "failed_models": [failed.to_dict() for failed in self.failed],
+    def _row(self, scores: ModelScores) -> LeaderboardRow:
+        keys = self.suite.keys
+        category: dict[str, CategoryScore] = scores.categories
+        values: dict[str, Any] = {
+            key: category[key].value for key in keys if category[key].value is not None
         }
+        standard_errors = {key: category[key].standard_error for key in keys}
+        standard_errors["overall"] = scores.overall_standard_error
+        half_widths = {key: category[key].half_width for key in keys}
+        half_widths["overall"] = scores.overall_interval.half_width
+        return LeaderboardRow(
+            model=scores.model,
+            **values,
+            overall=scores.overall,
+            rank=scores.rank,
+            tie_group=scores.tie_group,
+            sa_bench_group=scores.sa_bench_group,
+            missing=scores.missing,
+            errors=scores.errors,
+            intervals={
+                **{key: category[key].interval for key in keys},
+                "overall": scores.overall_interval,
+            },
+            standard_errors=standard_errors,
+            half_widths=half_widths,
+            counts={
+                key: CategoryCounts(
+                    n=score.n,
+                    epochs=score.epochs,
+                    errors=score.errors,
+                    excluded=score.excluded,
+                    missing=score.missing,
+                    logs=len(score.logs),
+                )
+                for key, score in ((key, category[key]) for key in keys)
+            },
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The leaderboard JSON: `document().model_dump(mode="json")`."""
+        return self.document().to_json()
 
 
-def unpaired_problems(comparisons: Iterable[Comparison]) -> list[Problem]:
+def unpaired_problems(comparisons: Iterable[AdjacentPair]) -> list[Problem]:
     """One problem per adjacent pair and category compared unpaired (fewer than 2 shared questions).
 
     Pairing is what makes a difference between two models on the same questions precise; a
@@ -219,7 +236,7 @@ def build_leaderboard(
     """Build a leaderboard from Inspect logs (files and/or directories, searched recursively).
 
     `suite` is a `Suite`, a built-in suite name (`"sa-bench"`) or a suite TOML path. `errors`
-    decides what an errored or unscored sample is worth: "zero" (the default, as the seed's
+    decides what an errored or unscored sample is worth: "zero" (the default, as SA Bench's
     binary scoring implies) or "exclude" (left out; either way counted per model × category).
     Problems with the input (unreadable logs, unmatched tasks, missing scorers, duplicates) are
     collected in `Leaderboard.problems`; none of them raises. `not_run` names categories that
@@ -268,7 +285,7 @@ def build_leaderboard(
     skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
     problems = [
         *(
-            Problem("category_not_run", reason, category=key)
+            Problem(kind="category_not_run", message=reason, category=key)
             for key, reason in sorted(skipped.items())
         ),
         # a category not run on purpose is said once, as not run, not also as empty

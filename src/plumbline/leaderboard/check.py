@@ -1,4 +1,4 @@
-"""The seed's reproducibility rule: a fresh run reproduces a published leaderboard when every
+"""SA Bench's reproducibility rule: a fresh run reproduces a published leaderboard when every
 model's overall lies within ±5 points of its published value.
 
 Beside the fixed tolerance, each deviation is set against the combined interval of the two runs,
@@ -13,9 +13,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ConfigDict, Field
 from scipy import stats as sps
 
+from plumbline.leaderboard.result import upgrade_document
 from plumbline.leaderboard.scores import LEVEL
+from plumbline.result import ResultModel
 
 DEFAULT_TOLERANCE = 0.05
 
@@ -109,7 +112,7 @@ class CheckResult:
     def reproducible(self) -> bool:
         """Every shared model's overall within tolerance (and at least one model shared), and
         the new file valid and self-consistent. Category deviations and a published file that
-        disagrees with itself are reported, not part of the verdict (the seed's rule is about
+        disagrees with itself are reported, not part of the verdict (SA Bench's rule is about
         overall)."""
         return (
             bool(self.deviations)
@@ -148,60 +151,89 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def document_weights(document: dict[str, Any]) -> dict[str, float] | None:
-    """The category weights a document states (`_metadata.categories.*.weight`), if it does."""
-    metadata = document.get("_metadata")
-    categories = metadata.get("categories") if isinstance(metadata, dict) else None
-    if not isinstance(categories, dict) or not categories:
-        return None
-    weights: dict[str, float] = {}
-    for key, meta in categories.items():
-        weight = _number(meta.get("weight")) if isinstance(meta, dict) else None
-        if weight is None:
+class _Metadata(ResultModel):
+    model_config = ConfigDict(extra="allow")
+
+    categories: Any = None
+
+
+class PublishedRow(ResultModel):
+    """A model row as the reproducibility check reads it from any leaderboard file."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    overall: float
+    standard_errors: dict[str, float | None] | None = None
+
+    def value(self, key: str) -> float | None:
+        """The row's value of category `key` (None when absent or not a number)."""
+        extra = self.model_extra or {}
+        return _number(extra[key]) if key in extra else None
+
+    @property
+    def overall_standard_error(self) -> float | None:
+        errors = self.standard_errors or {}
+        return _number(errors["overall"]) if "overall" in errors else None
+
+
+class PublishedLeaderboard(ResultModel):
+    """A leaderboard file read only as far as the reproducibility check needs: rows with a
+    name and an overall, and the category weights when stated (a published file may predate
+    plumbline's schema, or be SA Bench's own). Older plumbline versions are upgraded first."""
+
+    model_config = ConfigDict(extra="allow", validate_by_alias=True, validate_by_name=True)
+
+    metadata: _Metadata | None = Field(default=None, alias="_metadata")
+    models: list[PublishedRow]
+
+    @classmethod
+    def parse(cls, document: Any) -> PublishedLeaderboard:
+        return cls.model_validate(upgrade_document(document))
+
+    @property
+    def weights(self) -> dict[str, float] | None:
+        """The category weights the file states (`_metadata.categories.*.weight`), if it does."""
+        categories = self.metadata.categories if self.metadata is not None else None
+        if not isinstance(categories, dict) or not categories:
             return None
-        weights[key] = weight
-    return weights
+        weights: dict[str, float] = {}
+        for key, meta in categories.items():
+            weight = (
+                _number(meta["weight"]) if isinstance(meta, dict) and "weight" in meta else None
+            )
+            if weight is None:
+                return None
+            weights[key] = weight
+        return weights
 
 
-def review_document(document: dict[str, Any], label: str) -> DocumentReview:
+def review_document(document: Any, label: str) -> DocumentReview:
     """Validate a leaderboard document against plumbline's schema and check, model by model,
     that its overall is Σ weight × category value under its own stated weights."""
     from plumbline.leaderboard.document import document_problems
 
-    weights = document_weights(document)
+    published = PublishedLeaderboard.parse(document)
+    weights = published.weights
     problems = document_problems(document, check_overall=False)
     inconsistent: list[Inconsistency] = []
     if weights is not None:
-        for model in document["models"]:
-            stated = _number(model.get("overall"))
-            if stated is None:
-                continue
+        for model in published.models:
             recomputed = math.fsum(
-                weight * (_number(model.get(key)) or 0.0) for key, weight in weights.items()
+                weight * (model.value(key) or 0.0) for key, weight in weights.items()
             )
-            if abs(recomputed - stated) > CONSISTENCY_TOLERANCE:
+            if abs(recomputed - model.overall) > CONSISTENCY_TOLERANCE:
                 inconsistent.append(
-                    Inconsistency(str(model["model"]), stated, recomputed, stated - recomputed)
+                    Inconsistency(
+                        model.model, model.overall, recomputed, model.overall - recomputed
+                    )
                 )
     return DocumentReview(label, problems, inconsistent, weights)
 
 
-def _overall_se(model: dict[str, Any]) -> float | None:
-    intervals = model.get("intervals")
-    if not isinstance(intervals, dict):
-        return None
-    overall = intervals.get("overall")
-    if not isinstance(overall, dict):
-        return None
-    se = overall.get("standard_error")
-    if isinstance(se, int | float) and not isinstance(se, bool) and math.isfinite(se):
-        return float(se)
-    return None
-
-
 def check_reproducibility(
-    new: dict[str, Any],
-    published: dict[str, Any],
+    new: Any,
+    published: Any,
     *,
     tolerance: float = DEFAULT_TOLERANCE,
     level: float = LEVEL,
@@ -211,14 +243,15 @@ def check_reproducibility(
     weights)."""
     if not (math.isfinite(tolerance) and tolerance >= 0):
         raise ValueError(f"tolerance must be a non-negative number, got {tolerance!r}")
-    new_models = {m["model"]: m for m in new["models"]}
-    old_models = {m["model"]: m for m in published["models"]}
+    fresh_file, old_file = PublishedLeaderboard.parse(new), PublishedLeaderboard.parse(published)
+    new_models = {m.model: m for m in fresh_file.models}
+    old_models = {m.model: m for m in old_file.models}
     z = float(sps.norm.ppf(0.5 + level / 2))
     deviations: list[Deviation] = []
     for name in sorted(new_models.keys() & old_models.keys()):
         fresh, old = new_models[name], old_models[name]
-        difference = float(fresh["overall"]) - float(old["overall"])
-        se_new, se_old = _overall_se(fresh), _overall_se(old)
+        difference = fresh.overall - old.overall
+        se_new, se_old = fresh.overall_standard_error, old.overall_standard_error
         known = [se for se in (se_new, se_old) if se is not None]
         half_width = z * math.sqrt(math.fsum(se**2 for se in known)) if known else None
         basis = None
@@ -231,8 +264,8 @@ def check_reproducibility(
         deviations.append(
             Deviation(
                 model=name,
-                new=float(fresh["overall"]),
-                published=float(old["overall"]),
+                new=fresh.overall,
+                published=old.overall,
                 deviation=difference,
                 # A hair of slack so that 0.72 vs 0.67 (exactly 5 points) counts as within.
                 within_tolerance=abs(difference) <= tolerance + 1e-9,
@@ -242,12 +275,12 @@ def check_reproducibility(
             )
         )
     categories: list[CategoryDeviation] = []
-    new_weights, old_weights = document_weights(new), document_weights(published)
+    new_weights, old_weights = fresh_file.weights, old_file.weights
     keys = list(dict.fromkeys([*(new_weights or {}), *(old_weights or {})]))
     for name in sorted(new_models.keys() & old_models.keys()):
         for key in keys:
-            fresh_value = _number(new_models[name].get(key))
-            old_value = _number(old_models[name].get(key))
+            fresh_value = new_models[name].value(key)
+            old_value = old_models[name].value(key)
             if fresh_value is None and old_value is None:
                 continue
             gap: float | None = (

@@ -20,11 +20,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from plumbline.leaderboard.result import ErrorPolicy, Problem
 from plumbline.leaderboard.suite import Category, Suite
 from plumbline.records.inspect_logs import (
     LogHeader,
@@ -36,7 +37,6 @@ from plumbline.records.inspect_logs import (
     read_samples_and_names,
 )
 
-ErrorPolicy = Literal["zero", "exclude"]
 ERROR_POLICIES: tuple[ErrorPolicy, ...] = ("zero", "exclude")
 
 FloatArray = npt.NDArray[np.float64]
@@ -44,26 +44,6 @@ IntArray = npt.NDArray[np.int64]
 
 #: Called after each log is read: (logs done, logs in total, path of the log just read).
 ProgressCallback = Callable[[int, int, str], None]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Something in the input the reader of a leaderboard must know about."""
-
-    kind: str
-    message: str
-    path: str | None = None
-    model: str | None = None
-    task: str | None = None
-    category: str | None = None
-    count: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {key: value for key, value in self.__dict__.items() if value is not None}
-
-    def __str__(self) -> str:
-        where = self.path or " / ".join(p for p in (self.model, self.category) if p) or ""
-        return f"{where}: {self.message}" if where else self.message
 
 
 @dataclass(frozen=True)
@@ -195,11 +175,11 @@ def collect(
         raise ValueError(f"errors must be 'zero' or 'exclude', got {errors!r}")
     files = find_log_files(paths)
     problems: list[Problem] = [
-        Problem("path_not_found", "no such file or directory", path=str(path))
+        Problem(kind="path_not_found", message="no such file or directory", path=str(path))
         for path in files.missing
     ]
     problems += [
-        Problem("unreachable_location", f"cannot list logs: {why}", path=location)
+        Problem(kind="unreachable_location", message=f"cannot list logs: {why}", path=location)
         for location, why in files.unreachable
     ]
     index = _QuestionIndex()
@@ -224,7 +204,11 @@ def collect(
                 continue
             samples, names = read_samples_and_names(path, scorers)
         except LogReadError as error:
-            problems.append(Problem("unreadable_log", f"{error.problem}; log skipped", str(path)))
+            problems.append(
+                Problem(
+                    kind="unreadable_log", message=f"{error.problem}; log skipped", path=str(path)
+                )
+            )
             continue
         finally:
             if progress is not None:

@@ -22,15 +22,15 @@ def write_outputs(
     The JSON is validated (schema and self-consistency) before anything is written, so an
     invalid leaderboard leaves no file behind; `LeaderboardFileError` says why.
     """
-    document = board.to_dict()
+    document = board.document()
     written: list[Path] = []
     if json_path is not None:
         write_leaderboard(json_path, document)
         written.append(Path(json_path))
     if csv_path is not None:
-        write_atomic(csv_path, render_csv(board))
+        write_atomic(csv_path, render_csv(document))
         written.append(Path(csv_path))
     if markdown_path is not None:
-        write_atomic(markdown_path, render_markdown(board))
+        write_atomic(markdown_path, render_markdown(document))
         written.append(Path(markdown_path))
     return written

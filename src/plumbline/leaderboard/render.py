@@ -1,7 +1,8 @@
-"""Renderings of a leaderboard: a terminal table, Markdown, and CSV.
+"""Renderings of a leaderboard document: a terminal table, Markdown, and CSV.
 
-A missing category is written "missing", never "0": it counts 0 in the overall, and the
-reader must see that it was not measured.
+Every view takes the typed `LeaderboardDocument` and formats through `plumbline.report.present`;
+nothing here computes a number. A missing category is written "missing", never "0": it counts 0
+in the overall, and the reader must see that it was not measured.
 """
 
 from __future__ import annotations
@@ -16,43 +17,78 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from plumbline.leaderboard.board import Leaderboard, format_timestamp
 from plumbline.leaderboard.check import CheckResult, DocumentReview
-from plumbline.leaderboard.scores import CategoryScore, Interval, ModelScores
+from plumbline.leaderboard.result import AdjacentPair, LeaderboardDocument, LeaderboardRow
+from plumbline.report import present
 from plumbline.report.escape import markdown, terminal
+from plumbline.result import Interval
 
 MISSING = "missing"
 NOT_RUN = "not run"
 
 
-def _number(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+def _interval(interval: Interval | None) -> str:
+    return present.interval(interval, decimals=2)
 
 
-def _interval_text(interval: Interval | None, compact: bool = False) -> str:
-    if interval is None or interval.low is None or interval.high is None:
-        return "—" if compact else "[—]"
-    if compact:
-        return f"{interval.low:.2f}–{interval.high:.2f}"
-    return f"[{interval.low:.2f}, {interval.high:.2f}]"
+def _counts_text(row: LeaderboardRow, key: str) -> str:
+    counts = row.count(key)
+    if counts is None:
+        return ""
+    return f"n={present.number(counts.n)}" + (
+        f"×{present.number(counts.epochs)}" if counts.epochs > 1 else ""
+    )
 
 
-def category_cell(score: CategoryScore) -> str:
-    if score.missing:
-        return MISSING if not score.errors else f"{MISSING} ({score.errors} errors excluded)"
-    return f"{score.value:.3f} {_interval_text(score.interval)}"
+def _errors_of(row: LeaderboardRow, key: str) -> int:
+    counts = row.count(key)
+    return 0 if counts is None else counts.errors
 
 
-def overall_cell(model: ModelScores) -> str:
-    return f"{model.overall:.3f} {_interval_text(model.overall_interval)}"
+def category_cell(row: LeaderboardRow, key: str) -> str:
+    """A category score with its interval, or `missing` (with its excluded errors)."""
+    value = row.score(key)
+    if value is None:
+        errors = _errors_of(row, key)
+        return MISSING if not errors else f"{MISSING} ({present.number(errors)} errors excluded)"
+    return f"{present.fixed(value)} {_interval(row.interval(key))}"
 
 
-def render_terminal(board: Leaderboard, console: Console) -> None:
+def overall_cell(row: LeaderboardRow) -> str:
+    return f"{present.fixed(row.overall)} {_interval(row.interval('overall'))}"
+
+
+def _title(document: LeaderboardDocument) -> str:
+    suite = document.metadata.suite
+    if suite is None:
+        return "Leaderboard"
+    return suite.title or suite.name
+
+
+def _pair_verdict(pair: AdjacentPair) -> str:
+    return ("yes" if pair.tied else "no") + (" (unpaired)" if pair.unpaired else "")
+
+
+def _tie_note(document: LeaderboardDocument) -> str:
+    alpha = document.metadata.alpha
+    return (
+        "tie: models sharing a number are not significantly different (paired MOVER interval "
+        f"over shared questions, Holm-corrected, α = {present.number(alpha)}). "
+        "A missing category counts 0 in overall."
+    )
+
+
+def _equivalence(document: LeaderboardDocument) -> str:
+    return f"≤{present.number((document.metadata.sa_bench_equivalence or 0) * 100)} pts"
+
+
+def render_terminal(document: LeaderboardDocument, console: Console) -> None:
     """The leaderboard table, the adjacent comparisons, and the input problems."""
-    keys = board.suite.keys
+    metadata = document.metadata
     table = Table(
-        title=f"{terminal(board.suite.title)} leaderboard ({len(board.models)} models, "
-        f"{board.log_count} logs, errors={board.errors_policy})",
+        title=f"{terminal(_title(document))} leaderboard ({present.number(metadata.model_count)} "
+        f"models, {present.number(metadata.log_count)} logs, "
+        f"errors={metadata.errors_policy or present.MISSING})",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -60,40 +96,42 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
     )
     table.add_column("#", justify="right")
     table.add_column("tie", justify="right")
-    longest = max((len(model.model) for model in board.models), default=5)
+    longest = max((len(model.model) for model in document.models), default=5)
     table.add_column("model", no_wrap=True, min_width=min(longest, 40))
-    for category in board.suite.categories:
+    for category in document.categories.values():
         table.add_column(
-            f"{terminal(category.name)}\n×{category.weight:g}",
+            f"{terminal(category.name)}\n×{present.shortest(category.weight)}",
             justify="right",
             min_width=5,
             overflow="fold",
         )
-    table.add_column("overall\n[95% CI]", justify="right", style="bold", overflow="fold")
+    table.add_column(
+        f"overall\n[{present.level(metadata.level or 0.95)} CI]",
+        justify="right",
+        style="bold",
+        overflow="fold",
+    )
     table.add_column("errors", justify="right")
-    for model in board.models:
-        cells = [str(model.rank), str(model.tie_group), terminal(model.model)]
-        for key in keys:
-            score = model.categories[key]
-            if key in board.not_run:
+    for row in document.models:
+        cells = [present.number(row.rank), present.number(row.tie_group), terminal(row.model)]
+        for key, category in document.categories.items():
+            value = row.score(key)
+            if category.not_run is not None:
                 cells.append(f"[yellow]{NOT_RUN}[/yellow]")
-            elif score.missing:
-                cells.append(f"[yellow]{category_cell(score)}[/yellow]")
+            elif value is None:
+                cells.append(f"[yellow]{category_cell(row, key)}[/yellow]")
             else:
-                detail = f"n={score.n}" + (f"×{score.epochs}" if score.epochs > 1 else "")
-                interval = _interval_text(score.interval, compact=True)
-                cells.append(f"{score.value:.3f}\n{interval}\n[dim]{detail}[/dim]")
+                interval = _interval(row.interval(key))
+                detail = _counts_text(row, key)
+                cells.append(f"{present.fixed(value)}\n{interval}\n[dim]{detail}[/dim]")
         cells += [
-            f"{model.overall:.3f}\n{_interval_text(model.overall_interval, compact=True)}",
-            str(model.errors),
+            f"{present.fixed(row.overall)}\n{_interval(row.interval('overall'))}",
+            present.number(row.errors),
         ]
         table.add_row(*cells)
     console.print(table)
-    console.print(
-        "tie: models sharing a number are not significantly different (paired MOVER interval "
-        "over shared questions, Holm-corrected, α = 0.05). A missing category counts 0 in overall."
-    )
-    if board.comparisons:
+    console.print(_tie_note(document))
+    if document.comparisons:
         pairs = Table(
             title="Adjacent pairs",
             title_justify="left",
@@ -103,119 +141,167 @@ def render_terminal(board: Leaderboard, console: Console) -> None:
         )
         pairs.add_column("higher", no_wrap=True)
         pairs.add_column("lower", no_wrap=True)
-        for header in ("Δ overall", "paired Δ\n[95% CI]", "p\n(Holm)", "tied", "seed:\n≤5 pts"):
+        for header in (
+            "Δ overall",
+            "paired Δ\n[CI]",
+            "p\n(Holm)",
+            "tied",
+            f"SA Bench:\n{_equivalence(document)}",
+        ):
             pairs.add_column(header, justify="right", overflow="fold")
-        for c in board.comparisons:
-            ci = "—" if c.low is None or c.high is None else f"{c.low:+.2f}–{c.high:+.2f}"
+        for pair in document.comparisons:
             pairs.add_row(
-                terminal(c.higher),
-                terminal(c.lower),
-                f"{c.overall_difference:+.3f}",
-                f"{c.difference:+.3f}\n{ci}",
-                _number(c.pvalue_holm, 4),
-                ("yes" if c.tied else "no") + (" (unpaired)" if c.unpaired else ""),
-                "yes" if c.seed_equivalent else "no",
+                terminal(pair.higher),
+                terminal(pair.lower),
+                present.points(pair.overall_difference),
+                f"{present.points(pair.difference)}\n"
+                f"{present.interval(pair.interval, as_percent=True)}",
+                present.fixed(pair.pvalue_holm, 4),
+                _pair_verdict(pair),
+                "yes" if pair.sa_bench_equivalent else "no",
             )
         console.print(pairs)
-    if board.problems:
+    if document.problems:
         console.print(
-            f"[bold yellow]{len(board.problems)} problem(s) with the input:[/bold yellow]"
+            f"[bold yellow]{present.number(metadata.problem_count)} problem(s) with the "
+            "input:[/bold yellow]"
         )
-        for problem in board.problems:
-            console.print(f"  [yellow]{terminal(problem.kind)}[/yellow] {terminal(problem)}")
+        for problem in document.problems:
+            console.print(f"  [yellow]{terminal(problem.kind)}[/yellow] {terminal(str(problem))}")
 
 
-def render_markdown(board: Leaderboard) -> str:
+def render_markdown(document: LeaderboardDocument) -> str:
     """A Markdown page: the table, how to read it, the pairs, and the problems."""
-    keys = board.suite.keys
+    metadata = document.metadata
+    policies = {"zero": "0", "exclude": "excluded", None: "not recorded"}
+    policy = policies[metadata.errors_policy]
     lines = [
-        f"# {markdown(board.suite.title)} leaderboard",
+        f"# {markdown(_title(document))} leaderboard",
         "",
-        f"Generated {format_timestamp(board.generated_at)} · run {markdown(board.run_id)} · "
-        f"{len(board.models)} models · {board.log_count} logs · errors counted as "
-        f"{'0' if board.errors_policy == 'zero' else 'excluded'}",
+        f"Generated {markdown(metadata.generated_at)} · run {markdown(metadata.run_id or '')} · "
+        f"{present.number(metadata.model_count)} models · {present.number(metadata.log_count)} "
+        f"logs · errors counted as {policy}",
         "",
-        f"`{board.suite.formula()}`; a missing category counts 0 and is shown as *missing*.",
+        f"`{metadata.overall_formula}`; a missing category counts 0 and is shown as *missing*.",
         "",
     ]
+    level = present.level(metadata.level or 0.95)
     header = ["#", "tie group", "model"]
-    header += [f"{markdown(c.name)} ({c.weight:g})" for c in board.suite.categories]
-    header += ["overall [95% CI]", "errors"]
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "|".join(["---:", "---:", "---"] + ["---:"] * (len(keys) + 2)) + "|")
-    for model in board.models:
-        cells = [str(model.rank), str(model.tie_group), markdown(model.model)]
-        for key in keys:
-            score = model.categories[key]
-            if key in board.not_run:
+    header += [f"{c.name} ({present.shortest(c.weight)})" for c in document.categories.values()]
+    header += [f"overall [{level} CI]", "errors"]
+    rows: list[list[str]] = []
+    for row in document.models:
+        cells = [present.number(row.rank), present.number(row.tie_group), row.model]
+        for key, category in document.categories.items():
+            if category.not_run is not None:
                 cells.append(f"*{NOT_RUN}*")
             else:
-                cells.append(f"*{MISSING}*" if score.missing else category_cell(score))
-        cells += [f"**{overall_cell(model)}**", str(model.errors)]
-        lines.append("| " + " | ".join(cells) + " |")
+                cells.append(f"*{MISSING}*" if row.score(key) is None else category_cell(row, key))
+        cells += [f"**{overall_cell(row)}**", present.number(row.errors)]
+        rows.append(cells)
+    lines.append(_markdown_rows(header, rows, "rrl" + "r" * (len(document.categories) + 2)))
     lines += ["", "## Categories", ""]
-    lines.append("| category | weight | scoring | questions scored | confidence | margin |")
-    lines.append("|---|---:|---|---:|---|---:|")
-    document = board.to_dict()
-    for key, meta in document["_metadata"]["categories"].items():
-        lines.append(
-            f"| {markdown(meta['name'])} (`{key}`) | {meta['weight']:g} | "
-            f"{markdown(meta['scoring'])} | {meta['sample_count']} | "
-            f"{markdown(meta['confidence'])} | {markdown(meta.get('margin', '—'))} |"
+    lines.append(
+        present.markdown_table(
+            ["category", "key", "weight", "scoring", "questions scored", "confidence", "margin"],
+            [
+                [
+                    meta.name,
+                    key,
+                    present.shortest(meta.weight),
+                    meta.scoring,
+                    present.number(meta.sample_count),
+                    meta.confidence or present.MISSING,
+                    meta.margin or present.MISSING,
+                ]
+                for key, meta in document.categories.items()
+            ],
+            align="llrlrlr",
         )
-    if board.comparisons:
+    )
+    if document.comparisons:
         lines += ["", "## Adjacent pairs", ""]
         lines.append(
-            "| higher | lower | Δ overall | paired Δ [95% CI] | p (Holm) | tied | "
-            "within 5 pts (seed) |"
-        )
-        lines.append("|---|---|---:|---:|---:|---|---|")
-        for c in board.comparisons:
-            ci = "[—]" if c.low is None or c.high is None else f"[{c.low:+.3f}, {c.high:+.3f}]"
-            lines.append(
-                f"| {markdown(c.higher)} | {markdown(c.lower)} | "
-                f"{c.overall_difference:+.3f} | {c.difference:+.3f} {ci} | "
-                f"{_number(c.pvalue_holm, 4)} | {'yes' if c.tied else 'no'}"
-                f"{' (unpaired)' if c.unpaired else ''} | "
-                f"{'yes' if c.seed_equivalent else 'no'} |"
+            present.markdown_table(
+                [
+                    "higher",
+                    "lower",
+                    "Δ overall",
+                    f"paired Δ [{level} CI]",
+                    "p (Holm)",
+                    "tied",
+                    f"SA Bench: within {_equivalence(document)}",
+                ],
+                [
+                    [
+                        pair.higher,
+                        pair.lower,
+                        present.points(pair.overall_difference),
+                        f"{present.points(pair.difference)} "
+                        f"{present.interval(pair.interval, as_percent=True)}",
+                        present.fixed(pair.pvalue_holm, 4),
+                        _pair_verdict(pair),
+                        "yes" if pair.sa_bench_equivalent else "no",
+                    ]
+                    for pair in document.comparisons
+                ],
+                align="llrrrll",
             )
-    if board.problems:
+        )
+    if document.problems:
         lines += ["", "## Problems with the input", ""]
-        lines += [f"- **{markdown(p.kind)}**: {markdown(p)}" for p in board.problems]
+        lines += [f"- **{markdown(p.kind)}**: {markdown(str(p))}" for p in document.problems]
     return "\n".join(lines) + "\n"
 
 
-def csv_rows(board: Leaderboard) -> list[dict[str, Any]]:
+def _markdown_rows(header: list[str], rows: list[list[str]], align: str) -> str:
+    """The ranking table: cells carry their own Markdown emphasis (`*missing*`, `**0.8**`), so
+    only the text inside is escaped (by the views above), not the emphasis."""
+    rule = "|" + "".join("---:|" if a == "r" else "---|" for a in align)
+    lines = ["| " + " | ".join(markdown(h) for h in header) + " |", rule]
+    lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    for mark in ("**", "*"):
+        if text.startswith(mark) and text.endswith(mark) and len(text) > 2 * len(mark):
+            return mark + markdown(text[len(mark) : -len(mark)]) + mark
+    return markdown(text)
+
+
+def csv_rows(document: LeaderboardDocument) -> list[dict[str, Any]]:
     """One row per model; a missing category has an empty value and `<key>_missing` true."""
     rows: list[dict[str, Any]] = []
-    for model in board.models:
+    for model in document.models:
+        overall = model.interval("overall")
         row: dict[str, Any] = {
             "rank": model.rank,
             "tie_group": model.tie_group,
-            "seed_group": model.seed_group,
+            "sa_bench_group": model.sa_bench_group,
             "model": model.model,
             "overall": model.overall,
-            "overall_low": model.overall_interval.low,
-            "overall_high": model.overall_interval.high,
-            "overall_se": model.overall_interval.standard_error,
+            "overall_low": None if overall is None else overall.low,
+            "overall_high": None if overall is None else overall.high,
+            "overall_se": model.standard_error("overall"),
         }
-        for key in board.suite.keys:
-            score = model.categories[key]
-            interval = score.interval
-            row[key] = score.value
+        for key in document.categories:
+            interval = model.interval(key)
+            counts = model.count(key)
+            row[key] = model.score(key)
             row[f"{key}_low"] = None if interval is None else interval.low
             row[f"{key}_high"] = None if interval is None else interval.high
-            row[f"{key}_se"] = None if interval is None else interval.standard_error
-            row[f"{key}_n"] = score.n
-            row[f"{key}_epochs"] = score.epochs
-            row[f"{key}_errors"] = score.errors
-            row[f"{key}_missing"] = score.missing
+            row[f"{key}_se"] = model.standard_error(key)
+            row[f"{key}_n"] = None if counts is None else counts.n
+            row[f"{key}_epochs"] = None if counts is None else counts.epochs
+            row[f"{key}_errors"] = None if counts is None else counts.errors
+            row[f"{key}_missing"] = model.score(key) is None
         rows.append(row)
     return rows
 
 
-def render_csv(board: Leaderboard) -> str:
-    rows = csv_rows(board)
+def render_csv(document: LeaderboardDocument) -> str:
+    rows = csv_rows(document)
     buffer = io.StringIO()
     if not rows:
         return ""
@@ -243,7 +329,9 @@ def _review_lines(review: DocumentReview, path_label: str, console: Console) -> 
         console.print(Text(f"{path_label}: {problem}", style="yellow"), soft_wrap=True)
     if not review.inconsistent:
         return
-    weights = ", ".join(f"{key} × {weight:g}" for key, weight in (review.weights or {}).items())
+    weights = ", ".join(
+        f"{key} × {present.shortest(weight)}" for key, weight in (review.weights or {}).items()
+    )
     console.print(
         Text(
             f"The {path_label} file's overall disagrees with its own weights ({weights}) for "
@@ -255,8 +343,9 @@ def _review_lines(review: DocumentReview, path_label: str, console: Console) -> 
     for entry in review.inconsistent:
         console.print(
             Text(
-                f"  {entry.model}: states {entry.stated:.4f}, Σ weight × category gives "
-                f"{entry.recomputed:.4f} (off by {entry.difference:+.4f})"
+                f"  {entry.model}: states {present.fixed(entry.stated, 4)}, Σ weight × "
+                f"category gives {present.fixed(entry.recomputed, 4)} (off by "
+                f"{present.points(entry.difference, 2)})"
             ),
             soft_wrap=True,
         )
@@ -269,7 +358,8 @@ def render_check(result: CheckResult, console: Console) -> None:
     _review_lines(result.published_review, "published", console)
     longest = max((len(d.model) for d in result.deviations), default=5)
     table = Table(
-        title=f"Reproducibility: overall within ±{result.tolerance * 100:g} points of published",
+        title=f"Reproducibility: overall within ±{present.shortest(result.tolerance * 100)} "
+        "points of published",
         title_justify="left",
     )
     table.add_column("model", no_wrap=True, min_width=longest)
@@ -278,27 +368,29 @@ def render_check(result: CheckResult, console: Console) -> None:
         "new",
         "deviation",
         "within tolerance",
-        f"within combined {result.level * 100:g}% CI",
+        f"within combined {present.level(result.level)} CI",
     ):
         table.add_column(header)
     for d in result.deviations:
         if d.within_interval is None:
             inside = "unknown (no SE)"
         else:
-            inside = ("yes" if d.within_interval else "no") + f" (±{d.combined_half_width:.3f})"
+            inside = ("yes" if d.within_interval else "no") + (
+                f" (±{present.fixed(d.combined_half_width)})"
+            )
         table.add_row(
             terminal(d.model),
-            f"{d.published:.3f}",
-            f"{d.new:.3f}",
-            f"{d.deviation:+.3f}",
+            present.fixed(d.published),
+            present.fixed(d.new),
+            present.points(d.deviation),
             Text("yes", style="green") if d.within_tolerance else Text("no", style="red"),
             inside,
         )
     print_whole(table, console)
     if result.categories:
         by_category = Table(
-            title=f"Categories (within ±{result.tolerance * 100:g} points; reported, not part "
-            "of the verdict)",
+            title=f"Categories (within ±{present.shortest(result.tolerance * 100)} points; "
+            "reported, not part of the verdict)",
             title_justify="left",
         )
         by_category.add_column("model", no_wrap=True, min_width=longest)
@@ -316,9 +408,9 @@ def render_check(result: CheckResult, console: Console) -> None:
             by_category.add_row(
                 Text(c.model),
                 Text(c.category),
-                _number(c.published),
-                _number(c.new),
-                "—" if c.deviation is None else f"{c.deviation:+.3f}",
+                present.fixed(c.published),
+                present.fixed(c.new),
+                present.points(c.deviation),
                 verdict,
             )
         print_whole(by_category, console)

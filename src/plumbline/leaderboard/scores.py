@@ -1,16 +1,16 @@
 """Category scores, the weighted overall, and their uncertainty.
 
 - Category score: the mean over questions of each question's mean over epochs (for one epoch of
-  binary scores, the seed's `correct_count / total_count`).
+  binary scores, SA Bench's `correct_count / total_count`).
 - Category interval: Wilson when every question mean is 0 or 1 (binary scores over one epoch or
   agreeing epochs); otherwise (a rubric, or repeats that disagree) Wilson at Korn & Graubard's
   effective n, with the SE over question means (repeats averaged within question first; Miller
   2024, "Adding Error Bars to Evals", arXiv:2411.00640). Both stay in [0, 1].
-- Overall: `Σ weight × category score`, exactly the seed's formula, a missing category counting
+- Overall: `Σ weight × category score`, exactly SA Bench's formula, a missing category counting
   0 (a fixed value with no width); its interval combines the category intervals by MOVER
   (Zou & Donner 2008; Newcombe 2011; `stats.mover_sum`), so one category at weight 1 shows
   exactly its own interval and no bound leaves [0, 1].
-- The seed's per-category `confidence` and `margin` come from the interval's half-width:
+- SA Bench's per-category `confidence` and `margin` come from the interval's half-width:
   margin "±N%" with N the half-width in points rounded up; confidence high ≤ 5 points,
   medium ≤ 10, low above (or when no interval can be computed).
 """
@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from plumbline.leaderboard.collect import CategoryData, FloatArray, IntArray
 from plumbline.leaderboard.suite import Category, Suite
+from plumbline.result import Interval
 from plumbline.stats import proportion_bounds
 from plumbline.stats._validation import t_critical, z_critical
 from plumbline.stats.mover import mover_sum
@@ -38,7 +39,7 @@ MEDIUM_CONFIDENCE_HALF_WIDTH = 0.10
 
 
 def confidence_label(half_width: float | None) -> Confidence:
-    """The seed's confidence level from an interval half-width (in score units, 0–1)."""
+    """SA Bench's confidence level from an interval half-width (in score units, 0–1)."""
     if half_width is None or not math.isfinite(half_width):
         return "low"
     if half_width <= HIGH_CONFIDENCE_HALF_WIDTH + 1e-12:
@@ -49,43 +50,11 @@ def confidence_label(half_width: float | None) -> Confidence:
 
 
 def margin_label(half_width: float | None) -> str | None:
-    """The seed's margin string: the half-width in percentage points, rounded up ("±7%")."""
+    """SA Bench's margin string: the half-width in percentage points, rounded up ("±7%")."""
     if half_width is None or not math.isfinite(half_width):
         return None
     # Round first so that 0.05 (stored as 0.05000000000000001) reads ±5%, not ±6%.
     return f"±{math.ceil(round(half_width * 100, 9))}%"
-
-
-@dataclass(frozen=True)
-class Interval:
-    """An interval with the standard error and half-width it came from."""
-
-    low: float | None
-    high: float | None
-    standard_error: float | None
-    half_width: float | None
-    method: str
-    level: float = LEVEL
-
-    @property
-    def confidence(self) -> Confidence:
-        return confidence_label(self.half_width)
-
-    @property
-    def margin(self) -> str | None:
-        return margin_label(self.half_width)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "low": self.low,
-            "high": self.high,
-            "level": self.level,
-            "method": self.method,
-            "standard_error": self.standard_error,
-            "half_width": self.half_width,
-            "confidence": self.confidence,
-            "margin": self.margin,
-        }
 
 
 def _clip(value: float) -> float:
@@ -103,6 +72,8 @@ class CategoryScore:
     errors: int
     excluded: int
     interval: Interval | None
+    standard_error: float | None = None
+    """SE over question means (None: fewer than 2 questions)."""
     logs: tuple[str, ...] = ()
     questions: IntArray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     question_means: FloatArray = field(default_factory=lambda: np.empty(0))
@@ -113,22 +84,12 @@ class CategoryScore:
 
     @property
     def contribution(self) -> float:
-        """The value entering the overall: a missing category counts 0, as the seed says."""
+        """The value entering the overall: a missing category counts 0, as SA Bench says."""
         return 0.0 if self.value is None else self.value
 
     @property
-    def standard_error(self) -> float | None:
-        return None if self.interval is None else self.interval.standard_error
-
-    def counts(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "epochs": self.epochs,
-            "errors": self.errors,
-            "excluded": self.excluded,
-            "missing": self.missing,
-            "logs": len(self.logs),
-        }
+    def half_width(self) -> float | None:
+        return None if self.interval is None else self.interval.half_width
 
 
 def missing_category(key: str) -> CategoryScore:
@@ -212,21 +173,10 @@ def score_category(category: Category, data: CategoryData | None) -> CategorySco
     if data.n >= 2 or _all_zero_or_one(means):
         low, high, method = category_bounds(means, LEVEL)
         se = float(means.std(ddof=1) / math.sqrt(data.n)) if data.n >= 2 else None
-        interval = Interval(
-            low=low,
-            high=high,
-            standard_error=se,
-            half_width=(high - low) / 2,
-            method=method,
-        )
+        interval = Interval(low=low, high=high, level=LEVEL, method=method)
     else:
-        interval = Interval(
-            low=None,
-            high=None,
-            standard_error=None,
-            half_width=None,
-            method="none (one question)",
-        )
+        se = None
+        interval = Interval(low=None, high=None, level=LEVEL, method="none (one question)")
     return CategoryScore(
         key=category.key,
         value=value,
@@ -235,6 +185,7 @@ def score_category(category: Category, data: CategoryData | None) -> CategorySco
         errors=data.errors,
         excluded=data.excluded,
         interval=interval,
+        standard_error=se,
         logs=data.logs,
         questions=data.questions,
         question_means=means,
@@ -249,9 +200,12 @@ class ModelScores:
     categories: dict[str, CategoryScore]
     overall: float
     overall_interval: Interval
+    overall_standard_error: float | None = None
+    """The SE the overall interval implies (half-width / z): what the reproducibility check
+    combines."""
     rank: int = 0
     tie_group: int = 0
-    seed_group: int = 0
+    sa_bench_group: int = 0
 
     @property
     def missing(self) -> list[str]:
@@ -275,13 +229,16 @@ def overall_bounds(estimates: Any, lows: Any, highs: Any, weights: Any) -> tuple
 OVERALL_METHOD = "MOVER over category intervals (Zou & Donner 2008; Newcombe 2011)"
 
 
-def overall_score(suite: Suite, categories: dict[str, CategoryScore]) -> tuple[float, Interval]:
+def overall_score(
+    suite: Suite, categories: dict[str, CategoryScore]
+) -> tuple[float, Interval, float | None]:
     """`overall = Σ w·score` (missing = 0), with the MOVER interval over category intervals.
 
     `L = Σ w·p − √Σ w²(p − l)²`, `U = Σ w·p + √Σ w²(u − p)²` (`stats.mover_sum`): a single
     category at weight 1 gives back its own interval, a skewed Wilson interval keeps its shape,
     and the bounds stay in [0, Σ w] ⊆ [0, 1]. A missing category is a fixed 0 with no width. When
     a present category has no interval (a single question), the overall has none either.
+    Returns (overall, interval, the SE the interval implies: half-width / z).
     """
     weights = suite.weights
     overall = math.fsum(weights[key] * categories[key].contribution for key in suite.keys)
@@ -295,24 +252,21 @@ def overall_score(suite: Suite, categories: dict[str, CategoryScore]) -> tuple[f
             continue
         interval = score.interval
         if interval is None or interval.low is None or interval.high is None:
-            return overall, Interval(None, None, None, None, "none (a category has no interval)")
+            none = Interval(
+                low=None, high=None, level=LEVEL, method="none (a category has no interval)"
+            )
+            return overall, none, None
         estimates.append(score.contribution)
         lows.append(interval.low)
         highs.append(interval.high)
         used.append(weights[key])
     if not used:
-        return overall, Interval(0.0, 0.0, 0.0, 0.0, "none (every category missing: 0)")
+        zero = Interval(low=0.0, high=0.0, level=LEVEL, method="none (every category missing: 0)")
+        return overall, zero, 0.0
     low_array, high_array = overall_bounds(estimates, lows, highs, used)
     low, high = min(float(low_array), overall), max(float(high_array), overall)
-    half_width = (high - low) / 2
-    return overall, Interval(
-        low=low,
-        high=high,
-        # The SE the interval implies (half-width / z): what the reproducibility check combines.
-        standard_error=half_width / z_critical(LEVEL),
-        half_width=half_width,
-        method=OVERALL_METHOD,
-    )
+    interval = Interval(low=low, high=high, level=LEVEL, method=OVERALL_METHOD)
+    return overall, interval, (high - low) / 2 / z_critical(LEVEL)
 
 
 def score_model(suite: Suite, model: str, data: dict[tuple[str, str], CategoryData]) -> ModelScores:
@@ -321,7 +275,11 @@ def score_model(suite: Suite, model: str, data: dict[tuple[str, str], CategoryDa
         category.key: score_category(category, data.get((model, category.key)))
         for category in suite.categories
     }
-    overall, interval = overall_score(suite, categories)
+    overall, interval, standard_error = overall_score(suite, categories)
     return ModelScores(
-        model=model, categories=categories, overall=overall, overall_interval=interval
+        model=model,
+        categories=categories,
+        overall=overall,
+        overall_interval=interval,
+        overall_standard_error=standard_error,
     )

@@ -15,7 +15,7 @@ tasks = ["practice_exam"]  # Inspect task names (glob patterns allowed)
 scorer = "choice"          # the score name read from the log
 ```
 
-Weights must sum to 1 (the seed's weight normalisation) and keys must be unique. A category may
+Weights must sum to 1 (SA Bench's weight normalisation) and keys must be unique. A category may
 name several scorers, `scorers = ["cdk_verify", "cdk_verify_local"]`: they are aliases of one
 measurement (the same score under the names different task versions give it), and each log
 contributes the value of the *first* of them it holds, never a blend: blending a heuristic and a
@@ -52,7 +52,19 @@ BUILTIN_SUITES: dict[str, str] = {"sa-bench": "plumbline.suites.sa_bench"}
 
 # Keys a category may not take: they are the model entry's own fields in the leaderboard JSON.
 RESERVED_KEYS = frozenset(
-    {"model", "overall", "rank", "tie_group", "seed_group", "intervals", "counts", "missing"}
+    {
+        "model",
+        "overall",
+        "rank",
+        "tie_group",
+        "sa_bench_group",
+        "missing",
+        "errors",
+        "intervals",
+        "standard_errors",
+        "half_widths",
+        "counts",
+    }
 )
 
 WEIGHT_TOLERANCE = 1e-9
@@ -212,7 +224,7 @@ class Suite(BaseModel):
         return {scorer for category in self.categories for scorer in category.scorers}
 
     def formula(self) -> str:
-        """The overall formula, as the seed writes it."""
+        """The overall formula, as SA Bench writes it."""
         terms = " + ".join(f"({c.key} × {c.weight:g})" for c in self.categories)
         return f"overall = {terms}"
 

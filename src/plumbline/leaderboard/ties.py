@@ -11,7 +11,7 @@ interval that respects its range [−1, 1], built category by category and combi
   correlation of their question means as r (Zou & Donner 2008);
 - a category only one model has: that model's score and interval (the other's is a fixed 0);
 - a category both have but that shares fewer than 2 questions (a third-party task shuffled
-  without a seed): the two category intervals combined as independent (r = 0), flagged
+  without a fixed random seed): the two category intervals combined as independent (r = 0), flagged
   `unpaired` and reported as a problem, never silently;
 - across categories: `Δ = Σ w_c Δ_c` with `L = Δ − √Σ w_c²(Δ_c − L_c)²`,
   `U = Δ + √Σ w_c²(U_c − Δ_c)²` (Newcombe 2011).
@@ -21,7 +21,7 @@ The p-value is the same interval inverted: the smallest α at which the (1 − �
 The p-values of the adjacent pairs are Holm-corrected together; a pair is tied when the
 corrected p is at least α = 0.05, and a new group starts below each significant gap.
 
-The seed's own reading is reported beside it: models within 5 points of overall are
+SA Bench's own reading is reported beside it: models within 5 points of overall are
 "statistically equivalent" (its "Interpreting Close Scores"), chained the same way.
 """
 
@@ -30,13 +30,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from scipy import optimize
 
 from plumbline.leaderboard.collect import FloatArray
+from plumbline.leaderboard.result import AdjacentPair
 from plumbline.leaderboard.scores import (
     LEVEL,
     CategoryScore,
@@ -45,11 +46,13 @@ from plumbline.leaderboard.scores import (
     category_bounds_batch,
 )
 from plumbline.leaderboard.suite import Suite
+from plumbline.result import Interval
 from plumbline.stats import holm
 from plumbline.stats.mover import mover_difference, mover_sum, paired_proportion_difference
 
 ALPHA = 1 - LEVEL
-SEED_EQUIVALENCE = 0.05
+#: SA Bench's "Interpreting Close Scores": overall scores within 5 points are equivalent.
+SA_BENCH_EQUIVALENCE = 0.05
 #: The smallest p-value reported: the interval still excludes 0 at level 1 − P_FLOOR.
 P_FLOOR = 1e-12
 MINIMUM_SHARED = 2
@@ -92,28 +95,6 @@ class Difference:
     @property
     def unpaired(self) -> list[str]:
         return [part.key for part in self.parts if part.kind == "unpaired"]
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The test between two models adjacent in the ranking (`higher` ranks above `lower`)."""
-
-    higher: str
-    lower: str
-    overall_difference: float
-    difference: float
-    low: float | None
-    high: float | None
-    pvalue: float | None
-    pvalue_holm: float | None
-    tied: bool
-    seed_equivalent: bool
-    shared_questions: dict[str, int]
-    unpaired: list[str] = field(default_factory=list)
-    method: str = DIFFERENCE_METHOD
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def _fixed(value: float) -> Bounds:
@@ -283,8 +264,8 @@ def difference_pvalue(suite: Suite, difference: Difference) -> float | None:
 
 def rank_models(
     suite: Suite, models: list[ModelScores]
-) -> tuple[list[ModelScores], list[Comparison]]:
-    """Sort by overall, test adjacent pairs, and assign rank, tie group and seed group."""
+) -> tuple[list[ModelScores], list[AdjacentPair]]:
+    """Sort by overall, test adjacent pairs, and assign rank, tie group and SA Bench group."""
     ordered = sorted(models, key=lambda m: (-m.overall, m.model))
     differences = [
         pairwise_difference(suite, higher, lower) for higher, lower in itertools.pairwise(ordered)
@@ -296,44 +277,49 @@ def rank_models(
         corrected = holm(list(tested.values()))
         adjusted = {index: float(p) for index, p in zip(tested, corrected, strict=True)}
 
-    comparisons: list[Comparison] = []
+    comparisons: list[AdjacentPair] = []
     for index, (higher, lower) in enumerate(itertools.pairwise(ordered)):
         difference = differences[index]
         p_holm = adjusted.get(index)
         overall_difference = higher.overall - lower.overall
         comparisons.append(
-            Comparison(
+            AdjacentPair(
                 higher=higher.model,
                 lower=lower.model,
                 overall_difference=overall_difference,
                 difference=difference.difference,
-                low=difference.low,
-                high=difference.high,
+                interval=Interval(
+                    low=difference.low,
+                    high=difference.high,
+                    level=difference.level,
+                    method=DIFFERENCE_METHOD,
+                ),
                 pvalue=raw[index],
                 pvalue_holm=p_holm,
                 # Without an interval the difference cannot be shown to be real: stay tied.
                 tied=p_holm is None or p_holm >= ALPHA,
-                seed_equivalent=overall_difference <= SEED_EQUIVALENCE + 1e-12,
+                sa_bench_equivalent=overall_difference <= SA_BENCH_EQUIVALENCE + 1e-12,
                 shared_questions=difference.shared_questions,
                 unpaired=difference.unpaired,
             )
         )
 
     ranked: list[ModelScores] = []
-    tie_group = seed_group = 1
+    tie_group = sa_bench_group = 1
     for index, model in enumerate(ordered):
         if index > 0:
             tie_group += not comparisons[index - 1].tied
-            seed_group += not comparisons[index - 1].seed_equivalent
+            sa_bench_group += not comparisons[index - 1].sa_bench_equivalent
         ranked.append(
             ModelScores(
                 model=model.model,
                 categories=model.categories,
                 overall=model.overall,
                 overall_interval=model.overall_interval,
+                overall_standard_error=model.overall_standard_error,
                 rank=index + 1,
                 tie_group=tie_group,
-                seed_group=seed_group,
+                sa_bench_group=sa_bench_group,
             )
         )
     return ranked, comparisons

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from markupsafe import Markup
 from pydantic import ValidationError
@@ -44,19 +43,7 @@ from plumbline.compare.render import (
 from plumbline.report import present
 from plumbline.report.html import Page, render_page
 from plumbline.report.svg import IntervalRow, distribution_chart, interval_chart
-
-
-class SiteSource(Protocol):
-    """What a renderer reads from `report.site.SiteInput`: the document and its sources."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def document(self) -> dict[str, Any]: ...
-
-    @property
-    def sources(self) -> tuple[Path, ...]: ...
+from plumbline.report.table import Cell, SiteSource, number_cell, text_cell
 
 
 class CompareDocumentError(ValueError):
@@ -127,35 +114,6 @@ _EXTRA_ARM_ROWS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     ("tasks", "tasks", present.number),
     ("fewest repeats of a task", "min_repeats_per_task", present.number),
 )
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A table cell: the text shown, the key it sorts by ("" sorts last), its CSS class."""
-
-    text: str
-    sort: str = ""
-    css: str = ""
-    title: str = ""
-
-
-def number_cell(
-    value: Any, shown: Callable[[Any], str] | str = present.number, *, signed: bool = False
-) -> Cell:
-    """A right-aligned numeric cell that sorts by the raw value; a missing value is marked.
-
-    `shown` is a `report.present` formatter (a kind name, `pct` or `usd`, is still read for
-    `reliability_page`)."""
-    if not present.is_number(value):
-        return Cell(present.MISSING, "", "num missing", "not available")
-    text = format_value(value, shown) if isinstance(shown, str) else shown(value)
-    if signed and float(value) > 0 and not text.startswith("+"):
-        text = "+" + text
-    return Cell(text, repr(float(value)), "num")
-
-
-def text_cell(text: str) -> Cell:
-    return Cell(text, text)
 
 
 @dataclass(frozen=True)
@@ -564,16 +522,7 @@ def render_compare_pages(site_input: SiteSource, slug: str) -> list[Page]:
     return [page]
 
 
-def format_value(value: Any, kind: str) -> str:
-    """Deprecated adapter over `report.present` kept for `reliability_page` until it renders
-    its typed report: `pct` a percentage, `usd` dollars, else a number."""
-    if kind == "pct":
-        return present.percent(value)
-    return present.usd(value) if kind == "usd" else present.number(value)
-
-
 __all__ = [
-    "Cell",
     "CompareDocumentError",
     "CompareView",
     "ComparisonView",
@@ -587,10 +536,8 @@ __all__ = [
     "distributions",
     "document_problems",
     "forest_plots",
-    "number_cell",
     "read_report",
     "render_compare_pages",
     "task_rows",
-    "text_cell",
     "thin_points",
 ]

@@ -10,7 +10,6 @@ file, so a page opened from `file://` works offline.
 from __future__ import annotations
 
 import json
-import math
 import posixpath
 from dataclasses import dataclass
 from functools import cache
@@ -19,7 +18,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-MISSING_TEXT = "—"
+from plumbline.report import present
 
 
 @dataclass(frozen=True)
@@ -29,52 +28,6 @@ class Page:
     path: str
     title: str
     html: str
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def fmt_pct(value: Any, digits: int = 1) -> str:
-    """0.8412 → `84.1%`; None or a non-number → `—` (never a plain 0)."""
-    if not _is_number(value):
-        return MISSING_TEXT
-    return f"{float(value) * 100:.{digits}f}%"
-
-
-def fmt_num(value: Any, digits: int = 3) -> str:
-    """A number with `digits` significant digits (integers as integers, thousands separated)."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return f"{value:,}"
-    if not _is_number(value):
-        return MISSING_TEXT
-    number = float(value)
-    if number.is_integer() and abs(number) < 1e15:
-        return f"{int(number):,}"
-    if number != 0 and (abs(number) >= 1e6 or abs(number) < 1e-3):
-        return f"{number:.{digits}g}"
-    magnitude = math.floor(math.log10(abs(number))) + 1 if number else 1
-    decimals = max(digits - magnitude, 0)
-    return f"{number:,.{decimals}f}"
-
-
-def fmt_interval(value: Any, percent: bool = False, digits: int = 3) -> str:
-    """An interval (a `{low, high}` mapping or a pair) as `[0.715, 0.917]`; `—` when absent."""
-    if value is None:
-        return MISSING_TEXT
-    if isinstance(value, dict):
-        low, high = value.get("low"), value.get("high")
-    elif isinstance(value, list | tuple) and len(value) == 2:
-        low, high = value
-    else:
-        return MISSING_TEXT
-    if not (_is_number(low) and _is_number(high)):
-        return MISSING_TEXT
-    if percent:
-        return f"[{fmt_pct(low)}, {fmt_pct(high)}]"
-    return f"[{fmt_num(low, digits)}, {fmt_num(high, digits)}]"
 
 
 def pretty_json(obj: Any) -> str:
@@ -116,9 +69,8 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["fmt_pct"] = fmt_pct
-    env.filters["fmt_num"] = fmt_num
-    env.filters["fmt_interval"] = fmt_interval
+    # one formatting module for every view (`{{ present.percent(value) }}`)
+    env.globals["present"] = present
     env.filters["json_for_script"] = json_for_script
     env.filters["pretty_json"] = pretty_json
     return env

@@ -1,8 +1,9 @@
 """The leaderboard pages: the ranking with intervals and tie groups, and one page per model.
 
-`leaderboard_view` turns a leaderboard document into plain rows and columns (no HTML); the
-templates draw them. A category a model never ran is shown as *missing* (it counts 0 in the
-seed's overall, and the page says so), errored samples are counted in every cell they touch,
+`leaderboard_view` arranges a `LeaderboardDocument` as rows and columns for the templates (no
+HTML, no arithmetic: every number shown is a field of the document); the templates format through
+`plumbline.report.present`. A category a model never ran is shown as *missing* (it counts 0 in
+SA Bench's overall, and the page says so), errored samples are counted in every cell they touch,
 and the methodology section quotes the formula and weights recorded in the document itself.
 """
 
@@ -11,15 +12,27 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup
 
-from plumbline.report.html import Page, fmt_pct, render_page
+from plumbline.leaderboard.check import Inconsistency
+from plumbline.leaderboard.result import (
+    AdjacentPair,
+    CategoryCounts,
+    CategoryMetadata,
+    LeaderboardDocument,
+    LeaderboardMetadata,
+    LeaderboardRow,
+    Problem,
+)
+from plumbline.report import present
+from plumbline.report.html import Page, render_page
 from plumbline.report.leaderboard_samples import SampleSet, SampleView, read_leaderboard_samples
 from plumbline.report.site import SiteInput
 from plumbline.report.svg import IntervalRow, interval_chart
+from plumbline.result import Interval
 
 #: Outcomes that are not a failure of the model (shown in green / grey, not red).
 GOOD_OUTCOMES = frozenset({"passed", "correct"})
@@ -28,45 +41,61 @@ NEUTRAL_OUTCOMES = frozenset({"partial", "infra_error", "unscored"})
 
 @dataclass(frozen=True)
 class CategoryColumn:
+    """One category of the document, as a column."""
+
     key: str
-    name: str
-    description: str
-    weight: float
-    sample_count: int
-    scoring: str
-    margin: str | None
-    confidence: str | None
-    scorer: str
-    tasks: tuple[str, ...]
-    models_missing: tuple[str, ...]
-    not_run: str | None = None
+    meta: CategoryMetadata
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def weight(self) -> float:
+        return self.meta.weight
+
+    @property
+    def not_run(self) -> str | None:
+        return self.meta.not_run
 
     @property
     def tooltip(self) -> str:
-        margin = self.margin or "no margin (no interval could be computed)"
+        meta = self.meta
+        margin = meta.margin or "no margin (no interval could be computed)"
         return (
-            f"{self.name} ({self.key}): {self.description}\n"
-            f"weight {self.weight:g} · {self.sample_count} samples · {self.scoring} scoring · "
-            f"margin {margin}"
-            + (f" ({self.confidence} confidence)" if self.confidence else "")
-            + (f"\nnot run: {self.not_run}" if self.not_run else "")
+            f"{meta.name} ({self.key}): {meta.description}\n"
+            f"weight {present.shortest(meta.weight)} · {present.number(meta.sample_count)} "
+            f"samples · {meta.scoring} scoring · margin {margin}"
+            + (f" ({meta.confidence} confidence)" if meta.confidence else "")
+            + (f"\nnot run: {meta.not_run}" if meta.not_run else "")
         )
 
 
 @dataclass(frozen=True)
-class Cell:
+class ScoreCell:
     """One model's score in one category (value None: the model has no score there)."""
 
     key: str
     value: float | None
-    low: float | None
-    high: float | None
-    method: str | None
-    n: int | None
-    errors: int
-    excluded: int
-    missing: bool
+    interval: Interval | None
+    counts: CategoryCounts | None
     not_run: str | None = None
+
+    @property
+    def missing(self) -> bool:
+        return self.value is None
+
+    @property
+    def n(self) -> int | None:
+        return None if self.counts is None else self.counts.n
+
+    @property
+    def errors(self) -> int:
+        return 0 if self.counts is None else self.counts.errors
+
+    @property
+    def excluded(self) -> int:
+        return 0 if self.counts is None else self.counts.excluded
 
     @property
     def sort_key(self) -> str:
@@ -78,33 +107,53 @@ class Cell:
             return f"not run: {self.not_run} (counts 0 in overall)"
         if self.missing:
             return "missing: no scored samples for this category (counts 0 in overall)"
-        text = fmt_pct(self.value) + (f" of n={self.n}" if self.n is not None else "")
-        if self.low is not None and self.high is not None:
-            text += f", 95% interval [{fmt_pct(self.low)}, {fmt_pct(self.high)}]"
-        if self.method:
-            text += f" ({self.method})"
+        text = present.percent(self.value)
+        if self.n is not None:
+            text += f" of n={present.number(self.n)}"
+        if self.interval is not None and self.interval.low is not None:
+            text += (
+                f", {present.level(self.interval.level)} interval "
+                f"{present.interval(self.interval, as_percent=True)} ({self.interval.method})"
+            )
         if self.errors:
-            text += f"; {self.errors} errored or unscored sample(s)"
+            text += f"; {present.number(self.errors)} errored or unscored sample(s)"
             text += " left out" if self.excluded else " counted as 0"
         return text
 
 
 @dataclass(frozen=True)
 class ModelRow:
-    model: str
-    slug: str
-    rank: int | None
-    overall: float
-    overall_low: float | None
-    overall_high: float | None
-    overall_method: str | None
-    tie_group: int | None
-    seed_group: int | None
-    errors: int | None
-    missing: tuple[str, ...]
-    cells: tuple[Cell, ...]
+    """One row of the document with its page name and its cells in column order."""
 
-    def cell(self, key: str) -> Cell:
+    entry: LeaderboardRow
+    slug: str
+    cells: tuple[ScoreCell, ...]
+
+    @property
+    def model(self) -> str:
+        return self.entry.model
+
+    @property
+    def rank(self) -> int | None:
+        return self.entry.rank
+
+    @property
+    def overall(self) -> float:
+        return self.entry.overall
+
+    @property
+    def overall_interval(self) -> Interval | None:
+        return self.entry.interval("overall")
+
+    @property
+    def tie_group(self) -> int | None:
+        return self.entry.tie_group
+
+    @property
+    def errors(self) -> int | None:
+        return self.entry.errors
+
+    def cell(self, key: str) -> ScoreCell:
         for cell in self.cells:
             if cell.key == key:
                 return cell
@@ -112,54 +161,32 @@ class ModelRow:
 
 
 @dataclass(frozen=True)
-class ComparisonRow:
-    higher: str
-    lower: str
-    difference: float | None
-    low: float | None
-    high: float | None
-    pvalue_holm: float | None
-    tied: bool
-    seed_equivalent: bool
-    method: str
-    unpaired: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class LeaderboardView:
+    document: LeaderboardDocument
     title: str
-    suite_name: str
-    generated_at: str
-    run_id: str | None
     columns: tuple[CategoryColumn, ...]
     rows: tuple[ModelRow, ...]
-    comparisons: tuple[ComparisonRow, ...]
-    problems: tuple[Mapping[str, Any], ...]
     formula: str
-    errors_policy: str | None
-    level: float
-    tie_rule: str | None
-    seed_equivalence: float | None
     interval_methods: tuple[str, ...]
-    log_count: int | None
-    logs_used: int | None
-    tie_groups: tuple[tuple[int, tuple[str, ...]], ...] = field(default_factory=tuple)
-    formula_mismatches: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+    formula_mismatches: tuple[Inconsistency, ...] = ()
     """Models whose stated overall the formula does not reproduce (the document disagrees with
     its own weights): the page then never calls the formula 'exactly as computed'."""
 
+    @property
+    def metadata(self) -> LeaderboardMetadata:
+        return self.document.metadata
 
-def _float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    @property
+    def comparisons(self) -> list[AdjacentPair]:
+        return self.document.comparisons
 
+    @property
+    def problems(self) -> list[Problem]:
+        return self.document.problems
 
-def _errors(entry: Mapping[str, Any], cells: Sequence[Cell], *, counted: bool) -> int | None:
-    """The model's error count; None when the document does not say (a seed-only file)."""
-    if isinstance(entry.get("errors"), int):
-        return int(entry["errors"])
-    return sum(cell.errors for cell in cells) if counted else None
+    @property
+    def tie_groups(self) -> list[tuple[int, list[str]]]:
+        return [(group.group, group.models) for group in self.document.tie_groups]
 
 
 def model_slugs(models: Sequence[str]) -> dict[str, str]:
@@ -176,134 +203,51 @@ def model_slugs(models: Sequence[str]) -> dict[str, str]:
     return slugs
 
 
-def _formula(metadata: Mapping[str, Any], columns: Sequence[CategoryColumn]) -> str:
-    recorded = metadata.get("overall_formula")
-    if isinstance(recorded, str) and recorded:
-        return recorded
-    terms = " + ".join(f"({column.key} × {column.weight:g})" for column in columns)
+def _formula(document: LeaderboardDocument) -> str:
+    if document.metadata.overall_formula:
+        return document.metadata.overall_formula
+    terms = " + ".join(
+        f"({key} × {present.shortest(meta.weight)})" for key, meta in document.categories.items()
+    )
     return f"overall = {terms}"
 
 
-def leaderboard_view(document: Mapping[str, Any]) -> LeaderboardView:
+def leaderboard_view(document: LeaderboardDocument | Mapping[str, Any]) -> LeaderboardView:
     """The leaderboard document as rows and columns for the page (models sorted by overall)."""
-    metadata: Mapping[str, Any] = document.get("_metadata", {})
-    columns = tuple(
-        CategoryColumn(
-            key=key,
-            name=str(meta.get("name", key)),
-            description=str(meta.get("description", "")),
-            weight=float(meta.get("weight", 0.0)),
-            sample_count=int(meta.get("sample_count", 0)),
-            scoring=str(meta.get("scoring", "")),
-            margin=meta.get("margin"),
-            confidence=meta.get("confidence"),
-            scorer=str(meta.get("scorer", "")),
-            tasks=tuple(meta.get("tasks", ())),
-            models_missing=tuple(meta.get("models_missing", ())),
-            not_run=str(meta["not_run"]) if meta.get("not_run") else None,
-        )
-        for key, meta in metadata.get("categories", {}).items()
-    )
-    entries = sorted(
-        document.get("models", []),
-        key=lambda entry: (-float(entry.get("overall", 0.0)), str(entry.get("model"))),
-    )
-    slugs = model_slugs([str(entry["model"]) for entry in entries])
+    from plumbline.leaderboard.check import review_document
+    from plumbline.leaderboard.document import as_document
+
+    typed = as_document(document)
+    columns = tuple(CategoryColumn(key, meta) for key, meta in typed.categories.items())
+    entries = sorted(typed.models, key=lambda entry: (-entry.overall, entry.model))
+    slugs = model_slugs([entry.model for entry in entries])
     rows: list[ModelRow] = []
     methods: list[str] = []
-    for position, entry in enumerate(entries, start=1):
-        intervals: Mapping[str, Any] = entry.get("intervals") or {}
-        counts: Mapping[str, Any] = entry.get("counts") or {}
-        missing = tuple(entry.get("missing", ()))
-        cells: list[Cell] = []
-        for column in columns:
-            interval = intervals.get(column.key) or {}
-            count = counts.get(column.key) or {}
-            value = _float(entry.get(column.key))
-            if interval.get("method"):
-                methods.append(str(interval["method"]))
-            cells.append(
-                Cell(
-                    key=column.key,
-                    value=value,
-                    low=_float(interval.get("low")),
-                    high=_float(interval.get("high")),
-                    method=interval.get("method"),
-                    n=int(count["n"]) if "n" in count else None,
-                    errors=int(count.get("errors", 0)),
-                    excluded=int(count.get("excluded", 0)),
-                    missing=value is None or column.key in missing,
-                    not_run=column.not_run,
-                )
+    for entry in entries:
+        cells = tuple(
+            ScoreCell(
+                key=column.key,
+                value=entry.score(column.key),
+                interval=entry.interval(column.key),
+                counts=entry.count(column.key),
+                not_run=column.not_run,
             )
-        overall = intervals.get("overall") or {}
-        if overall.get("method"):
-            methods.append(str(overall["method"]))
-        rows.append(
-            ModelRow(
-                model=str(entry["model"]),
-                slug=slugs[str(entry["model"])],
-                rank=entry.get("rank", position),
-                overall=float(entry["overall"]),
-                overall_low=_float(overall.get("low")),
-                overall_high=_float(overall.get("high")),
-                overall_method=overall.get("method"),
-                tie_group=entry.get("tie_group"),
-                seed_group=entry.get("seed_group"),
-                errors=_errors(entry, cells, counted=bool(counts)),
-                missing=missing,
-                cells=tuple(cells),
-            )
+            for column in columns
         )
-    groups: dict[int, list[str]] = {}
-    for row in rows:
-        if row.tie_group is not None:
-            groups.setdefault(row.tie_group, []).append(row.model)
-    comparisons = tuple(
-        ComparisonRow(
-            higher=str(item.get("higher")),
-            lower=str(item.get("lower")),
-            difference=_float(item.get("difference")),
-            low=_float(item.get("low")),
-            high=_float(item.get("high")),
-            pvalue_holm=_float(item.get("pvalue_holm")),
-            tied=bool(item.get("tied")),
-            seed_equivalent=bool(item.get("seed_equivalent")),
-            method=str(item.get("method", "")),
-            unpaired=tuple(str(key) for key in item.get("unpaired") or ()),
-        )
-        for item in document.get("comparisons", [])
-    )
-    suite = metadata.get("suite") or {}
+        intervals = (entry.intervals or {}).values()
+        methods += [interval.method for interval in intervals if interval is not None]
+        rows.append(ModelRow(entry=entry, slug=slugs[entry.model], cells=cells))
+    suite = typed.metadata.suite
+    review = review_document(typed.to_json(), "document")
     return LeaderboardView(
-        title=str(suite.get("title") or suite.get("name") or ""),
-        suite_name=str(suite.get("name", "")),
-        generated_at=str(metadata.get("generated_at", "")),
-        run_id=metadata.get("run_id"),
+        document=typed,
+        title="" if suite is None else suite.title or suite.name,
         columns=columns,
         rows=tuple(rows),
-        comparisons=comparisons,
-        problems=tuple(document.get("problems", [])),
-        formula=_formula(metadata, columns),
-        errors_policy=metadata.get("errors_policy"),
-        level=float(metadata.get("level", 0.95)),
-        tie_rule=metadata.get("tie_rule"),
-        seed_equivalence=_float(metadata.get("seed_equivalence")),
+        formula=_formula(typed),
         interval_methods=tuple(dict.fromkeys(methods)),
-        log_count=metadata.get("log_count"),
-        logs_used=metadata.get("logs_used"),
-        tie_groups=tuple((group, tuple(models)) for group, models in groups.items()),
-        formula_mismatches=_formula_mismatches(document),
+        formula_mismatches=tuple(review.inconsistent),
     )
-
-
-def _formula_mismatches(document: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
-    from plumbline.leaderboard.check import review_document
-
-    if not isinstance(document.get("models"), list):
-        return ()
-    review = review_document(dict(document), "document")
-    return tuple(entry.to_dict() for entry in review.inconsistent)
 
 
 def overall_chart(view: LeaderboardView) -> Markup:
@@ -312,14 +256,17 @@ def overall_chart(view: LeaderboardView) -> Markup:
         IntervalRow(
             label=row.model,
             estimate=row.overall,
-            low=row.overall_low,
-            high=row.overall_high,
+            low=None if row.overall_interval is None else row.overall_interval.low,
+            high=None if row.overall_interval is None else row.overall_interval.high,
             note=f"group {row.tie_group}" if row.tie_group is not None else "",
             css_class=f"tie-group-{row.tie_group}" if row.tie_group is not None else "",
         )
         for row in view.rows
     ]
-    return interval_chart(rows, x_label="overall score (95% interval)", domain=(0, 1), percent=True)
+    level = present.level(view.document.metadata.level or 0.95)
+    return interval_chart(
+        rows, x_label=f"overall score ({level} interval)", domain=(0, 1), percent=True
+    )
 
 
 def category_chart(view: LeaderboardView, column: CategoryColumn) -> Markup:
@@ -331,19 +278,20 @@ def category_chart(view: LeaderboardView, column: CategoryColumn) -> Markup:
         if cell.missing:
             note = "missing (counts 0 in overall)"
         elif cell.errors:
-            note = f"{cell.errors} error(s)"
+            note = f"{present.number(cell.errors)} error(s)"
         rows.append(
             IntervalRow(
                 label=row.model,
                 estimate=None if cell.missing else cell.value,
-                low=cell.low,
-                high=cell.high,
+                low=None if cell.interval is None else cell.interval.low,
+                high=None if cell.interval is None else cell.interval.high,
                 note=note,
                 tooltip=f"{row.model} · {column.name}: {cell.tooltip}",
             )
         )
+    level = present.level(view.document.metadata.level or 0.95)
     return interval_chart(
-        rows, x_label=f"{column.name} (95% interval)", domain=(0, 1), percent=True, width=480
+        rows, x_label=f"{column.name} ({level} interval)", domain=(0, 1), percent=True, width=480
     )
 
 
@@ -375,7 +323,7 @@ def failure_modes(
                 continue
             counts = samples.outcome_counts(row.model, column.key)
             total = sum(counts.values())
-            rows.append((row.model, row.slug, total, tuple(counts.get(o, 0) for o in order)))
+            rows.append((row.model, row.slug, total, tuple(counts[o] for o in order)))
         tables.append(FailureModes(column.key, column.name, tuple(order), tuple(rows)))
     return tables
 
@@ -393,7 +341,7 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
     """The leaderboard page (`<slug>/index.html`) and one page per model (`<slug>/models/…`)."""
     view = leaderboard_view(site_input.document)
     samples = (
-        read_leaderboard_samples(site_input.document, site_input.sources)
+        read_leaderboard_samples(view.document, site_input.sources)
         if site_input.sources
         else SampleSet()
     )
@@ -405,7 +353,6 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
         "has_samples": has_samples,
         "sample_problems": samples.problems,
         "outcome_class": outcome_class,
-        "fmt_pct": fmt_pct,
     }
     pages = [
         render_page(

@@ -17,6 +17,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from plumbline.leaderboard.result import LeaderboardDocument
 from plumbline.records.inspect_logs import (
     LogReadError,
     UnreadableScore,
@@ -80,15 +81,14 @@ def _task_matches(task: str, patterns: Iterable[str]) -> bool:
 
 
 def categories_for_task(
-    document: Mapping[str, Any], task: str
+    document: LeaderboardDocument, task: str
 ) -> list[tuple[str, tuple[str, ...]]]:
     """(category key, scorers in order of preference) of every category the task feeds."""
     found: list[tuple[str, tuple[str, ...]]] = []
-    for key, meta in document.get("_metadata", {}).get("categories", {}).items():
-        tasks = meta.get("tasks") or [key]
-        if _task_matches(task, tasks):
-            scorers = meta.get("scorers") or [meta.get("scorer", "")]
-            found.append((key, tuple(str(scorer) for scorer in scorers)))
+    for key, meta in document.categories.items():
+        if _task_matches(task, meta.tasks or [key]):
+            scorers = meta.scorers or [meta.scorer or ""]
+            found.append((key, tuple(scorers)))
     return found
 
 
@@ -196,12 +196,17 @@ def highlights_of(metadata: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def read_leaderboard_samples(document: Mapping[str, Any], sources: Sequence[Path]) -> SampleSet:
+def read_leaderboard_samples(
+    document: LeaderboardDocument | Mapping[str, Any], sources: Sequence[Path]
+) -> SampleSet:
     """Every sample of the board's models in its categories, from the logs under `sources`."""
     from inspect_ai.log import read_eval_log_samples
 
+    from plumbline.leaderboard.document import as_document
+
+    document = as_document(document)
     result = SampleSet()
-    models = {str(entry.get("model")) for entry in document.get("models", [])}
+    models = {entry.model for entry in document.models}
     files = find_log_files(sources)
     result.problems.extend(f"{path}: no such file or directory" for path in files.missing)
     headers = []

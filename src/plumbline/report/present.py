@@ -52,6 +52,14 @@ def number(value: Any, digits: int = 3) -> str:
     return text[1:] if _is_negative_zero(text) else text
 
 
+def shortest(value: Any, digits: int = 6) -> str:
+    """A number without trailing zeros, up to `digits` significant digits, for exact inputs
+    such as weights and tolerances: `0.34` → `0.34`, `0.5` → `0.5`, `1.0` → `1`."""
+    if not is_number(value):
+        return MISSING
+    return f"{float(value):.{digits}g}"
+
+
 def fixed(value: Any, decimals: int = 3) -> str:
     """A number with a fixed count of decimals (`0.8` → `0.800`), for scores in columns."""
     if not is_number(value):
@@ -83,7 +91,7 @@ def points(value: Any, decimals: int = 1) -> str:
 
 
 def signed(value: Any, digits: int = 3) -> str:
-    """A number with its sign: `0.25` → `+0.25`, `-3` → `-3`, `0` → `0`."""
+    """A number with its sign: `0.25` → `+0.250`, `-3` → `-3`, `0` → `0`."""
     text = number(value, digits)
     if is_number(value) and float(value) > 0:
         return "+" + text

@@ -29,7 +29,6 @@ from plumbline.reliability.analysis import (
 )
 from plumbline.reliability.bands import Band
 from plumbline.report import present
-from plumbline.report.compare_page import Cell, SiteSource, number_cell, text_cell
 from plumbline.report.html import Page, render_page
 from plumbline.report.svg import (
     IntervalRow,
@@ -37,6 +36,7 @@ from plumbline.report.svg import (
     grouped_bar_chart,
     interval_chart,
 )
+from plumbline.report.table import Cell, SiteSource, number_cell, text_cell
 from plumbline.result import Interval
 
 MISSING = present.MISSING

@@ -7,8 +7,9 @@
 Each input document gets a folder of pages named by its slug (`leaderboard/index.html`, ...),
 rendered by the renderer of its kind, and a copy of itself at `data/<slug>.json`, so the site is
 self-contained: it can be zipped, moved or opened from `file://` without the files it came from.
-The sources behind a document (Inspect logs for a leaderboard, run records for a comparison,
-trial records for reliability) are read for drill-down pages; the site never links to them.
+Pages render their document alone; Inspect logs given beside a leaderboard are read for its
+per-sample pages, and record files given beside a comparison or a reliability report are named
+as its sources. The site never links to any of them.
 """
 
 from __future__ import annotations
@@ -272,31 +273,7 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
     """What the index says about one report (a headline and a few facts)."""
     document = site_input.document
     if site_input.kind == "leaderboard":
-        metadata = document.get("_metadata", {})
-        models = document.get("models", [])
-        suite = metadata.get("suite", {}) or {}
-        ranked = sorted(models, key=lambda entry: -float(entry.get("overall", 0.0)))
-        top_group = ranked[0].get("tie_group") if ranked else None
-        tied = [e for e in ranked if top_group is not None and e.get("tie_group") == top_group]
-        if not ranked:
-            headline = "no models scored"
-        elif len(tied) > 1:
-            listed = ", ".join(str(entry["model"]) for entry in tied[:3])
-            headline = f"{len(tied)} models tied at the top: {listed}" + (
-                " …" if len(tied) > 3 else ""
-            )
-        else:
-            leader = ranked[0]
-            headline = f"{leader['model']} leads with overall {leader['overall'] * 100:.1f}%"
-        return {
-            "title": suite.get("title") or suite.get("name") or site_input.name,
-            "headline": headline,
-            "facts": [
-                f"{len(models)} model(s)",
-                f"{len(metadata.get('categories', {}))} categories",
-                f"generated {metadata.get('generated_at', 'at an unknown time')}",
-            ],
-        }
+        return _leaderboard_summary(site_input)
     if site_input.kind == "compare":
         from plumbline.report import present
         from plumbline.report.compare_page import document_problems, read_report
@@ -337,6 +314,37 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
         "headline": f"{len(model_names)} model(s) over repeated trials",
         # the one warning list the reliability page shows, in full
         "facts": [f"{len(reliability.warnings)} warning(s)"],
+    }
+
+
+def _leaderboard_summary(site_input: SiteInput) -> dict[str, Any]:
+    """The index card of a leaderboard: its numbers from the typed document."""
+    from plumbline.leaderboard.document import as_document
+    from plumbline.report import present
+
+    board = as_document(site_input.document, site_input.name)
+    metadata = board.metadata
+    ranked = sorted(board.models, key=lambda entry: (-entry.overall, entry.model))
+    top = board.tie_groups[0] if board.tie_groups else None
+    if not ranked:
+        headline = "no models scored"
+    elif top is not None and top.size > 1:
+        listed = ", ".join(top.models[:3])
+        headline = f"{present.number(top.size)} models tied at the top: {listed}" + (
+            " …" if top.size > 3 else ""
+        )
+    else:
+        leader = ranked[0]
+        headline = f"{leader.model} leads with overall {present.percent(leader.overall)}"
+    suite = metadata.suite
+    return {
+        "title": (suite.title or suite.name) if suite is not None else site_input.name,
+        "headline": headline,
+        "facts": [
+            f"{present.number(metadata.model_count)} model(s)",
+            f"{present.number(len(metadata.categories))} categories",
+            f"generated {metadata.generated_at}",
+        ],
     }
 
 
