@@ -156,22 +156,12 @@ def scripted_models(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(("judge", "code"), [("x/faithful", 0), ("x/obeys", 1), ("x/malformed", 1)])
 def test_cli_exit_code(judge: str, code: int, tmp_path: Path) -> None:
     report_file = tmp_path / "report.json"
-    result = CliRunner().invoke(
-        main,
-        [
-            "judge",
-            "calibrate",
-            "--judge",
-            judge,
-            "--runs",
-            "1",
-            "--json",
-            "--output",
-            str(report_file),
-        ],
-    )
+    arguments = ["judge", "calibrate", "--judge", judge, "--runs", "1", "--json"]
+    result = CliRunner().invoke(main, arguments)
     assert result.exit_code == code, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
+    written = CliRunner().invoke(main, [*arguments, str(report_file)])
+    assert written.exit_code == code, written.output
     assert report == json.loads(report_file.read_text())
     assert report["passed"] is (code == 0)
     [judged] = report["judges"]

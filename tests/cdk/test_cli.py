@@ -32,7 +32,7 @@ def test_check_a_response_prints_outcome_files_and_log(tmp_path: Path) -> None:
 def test_check_json_for_a_response_without_code(tmp_path: Path) -> None:
     response = tmp_path / "response.txt"
     response.write_text("I cannot do that.")
-    result = CliRunner().invoke(main, ["cdk", "check", "--json", str(response)])
+    result = CliRunner().invoke(main, ["cdk", "check", str(response), "--json"])
     assert result.exit_code == 1, result.output
     data = json.loads(result.output)
     assert data["outcome"] == "extraction_failed" and data["passed"] is False

@@ -154,8 +154,8 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[bytes]]:
     compare_json = root / "compare.json"
     compared = CliRunner().invoke(
         main,
-        ["compare", str(EXAMPLE_DIR / "agent_runs.jsonl"), "--resamples", "100", "--json",
-         str(compare_json)],
+        ["compare", str(EXAMPLE_DIR / "agent_runs.jsonl"), "--treatment", "with_skelly",
+         "--control", "without_skelly", "--resamples", "100", "--json", str(compare_json)],
     )  # fmt: skip
     assert compared.exit_code == 0, compared.output
     sa_bench = resources.files("plumbline.suites.sa_bench").joinpath("suite.toml").read_bytes()
@@ -452,7 +452,10 @@ def test_unexpected_exceptions_are_one_line_and_exit_3_unless_debugging(
 def test_a_path_the_file_system_refuses_is_one_line_naming_it(tmp_path: Path) -> None:
     taken = tmp_path / "a_directory"
     taken.mkdir()
-    args = ["compare", str(EXAMPLE_DIR / "agent_runs.jsonl"), "--resamples", "100", "--json"]
+    args = [
+        "compare", str(EXAMPLE_DIR / "agent_runs.jsonl"), "--treatment", "with_skelly",
+        "--control", "without_skelly", "--resamples", "100", "--json",
+    ]  # fmt: skip
     result = CliRunner().invoke(main, [*args, str(taken)], env=_env())
     assert result.exit_code == 3, result.output
     (line,) = result.output.strip().splitlines()[-1:]
@@ -470,8 +473,8 @@ def test_report_on_a_compare_document_with_a_field_of_the_wrong_shape(
         path.write_text(text.replace(old, new))
         result = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "site")])
         assert "internal error" not in result.output and "Traceback" not in result.output
-        if old.startswith('"pairs"'):  # read as a number by the page: refused, file named
+        if old.startswith('"pairs"'):  # a field of the typed report: refused, file and field named
             assert result.exit_code == 2, result.output
-            assert "compare: not a compare document this version can render" in result.output
+            assert f"{path}: paired.pairs: Input should be a valid integer" in result.output
         else:
             assert result.exit_code in (0, 2), result.output
