@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ from plumbline.cli.output import (
     seed_option,
 )
 from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
+from plumbline.report import present
 from plumbline.report.escape import terminal
 
 if TYPE_CHECKING:
@@ -35,10 +35,6 @@ def judge() -> None:
 def _adversarial_mark(fooled: bool | None) -> str:
     """FOOLED for an adversarial item scored high; UNSCORED when the judge never scored it."""
     return " UNSCORED" if fooled is None else " FOOLED" if fooled else ""
-
-
-def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
-    return "–" if value is None or math.isnan(value) else pattern.format(value)
 
 
 @judge.command()
@@ -173,14 +169,15 @@ def calibrate(
             for name, dim in calibration.dimensions.items():
                 table.add_row(
                     name,
-                    _fmt(dim.mae, "{:.3f}"),
-                    _fmt(dim.within_share, "{:.0%}"),
-                    _fmt(dim.spearman),
-                    _fmt(dim.run_spread, "{:.3f}"),
+                    present.fixed(dim.mae, 3),
+                    present.percent(dim.within_share, 0),
+                    present.fixed(dim.spearman, 2),
+                    present.fixed(dim.run_spread, 3),
                 )
             console.print(table)
             adversarial = ", ".join(
-                f"{a['id']} {a['tier']} {_fmt(a['judged'])}{_adversarial_mark(a['fooled'])}"
+                f"{a['id']} {a['tier']} {present.fixed(a['judged'], 2)}"
+                f"{_adversarial_mark(a['fooled'])}"
                 for a in calibration.adversarial
             )
             console.print(f"  adversarial (hand ≈ 0): {terminal(adversarial)}")
@@ -188,12 +185,12 @@ def calibrate(
             for failure in calibration.failures:
                 console.print(f"  [red]✗[/red] {terminal(failure)}")
         if report.agreement:
-            alphas = ", ".join(f"{k} {_fmt(v)}" for k, v in report.agreement.items())
+            alphas = ", ".join(f"{k} {present.fixed(v, 2)}" for k, v in report.agreement.items())
             console.print(f"Krippendorff's alpha between judges (interval): {terminal(alphas)}")
         base = result["heuristic_baseline"]["dimensions"]
         console.print(
             "heuristic scorer on the same set (for reference, not gated): Spearman "
-            + ", ".join(f"{k} {_fmt(v['spearman'])}" for k, v in base.items())
+            + ", ".join(f"{k} {present.fixed(v['spearman'], 2)}" for k, v in base.items())
         )
 
     emit(result, json_path, render)

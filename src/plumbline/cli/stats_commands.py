@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from plumbline.cli.output import FINITE, emit, json_option
+from plumbline.report import present
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -56,10 +57,6 @@ def interval(successes: int, trials: int, method: str, level: float, json_path: 
     emit({**result.to_dict(), "text": text}, json_path, lambda console: console.print(text))
 
 
-def _pct(value: float) -> str:
-    return f"{value * 100:.1f}%"
-
-
 def _assumption_lines(result: SampleSizeResult | DetectableEffectResult, paired: bool) -> list[str]:
     lines: list[str] = []
     assumptions = result.assumptions
@@ -67,12 +64,13 @@ def _assumption_lines(result: SampleSizeResult | DetectableEffectResult, paired:
         psi = assumptions["discordant"]
         if assumptions.get("correlation") is None:
             lines.append(
-                f"assumes {_pct(psi)} discordant questions (one arm right, the other wrong)"
+                f"assumes {present.percent(psi)} discordant questions (one arm right, the other "
+                "wrong)"
             )
         else:
             lines.append(
                 f"assumes correlation {assumptions['correlation']:.2f} between the arms' "
-                f"per-question outcomes\n  (--correlation): {_pct(psi)} of questions "
+                f"per-question outcomes\n  (--correlation): {present.percent(psi)} of questions "
                 "discordant (or set --discordant)"
             )
     elif result.design == "paired difference":
@@ -82,7 +80,7 @@ def _assumption_lines(result: SampleSizeResult | DetectableEffectResult, paired:
     share = float(assumptions.get("within_share", 0.0))
     if share > 0:
         lines.append(
-            f"assumes {_pct(share)} of a single run's variance is run-to-run noise\n"
+            f"assumes {present.percent(share)} of a single run's variance is run-to-run noise\n"
             f"  (--within-share): {result.epochs} repeat(s) per question scale the variance "
             f"by {(1 - share) + share / result.epochs:.3f}"
         )
