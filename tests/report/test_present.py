@@ -40,6 +40,7 @@ def test_intervals() -> None:
     assert present.interval(interval) == "[0.715, 0.917]"
     assert present.interval(interval, as_percent=True) == "[71.5%, 91.7%]"
     assert present.interval(interval, decimals=2) == "[0.71, 0.92]"
+    assert present.interval(interval, in_percent=True) == "[0.7%, 0.9%]"
     assert present.interval(None) == "—"
     assert present.interval(Interval(low=None, high=0.2, level=0.95, method="x")) == "—"
 

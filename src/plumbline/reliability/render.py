@@ -22,7 +22,7 @@ def _ci(interval: Interval | None, *, percent_value: bool = False) -> str:
     if interval is None or interval.low is None or interval.high is None:
         return NOT_MEASURED
     if percent_value:
-        text = f"[{present.percent_value(interval.low)}, {present.percent_value(interval.high)}]"
+        text = present.interval(interval, in_percent=True)
     else:
         text = present.interval(interval, decimals=3)
     return text + (" approximate" if interval.approximate else "")

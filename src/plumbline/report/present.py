@@ -116,16 +116,21 @@ def interval(
     value: IntervalLike | None,
     *,
     as_percent: bool = False,
+    in_percent: bool = False,
     digits: int = 3,
     decimals: int | None = None,
 ) -> str:
-    """An interval as `[0.715, 0.917]` (or `[71.5%, 91.7%]`); `—` when it or a bound is missing.
+    """An interval as `[0.715, 0.917]`; `—` when it or a bound is missing.
 
-    `decimals` gives fixed decimals instead of significant digits."""
+    `as_percent` shows proportion bounds as percentages (`[71.5%, 91.7%]`); `in_percent` marks
+    bounds that already are percentages (CERT's `error_rate`: `[2.1%, 9.8%]`); `decimals` gives
+    fixed decimals instead of significant digits."""
     if value is None or not (is_number(value.low) and is_number(value.high)):
         return MISSING
     if as_percent:
         return f"[{percent(value.low)}, {percent(value.high)}]"
+    if in_percent:
+        return f"[{percent_value(value.low)}, {percent_value(value.high)}]"
     if decimals is not None:
         return f"[{fixed(value.low, decimals)}, {fixed(value.high, decimals)}]"
     return f"[{number(value.low, digits)}, {number(value.high, digits)}]"

@@ -136,13 +136,6 @@ def interval_text(interval: Interval | None, *, as_percent: bool = False) -> str
     return text
 
 
-def percent_interval_text(interval: Interval) -> str:
-    """An interval of a rate CERT defines in percent (`error_rate`)."""
-    if interval.low is None or interval.high is None:
-        return MISSING
-    return f"[{present.percent_value(interval.low)}, {present.percent_value(interval.high)}]"
-
-
 def _metric(
     label: str, value: str, interval: str = "", n: int | None = None, band: Band | None = None
 ) -> Metric:
@@ -288,14 +281,14 @@ def _errors(model: ModelReliability) -> tuple[list[Metric], list[list[Cell]], Ma
         _metric(
             "error rate",
             present.percent_value(robust.error_rate),
-            percent_interval_text(robust.error_rate_interval),
+            present.interval(robust.error_rate_interval, in_percent=True),
             robust.total_trials,
             robust.band,
         ),
         _metric(
             "timeout rate",
             present.percent_value(robust.timeout_rate),
-            percent_interval_text(robust.timeout_rate_interval),
+            present.interval(robust.timeout_rate_interval, in_percent=True),
             robust.total_trials,
             robust.timeout_band,
         ),
