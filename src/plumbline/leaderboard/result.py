@@ -30,7 +30,7 @@ from pydantic import (
     model_serializer,
 )
 
-from plumbline.result import Interval, ResultModel, unit_field
+from plumbline.result import Interval, ResultModel, Unit, unit_field
 
 SchemaVersion = Literal["plumbline.leaderboard/2"]
 #: `plumbline.result.schema_version("leaderboard", 2)`, as a type the schema states as a constant.
@@ -54,14 +54,8 @@ def _optional(description: str, **kwargs: Any) -> Any:
     return Field(default=None, description=description, exclude_if=_absent, **kwargs)
 
 
-def _optional_unit(description: str, unit: Any, **kwargs: Any) -> Any:
-    return Field(
-        default=None,
-        description=description,
-        exclude_if=_absent,
-        json_schema_extra={"unit": unit},
-        **kwargs,
-    )
+def _optional_unit(description: str, unit: Unit, **kwargs: Any) -> Any:
+    return unit_field(description, unit, default=None, exclude_if=_absent, **kwargs)
 
 
 class CategoryMetadata(ResultModel):

@@ -238,7 +238,9 @@ def generated_schema() -> dict[str, Any]:
     The shorthand `scorer = "x"` is folded into `scorers` before validation, so the schema
     states it with a `oneOf`: a category gives `scorers` or `scorer`.
     """
-    schema = Suite.model_json_schema(by_alias=True)
+    from plumbline.schema_files import model_schema
+
+    schema = model_schema(Suite, schema_id=SCHEMA_ID, title="plumbline leaderboard suite")
     category = schema["$defs"]["Category"]
     category["properties"]["scorer"] = {
         "type": "string",
@@ -247,21 +249,7 @@ def generated_schema() -> dict[str, Any]:
     }
     category["required"] = [name for name in category["required"] if name != "scorers"]
     category["oneOf"] = [{"required": ["scorers"]}, {"required": ["scorer"]}]
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SCHEMA_ID,
-        "title": "plumbline leaderboard suite",
-        **{key: value for key, value in schema.items() if key != "title"},
-    }
-
-
-def write_schema() -> Path:
-    """Regenerate the shipped schema file from `Suite` (run after changing the model)."""
-    import json
-
-    path = Path(__file__).parents[1] / "schemas" / "leaderboard_suite.schema.json"
-    path.write_text(json.dumps(generated_schema(), indent=2, ensure_ascii=False) + "\n", "utf-8")
-    return path
+    return schema
 
 
 def suite_schema() -> dict[str, Any]:

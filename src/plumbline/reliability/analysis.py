@@ -167,11 +167,11 @@ class ModelReliability(ResultModel):
     output_quality: OutputQualityResult | None = Field(description="Null without successes.")
     robustness: RobustnessResult = Field(description="CERT's error and timeout rates.")
     cost: CostResult | None = Field(description="Null without a price for this model.")
-    latencies: list[float] = Field(
+    latencies: list[float] = unit_field(
+        f"Latency (seconds) of each successful trial, sorted; at most {MAX_LATENCIES:,} evenly "
+        "spaced order statistics.",
+        "seconds",
         default_factory=list,
-        description=f"Latency (seconds) of each successful trial, sorted; at most "
-        f"{MAX_LATENCIES:,} evenly spaced order statistics.",
-        json_schema_extra={"unit": "seconds"},
     )
     failed_trials: list[FailedTrial] = Field(
         default_factory=list,
