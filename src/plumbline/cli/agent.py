@@ -31,6 +31,7 @@ from plumbline.cli.output import (
 )
 from plumbline.cli.report import html_option, report_name, site_url, write_html
 from plumbline.limits import MAX_CONCURRENCY, MAX_REPEATS
+from plumbline.report import present
 from plumbline.report.escape import markdown, terminal
 
 if TYPE_CHECKING:
@@ -545,6 +546,11 @@ def differences_table(plan: Plan) -> dict[str, Any]:
     }
 
 
+def _multiline_cell(text: str) -> str:
+    """One escaped line per line of the value, joined by our own line breaks."""
+    return "<br>".join(map(markdown, text.split("\n")))
+
+
 def differences_markdown(plan: Plan) -> str:
     """The arms' differences as a Markdown section (appended to the analysis report)."""
     differences = differences_table(plan)
@@ -553,11 +559,7 @@ def differences_markdown(plan: Plan) -> str:
     if not differences["rows"]:
         lines.append("The arms do not differ in anything the suite sets.")
     else:
-        lines.append("| field | " + " | ".join(map(markdown, arms)) + " |")
-        lines.append("|---" * (len(arms) + 1) + "|")
-        for row in differences["rows"]:
-            # one escaped line per line of the value, joined by our own line breaks
-            cells = ["<br>".join(map(markdown, row["values"][a].split("\n"))) for a in arms]
-            lines.append(f"| {markdown(row['field'])} | " + " | ".join(cells) + " |")
+        rows = [[row["field"], *(row["values"][a] for a in arms)] for row in differences["rows"]]
+        lines.append(present.markdown_table(["field", *arms], rows, cell=_multiline_cell))
     lines += ["", differences["identical"], ""]
     return "\n".join(lines)

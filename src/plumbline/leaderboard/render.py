@@ -199,7 +199,9 @@ def render_markdown(document: LeaderboardDocument) -> str:
                 cells.append(f"*{MISSING}*" if row.score(key) is None else category_cell(row, key))
         cells += [f"**{overall_cell(row)}**", present.number(row.errors)]
         rows.append(cells)
-    lines.append(_markdown_rows(header, rows, "rrl" + "r" * (len(document.categories) + 2)))
+    # cells carry their own emphasis (`*missing*`, `**0.8**`): only the text inside is escaped
+    align = "rrl" + "r" * (len(document.categories) + 2)
+    lines.append(present.markdown_table(header, rows, align=align, cell=_cell))
     lines += ["", "## Categories", ""]
     lines.append(
         present.markdown_table(
@@ -254,16 +256,8 @@ def render_markdown(document: LeaderboardDocument) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _markdown_rows(header: list[str], rows: list[list[str]], align: str) -> str:
-    """The ranking table: cells carry their own Markdown emphasis (`*missing*`, `**0.8**`), so
-    only the text inside is escaped (by the views above), not the emphasis."""
-    rule = "|" + "".join("---:|" if a == "r" else "---|" for a in align)
-    lines = ["| " + " | ".join(markdown(h) for h in header) + " |", rule]
-    lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def _cell(text: str) -> str:
+    """A ranking cell escaped as literal text, keeping its own `*`/`**` emphasis."""
     for mark in ("**", "*"):
         if text.startswith(mark) and text.endswith(mark) and len(text) > 2 * len(mark):
             return mark + markdown(text[len(mark) : -len(mark)]) + mark

@@ -9,7 +9,7 @@ Escaping untrusted text is `report.escape`'s job; these functions only format nu
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from plumbline.report.escape import markdown
@@ -142,9 +142,14 @@ def level(value: float) -> str:
 
 
 def markdown_table(
-    header: Sequence[str], rows: Sequence[Sequence[str]], *, align: str | None = None
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    align: str | None = None,
+    cell: Callable[[str], str] = markdown,
 ) -> str:
-    """A Markdown table; every header and cell is escaped as literal text.
+    """A Markdown table; every header is escaped as literal text, every cell by `cell`
+    (`report.escape.markdown` unless a view keeps some Markdown of its own in its cells).
 
     `align` is one letter per column, `l` or `r` (default all left)."""
     alignment = align or "l" * len(header)
@@ -152,7 +157,7 @@ def markdown_table(
         raise ValueError("align needs one letter per column")
     rule = "|" + "".join("---:|" if a == "r" else "---|" for a in alignment)
     lines = ["| " + " | ".join(markdown(h) for h in header) + " |", rule]
-    lines += ["| " + " | ".join(markdown(cell) for cell in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(cell(text) for text in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
