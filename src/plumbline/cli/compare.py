@@ -12,6 +12,7 @@ from plumbline.cli.output import (
     FiniteFloatRange,
     InputError,
     console,
+    deprecation,
     dumps,
     error_console,
     json_option,
@@ -35,11 +36,7 @@ RULES = ("schema", "ci")
 def _rule(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """`schema` or `ci`; the old spelling `seed` still means `schema`, for one release."""
     if value == "seed":
-        click.echo(
-            "plumbline compare: --rule seed is deprecated and will be removed in the next "
-            "release; use --rule schema (the A/B schema's three gates)",
-            err=True,
-        )
+        deprecation("--rule seed", "--rule schema (the A/B schema's three gates)")
         return "schema"
     if value not in RULES:
         raise click.BadParameter(f"{value!r} is not one of 'schema', 'ci'")
