@@ -23,27 +23,43 @@ def document(clean_logs: Path) -> dict[str, Any]:
     return build_leaderboard(clean_logs, run_id="doc").to_dict()
 
 
-def test_sa_bench_example_is_valid() -> None:
-    sa_bench_example = {
-        "_metadata": {
-            "generated_at": "2026-01-07T00:00:00Z",
-            "run_id": "local-20260107-000000",
-            "model_count": 1,
-            "categories": {
-                "practice_exam": {
-                    "name": "Practice Exam",
-                    "description": "AWS certification-style MCQ questions...",
-                    "weight": 1.0,
-                    "sample_count": 50,
-                    "scoring": "binary",
-                    "confidence": "high",
-                    "margin": "±5%",
-                }
-            },
+SA_BENCH_EXAMPLE: dict[str, Any] = {
+    "_metadata": {
+        "generated_at": "2026-01-07T00:00:00Z",
+        "run_id": "local-20260107-000000",
+        "model_count": 1,
+        "categories": {
+            "practice_exam": {
+                "name": "Practice Exam",
+                "description": "AWS certification-style MCQ questions...",
+                "weight": 1.0,
+                "sample_count": 50,
+                "scoring": "binary",
+                "confidence": "high",
+                "margin": "±5%",
+            }
         },
-        "models": [{"model": "...", "practice_exam": 0.85, "overall": 0.85}],
-    }
-    validate_document(sa_bench_example)
+    },
+    "models": [{"model": "...", "practice_exam": 0.85, "overall": 0.85}],
+}
+
+
+def test_sa_bench_example_is_valid() -> None:
+    validate_document(SA_BENCH_EXAMPLE)
+
+
+def test_sa_bench_example_renders_as_a_leaderboard_report(tmp_path: Path) -> None:
+    """SA Bench's own file has no `schema_version`; `report` still knows it as a leaderboard."""
+    from click.testing import CliRunner
+
+    from plumbline.cli.main import main
+
+    source = tmp_path / "sa_bench.json"
+    source.write_text(json.dumps(SA_BENCH_EXAMPLE), encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(source), "-o", str(tmp_path / "site")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "site" / "sa-bench" / "index.html").read_text(encoding="utf-8")
+    assert "Practice Exam" in page and "85.0%" in page
 
 
 def test_published_leaderboard_from_an_old_weighting_is_rejected(document: dict[str, Any]) -> None:

@@ -37,6 +37,9 @@ def test_document_kind_tells_the_three_results_apart(scenario: Scenario) -> None
     assert document_kind({"schema_version": "plumbline.compare/2"}) == "compare"
     assert document_kind({"schema_version": "plumbline.reliability/1"}) == "reliability"
     assert document_kind({"_metadata": {"schema_version": 1}, "models": []}) == "leaderboard"
+    # SA Bench's own files have no schema_version: older leaderboards, upgraded when read
+    assert document_kind({"_metadata": {"model_count": 0}, "models": []}) == "leaderboard"
+    assert document_kind({"_metadata": {"schema_version": 7}, "models": []}) is None
     # the kind comes from schema_version alone, never from a document's shape
     assert document_kind({"decision": "x", "gates": [], "arm_summaries": {}}) is None
     assert document_kind({"config": {}, "models": [], "record_errors": []}) is None

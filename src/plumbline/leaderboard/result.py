@@ -344,6 +344,17 @@ class LeaderboardDocument(ResultModel):
         return self.model_dump(mode="json")
 
 
+def is_older_leaderboard(document: Any) -> bool:
+    """True for a leaderboard that `upgrade_document` upgrades: SA Bench's own files (no
+    `schema_version`) and plumbline's version 1 (an integer 1 in `_metadata`)."""
+    return (
+        isinstance(document, dict)
+        and isinstance(document.get("_metadata"), dict)
+        and isinstance(document.get("models"), list)
+        and document["_metadata"].get("schema_version") in (None, LEGACY_SCHEMA_VERSION)
+    )
+
+
 def upgrade_document(document: Any) -> Any:
     """A document of an older version in version 2's shape (anything else unchanged).
 
@@ -355,10 +366,7 @@ def upgrade_document(document: Any) -> Any:
     per-model `confidence` and `margin` are dropped: they restate the half-width); a pair's
     `low`, `high` and `method` become its `interval`.
     """
-    if not isinstance(document, dict) or not isinstance(document.get("_metadata"), dict):
-        return document
-    version = document["_metadata"].get("schema_version")
-    if version not in (None, LEGACY_SCHEMA_VERSION):
+    if not is_older_leaderboard(document):
         return document
     upgraded = copy.deepcopy(document)
     metadata = upgraded["_metadata"]

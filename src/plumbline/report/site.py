@@ -89,15 +89,14 @@ def document_kind(document: Any) -> Kind | None:
     """Which plumbline result a JSON document is, from its `schema_version` alone (see
     `plumbline.result`); None when it is none of them.
 
-    A leaderboard of the previous release says `"_metadata": {"schema_version": 1}`; it is
-    still a leaderboard (read and upgraded by `leaderboard.document`)."""
+    Leaderboards older than their `schema_version` string (SA Bench's own files, plumbline's
+    version 1) are still leaderboards: `leaderboard.result` reads and upgrades them."""
+    from plumbline.leaderboard.result import is_older_leaderboard
+
     kind = result_kind(document)
     if kind in KINDS:
         return kind
-    metadata = document.get("_metadata") if isinstance(document, dict) else None
-    if isinstance(metadata, dict) and metadata.get("schema_version") == 1:
-        return "leaderboard"
-    return None
+    return "leaderboard" if is_older_leaderboard(document) else None
 
 
 def _record_kind(path: Path) -> str | None:
