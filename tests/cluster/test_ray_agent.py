@@ -139,7 +139,10 @@ def test_a_driver_killed_with_sigkill_resumes_from_the_records_file(
     finally:
         # The driver dies with SIGKILL, and so does the Ray worker running the blocked trial
         # (which might otherwise still end its trial on the way out): nothing on the node ends
-        # the blocked agent's process group, only the rerun can.
+        # the blocked agent's process group, only the rerun can. The driver is stopped first:
+        # a running driver that saw the worker die would submit the trial again (an infra
+        # retry), and the new trial would reclaim the orphaned lease before the rerun could.
+        driver.send_signal(signal.SIGSTOP)
         child = next(signals.glob("*.child"), None)
         if child is not None:
             agent = int(child.with_suffix(".started").read_text())
