@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 from rich.console import Console
-from tests.support.rendered_numbers import page_text, unexplained_numbers
+from tests.support.rendered_numbers import PERCENT_AXIS_TICKS, page_text, unexplained_numbers
 
 from plumbline.cli.main import main
 from plumbline.leaderboard import (
@@ -129,15 +129,11 @@ def test_the_markdown_shows_only_the_document_numbers(document: LeaderboardDocum
     assert unexplained_numbers(render_markdown(document), document.to_json()) == []
 
 
-#: The charts' axis ticks: a scale, not a result.
-AXIS_TICKS = [f"{tick}.0%" for tick in range(100, -1, -5)]
-
-
 def test_the_pages_show_only_the_document_numbers(document: LeaderboardDocument) -> None:
     data = document.to_json()
     pages = render_leaderboard_pages(SiteInput("leaderboard", "board", data), "board")
     for page in pages:
-        found = unexplained_numbers(page_text(page.html), data, allowed=AXIS_TICKS)
+        found = unexplained_numbers(page_text(page.html), data, allowed=PERCENT_AXIS_TICKS)
         assert found == [], page.path
 
 

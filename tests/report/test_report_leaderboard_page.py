@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 from report_scenario import HOSTILE, HOSTILE_MODEL, HOSTILE_RESPONSE, Scenario
+from tests.support.rendered_numbers import PERCENT_AXIS_TICKS, page_text, unexplained_numbers
 
 from plumbline.leaderboard import recompute_overall
+from plumbline.leaderboard.samples import LeaderboardSamples, read_leaderboard_samples
 from plumbline.report.leaderboard_page import (
-    failure_modes,
     leaderboard_view,
     model_slugs,
     render_leaderboard_pages,
 )
-from plumbline.report.leaderboard_samples import read_leaderboard_samples
-from plumbline.report.site import SiteInput
+from plumbline.report.site import SAMPLES_FILE, SiteInput, site_input, write_site
+from plumbline.schema_files import shipped
 
 
 def test_rows_sorted_by_overall_with_missing_and_errors_marked(scenario: Scenario) -> None:
@@ -75,18 +79,17 @@ def test_samples_read_back_from_the_logs(scenario: Scenario) -> None:
 
 
 def test_failure_modes_per_model(scenario: Scenario) -> None:
-    view = leaderboard_view(scenario.document)
     samples = read_leaderboard_samples(scenario.document, [scenario.logs])
-    (table,) = failure_modes(view, samples)
+    (table,) = samples.failure_modes
     assert table.category == "cdk_synth"
-    assert table.outcomes == ("extraction_failed",)
-    rows = {model: (total, counts) for model, _, total, counts in table.rows}
-    assert rows == {"scripted/oracle": (0, (0,)), HOSTILE_MODEL: (2, (2,))}
+    assert table.outcomes == ["extraction_failed"]
+    rows = {row.model: (row.total, row.counts, row.shares) for row in table.rows}
+    assert rows == {"scripted/oracle": (0, [0], [None]), HOSTILE_MODEL: (2, [2], [1.0])}
 
 
 def test_pages_escape_model_text(scenario: Scenario) -> None:
     pages = render_leaderboard_pages(
-        SiteInput("leaderboard", "board", scenario.document, (scenario.logs,)), "board"
+        site_input("leaderboard", "board", scenario.document, [scenario.logs]), "board"
     )
     slug = model_slugs([HOSTILE_MODEL])[HOSTILE_MODEL]
     assert [page.path for page in pages] == [
@@ -99,6 +102,37 @@ def test_pages_escape_model_text(scenario: Scenario) -> None:
         assert "<img" not in page.html
     for page in (pages[0], pages[2]):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.html
+
+
+def test_pages_with_samples_show_only_the_numbers_of_their_documents(scenario: Scenario) -> None:
+    """The model pages and failure-mode tables render the samples document, computing
+    nothing: every number on them is a field of the leaderboard or of its samples."""
+    given = site_input("leaderboard", "board", scenario.document, [scenario.logs])
+    assert given.samples is not None and given.samples.failure_modes
+    documents = [scenario.document, given.samples.model_dump(mode="json")]
+    for page in render_leaderboard_pages(given, "board"):
+        # A sample's <summary> is the first words of the question or response shown in full
+        # beside it: text, cut short.
+        text = page_text(page.html, skip=("summary",))
+        assert unexplained_numbers(text, documents, allowed=PERCENT_AXIS_TICKS) == [], page.path
+    # The check can fail here: a count neither document holds is reported.
+    assert unexplained_numbers("extraction_failed 9,876", documents) != []
+
+
+def test_the_site_ships_the_samples_document_it_rendered(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    given = site_input("leaderboard", "board", scenario.document, [scenario.logs])
+    site = write_site([given], tmp_path / "site")
+    path = tmp_path / "site" / "data" / "board" / SAMPLES_FILE
+    assert path in site.data
+    written = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(shipped("leaderboard_samples.schema.json")).validate(written)
+    assert LeaderboardSamples.model_validate(written) == given.samples
+    assert written["schema_version"] == "plumbline.leaderboard_samples/1"
+    # Rebuilt without the logs, the site no longer keeps samples no page shows.
+    write_site([SiteInput("leaderboard", "board", scenario.document)], tmp_path / "site")
+    assert not path.exists()
 
 
 def test_pages_without_logs_say_how_to_get_samples(scenario: Scenario) -> None:

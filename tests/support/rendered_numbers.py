@@ -22,19 +22,20 @@ _TOKEN = re.compile(
 
 
 class _Text(HTMLParser):
-    def __init__(self) -> None:
+    def __init__(self, skipped: tuple[str, ...]) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
+        self.skipped = ("script", "style", *skipped)
         self._skip = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style"):
+        if tag in self.skipped:
             self._skip += 1
         elif tag in ("td", "th", "li", "p", "div", "br", "tr", "text", "span"):
             self.parts.append(" ")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style"):
+        if tag in self.skipped:
             self._skip -= 1
         else:
             self.parts.append(" ")
@@ -44,9 +45,14 @@ class _Text(HTMLParser):
             self.parts.append(data)
 
 
-def page_text(html: str) -> str:
-    """The visible text of a page (scripts and styles left out; SVG text kept)."""
-    parser = _Text()
+#: The percent axis ticks of the interval charts: a scale, not a result.
+PERCENT_AXIS_TICKS = tuple(f"{tick}.0%" for tick in range(100, -1, -5))
+
+
+def page_text(html: str, *, skip: tuple[str, ...] = ()) -> str:
+    """The visible text of a page (scripts, styles and the elements named in `skip` left out;
+    SVG text kept), whitespace collapsed."""
+    parser = _Text(skip)
     parser.feed(html)
     return " ".join("".join(parser.parts).split())
 
@@ -72,7 +78,9 @@ def _numbers(document: Any) -> list[float]:
 
 
 def _strings(document: Any) -> list[str]:
+    """The document's strings, each also with its whitespace collapsed as `page_text` does."""
     found = {value for value in _walk(document) if isinstance(value, str) and len(value) >= 2}
+    found |= {" ".join(value.split()) for value in found}
     return sorted(found, key=len, reverse=True)
 
 

@@ -106,10 +106,11 @@ def write_html(
     Reports other commands wrote there stay and are listed on the index, so `compare --html
     site/` and `reliability --html site/` build one site.
     """
-    from plumbline.report.site import SiteInput, write_site
+    from plumbline.report.site import site_input, write_site
 
-    site_input = SiteInput(kind=kind, name=name, document=document, sources=tuple(sources))
-    return write_site([site_input], directory, keep_other_reports=True)
+    return write_site(
+        [site_input(kind, name, document, sources)], directory, keep_other_reports=True
+    )
 
 
 def announce_html(

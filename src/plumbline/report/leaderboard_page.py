@@ -10,7 +10,6 @@ and the methodology section quotes the formula and weights recorded in the docum
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,16 +26,12 @@ from plumbline.leaderboard.result import (
     LeaderboardRow,
     Problem,
 )
+from plumbline.leaderboard.samples import GOOD_OUTCOMES, NEUTRAL_OUTCOMES, LeaderboardSamples
 from plumbline.report import present
 from plumbline.report.html import Page, render_page
-from plumbline.report.leaderboard_samples import SampleSet, SampleView, read_leaderboard_samples
 from plumbline.report.site import SiteInput
 from plumbline.report.svg import IntervalRow, interval_chart
 from plumbline.result import Interval
-
-#: Outcomes that are not a failure of the model (shown in green / grey, not red).
-GOOD_OUTCOMES = frozenset({"passed", "correct"})
-NEUTRAL_OUTCOMES = frozenset({"partial", "infra_error", "unscored"})
 
 
 @dataclass(frozen=True)
@@ -295,39 +290,6 @@ def category_chart(view: LeaderboardView, column: CategoryColumn) -> Markup:
     )
 
 
-@dataclass(frozen=True)
-class FailureModes:
-    """Per model, how many samples of one category ended in each outcome."""
-
-    category: str
-    name: str
-    outcomes: tuple[str, ...]
-    rows: tuple[tuple[str, str, int, tuple[int, ...]], ...]  # model, slug, total, counts
-
-
-def failure_modes(
-    view: LeaderboardView, samples: SampleSet, *, models: Sequence[str] | None = None
-) -> list[FailureModes]:
-    """Outcome counts per model for every category whose scorer reports outcomes (CDK)."""
-    tables: list[FailureModes] = []
-    wanted = set(models) if models is not None else None
-    for column in view.columns:
-        in_category = [s for s in samples.samples if s.category == column.key]
-        if not any("outcome" in s.metadata for s in in_category):
-            continue
-        outcomes = Counter(s.outcome for s in in_category)
-        order = sorted(outcomes, key=lambda o: (o not in GOOD_OUTCOMES, -outcomes[o], o))
-        rows = []
-        for row in view.rows:
-            if wanted is not None and row.model not in wanted:
-                continue
-            counts = samples.outcome_counts(row.model, column.key)
-            total = sum(counts.values())
-            rows.append((row.model, row.slug, total, tuple(counts[o] for o in order)))
-        tables.append(FailureModes(column.key, column.name, tuple(order), tuple(rows)))
-    return tables
-
-
 def outcome_class(outcome: str) -> str:
     """The badge class of an outcome: ok, warn (neither success nor the model's fault), bad."""
     if outcome in GOOD_OUTCOMES:
@@ -338,20 +300,17 @@ def outcome_class(outcome: str) -> str:
 
 
 def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
-    """The leaderboard page (`<slug>/index.html`) and one page per model (`<slug>/models/…`)."""
+    """The leaderboard page (`<slug>/index.html`) and one page per model (`<slug>/models/…`),
+    with the samples of `site_input.samples` when the site was given the logs."""
     view = leaderboard_view(site_input.document)
-    samples = (
-        read_leaderboard_samples(view.document, site_input.sources)
-        if site_input.sources
-        else SampleSet()
-    )
-    has_samples = bool(site_input.sources)
+    samples = site_input.samples or LeaderboardSamples()
     names = {column.key: column.name for column in view.columns}
     common: dict[str, Any] = {
         "view": view,
         "slug": slug,
-        "has_samples": has_samples,
+        "has_samples": site_input.samples is not None,
         "sample_problems": samples.problems,
+        "failure_tables": samples.failure_modes,
         "outcome_class": outcome_class,
     }
     pages = [
@@ -361,12 +320,12 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
             title=f"{view.title} leaderboard" if view.title else "Leaderboard",
             overall_chart=overall_chart(view),
             category_charts=[(column, category_chart(view, column)) for column in view.columns],
-            failure_tables=failure_modes(view, samples),
+            failure_rows=view.rows,
             **common,
         )
     ]
     for row in view.rows:
-        model_samples: list[SampleView] = samples.for_model(row.model)
+        model_samples = samples.for_model(row.model)
         pages.append(
             render_page(
                 "leaderboard_model.html.j2",
@@ -379,7 +338,7 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
                     c for c in view.columns if any(s.category == c.key for s in model_samples)
                 ],
                 outcomes=sorted({s.outcome for s in model_samples}),
-                failure_tables=failure_modes(view, samples, models=[row.model]),
+                failure_rows=[row],
                 **common,
             )
         )

@@ -7,9 +7,10 @@
 Each input document gets a folder of pages named by its slug (`leaderboard/index.html`, ...),
 rendered by the renderer of its kind, and a copy of itself at `data/<slug>.json`, so the site is
 self-contained: it can be zipped, moved or opened from `file://` without the files it came from.
-Pages render their document alone; Inspect logs given beside a leaderboard are read for its
-per-sample pages, and record files given beside a comparison or a reliability report are named
-as its sources. The site never links to any of them.
+Pages render their document alone. Inspect logs given beside a leaderboard are read here, once,
+into its drill-down document (`LeaderboardSamples`, copied to `data/<slug>/samples.json`) that
+its per-model pages render; record files given beside a comparison or a reliability report are
+named as its sources. The site never links to any of them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from plumbline.records.inspect_logs import find_log_files
 from plumbline.records.io import (
@@ -32,6 +33,9 @@ from plumbline.records.io import (
 )
 from plumbline.report.html import Page, render_page
 from plumbline.result import document_kind as result_kind
+
+if TYPE_CHECKING:
+    from plumbline.leaderboard.samples import LeaderboardSamples
 
 Kind = Literal["leaderboard", "compare", "reliability"]
 KINDS: tuple[Kind, ...] = ("leaderboard", "compare", "reliability")
@@ -67,12 +71,14 @@ class SiteInputError(ValueError):
 
 @dataclass(frozen=True)
 class SiteInput:
-    """One report of the site: a result document and the sources behind it (for drill-down)."""
+    """One report of the site: a result document, the sources behind it, and (for a leaderboard
+    given its logs) the samples read from them for the drill-down pages."""
 
     kind: Kind
     name: str
     document: dict[str, Any]
     sources: tuple[Path, ...] = ()
+    samples: LeaderboardSamples | None = None
 
 
 @dataclass(frozen=True)
@@ -215,11 +221,22 @@ def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput]:
         raise SiteInputError(problems)
     unique = {kind: list(dict.fromkeys(found)) for kind, found in sources.items()}
     return [
-        SiteInput(
-            kind=kind, name=name, document=document, sources=own_sources(document, unique[kind])
-        )
+        site_input(kind, name, document, own_sources(document, unique[kind]))
         for kind, name, document in documents
     ]
+
+
+def site_input(
+    kind: Kind, name: str, document: dict[str, Any], sources: Sequence[Path]
+) -> SiteInput:
+    """The site input of a document and its sources; a leaderboard given Inspect logs gets
+    the samples read from them (`read_leaderboard_samples`)."""
+    samples = None
+    if kind == "leaderboard" and sources:
+        from plumbline.leaderboard.samples import read_leaderboard_samples
+
+        samples = read_leaderboard_samples(document, sources)
+    return SiteInput(kind, name, document, tuple(sources), samples)
 
 
 def own_sources(document: dict[str, Any], candidates: Sequence[Path]) -> tuple[Path, ...]:
@@ -383,12 +400,17 @@ def existing_reports(root: Path, exclude: set[str]) -> list[tuple[SiteInput, str
     return found
 
 
+#: The drill-down document of a leaderboard, under `data/<slug>/`.
+SAMPLES_FILE = "samples.json"
+
+
 def write_site(
     inputs: Sequence[SiteInput], out_dir: Path, *, keep_other_reports: bool = False
 ) -> SiteResult:
     """Render every input's pages and the index under `out_dir`, each file written atomically.
 
-    Each input's document is copied to `data/<slug>.json`. Pages are all rendered before the
+    Each input's document is copied to `data/<slug>.json` (and a leaderboard's samples to
+    `data/<slug>/samples.json`). Pages are all rendered before the
     first file is written, so a renderer that fails leaves the previous site untouched; pages
     of an earlier site in the same folders that this one no longer has are removed. With
     `keep_other_reports`, reports already in `out_dir` under other slugs stay and the index
@@ -434,6 +456,12 @@ def write_site(
         target = root / "data" / f"{slug}.json"
         write_json_atomic(target, site_input.document)
         data.append(target)
+        samples = root / "data" / slug / SAMPLES_FILE
+        if site_input.samples is not None:
+            write_atomic(samples, site_input.samples.model_dump_json(indent=1) + "\n")
+            data.append(samples)
+        else:
+            samples.unlink(missing_ok=True)  # an earlier run's samples no page shows now
     _remove_stale_pages(root, slugs, set(written))
     return SiteResult(root=root, index=root / "index.html", pages=written, data=data)
 
@@ -464,6 +492,7 @@ def _remove_stale_pages(root: Path, slugs: Sequence[str], keep: set[Path]) -> No
 __all__ = [
     "KINDS",
     "RENDERERS",
+    "SAMPLES_FILE",
     "SiteInput",
     "SiteInputError",
     "SiteResult",
@@ -473,6 +502,7 @@ __all__ = [
     "load_site_inputs",
     "render_index",
     "renderer_for",
+    "site_input",
     "slugify",
     "write_site",
 ]

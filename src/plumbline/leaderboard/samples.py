@@ -1,10 +1,14 @@
-"""Every scored sample behind a leaderboard, read from its Inspect logs for the drill-down pages.
+"""Every scored sample behind a leaderboard, read from its Inspect logs: the drill-down result.
 
 The leaderboard document says which categories exist, which tasks feed each (glob patterns) and
 which scorer each reads; the logs hold the samples. A log counts when its model is on the board
 and its task feeds a category; when two logs hold the same (model, task, sample id, epoch), the
 newer wins, as it does when the leaderboard is built. Samples are streamed one log at a time
 (`read_eval_log_samples`) without their event transcripts.
+
+The result, `LeaderboardSamples`, is a document like the leaderboard itself
+(`plumbline.leaderboard_samples/1`): the site writes it beside the leaderboard's copy and its
+model pages and failure-mode tables render it, counts and shares included, computing nothing.
 """
 
 from __future__ import annotations
@@ -12,10 +16,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from plumbline.leaderboard.result import LeaderboardDocument
 from plumbline.records.inspect_logs import (
@@ -25,6 +30,10 @@ from plumbline.records.inspect_logs import (
     read_log_header,
     score_value_to_float,
 )
+from plumbline.result import ResultModel, schema_version, unit_field
+
+SCHEMA_VERSION = schema_version("leaderboard_samples", 1)
+assert SCHEMA_VERSION == "plumbline.leaderboard_samples/1"  # `LeaderboardSamples.schema_version`
 
 #: Outcome names for samples without a scorer-given outcome.
 ERROR = "error"
@@ -33,46 +42,83 @@ CORRECT = "correct"
 INCORRECT = "incorrect"
 PARTIAL = "partial"
 
+#: Outcomes that are not a failure of the model, listed first in a failure-mode table.
+GOOD_OUTCOMES = frozenset({"passed", CORRECT})
+#: Outcomes that are neither a success nor the model's fault.
+NEUTRAL_OUTCOMES = frozenset({PARTIAL, "infra_error", UNSCORED})
 
-@dataclass(frozen=True)
-class SampleView:
-    """One sample × epoch of one model in one category, as the model page shows it."""
+
+class LeaderboardSample(ResultModel):
+    """One sample × epoch of one model in one category, as its log holds it."""
 
     model: str
-    category: str
+    category: str = Field(description="Key of the leaderboard category the sample counts in.")
     task: str
     sample_id: str
-    epoch: int
-    question: str
-    response: str
+    epoch: int = unit_field("Inspect epoch of this sample (from 1).", "count")
+    question: str = Field(description="The input as text, with lettered choices if any.")
+    response: str = Field(description="The model's final completion.")
     target: str
-    value: float | None
-    answer: str | None
-    explanation: str | None
-    outcome: str
-    error: str | None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    highlights: tuple[tuple[str, str], ...] = ()
-    log: str = ""
+    value: float | None = unit_field(
+        "The category scorer's value as a number (None: errored or unscored).", "score"
+    )
+    answer: str | None = None
+    explanation: str | None = None
+    outcome: str = Field(
+        description="The scorer's own outcome (e.g. a CDK failure mode), else error, unscored, "
+        "correct, incorrect or partial."
+    )
+    error: str | None = Field(default=None, description="The sample's error message, if any.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="The score's metadata.")
+    highlights: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="(label, text) pairs of the metadata a reader looks for first.",
+    )
+    log: str = Field(default="", description="The log file the sample was read from.")
 
 
-@dataclass
-class SampleSet:
-    """The samples found for a leaderboard, and the logs that could not be used."""
+class OutcomeCounts(ResultModel):
+    """How the samples of one model in one category ended."""
 
-    samples: list[SampleView] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    logs_read: int = 0
+    model: str
+    total: int = unit_field("Sample-epochs of this model in the category.", "count")
+    counts: list[int] = unit_field("Sample-epochs per outcome, in the table's order.", "count")
+    shares: list[float | None] = unit_field(
+        "Each count over `total` (None when the model has no samples here).", "proportion"
+    )
 
-    def for_model(self, model: str) -> list[SampleView]:
+
+class FailureModes(ResultModel):
+    """Outcome counts per model for one category whose scorer reports outcomes (CDK)."""
+
+    category: str
+    name: str
+    outcomes: list[str] = Field(
+        description="The outcomes, successes first, then by how often they occur."
+    )
+    rows: list[OutcomeCounts] = Field(description="One row per model of the leaderboard.")
+
+    def row(self, model: str) -> OutcomeCounts:
+        return next(row for row in self.rows if row.model == model)
+
+
+class LeaderboardSamples(ResultModel):
+    """The samples found for a leaderboard, their failure modes, and the logs not used."""
+
+    schema_version: Literal["plumbline.leaderboard_samples/1"] = Field(
+        default="plumbline.leaderboard_samples/1",
+        description="The document kind and major version: "
+        '`schema_version("leaderboard_samples", 1)`.',
+    )
+    samples: list[LeaderboardSample] = Field(default_factory=list)
+    failure_modes: list[FailureModes] = Field(default_factory=list)
+    problems: list[str] = Field(
+        default_factory=list, description="`file: problem` for each log that could not be read."
+    )
+    logs_read: int = unit_field("Logs whose samples were read.", "count", default=0)
+
+    def for_model(self, model: str) -> list[LeaderboardSample]:
         return [sample for sample in self.samples if sample.model == model]
-
-    def outcome_counts(self, model: str, category: str) -> Counter[str]:
-        return Counter(
-            sample.outcome
-            for sample in self.samples
-            if sample.model == model and sample.category == category
-        )
 
 
 def _task_matches(task: str, patterns: Iterable[str]) -> bool:
@@ -198,31 +244,30 @@ def highlights_of(metadata: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def read_leaderboard_samples(
     document: LeaderboardDocument | Mapping[str, Any], sources: Sequence[Path]
-) -> SampleSet:
-    """Every sample of the board's models in its categories, from the logs under `sources`."""
+) -> LeaderboardSamples:
+    """Every sample of the board's models in its categories, from the logs under `sources`,
+    and the failure modes they show."""
     from inspect_ai.log import read_eval_log_samples
 
     from plumbline.leaderboard.document import as_document
 
     document = as_document(document)
-    result = SampleSet()
     models = {entry.model for entry in document.models}
     files = find_log_files(sources)
-    result.problems.extend(f"{path}: no such file or directory" for path in files.missing)
+    problems = [f"{path}: no such file or directory" for path in files.missing]
     headers = []
     for path in files.logs:
         try:
             header = read_log_header(path)
         except LogReadError as error:
-            result.problems.append(f"{error.path}: {error.problem}")
+            problems.append(f"{error.path}: {error.problem}")
             continue
         if header.model in models and categories_for_task(document, header.task):
             headers.append(header)
     headers.sort(key=lambda header: (header.created, header.path))
-    chosen: dict[tuple[str, str, str, str, int], SampleView] = {}
+    chosen: dict[tuple[str, str, str, str, int], LeaderboardSample] = {}
     for header in headers:
         categories = categories_for_task(document, header.task)
-        result.logs_read += 1
         try:
             for sample in read_eval_log_samples(
                 header.path,
@@ -241,12 +286,12 @@ def read_leaderboard_samples(
                         value = None if score is None else score_value_to_float(score.value)
                     except UnreadableScore:
                         value = None  # reported by the leaderboard as unreadable_score
-                    if failure is not None:
+                    if failure is not None or (value is not None and not math.isfinite(value)):
                         value = None
-                    metadata: Mapping[str, Any] = (
-                        score.metadata if score is not None and score.metadata else {}
+                    metadata: dict[str, Any] = (
+                        dict(score.metadata) if score is not None and score.metadata else {}
                     )
-                    view = SampleView(
+                    found = LeaderboardSample(
                         model=header.model,
                         category=key,
                         task=header.task,
@@ -261,14 +306,78 @@ def read_leaderboard_samples(
                         outcome=outcome_of(value, metadata, failure),
                         error=failure,
                         metadata=metadata,
-                        highlights=highlights_of(metadata),
+                        highlights=list(highlights_of(metadata)),
                         log=header.path,
                     )
-                    chosen[(header.model, key, header.task, view.sample_id, view.epoch)] = view
+                    chosen[(header.model, key, header.task, found.sample_id, found.epoch)] = found
         except Exception as problem:  # inspect raises zip, JSON, pydantic and OS errors alike
-            result.problems.append(f"{header.path}: {type(problem).__name__}: {problem}")
-    result.samples = sorted(
-        chosen.values(),
-        key=lambda s: (s.model, s.category, s.task, s.sample_id, s.epoch),
+            problems.append(f"{header.path}: {type(problem).__name__}: {problem}")
+    samples = sorted(
+        chosen.values(), key=lambda s: (s.model, s.category, s.task, s.sample_id, s.epoch)
     )
-    return result
+    return LeaderboardSamples(
+        samples=samples,
+        failure_modes=failure_modes(document, samples),
+        problems=problems,
+        logs_read=len(headers),
+    )
+
+
+def failure_modes(
+    document: LeaderboardDocument, samples: Sequence[LeaderboardSample]
+) -> list[FailureModes]:
+    """Outcome counts per model (in the document's order) for every category whose scorer
+    reports outcomes (`metadata.outcome`, as the CDK scorer does); outcomes that are
+    successes come first, then the most frequent."""
+    tables: list[FailureModes] = []
+    for key, meta in document.categories.items():
+        in_category = [sample for sample in samples if sample.category == key]
+        if not any("outcome" in sample.metadata for sample in in_category):
+            continue
+        overall = Counter(sample.outcome for sample in in_category)
+        order = sorted(overall, key=lambda o: (o not in GOOD_OUTCOMES, -overall[o], o))
+        rows: list[OutcomeCounts] = []
+        for entry in document.models:
+            counts = Counter(s.outcome for s in in_category if s.model == entry.model)
+            total = sum(counts.values())
+            rows.append(
+                OutcomeCounts(
+                    model=entry.model,
+                    total=total,
+                    counts=[counts[outcome] for outcome in order],
+                    shares=[counts[outcome] / total if total else None for outcome in order],
+                )
+            )
+        tables.append(FailureModes(category=key, name=meta.name, outcomes=order, rows=rows))
+    return tables
+
+
+def generated_schema() -> dict[str, Any]:
+    """The drill-down document's JSON Schema, as shipped
+    (`schemas/leaderboard_samples.schema.json`)."""
+    from plumbline.schema_files import model_schema
+
+    return model_schema(
+        LeaderboardSamples,
+        schema_id="https://plumbline.dev/schemas/leaderboard_samples/1/"
+        "leaderboard_samples.schema.json",
+        title="plumbline leaderboard samples",
+    )
+
+
+__all__ = [
+    "GOOD_OUTCOMES",
+    "NEUTRAL_OUTCOMES",
+    "SCHEMA_VERSION",
+    "FailureModes",
+    "LeaderboardSample",
+    "LeaderboardSamples",
+    "OutcomeCounts",
+    "categories_for_task",
+    "failure_modes",
+    "generated_schema",
+    "highlights_of",
+    "outcome_of",
+    "question_text",
+    "read_leaderboard_samples",
+]
