@@ -26,6 +26,7 @@ GENERATED: dict[str, str] = {
     "compare_report.schema.json": "plumbline.compare.analysis:generated_schema",
     "leaderboard_suite.schema.json": "plumbline.leaderboard.suite:generated_schema",
     "leaderboard.schema.json": "plumbline.leaderboard.document:generated_schema",
+    "leaderboard_check.schema.json": "plumbline.leaderboard.check:generated_schema",
     "leaderboard_samples.schema.json": "plumbline.leaderboard.samples:generated_schema",
     "reliability_report.schema.json": "plumbline.reliability.analysis:generated_schema",
 }
@@ -34,6 +35,7 @@ GENERATED: dict[str, str] = {
 RESULT_SCHEMAS: tuple[str, ...] = (
     "compare_report.schema.json",
     "leaderboard.schema.json",
+    "leaderboard_check.schema.json",
     "leaderboard_samples.schema.json",
     "reliability_report.schema.json",
 )

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from leaderboard_scenario import Fixture
 
 from plumbline.cli.main import main
+from plumbline.schema_files import shipped
 
 SCHEMA = Path(__file__).parents[2] / "src/plumbline/schemas/leaderboard.schema.json"
 
@@ -147,6 +148,9 @@ def test_check_reproducible_and_not(written: dict[str, Any], tmp_path: Path) -> 
     result = _check(new, published, "--json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)
+    jsonschema.Draft202012Validator(shipped("leaderboard_check.schema.json")).validate(report)
+    assert report["schema_version"] == "plumbline.leaderboard_check/1"
+    assert (report["shared"], report["outside_tolerance"]) == (len(document["models"]) - 1, 1)
     deviations = {d["model"]: d for d in report["deviations"]}
     first, second = document["models"][0]["model"], document["models"][1]["model"]
     assert deviations[first]["deviation"] == pytest.approx(-0.08)

@@ -28,6 +28,7 @@ from plumbline.cli.output import (
     quiet,
     seed_option,
     wants_json,
+    warn,
 )
 from plumbline.cli.report import html_option, report_name, site_url, write_html
 from plumbline.limits import MAX_CONCURRENCY, MAX_REPEATS
@@ -466,10 +467,9 @@ def run_command(
     except RunError as error:
         raise InputError(str(error)) from None
     except KeyboardInterrupt:
-        error_console.print(
-            "[red]interrupted[/]: running trials were stopped and not recorded; "
-            "rerun the same command to resume",
-            soft_wrap=True,
+        warn(
+            "interrupted: running trials were stopped and not recorded; "
+            "rerun the same command to resume"
         )
         raise SystemExit(EXIT_INTERRUPTED) from None
     finally:

@@ -15,6 +15,7 @@ from plumbline.cli.output import (
     emit,
     error_console,
     json_option,
+    warn,
 )
 from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.report.escape import terminal
@@ -206,10 +207,7 @@ def build(
 
         write_parquet(leaderboard_frame(list(logs), resolved), parquet_path)
     if not board.models:
-        error_console.print(
-            f"[yellow]no scorable logs found in {terminal(', '.join(str(p) for p in logs))}"
-            "[/yellow]"
-        )
+        warn("no scorable logs found in %s", ", ".join(str(p) for p in logs))
     document = board.document()
     index = None
     if html_dir is not None:
@@ -236,17 +234,16 @@ def build(
     emit(document.to_json(), json_path, render)
     empty = [p.category for p in board.problems if p.kind == "category_empty" and p.category]
     if empty and board.models:
-        error_console.print(
-            "[yellow]incomplete leaderboard: no log feeds "
-            f"{terminal(', '.join(map(repr, empty)))} of suite {terminal(repr(board.suite.name))}; "
-            "those categories count 0 for every model (exit 1)[/yellow]",
-            soft_wrap=True,
+        warn(
+            "incomplete leaderboard: no log feeds %s of suite %r; those categories count 0 "
+            "for every model (exit 1)",
+            ", ".join(map(repr, empty)),
+            board.suite.name,
         )
     if board.failed:
-        error_console.print(
-            "[yellow]failed (not ranked, not one sample scored): "
-            f"{terminal(', '.join(entry.model for entry in board.failed))}[/yellow]",
-            soft_wrap=True,
+        warn(
+            "failed (not ranked, not one sample scored): %s",
+            ", ".join(entry.model for entry in board.failed),
         )
     if not board.models or empty or (strict and board.problems):
         raise SystemExit(EXIT_FAILED)

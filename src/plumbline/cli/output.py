@@ -140,13 +140,17 @@ def concurrency_option(
     return decorate
 
 
-def deprecation(old: str, new: str) -> None:
-    """Say on stderr that `old` is deprecated in favour of `new` (a warning, never silenced)."""
+def warn(message: str, *args: object) -> None:
+    """A warning on stderr through the `plumbline` logger (shown with `-q` too): something the
+    user should act on that does not stop the command."""
     import logging
 
-    logging.getLogger(__name__).warning(
-        "%s is deprecated and will be removed in the next release: use %s", old, new
-    )
+    logging.getLogger(LOGGER).warning(message, *args)
+
+
+def deprecation(old: str, new: str) -> None:
+    """Say on stderr that `old` is deprecated in favour of `new` (a warning, never silenced)."""
+    warn("%s is deprecated and will be removed in the next release: use %s", old, new)
 
 
 def renamed(old: str, new: str, dest: str, **option: Any) -> Callable[[F], F]:
@@ -374,7 +378,8 @@ def progress_bar(label: str) -> Iterator[ProgressCallback]:
 def configure_logging(verbosity: int) -> None:
     """Set up the `plumbline` logger: -1 quiet (warnings and errors only), 0 normal (info),
     1 verbose (debug). Messages go to whatever `sys.stderr` is then (click's test runner
-    replaces it), as `plumbline: LEVEL: message` (info messages plain)."""
+    replaces it), as `plumbline: LEVEL: message` (info messages plain), with control
+    characters shown as escapes (messages carry model names and file paths)."""
     import logging
 
     logger = logging.getLogger(LOGGER)
@@ -399,7 +404,9 @@ def _stderr_handler() -> logging.Handler:
                 self.handleError(record)
 
         def format(self, record: logging.LogRecord) -> str:
-            message = record.getMessage()
+            from plumbline.report.escape import visible_controls
+
+            message = visible_controls(record.getMessage())
             if record.levelno == logging.INFO:
                 return message
             return f"plumbline: {record.levelname.lower()}: {message}"

@@ -25,6 +25,7 @@ from plumbline.cli.output import (
     quiet,
     seed_option,
     stdout_for_json_only,
+    warn,
 )
 from plumbline.cli.report import announce_html, html_option
 from plumbline.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
@@ -213,10 +214,7 @@ def probe(
                 )
             )
     except KeyboardInterrupt:
-        error_console.print(
-            f"interrupted: completed trials are in {terminal(output)}; rerun the same command "
-            "to resume"
-        )
+        warn("interrupted: completed trials are in %s; rerun the same command to resume", output)
         sys.exit(EXIT_INTERRUPTED)
     except (RuntimeError, ValueError) as error:
         raise InputError(redact(str(error), secrets)) from None  # a setting or model to fix

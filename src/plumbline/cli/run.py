@@ -34,6 +34,7 @@ from plumbline.cli.output import (
     seed_option,
     stdout_for_json_only,
     wants_json,
+    warn,
 )
 from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
@@ -254,9 +255,7 @@ def run(
         return
     tasks = prepared.tasks
     for key, reason in prepared.not_run.items():
-        error_console.print(
-            f"[yellow]category {key} is not run:[/yellow] {terminal(reason)}", markup=True
-        )
+        warn("category %s is not run: %s", key, reason)
     # By default a sample that errors (a model that cannot take its image, a call that failed
     # its --max-retries) is recorded in its log and counted on the leaderboard; it does not fail
     # its whole task, which eval_set would rerun from the start, up to --retry-attempts times
@@ -315,9 +314,9 @@ def run(
     )
     if not success:
         unfinished = [log for log in logs if log.status != "success"]
-        error_console.print(
-            f"[yellow]{len(unfinished)} task run(s) did not finish; run the same command "
-            "again to resume them.[/yellow]"
+        warn(
+            "%d task run(s) did not finish; run the same command again to resume them",
+            len(unfinished),
         )
         raise SystemExit(EXIT_FAILED)
 

@@ -10,15 +10,14 @@ runs are small.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 from scipy import stats as sps
 
 from plumbline.leaderboard.result import upgrade_document
 from plumbline.leaderboard.scores import LEVEL
-from plumbline.result import ResultModel
+from plumbline.result import ResultModel, schema_version, unit_field
 
 DEFAULT_TOLERANCE = 0.05
 
@@ -27,98 +26,88 @@ DEFAULT_TOLERANCE = 0.05
 CONSISTENCY_TOLERANCE = 1e-3
 
 
-@dataclass(frozen=True)
-class Deviation:
+class Deviation(ResultModel):
     """One model found in both files."""
 
     model: str
-    new: float
-    published: float
-    deviation: float
-    within_tolerance: bool
-    combined_half_width: float | None
-    within_interval: bool | None
-    interval_basis: str | None
+    new: float = unit_field("Overall in the new file.", "proportion")
+    published: float = unit_field("Overall in the published file.", "proportion")
+    deviation: float = unit_field("new − published.", "proportion")
+    within_tolerance: bool = Field(description="|deviation| ≤ tolerance (SA Bench's rule).")
+    combined_half_width: float | None = unit_field(
+        "z · √(SE_new² + SE_published²) from the standard errors the files state (None: "
+        "neither states one).",
+        "proportion",
+    )
+    within_interval: bool | None = Field(
+        description="|deviation| ≤ combined_half_width: within sampling noise."
+    )
+    interval_basis: Literal["both", "new only", "published only"] | None = Field(
+        description="Which files' standard errors the combined interval uses."
+    )
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
-
-@dataclass(frozen=True)
-class CategoryDeviation:
+class CategoryDeviation(ResultModel):
     """One category of one model found in both files."""
 
     model: str
     category: str
-    new: float | None
-    published: float | None
-    deviation: float | None
-    within_tolerance: bool | None
+    new: float | None = unit_field("The category's value in the new file.", "proportion")
+    published: float | None = unit_field(
+        "The category's value in the published file.", "proportion"
+    )
+    deviation: float | None = unit_field("new − published (None: one is missing).", "proportion")
+    within_tolerance: bool | None = Field(description="|deviation| ≤ tolerance.")
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
-
-@dataclass(frozen=True)
-class Inconsistency:
+class Inconsistency(ResultModel):
     """A model whose stated overall is not Σ weight × category under its file's own weights."""
 
     model: str
-    stated: float
-    recomputed: float
-    difference: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    stated: float = unit_field("The overall the file states.", "proportion")
+    recomputed: float = unit_field("Σ weight × category value.", "proportion")
+    difference: float = unit_field("stated − recomputed.", "proportion")
 
 
-@dataclass(frozen=True)
-class DocumentReview:
+class DocumentReview(ResultModel):
     """What validating one leaderboard file found: schema problems and self-inconsistency."""
 
-    label: str
-    problems: list[str] = field(default_factory=list)
-    inconsistent: list[Inconsistency] = field(default_factory=list)
-    weights: dict[str, float] | None = None
-
-    @property
-    def valid(self) -> bool:
-        return not self.problems and not self.inconsistent
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "valid": self.valid,
-            "problems": self.problems,
-            "weights": self.weights,
-            "inconsistent_overall": [entry.to_dict() for entry in self.inconsistent],
-        }
+    valid: bool = Field(description="No schema problem and no inconsistent overall.")
+    problems: list[str] = Field(default_factory=list)
+    weights: dict[str, float] | None = unit_field(
+        "The category weights the file states (None: not all).", "proportion", default=None
+    )
+    inconsistent_overall: list[Inconsistency] = Field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class CheckResult:
-    """Deviations of shared models (overall and per category), the models found in only one
-    file, and what validating each file found."""
+class CheckResult(ResultModel):
+    """`leaderboard check`: deviations of shared models (overall and per category), the models
+    found in only one file, and what validating each file found."""
 
-    tolerance: float
-    level: float
+    schema_version: Literal["plumbline.leaderboard_check/1"] = Field(
+        default="plumbline.leaderboard_check/1",
+        description='The document kind and major version: `schema_version("leaderboard_check", '
+        "1)`.",
+    )
+    reproducible: bool = Field(
+        description="Every shared model's overall within tolerance (and at least one model "
+        "shared), and the new file valid and self-consistent. Category deviations and a "
+        "published file that disagrees with itself are reported, not part of the verdict "
+        "(SA Bench's rule is about overall)."
+    )
+    tolerance: float = unit_field("The largest |deviation| that reproduces.", "proportion")
+    level: float = unit_field("Confidence level of the combined intervals.", "probability")
+    shared: int = unit_field("Models in both files.", "count")
+    outside_tolerance: int = unit_field("Shared models whose overall is not within.", "count")
     deviations: list[Deviation]
-    only_new: list[str] = field(default_factory=list)
-    only_published: list[str] = field(default_factory=list)
-    categories: list[CategoryDeviation] = field(default_factory=list)
-    new_review: DocumentReview = field(default_factory=lambda: DocumentReview("new"))
-    published_review: DocumentReview = field(default_factory=lambda: DocumentReview("published"))
-
-    @property
-    def reproducible(self) -> bool:
-        """Every shared model's overall within tolerance (and at least one model shared), and
-        the new file valid and self-consistent. Category deviations and a published file that
-        disagrees with itself are reported, not part of the verdict (SA Bench's rule is about
-        overall)."""
-        return (
-            bool(self.deviations)
-            and all(d.within_tolerance for d in self.deviations)
-            and self.new_review.valid
-        )
+    only_new: list[str] = Field(default_factory=list)
+    only_published: list[str] = Field(default_factory=list)
+    categories: list[CategoryDeviation] = Field(default_factory=list)
+    categories_outside_tolerance: int = unit_field(
+        "Category deviations not within tolerance.", "count"
+    )
+    new_file: DocumentReview
+    published_file: DocumentReview
 
     @property
     def category_failures(self) -> list[CategoryDeviation]:
@@ -128,21 +117,9 @@ class CheckResult:
     def failures(self) -> list[Deviation]:
         return [d for d in self.deviations if not d.within_tolerance]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "reproducible": self.reproducible,
-            "tolerance": self.tolerance,
-            "level": self.level,
-            "shared": len(self.deviations),
-            "outside_tolerance": len(self.failures),
-            "deviations": [d.to_dict() for d in self.deviations],
-            "only_new": self.only_new,
-            "only_published": self.only_published,
-            "categories": [c.to_dict() for c in self.categories],
-            "categories_outside_tolerance": len(self.category_failures),
-            "new_file": self.new_review.to_dict(),
-            "published_file": self.published_review.to_dict(),
-        }
+
+SCHEMA_VERSION = schema_version("leaderboard_check", 1)
+assert SCHEMA_VERSION == "plumbline.leaderboard_check/1"  # `CheckResult.schema_version`
 
 
 def _number(value: Any) -> float | None:
@@ -208,7 +185,7 @@ class PublishedLeaderboard(ResultModel):
         return weights
 
 
-def review_document(document: Any, label: str) -> DocumentReview:
+def review_document(document: Any) -> DocumentReview:
     """Validate a leaderboard document against plumbline's schema and check, model by model,
     that its overall is Σ weight × category value under its own stated weights."""
     from plumbline.leaderboard.document import document_problems
@@ -225,10 +202,18 @@ def review_document(document: Any, label: str) -> DocumentReview:
             if abs(recomputed - model.overall) > CONSISTENCY_TOLERANCE:
                 inconsistent.append(
                     Inconsistency(
-                        model.model, model.overall, recomputed, model.overall - recomputed
+                        model=model.model,
+                        stated=model.overall,
+                        recomputed=recomputed,
+                        difference=model.overall - recomputed,
                     )
                 )
-    return DocumentReview(label, problems, inconsistent, weights)
+    return DocumentReview(
+        valid=not problems and not inconsistent,
+        problems=problems,
+        weights=weights,
+        inconsistent_overall=inconsistent,
+    )
 
 
 def check_reproducibility(
@@ -254,7 +239,7 @@ def check_reproducibility(
         se_new, se_old = fresh.overall_standard_error, old.overall_standard_error
         known = [se for se in (se_new, se_old) if se is not None]
         half_width = z * math.sqrt(math.fsum(se**2 for se in known)) if known else None
-        basis = None
+        basis: Literal["both", "new only", "published only"] | None = None
         if se_new is not None and se_old is not None:
             basis = "both"
         elif se_new is not None:
@@ -296,13 +281,32 @@ def check_reproducibility(
                     within_tolerance=None if gap is None else abs(gap) <= tolerance + 1e-9,
                 )
             )
+    new_file = review_document(new)
     return CheckResult(
+        reproducible=(
+            bool(deviations) and all(d.within_tolerance for d in deviations) and new_file.valid
+        ),
         tolerance=tolerance,
         level=level,
+        shared=len(deviations),
+        outside_tolerance=sum(not d.within_tolerance for d in deviations),
         deviations=deviations,
         only_new=sorted(new_models.keys() - old_models.keys()),
         only_published=sorted(old_models.keys() - new_models.keys()),
         categories=categories,
-        new_review=review_document(new, "new"),
-        published_review=review_document(published, "published"),
+        categories_outside_tolerance=sum(c.within_tolerance is False for c in categories),
+        new_file=new_file,
+        published_file=review_document(published),
+    )
+
+
+def generated_schema() -> dict[str, Any]:
+    """The `leaderboard check` result's JSON Schema, as shipped
+    (`schemas/leaderboard_check.schema.json`)."""
+    from plumbline.schema_files import model_schema
+
+    return model_schema(
+        CheckResult,
+        schema_id="https://plumbline.dev/schemas/leaderboard_check/1/leaderboard_check.schema.json",
+        title="plumbline leaderboard check",
     )

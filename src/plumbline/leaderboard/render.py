@@ -321,7 +321,7 @@ def print_whole(table: Table, console: Console) -> None:
 def _review_lines(review: DocumentReview, path_label: str, console: Console) -> None:
     for problem in review.problems:
         console.print(Text(f"{path_label}: {problem}", style="yellow"), soft_wrap=True)
-    if not review.inconsistent:
+    if not review.inconsistent_overall:
         return
     weights = ", ".join(
         f"{key} × {present.shortest(weight)}" for key, weight in (review.weights or {}).items()
@@ -329,12 +329,12 @@ def _review_lines(review: DocumentReview, path_label: str, console: Console) -> 
     console.print(
         Text(
             f"The {path_label} file's overall disagrees with its own weights ({weights}) for "
-            f"{len(review.inconsistent)} model(s):",
+            f"{len(review.inconsistent_overall)} model(s):",
             style="bold yellow",
         ),
         soft_wrap=True,
     )
-    for entry in review.inconsistent:
+    for entry in review.inconsistent_overall:
         console.print(
             Text(
                 f"  {entry.model}: states {present.fixed(entry.stated, 4)}, Σ weight × "
@@ -348,8 +348,8 @@ def _review_lines(review: DocumentReview, path_label: str, console: Console) -> 
 def render_check(result: CheckResult, console: Console) -> None:
     """Both files' validation, the overall deviations with tolerance and interval verdicts,
     and the category deviations. Model names are never shortened (long ones wrap)."""
-    _review_lines(result.new_review, "new", console)
-    _review_lines(result.published_review, "published", console)
+    _review_lines(result.new_file, "new", console)
+    _review_lines(result.published_file, "published", console)
     longest = max((len(d.model) for d in result.deviations), default=5)
     table = Table(
         title=f"Reproducibility: overall within ±{present.shortest(result.tolerance * 100)} "
@@ -417,7 +417,7 @@ def render_check(result: CheckResult, console: Console) -> None:
             "Only in the published file: " + ", ".join(map(terminal, result.only_published)),
             soft_wrap=True,
         )
-    if not result.new_review.valid:
+    if not result.new_file.valid:
         console.print("[red]The new file is not a valid, self-consistent leaderboard.[/red]")
     if not result.deviations:
         console.print("[red]No model appears in both files: nothing was reproduced.[/red]")

@@ -233,7 +233,7 @@ def leaderboard_view(document: LeaderboardDocument | Mapping[str, Any]) -> Leade
         methods += [interval.method for interval in intervals if interval is not None]
         rows.append(ModelRow(entry=entry, slug=slugs[entry.model], cells=cells))
     suite = typed.metadata.suite
-    review = review_document(typed.to_json(), "document")
+    review = review_document(typed.to_json())
     return LeaderboardView(
         document=typed,
         title="" if suite is None else suite.title or suite.name,
@@ -241,7 +241,7 @@ def leaderboard_view(document: LeaderboardDocument | Mapping[str, Any]) -> Leade
         rows=tuple(rows),
         formula=_formula(typed),
         interval_methods=tuple(dict.fromkeys(methods)),
-        formula_mismatches=tuple(review.inconsistent),
+        formula_mismatches=tuple(review.inconsistent_overall),
     )
 
 
