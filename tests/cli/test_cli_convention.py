@@ -226,3 +226,15 @@ def test_old_spellings_are_hidden_options(path: tuple[str, ...], old: str, new: 
     assert any(new in p.opts for p in command.params)
     shown = CliRunner().invoke(main, [*path, "--help"])
     assert new in shown.output and old not in shown.output
+
+
+def test_warnings_reach_stderr_when_quiet_with_control_characters_shown(tmp_path: Path) -> None:
+    """A warning goes through the `plumbline` logger: shown under `-q`, never on stdout (which
+    holds the JSON), and a control character in a path is shown, not sent to the terminal."""
+    logs = tmp_path / "logs\x1b[31m"
+    logs.mkdir()
+    result = CliRunner().invoke(main, ["-q", "leaderboard", str(logs), "--json"])
+    assert result.exit_code == output.EXIT_FAILED, result.output  # nothing ranked
+    assert json.loads(result.stdout)["models"] == []
+    assert "plumbline: warning: no scorable logs found in" in result.stderr
+    assert "logs\\x1b[31m" in result.stderr and "\x1b" not in result.stderr
