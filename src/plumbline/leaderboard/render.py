@@ -65,8 +65,19 @@ def _title(document: LeaderboardDocument) -> str:
     return suite.title or suite.name
 
 
-def _pair_verdict(pair: AdjacentPair) -> str:
-    return ("yes" if pair.tied else "no") + (" (unpaired)" if pair.unpaired else "")
+def _pair_cells(pair: AdjacentPair, *, interval_on: str) -> list[str]:
+    """One adjacent pair as table cells (model names raw: each view escapes them); the paired
+    difference and its interval are joined by `interval_on` (a new line in the terminal)."""
+    return [
+        pair.higher,
+        pair.lower,
+        present.points(pair.overall_difference),
+        f"{present.points(pair.difference)}{interval_on}"
+        f"{present.interval(pair.interval, as_percent=True)}",
+        present.fixed(pair.pvalue_holm, 4),
+        ("yes" if pair.tied else "no") + (" (unpaired)" if pair.unpaired else ""),
+        "yes" if pair.sa_bench_equivalent else "no",
+    ]
 
 
 def _tie_note(document: LeaderboardDocument) -> str:
@@ -150,16 +161,8 @@ def render_terminal(document: LeaderboardDocument, console: Console) -> None:
         ):
             pairs.add_column(header, justify="right", overflow="fold")
         for pair in document.comparisons:
-            pairs.add_row(
-                terminal(pair.higher),
-                terminal(pair.lower),
-                present.points(pair.overall_difference),
-                f"{present.points(pair.difference)}\n"
-                f"{present.interval(pair.interval, as_percent=True)}",
-                present.fixed(pair.pvalue_holm, 4),
-                _pair_verdict(pair),
-                "yes" if pair.sa_bench_equivalent else "no",
-            )
+            higher, lower, *numbers = _pair_cells(pair, interval_on="\n")
+            pairs.add_row(terminal(higher), terminal(lower), *numbers)
         console.print(pairs)
     if document.problems:
         console.print(
@@ -234,19 +237,7 @@ def render_markdown(document: LeaderboardDocument) -> str:
                     "tied",
                     f"SA Bench: within {_equivalence(document)}",
                 ],
-                [
-                    [
-                        pair.higher,
-                        pair.lower,
-                        present.points(pair.overall_difference),
-                        f"{present.points(pair.difference)} "
-                        f"{present.interval(pair.interval, as_percent=True)}",
-                        present.fixed(pair.pvalue_holm, 4),
-                        _pair_verdict(pair),
-                        "yes" if pair.sa_bench_equivalent else "no",
-                    ]
-                    for pair in document.comparisons
-                ],
+                [_pair_cells(pair, interval_on=" ") for pair in document.comparisons],
                 align="llrrrll",
             )
         )
