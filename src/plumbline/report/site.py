@@ -458,7 +458,7 @@ def write_site(
         data.append(target)
         samples = root / "data" / slug / SAMPLES_FILE
         if site_input.samples is not None:
-            write_atomic(samples, site_input.samples.model_dump_json(indent=1) + "\n")
+            write_json_atomic(samples, site_input.samples.model_dump(mode="json"))
             data.append(samples)
         else:
             samples.unlink(missing_ok=True)  # an earlier run's samples no page shows now
