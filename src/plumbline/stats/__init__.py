@@ -41,12 +41,22 @@ from plumbline.stats.proportions import (
     wilson_interval,
 )
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, TestResult, check_level
+from plumbline.stats.sequential import (
+    SequentialPlan,
+    SequentialResult,
+    expected_pairs,
+    plan_sequential,
+    plan_sequential_continuous,
+    run_sequential,
+)
 
 __all__ = [
     "ConfidenceInterval",
     "DetectableEffectResult",
     "EstimateResult",
     "SampleSizeResult",
+    "SequentialPlan",
+    "SequentialResult",
     "TestResult",
     "benjamini_hochberg",
     "bootstrap_interval",
@@ -58,6 +68,7 @@ __all__ = [
     "cluster_bootstrap",
     "clustered_mean",
     "cohens_d",
+    "expected_pairs",
     "geometric_mean_ratio",
     "hodges_lehmann",
     "holm",
@@ -70,10 +81,13 @@ __all__ = [
     "paired_minimum_detectable_effect",
     "paired_sample_size",
     "percentile",
+    "plan_sequential",
+    "plan_sequential_continuous",
     "proportion_bounds",
     "proportion_interval",
     "repeat_variance_factor",
     "repeated_measures_mean",
+    "run_sequential",
     "sign_test",
     "t_interval",
     "two_proportion_minimum_detectable_effect",
