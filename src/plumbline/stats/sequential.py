@@ -433,7 +433,9 @@ def stopping_points(differences: FloatArray, plan: SequentialPlan) -> tuple[IntA
 
 
 def _differences(
-    treatment: Sequence[float] | FloatArray, control: Sequence[float] | FloatArray, plan: SequentialPlan
+    treatment: Sequence[float] | FloatArray,
+    control: Sequence[float] | FloatArray,
+    plan: SequentialPlan,
 ) -> FloatArray:
     t, c = as_paired_vectors(treatment, control, min_size=1, names=("treatment", "control"))
     if plan.outcome == "binary":
