@@ -48,6 +48,12 @@ from plumbline.compare.metrics import (
     per_task_table,
     prepare_runs,
 )
+from plumbline.compare.sequential import (
+    SequentialComparison,
+    SequentialSettings,
+    sequential_comparison,
+    sequential_gate,
+)
 from plumbline.progress import ProgressCallback, no_progress
 from plumbline.records.run_record import RunRecordTable
 from plumbline.result import Interval, ResultModel, schema_version, unit_field
@@ -92,6 +98,11 @@ class CompareSettings(ResultModel):
     )
     alpha: float = unit_field(
         "Significance level of the minimum detectable difference.", "probability", default=0.05
+    )
+    sequential: SequentialSettings | None = Field(
+        default=None,
+        description="With `--sequential`: the sequential plan's inputs (the success gate then "
+        "reads the sequential verdict).",
     )
 
 
@@ -237,6 +248,9 @@ class ArmComparison(ResultModel):
     power_analysis: PowerAnalysis
     per_task: list[PerTaskRow]
     warnings: list[str]
+    sequential: SequentialComparison | None = Field(
+        default=None, description="With `--sequential`: the sequential verdict on success."
+    )
 
     @property
     def prefers_treatment(self) -> bool:
@@ -349,6 +363,10 @@ class CompareReport(ResultModel):
         description="Per-run values per compared arm, for the distribution plots."
     )
     arm_differences: ArmDifferences | None = None
+    sequential: SequentialComparison | None = Field(
+        default=None,
+        description="With `--sequential`: the sequential verdict on success (first treatment).",
+    )
 
     @property
     def primary(self) -> ArmComparison:
@@ -651,6 +669,10 @@ def _comparison(
         )
     else:
         gates = schema_gates(summaries[treatment], summaries[control])
+    sequential = None
+    if settings.sequential is not None:
+        sequential = sequential_comparison(prepared, treatment, control, settings.sequential)
+        gates[0] = sequential_gate(summaries[treatment], summaries[control], sequential)
     decision = decide(treatment, control, gates, settings.rule)
     if decision.tie:
         warnings.append(
@@ -698,6 +720,7 @@ def _comparison(
         power=power,
         per_task=[PerTaskRow.model_validate(row) for row in table.to_dicts()],
         warnings=warnings,
+        sequential=sequential,
     )
 
 
@@ -713,6 +736,7 @@ def _arm_comparison(
     power: PowerAnalysis,
     per_task: list[PerTaskRow],
     warnings: list[str],
+    sequential: SequentialComparison | None = None,
 ) -> ArmComparison:
     return ArmComparison(
         treatment=treatment,
@@ -731,6 +755,7 @@ def _arm_comparison(
         power_analysis=power,
         per_task=per_task,
         warnings=warnings,
+        sequential=sequential,
     )
 
 
@@ -957,6 +982,7 @@ def compare_runs(
         settings=settings,
         runs=run_listing(prepared, compared),
         distributions=arm_distributions(prepared, compared),
+        sequential=primary.sequential,
     )
 
 

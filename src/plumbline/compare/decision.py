@@ -37,6 +37,14 @@ def prefer(arm: str) -> str:
     return f"prefer {arm}"
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 class Margins(ResultModel):
     """Non-inferiority margins for `--rule ci`: absolute for success, relative otherwise."""
 
@@ -52,11 +60,14 @@ class Margins(ResultModel):
 
     @classmethod
     def parse(cls, text: str) -> Margins:
-        """Parse `success=0.05,duration=0.10,tokens=0.10` (any subset; the rest default)."""
+        """Parse `success=0.05,duration=0.10,tokens=0.10` (any subset; the rest default); a bare
+        number is the success margin."""
         values: dict[str, float] = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
             key, sep, raw = part.partition("=")
             key = key.strip()
+            if not sep and _is_number(part):
+                key, sep, raw = "success", "=", part
             if not sep or key not in ("success", "duration", "tokens"):
                 raise ValueError(
                     f"margin {part!r}: use name=value with names success, duration, tokens"
