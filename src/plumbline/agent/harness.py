@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
@@ -68,6 +68,9 @@ from plumbline.agent.workspace import (
 from plumbline.records.io import JsonlAppender, read_records, write_atomic, write_json_atomic
 from plumbline.records.run_record import RunRecord
 from plumbline.redaction import Redactor
+
+if TYPE_CHECKING:
+    from plumbline.agent.sequential import SequentialMonitor
 
 RECORDS = "records.jsonl"
 PLAN = "plan.json"
@@ -273,6 +276,14 @@ class Harness:
         self._baselines: Path | None = None
         # Where trial leases go (OUTPUT/running/; a Ray worker keeps its node's own).
         self.lease_root = options.output
+        #: `--until-decided`: the sequential verdict, updated after every record; once it is
+        #: reached no new trial starts (trials already running finish and are recorded).
+        self.monitor: SequentialMonitor | None = None
+
+    @property
+    def decided(self) -> bool:
+        """No new trial should start: the sequential verdict (when monitored) is reached."""
+        return self.monitor is not None and self.monitor.stopped
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -368,7 +379,9 @@ class Harness:
         self._appender = JsonlAppender(self.records_path)
         try:
             existing, _ = read_existing(self.records_path)
-            pending = self.pending(existing)
+            if self.monitor is not None:
+                self.monitor.load(existing)
+            pending = [] if self.decided else self.pending(existing)
             self.pending_count = len(pending)
             if self.options.executor == "ray":
                 reclaimed += executor.reclaim()
@@ -381,11 +394,13 @@ class Harness:
                 executor.close()
         records, errors = read_existing(self.records_path)
         arms = [arm.name for arm in self.plan.loaded.suite.arms]
+        # Under --until-decided the units left when the verdict came never ran.
+        ran = len(pending) if self.monitor is None else len(records) - len(existing)
         return RunResult(
             self.options.output,
             self.records_path,
             len(self.plan.schedule),
-            len(pending),
+            ran,
             len(self.plan.schedule) - len(pending),
             tally(records, arms),
             errors,
@@ -414,7 +429,7 @@ class Harness:
     # -- one trial -----------------------------------------------------------------------
 
     def _run_unit(self, unit: Unit) -> None:
-        if self.registry.stopping.is_set():
+        if self.registry.stopping.is_set() or self.decided:
             return
         output = self.run_trial(unit)
         if self.registry.stopping.is_set():
@@ -473,6 +488,8 @@ class Harness:
         with self._lock:
             assert self._appender is not None
             self._appender.append(model)
+            if self.monitor is not None:
+                self.monitor.add(model)
             if self.on_record is not None:
                 self.on_record(model)
 

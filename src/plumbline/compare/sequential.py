@@ -48,6 +48,11 @@ class SequentialSettings(ResultModel):
         "proportion",
         default=None,
     )
+    max_pairs: int | None = unit_field(
+        "The cap on pairs, when set (None: the smallest reaching the planned power).",
+        "count",
+        default=None,
+    )
 
 
 class SequentialStepModel(ResultModel):
@@ -154,6 +159,7 @@ def sequential_comparison(
         alpha=settings.alpha,
         power=settings.power,
         margin=settings.margin,
+        max_pairs=settings.max_pairs,
     )
     result = run_sequential(pairs["t"].to_numpy(), pairs["c"].to_numpy(), plan)
     return SequentialComparison(

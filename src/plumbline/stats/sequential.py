@@ -293,6 +293,7 @@ def plan_sequential(
     margin: float | None = None,
     correlation: float | None = 0.5,
     discordant: float | None = None,
+    max_pairs: int | None = None,
 ) -> SequentialPlan:
     """The sequential design for paired binary outcomes (success 1/0 of both arms per pair).
 
@@ -300,7 +301,8 @@ def plan_sequential(
     --paired` prints for the same arguments); the boundary's mixture ρ and level L and the cap
     `max_pairs` follow the module docstring: ρ = MIXTURE_SHARE·ψ·n_fixed, L exactly calibrated
     to the cap, the cap the smallest reaching `power` at `effect` (exact). `margin` (optional)
-    allows the `equivalent` verdict: the interval inside ±margin.
+    allows the `equivalent` verdict: the interval inside ±margin. `max_pairs` (optional) sets
+    the cap instead (L is calibrated to it; `planned_power` says what power it gives).
     Reference: Howard, Ramdas, McAuliffe & Sekhon (2021), Ann. Statist. 49(2); Armitage,
     McPherson & Rowe (1969), J. R. Stat. Soc. A 132(2).
     """
@@ -314,9 +316,17 @@ def plan_sequential(
     )
     psi = float(fixed.assumptions["discordant"])
     checked_margin = _check_margin(margin)
-    cap, mixture, level_constant, planned = _binary_cap(
-        fixed.n, round(psi, 12), abs(float(effect)), float(alpha), float(power)
-    )
+    if max_pairs is None:
+        cap, mixture, level_constant, planned = _binary_cap(
+            fixed.n, round(psi, 12), abs(float(effect)), float(alpha), float(power)
+        )
+    else:
+        if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < 1:
+            raise ValueError(f"max_pairs must be a positive whole number, got {max_pairs!r}")
+        cap = max_pairs
+        mixture = MIXTURE_SHARE * psi * fixed.n
+        level_constant = _calibrate(mixture, float(alpha), cap)
+        planned = _binary_power(mixture, level_constant, cap, psi, abs(float(effect)))
     return SequentialPlan(
         outcome="binary",
         baseline=float(baseline),
