@@ -512,9 +512,12 @@ def run_sequential(
 def expected_pairs(plan: SequentialPlan, effect: float) -> float:
     """Expected pairs used at a true `effect` (binary plans: exact, by dynamic programming on the
     walk mixed over the binomial discordant count; the discordance follows the plan's
-    correlation at the new effect). Ignores equivalence stopping."""
-    if plan.outcome != "binary" or plan.baseline is None:
-        raise ValueError("expected_pairs needs a binary plan")
+    correlation at the new effect; continuous plans: a seeded simulation of Gaussian
+    differences with the plan's SD). Ignores equivalence stopping."""
+    if plan.outcome == "continuous":
+        return _continuous_expected_pairs(plan, effect)
+    if plan.baseline is None:
+        raise ValueError("expected_pairs needs a plan with a baseline")
     psi = float(
         mcnemar_sample_size(
             plan.baseline,
@@ -537,3 +540,12 @@ def expected_pairs(plan: SequentialPlan, effect: float) -> float:
         weights = sps.binom.pmf(np.arange(pairs + 1), pairs, psi)
         total += float(np.dot(weights, 1 - crossed[: pairs + 1]))
     return total
+
+
+def _continuous_expected_pairs(plan: SequentialPlan, effect: float) -> float:
+    rng = np.random.default_rng(20_261_126)
+    sd = float(plan.assumptions["sd"])
+    diffs = rng.normal(effect, sd, size=(CONTINUOUS_PATHS, plan.max_pairs))
+    no_margin = SequentialPlan(**{**asdict(plan), "margin": None})
+    first, _ = stopping_points(diffs, no_margin)
+    return float(np.mean(np.where(first >= 0, first + 1, plan.max_pairs)))
