@@ -144,3 +144,25 @@ def test_file_order_without_times_and_bad_options(tmp_path: Path) -> None:
         ["compare", path, "-t", "new", "-c", "old", "--sequential", "--baseline", "0.95"],
     )
     assert too_big.exit_code == 2 and "must be below 1" in too_big.output
+
+
+def test_an_impossible_design_is_a_usage_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "runs.jsonl", _records(0.9, 0.4, seed=5, tasks=5))
+    result = CliRunner().invoke(
+        main,
+        ["compare", path, "-t", "new", "-c", "old", "--sequential", "--effect", "0.45"],
+    )
+    assert result.exit_code == 2
+    assert "no design for --effect 0.45 from --baseline 0.5" in result.output
+
+
+def test_several_treatments_share_alpha(tmp_path: Path) -> None:
+    records = _records(0.9, 0.4, seed=6, tasks=30)
+    third = [dict(r, arm="other") for r in records if r["arm"] == "new"]
+    path = _write(tmp_path / "runs.jsonl", records + third)
+    result = invoke(path, "-c", "old", "--sequential", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    alphas = [c["sequential"]["settings"]["alpha"] for c in report["comparisons"]]
+    assert alphas == [0.025, 0.025]
+    assert any("alpha 0.025 (Bonferroni)" in w for w in report["warnings"])

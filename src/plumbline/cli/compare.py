@@ -273,12 +273,22 @@ def _sequential_settings(
             f"--baseline + --effect = {planned_baseline + planned_effect:g} must be below 1"
         )
     explicit = ctx.get_parameter_source("margins") not in (ParameterSource.DEFAULT, None)
-    return SequentialSettings(
+    settings = SequentialSettings(
         effect=planned_effect,
         baseline=planned_baseline,
         alpha=0.05 if alpha is None else alpha,
         margin=margins.success if explicit and margins.success > 0 else None,
     )
+    from plumbline.stats.sequential import plan_sequential
+
+    try:  # the plan is made again per comparison (its cap is cached)
+        plan_sequential(settings.baseline, settings.effect, alpha=settings.alpha)
+    except ValueError as error:
+        raise click.UsageError(
+            f"--sequential: no design for --effect {settings.effect:g} from --baseline "
+            f"{settings.baseline:g}: {str(error).split(';')[0]}"
+        ) from None
+    return settings
 
 
 def fail_unless_reasons(report: CompareReport) -> list[str]:

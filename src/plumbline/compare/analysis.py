@@ -945,10 +945,22 @@ def compare_runs(
     chosen, control = resolve_arms(arms, treatments, control)
     summaries = arm_summaries(prepared, [*chosen, control])
     step = _Steps(len(chosen) * _steps_per_comparison(settings), progress)
-    comparisons = [_comparison(prepared, summaries, t, control, settings, step) for t in chosen]
+    each = settings
+    if settings.sequential is not None and len(chosen) > 1:
+        # Several treatments: each sequential comparison at alpha / k (Bonferroni).
+        shared = settings.sequential.alpha / len(chosen)
+        each = settings.model_copy(
+            update={"sequential": settings.sequential.model_copy(update={"alpha": shared})}
+        )
+    comparisons = [_comparison(prepared, summaries, t, control, each, step) for t in chosen]
     if len(comparisons) > 1:
         comparisons = _holm_adjust(comparisons)
     warnings = _input_warnings(prepared, summaries, table)
+    if each is not settings and each.sequential is not None:
+        warnings.append(
+            f"--sequential with {len(chosen)} treatments: each sequential comparison runs at "
+            f"alpha {each.sequential.alpha:.4g} (Bonferroni)"
+        )
     for comparison in comparisons:
         warnings.extend(comparison.warnings)
     primary = comparisons[0]
