@@ -466,8 +466,8 @@ def run_sequential(
     """Look after every pair (in the order given) and stop at the first decision or the cap.
 
     `treatment[i]` and `control[i]` are the outcomes of pair i (binary plans: 1/0 success;
-    continuous plans: any finite number, e.g. cost or seconds, where "better" means the
-    treatment's value is larger: pass control − treatment to make lower cost better).
+    continuous plans: any finite number, e.g. cost or seconds; "better" means the treatment's
+    value is larger, so for cost or time, where lower is better, swap the two arguments).
     Method, reference and tuning: the module docstring.
     """
     d = _differences(treatment, control, plan)
