@@ -15,7 +15,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from plumbline.redaction import (
+from plumbline.core.redaction import (
     REDACTED,
     Redactor,
     encoded_forms,

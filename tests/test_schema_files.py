@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from plumbline.schema_files import GENERATED, RESULT_SCHEMAS, generated, shipped
+from plumbline.core.schema_files import GENERATED, RESULT_SCHEMAS, generated, shipped
 
 
 @pytest.mark.parametrize("name", sorted(GENERATED))
 def test_shipped_schema_matches_its_model(name: str) -> None:
-    """Regenerate with `python -m plumbline.schema_files` after changing a model."""
+    """Regenerate with `python -m plumbline.core.schema_files` after changing a model."""
     assert shipped(name) == generated(name)
 
 

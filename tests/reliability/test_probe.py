@@ -320,7 +320,7 @@ def test_a_key_passed_as_a_model_argument_is_redacted_in_every_encoding(
     import json
     from urllib.parse import quote
 
-    from plumbline.redaction import encoded_forms
+    from plumbline.core.redaction import encoded_forms
 
     key = "sk-arg/key+0123456789=abc"
     echoes = [

@@ -20,7 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from plumbline.cli.output import dumps
-from plumbline.compare.analysis import CompareSettings, compare_runs
+from plumbline.compare.analysis import compare_runs
+from plumbline.compare.result import CompareSettings
 from plumbline.records.run_record import RunRecord, read_run_records
 from plumbline.records.trial_record import (
     ErrorClass,

@@ -12,15 +12,15 @@ from browser import open_page
 from pages_support import IMG, SCRIPT, compare_document, example_path, write_run_records
 from tests.support.rendered_numbers import page_text, unexplained_numbers
 
-from plumbline.compare.analysis import CompareReport
-from plumbline.compare.decision import MIXED, prefer
-from plumbline.report.compare_page import (
+from plumbline.app.site import write_site
+from plumbline.compare.result import MIXED, CompareReport, prefer
+from plumbline.views.compare_page import (
     CompareView,
     compare_view,
     decision_badge,
     render_compare_pages,
 )
-from plumbline.report.site import SiteInput, write_site
+from plumbline.views.site import SiteInput
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

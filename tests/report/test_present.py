@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from plumbline.report import present
-from plumbline.result import Interval
+from plumbline.core import present
+from plumbline.core.result import Interval
 
 
 def test_missing_values_read_as_a_dash_never_zero() -> None:

@@ -21,16 +21,17 @@ from pages_support import (
 from rich.console import Console
 from tests.support.rendered_numbers import page_text, unexplained_numbers
 
+from plumbline.app.site import SiteInputError, write_site
 from plumbline.records.trial_record import read_trial_records
 from plumbline.reliability.analysis import ReliabilityReport
 from plumbline.reliability.bands import tone
-from plumbline.reliability.render import render_markdown, render_terminal
-from plumbline.report.reliability_page import (
+from plumbline.views.reliability import render_markdown, render_terminal
+from plumbline.views.reliability_page import (
     comparison_table,
     reliability_view,
     render_reliability_pages,
 )
-from plumbline.report.site import SiteInput, SiteInputError, write_site
+from plumbline.views.site import SiteInput
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import jinja2
 from browser import open_page
 
-from plumbline.report.html import environment
+from plumbline.views.html import environment
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

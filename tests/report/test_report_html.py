@@ -8,7 +8,7 @@ import jinja2
 import pytest
 from markupsafe import Markup
 
-from plumbline.report.html import (
+from plumbline.views.html import (
     environment,
     json_for_script,
     render_page,

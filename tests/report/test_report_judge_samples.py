@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from browser import outside_event_loop
 
+from plumbline.app.site import site_input
 from plumbline.leaderboard import build_leaderboard
 from plumbline.leaderboard.samples import read_leaderboard_samples
-from plumbline.report.leaderboard_page import render_leaderboard_pages
-from plumbline.report.site import site_input
+from plumbline.views.leaderboard_page import render_leaderboard_pages
 
 REASONING = "Names <b>every</b> service; misses the queue's dead-letter role."
 JUDGE = "mockllm/judge"

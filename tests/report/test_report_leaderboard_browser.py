@@ -9,7 +9,7 @@ import pytest
 from browser import open_page
 from report_scenario import HOSTILE, HOSTILE_MODEL, Scenario
 
-from plumbline.report.site import load_site_inputs, write_site
+from plumbline.app.site import load_site_inputs, write_site
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

@@ -8,21 +8,23 @@ from typing import Any
 
 import jsonschema
 from report_scenario import HOSTILE, HOSTILE_MODEL, HOSTILE_RESPONSE, Scenario
+from tests.support.leaderboards import typed_leaderboard
 from tests.support.rendered_numbers import PERCENT_AXIS_TICKS, page_text, unexplained_numbers
 
+from plumbline.app.site import SAMPLES_FILE, site_input, write_site
+from plumbline.core.schema_files import shipped
 from plumbline.leaderboard import recompute_overall
-from plumbline.leaderboard.samples import LeaderboardSamples, read_leaderboard_samples
-from plumbline.report.leaderboard_page import (
+from plumbline.leaderboard.result import LeaderboardSamples
+from plumbline.leaderboard.samples import read_leaderboard_samples
+from plumbline.views.leaderboard_page import (
     leaderboard_view,
     model_slugs,
     render_leaderboard_pages,
 )
-from plumbline.report.site import SAMPLES_FILE, SiteInput, site_input, write_site
-from plumbline.schema_files import shipped
 
 
 def test_rows_sorted_by_overall_with_missing_and_errors_marked(scenario: Scenario) -> None:
-    view = leaderboard_view(scenario.document)
+    view = leaderboard_view(*typed_leaderboard(scenario.document))
     assert [row.model for row in view.rows] == ["scripted/oracle", HOSTILE_MODEL]
     oracle, hostile = view.rows
     assert oracle.overall > hostile.overall
@@ -41,7 +43,7 @@ def test_rows_sorted_by_overall_with_missing_and_errors_marked(scenario: Scenari
 
 
 def test_column_tooltips_and_methodology_come_from_the_document(scenario: Scenario) -> None:
-    view = leaderboard_view(scenario.document)
+    view = leaderboard_view(*typed_leaderboard(scenario.document))
     meta = scenario.document["_metadata"]
     assert [c.key for c in view.columns] == list(meta["categories"])
     for column in view.columns:
@@ -131,12 +133,12 @@ def test_the_site_ships_the_samples_document_it_rendered(
     assert LeaderboardSamples.model_validate(written) == given.samples
     assert written["schema_version"] == "plumbline.leaderboard_samples/1"
     # Rebuilt without the logs, the site no longer keeps samples no page shows.
-    write_site([SiteInput("leaderboard", "board", scenario.document)], tmp_path / "site")
+    write_site([site_input("leaderboard", "board", scenario.document, ())], tmp_path / "site")
     assert not path.exists()
 
 
 def test_pages_without_logs_say_how_to_get_samples(scenario: Scenario) -> None:
-    pages = render_leaderboard_pages(SiteInput("leaderboard", "b", scenario.document), "b")
+    pages = render_leaderboard_pages(site_input("leaderboard", "b", scenario.document, ()), "b")
     assert "plumbline report" in pages[0].html
     assert "cannot be shown" in pages[1].html
 
@@ -167,7 +169,7 @@ def sa_bench_only(document: dict[str, Any]) -> dict[str, Any]:
 
 def test_an_sa_bench_only_file_shows_unknowns_as_unknown(scenario: Scenario) -> None:
     document = sa_bench_only(scenario.document)
-    view = leaderboard_view(document)
+    view = leaderboard_view(*typed_leaderboard(document))
     oracle = view.rows[0]
     assert oracle.tie_group is None and oracle.errors is None
     assert oracle.cell("cdk_synth").missing  # absent from the entry: missing, not 0
@@ -175,7 +177,7 @@ def test_an_sa_bench_only_file_shows_unknowns_as_unknown(scenario: Scenario) -> 
     assert view.formula == (
         "overall = (practice_exam × 0.34) + (architecture_design × 0.33) + (cdk_synth × 0.33)"
     )
-    html = render_leaderboard_pages(SiteInput("leaderboard", "old", document), "old")[0].html
+    html = render_leaderboard_pages(site_input("leaderboard", "old", document, ()), "old")[0].html
     assert "group None" not in html and "n=0" not in html and "None" not in html
     assert "no interval" in html
     assert "this leaderboard file does not count errors" in html

@@ -10,16 +10,15 @@ import pytest
 from click.testing import CliRunner
 from report_scenario import Scenario
 
-from plumbline.cli.main import main
-from plumbline.report.site import (
-    SiteInput,
+from plumbline.app.site import (
     SiteInputError,
-    assign_slugs,
     document_kind,
     load_site_inputs,
-    slugify,
+    site_input,
     write_site,
 )
+from plumbline.cli.main import main
+from plumbline.views.site import SiteInput, assign_slugs, slugify
 
 
 def test_leaderboard_document_and_its_logs_are_paired(scenario: Scenario) -> None:
@@ -129,9 +128,9 @@ def test_index_headline_names_a_tie_at_the_top(scenario: Scenario, tmp_path: Pat
         entry["tie_group"] = 1
     names = [entry["model"] for entry in document["models"]]
     document["tie_groups"] = [{"group": 1, "size": len(names), "models": names}]
-    result = write_site([SiteInput("leaderboard", "tied", document)], tmp_path)
+    result = write_site([site_input("leaderboard", "tied", document, ())], tmp_path)
     assert "2 models tied at the top: scripted/oracle, mockllm/" in result.index.read_text()
-    alone = write_site([SiteInput("leaderboard", "b", scenario.document)], tmp_path / "b")
+    alone = write_site([site_input("leaderboard", "b", scenario.document, ())], tmp_path / "b")
     assert "scripted/oracle leads with overall 66.2%" in alone.index.read_text()
 
 
@@ -145,7 +144,7 @@ def test_rewriting_a_site_removes_pages_it_no_longer_has(
     notes.write_text("<p>mine</p>")
     document = json.loads(json.dumps(scenario.document))
     document["models"] = document["models"][:1]
-    write_site([SiteInput("leaderboard", "leaderboard", document)], tmp_path)
+    write_site([site_input("leaderboard", "leaderboard", document, ())], tmp_path)
     assert sorted(p.name for p in models.glob("*.html")) == ["notes.html", "scripted-oracle.html"]
 
 

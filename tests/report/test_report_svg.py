@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from plumbline.report.svg import (
+from plumbline.views.svg import (
     IntervalRow,
     distribution_chart,
     format_value,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from plumbline.report import present
+from plumbline.core import present
 
 
 class SiteSource(Protocol):

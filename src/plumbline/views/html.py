@@ -2,7 +2,7 @@
 
     page = render_page("leaderboard.html.j2", path="sa-bench/index.html", title="SA Bench", ...)
 
-Templates live in `plumbline/report/templates/` and extend `base.html.j2`, which inlines the
+Templates live in `plumbline/views/templates/` and extend `base.html.j2`, which inlines the
 CSS and the few behaviours (sortable tables, filters) every page shares: no CDN, no external
 file, so a page opened from `file://` works offline.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from plumbline.report import present
+from plumbline.core import present
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def root_prefix(path: str) -> str:
 def environment() -> jinja2.Environment:
     """The shared environment: package templates, autoescape on for every template, filters."""
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("plumbline.report", "templates"),
+        loader=jinja2.PackageLoader("plumbline.views", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -1,7 +1,7 @@
 """Terminal and Markdown renderings of a reliability report (every number with n and a CI).
 
 Both only render the typed `ReliabilityReport`: every figure is a field of it, formatted through
-`plumbline.report.present`.
+`plumbline.core.present`.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from plumbline.core import present
+from plumbline.core.escape import markdown, terminal
+from plumbline.core.result import Interval
 from plumbline.reliability.analysis import ModelPairEffect, ModelReliability, ReliabilityReport
-from plumbline.report import present
-from plumbline.report.escape import markdown, terminal
-from plumbline.result import Interval
 
 NOT_MEASURED = "n/a"
 

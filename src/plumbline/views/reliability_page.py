@@ -3,7 +3,7 @@
     pages = render_reliability_pages(SiteInput("reliability", "probe", document, ()), "rel")
 
 The document is parsed into the typed `ReliabilityReport` and only rendered: every number on
-the page is a field of the report, formatted through `plumbline.report.present`; the page reads
+the page is a field of the report, formatted through `plumbline.core.present`; the page reads
 no trial records (failed trials, sample responses and per-trial latencies are in the report).
 `reliability_view` turns the report into plain dataclasses (pure, unit-tested without a
 browser); `render_reliability_pages` renders them with `reliability.html.j2`. Per model: CERT's
@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from plumbline.core import present
+from plumbline.core.result import Interval
 from plumbline.reliability.analysis import (
     Estimate,
     ModelPairEffect,
@@ -28,16 +30,14 @@ from plumbline.reliability.analysis import (
     ReliabilityReport,
 )
 from plumbline.reliability.bands import Band
-from plumbline.report import present
-from plumbline.report.html import Page, render_page
-from plumbline.report.svg import (
+from plumbline.views.html import Page, render_page
+from plumbline.views.svg import (
     IntervalRow,
     distribution_chart,
     grouped_bar_chart,
     interval_chart,
 )
-from plumbline.report.table import Cell, SiteSource, number_cell, text_cell
-from plumbline.result import Interval
+from plumbline.views.table import Cell, SiteSource, number_cell, text_cell
 
 MISSING = present.MISSING
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from plumbline.leaderboard.board import Leaderboard
 from plumbline.leaderboard.document import write_leaderboard
-from plumbline.leaderboard.render import render_csv, render_markdown
 from plumbline.records.io import write_atomic
+from plumbline.views.leaderboard import render_csv, render_markdown
 
 
 def write_outputs(

@@ -2,7 +2,7 @@
 
 `leaderboard_view` arranges a `LeaderboardDocument` as rows and columns for the templates (no
 HTML, no arithmetic: every number shown is a field of the document); the templates format through
-`plumbline.report.present`. A category a model never ran is shown as *missing* (it counts 0 in
+`plumbline.core.present`. A category a model never ran is shown as *missing* (it counts 0 in
 SA Bench's overall, and the page says so), errored samples are counted in every cell they touch,
 and the methodology section quotes the formula and weights recorded in the document itself.
 """
@@ -10,28 +10,31 @@ and the methodology section quotes the formula and weights recorded in the docum
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup
 
-from plumbline.leaderboard.check import Inconsistency
+from plumbline.core import present
+from plumbline.core.result import Interval
 from plumbline.leaderboard.result import (
+    GOOD_OUTCOMES,
+    NEUTRAL_OUTCOMES,
     AdjacentPair,
     CategoryCounts,
     CategoryMetadata,
+    DocumentReview,
+    Inconsistency,
     LeaderboardDocument,
     LeaderboardMetadata,
     LeaderboardRow,
+    LeaderboardSamples,
     Problem,
 )
-from plumbline.leaderboard.samples import GOOD_OUTCOMES, NEUTRAL_OUTCOMES, LeaderboardSamples
-from plumbline.report import present
-from plumbline.report.html import Page, render_page
-from plumbline.report.site import SiteInput
-from plumbline.report.svg import IntervalRow, interval_chart
-from plumbline.result import Interval
+from plumbline.views.html import Page, render_page
+from plumbline.views.site import SiteInput
+from plumbline.views.svg import IntervalRow, interval_chart
 
 
 @dataclass(frozen=True)
@@ -207,12 +210,9 @@ def _formula(document: LeaderboardDocument) -> str:
     return f"overall = {terms}"
 
 
-def leaderboard_view(document: LeaderboardDocument | Mapping[str, Any]) -> LeaderboardView:
-    """The leaderboard document as rows and columns for the page (models sorted by overall)."""
-    from plumbline.leaderboard.check import review_document
-    from plumbline.leaderboard.document import as_document
-
-    typed = as_document(document)
+def leaderboard_view(typed: LeaderboardDocument, review: DocumentReview) -> LeaderboardView:
+    """The leaderboard document as rows and columns for the page (models sorted by overall),
+    with the overalls its review found inconsistent with its own weights."""
     columns = tuple(CategoryColumn(key, meta) for key, meta in typed.categories.items())
     entries = sorted(typed.models, key=lambda entry: (-entry.overall, entry.model))
     slugs = model_slugs([entry.model for entry in entries])
@@ -233,7 +233,6 @@ def leaderboard_view(document: LeaderboardDocument | Mapping[str, Any]) -> Leade
         methods += [interval.method for interval in intervals if interval is not None]
         rows.append(ModelRow(entry=entry, slug=slugs[entry.model], cells=cells))
     suite = typed.metadata.suite
-    review = review_document(typed.to_json())
     return LeaderboardView(
         document=typed,
         title="" if suite is None else suite.title or suite.name,
@@ -302,7 +301,7 @@ def outcome_class(outcome: str) -> str:
 def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
     """The leaderboard page (`<slug>/index.html`) and one page per model (`<slug>/models/…`),
     with the samples of `site_input.samples` when the site was given the logs."""
-    view = leaderboard_view(site_input.document)
+    view = leaderboard_view(*site_input.typed_leaderboard())
     samples = site_input.samples or LeaderboardSamples()
     names = {column.key: column.name for column in view.columns}
     common: dict[str, Any] = {

@@ -1,6 +1,6 @@
 """Static HTML reports for plumbline's three jobs: a self-contained site from their JSON outputs.
 
-    from plumbline.report import load_site_inputs, write_site
+    from plumbline.app.site import load_site_inputs, write_site
 
     result = write_site(load_site_inputs([Path("leaderboard.json"), Path("logs/")]), Path("site"))
 

@@ -1,9 +1,9 @@
 """The JSON Schemas shipped under `plumbline/schemas/` that are generated from pydantic models.
 
-Each entry names the shipped file and the function that generates it; `python -m
-plumbline.schema_files` rewrites them all after a model changes, and a test fails when a shipped
-file and its model drift apart. Result documents (`RESULT_SCHEMAS`) also state a unit for
-every number (see `plumbline.result`).
+Each entry names the shipped file and the function that generates it;
+`python -m plumbline.core.schema_files` rewrites them all after a model changes, and a test fails
+when a shipped file and its model drift apart. Result documents (`RESULT_SCHEMAS`) also state a
+unit for every number (see `plumbline.core.result`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: shipped file name -> "module:function" returning its schema
 GENERATED: dict[str, str] = {
     "agent_suite.schema.json": "plumbline.agent.suite:generated_schema",
-    "compare_report.schema.json": "plumbline.compare.analysis:generated_schema",
+    "compare_report.schema.json": "plumbline.compare.result:generated_schema",
     "leaderboard_suite.schema.json": "plumbline.leaderboard.suite:generated_schema",
     "leaderboard.schema.json": "plumbline.leaderboard.document:generated_schema",
     "leaderboard_check.schema.json": "plumbline.leaderboard.check:generated_schema",
@@ -40,7 +40,7 @@ RESULT_SCHEMAS: tuple[str, ...] = (
     "reliability_report.schema.json",
 )
 
-SCHEMA_DIR = Path(__file__).parent / "schemas"
+SCHEMA_DIR = Path(__file__).parent.parent / "schemas"
 
 
 def model_schema(model: type[BaseModel], *, schema_id: str, title: str) -> dict[str, Any]:

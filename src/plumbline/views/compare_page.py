@@ -4,7 +4,7 @@
 
 `read_report` parses the JSON document (a "plumbline.compare/2" report; an older one is refused
 with what to do); `compare_view` turns the typed report into plain display dataclasses (pure,
-unit-tested without a browser), formatting every number through `plumbline.report.present`
+unit-tested without a browser), formatting every number through `plumbline.core.present`
 and computing none; `render_compare_pages` renders them with `compare.html.j2`. The page reads
 top-down like the terminal report: the decision first (the A/B schema's exact strings), the
 three gates with both arms' values and the criterion each must meet, the paired deltas with
@@ -20,68 +20,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup
-from pydantic import ValidationError
 
-from plumbline.compare.analysis import (
-    SCHEMA_VERSION,
+from plumbline.compare.result import (
+    MIXED,
     ArmComparison,
     ArmDifferences,
+    CompareDocumentError,
     CompareReport,
+    Gate,
     PairedDelta,
     PerTaskRow,
     RunRow,
-    thin_points,
+    document_problems,
+    prefer,
+    read_report,
 )
-from plumbline.compare.decision import MIXED, Gate, prefer
-from plumbline.compare.render import (
+from plumbline.core import present
+from plumbline.views.compare import (
     ARM_FIELDS,
     delta_format,
     delta_interval,
     gate_format,
     test_rows,
 )
-from plumbline.report import present
-from plumbline.report.html import Page, render_page
-from plumbline.report.svg import IntervalRow, distribution_chart, interval_chart
-from plumbline.report.table import Cell, SiteSource, number_cell, text_cell
-
-
-class CompareDocumentError(ValueError):
-    """A JSON document that is not a compare report this version can show."""
-
-
-def document_problems(document: Any) -> list[str]:
-    """Why `document` cannot be shown as a compare report (empty when it can)."""
-    version = (
-        document["schema_version"]
-        if isinstance(document, dict) and "schema_version" in document
-        else None
-    )
-    if version == "plumbline.compare/1":
-        return [
-            "schema_version: a plumbline.compare/1 report from an earlier plumbline; rerun "
-            "`plumbline compare RECORDS --treatment ARM --control ARM --json compare.json` "
-            f"to make a {SCHEMA_VERSION} report"
-        ]
-    if version != SCHEMA_VERSION:
-        return [f"schema_version: {version!r} is not {SCHEMA_VERSION!r}"]
-    try:
-        CompareReport.model_validate(document)
-    except ValidationError as error:
-        return [
-            f"{'.'.join(str(part) for part in problem['loc']) or 'document'}: {problem['msg']}"
-            for problem in error.errors()[:20]
-        ]
-    return []
-
-
-def read_report(document: Any) -> CompareReport:
-    """The typed report of a compare JSON document; `CompareDocumentError` when it is none."""
-    problems = document_problems(document)
-    if problems:
-        raise CompareDocumentError("; ".join(problems))
-    return CompareReport.model_validate(document)
-
+from plumbline.views.html import Page, render_page
+from plumbline.views.svg import IntervalRow, distribution_chart, interval_chart
+from plumbline.views.table import Cell, SiteSource, number_cell, text_cell
 
 #: label, unit on the axis, and whether the value is a proportion, per primary paired delta
 _DELTA_LABELS: dict[str, tuple[str, str, bool]] = {
@@ -539,5 +503,4 @@ __all__ = [
     "read_report",
     "render_compare_pages",
     "task_rows",
-    "thin_points",
 ]

@@ -1,6 +1,6 @@
 """Renderings of a leaderboard document: a terminal table, Markdown, and CSV.
 
-Every view takes the typed `LeaderboardDocument` and formats through `plumbline.report.present`;
+Every view takes the typed `LeaderboardDocument` and formats through `plumbline.core.present`;
 nothing here computes a number. A missing category is written "missing", never "0": it counts 0
 in the overall, and the reader must see that it was not measured.
 """
@@ -17,11 +17,16 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from plumbline.leaderboard.check import CheckResult, DocumentReview
-from plumbline.leaderboard.result import AdjacentPair, LeaderboardDocument, LeaderboardRow
-from plumbline.report import present
-from plumbline.report.escape import markdown, terminal
-from plumbline.result import Interval
+from plumbline.core import present
+from plumbline.core.escape import markdown, terminal
+from plumbline.core.result import Interval
+from plumbline.leaderboard.result import (
+    AdjacentPair,
+    CheckResult,
+    DocumentReview,
+    LeaderboardDocument,
+    LeaderboardRow,
+)
 
 MISSING = "missing"
 NOT_RUN = "not run"

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from plumbline.report.escape import markdown
+from plumbline.core.escape import markdown
 
 MISSING = "—"
 

@@ -2,7 +2,7 @@
 the paired deltas with their intervals, the tests, and the warnings.
 
 Both only render the typed report: every number is a field of it, formatted by
-`plumbline.report.present`.
+`plumbline.core.present`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from plumbline.compare.analysis import ArmComparison, CompareReport, PairedTest
-from plumbline.compare.decision import Gate
-from plumbline.compare.metrics import ArmSummary
-from plumbline.report import present
-from plumbline.report.escape import markdown, terminal
+from plumbline.compare.result import ArmComparison, ArmSummary, CompareReport, Gate, PairedTest
+from plumbline.core import present
+from plumbline.core.escape import markdown, terminal
 
 #: label, arm-summary field, formatter
 ARM_FIELDS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (

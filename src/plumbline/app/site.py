@@ -15,13 +15,12 @@ named as its sources. The site never links to any of them.
 
 from __future__ import annotations
 
-import importlib
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from plumbline.core.result import document_kind as result_kind
 from plumbline.records.inspect_logs import find_log_files
 from plumbline.records.io import (
     Located,
@@ -31,27 +30,21 @@ from plumbline.records.io import (
     write_atomic,
     write_json_atomic,
 )
-from plumbline.report.html import Page, render_page
-from plumbline.result import document_kind as result_kind
+from plumbline.views.html import Page
+from plumbline.views.site import (
+    KINDS,
+    RENDERERS,
+    Kind,
+    SiteInput,
+    assign_slugs,
+    render_index,
+    renderer_for,
+    slugify,
+)
 
 if TYPE_CHECKING:
-    from plumbline.leaderboard.samples import LeaderboardSamples
+    pass
 
-Kind = Literal["leaderboard", "compare", "reliability"]
-KINDS: tuple[Kind, ...] = ("leaderboard", "compare", "reliability")
-
-#: The page renderer of each kind, as "module:function" (imported when that kind is rendered).
-RENDERERS: dict[str, str] = {
-    "compare": "plumbline.report.compare_page:render_compare_pages",
-    "reliability": "plumbline.report.reliability_page:render_reliability_pages",
-    "leaderboard": "plumbline.report.leaderboard_page:render_leaderboard_pages",
-}
-
-KIND_TITLES: dict[str, str] = {
-    "leaderboard": "Leaderboard",
-    "compare": "A/B comparison",
-    "reliability": "Reliability",
-}
 
 #: Which sources feed which kind of document.
 _SOURCE_KIND: dict[str, Kind] = {
@@ -70,18 +63,6 @@ class SiteInputError(ValueError):
 
 
 @dataclass(frozen=True)
-class SiteInput:
-    """One report of the site: a result document, the sources behind it, and (for a leaderboard
-    given its logs) the samples read from them for the drill-down pages."""
-
-    kind: Kind
-    name: str
-    document: dict[str, Any]
-    sources: tuple[Path, ...] = ()
-    samples: LeaderboardSamples | None = None
-
-
-@dataclass(frozen=True)
 class SiteResult:
     """What `write_site` wrote: the index, every page, and the data copies."""
 
@@ -93,7 +74,7 @@ class SiteResult:
 
 def document_kind(document: Any) -> Kind | None:
     """Which plumbline result a JSON document is, from its `schema_version` alone (see
-    `plumbline.result`); None when it is none of them.
+    `plumbline.core.result`); None when it is none of them.
 
     Leaderboards older than their `schema_version` string (SA Bench's own files, plumbline's
     version 1) are still leaderboards: `leaderboard.result` reads and upgrades them."""
@@ -192,7 +173,7 @@ def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput]:
                     problems += [f"{path}: {problem}" for problem in invalid]
                     continue
             if kind == "compare":
-                from plumbline.report.compare_page import document_problems as compare_problems
+                from plumbline.compare.result import document_problems as compare_problems
 
                 invalid = compare_problems(document)
                 if invalid:
@@ -229,14 +210,29 @@ def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput]:
 def site_input(
     kind: Kind, name: str, document: dict[str, Any], sources: Sequence[Path]
 ) -> SiteInput:
-    """The site input of a document and its sources; a leaderboard given Inspect logs gets
-    the samples read from them (`read_leaderboard_samples`)."""
+    """The site input of a document and its sources. A leaderboard is typed (older files
+    upgraded) and reviewed against its own weights here, once; given Inspect logs, it gets the
+    samples read from them (`read_leaderboard_samples`)."""
+    if kind != "leaderboard":
+        return SiteInput(kind, name, document, tuple(sources))
+    from plumbline.leaderboard.check import review_document
+    from plumbline.leaderboard.document import as_document
+
+    typed = as_document(document, name)
     samples = None
-    if kind == "leaderboard" and sources:
+    if sources:
         from plumbline.leaderboard.samples import read_leaderboard_samples
 
         samples = read_leaderboard_samples(document, sources)
-    return SiteInput(kind, name, document, tuple(sources), samples)
+    return SiteInput(
+        kind,
+        name,
+        document,
+        tuple(sources),
+        samples,
+        leaderboard=typed,
+        review=review_document(typed.to_json()),
+    )
 
 
 def own_sources(document: dict[str, Any], candidates: Sequence[Path]) -> tuple[Path, ...]:
@@ -255,133 +251,6 @@ def own_sources(document: dict[str, Any], candidates: Sequence[Path]) -> tuple[P
     return tuple(c for c in candidates if c.name in names)
 
 
-def slugify(text: str) -> str:
-    """A file-system- and URL-safe folder name: lowercase ASCII letters, digits and dashes."""
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return slug[:60].strip("-") or "report"
-
-
-def assign_slugs(inputs: Sequence[SiteInput]) -> list[str]:
-    """One distinct slug per input, from its name (`-2`, `-3` ... on collisions)."""
-    taken: set[str] = {"data", "index"}
-    slugs: list[str] = []
-    for site_input in inputs:
-        base = slugify(site_input.name or site_input.kind)
-        slug, number = base, 2
-        while slug in taken:
-            slug, number = f"{base}-{number}", number + 1
-        taken.add(slug)
-        slugs.append(slug)
-    return slugs
-
-
-Renderer = Callable[[SiteInput, str], list[Page]]
-
-
-def renderer_for(kind: str) -> Renderer:
-    """The page renderer registered for a kind of document."""
-    module_name, attribute = RENDERERS[kind].split(":")
-    renderer: Renderer = getattr(importlib.import_module(module_name), attribute)
-    return renderer
-
-
-def _summary(site_input: SiteInput) -> dict[str, Any]:
-    """What the index says about one report (a headline and a few facts)."""
-    document = site_input.document
-    if site_input.kind == "leaderboard":
-        return _leaderboard_summary(site_input)
-    if site_input.kind == "compare":
-        from plumbline.report import present
-        from plumbline.report.compare_page import document_problems, read_report
-
-        problems = document_problems(document)
-        if problems:
-            # An earlier site's report of an older version: say why it is not shown.
-            return {"title": site_input.name, "headline": problems[0], "facts": []}
-        report = read_report(document)
-        return {
-            "title": f"{', '.join(report.treatments)} vs {report.control}",
-            "headline": report.decision,
-            "facts": [
-                f"{present.number(report.paired.pairs)} paired runs",
-                f"{present.number(report.input.records_read)} records read",
-                f"{'a warning' if len(report.warnings) == 1 else 'warnings'}"
-                if report.warnings
-                else "no warnings",
-            ],
-        }
-    from pydantic import ValidationError
-
-    from plumbline.reliability.analysis import ReliabilityReport
-
-    try:
-        reliability = ReliabilityReport.model_validate(document)
-    except ValidationError:
-        # An earlier site's report of an older version: say why it is not shown.
-        return {
-            "title": site_input.name,
-            "headline": "a reliability report this version cannot read: regenerate it",
-            "facts": [],
-        }
-    model_names = [model.model for model in reliability.models]
-    return {
-        "title": ", ".join(model_names[:3]) + (" …" if len(model_names) > 3 else "")
-        or site_input.name,
-        "headline": f"{len(model_names)} model(s) over repeated trials",
-        # the one warning list the reliability page shows, in full
-        "facts": [f"{len(reliability.warnings)} warning(s)"],
-    }
-
-
-def _leaderboard_summary(site_input: SiteInput) -> dict[str, Any]:
-    """The index card of a leaderboard: its numbers from the typed document."""
-    from plumbline.leaderboard.document import as_document
-    from plumbline.report import present
-
-    board = as_document(site_input.document, site_input.name)
-    metadata = board.metadata
-    ranked = sorted(board.models, key=lambda entry: (-entry.overall, entry.model))
-    top = board.tie_groups[0] if board.tie_groups else None
-    if not ranked:
-        headline = "no models scored"
-    elif top is not None and top.size > 1:
-        listed = ", ".join(top.models[:3])
-        headline = f"{present.number(top.size)} models tied at the top: {listed}" + (
-            " …" if top.size > 3 else ""
-        )
-    else:
-        leader = ranked[0]
-        headline = f"{leader.model} leads with overall {present.percent(leader.overall)}"
-    suite = metadata.suite
-    return {
-        "title": (suite.title or suite.name) if suite is not None else site_input.name,
-        "headline": headline,
-        "facts": [
-            f"{present.number(metadata.model_count)} model(s)",
-            f"{present.number(len(metadata.categories))} categories",
-            f"generated {metadata.generated_at}",
-        ],
-    }
-
-
-def render_index(inputs: Sequence[SiteInput], slugs: Sequence[str]) -> Page:
-    """The site's front page: every report with its kind, headline and data file."""
-    reports = [
-        {
-            "kind": site_input.kind,
-            "kind_title": KIND_TITLES[site_input.kind],
-            "name": site_input.name,
-            "slug": slug,
-            "sources": len(site_input.sources),
-            **_summary(site_input),
-        }
-        for site_input, slug in zip(inputs, slugs, strict=True)
-    ]
-    return render_page(
-        "index.html.j2", path="index.html", title="plumbline reports", reports=reports
-    )
-
-
 def existing_reports(root: Path, exclude: set[str]) -> list[tuple[SiteInput, str]]:
     """Reports an earlier run wrote under `root` (its `data/<slug>.json` beside
     `<slug>/index.html`), except the slugs in `exclude`; for the index of a site that grows."""
@@ -396,7 +265,7 @@ def existing_reports(root: Path, exclude: set[str]) -> list[tuple[SiteInput, str
             continue
         kind = document_kind(document)
         if kind is not None:
-            found.append((SiteInput(kind=kind, name=slug, document=document), slug))
+            found.append((site_input(kind, slug, document, ()), slug))
     return found
 
 
