@@ -7,93 +7,29 @@ pair and stops at the first decision or at the plan's cap. The plan (planned eff
 rate) is fixed by the settings, never tuned on the outcomes being tested. Under `--sequential`
 the success gate of the three-gate rule reads the verdict: it holds for the treatment when the
 verdict is `better` or `equivalent`, for the control when `worse` or `equivalent`, and for
-neither while `undecided`.
+neither while `undecided`. The result types live in `compare.result`.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
 import polars as pl
-from pydantic import Field
 
-from plumbline.compare.decision import Gate, gate
-from plumbline.compare.metrics import ArmSummary, PreparedRuns
-from plumbline.result import Interval, ResultModel, unit_field
+from plumbline.compare.decision import gate
+from plumbline.compare.metrics import PreparedRuns
+from plumbline.compare.result import (
+    ArmSummary,
+    Gate,
+    SequentialComparison,
+    SequentialSettings,
+    SequentialStep,
+)
+from plumbline.core.result import Interval
 from plumbline.stats.result import ConfidenceInterval
 from plumbline.stats.sequential import SequentialResult, plan_sequential, run_sequential
 
 DEFAULT_EFFECT = 0.10
 #: 0.5 is the most conservative baseline rate: it needs the most pairs.
 DEFAULT_BASELINE = 0.5
-
-Verdict = Literal["better", "worse", "equivalent", "undecided"]
-
-
-class SequentialSettings(ResultModel):
-    """The sequential plan's inputs (stated in every view)."""
-
-    effect: float = unit_field(
-        "Planned pass-rate difference the design is powered for.", "proportion", default=0.10
-    )
-    baseline: float = unit_field(
-        "Assumed control pass rate for planning (0.5 is the most conservative).",
-        "proportion",
-        default=0.5,
-    )
-    alpha: float = unit_field("Error rate over all looks.", "probability", default=0.05)
-    power: float = unit_field("Planned power at the planned effect.", "probability", default=0.8)
-    margin: float | None = unit_field(
-        "Equivalence margin on the pass-rate difference (None: no equivalence verdict).",
-        "proportion",
-        default=None,
-    )
-    max_pairs: int | None = unit_field(
-        "The cap on pairs, when set (None: the smallest reaching the planned power).",
-        "count",
-        default=None,
-    )
-
-
-class SequentialStepModel(ResultModel):
-    """The confidence sequence after `pairs` pairs."""
-
-    pairs: int = unit_field("Pairs seen.", "count")
-    estimate: float = unit_field("Mean pass-rate difference T − C so far.", "proportion")
-    low: float = unit_field("Lower bound of the confidence sequence.", "proportion")
-    high: float = unit_field("Upper bound of the confidence sequence.", "proportion")
-
-
-class SequentialComparison(ResultModel):
-    """The sequential verdict on paired success (treatment − control)."""
-
-    verdict: Verdict = Field(
-        description="`better`/`worse`: the confidence sequence excludes 0; `equivalent`: it "
-        "lies inside ±margin; `undecided`: no decision by the cap or with the pairs available."
-    )
-    pairs_used: int = unit_field("Pairs seen when the comparison stopped.", "count")
-    pairs_available: int = unit_field("Pairs in the records.", "count")
-    max_pairs: int = unit_field("The cap: the design stops here at the latest.", "count")
-    fixed_pairs: int = unit_field(
-        "Pairs the fixed design needs for the same effect, baseline, alpha and power "
-        "(`plumbline power --paired`).",
-        "count",
-    )
-    estimate: float = unit_field("Mean pass-rate difference at the stop.", "proportion")
-    interval: Interval = Field(description="The confidence sequence at the stop.")
-    method: str
-    reason: str = Field(
-        description="`boundary`, `equivalence`, `cap`, or `data` (the records ran out first)."
-    )
-    complete: bool = Field(
-        description="False when the records ran out before a decision or the cap."
-    )
-    order: str = Field(description="How the pairs were put in time order.")
-    settings: SequentialSettings
-    summary: str = Field(description="The verdict in one sentence.")
-    path: list[SequentialStepModel] = Field(
-        description="The confidence sequence after every pair up to the stop."
-    )
 
 
 def _ordered_pairs(
@@ -177,7 +113,7 @@ def sequential_comparison(
         settings=settings,
         summary=_summary(result, settings, order),
         path=[
-            SequentialStepModel(pairs=s.pairs, estimate=s.estimate, low=s.low, high=s.high)
+            SequentialStep(pairs=s.pairs, estimate=s.estimate, low=s.low, high=s.high)
             for s in result.path
         ],
     )
