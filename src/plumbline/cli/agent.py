@@ -256,7 +256,11 @@ def _progress(harness: Harness) -> Any:
     return report
 
 
-def render_result(result: RunResult, out: Console) -> None:
+def render_result(
+    result: RunResult, out: Console, sequential: dict[str, Any] | None = None
+) -> None:
+    """The runs per arm, what was reclaimed and retried, and (`--until-decided`) the
+    sequential verdict with what the fixed design would have needed."""
     from rich.table import Table
 
     table = Table(title=f"Runs in {terminal(result.records_path)}", title_justify="left")
@@ -296,6 +300,11 @@ def render_result(result: RunResult, out: Console) -> None:
     out.print(f"ran {result.ran}, already recorded {result.skipped}, scheduled {result.scheduled}")
     for problem in result.record_errors[:20]:
         out.print(f"[red]{terminal(problem)}[/]", soft_wrap=True)
+    if sequential is not None:
+        from plumbline.agent.sequential import summary_lines
+
+        for line in summary_lines(sequential):
+            out.print(terminal(line), soft_wrap=True, highlight=False)
 
 
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
@@ -454,21 +463,19 @@ def run_command(
     under OUTPUT/diffs/, its logs under OUTPUT/logs/, the plan (schedule and every difference
     between arms) in OUTPUT/plan.json. --html DIR implies --collect-analyze and adds the A/B
     page, with every difference between arms, to the site in DIR.
-
-    --until-decided (two arms) schedules enough pairs for the sequential design's cap (more
-    repeats unless --repeats is given), evaluates after every completed pair in schedule order,
-    and stops launching trials at the verdict; rerunning resumes with the same verdict.
+    --until-decided stops launching trials once a sequential A/B on success decides.
     """
     from plumbline.agent.harness import Harness, RayOptions, RunError, RunOptions
 
     plan = _plan(suite, agent, profile, repeats, seed, order)
-    monitor = None
-    if until_decided:
-        plan, monitor = _until_decided(
-            plan, effect, max_pairs, repeats, lambda r: _plan(suite, agent, profile, r, seed, order)
-        )
-    elif effect is not None or max_pairs is not None:
-        raise click.UsageError("--effect and --max-pairs only apply with --until-decided")
+    plan, monitor = _until_decided(
+        plan,
+        until_decided,
+        effect,
+        max_pairs,
+        repeats,
+        lambda r: _plan(suite, agent, profile, r, seed, order),
+    )
     ray_options = RayOptions(
         address=ray_address,
         cpus_per_trial=cpus_per_trial,
@@ -510,9 +517,7 @@ def run_command(
     document["arm_differences"] = [d.to_dict() for d in plan.differences]
     sequential = None
     if monitor is not None:
-        recorded = sum(tally.runs for tally in result.arms.values())
-        sequential = monitor.summary(trials_scheduled=len(plan.schedule), trials_recorded=recorded)
-        document["sequential"] = sequential
+        sequential = document["sequential"] = _sequential_summary(monitor, plan, result)
     report = None
     index = None
     if collect_analyze or html_dir is not None:
@@ -528,12 +533,7 @@ def run_command(
         index = write_html("compare", name, page, [result.records_path], html_dir).index
 
     def render(out: Console) -> None:
-        render_result(result, out)
-        if sequential is not None:
-            from plumbline.agent.sequential import summary_lines
-
-            for line in summary_lines(sequential):
-                out.print(terminal(line), soft_wrap=True, highlight=False)
+        render_result(result, out, sequential)
         if report is not None:
             from plumbline.views.compare import render_terminal
 
@@ -551,15 +551,30 @@ def run_command(
     emit(document, json_path, render)
 
 
+def _sequential_summary(
+    monitor: SequentialMonitor, plan: Plan, result: RunResult
+) -> dict[str, Any]:
+    recorded = sum(tally.runs for tally in result.arms.values())
+    return monitor.summary(trials_scheduled=len(plan.schedule), trials_recorded=recorded)
+
+
 def _until_decided(
     plan: Plan,
+    until_decided: bool,
     effect: float | None,
     max_pairs: int | None,
     repeats: int | None,
     replan: Any,
-) -> tuple[Plan, SequentialMonitor]:
-    """The sequential plan, enough repeats for its cap, and the monitor the harness consults."""
+) -> tuple[Plan, SequentialMonitor | None]:
+    """With --until-decided: the sequential design, enough repeats (unless --repeats) for its
+    cap, and the monitor the harness consults after every record, which takes pairs in
+    schedule order; rerunning resumes to the same verdict."""
     import math
+
+    if not until_decided:
+        if effect is not None or max_pairs is not None:
+            raise click.UsageError("--effect and --max-pairs only apply with --until-decided")
+        return plan, None
 
     from plumbline.agent.sequential import SequentialMonitor
     from plumbline.compare.sequential import DEFAULT_BASELINE, DEFAULT_EFFECT

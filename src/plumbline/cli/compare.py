@@ -157,10 +157,8 @@ def compare(
     --treatment and --control (with only --control, every other arm is a treatment; with only
     --treatment, the one arm left is the control).
 
-    With --sequential, pairs are taken in the order they happened and the comparison stops at
-    the first pair where an anytime-valid confidence sequence decides (better, worse, or with
-    --margin M equivalent within ±M), or at the plan's cap; the success gate of the
-    three-gate rule reads that verdict.
+    --sequential stops at the first pair (in time order) where an anytime-valid confidence
+    sequence decides, or at the cap; the success gate reads that verdict.
     """
     if not records:
         hint = (

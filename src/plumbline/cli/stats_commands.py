@@ -114,6 +114,32 @@ def _sample_size(
     return two_proportion_sample_size(baseline, effect, **common)
 
 
+def _power_sequential(
+    baseline: float | None,
+    effect: float | None,
+    sd: float | None,
+    n: int | None,
+    epochs: int,
+    within_share: float,
+    common: dict[str, Any],
+    pairing: dict[str, Any],
+    json_path: str | None,
+) -> None:
+    """`power --sequential`: the cap and the expected pairs (terminal or JSON)."""
+    if n is not None:
+        raise click.UsageError("--sequential plans from --effect; --n does not apply")
+    if epochs != 1 or within_share != 0:
+        raise click.UsageError(
+            "--sequential counts pairs: --epochs and --within-share do not apply"
+        )
+    assert effect is not None
+    try:
+        document = _sequential(baseline, effect, sd, common["alpha"], common["power"], pairing)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    emit(document, json_path, lambda console: _render_sequential(console, document))
+
+
 def _sequential(
     baseline: float | None,
     effect: float,
@@ -373,18 +399,7 @@ def power(
     }
     pairing: dict[str, Any] = {"correlation": correlation, "discordant": discordant}
     if sequential:
-        if n is not None:
-            raise click.UsageError("--sequential plans from --effect; --n does not apply")
-        if epochs != 1 or within_share != 0:
-            raise click.UsageError(
-                "--sequential counts pairs: --epochs and --within-share do not apply"
-            )
-        assert effect is not None
-        try:
-            document = _sequential(baseline, effect, sd, alpha, power_, pairing)
-        except ValueError as exc:
-            raise click.UsageError(str(exc)) from None
-        emit(document, json_path, lambda console: _render_sequential(console, document))
+        _power_sequential(baseline, effect, sd, n, epochs, within_share, common, pairing, json_path)
         return
     try:
         if n is not None:
