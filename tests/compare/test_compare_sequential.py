@@ -166,3 +166,17 @@ def test_several_treatments_share_alpha(tmp_path: Path) -> None:
     alphas = [c["sequential"]["settings"]["alpha"] for c in report["comparisons"]]
     assert alphas == [0.025, 0.025]
     assert any("alpha 0.025 (Bonferroni)" in w for w in report["warnings"])
+
+
+def test_no_pairs_no_verdict(tmp_path: Path) -> None:
+    records = _records(0.9, 0.4, seed=7, tasks=4)
+    for record in records:
+        if record["arm"] == "old":
+            record["task_id"] = "other-" + record["task_id"]
+    path = _write(tmp_path / "runs.jsonl", records)
+    result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["sequential"] is None
+    assert "new vs old: no pairs, so no sequential verdict" in report["warnings"]
+    assert report["gates"][0]["verdict"] == "neither"

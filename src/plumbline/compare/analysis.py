@@ -355,6 +355,8 @@ def _comparison(
     if settings.sequential is not None:
         sequential = sequential_comparison(prepared, treatment, control, settings.sequential)
         gates[0] = sequential_gate(summaries[treatment], summaries[control], sequential)
+        if sequential is None:
+            warnings.append(f"{treatment} vs {control}: no pairs, so no sequential verdict")
     decision = decide(treatment, control, gates, settings.rule)
     if decision.tie:
         warnings.append(
