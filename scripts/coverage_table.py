@@ -93,7 +93,8 @@ Ville's `L` (valid at every n for differences symmetric under no effect).
 (McNemar, Connor 1987, correlation 0.5 unless given) — and from it ρ = 0.1 × (discordant pairs
 the fixed design expects), chosen by simulation to stop early when the effect is larger than
 planned. The cap is the smallest number of pairs whose exact power at the planned effect
-reaches the asked power + 0.01. Verdicts: `better` / `worse` (the sequence excludes 0),
+reaches the asked power + 0.02 (so that a simulation clears the asked power beyond
+Monte Carlo error). Verdicts: `better` / `worse` (the sequence excludes 0),
 `equivalent` (inside ±margin, when `--margin` is given), `undecided` (the cap, or the records
 ran out first). Under `--sequential` the success gate of the three-gate rule holds for the
 treatment when the verdict is `better` or `equivalent`. `compare` puts runs in `started_at_utc`
@@ -107,22 +108,22 @@ task difficulty shared by both arms, latent correlation 0.6):
 
 | pairing | fixed | cap | arms | better | worse | mean pairs | × fixed | naive false pos. |
 |---|---:|---:|---|---:|---:|---:|---:|---:|
-| independent | 359 | 529 (1.47×) | 0.60 v 0.6 | 2.0% | 2.0% | 516 | 1.44 | 30.8% |
-| | | | 0.70 v 0.6 | 81.0% | 0% | 302 | 0.84 | |
-| | | | 0.75 v 0.6 | 99.6% | 0% | 157 | 0.44 | |
-| | | | 0.80 v 0.6 | 100% | 0% | 95 | 0.26 | |
-| shared difficulty | 220 | 323 (1.47×) | 0.60 v 0.6 | 1.8% | 1.7% | 317 | 1.44 | 21.7% |
-| | | | 0.70 v 0.6 | 80.7% | 0% | 190 | 0.86 | |
-| | | | 0.75 v 0.6 | 99.7% | 0% | 103 | 0.47 | |
+| independent | 359 | 542 (1.51×) | 0.60 v 0.6 | 2.1% | 2.1% | 528 | 1.47 | 31.1% |
+| | | | 0.70 v 0.6 | 82.6% | 0% | 303 | 0.84 | |
+| | | | 0.75 v 0.6 | 99.6% | 0% | 158 | 0.44 | |
+| | | | 0.80 v 0.6 | 100% | 0% | 96 | 0.27 | |
+| shared difficulty | 220 | 332 (1.51×) | 0.60 v 0.6 | 1.7% | 1.7% | 325 | 1.48 | 22.2% |
+| | | | 0.70 v 0.6 | 81.7% | 0% | 191 | 0.87 | |
+| | | | 0.75 v 0.6 | 99.7% | 0% | 102 | 0.46 | |
 | | | | 0.80 v 0.6 | 100% | 0% | 64 | 0.29 | |
 
-False decisions with no effect stay below 5% (3.5–4.0%; the naive test after every pair, McNemar
+False decisions with no effect stay below 5% (3.4–4.2%; the naive test after every pair, McNemar
 exact up to the same cap: 22–31%); power at the planned effect is at least 80% with a cap of
-1.47× the fixed design; the mean pairs used are 0.44–0.47× the fixed design at 1.5× the effect
-and 0.26–0.29× at 2×. The interval at the stop held the true difference in 96–99.9% of runs. The
-price: with no effect (or a smaller one than planned) the run goes to the cap, 1.47× the fixed
-design. Continuous differences (Gaussian, effect 0.2 SD): cap 1.74×, false decisions 2.4%,
-power 81.9%, mean pairs 0.55× at 1.5× and 0.35× at 2×. CI runs a seeded validity check
+1.51× the fixed design; the mean pairs used are 0.44–0.46× the fixed design at 1.5× the effect
+and 0.27–0.29× at 2×. The interval at the stop held the true difference in 95.8–99.9% of runs. The
+price: with no effect (or a smaller one than planned) the run goes to the cap, 1.51× the fixed
+design. Continuous differences (Gaussian, effect 0.2 SD): cap 1.78×, false decisions 2.1%,
+power 83.5%, mean pairs 0.55× at 1.5× and 0.35× at 2×. CI runs a seeded validity check
 (`tests/stats/test_sequential.py`).
 """
 
