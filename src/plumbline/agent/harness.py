@@ -45,11 +45,12 @@ from plumbline.agent.leases import (
     take,
 )
 from plumbline.agent.plan import Plan, TaskPlan, final_prompt, prompt_path
-from plumbline.agent.process import ProcessRegistry, run_process, run_shell
-from plumbline.agent.profiles import REPORTED_FIELDS, count_runs_of
+from plumbline.agent.process import ProcessRegistry, ProcessResult, run_process, run_shell
+from plumbline.agent.profiles import REPORTED_FIELDS, AgentCommand, count_runs_of
 from plumbline.agent.schedule import Unit
 from plumbline.agent.suite import Arm, FileToAdd, Task
 from plumbline.agent.workspace import (
+    Entry,
     Trial,
     WorkspaceError,
     agent_environment,
@@ -250,6 +251,34 @@ def read_existing(path: Path) -> tuple[list[RunRecord], list[str]]:
         return [], []
     result = read_records([path], RunRecord)
     return result.records, [str(e) for e in result.errors]
+
+
+@dataclass(frozen=True)
+class _TrialScope:
+    """One trial's directories, task and arm, and the environment its commands run with."""
+
+    trial: Trial
+    task_plan: TaskPlan
+    arm: Arm
+    env: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _InitialState:
+    """The workspace before the agent ran: its commit and the protected files' contents."""
+
+    commit: str
+    snapshot: dict[str, Entry]
+
+
+@dataclass(frozen=True)
+class _AgentRun:
+    """An agent's process that ran: the command, where its output went, and how it ended."""
+
+    agent: AgentCommand
+    argv: list[str]
+    stdout: Path
+    result: ProcessResult
 
 
 class Harness:
@@ -606,15 +635,51 @@ class Harness:
         baseline: Path,
         output: TrialOutput,
     ) -> dict[str, Any] | None:
-        plan = self.plan
-        suite = plan.loaded.suite
-        task_plan = plan.tasks[unit.task_id]
+        scope = self._scope(unit, trial)
+        initial = self._prepare_workspace(scope, record, baseline)
+        if not isinstance(initial, _InitialState):
+            return initial
+        if self.registry.stopping.is_set():
+            return None
+        launched = self._run_agent(unit, scope, record)
+        if not isinstance(launched, _AgentRun):
+            return launched
+        if self.registry.stopping.is_set():
+            return None
+        result = launched.result
+        if result.start_error is not None:
+            kind = (
+                "agent_not_found"
+                if isinstance(result.start_error, FileNotFoundError)
+                else "agent_start_failed"
+            )
+            name = launched.argv[0]
+            return self.infra_record(record, kind, f"starting {name!r}: {result.start_error}")
+        self._record_agent_run(record, scope.task_plan.task, launched)
+        self._save_diff(scope, record, baseline, initial.commit, output)
+        failure = self._protected_files_failure(scope, record, initial.snapshot)
+        if failure is not None:
+            return failure
+        return self._accept(scope, record, agent_timed_out=result.timed_out)
+
+    def _scope(self, unit: Unit, trial: Trial) -> _TrialScope:
+        """The unit's task and arm, in this trial, with the environment its commands get."""
+        suite = self.plan.loaded.suite
+        task_plan = self.plan.tasks[unit.task_id]
         task = task_plan.task
         arm = suite.arm(unit.arm)
         env = agent_environment(trial, {**suite.env, **task.env, **arm.env})
+        return _TrialScope(trial, task_plan, arm, env)
+
+    def _prepare_workspace(
+        self, scope: _TrialScope, record: dict[str, Any], baseline: Path
+    ) -> _InitialState | dict[str, Any]:
+        """Source, task setup, arm files and setup, initial commit, saved initial state; or the
+        infrastructure failure record of the step that failed."""
+        trial, task, arm, env = scope.trial, scope.task_plan.task, scope.arm, scope.env
         workspace = trial.workspace
         try:
-            self.materials.copy_source(task_plan, workspace)
+            self.materials.copy_source(scope.task_plan, workspace)
             init_repository(workspace, env)
         except (OSError, WorkspaceError) as error:
             return self.infra_record(record, "workspace_failed", f"copying the source: {error}")
@@ -637,23 +702,29 @@ class Harness:
         try:
             # Once the agent runs, the workspace and its `.git` are the agent's: the protected
             # files are kept here and the repository where the agent does not work.
-            snapshot = snapshot_protected(workspace, task_plan.protected)
+            snapshot = snapshot_protected(workspace, scope.task_plan.protected)
             save_baseline(workspace, baseline)
         except OSError as error:
             return self.infra_record(
                 record, "workspace_failed", f"saving the initial state: {error}"
             )
-        if self.registry.stopping.is_set():
-            return None
+        return _InitialState(initial, snapshot)
 
-        agent = plan.agents[unit.arm]
+    def _run_agent(
+        self, unit: Unit, scope: _TrialScope, record: dict[str, Any]
+    ) -> _AgentRun | dict[str, Any]:
+        """Write the prompt and run the agent under the task's time limit; or the
+        infrastructure failure record when its executable is not found."""
+        agent = self.plan.agents[unit.arm]
         assert agent is not None
+        trial, workspace = scope.trial, scope.trial.workspace
         prompt_file = trial.root / "prompt.txt"
-        prompt_file.write_text(self.materials.prompt(task, arm), encoding="utf-8")
+        prompt = self.materials.prompt(scope.task_plan.task, scope.arm)
+        prompt_file.write_text(prompt, encoding="utf-8")
         argv, via_stdin = agent.argv(
             prompt_file.read_text(encoding="utf-8"), prompt_file, workspace
         )
-        agent_env = {**env, **self.options.pass_env}
+        agent_env = {**scope.env, **self.options.pass_env}
         executable = _find_executable(argv[0], agent_env, workspace)
         if executable is None:
             return self.infra_record(
@@ -664,26 +735,22 @@ class Harness:
             argv,
             cwd=workspace,
             env=agent_env,
-            timeout=task_plan.timeout_seconds,
+            timeout=scope.task_plan.timeout_seconds,
             stdout=stdout,
             stderr=trial.logs / "agent.stderr",
             stdin=prompt_file if via_stdin else None,
             grace=self.options.kill_grace,
             registry=self.registry,
         )
-        if self.registry.stopping.is_set():
-            return None
-        if result.start_error is not None:
-            kind = (
-                "agent_not_found"
-                if isinstance(result.start_error, FileNotFoundError)
-                else "agent_start_failed"
-            )
-            return self.infra_record(record, kind, f"starting {argv[0]!r}: {result.start_error}")
+        return _AgentRun(agent, argv, stdout, result)
+
+    def _record_agent_run(self, record: dict[str, Any], task: Task, run: _AgentRun) -> None:
+        """Record how the agent's process ended and what the agent reported about its run."""
+        result = run.result
         record["agent_exit_code"] = result.exit_code
         record["timed_out"] = result.timed_out
         record["harness_duration_seconds"] = round(result.duration_seconds, 3)
-        report = agent.read(stdout)
+        report = run.agent.read(run.stdout)
         if report.problem is not None:
             record["agent_report_error"] = self.redact.text(report.problem)[:2000]
         reported = dict(report.fields)
@@ -696,11 +763,21 @@ class Harness:
         else:
             record["duration_seconds"] = round(result.duration_seconds, 3)
 
+    def _save_diff(
+        self,
+        scope: _TrialScope,
+        record: dict[str, Any],
+        baseline: Path,
+        initial: str,
+        output: TrialOutput,
+    ) -> None:
+        """Keep the agent's changes against the initial commit, redacted, for the writer."""
+        trial = scope.trial
         # The agent may have removed its logs directory along with everything else.
         with contextlib.suppress(OSError):
             trial.logs.mkdir(parents=True, exist_ok=True)
         try:
-            patch = baseline_diff(workspace, baseline, initial, env)
+            patch = baseline_diff(trial.workspace, baseline, initial, scope.env)
         except (OSError, WorkspaceError) as error:
             # The diff helps a reviewer; without it the run still counts (the reason goes to
             # the run's logs).
@@ -710,7 +787,14 @@ class Harness:
             diff_file = Path("diffs") / f"{record['run_id']}.patch"
             output.diff = self.redact.bytes(patch)
             record["diff_file"] = diff_file.as_posix()
-        protected = protected_changes(workspace, snapshot, task_plan.protected)
+
+    def _protected_files_failure(
+        self, scope: _TrialScope, record: dict[str, Any], snapshot: dict[str, Entry]
+    ) -> dict[str, Any] | None:
+        """Flag (and restore, when the suite says so) the protected files the agent changed;
+        the agent's failure record when the acceptance check cannot run, else None."""
+        workspace, protected_globs = scope.trial.workspace, scope.task_plan.protected
+        protected = protected_changes(workspace, snapshot, protected_globs)
         record["protected_paths_modified"] = protected
         record["protected_paths_restored"] = False
         if not _usable(workspace):
@@ -719,7 +803,7 @@ class Harness:
                 f"the agent removed or replaced its workspace {workspace}, so the acceptance "
                 "check could not run",
             )
-        if protected and suite.restore_protected:
+        if protected and self.plan.loaded.suite.restore_protected:
             try:
                 restore_snapshot(workspace, snapshot, protected)
             except OSError as error:
@@ -730,12 +814,18 @@ class Harness:
                     f"run: {error}",
                 )
             record["protected_paths_restored"] = True
+        return None
 
+    def _accept(
+        self, scope: _TrialScope, record: dict[str, Any], *, agent_timed_out: bool
+    ) -> dict[str, Any] | None:
+        """Run the acceptance check and complete the record (None: the run is being stopped)."""
+        trial, workspace = scope.trial, scope.trial.workspace
         acceptance = run_shell(
-            task.acceptance,
+            scope.task_plan.task.acceptance,
             cwd=workspace,
-            env=env,
-            timeout=task_plan.acceptance_timeout_seconds,
+            env=scope.env,
+            timeout=scope.task_plan.acceptance_timeout_seconds,
             stdout=trial.logs / "acceptance.stdout",
             stderr=trial.logs / "acceptance.stderr",
             grace=self.options.kill_grace,
@@ -757,7 +847,7 @@ class Harness:
         record["acceptance_timed_out"] = acceptance.timed_out
         record["acceptance_duration_seconds"] = round(acceptance.duration_seconds, 3)
         record["success"] = (
-            acceptance.exit_code == 0 and not acceptance.timed_out and not result.timed_out
+            acceptance.exit_code == 0 and not acceptance.timed_out and not agent_timed_out
         )
         record["ended_at_utc"] = _now()
         return record

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape
@@ -104,6 +104,143 @@ def _domain_of(values: Sequence[float], domain: tuple[float, float] | None) -> t
     return low, high
 
 
+def _x_axis(
+    tick_values: Sequence[float],
+    x: Callable[[float], float],
+    *,
+    top: int,
+    axis_y: int,
+    left: int,
+    right: int,
+    label: str,
+    percent: bool = False,
+) -> str:
+    """A horizontal value axis: a gridline and label per tick, the axis line and its title."""
+    parts = []
+    for tick in tick_values:
+        tx = _num(x(tick))
+        parts.append(
+            f'<line x1="{tx}" y1="{top}" x2="{tx}" y2="{axis_y}" stroke="#e3e3e3"/>'
+            f'<text x="{tx}" y="{axis_y + 14}" text-anchor="middle" fill="#555">'
+            f"{_e(format_value(tick, percent=percent))}</text>"
+        )
+    parts.append(
+        f'<line x1="{left}" y1="{axis_y}" x2="{right}" y2="{axis_y}" stroke="#888"/>'
+        f'<text x="{_num((left + right) / 2)}" y="{axis_y + 32}" text-anchor="middle" '
+        f'fill="#333">{_e(label)}</text>'
+    )
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class _IntervalLayout:
+    """The columns of an interval chart (labels, plot, notes) and its value-to-x scale."""
+
+    label_width: int
+    note_width: int
+    left: int
+    right: int
+    low: float
+    high: float
+    percent: bool
+
+    def x(self, value: float) -> float:
+        """The x coordinate of a value, clamped into the domain so a mark never leaves the plot."""
+        clamped = min(max(value, self.low), self.high)
+        return self.left + (clamped - self.low) / (self.high - self.low) * (self.right - self.left)
+
+
+def _interval_values(rows: Sequence[IntervalRow], reference: float | None) -> list[float]:
+    """Every finite value the rows (and the reference line) put on the axis."""
+    values = [
+        v
+        for row in rows
+        for v in (row.estimate, row.low, row.high)
+        if v is not None and math.isfinite(v)
+    ]
+    if reference is not None:
+        values.append(reference)
+    return values
+
+
+def _reference_line(reference: float, layout: _IntervalLayout, *, top: int, axis_y: int) -> str:
+    """The dashed vertical line at the reference value."""
+    rx = _num(layout.x(reference))
+    return (
+        f'<line class="reference" x1="{rx}" y1="{top - 4}" x2="{rx}" y2="{axis_y}" '
+        f'stroke="#444" stroke-dasharray="4 3"><title>reference '
+        f"{_e(format_value(reference, percent=layout.percent))}</title></line>"
+    )
+
+
+def _missing_interval_mark(row: IntervalRow, cy: float, layout: _IntervalLayout) -> str:
+    """The hollow marker and note that stand in for a row without an estimate."""
+    tip = row.tooltip or f"{row.label}: missing"
+    left = layout.left
+    return (
+        f'<g class="missing"><title>{_e(tip)}</title>'
+        f'<circle cx="{_num(left + 6)}" cy="{_num(cy)}" r="5" fill="none" '
+        f'stroke="{MISSING_COLOUR}" stroke-dasharray="2 2"/>'
+        f'<text x="{_num(left + 16)}" y="{_num(cy + 4)}" fill="{MISSING_COLOUR}" '
+        f'font-style="italic">{_e(row.note or "missing")}</text></g>'
+    )
+
+
+def _whisker(low: float, high: float, cy: float, layout: _IntervalLayout) -> str:
+    """A horizontal whisker from low to high with a short cap at each end."""
+    x1, x2 = _num(layout.x(low)), _num(layout.x(high))
+    return (
+        f'<line class="whisker" x1="{x1}" y1="{_num(cy)}" x2="{x2}" y2="{_num(cy)}" '
+        f'stroke="{PALETTE[0]}" stroke-width="2"/>'
+        f'<line x1="{x1}" y1="{_num(cy - 5)}" x2="{x1}" y2="{_num(cy + 5)}" '
+        f'stroke="{PALETTE[0]}" stroke-width="2"/>'
+        f'<line x1="{x2}" y1="{_num(cy - 5)}" x2="{x2}" y2="{_num(cy + 5)}" '
+        f'stroke="{PALETTE[0]}" stroke-width="2"/>'
+    )
+
+
+def _estimate_mark(row: IntervalRow, estimate: float, cy: float, layout: _IntervalLayout) -> str:
+    """A row's dot at the estimate, its whisker, and the value text in the note column."""
+    percent = layout.percent
+    estimate_text = format_value(estimate, percent=percent)
+    interval_text = ""
+    if row.low is not None and row.high is not None:
+        interval_text = (
+            f" [{format_value(row.low, percent=percent)}, "
+            f"{format_value(row.high, percent=percent)}]"
+        )
+    tip = row.tooltip or f"{row.label}: {estimate_text}{interval_text}"
+    parts = [f'<g class="mark"><title>{_e(tip)}</title>']
+    if row.low is not None and row.high is not None:
+        parts.append(_whisker(row.low, row.high, cy, layout))
+    parts.append(
+        f'<circle class="estimate" cx="{_num(layout.x(estimate))}" cy="{_num(cy)}" r="5" '
+        f'fill="{PALETTE[0]}"/></g>'
+    )
+    text = estimate_text + (f" · {row.note}" if row.note else "")
+    parts.append(
+        f'<text x="{layout.right + 8}" y="{_num(cy + 4)}" fill="#333">'
+        f"{_e(_truncate(text, layout.note_width // 6))}</text>"
+    )
+    return "".join(parts)
+
+
+def _interval_row(row: IntervalRow, cy: float, layout: _IntervalLayout) -> str:
+    """One row of an interval chart: its label, then its mark or its missing marker."""
+    classes = " ".join(c for c in ("row", row.css_class) if c)
+    parts = [
+        f'<g class="{_e(classes)}">',
+        f'<text x="{layout.left - 8}" y="{_num(cy + 4)}" text-anchor="end" fill="#222">'
+        f"<title>{_e(row.label)}</title>{_e(_truncate(row.label, layout.label_width // 7))}</text>",
+    ]
+    if row.estimate is None or not math.isfinite(row.estimate):
+        parts.append(_missing_interval_mark(row, cy, layout))
+    else:
+        parts.append(_estimate_mark(row, row.estimate, cy, layout))
+    parts.append("</g>")
+    return "".join(parts)
+
+
 def interval_chart(
     rows: Sequence[IntervalRow],
     *,
@@ -122,93 +259,75 @@ def interval_chart(
     longest = max((len(r.label) for r in rows), default=8)
     label_width = int(min(260, width * 0.3, max(80, 7 * longest + 12)))
     note_width = int(min(140, width * 0.22))
-    left, right = label_width, width - note_width
     row_height, top, bottom = 26, 12, 40
     height = top + row_height * max(len(rows), 1) + bottom
-    values = [
-        v
-        for row in rows
-        for v in (row.estimate, row.low, row.high)
-        if v is not None and math.isfinite(v)
-    ]
-    if reference is not None:
-        values.append(reference)
-    low, high = _domain_of(values, domain)
-
-    def x(value: float) -> float:
-        clamped = min(max(value, low), high)
-        return left + (clamped - low) / (high - low) * (right - left)
-
+    low, high = _domain_of(_interval_values(rows, reference), domain)
+    layout = _IntervalLayout(
+        label_width=label_width,
+        note_width=note_width,
+        left=label_width,
+        right=width - note_width,
+        low=low,
+        high=high,
+        percent=percent,
+    )
     parts = [_svg_open(width, height, x_label)]
     axis_y = top + row_height * max(len(rows), 1)
-    for tick in nice_ticks(low, high):
-        tx = _num(x(tick))
-        parts.append(
-            f'<line x1="{tx}" y1="{top}" x2="{tx}" y2="{axis_y}" stroke="#e3e3e3"/>'
-            f'<text x="{tx}" y="{axis_y + 14}" text-anchor="middle" fill="#555">'
-            f"{_e(format_value(tick, percent=percent))}</text>"
-        )
     parts.append(
-        f'<line x1="{left}" y1="{axis_y}" x2="{right}" y2="{axis_y}" stroke="#888"/>'
-        f'<text x="{_num((left + right) / 2)}" y="{axis_y + 32}" text-anchor="middle" '
-        f'fill="#333">{_e(x_label)}</text>'
+        _x_axis(
+            nice_ticks(low, high),
+            layout.x,
+            top=top,
+            axis_y=axis_y,
+            left=layout.left,
+            right=layout.right,
+            label=x_label,
+            percent=percent,
+        )
     )
     if reference is not None and low <= reference <= high:
-        rx = _num(x(reference))
-        parts.append(
-            f'<line class="reference" x1="{rx}" y1="{top - 4}" x2="{rx}" y2="{axis_y}" '
-            f'stroke="#444" stroke-dasharray="4 3"><title>reference '
-            f"{_e(format_value(reference, percent=percent))}</title></line>"
-        )
+        parts.append(_reference_line(reference, layout, top=top, axis_y=axis_y))
     for index, row in enumerate(rows):
-        cy = top + row_height * index + row_height / 2
-        classes = " ".join(c for c in ("row", row.css_class) if c)
-        parts.append(f'<g class="{_e(classes)}">')
-        parts.append(
-            f'<text x="{left - 8}" y="{_num(cy + 4)}" text-anchor="end" fill="#222">'
-            f"<title>{_e(row.label)}</title>{_e(_truncate(row.label, label_width // 7))}</text>"
-        )
-        if row.estimate is None or not math.isfinite(row.estimate):
-            tip = row.tooltip or f"{row.label}: missing"
-            parts.append(
-                f'<g class="missing"><title>{_e(tip)}</title>'
-                f'<circle cx="{_num(left + 6)}" cy="{_num(cy)}" r="5" fill="none" '
-                f'stroke="{MISSING_COLOUR}" stroke-dasharray="2 2"/>'
-                f'<text x="{_num(left + 16)}" y="{_num(cy + 4)}" fill="{MISSING_COLOUR}" '
-                f'font-style="italic">{_e(row.note or "missing")}</text></g>'
-            )
-        else:
-            estimate_text = format_value(row.estimate, percent=percent)
-            interval_text = ""
-            if row.low is not None and row.high is not None:
-                interval_text = (
-                    f" [{format_value(row.low, percent=percent)}, "
-                    f"{format_value(row.high, percent=percent)}]"
-                )
-            tip = row.tooltip or f"{row.label}: {estimate_text}{interval_text}"
-            parts.append(f'<g class="mark"><title>{_e(tip)}</title>')
-            if row.low is not None and row.high is not None:
-                x1, x2 = _num(x(row.low)), _num(x(row.high))
-                parts.append(
-                    f'<line class="whisker" x1="{x1}" y1="{_num(cy)}" x2="{x2}" y2="{_num(cy)}" '
-                    f'stroke="{PALETTE[0]}" stroke-width="2"/>'
-                    f'<line x1="{x1}" y1="{_num(cy - 5)}" x2="{x1}" y2="{_num(cy + 5)}" '
-                    f'stroke="{PALETTE[0]}" stroke-width="2"/>'
-                    f'<line x1="{x2}" y1="{_num(cy - 5)}" x2="{x2}" y2="{_num(cy + 5)}" '
-                    f'stroke="{PALETTE[0]}" stroke-width="2"/>'
-                )
-            parts.append(
-                f'<circle class="estimate" cx="{_num(x(row.estimate))}" cy="{_num(cy)}" r="5" '
-                f'fill="{PALETTE[0]}"/></g>'
-            )
-            text = estimate_text + (f" · {row.note}" if row.note else "")
-            parts.append(
-                f'<text x="{right + 8}" y="{_num(cy + 4)}" fill="#333">'
-                f"{_e(_truncate(text, note_width // 6))}</text>"
-            )
-        parts.append("</g>")
+        parts.append(_interval_row(row, top + row_height * index + row_height / 2, layout))
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def _check_series_lengths(
+    categories: Sequence[str], series: Mapping[str, Sequence[float | None]]
+) -> None:
+    """Raise ValueError unless every series has one value per category."""
+    for name, values in series.items():
+        if len(values) != len(categories):
+            raise ValueError(
+                f"series {name!r} has {len(values)} values for {len(categories)} categories"
+            )
+
+
+def _series_legend(names: Sequence[str], left: int) -> str:
+    """A row of colour swatches naming the series, along the top of a bar chart."""
+    parts = []
+    lx = left
+    for index, name in enumerate(names):
+        colour = PALETTE[index % len(PALETTE)]
+        parts.append(
+            f'<g class="legend"><rect x="{lx}" y="6" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{lx + 14}" y="15" fill="#333">{_e(_truncate(name, 24))}</text></g>'
+        )
+        lx += 24 + 7 * min(len(name), 24)
+    return "".join(parts)
+
+
+def _missing_bar(category: str, name: str, bx: float, bar_width: float, axis_y: int) -> str:
+    """The hatched "n/a" marker drawn where a bar has no value."""
+    return (
+        f'<g class="missing"><title>{_e(category)} · {_e(name)}: no value</title>'
+        f'<rect x="{_num(bx)}" y="{axis_y - 14}" width="{_num(bar_width - 1)}" '
+        f'height="14" fill="none" stroke="{MISSING_COLOUR}" '
+        f'stroke-dasharray="2 2"/>'
+        f'<text x="{_num(bx + bar_width / 2)}" y="{axis_y - 18}" '
+        f'text-anchor="middle" fill="{MISSING_COLOUR}" font-size="10">n/a</text></g>'
+    )
 
 
 def grouped_bar_chart(
@@ -223,11 +342,7 @@ def grouped_bar_chart(
     A None value draws no bar but a hatched "n/a" marker, so an absent value is not a 0.
     """
     names = list(series)
-    for name, values in series.items():
-        if len(values) != len(categories):
-            raise ValueError(
-                f"series {name!r} has {len(values)} values for {len(categories)} categories"
-            )
+    _check_series_lengths(categories, series)
     left, right, top = 64, width - 12, 28
     height = 300
     axis_y = height - 46
@@ -255,15 +370,7 @@ def grouped_bar_chart(
         f'<text transform="translate(14 {_num((top + axis_y) / 2)}) rotate(-90)" '
         f'text-anchor="middle" fill="#333">{_e(y_label)}</text>'
     )
-    # legend
-    lx = left
-    for index, name in enumerate(names):
-        colour = PALETTE[index % len(PALETTE)]
-        parts.append(
-            f'<g class="legend"><rect x="{lx}" y="6" width="10" height="10" fill="{colour}"/>'
-            f'<text x="{lx + 14}" y="15" fill="#333">{_e(_truncate(name, 24))}</text></g>'
-        )
-        lx += 24 + 7 * min(len(name), 24)
+    parts.append(_series_legend(names, left))
     group_width = (right - left) / max(len(categories), 1)
     bar_width = max(2.0, (group_width * 0.8) / max(len(names), 1))
     for c_index, category in enumerate(categories):
@@ -278,14 +385,7 @@ def grouped_bar_chart(
             bx = gx + bar_width * s_index
             colour = PALETTE[s_index % len(PALETTE)]
             if value is None or not math.isfinite(value):
-                parts.append(
-                    f'<g class="missing"><title>{_e(category)} · {_e(name)}: no value</title>'
-                    f'<rect x="{_num(bx)}" y="{axis_y - 14}" width="{_num(bar_width - 1)}" '
-                    f'height="14" fill="none" stroke="{MISSING_COLOUR}" '
-                    f'stroke-dasharray="2 2"/>'
-                    f'<text x="{_num(bx + bar_width / 2)}" y="{axis_y - 18}" '
-                    f'text-anchor="middle" fill="{MISSING_COLOUR}" font-size="10">n/a</text></g>'
-                )
+                parts.append(_missing_bar(category, name, bx, bar_width, axis_y))
                 continue
             by = y(value)
             parts.append(
@@ -306,6 +406,110 @@ def _quantile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[below] + (sorted_values[above] - sorted_values[below]) * fraction
 
 
+def _plottable_groups(
+    groups: Mapping[str, Sequence[float]], log_scale: bool
+) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """Each group's plottable values, sorted, and how many of its values were left out."""
+    cleaned: dict[str, list[float]] = {}
+    dropped: dict[str, int] = {}
+    for name, values in groups.items():
+        finite = [float(v) for v in values if v is not None and math.isfinite(v)]
+        kept = [v for v in finite if v > 0] if log_scale else finite
+        cleaned[name] = sorted(kept)
+        dropped[name] = len(values) - len(kept)
+    return cleaned, dropped
+
+
+def _distribution_domain(
+    every: Sequence[float], transform: Callable[[float], float], log_scale: bool
+) -> tuple[float, float]:
+    """The padded axis domain (in transformed units) covering every value plotted."""
+    if every:
+        low, high = transform(min(every)), transform(max(every))
+        pad = (high - low) * 0.05 or 0.5
+        low, high = low - pad, high + pad
+        if not log_scale and min(every) >= 0:
+            low = max(low, 0.0)
+    else:
+        low, high = 0.0, 1.0
+    return low, high
+
+
+def _distribution_ticks(low: float, high: float, log_scale: bool) -> list[float]:
+    """Tick values for the axis: powers of ten on a log scale, round steps otherwise."""
+    if log_scale:
+        tick_values = [10.0**k for k in range(math.floor(low), math.ceil(high) + 1)]
+        return [t for t in tick_values if low <= math.log10(t) <= high]
+    return nice_ticks(low, high)
+
+
+@dataclass(frozen=True)
+class _BoxStats:
+    """The quartiles of a group and its whisker ends (most extreme points within 1.5 IQR)."""
+
+    q1: float
+    median: float
+    q3: float
+    low_whisker: float
+    high_whisker: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> _BoxStats:
+        """The box statistics of sorted, non-empty values."""
+        q1, median, q3 = (_quantile(values, q) for q in (0.25, 0.5, 0.75))
+        iqr = q3 - q1
+        low_whisker = min(v for v in values if v >= q1 - 1.5 * iqr)
+        high_whisker = max(v for v in values if v <= q3 + 1.5 * iqr)
+        return cls(q1, median, q3, low_whisker, high_whisker)
+
+
+def _box_summary(name: str, values: Sequence[float], stats: _BoxStats, dropped: int) -> str:
+    """The tooltip of a box: count, median, quartiles, range, and any values left out."""
+    summary = (
+        f"{name}: n={len(values)}, median {format_value(stats.median)}, "
+        f"IQR [{format_value(stats.q1)}, {format_value(stats.q3)}], "
+        f"range [{format_value(values[0])}, {format_value(values[-1])}]"
+    )
+    if dropped:
+        summary += f"; {dropped} value(s) not shown (not positive or not finite)"
+    return summary
+
+
+def _box(
+    stats: _BoxStats, summary: str, cy: float, colour: str, x: Callable[[float], float]
+) -> str:
+    """The whisker line, the quartile box and the median line of one group."""
+    return (
+        f'<g class="box"><title>{_e(summary)}</title>'
+        f'<line x1="{_num(x(stats.low_whisker))}" y1="{_num(cy)}" '
+        f'x2="{_num(x(stats.high_whisker))}" y2="{_num(cy)}" stroke="#555"/>'
+        f'<rect x="{_num(x(stats.q1))}" y="{_num(cy - 10)}" '
+        f'width="{_num(max(x(stats.q3) - x(stats.q1), 1.0))}" height="20" fill="{colour}" '
+        f'fill-opacity="0.18" stroke="{colour}"/>'
+        f'<line class="median" x1="{_num(x(stats.median))}" y1="{_num(cy - 10)}" '
+        f'x2="{_num(x(stats.median))}" y2="{_num(cy + 10)}" stroke="{colour}" stroke-width="2"/>'
+        "</g>"
+    )
+
+
+def _jittered_points(
+    name: str, values: Sequence[float], cy: float, colour: str, x: Callable[[float], float]
+) -> str:
+    """One dot per value, spread vertically by a jitter that the group name seeds."""
+    parts = []
+    # Deterministic jitter: a CRC of the group name seeds a small linear congruential walk.
+    state = zlib.crc32(name.encode("utf-8"))
+    for value in values:
+        state = (1103515245 * state + 12345) & 0x7FFFFFFF
+        offset = (state / 0x7FFFFFFF - 0.5) * 16
+        parts.append(
+            f'<circle class="point" cx="{_num(x(value))}" cy="{_num(cy + offset)}" r="2.2" '
+            f'fill="{colour}" fill-opacity="0.7"><title>{_e(name)}: '
+            f"{_e(format_value(value))}</title></circle>"
+        )
+    return "".join(parts)
+
+
 def distribution_chart(
     groups: Mapping[str, Sequence[float]],
     *,
@@ -323,46 +527,19 @@ def distribution_chart(
     left, right = label_width, width - 16
     row_height, top, bottom = 44, 10, 40
     height = top + row_height * max(len(groups), 1) + bottom
-    cleaned: dict[str, list[float]] = {}
-    dropped: dict[str, int] = {}
-    for name, values in groups.items():
-        finite = [float(v) for v in values if v is not None and math.isfinite(v)]
-        kept = [v for v in finite if v > 0] if log_scale else finite
-        cleaned[name] = sorted(kept)
-        dropped[name] = len(values) - len(kept)
+    cleaned, dropped = _plottable_groups(groups, log_scale)
     every = [v for values in cleaned.values() for v in values]
     transform = math.log10 if log_scale else (lambda v: v)
-    if every:
-        low, high = transform(min(every)), transform(max(every))
-        pad = (high - low) * 0.05 or 0.5
-        low, high = low - pad, high + pad
-        if not log_scale and min(every) >= 0:
-            low = max(low, 0.0)
-    else:
-        low, high = 0.0, 1.0
+    low, high = _distribution_domain(every, transform, log_scale)
 
     def x(value: float) -> float:
         return left + (transform(value) - low) / (high - low) * (right - left)
 
     parts = [_svg_open(width, height, x_label)]
     axis_y = top + row_height * max(len(groups), 1)
-    if log_scale:
-        tick_values = [10.0**k for k in range(math.floor(low), math.ceil(high) + 1)]
-        tick_values = [t for t in tick_values if low <= math.log10(t) <= high]
-    else:
-        tick_values = nice_ticks(low, high)
-    for tick in tick_values:
-        tx = _num(x(tick))
-        parts.append(
-            f'<line x1="{tx}" y1="{top}" x2="{tx}" y2="{axis_y}" stroke="#e3e3e3"/>'
-            f'<text x="{tx}" y="{axis_y + 14}" text-anchor="middle" fill="#555">'
-            f"{_e(format_value(tick))}</text>"
-        )
-    parts.append(
-        f'<line x1="{left}" y1="{axis_y}" x2="{right}" y2="{axis_y}" stroke="#888"/>'
-        f'<text x="{_num((left + right) / 2)}" y="{axis_y + 32}" text-anchor="middle" '
-        f'fill="#333">{_e(x_label + (" (log scale)" if log_scale else ""))}</text>'
-    )
+    label = x_label + (" (log scale)" if log_scale else "")
+    ticks = _distribution_ticks(low, high, log_scale)
+    parts.append(_x_axis(ticks, x, top=top, axis_y=axis_y, left=left, right=right, label=label))
     for index, (name, values) in enumerate(cleaned.items()):
         colour = PALETTE[index % len(PALETTE)]
         cy = top + row_height * index + row_height / 2
@@ -377,38 +554,9 @@ def distribution_chart(
                 f'font-style="italic">no values</text></g></g>'
             )
             continue
-        q1, median, q3 = (_quantile(values, q) for q in (0.25, 0.5, 0.75))
-        iqr = q3 - q1
-        low_whisker = min(v for v in values if v >= q1 - 1.5 * iqr)
-        high_whisker = max(v for v in values if v <= q3 + 1.5 * iqr)
-        summary = (
-            f"{name}: n={len(values)}, median {format_value(median)}, "
-            f"IQR [{format_value(q1)}, {format_value(q3)}], "
-            f"range [{format_value(values[0])}, {format_value(values[-1])}]"
-        )
-        if dropped[name]:
-            summary += f"; {dropped[name]} value(s) not shown (not positive or not finite)"
-        parts.append(
-            f'<g class="box"><title>{_e(summary)}</title>'
-            f'<line x1="{_num(x(low_whisker))}" y1="{_num(cy)}" x2="{_num(x(high_whisker))}" '
-            f'y2="{_num(cy)}" stroke="#555"/>'
-            f'<rect x="{_num(x(q1))}" y="{_num(cy - 10)}" '
-            f'width="{_num(max(x(q3) - x(q1), 1.0))}" height="20" fill="{colour}" '
-            f'fill-opacity="0.18" stroke="{colour}"/>'
-            f'<line class="median" x1="{_num(x(median))}" y1="{_num(cy - 10)}" '
-            f'x2="{_num(x(median))}" y2="{_num(cy + 10)}" stroke="{colour}" stroke-width="2"/>'
-            "</g>"
-        )
-        # Deterministic jitter: a CRC of the group name seeds a small linear congruential walk.
-        state = zlib.crc32(name.encode("utf-8"))
-        for value in values:
-            state = (1103515245 * state + 12345) & 0x7FFFFFFF
-            offset = (state / 0x7FFFFFFF - 0.5) * 16
-            parts.append(
-                f'<circle class="point" cx="{_num(x(value))}" cy="{_num(cy + offset)}" r="2.2" '
-                f'fill="{colour}" fill-opacity="0.7"><title>{_e(name)}: '
-                f"{_e(format_value(value))}</title></circle>"
-            )
+        stats = _BoxStats.of(values)
+        parts.append(_box(stats, _box_summary(name, values, stats, dropped[name]), cy, colour, x))
+        parts.append(_jittered_points(name, values, cy, colour, x))
         parts.append("</g>")
     parts.append("</svg>")
     return Markup("".join(parts))
