@@ -213,9 +213,9 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
             data = next(lines, None)
         except LineTooLongError as error:
             if segment:
-                yield from _segment_values(
-                    name, segment, first_line, final=True, array=bool(array)
-                ) or []
+                yield from (
+                    _segment_values(name, segment, first_line, final=True, array=bool(array)) or []
+                )
             yield RecordError(name, error.line, "<line>", error.problem)
             return
         if data is None:
