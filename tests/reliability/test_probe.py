@@ -38,7 +38,11 @@ EXPECTED = {
     "content_filter": ("ContentFilterError", None),
     "timeout": ("TimeoutError", None),
     "reset": ("ConnectionError", None),
-    "malformed": ("ServerError", None),
+    # an answer (HTTP 200) that is not a completion (issue 27): its own class, status 200
+    "malformed": ("MalformedResponseError", 200),
+    "empty_choices": ("MalformedResponseError", 200),
+    "no_message": ("MalformedResponseError", 200),
+    "error_body": ("MalformedResponseError", 200),
 }
 
 
