@@ -8,6 +8,7 @@ import signal
 import socket
 import threading
 from types import ModuleType
+from typing import Any
 
 _log = logging.getLogger("plumbline.cluster")
 _warned_open: set[str] = set()
@@ -44,10 +45,11 @@ def _refresh_auth_settings() -> None:
     import contextlib
 
     with contextlib.suppress(Exception):  # private API: an older or newer Ray reads them anew
-        from ray._raylet import AuthenticationTokenLoader, Config
+        import importlib
 
-        Config.initialize("")
-        AuthenticationTokenLoader.instance().reset_cache()
+        raylet: Any = importlib.import_module("ray._raylet")
+        raylet.Config.initialize("")
+        raylet.AuthenticationTokenLoader.instance().reset_cache()
 
 
 class ClusterError(RuntimeError):
