@@ -110,6 +110,14 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except ModuleNotFoundError as error:  # an extra not installed: say which, in a line
+            from plumbline.extras import missing_extra_line
+
+            line = missing_extra_line(error)
+            if line is None or _debugging(ctx):
+                raise
+            click.echo(line, err=True)
+            sys.exit(EXIT_INFRA)
         except OSError as error:  # the file system refused: a path to fix, not a defect
             if _debugging(ctx):
                 raise
