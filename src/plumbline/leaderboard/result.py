@@ -520,7 +520,10 @@ class LeaderboardSamples(ResultModel):
     samples: list[LeaderboardSample] = Field(default_factory=list)
     failure_modes: list[FailureModes] = Field(default_factory=list)
     problems: list[str] = Field(
-        default_factory=list, description="`file: problem` for each log that could not be read."
+        default_factory=list,
+        description="`file: problem` for each log that could not be read, and a problem for "
+        "each (model, category) whose logs disagree with the leaderboard (its samples left "
+        "out).",
     )
     logs_read: int = unit_field("Logs whose samples were read.", "count", default=0)
 
@@ -593,7 +596,8 @@ class CheckResult(ResultModel):
     )
     reproducible: bool = Field(
         description="Every shared model's overall within tolerance (and at least one model "
-        "shared), and the new file valid and self-consistent. Category deviations and a "
+        "shared), the new file valid and self-consistent, and no model listed twice in either "
+        "file. Category deviations and a "
         "published file that disagrees with itself are reported, not part of the verdict "
         "(SA Bench's rule is about overall)."
     )

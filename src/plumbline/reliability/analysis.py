@@ -536,6 +536,40 @@ def _effect(a: str, b: str, metric: str, x: Sequence[float], y: Sequence[float])
     return ModelPairEffect(**pair, effect=effect, note=None)
 
 
+def separate_prompt_texts(
+    records: Sequence[TrialRecord],
+) -> tuple[list[TrialRecord], list[str]]:
+    """Records whose prompt id was used for more than one prompt text, each text under an id
+    of its own (the first text keeps the id, the k-th becomes `<id>~k`), and a problem per such
+    id: pooling different prompts would mix their answers into one consistency figure."""
+    texts: dict[str, list[str]] = defaultdict(list)
+    for record in records:
+        if record.prompt not in texts[record.prompt_id]:
+            texts[record.prompt_id].append(record.prompt)
+    conflicting = {pid: found for pid, found in texts.items() if len(found) > 1}
+    if not conflicting:
+        return list(records), []
+    separated = []
+    for record in records:
+        found = conflicting.get(record.prompt_id)
+        index = found.index(record.prompt) if found is not None else 0
+        if index:
+            record = record.model_copy(update={"prompt_id": f"{record.prompt_id}~{index + 1}"})
+        separated.append(record)
+    problems = [
+        f"prompt id {pid!r} is used for {len(found)} different prompt texts (first: "
+        f"{_excerpt(found[0])!r}; second: {_excerpt(found[1])!r}); each text is analysed as a "
+        f"prompt of its own ({pid!r}, {pid + '~2'!r}, ...): give every prompt its own id"
+        for pid, found in sorted(conflicting.items())
+    ]
+    return separated, problems
+
+
+def _excerpt(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def analyze(
     records: Sequence[TrialRecord],
     embed: Embed,
@@ -547,7 +581,9 @@ def analyze(
 ) -> ReliabilityReport:
     """Compute every metric per model and Cohen's d between every pair of models.
 
-    Duplicate (model, prompt, trial) keys keep the first record and are reported. A model run
+    Duplicate (model, prompt, trial) keys keep the first record and are reported; a prompt id
+    used for several prompt texts is reported and each text analysed apart
+    (`separate_prompt_texts`). A model run
     with several generation configurations is reported once per configuration (its name then
     carries the settings that differ), never pooled. `progress(done, total, what)` is called
     after each prompt of each model, each model's whole-model metrics, and each pair of models.
@@ -561,8 +597,10 @@ def analyze(
         **given,
     }
     notes: list[str] = list(split.notes)
+    separated, conflicts = separate_prompt_texts(split.records)
+    notes += conflicts
     unique: dict[tuple[str, str, int], TrialRecord] = {}
-    for record in split.records:
+    for record in separated:
         if record.key in unique:
             notes.append(
                 f"duplicate trial {record.key}: kept the first record, ignored the later one"
