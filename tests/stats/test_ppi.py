@@ -49,7 +49,7 @@ def test_tuned_lambda_estimate_and_clt_interval_match_ppi_python_formulas() -> N
     assert result.details["clt_interval"]["high"] == pytest.approx(expected + z * se, rel=1e-12)
     # the published interval is a different (score) interval around the same estimate
     assert result.interval.low < result.statistic < result.interval.high
-    assert 0 <= result.interval.low and result.interval.high <= 1
+    assert result.interval.low >= 0 and result.interval.high <= 1
 
 
 def test_lambda_zero_is_the_human_mean_with_wilson() -> None:
