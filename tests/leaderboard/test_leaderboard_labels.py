@@ -93,7 +93,7 @@ def test_eighty_labels_per_model_put_the_better_model_first(
     for name in ("better", "worse"):
         row = _model(document, name)
         fix = row["corrections"]["answers"]
-        assert FIELDS <= set(fix)
+        assert set(fix) >= FIELDS
         assert fix["n_labelled"] == 80 and fix["n_judged"] == 300
         assert row["answers"] == fix["estimate"] == row["overall"]
         interval = row["intervals"]["answers"]
@@ -111,7 +111,7 @@ def test_eighty_labels_per_model_put_the_better_model_first(
     assert pair["interval"]["low"] > 0
     text = markdown.read_text()
     assert "Judge corrected with human labels" in text and "judge only" in text
-    assert "judge only" in result.output
+    assert "Judge corrected with human labels" in result.output
 
 
 def test_label_problems_are_named(judged: JudgedLogs, tmp_path: Path) -> None:

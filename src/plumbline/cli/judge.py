@@ -164,7 +164,14 @@ def calibrate(
                 f"{calibration.runs} runs — {verdict}",
                 title_justify="left",
             )
-            for column in ("dimension", "MAE", "within ±0.15", "Spearman", "run spread"):
+            for column in (
+                "dimension",
+                "MAE",
+                "within ±0.15",
+                "Spearman",
+                "Pearson r",
+                "run spread",
+            ):
                 table.add_column(column, justify="left" if column == "dimension" else "right")
             for name, dim in calibration.dimensions.items():
                 table.add_row(
@@ -172,6 +179,7 @@ def calibrate(
                     present.fixed(dim.mae, 3),
                     present.percent(dim.within_share, 0),
                     present.fixed(dim.spearman, 2),
+                    present.fixed(dim.correlation, 2),
                     present.fixed(dim.run_spread, 3),
                 )
             console.print(table)
@@ -184,6 +192,10 @@ def calibrate(
             console.print(f"  unscored verdicts: {calibration.unscored}")
             for failure in calibration.failures:
                 console.print(f"  [red]✗[/red] {terminal(failure)}")
+        console.print(
+            "  plan human labels from the measured correlation: plumbline judge plan "
+            "--correlation R --judged N --half-width H (R = the Pearson r above)"
+        )
         if report.agreement:
             alphas = ", ".join(f"{k} {present.fixed(v, 2)}" for k, v in report.agreement.items())
             console.print(f"Krippendorff's alpha between judges (interval): {terminal(alphas)}")
