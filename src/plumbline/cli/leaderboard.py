@@ -201,7 +201,9 @@ def build(
         try:
             labels = read_labels(labels_path)
         except LabelFileError as error:
-            _fail(str(error))
+            # plain echo: a `file:line:` location must never be wrapped across lines
+            click.echo(f"error: {terminal(str(error))}", err=True)
+            raise SystemExit(EXIT_USAGE) from None
 
     with Progress(
         TextColumn("reading logs"),
