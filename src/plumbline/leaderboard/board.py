@@ -222,7 +222,7 @@ class Leaderboard:
                 correlation=details["correlation"],
                 interval=scores.categories[key].interval,
                 labelled=[
-                    (float(j), float(h))
+                    [float(j), float(h)]
                     for j, h in zip(correction.judge_labelled, correction.human, strict=True)
                 ],
                 more_labels_needed=more,

@@ -185,9 +185,10 @@ class JudgeCorrection(ResultModel):
         "Pearson correlation of judge and human on the labelled questions.", "ratio"
     )
     interval: Interval = Field(description="The corrected score's interval (method PPI).")
-    labelled: list[tuple[float, float]] = Field(
+    labelled: list[list[float]] = unit_field(
+        "[judge, human] per labelled question: the agreement plot's points.",
+        "proportion",
         default_factory=list,
-        description="(judge, human) per labelled question: the agreement plot's points.",
     )
     more_labels_needed: int | None = _optional_unit(
         "Labels to add to reach the requested half-width (`--half-width`).", "count", ge=0

@@ -415,7 +415,7 @@ def distribution_chart(
 
 
 def agreement_chart(
-    groups: Mapping[str, Sequence[tuple[float, float]]],
+    groups: Mapping[str, Sequence[Sequence[float]]],
     *,
     x_label: str = "judge score",
     y_label: str = "human label",
@@ -460,7 +460,7 @@ def agreement_chart(
         colour = PALETTE[index % len(PALETTE)]
         state = zlib.crc32(name.encode("utf-8"))
         parts.append(f'<g class="agreement" data-group="{_e(name)}">')
-        for judge, human in points:
+        for judge, human in (tuple(point) for point in points):
             state = (1103515245 * state + 12345) & 0x7FFFFFFF
             dx = (state / 0x7FFFFFFF - 0.5) * 0.12
             state = (1103515245 * state + 12345) & 0x7FFFFFFF
