@@ -5,7 +5,8 @@ Cells: judges useless, 15% flips, lenient (accepts 40% of failures), continuous 
 n ∈ {20, 50, 200} labels; 1,000 judged; θ ∈ {0.1, 0.5, 0.9}. Targets (issue 29): coverage ≥ 93.5%
 in every cell, bounds in [0, 1], |bias| ≤ 0.01 for n ≥ 50; at n ≥ 50 the mean width ≥ 22%
 below Wilson where ρ ≈ 0.7 (flips at θ = 0.5), ≥ 38% below where ρ ≈ 0.9 (continuous), and
-within 5% of Wilson for the useless judge. See `plumbline.ppi_coverage`.
+within 5% of Wilson for the useless judge. Paired differences of two models (same questions,
+correlated answers) are printed too, held to a 92% floor. See `plumbline.ppi_coverage`.
 
     .venv/bin/python benchmarks/bench_ppi.py [--datasets 20000] [--seed 0]
 """
@@ -16,7 +17,13 @@ import argparse
 import sys
 import time
 
-from plumbline.ppi_coverage import DATASETS, run_cells, table
+from plumbline.ppi_coverage import (
+    DATASETS,
+    difference_table,
+    run_cells,
+    run_difference_cells,
+    table,
+)
 
 
 def main() -> int:
@@ -29,7 +36,11 @@ def main() -> int:
     started = time.perf_counter()
     cells = run_cells(datasets=args.datasets, seed=args.seed)
     print(table(cells))
+    differences = run_difference_cells(datasets=args.datasets, seed=args.seed)
+    print("\nPaired differences (two models, same questions; floor 92%):\n")
+    print(difference_table(differences))
     failures = [failure for cell in cells for failure in cell.failures()]
+    failures += [failure for cell in differences for failure in cell.failures()]
     worst = min(cells, key=lambda cell: cell.coverage)
     worst_clt = min(cells, key=lambda cell: cell.clt_coverage)
     print(

@@ -178,6 +178,108 @@ def simulate_cell(
     )
 
 
+#: Paired differences: (rate A, rate B) pairs, and the coverage they are held to (no target in
+#: issue 29; this floor guards against regressions).
+DIFFERENCE_RATES = ((0.75, 0.55), (0.9, 0.8), (0.5, 0.5), (0.3, 0.1))
+DIFFERENCE_FLOOR = 0.92
+QUESTION_CORRELATION = 0.5
+
+
+def _judge(judge: str, y: FloatArray, rng: np.random.Generator) -> FloatArray:
+    if judge == "useless":
+        return (rng.random(y.shape) < 0.5).astype(np.float64)
+    if judge == "flips":
+        return np.abs(y - (rng.random(y.shape) < 0.15))
+    if judge == "lenient":
+        return np.maximum(y, rng.random(y.shape) < 0.4).astype(np.float64)
+    return np.clip(0.2 + 0.6 * y + rng.normal(0.0, 0.1, y.shape), 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class DifferenceCell:
+    judge: str
+    rate_a: float
+    rate_b: float
+    labels: int
+    datasets: int
+    coverage: float
+    bias: float
+    width: float
+
+    def failures(self) -> list[str]:
+        if self.coverage >= DIFFERENCE_FLOOR:
+            return []
+        return [
+            f"difference {self.judge} {self.rate_a}−{self.rate_b} n={self.labels}: coverage "
+            f"{self.coverage:.3f} < {DIFFERENCE_FLOOR}"
+        ]
+
+
+def simulate_difference_cell(
+    judge: str,
+    rate_a: float,
+    rate_b: float,
+    n: int,
+    *,
+    datasets: int = DATASETS,
+    judged: int = JUDGED,
+    seed: int = 0,
+) -> DifferenceCell:
+    """Two models on the same questions, whose answers share a latent difficulty (correlation
+    `QUESTION_CORRELATION` on the probit scale), judged by the same kind of judge: coverage of
+    `stats.ppi_difference_bounds_batch` for θ_A − θ_B."""
+    from scipy import stats as sps
+
+    from plumbline.stats.ppi import ppi_difference_bounds_batch
+
+    rng = np.random.default_rng(
+        [seed, JUDGES.index(judge), int(rate_a * 100), int(rate_b * 100), n]
+    )
+    rho = QUESTION_CORRELATION
+    shape = (datasets, n + judged)
+    latent = rng.normal(size=shape)
+    ya = rho * latent + math.sqrt(1 - rho**2) * rng.normal(size=shape) < sps.norm.ppf(rate_a)
+    yb = rho * latent + math.sqrt(1 - rho**2) * rng.normal(size=shape) < sps.norm.ppf(rate_b)
+    a, b = ya.astype(np.float64), yb.astype(np.float64)
+    fa, fb = _judge(judge, a, rng), _judge(judge, b, rng)
+    difference, low, high, _ = ppi_difference_bounds_batch(
+        a[:, :n], b[:, :n], fa[:, :n], fb[:, :n], fa[:, n:], fb[:, n:]
+    )
+    truth = rate_a - rate_b
+    return DifferenceCell(
+        judge=judge,
+        rate_a=rate_a,
+        rate_b=rate_b,
+        labels=n,
+        datasets=datasets,
+        coverage=float(np.mean((low <= truth) & (truth <= high))),
+        bias=float(np.mean(difference - truth)),
+        width=float(np.mean(high - low)),
+    )
+
+
+def run_difference_cells(*, datasets: int = DATASETS, seed: int = 0) -> list[DifferenceCell]:
+    return [
+        simulate_difference_cell(judge, a, b, n, datasets=datasets, seed=seed)
+        for judge in JUDGES
+        for a, b in DIFFERENCE_RATES
+        for n in LABELS
+    ]
+
+
+def difference_table(cells: Iterable[DifferenceCell]) -> str:
+    lines = [
+        "| judge | θ_A − θ_B | labels | coverage | bias | width |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in cells:
+        lines.append(
+            f"| {c.judge} | {c.rate_a:g} − {c.rate_b:g} | {c.labels} | {c.coverage:.1%} "
+            f"| {c.bias:+.4f} | {c.width:.3f} |"
+        )
+    return "\n".join(lines)
+
+
 def run_cells(
     *,
     judges: Iterable[str] = JUDGES,
@@ -215,9 +317,13 @@ __all__ = [
     "JUDGES",
     "LABELS",
     "RATES",
+    "DifferenceCell",
     "PPICell",
+    "difference_table",
     "draw",
     "run_cells",
+    "run_difference_cells",
     "simulate_cell",
+    "simulate_difference_cell",
     "table",
 ]

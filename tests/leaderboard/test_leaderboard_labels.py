@@ -175,3 +175,46 @@ def test_plan_says_how_many_labels() -> None:
     assert f"{plan['labels_needed']} labels" in text.output
     bad = run("judge", "plan", "--correlation", 2, "--judged", 1000, "--half-width", 0.05)
     assert bad.exit_code == 2
+
+
+TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "judge-labels.md"
+
+
+def _tutorial_commands() -> list[list[str]]:
+    import shlex
+
+    commands: list[list[str]] = []
+    in_block = False
+    for line in TUTORIAL.read_text("utf-8").replace("\\\n", " ").splitlines():
+        if line.startswith("```"):
+            in_block = not in_block
+        elif in_block and line.startswith("plumbline "):
+            commands.append(shlex.split(line)[1:])
+    return commands
+
+
+def test_the_tutorial_runs_end_to_end(
+    judged: JudgedLogs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every command of docs/tutorials/judge-labels.md, as written, on the generated logs (the
+    suite of the logs added, and the labelling step done from the human truth)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").symlink_to(judged.logs, target_is_directory=True)
+    commands = _tutorial_commands()
+    assert [words[:2] for words in commands] == [
+        ["judge", "sample"],
+        ["leaderboard", "logs/"],
+        ["judge", "plan"],
+    ]
+    for words in commands:
+        suite = ["--suite", str(judged.suite)] if words[:2] != ["judge", "plan"] else []
+        result = run(*words, *suite)
+        assert result.exit_code == 0, (words, result.output)
+        if words[:2] == ["judge", "sample"]:
+            rows = _label(judged, tmp_path / "to_label.jsonl", tmp_path / "labels.jsonl")
+            assert len(rows) == 100  # 50 per model
+    document = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert document["models"][0]["model"] == "mockllm/better"
+    for name in ("better", "worse"):
+        interval = _model(document, name)["intervals"]["answers"]
+        assert interval["low"] <= judged.truth(name) <= interval["high"]

@@ -145,3 +145,12 @@ def test_bad_lambda_and_budget_arguments() -> None:
         label_budget(0.5, 100, 0)
     with pytest.raises(ValueError, match="correlation"):
         label_budget(1.5, 100, 0.1)
+
+
+def test_paired_difference_coverage_in_a_small_seeded_simulation() -> None:
+    from plumbline.ppi_coverage import simulate_difference_cell
+
+    for judge in ("lenient", "continuous"):
+        cell = simulate_difference_cell(judge, 0.75, 0.55, 50, datasets=500, seed=2)
+        assert cell.coverage >= 0.92, cell
+        assert abs(cell.bias) < 0.02

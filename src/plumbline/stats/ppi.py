@@ -40,8 +40,8 @@ Simulated (benchmarks/bench_ppi.py, 36 cells: judges useless, 15% flips, lenient
 ρ ≈ 0.9; n ∈ {20, 50, 200} labels; 1,000 judged; θ ∈ {0.1, 0.5, 0.9}): coverage 93.5–99.6%,
 against 55–96% for the CLT interval.
 
-Paired differences of two models judged on the same questions (`ppi_mean_difference`) are PPI on
-the per-question differences, mapped to [0, 1] by `(d + 1)/2` and back.
+Paired differences of two models judged on the same questions (`ppi_mean_difference`) combine
+the two score intervals by MOVER with the estimated correlation of the two estimates.
 """
 
 from __future__ import annotations
@@ -60,11 +60,12 @@ from plumbline.stats._validation import (
     t_critical,
     z_critical,
 )
+from plumbline.stats.mover import mover_difference
 from plumbline.stats.proportions import proportion_bounds
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, check_level
 
 METHOD = "PPI++ score interval (Wilson-type, small-sample corrected)"
-DIFFERENCE_METHOD = "PPI++ paired difference (Wilson at effective n)"
+DIFFERENCE_METHOD = "PPI++ paired difference (MOVER of the two score intervals)"
 #: Pseudo-observations per class, at most, for a 0/1 judge's class moments.
 PSEUDO = 2.0
 PSEUDO_FADE = 20.0
@@ -253,6 +254,58 @@ def ppi_mean(
     )
 
 
+def ppi_difference_bounds_batch(
+    human_a: Any,
+    human_b: Any,
+    judged_a: Any,
+    judged_b: Any,
+    unlabelled_a: Any,
+    unlabelled_b: Any,
+    lam: Any = None,
+    *,
+    level: float = 0.95,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The vectorised core of `ppi_mean_difference`: (differences, lows, highs, correlations).
+
+    Each model's PPI estimate and score interval (`ppi_bounds_batch`, its own tuned λ), combined
+    by MOVER with the correlation of the two estimates (Zou & Donner 2008; Newcombe 1998's
+    method 10 does the same for two Wilson intervals of paired proportions):
+    `r = Ĉov(θ̂_A, θ̂_B) / √(V̂_A V̂_B)` with the plug-in
+    `Ĉov = Cov(Y_A − λ_A f_A, Y_B − λ_B f_B)/n + λ_A λ_B Cov(f_A, f_B on the unlabelled)/N`.
+    """
+    ya = np.atleast_2d(np.asarray(human_a, dtype=np.float64))
+    yb = np.atleast_2d(np.asarray(human_b, dtype=np.float64))
+    fa = np.atleast_2d(np.asarray(judged_a, dtype=np.float64))
+    fb = np.atleast_2d(np.asarray(judged_b, dtype=np.float64))
+    ua = np.atleast_2d(np.asarray(unlabelled_a, dtype=np.float64))
+    ub = np.atleast_2d(np.asarray(unlabelled_b, dtype=np.float64))
+    ea, la, ha, lam_a = ppi_bounds_batch(ya, fa, ua, lam, level=level)
+    eb, lb, hb, lam_b = ppi_bounds_batch(yb, fb, ub, lam, level=level)
+    n, big_n = ya.shape[-1], ua.shape[-1]
+    ra = ya - lam_a[:, None] * fa
+    rb = yb - lam_b[:, None] * fb
+
+    def covariance(x: FloatArray, y: FloatArray) -> FloatArray:
+        size = x.shape[-1]
+        if size < 2:
+            return np.zeros(x.shape[0])
+        centred = (x - x.mean(axis=-1, keepdims=True)) * (y - y.mean(axis=-1, keepdims=True))
+        return np.asarray(centred.sum(axis=-1) / (size - 1), dtype=np.float64)
+
+    joint = covariance(ra, rb) / n + lam_a * lam_b * covariance(ua, ub) / big_n
+    var_a = covariance(ra, ra) / n + lam_a**2 * covariance(ua, ua) / big_n
+    var_b = covariance(rb, rb) / n + lam_b**2 * covariance(ub, ub) / big_n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where((var_a > 0) & (var_b > 0), joint / np.sqrt(var_a * var_b), 0.0)
+    r = np.clip(r, -1.0, 1.0)
+    pa, pb = np.clip(ea, 0, 1), np.clip(eb, 0, 1)
+    result = mover_difference(pa, la, ha, pb, lb, hb, r)
+    difference = pa - pb
+    low = np.clip(np.minimum(result.low, difference), -1.0, 1.0)
+    high = np.clip(np.maximum(result.high, difference), -1.0, 1.0)
+    return difference, low, high, r
+
+
 def ppi_mean_difference(
     human_a: ArrayLike,
     human_b: ArrayLike,
@@ -266,45 +319,50 @@ def ppi_mean_difference(
 ) -> EstimateResult:
     """θ_A − θ_B for two models judged (and labelled) on the same questions, paired.
 
-    Entry i of the labelled arrays is one question for both models, and so is entry j of the
-    unlabelled ones. PPI on the per-question differences `d = (Y_A − Y_B + 1)/2` with judge
-    `(f_A − f_B + 1)/2` (values in [0, 1]; `ppi_mean`'s graded interval), mapped back by
-    `2θ − 1`: the bounds lie in [−1, 1]. Pairing removes the questions' shared difficulty,
-    as a paired t interval does.
+    Entry i of the four labelled arrays is one question for both models, and so is entry j of
+    the two unlabelled ones. The difference of the two PPI estimates (each with its own tuned
+    λ, or `lam` for both), with the MOVER interval of `ppi_difference_bounds_batch`: each
+    model's score interval keeps its skew near 0 and 1, and the correlation of the two
+    estimates (the questions' shared difficulty) narrows the difference as pairing should.
+    Bounds lie in [−1, 1]. Simulated coverage (correlated questions, the four judges of
+    `ppi_coverage`, 20–200 labels): 92–99%, 94–96% from 50 labels.
+    Reference: Zou & Donner (2008), Statistics in Medicine 27:1693–1702.
     """
-    ya = as_float_vector(human_a, "human_a", min_size=2)
-    yb = as_float_vector(human_b, "human_b", min_size=2)
-    fa = as_float_vector(judge_labelled_a, "judge_labelled_a", min_size=2)
-    fb = as_float_vector(judge_labelled_b, "judge_labelled_b", min_size=2)
-    ua = as_float_vector(judge_unlabelled_a, "judge_unlabelled_a", min_size=1)
-    ub = as_float_vector(judge_unlabelled_b, "judge_unlabelled_b", min_size=1)
+    level = check_level(level)
+    lam = _check_lambda(lam)
+    arrays = [
+        _in_unit(as_float_vector(values, name, min_size=minimum), name)
+        for values, name, minimum in (
+            (human_a, "human_a", 2),
+            (human_b, "human_b", 2),
+            (judge_labelled_a, "judge_labelled_a", 2),
+            (judge_labelled_b, "judge_labelled_b", 2),
+            (judge_unlabelled_a, "judge_unlabelled_a", 1),
+            (judge_unlabelled_b, "judge_unlabelled_b", 1),
+        )
+    ]
+    ya, yb, fa, fb, ua, ub = arrays
     if not ya.size == yb.size == fa.size == fb.size:
         raise ValueError("the labelled arrays of both models must be paired (same length)")
     if ua.size != ub.size:
         raise ValueError("the unlabelled arrays of both models must be paired (same length)")
-    result = ppi_mean((ya - yb + 1) / 2, (fa - fb + 1) / 2, (ua - ub + 1) / 2, level=level, lam=lam)
-    raw = 2 * float(result.details["unclipped"]) - 1
-    interval = result.interval
-    details = dict(result.details)
-    details.update(
-        {
-            "judge_only": 2 * float(details["judge_only"]) - 1,
-            "human_only": 2 * float(details["human_only"]) - 1,
-            "unclipped": raw,
-            "clt_interval": {
-                "low": 2 * details["clt_interval"]["low"] - 1,
-                "high": 2 * details["clt_interval"]["high"] - 1,
-            },
-        }
-    )
+    difference, low, high, r = ppi_difference_bounds_batch(ya, yb, fa, fb, ua, ub, lam, level=level)
+    first = ppi_mean(ya, fa, ua, level=level, lam=lam)
+    second = ppi_mean(yb, fb, ub, level=level, lam=lam)
     return EstimateResult(
-        statistic=min(max(raw, -1.0), 1.0),
-        n=result.n,
-        interval=ConfidenceInterval(
-            2 * interval.low - 1, 2 * interval.high - 1, interval.level, DIFFERENCE_METHOD
-        ),
-        standard_error=None if result.standard_error is None else 2 * result.standard_error,
-        details=details,
+        statistic=float(difference[0]),
+        n=int(ya.size),
+        interval=ConfidenceInterval(float(low[0]), float(high[0]), level, DIFFERENCE_METHOD),
+        standard_error=None,
+        details={
+            "correlation_of_estimates": float(r[0]),
+            "lambda_a": first.details["lambda"],
+            "lambda_b": second.details["lambda"],
+            "judge_only": first.details["judge_only"] - second.details["judge_only"],
+            "human_only": first.details["human_only"] - second.details["human_only"],
+            "n_labelled": int(ya.size),
+            "n_judged": int(ya.size + ua.size),
+        },
     )
 
 
@@ -384,6 +442,7 @@ __all__ = [
     "LabelBudget",
     "label_budget",
     "ppi_bounds_batch",
+    "ppi_difference_bounds_batch",
     "ppi_mean",
     "ppi_mean_difference",
     "tuned_lambda",
