@@ -25,12 +25,12 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -65,9 +65,10 @@ from plumbline.agent.workspace import (
     save_baseline,
     snapshot_protected,
 )
+from plumbline.core.redaction import Redactor
+from plumbline.core.registry import Registry
 from plumbline.records.io import JsonlAppender, read_records, write_atomic, write_json_atomic
 from plumbline.records.run_record import RunRecord
-from plumbline.redaction import Redactor
 
 RECORDS = "records.jsonl"
 PLAN = "plan.json"
@@ -127,8 +128,9 @@ class RunOptions:
     retry_infra: bool = False
     duration_from: DurationSource = "agent"
     force: bool = False
-    #: Where trials run: "local" (threads on this machine) or "ray" (tasks on a Ray cluster).
-    executor: Literal["local", "ray"] = "local"
+    #: Where trials run: the name of a registered `TrialExecutor` ("local": threads on this
+    #: machine; "ray": tasks on a Ray cluster, registered by `plumbline.cluster`).
+    executor: str = "local"
     ray: RayOptions | None = None
 
 
@@ -350,35 +352,26 @@ class Harness:
             raise RunError(str(error)) from None
 
     def _run(self) -> RunResult:
-        if self.options.executor == "ray":
-            from plumbline.cluster.trials import RayExecutor
-
-            executor = RayExecutor(self)
-            executor.connect()  # before anything is written: an unreachable cluster stops here
+        executor = TRIAL_EXECUTORS.get(self.options.executor)(self)
+        executor.connect()  # before anything is written: an unreachable cluster stops here
         try:
             self._prepare()
         except BaseException:
-            if self.options.executor == "ray":
-                executor.close()
+            executor.close()
             raise
         # Trials a killed harness left behind: end what still runs there before anything new.
         reclaimed = reclaim(self.options.output, keep_workspaces=self.options.keep_workspaces)
-        retries: list[InfraRetry] = []
         # Opening the appender first repairs a partial last line left by a killed harness.
         self._appender = JsonlAppender(self.records_path)
         try:
             existing, _ = read_existing(self.records_path)
             pending = self.pending(existing)
             self.pending_count = len(pending)
-            if self.options.executor == "ray":
-                reclaimed += executor.reclaim()
-                retries = executor.run(pending)
-            else:
-                self._run_local(pending)
+            reclaimed += executor.reclaim()
+            retries = executor.run(pending)
         finally:
             self._appender.close()
-            if self.options.executor == "ray":
-                executor.close()
+            executor.close()
         records, errors = read_existing(self.records_path)
         arms = [arm.name for arm in self.plan.loaded.suite.arms]
         return RunResult(
@@ -394,26 +387,20 @@ class Harness:
             retries,
         )
 
-    def _run_local(self, pending: list[Unit]) -> None:
-        """Run the units in threads of this process, `concurrency` at a time."""
+    @contextlib.contextmanager
+    def baselines(self) -> Iterator[None]:
+        """Keep the pristine `.git` copies of the trials run in this block in a fresh
+        directory under the trial base (outside every trial directory), removed after."""
         self._baselines = Path(tempfile.mkdtemp(prefix=f"{BASELINES_PREFIX}.", dir=self.base))
         try:
-            with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
-                futures: list[Future[None]] = [pool.submit(self._run_unit, u) for u in pending]
-                try:
-                    for future in futures:
-                        future.result()
-                except BaseException:
-                    self.registry.kill_all()
-                    for future in futures:
-                        future.cancel()
-                    raise
+            yield
         finally:
             shutil.rmtree(self._baselines, ignore_errors=True)
 
     # -- one trial -----------------------------------------------------------------------
 
-    def _run_unit(self, unit: Unit) -> None:
+    def run_unit(self, unit: Unit) -> None:
+        """Run one unit here and record it (nothing when the run is being stopped)."""
         if self.registry.stopping.is_set():
             return
         output = self.run_trial(unit)
@@ -468,7 +455,7 @@ class Harness:
                 model = RunRecord.model_validate(record)
             except ValidationError as again:
                 model = RunRecord.model_validate(
-                    self._infra(record, "harness_error", f"invalid record: {again}")
+                    self.infra_record(record, "harness_error", f"invalid record: {again}")
                 )
         with self._lock:
             assert self._appender is not None
@@ -476,7 +463,7 @@ class Harness:
             if self.on_record is not None:
                 self.on_record(model)
 
-    def _base_record(self, unit: Unit, run_id: str) -> dict[str, Any]:
+    def base_record(self, unit: Unit, run_id: str) -> dict[str, Any]:
         plan = self.plan
         agent = plan.agents[unit.arm]
         task = plan.tasks[unit.task_id].task
@@ -500,7 +487,7 @@ class Harness:
             "started_at_utc": _now(),
         }
 
-    def _infra(self, record: dict[str, Any], kind: str, reason: str) -> dict[str, Any]:
+    def infra_record(self, record: dict[str, Any], kind: str, reason: str) -> dict[str, Any]:
         record.update(
             {
                 "success": False,
@@ -526,7 +513,7 @@ class Harness:
 
     def _trial(self, unit: Unit) -> TrialOutput:
         run_id = f"{_safe(unit.task_id)}.{_safe(unit.arm)}.r{unit.repeat}.{uuid.uuid4().hex[:8]}"
-        record = self._base_record(unit, run_id)
+        record = self.base_record(unit, run_id)
         started = time.monotonic()
         assert self._baselines is not None
         baseline = self._baselines / run_id
@@ -535,7 +522,7 @@ class Harness:
             trial = create_trial(self.base, TRIAL_PREFIX)
             lease = take(self.lease_root, run_id, trial.root, baseline)
         except OSError as error:
-            self._infra(record, "workspace_failed", f"creating the trial directory: {error}")
+            self.infra_record(record, "workspace_failed", f"creating the trial directory: {error}")
             return output
         try:
             output.record = self._in_trial(unit, trial, record, baseline, output)
@@ -543,7 +530,7 @@ class Harness:
                 output.record["duration_seconds"] = round(time.monotonic() - started, 3)
             return output
         except Exception as error:  # the harness itself failed: recorded, never dropped
-            self._infra(record, "harness_error", f"{type(error).__name__}: {error}")
+            self.infra_record(record, "harness_error", f"{type(error).__name__}: {error}")
             record["duration_seconds"] = round(time.monotonic() - started, 3)
             output.record = record
             return output
@@ -612,30 +599,32 @@ class Harness:
             self.materials.copy_source(task_plan, workspace)
             init_repository(workspace, env)
         except (OSError, WorkspaceError) as error:
-            return self._infra(record, "workspace_failed", f"copying the source: {error}")
+            return self.infra_record(record, "workspace_failed", f"copying the source: {error}")
         code, reason = self._commands(task.setup, trial, env, "setup")
         record["setup_exit_code"] = code
         if reason:
-            return self._infra(record, "setup_failed", f"task setup: {reason}")
+            return self.infra_record(record, "setup_failed", f"task setup: {reason}")
         try:
             self._apply_arm(arm, workspace)
         except OSError as error:
-            return self._infra(record, "arm_setup_failed", f"arm files: {error}")
+            return self.infra_record(record, "arm_setup_failed", f"arm files: {error}")
         code, reason = self._commands(arm.setup, trial, env, "arm-setup")
         record["arm_setup_exit_code"] = code
         if reason:
-            return self._infra(record, "arm_setup_failed", f"arm setup: {reason}")
+            return self.infra_record(record, "arm_setup_failed", f"arm setup: {reason}")
         try:
             initial = commit_all(workspace, env)
         except WorkspaceError as error:
-            return self._infra(record, "workspace_failed", f"initial commit: {error}")
+            return self.infra_record(record, "workspace_failed", f"initial commit: {error}")
         try:
             # Once the agent runs, the workspace and its `.git` are the agent's: the protected
             # files are kept here and the repository where the agent does not work.
             snapshot = snapshot_protected(workspace, task_plan.protected)
             save_baseline(workspace, baseline)
         except OSError as error:
-            return self._infra(record, "workspace_failed", f"saving the initial state: {error}")
+            return self.infra_record(
+                record, "workspace_failed", f"saving the initial state: {error}"
+            )
         if self.registry.stopping.is_set():
             return None
 
@@ -649,7 +638,7 @@ class Harness:
         agent_env = {**env, **self.options.pass_env}
         executable = _find_executable(argv[0], agent_env, workspace)
         if executable is None:
-            return self._infra(
+            return self.infra_record(
                 record, "agent_not_found", f"agent executable {argv[0]!r} not found on PATH"
             )
         stdout = trial.logs / "agent.stdout"
@@ -672,7 +661,7 @@ class Harness:
                 if isinstance(result.start_error, FileNotFoundError)
                 else "agent_start_failed"
             )
-            return self._infra(record, kind, f"starting {argv[0]!r}: {result.start_error}")
+            return self.infra_record(record, kind, f"starting {argv[0]!r}: {result.start_error}")
         record["agent_exit_code"] = result.exit_code
         record["timed_out"] = result.timed_out
         record["harness_duration_seconds"] = round(result.duration_seconds, 3)
@@ -743,7 +732,7 @@ class Harness:
                 f"removed or replaced it): {acceptance.start_error}",
             )
         if acceptance.start_error is not None:
-            return self._infra(
+            return self.infra_record(
                 record, "harness_error", f"acceptance could not start: {acceptance.start_error}"
             )
         record["acceptance_exit_code"] = acceptance.exit_code
@@ -764,6 +753,63 @@ class Harness:
             for log in sorted(trial.logs.iterdir())
             if log.is_file() and log.stat().st_size
         }
+
+
+class TrialExecutor(Protocol):
+    """Where a harness's pending units run; `Harness.finish` writes each result. An executor
+    registers a factory that takes the harness in `TRIAL_EXECUTORS` (or in the
+    `plumbline.trial_executors` entry-point group)."""
+
+    def connect(self) -> None:
+        """Reach the machines trials run on, before anything is written."""
+
+    def reclaim(self) -> list[Reclaimed]:
+        """End what a killed run left on those machines."""
+
+    def run(self, pending: list[Unit]) -> list[InfraRetry]:
+        """Run the units in schedule order; the trials run again after infrastructure loss."""
+
+    def close(self) -> None:
+        """Release what `connect` took."""
+
+
+ExecutorFactory = Callable[["Harness"], TrialExecutor]
+
+TRIAL_EXECUTORS: Registry[ExecutorFactory] = Registry("trial executor", "plumbline.trial_executors")
+
+
+@TRIAL_EXECUTORS.register("local")
+class LocalExecutor:
+    """Runs the units in threads of this process, `concurrency` at a time."""
+
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
+
+    def connect(self) -> None:
+        return None
+
+    def reclaim(self) -> list[Reclaimed]:
+        return []  # the harness reclaims its own output's leases
+
+    def run(self, pending: list[Unit]) -> list[InfraRetry]:
+        harness = self.harness
+        with (
+            harness.baselines(),
+            ThreadPoolExecutor(max_workers=harness.options.concurrency) as pool,
+        ):
+            futures: list[Future[None]] = [pool.submit(harness.run_unit, u) for u in pending]
+            try:
+                for future in futures:
+                    future.result()
+            except BaseException:
+                harness.registry.kill_all()
+                for future in futures:
+                    future.cancel()
+                raise
+        return []
+
+    def close(self) -> None:
+        return None
 
 
 def _changed(previous: dict[str, Any], plan: Plan) -> list[str]:

@@ -20,12 +20,11 @@ from plumbline.cli.output import (
     seed_option,
 )
 from plumbline.cli.report import announce_html, html_option
-from plumbline.limits import MAX_RESAMPLES
-from plumbline.report.escape import terminal
+from plumbline.core.escape import terminal
+from plumbline.core.limits import MAX_RESAMPLES
 
 if TYPE_CHECKING:
-    from plumbline.compare.analysis import CompareReport
-    from plumbline.compare.decision import Margins
+    from plumbline.compare.result import CompareReport, Margins
 
 MAX_SHOWN_ERRORS = 20
 
@@ -44,7 +43,7 @@ def _rule(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 
 def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> Margins:
-    from plumbline.compare.decision import Margins
+    from plumbline.compare.result import Margins
 
     if value is None:
         return Margins()
@@ -141,10 +140,11 @@ def compare(
             else ""
         )
         raise click.UsageError(f"give at least one run record file{hint}")
-    from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
-    from plumbline.compare.render import render_markdown, render_terminal
+    from plumbline.compare.analysis import CompareError, compare_runs
+    from plumbline.compare.result import CompareSettings
     from plumbline.records.io import InvalidRecordError, write_atomic
     from plumbline.records.run_record import read_run_records
+    from plumbline.views.compare import render_markdown, render_terminal
 
     outputs = {
         Path(p).resolve() for p in (json_path, markdown_path, parquet_path) if p and p != "-"
@@ -189,7 +189,7 @@ def compare(
     if markdown_path:
         write_atomic(markdown_path, render_markdown(report))
     if parquet_path:
-        from plumbline.frames import runs_frame, write_parquet
+        from plumbline.app.frames import runs_frame, write_parquet
 
         write_parquet(runs_frame(table.frame), parquet_path)
     if html_dir is not None:
@@ -209,7 +209,7 @@ def compare(
 def fail_unless_reasons(report: CompareReport) -> list[str]:
     """Why `--fail-unless prefer-treatment` fails: each comparison not preferring its
     treatment, with the gates that did not hold for the treatment and their values."""
-    from plumbline.compare.render import gate_format
+    from plumbline.views.compare import gate_format
 
     reasons: list[str] = []
     for comparison in report.comparisons:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from plumbline.progress import ProgressCallback
+    from plumbline.core.progress import ProgressCallback
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -404,7 +404,7 @@ def _stderr_handler() -> logging.Handler:
                 self.handleError(record)
 
         def format(self, record: logging.LogRecord) -> str:
-            from plumbline.report.escape import visible_controls
+            from plumbline.core.escape import visible_controls
 
             message = visible_controls(record.getMessage())
             if record.levelno == logging.INFO:

@@ -16,7 +16,7 @@ from plumbline.cli.output import (
     json_option,
     write_json,
 )
-from plumbline.report.escape import terminal
+from plumbline.core.escape import terminal
 
 if TYPE_CHECKING:
     from plumbline.records.adapters import Conversion, RunContext

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from plumbline.cli.output import EXIT_USAGE, console, emit, error_console, json_option
-from plumbline.report.escape import terminal, visible_controls
+from plumbline.core.escape import terminal, visible_controls
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from plumbline.report.site import Kind, SiteResult
+    from plumbline.app.site import SiteResult
+    from plumbline.views.site import Kind
 
 
 def site_url(index: Path) -> str:
@@ -49,7 +50,7 @@ def report(inputs: tuple[Path, ...], output: Path, json_path: str | None) -> Non
     """
     from rich.text import Text
 
-    from plumbline.report.site import SiteInputError, load_site_inputs, write_site
+    from plumbline.app.site import SiteInputError, load_site_inputs, write_site
 
     try:
         site_inputs = load_site_inputs(list(inputs))
@@ -106,7 +107,7 @@ def write_html(
     Reports other commands wrote there stay and are listed on the index, so `compare --html
     site/` and `reliability --html site/` build one site.
     """
-    from plumbline.report.site import site_input, write_site
+    from plumbline.app.site import site_input, write_site
 
     return write_site(
         [site_input(kind, name, document, sources)], directory, keep_other_reports=True

@@ -27,7 +27,7 @@ from plumbline.leaderboard.collect import CategoryData, FloatArray, IntArray
 from plumbline.leaderboard.result import Problem
 from plumbline.leaderboard.scores import LEVEL, CategoryScore
 from plumbline.leaderboard.suite import Suite
-from plumbline.result import Interval
+from plumbline.core.result import Interval
 from plumbline.stats import EstimateResult, label_budget, ppi_mean
 from plumbline.stats.ppi import METHOD
 

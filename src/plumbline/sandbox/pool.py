@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from plumbline.sandbox.bwrap import SANDBOX_ROOT, SandboxLayout, build_command, require_sandbox
-from plumbline.sandbox.limits import ResourceLimits
+from plumbline.sandbox.resources import ResourceLimits
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 WORKER_IN_SANDBOX = "/opt/plumbline/worker.py"
