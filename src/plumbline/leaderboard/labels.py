@@ -23,12 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from plumbline.leaderboard.collect import CategoryData, FloatArray, IntArray
+from plumbline.core.result import Interval
+from plumbline.leaderboard.collect import CategoryData
+from plumbline.leaderboard.correction import Correction
 from plumbline.leaderboard.result import Problem
 from plumbline.leaderboard.scores import LEVEL, CategoryScore
 from plumbline.leaderboard.suite import Suite
-from plumbline.core.result import Interval
-from plumbline.stats import EstimateResult, label_budget, ppi_mean
+from plumbline.stats import label_budget, ppi_mean
 from plumbline.stats.ppi import METHOD
 
 
@@ -109,24 +110,6 @@ def read_labels(path: str | Path) -> list[HumanLabel]:
             raise LabelFileError(f"{file}:{number}: not JSON: {error.msg}") from None
         labels.append(_label(row, f"{file}:{number}"))
     return labels
-
-
-@dataclass(frozen=True)
-class Correction:
-    """One model's labels in one category and the PPI estimate they give."""
-
-    labelled: IntArray
-    """Question codes with a human label (ascending)."""
-    human: FloatArray
-    judge_labelled: FloatArray
-    judge_unlabelled: FloatArray
-    unlabelled: IntArray
-    result: EstimateResult
-    judge_value: float
-    judge_interval: Interval | None
-
-    def estimate(self, level: float) -> EstimateResult:
-        return ppi_mean(self.human, self.judge_labelled, self.judge_unlabelled, level=level)
 
 
 def _problem(kind: str, label: HumanLabel, message: str, **extra: Any) -> Problem:

@@ -32,7 +32,7 @@ from plumbline.stats._validation import t_critical, z_critical
 from plumbline.stats.mover import mover_sum
 
 if TYPE_CHECKING:
-    from plumbline.leaderboard.labels import Correction
+    from plumbline.leaderboard.correction import Correction
 
 Confidence = Literal["high", "medium", "low"]
 
