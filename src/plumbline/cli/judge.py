@@ -27,6 +27,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+PLAN_HINT = (
+    "  plan human labels from the measured correlation: plumbline judge plan "
+    "--correlation R --judged N --half-width H (R = the Pearson r above)"
+)
+
+
 @click.group()
 def judge() -> None:
     """LLM-judge tools for the architecture_design category."""
@@ -192,10 +198,7 @@ def calibrate(
             console.print(f"  unscored verdicts: {calibration.unscored}")
             for failure in calibration.failures:
                 console.print(f"  [red]✗[/red] {terminal(failure)}")
-        console.print(
-            "  plan human labels from the measured correlation: plumbline judge plan "
-            "--correlation R --judged N --half-width H (R = the Pearson r above)"
-        )
+        console.print(PLAN_HINT)
         if report.agreement:
             alphas = ", ".join(f"{k} {present.fixed(v, 2)}" for k, v in report.agreement.items())
             console.print(f"Krippendorff's alpha between judges (interval): {terminal(alphas)}")

@@ -66,6 +66,25 @@ def _fail(message: str) -> None:
     raise SystemExit(EXIT_USAGE)
 
 
+def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any] | None:
+    """The rows of `--labels` (None without it); a broken file is a usage error naming
+    `file:line: field`."""
+    if half_width is not None and labels_path is None:
+        raise click.UsageError(
+            "--half-width plans labels for a corrected leaderboard: add --labels"
+        )
+    if labels_path is None:
+        return None
+    from plumbline.leaderboard.labels import LabelFileError, read_labels
+
+    try:
+        return list(read_labels(labels_path))
+    except LabelFileError as error:
+        # plain echo: a `file:line:` location must never be wrapped across lines
+        click.echo(f"error: {terminal(str(error))}", err=True)
+        raise SystemExit(EXIT_USAGE) from None
+
+
 @leaderboard.command(BUILD)
 @click.argument("logs", nargs=-1, required=True)
 @click.option(
@@ -190,20 +209,7 @@ def build(
                 param_hint="--not-run",
             )
         skipped[key] = reason.strip()
-    if half_width is not None and labels_path is None:
-        raise click.UsageError(
-            "--half-width plans labels for a corrected leaderboard: add --labels"
-        )
-    labels = None
-    if labels_path is not None:
-        from plumbline.leaderboard.labels import LabelFileError, read_labels
-
-        try:
-            labels = read_labels(labels_path)
-        except LabelFileError as error:
-            # plain echo: a `file:line:` location must never be wrapped across lines
-            click.echo(f"error: {terminal(str(error))}", err=True)
-            raise SystemExit(EXIT_USAGE) from None
+    labels = _read_labels(labels_path, half_width)
 
     with Progress(
         TextColumn("reading logs"),

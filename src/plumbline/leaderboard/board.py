@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plumbline.leaderboard.collect import CategoryData, ProgressCallback, collect
+from plumbline.leaderboard.collect import CategoryData, Collected, ProgressCallback, collect
 from plumbline.leaderboard.labels import (
     HumanLabel,
     correct_category,
@@ -313,11 +313,7 @@ def build_leaderboard(
         if model not in failed_names
     ]
     if labels:
-        human, label_problems = match_labels(
-            resolved, collected.data, collected.question_labels, labels
-        )
-        problems.extend(label_problems)
-        scored = [_corrected(resolved, entry, human, problems) for entry in scored]
+        scored = _apply_labels(resolved, collected, labels, scored, problems)
     ranked, comparisons = rank_models(resolved, scored)
     problems.extend(question_set_problems(resolved, ranked))
     problems.extend(unpaired_problems(comparisons))
@@ -360,6 +356,19 @@ def build_leaderboard(
         scorers_read=scorers_read,
         half_width=half_width,
     )
+
+
+def _apply_labels(
+    suite: Suite,
+    collected: Collected,
+    labels: list[HumanLabel],
+    scored: list[ModelScores],
+    problems: list[Problem],
+) -> list[ModelScores]:
+    """Every model's scores with its labelled categories corrected (label problems appended)."""
+    human, label_problems = match_labels(suite, collected.data, collected.question_labels, labels)
+    problems.extend(label_problems)
+    return [_corrected(suite, entry, human, problems) for entry in scored]
 
 
 def _corrected(

@@ -141,6 +141,24 @@ def _equivalence(document: LeaderboardDocument) -> str:
     return f"≤{present.number((document.metadata.sa_bench_equivalence or 0) * 100)} pts"
 
 
+def _print_corrections(document: LeaderboardDocument, console: Console) -> None:
+    """The judge-only score next to the corrected one, for every corrected category."""
+    corrections = correction_rows(document)
+    if not corrections:
+        return
+    fixes = Table(
+        title="Judge corrected with human labels (prediction-powered inference)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    for header in CORRECTION_HEADER:
+        left = header in ("model", "category")
+        fixes.add_column(header, justify="left" if left else "right", no_wrap=left)
+    for cells in corrections:
+        fixes.add_row(*(terminal(cell) for cell in cells))
+    console.print(fixes)
+
+
 def render_terminal(document: LeaderboardDocument, console: Console) -> None:
     """The leaderboard table, the adjacent comparisons, and the input problems."""
     metadata = document.metadata
@@ -212,19 +230,7 @@ def render_terminal(document: LeaderboardDocument, console: Console) -> None:
             higher, lower, *numbers = _pair_cells(pair, interval_on="\n")
             pairs.add_row(terminal(higher), terminal(lower), *numbers)
         console.print(pairs)
-    corrections = correction_rows(document)
-    if corrections:
-        fixes = Table(
-            title="Judge corrected with human labels (prediction-powered inference)",
-            title_justify="left",
-            box=box.SIMPLE_HEAD,
-        )
-        for header in CORRECTION_HEADER:
-            left = header in ("model", "category")
-            fixes.add_column(header, justify="left" if left else "right", no_wrap=left)
-        for cells in corrections:
-            fixes.add_row(*(terminal(cell) for cell in cells))
-        console.print(fixes)
+    _print_corrections(document, console)
     if document.problems:
         console.print(
             f"[bold yellow]{present.number(metadata.problem_count)} problem(s) with the "
