@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from judge_scenario import JudgedLogs, generate_judged_logs
 
 from plumbline.cli.main import main
-from plumbline.schema_files import shipped
+from plumbline.core.schema_files import shipped
 
 FIELDS = {
     "estimate",
