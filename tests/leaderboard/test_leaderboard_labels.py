@@ -122,14 +122,17 @@ def test_label_problems_are_named(judged: JudgedLogs, tmp_path: Path) -> None:
     lines.append("mockllm/better,judged_answers,nope,1,1")  # line 12: matches nothing
     lines.append("mockllm/better,judged_answers,j050,1,1.5")  # line 13: out of range
     lines.append("mockllm/better,judged_answers,j000,1,0")  # line 14: duplicate
+    lines.append("mockllm/better,judged_answers,j001,3,0")  # line 15: no epoch 3
     labels.write_text("\n".join(lines) + "\n")
     result = run("leaderboard", judged.logs, "--suite", judged.suite, "--labels", labels, "--json")
     document = json.loads(result.output)
-    problems = {p["kind"]: p for p in document["problems"]}
+    problems = {p["kind"]: p for p in reversed(document["problems"])}  # the first of a kind
     assert problems["label_unmatched"]["path"].endswith("labels.csv:12")
     assert "'nope'" in problems["label_unmatched"]["message"]
     assert problems["label_out_of_range"]["path"].endswith("labels.csv:13")
     assert problems["label_duplicate"]["path"].endswith("labels.csv:14")
+    unmatched = [p["path"] for p in document["problems"] if p["kind"] == "label_unmatched"]
+    assert any(path.endswith("labels.csv:15") for path in unmatched)
     assert _model(document, "better")["corrections"]["answers"]["n_labelled"] == 10
     assert "corrections" not in _model(document, "worse")
 

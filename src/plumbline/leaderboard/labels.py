@@ -165,6 +165,8 @@ def match_labels(
             entry = data.get((label.model, category.key))
             if code is None or entry is None or not np.any(entry.questions == code):
                 continue
+            if label.epoch > entry.epochs:  # Inspect numbers epochs 1..K
+                continue
             values[(label.model, category.key)][code].append(label.value)
             matched = True
         if not matched:
