@@ -142,7 +142,7 @@ def test_a_broken_labels_file_is_a_usage_error(judged: JudgedLogs, tmp_path: Pat
     labels.write_text('{"model": "m", "task": "t", "sample_id": "a", "value": 1}\n{"model": "m"\n')
     result = run("leaderboard", judged.logs, "--suite", judged.suite, "--labels", labels)
     assert result.exit_code == 2
-    assert "labels.jsonl:2: not JSON" in result.output
+    assert "labels.jsonl:2: <json>: invalid JSON" in result.output
     labels.write_text('{"model": "m", "task": "t", "sample_id": "a", "value": "high"}\n')
     result = run("leaderboard", judged.logs, "--suite", judged.suite, "--labels", labels)
     assert result.exit_code == 2

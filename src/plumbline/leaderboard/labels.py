@@ -14,7 +14,6 @@ problems that name the row, never silently dropped or clamped.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -29,6 +28,12 @@ from plumbline.leaderboard.correction import Correction
 from plumbline.leaderboard.result import Problem
 from plumbline.leaderboard.scores import LEVEL, CategoryScore
 from plumbline.leaderboard.suite import Suite
+from plumbline.records.io import (
+    RecordError,
+    UnreadableFileError,
+    iter_json_values,
+    read_text_file,
+)
 from plumbline.stats import label_budget, ppi_mean
 from plumbline.stats.ppi import METHOD
 
@@ -84,31 +89,27 @@ def _label(row: Any, where: str) -> HumanLabel:
 
 
 def read_labels(path: str | Path) -> list[HumanLabel]:
-    """Every row of a labels file (`.csv` is CSV with a header, anything else JSONL)."""
+    """Every row of a labels file (`.csv` is CSV with a header; anything else is read as JSON
+    records by `records.io.iter_json_values`: JSONL, a JSON array, or concatenated objects)."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise LabelFileError(f"{file}: cannot read: {error}") from None
     labels: list[HumanLabel] = []
-    if file.suffix.lower() == ".csv":
-        reader = csv.DictReader(text.splitlines())
-        missing = {"model", "task", "sample_id", "value"} - set(reader.fieldnames or [])
-        if missing:
-            raise LabelFileError(
-                f"{file}:1: header: missing column(s) {', '.join(sorted(missing))}"
-            )
-        for number, row in enumerate(reader, start=2):
-            labels.append(_label(row, f"{file}:{number}"))
-        return labels
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise LabelFileError(f"{file}:{number}: not JSON: {error.msg}") from None
-        labels.append(_label(row, f"{file}:{number}"))
+    try:
+        if file.suffix.lower() == ".csv":
+            reader = csv.DictReader(read_text_file(file).splitlines())
+            missing = {"model", "task", "sample_id", "value"} - set(reader.fieldnames or [])
+            if missing:
+                raise LabelFileError(
+                    f"{file}:1: header: missing column(s) {', '.join(sorted(missing))}"
+                )
+            for number, row in enumerate(reader, start=2):
+                labels.append(_label(row, f"{file}:{number}"))
+            return labels
+        for record in iter_json_values(file):
+            if isinstance(record, RecordError):
+                raise LabelFileError(str(record))
+            labels.append(_label(record.value, f"{file}:{record.line}"))
+    except (OSError, UnreadableFileError, csv.Error) as error:
+        raise LabelFileError(f"{file}: cannot read: {error}") from None
     return labels
 
 
