@@ -221,3 +221,28 @@ def test_the_tutorial_runs_end_to_end(
     for name in ("better", "worse"):
         interval = _model(document, name)["intervals"]["answers"]
         assert interval["low"] <= judged.truth(name) <= interval["high"]
+
+
+def test_the_page_shows_judge_only_next_to_corrected_and_the_agreement_plot(
+    judged: JudgedLogs, tmp_path: Path
+) -> None:
+    to_label = tmp_path / "to_label.jsonl"
+    run("judge", "sample", judged.logs, "--suite", judged.suite, "--per-model", 30, "-o", to_label)
+    labels = tmp_path / "labels.jsonl"
+    _label(judged, to_label, labels)
+    site = tmp_path / "site"
+    board = tmp_path / "board.json"
+    result = run(
+        "leaderboard", judged.logs, "--suite", judged.suite, "--labels", labels,
+        "-o", board, "--html", site,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = json.loads(board.read_text())
+    page = next(site.glob("*/index.html")).read_text()
+    assert "Judge corrected with human labels" in page
+    assert page.count('class="agreement"') == 2  # one group of points per model
+    assert page.count('<circle class="point"') == 60
+    for name in ("better", "worse"):
+        fix = _model(document, name)["corrections"]["answers"]
+        assert f"{fix['judge_only'] * 100:.1f}%" in page
+        assert f"{fix['estimate'] * 100:.1f}%" in page
