@@ -33,6 +33,12 @@ from plumbline.stats.power import (
     two_proportion_minimum_detectable_effect,
     two_proportion_sample_size,
 )
+from plumbline.stats.ppi import (
+    LabelBudget,
+    label_budget,
+    ppi_mean,
+    ppi_mean_difference,
+)
 from plumbline.stats.proportions import (
     clopper_pearson_interval,
     proportion_bounds,
@@ -46,6 +52,7 @@ __all__ = [
     "ConfidenceInterval",
     "DetectableEffectResult",
     "EstimateResult",
+    "LabelBudget",
     "SampleSizeResult",
     "TestResult",
     "benjamini_hochberg",
@@ -62,6 +69,7 @@ __all__ = [
     "hodges_lehmann",
     "holm",
     "krippendorff_alpha",
+    "label_budget",
     "mcnemar_exact",
     "mcnemar_minimum_detectable_effect",
     "mcnemar_sample_size",
@@ -70,6 +78,8 @@ __all__ = [
     "paired_minimum_detectable_effect",
     "paired_sample_size",
     "percentile",
+    "ppi_mean",
+    "ppi_mean_difference",
     "proportion_bounds",
     "proportion_interval",
     "repeat_variance_factor",
