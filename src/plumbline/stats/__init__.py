@@ -47,6 +47,14 @@ from plumbline.stats.proportions import (
     wilson_interval,
 )
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, TestResult, check_level
+from plumbline.stats.sequential import (
+    SequentialPlan,
+    SequentialResult,
+    expected_pairs,
+    plan_sequential,
+    plan_sequential_continuous,
+    run_sequential,
+)
 
 __all__ = [
     "ConfidenceInterval",
@@ -54,6 +62,8 @@ __all__ = [
     "EstimateResult",
     "LabelBudget",
     "SampleSizeResult",
+    "SequentialPlan",
+    "SequentialResult",
     "TestResult",
     "benjamini_hochberg",
     "bootstrap_interval",
@@ -65,6 +75,7 @@ __all__ = [
     "cluster_bootstrap",
     "clustered_mean",
     "cohens_d",
+    "expected_pairs",
     "geometric_mean_ratio",
     "hodges_lehmann",
     "holm",
@@ -78,12 +89,15 @@ __all__ = [
     "paired_minimum_detectable_effect",
     "paired_sample_size",
     "percentile",
+    "plan_sequential",
+    "plan_sequential_continuous",
     "ppi_mean",
     "ppi_mean_difference",
     "proportion_bounds",
     "proportion_interval",
     "repeat_variance_factor",
     "repeated_measures_mean",
+    "run_sequential",
     "sign_test",
     "t_interval",
     "two_proportion_minimum_detectable_effect",
