@@ -9,8 +9,10 @@ import click
 
 from plumbline.cli.output import (
     EXIT_FAILED,
+    Command,
     FiniteFloatRange,
     InputError,
+    OutputFile,
     console,
     deprecation,
     dumps,
@@ -18,6 +20,7 @@ from plumbline.cli.output import (
     json_option,
     progress_bar,
     seed_option,
+    write_output,
 )
 from plumbline.cli.report import announce_html, html_option
 from plumbline.limits import MAX_RESAMPLES
@@ -54,7 +57,7 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
         raise click.BadParameter(str(error)) from None
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("records", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
     "--treatment",
@@ -97,10 +100,17 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
 )
 @click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
 @json_option
-@click.option("--markdown", "markdown_path", metavar="PATH", help="Write a Markdown report.")
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=OutputFile(),
+    metavar="PATH",
+    help="Write a Markdown report.",
+)
 @click.option(
     "--parquet",
     "parquet_path",
+    type=OutputFile(),
     metavar="PATH",
     help="Write one row per run record as Parquet (Inspect samples_df column names added).",
 )
@@ -143,17 +153,23 @@ def compare(
         raise click.UsageError(f"give at least one run record file{hint}")
     from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
     from plumbline.compare.render import render_markdown, render_terminal
-    from plumbline.records.io import InvalidRecordError, write_atomic
+    from plumbline.records.io import InvalidRecordError
     from plumbline.records.run_record import read_run_records
 
-    outputs = {
-        Path(p).resolve() for p in (json_path, markdown_path, parquet_path) if p and p != "-"
-    }
+    ctx = click.get_current_context()
+    if (
+        rule != "ci"
+        and ctx.get_parameter_source("margins") is click.core.ParameterSource.COMMANDLINE
+    ):
+        raise click.UsageError(
+            "--margin applies only to --rule ci: add --rule ci, or drop --margin"
+        )
     for path in records:
-        if Path(path).resolve() in outputs:
-            raise click.UsageError(f"{path} is both an input and an output")
-        if not Path(path).is_file():
+        # pipes and process substitution (`<(cat runs.jsonl)`) are ordinary inputs
+        if not Path(path).exists():
             raise click.UsageError(f"{path}: no such file")
+        if Path(path).is_dir():
+            raise click.UsageError(f"{path}: a directory; give the run record files in it")
     try:
         table = read_run_records(list(records), strict=strict)
     except InvalidRecordError as error:
@@ -184,14 +200,14 @@ def compare(
         click.echo(dumps(report))
     else:
         if json_path:
-            write_atomic(json_path, dumps(report) + "\n")
+            write_output(json_path, dumps(report) + "\n")
         render_terminal(report, console)
     if markdown_path:
-        write_atomic(markdown_path, render_markdown(report))
+        write_output(markdown_path, render_markdown(report))
     if parquet_path:
-        from plumbline.frames import runs_frame, write_parquet
+        from plumbline.frames import parquet_bytes, runs_frame
 
-        write_parquet(runs_frame(table.frame), parquet_path)
+        write_output(parquet_path, parquet_bytes(runs_frame(table.frame)))
     if html_dir is not None:
         announce_html(
             "compare",
@@ -203,6 +219,13 @@ def compare(
     if fail_unless == "prefer-treatment" and not report.all_prefer_treatment():
         for line in fail_unless_reasons(report):
             click.echo(f"--fail-unless prefer-treatment: {line}", err=True)
+        raise SystemExit(EXIT_FAILED)
+    if table.errors:
+        # README, exit codes: invalid records are exit 1 (the comparison left them out)
+        click.echo(
+            f"{table.invalid_records} invalid run record(s) were left out (listed above): exit 1",
+            err=True,
+        )
         raise SystemExit(EXIT_FAILED)
 
 
