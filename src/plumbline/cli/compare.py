@@ -200,10 +200,10 @@ def compare(
         click.echo(dumps(report))
     else:
         if json_path:
-            write_output(json_path, dumps(report) + "\n")
+            write_output(json_path, dumps(report) + "\n", "JSON")
         render_terminal(report, console)
     if markdown_path:
-        write_output(markdown_path, render_markdown(report))
+        write_output(markdown_path, render_markdown(report), "Markdown")
     if parquet_path:
         from plumbline.frames import parquet_bytes, runs_frame
 

@@ -478,7 +478,7 @@ def check_outputs(ctx: click.Context) -> None:
                 raise click.UsageError(f"{label} {path}: {problem}")
 
 
-def write_output(path: str | Path, data: str | bytes) -> None:
+def write_output(path: str | Path, data: str | bytes, what: str = "output") -> None:
     """Write one output file of a command (see `records.io.write_atomic`: atomic for a regular
     file, through a link to its target, streamed into a FIFO or a character device)."""
     import logging
@@ -486,7 +486,7 @@ def write_output(path: str | Path, data: str | bytes) -> None:
     from plumbline.records.io import write_atomic
 
     write_atomic(path, data)
-    logging.getLogger(__name__).debug("wrote %s", path)
+    logging.getLogger(__name__).debug("wrote %s to %s", what, path)
 
 
 def json_option(function: F) -> F:
@@ -588,7 +588,7 @@ def stdout_for_json_only(json_path: str | bool | None) -> Iterator[None]:
 
 def write_json(result: Any, path: str) -> None:
     """Write a result as JSON to `path`, atomically."""
-    write_output(path, dumps(result) + "\n")
+    write_output(path, dumps(result) + "\n", "JSON")
 
 
 def emit(result: Any, json_path: str | bool | None, render: Callable[[Console], None]) -> None:

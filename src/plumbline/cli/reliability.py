@@ -364,14 +364,14 @@ def reliability(
     except RuntimeError as error:  # the embedding model cannot be loaded
         raise InfraError(str(error)) from None
     if markdown_path is not None:
-        write_output(markdown_path, render_markdown(report))
+        write_output(markdown_path, render_markdown(report), "Markdown")
     if parquet_path is not None:
         from plumbline.frames import parquet_bytes, trials_frame
 
         write_output(parquet_path, parquet_bytes(trials_frame(result.records)))
     document = report.json_document()
     if json_path is not None and json_path != "-":
-        write_output(json_path, dumps(document) + "\n")
+        write_output(json_path, dumps(document) + "\n", "JSON")
     if json_path == "-":
         click.echo(dumps(document))
     else:
