@@ -136,23 +136,35 @@ def test_a_writer_waits_for_the_lock_and_concurrent_writers_all_land(tmp_path: P
 
 
 def test_a_failure_part_way_leaves_the_previous_site_intact(tmp_path: Path) -> None:
+    """A write that fails while the update is staged (here: the file-size limit, EFBIG, as a
+    full disk would) leaves every page, data copy and the index as they were."""
+    import resource
+    import signal
+
     document, runs = comparison(tmp_path / "runs.jsonl", ["t1", "t2"])
     site = tmp_path / "site"
     write_site([SiteInput("compare", "first", document, (runs,))], site, keep_other_reports=True)
     before = snapshot(site)
-    broken = json.loads(json.dumps(document))
-    broken["unwritable"] = float("nan")  # rendered fine; its JSON copy cannot be written
+    sizes = sorted(len(data) for data in before.values())
     changed = json.loads(json.dumps(document))
     changed["decision"] = "changed"
-    with pytest.raises(ValueError, match="JSON"):
-        write_site(
-            [
-                SiteInput("compare", "first", changed, (runs,)),
-                SiteInput("compare", "second", broken, (runs,)),
-            ],
-            site,
-            keep_other_reports=True,
-        )
+    second, second_runs = comparison(tmp_path / "second.jsonl", ["u1", "u2", "u3"])
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (sizes[len(sizes) // 2], limit[1]))
+    try:
+        with pytest.raises(OSError):
+            write_site(
+                [
+                    SiteInput("compare", "first", changed, (runs,)),
+                    SiteInput("compare", "second", second, (second_runs,)),
+                ],
+                site,
+                keep_other_reports=True,
+            )
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+        signal.signal(signal.SIGXFSZ, previous)
     assert snapshot(site) == before  # no page, data copy or index changed
     assert not (site / "second").exists()
     assert not list(site.glob(".plumbline-stage-*"))
