@@ -126,3 +126,13 @@ def test_csv_cells_are_never_formulas(logs: Path, suite_path: Path) -> None:
         (row,) = list(csv.DictReader(io.StringIO(text)))
         assert row["model"] == "'" + name
         assert float(row["overall"]) == pytest.approx(0.4)  # numbers stay numbers
+
+
+def test_a_scorer_that_matches_nothing_is_a_problem(
+    tmp_path_factory: pytest.TempPathFactory, suite_path: Path
+) -> None:
+    unscored = make_log_dir(tmp_path_factory.mktemp("unscored"), scored=False)
+    board = build_leaderboard([unscored], load_suite(suite_path))
+    missing = [p for p in board.problems if p.kind == "scorer_missing"]
+    assert {p.category for p in missing} == {"qa", "qa_low"}
+    assert all("holds no scores at all" in p.message for p in missing)

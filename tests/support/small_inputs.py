@@ -44,7 +44,7 @@ CLAUDE_RESULT: dict[str, Any] = {
 }
 
 
-def make_log_dir(root: Path) -> Path:
+def make_log_dir(root: Path, *, scored: bool = True) -> Path:
     """`root/logs/` with one `.eval` log of a two-sample task answered by mockllm: it answers
     "A" to both, so one of the two is right (a score of 0.5)."""
     from inspect_ai import Task, eval
@@ -59,10 +59,10 @@ def make_log_dir(root: Path) -> Path:
             Sample(input="Say B.", target="B", id="s2"),
         ],
         solver=generate(),
-        scorer=match(),
+        scorer=match() if scored else None,
         name="mini_qa",
     )
-    logs = root / "logs"
+    logs = root / ("logs" if scored else "unscored-logs")
     answers = [ModelOutput.from_content(model="mockllm/model", content="A") for _ in range(2)]
     for answer in answers:  # with usage set, mockllm counts no tokens (tiktoken would download)
         answer.usage = ModelUsage(input_tokens=10, output_tokens=1, total_tokens=11)
