@@ -198,6 +198,9 @@ def test_two_outputs_at_one_path_are_refused(tmp_path: Path) -> None:
     assert result.exit_code == output.EXIT_USAGE
     assert "writes the same path" in result.output
     assert not target.exists()
+    # a stream may take several outputs
+    both = invoke("compare", str(runs), *ARMS, "--json", os.devnull, "--markdown", os.devnull)
+    assert both.exit_code == 0, both.output
 
 
 # --- Special files replaced ----------------------------------------------------------------

@@ -400,6 +400,17 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return (status.st_dev, status.st_ino)
 
 
+def _is_stream(path: Path) -> bool:
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
 def check_outputs(ctx: click.Context) -> None:
     """Refuse (exit 2) outputs that would overwrite an input or another output (see `Command`)."""
     command = ctx.command
@@ -443,11 +454,14 @@ def check_outputs(ctx: click.Context) -> None:
 
     for label, path, kind in outputs:
         real = os.path.realpath(path)
-        if real in named:
+        if _is_stream(path):
+            real = ""  # two outputs may share a stream (`/dev/null`, a terminal, a FIFO)
+        if real and real in named:
             raise click.UsageError(
                 f"{label} {path}: {named[real]} writes the same path; give each output its own"
             )
-        named[real] = label
+        if real:
+            named[real] = label
         identity = _identity(path)
         if identity is None:
             continue
@@ -464,7 +478,7 @@ def check_outputs(ctx: click.Context) -> None:
                     else ""
                 )
             )
-        if identity in written:
+        if identity in written and real:
             raise click.UsageError(
                 f"{label} {path}: {written[identity]} writes the same file; give each output "
                 "its own"
