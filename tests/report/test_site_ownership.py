@@ -73,6 +73,12 @@ def test_new_empty_and_plumbline_sites_are_written_and_marked(tmp_path: Path) ->
         assert (root / SITE_MARKER).is_file() and (root / "index.html").is_file()
         assert site_problem(root) is None  # and it can be written again
         write_html("compare", "compare-runs", document, [runs], root)
+    real = tmp_path / "real-site"  # a symlinked results directory, as on CI machines
+    real.mkdir()
+    linked = tmp_path / "linked-site"
+    linked.symlink_to(real)
+    write_html("compare", "compare-runs", document, [runs], linked)
+    assert linked.is_symlink() and (real / "compare-runs" / "index.html").is_file()
     older = tmp_path / "older"  # a site written before the marker existed
     (older / "data").mkdir(parents=True)
     (older / "index.html").write_text(f"<html><head>{GENERATOR_MARK}</head></html>")

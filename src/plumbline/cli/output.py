@@ -267,6 +267,7 @@ class OutputDirectory(OutputType):
     """A directory a command fills (created when missing): refused when it is a file."""
 
     kind = "directory"
+    name = "directory"
 
     def problem(self, path: str) -> str | None:
         import os
