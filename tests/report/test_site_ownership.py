@@ -174,3 +174,15 @@ def test_a_failure_part_way_leaves_the_previous_site_intact(tmp_path: Path) -> N
     assert snapshot(site) == before  # no page, data copy or index changed
     assert not (site / "second").exists()
     assert not list(site.glob(".plumbline-stage-*"))
+
+
+def test_an_input_inside_the_site_it_would_update_is_refused(tmp_path: Path) -> None:
+    document, runs = comparison(tmp_path / "runs.jsonl", ["t1", "t2"])
+    site = tmp_path / "site"
+    write_html("compare", "compare", document, [runs], site)
+    copy = site / "data" / "compare.json"
+    before = copy.read_bytes()
+    result = CliRunner().invoke(main, ["report", str(copy), "-o", str(site)])
+    assert result.exit_code == 2, result.output
+    assert "is inside this site" in result.output
+    assert copy.read_bytes() == before

@@ -414,6 +414,8 @@ def _is_stream(path: Path) -> bool:
 
 def check_outputs(ctx: click.Context) -> None:
     """Refuse (exit 2) outputs that would overwrite an input or another output (see `Command`)."""
+    import os
+
     command = ctx.command
     outputs: list[tuple[str, Path, OutputType]] = []
     for param in output_params(command):
@@ -426,6 +428,7 @@ def check_outputs(ctx: click.Context) -> None:
         return
     expand: DirectoryInputs = getattr(command, "directory_inputs", _all_files)
     inputs: dict[tuple[int, int], str] = {}
+    input_paths: list[tuple[str, str]] = []  # (resolved, as given) of every input file
     for param in command.params:
         if isinstance(param.type, OutputType):
             continue
@@ -444,6 +447,7 @@ def check_outputs(ctx: click.Context) -> None:
             if identity is None:
                 continue
             inputs.setdefault(identity, str(given))
+            input_paths.append((os.path.realpath(path), str(given)))
             if path.is_dir():
                 for inner in expand(path):
                     inner_identity = _identity(inner)
@@ -451,7 +455,6 @@ def check_outputs(ctx: click.Context) -> None:
                         inputs.setdefault(inner_identity, f"{inner} (in {given})")
     written: dict[tuple[int, int], str] = {}
     named: dict[str, str] = {}
-    import os
 
     for label, path, kind in outputs:
         real = os.path.realpath(path)
@@ -487,6 +490,15 @@ def check_outputs(ctx: click.Context) -> None:
         written[identity] = label
         if kind.kind == "site":
             from plumbline.report.site import site_problem
+
+            inside = [
+                given for real_input, given in input_paths if real_input.startswith(real + os.sep)
+            ]
+            if inside:
+                raise click.UsageError(
+                    f"{label} {path}: the input {inside[0]} is inside this site, whose files "
+                    "the site's update replaces: copy it out of the site first"
+                )
 
             problem = site_problem(path)
             if problem:
