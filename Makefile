@@ -30,6 +30,8 @@ demo: system-packages $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/ruff format --check src tests benchmarks scripts
+	# the layers and import rules of docs/architecture.md ([tool.importlinter] in pyproject.toml)
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src

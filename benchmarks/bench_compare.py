@@ -249,13 +249,8 @@ def run_baseline_same_work(path: Path) -> dict[str, Any]:
 
 
 def run_ours_schema(path: Path) -> dict[str, Any]:
-    from plumbline.compare.metrics import (
-        PRIMARY_DELTAS,
-        arm_summaries,
-        delta_summaries,
-        pair_runs,
-        prepare_runs,
-    )
+    from plumbline.compare.metrics import arm_summaries, delta_summaries, pair_runs, prepare_runs
+    from plumbline.compare.result import PRIMARY_DELTAS
     from plumbline.records.run_record import read_run_records
 
     table = read_run_records([path])
@@ -272,7 +267,8 @@ def run_ours_schema(path: Path) -> dict[str, Any]:
 
 
 def run_ours_full(path: Path, resamples: int) -> dict[str, Any]:
-    from plumbline.compare.analysis import CompareSettings, compare_runs
+    from plumbline.compare.analysis import compare_runs
+    from plumbline.compare.result import CompareSettings
     from plumbline.records.run_record import read_run_records
 
     table = read_run_records([path])

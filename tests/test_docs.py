@@ -83,7 +83,7 @@ def test_api_reference_renders_the_docstrings(site: Path) -> None:
     compare = (site / "reference" / "api" / "compare" / "index.html").read_text("utf-8")
     assert 'id="plumbline.compare.analysis.compare_runs"' in compare
     result = (site / "reference" / "api" / "result" / "index.html").read_text("utf-8")
-    assert 'id="plumbline.result.Interval"' in result
+    assert 'id="plumbline.core.result.Interval"' in result
 
 
 def test_schema_page_lists_and_ships_every_schema_file(site: Path) -> None:

@@ -347,7 +347,7 @@ def test_a_passed_secret_leaks_in_no_encoding(
 ) -> None:
     """The agent puts the key in a file name (git quotes it: octal escapes in the patch) and
     writes it base64-, URL-, JSON- and hex-encoded; no form reaches any saved file."""
-    from plumbline.redaction import encoded_forms
+    from plumbline.core.redaction import encoded_forms
 
     secret = "sk-ключ-plumbline+0123456789"
     monkeypatch.setenv("FAKE_API_KEY", secret)

@@ -185,6 +185,7 @@ def _readers() -> dict[str, tuple[str, str, Callable[[Path], Any], tuple[type[Ex
     """name -> (kind of real input, file suffix, read, the errors it may raise)."""
     from plumbline.agent.suite import SuiteError as AgentSuiteError
     from plumbline.agent.suite import load_suite as load_agent_suite
+    from plumbline.app.site import SiteInputError, load_site_inputs
     from plumbline.leaderboard.document import LeaderboardFileError, read_leaderboard
     from plumbline.leaderboard.suite import SuiteError, load_suite
     from plumbline.records.adapters import RunContext
@@ -195,7 +196,6 @@ def _readers() -> dict[str, tuple[str, str, Callable[[Path], Any], tuple[type[Ex
     from plumbline.records.run_record import RunRecord, read_run_records
     from plumbline.records.trial_record import read_trial_records
     from plumbline.reliability.runner import load_prompts
-    from plumbline.report.site import SiteInputError, load_site_inputs
     from plumbline.suites.registry import resolve_suite
 
     context = RunContext(arm="a", task_id="t", repeat=0)

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from tests.agent.helpers import EXAMPLE, example_data, write_suite
 
 from plumbline.cli.main import main
-from plumbline.limits import (
+from plumbline.core.limits import (
     MAX_AGENT_RUNS,
     MAX_CONCURRENCY,
     MAX_EPOCHS,

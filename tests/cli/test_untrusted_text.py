@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from markdown_it import MarkdownIt
 
 from plumbline.cli.main import main
-from plumbline.report.escape import markdown, terminal
+from plumbline.core.escape import markdown, terminal
 
 SCRIPT = "<script>alert(1)</script>"
 # Every payload at once: rich markup (closing and link tags), HTML, a table cell break, a code

@@ -12,13 +12,8 @@ import pytest
 
 from plumbline import stats
 from plumbline.cli.output import dumps
-from plumbline.compare.analysis import (
-    CompareError,
-    CompareReport,
-    CompareSettings,
-    compare_runs,
-    resolve_arms,
-)
+from plumbline.compare.analysis import CompareError, compare_runs, resolve_arms
+from plumbline.compare.result import CompareReport, CompareSettings
 from plumbline.records.run_record import RunRecordTable, read_run_records
 
 Load = Callable[[list[dict[str, Any]]], RunRecordTable]

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from plumbline.compare.decision import (
-    MIXED,
-    Margins,
-    ci_gates,
-    decide,
-    schema_gates,
-)
-from plumbline.compare.metrics import ArmSummary
+from plumbline.compare.decision import ci_gates, decide, schema_gates
+from plumbline.compare.result import MIXED, ArmSummary, Margins
 from plumbline.stats.result import ConfidenceInterval
 
 BASE = ArmSummary(

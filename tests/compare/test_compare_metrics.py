@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from plumbline.compare.metrics import (
-    PRIMARY_DELTAS,
     arm_summaries,
     delta_summaries,
     pair_runs,
     per_task_table,
     prepare_runs,
 )
+from plumbline.compare.result import PRIMARY_DELTAS
 from plumbline.records.run_record import RunRecordTable, read_run_records
 
 Load = Callable[[list[dict[str, Any]]], RunRecordTable]

@@ -14,7 +14,8 @@ from tests.compare.conftest import Run
 
 from plumbline.cli import output
 from plumbline.cli.main import main
-from plumbline.compare.analysis import CompareSettings, compare_runs
+from plumbline.compare.analysis import compare_runs
+from plumbline.compare.result import CompareSettings
 from plumbline.records.run_record import read_run_records
 
 ARMS = ["-t", "with_skelly", "-c", "without_skelly"]

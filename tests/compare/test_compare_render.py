@@ -10,9 +10,10 @@ import pytest
 from rich.console import Console
 from tests.support.rendered_numbers import unexplained_numbers
 
-from plumbline.compare.analysis import CompareReport, CompareSettings, compare_runs
-from plumbline.compare.render import render_markdown, render_terminal
+from plumbline.compare.analysis import compare_runs
+from plumbline.compare.result import CompareReport, CompareSettings
 from plumbline.records.run_record import RunRecordTable, read_run_records
+from plumbline.views.compare import render_markdown, render_terminal
 
 
 def _reports(example_path: Path, several: RunRecordTable) -> list[CompareReport]:

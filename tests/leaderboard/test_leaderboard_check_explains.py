@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.support.leaderboards import typed_leaderboard
 
 from plumbline.cli.main import main
-from plumbline.report.leaderboard_page import leaderboard_view
+from plumbline.views.leaderboard_page import leaderboard_view
 
 LONG = "openrouter/anthropic/claude-sonnet-4.5-20250929-preview-edition"
 OLD_WEIGHTS = {"practice_exam": 0.5, "architecture_design": 0.25, "cdk_synth": 0.25}
@@ -100,8 +101,8 @@ def test_report_never_calls_a_formula_exact_for_a_file_it_does_not_reproduce(
     files: dict[str, Any],
 ) -> None:
     new, published = files["documents"]
-    assert leaderboard_view(new).formula_mismatches == ()
-    mismatches = leaderboard_view(published).formula_mismatches
+    assert leaderboard_view(*typed_leaderboard(new)).formula_mismatches == ()
+    mismatches = leaderboard_view(*typed_leaderboard(published)).formula_mismatches
     assert {entry.model for entry in mismatches} == {LONG, "mockllm/weak"}
     pages = {}
     for label in ("new", "published"):

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from leaderboard_scenario import Fixture
 
 from plumbline.cli.main import main
-from plumbline.schema_files import shipped
+from plumbline.core.schema_files import shipped
 
 SCHEMA = Path(__file__).parents[2] / "src/plumbline/schemas/leaderboard.schema.json"
 

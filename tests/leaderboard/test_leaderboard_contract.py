@@ -13,7 +13,10 @@ from click.testing import CliRunner
 from rich.console import Console
 from tests.support.rendered_numbers import PERCENT_AXIS_TICKS, page_text, unexplained_numbers
 
+from plumbline.app.site import site_input
 from plumbline.cli.main import main
+from plumbline.core.result import document_kind, schema_version
+from plumbline.core.schema_files import shipped
 from plumbline.leaderboard import (
     LeaderboardDocument,
     build_leaderboard,
@@ -23,10 +26,7 @@ from plumbline.leaderboard import (
 )
 from plumbline.leaderboard.document import document_problems
 from plumbline.leaderboard.result import SCHEMA_VERSION
-from plumbline.report.leaderboard_page import render_leaderboard_pages
-from plumbline.report.site import SiteInput
-from plumbline.result import document_kind, schema_version
-from plumbline.schema_files import shipped
+from plumbline.views.leaderboard_page import render_leaderboard_pages
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: SA Bench's published leaderboard schema (draft-07), written down from its methodology.
@@ -131,7 +131,7 @@ def test_the_markdown_shows_only_the_document_numbers(document: LeaderboardDocum
 
 def test_the_pages_show_only_the_document_numbers(document: LeaderboardDocument) -> None:
     data = document.to_json()
-    pages = render_leaderboard_pages(SiteInput("leaderboard", "board", data), "board")
+    pages = render_leaderboard_pages(site_input("leaderboard", "board", data, ()), "board")
     for page in pages:
         found = unexplained_numbers(page_text(page.html), data, allowed=PERCENT_AXIS_TICKS)
         assert found == [], page.path

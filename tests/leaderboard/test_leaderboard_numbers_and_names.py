@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from tests.support.small_inputs import make_log_dir
 
 from plumbline.cli.main import main
-from plumbline.leaderboard import build_leaderboard, load_suite, render_markdown, render_terminal
-from plumbline.leaderboard.render import render_csv
+from plumbline.leaderboard import build_leaderboard, load_suite
 from plumbline.leaderboard.result import LeaderboardDocument
+from plumbline.views.leaderboard import render_csv, render_markdown, render_terminal
 
 SUITE = """\
 [suite]
@@ -84,10 +84,10 @@ def test_a_category_not_run_is_left_out_of_the_overall(logs: Path, suite_path: P
     render_terminal(document, console)
     assert "renormalised" in console.export_text()
     assert "renormalised" in render_markdown(document)
-    from plumbline.report.leaderboard_page import render_leaderboard_pages
-    from plumbline.report.site import SiteInput
+    from plumbline.app.site import site_input
+    from plumbline.views.leaderboard_page import render_leaderboard_pages
 
-    pages = render_leaderboard_pages(SiteInput("leaderboard", "b", document.to_json()), "b")
+    pages = render_leaderboard_pages(site_input("leaderboard", "b", document.to_json(), ()), "b")
     assert any("renormalised" in page.html for page in pages)
     # the document stays self-consistent: overall = Σ weight × category value
     from plumbline.leaderboard.document import document_problems

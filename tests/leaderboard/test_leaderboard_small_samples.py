@@ -14,13 +14,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.support.leaderboards import typed_leaderboard
 
 from plumbline.leaderboard import build_leaderboard, parse_suite
 from plumbline.leaderboard.scores import WILSON
 from plumbline.leaderboard.ties import DIFFERENCE_METHOD
-from plumbline.report.leaderboard_page import leaderboard_view
 from plumbline.stats import wilson_interval
 from plumbline.stats.mover import paired_proportion_difference
+from plumbline.views.leaderboard_page import leaderboard_view
 
 QUESTIONS = [f"q{i}" for i in range(10)]
 SHUFFLED = [f"r{i}" for i in range(10)]  # another sample of the task: no question in common
@@ -140,7 +141,7 @@ def test_models_sharing_no_questions_are_reported_unpaired(logs: Path, tmp_path:
     assert "unpaired" in problems[0].message and "share 0 questions" in problems[0].message
     document = board.to_dict()
     assert document["comparisons"][0]["unpaired"] == ["exam"]
-    view = leaderboard_view(document)
+    view = leaderboard_view(*typed_leaderboard(document))
     assert view.comparisons[0].unpaired == ["exam"]
 
 

@@ -178,7 +178,7 @@ def test_scorer_is_shorthand_for_scorers_and_both_are_validated() -> None:
 
 def test_the_shipped_suite_schema_is_generated_from_the_model() -> None:
     """The published schema never drifts from `Suite`: regenerate it when this fails with
-    `python -m plumbline.schema_files`."""
+    `python -m plumbline.core.schema_files`."""
     import json
 
     import jsonschema

@@ -14,7 +14,7 @@ import numpy.typing as npt
 from plumbline.cli.output import dumps
 from plumbline.records.trial_record import ErrorClass, GenerationSettings, TrialRecord
 from plumbline.reliability.analysis import analyze
-from plumbline.reliability.render import render_markdown
+from plumbline.views.reliability import render_markdown
 
 
 def bag_of_words(texts: Sequence[str]) -> npt.NDArray[np.float64]:
@@ -126,9 +126,9 @@ def test_the_report_document_states_its_version_and_units() -> None:
     timeout rates are percentages, every other rate a proportion (0-1)."""
     import jsonschema
 
+    from plumbline.core.result import schema_version
+    from plumbline.core.schema_files import shipped
     from plumbline.reliability.analysis import ReliabilityReport
-    from plumbline.result import schema_version
-    from plumbline.schema_files import shipped
 
     records = [
         record("p/m", "q", t, error_class=ErrorClass.TIMEOUT, timed_out=True)

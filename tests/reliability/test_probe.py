@@ -48,7 +48,7 @@ def test_every_injected_fault_is_counted_in_its_class(
     server_factory: Any, tmp_path: Path, stream: bool
 ) -> None:
     # context_length is not an exception in Inspect's OpenAI provider (it answers with stop
-    # reason model_length); the judge's tests cover it (tests/architecture/test_calibration_http.py)
+    # reason model_length); the judge's tests cover it (tests/suites/sa_bench/test_calibration_http.py)
     faults = [fault for fault in FAULTS if fault != "context_length"]
     assert set(EXPECTED) == set(faults)
     profile = ModelProfile(
@@ -320,7 +320,7 @@ def test_a_key_passed_as_a_model_argument_is_redacted_in_every_encoding(
     import json
     from urllib.parse import quote
 
-    from plumbline.redaction import encoded_forms
+    from plumbline.core.redaction import encoded_forms
 
     key = "sk-arg/key+0123456789=abc"
     echoes = [

@@ -15,9 +15,9 @@ from tests.reliability.test_analysis import bag_of_words, record
 from plumbline.reliability.analysis import analyze
 from plumbline.reliability.bands import performance_band
 from plumbline.reliability.metrics import CV_PATHOLOGY
-from plumbline.reliability.render import render_markdown, render_terminal
 from plumbline.reliability.verdict import model_verdict
-from plumbline.report.reliability_page import reliability_view
+from plumbline.views.reliability import render_markdown, render_terminal
+from plumbline.views.reliability_page import reliability_view
 
 PROMPTS = ("capital-fr", "capital-fr-2", "capital-fr-3")
 

@@ -26,8 +26,8 @@ from plumbline.records.trial_record import TrialRecord, read_trial_records, tria
 from plumbline.reliability.analysis import Price, analyze
 from plumbline.reliability.config import BenchmarkConfig
 from plumbline.reliability.embeddings import Embedder, bundled_model_path
-from plumbline.reliability.render import render_markdown
 from plumbline.reliability.runner import load_prompts
+from plumbline.views.reliability import render_markdown
 
 STEADY = "Caching keeps the results of slow work so repeated requests are answered quickly."
 VARIED = [

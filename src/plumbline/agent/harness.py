@@ -25,12 +25,12 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -45,11 +45,12 @@ from plumbline.agent.leases import (
     take,
 )
 from plumbline.agent.plan import Plan, TaskPlan, final_prompt, prompt_path
-from plumbline.agent.process import ProcessRegistry, run_process, run_shell
-from plumbline.agent.profiles import REPORTED_FIELDS, count_runs_of
+from plumbline.agent.process import ProcessRegistry, ProcessResult, run_process, run_shell
+from plumbline.agent.profiles import REPORTED_FIELDS, AgentCommand, count_runs_of
 from plumbline.agent.schedule import Unit
 from plumbline.agent.suite import Arm, FileToAdd, Task
 from plumbline.agent.workspace import (
+    Entry,
     Trial,
     WorkspaceError,
     agent_environment,
@@ -65,9 +66,10 @@ from plumbline.agent.workspace import (
     save_baseline,
     snapshot_protected,
 )
+from plumbline.core.redaction import Redactor
+from plumbline.core.registry import Registry
 from plumbline.records.io import JsonlAppender, read_records, write_atomic, write_json_atomic
 from plumbline.records.run_record import RunRecord
-from plumbline.redaction import Redactor
 
 RECORDS = "records.jsonl"
 PLAN = "plan.json"
@@ -127,8 +129,9 @@ class RunOptions:
     retry_infra: bool = False
     duration_from: DurationSource = "agent"
     force: bool = False
-    #: Where trials run: "local" (threads on this machine) or "ray" (tasks on a Ray cluster).
-    executor: Literal["local", "ray"] = "local"
+    #: Where trials run: the name of a registered `TrialExecutor` ("local": threads on this
+    #: machine; "ray": tasks on a Ray cluster, registered by `plumbline.cluster`).
+    executor: str = "local"
     ray: RayOptions | None = None
 
 
@@ -247,6 +250,34 @@ def read_existing(path: Path) -> tuple[list[RunRecord], list[str]]:
     return result.records, [str(e) for e in result.errors]
 
 
+@dataclass(frozen=True)
+class _TrialScope:
+    """One trial's directories, task and arm, and the environment its commands run with."""
+
+    trial: Trial
+    task_plan: TaskPlan
+    arm: Arm
+    env: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _InitialState:
+    """The workspace before the agent ran: its commit and the protected files' contents."""
+
+    commit: str
+    snapshot: dict[str, Entry]
+
+
+@dataclass(frozen=True)
+class _AgentRun:
+    """An agent's process that ran: the command, where its output went, and how it ended."""
+
+    agent: AgentCommand
+    argv: list[str]
+    stdout: Path
+    result: ProcessResult
+
+
 class Harness:
     """Runs a plan's pending units (in schedule order, `concurrency` at a time)."""
 
@@ -350,35 +381,26 @@ class Harness:
             raise RunError(str(error)) from None
 
     def _run(self) -> RunResult:
-        if self.options.executor == "ray":
-            from plumbline.cluster.trials import RayExecutor
-
-            executor = RayExecutor(self)
-            executor.connect()  # before anything is written: an unreachable cluster stops here
+        executor = TRIAL_EXECUTORS.get(self.options.executor)(self)
+        executor.connect()  # before anything is written: an unreachable cluster stops here
         try:
             self._prepare()
         except BaseException:
-            if self.options.executor == "ray":
-                executor.close()
+            executor.close()
             raise
         # Trials a killed harness left behind: end what still runs there before anything new.
         reclaimed = reclaim(self.options.output, keep_workspaces=self.options.keep_workspaces)
-        retries: list[InfraRetry] = []
         # Opening the appender first repairs a partial last line left by a killed harness.
         self._appender = JsonlAppender(self.records_path)
         try:
             existing, _ = read_existing(self.records_path)
             pending = self.pending(existing)
             self.pending_count = len(pending)
-            if self.options.executor == "ray":
-                reclaimed += executor.reclaim()
-                retries = executor.run(pending)
-            else:
-                self._run_local(pending)
+            reclaimed += executor.reclaim()
+            retries = executor.run(pending)
         finally:
             self._appender.close()
-            if self.options.executor == "ray":
-                executor.close()
+            executor.close()
         records, errors = read_existing(self.records_path)
         arms = [arm.name for arm in self.plan.loaded.suite.arms]
         return RunResult(
@@ -394,26 +416,20 @@ class Harness:
             retries,
         )
 
-    def _run_local(self, pending: list[Unit]) -> None:
-        """Run the units in threads of this process, `concurrency` at a time."""
+    @contextlib.contextmanager
+    def baselines(self) -> Iterator[None]:
+        """Keep the pristine `.git` copies of the trials run in this block in a fresh
+        directory under the trial base (outside every trial directory), removed after."""
         self._baselines = Path(tempfile.mkdtemp(prefix=f"{BASELINES_PREFIX}.", dir=self.base))
         try:
-            with ThreadPoolExecutor(max_workers=self.options.concurrency) as pool:
-                futures: list[Future[None]] = [pool.submit(self._run_unit, u) for u in pending]
-                try:
-                    for future in futures:
-                        future.result()
-                except BaseException:
-                    self.registry.kill_all()
-                    for future in futures:
-                        future.cancel()
-                    raise
+            yield
         finally:
             shutil.rmtree(self._baselines, ignore_errors=True)
 
     # -- one trial -----------------------------------------------------------------------
 
-    def _run_unit(self, unit: Unit) -> None:
+    def run_unit(self, unit: Unit) -> None:
+        """Run one unit here and record it (nothing when the run is being stopped)."""
         if self.registry.stopping.is_set():
             return
         output = self.run_trial(unit)
@@ -468,7 +484,7 @@ class Harness:
                 model = RunRecord.model_validate(record)
             except ValidationError as again:
                 model = RunRecord.model_validate(
-                    self._infra(record, "harness_error", f"invalid record: {again}")
+                    self.infra_record(record, "harness_error", f"invalid record: {again}")
                 )
         with self._lock:
             assert self._appender is not None
@@ -476,7 +492,7 @@ class Harness:
             if self.on_record is not None:
                 self.on_record(model)
 
-    def _base_record(self, unit: Unit, run_id: str) -> dict[str, Any]:
+    def base_record(self, unit: Unit, run_id: str) -> dict[str, Any]:
         plan = self.plan
         agent = plan.agents[unit.arm]
         task = plan.tasks[unit.task_id].task
@@ -500,7 +516,7 @@ class Harness:
             "started_at_utc": _now(),
         }
 
-    def _infra(self, record: dict[str, Any], kind: str, reason: str) -> dict[str, Any]:
+    def infra_record(self, record: dict[str, Any], kind: str, reason: str) -> dict[str, Any]:
         record.update(
             {
                 "success": False,
@@ -526,7 +542,7 @@ class Harness:
 
     def _trial(self, unit: Unit) -> TrialOutput:
         run_id = f"{_safe(unit.task_id)}.{_safe(unit.arm)}.r{unit.repeat}.{uuid.uuid4().hex[:8]}"
-        record = self._base_record(unit, run_id)
+        record = self.base_record(unit, run_id)
         started = time.monotonic()
         assert self._baselines is not None
         baseline = self._baselines / run_id
@@ -535,7 +551,7 @@ class Harness:
             trial = create_trial(self.base, TRIAL_PREFIX)
             lease = take(self.lease_root, run_id, trial.root, baseline)
         except OSError as error:
-            self._infra(record, "workspace_failed", f"creating the trial directory: {error}")
+            self.infra_record(record, "workspace_failed", f"creating the trial directory: {error}")
             return output
         try:
             output.record = self._in_trial(unit, trial, record, baseline, output)
@@ -543,7 +559,7 @@ class Harness:
                 output.record["duration_seconds"] = round(time.monotonic() - started, 3)
             return output
         except Exception as error:  # the harness itself failed: recorded, never dropped
-            self._infra(record, "harness_error", f"{type(error).__name__}: {error}")
+            self.infra_record(record, "harness_error", f"{type(error).__name__}: {error}")
             record["duration_seconds"] = round(time.monotonic() - started, 3)
             output.record = record
             return output
@@ -601,55 +617,99 @@ class Harness:
         baseline: Path,
         output: TrialOutput,
     ) -> dict[str, Any] | None:
-        plan = self.plan
-        suite = plan.loaded.suite
-        task_plan = plan.tasks[unit.task_id]
+        scope = self._scope(unit, trial)
+        initial = self._prepare_workspace(scope, record, baseline)
+        if not isinstance(initial, _InitialState):
+            return initial
+        if self.registry.stopping.is_set():
+            return None
+        launched = self._run_agent(unit, scope, record)
+        if not isinstance(launched, _AgentRun):
+            return launched
+        if self.registry.stopping.is_set():
+            return None
+        result = launched.result
+        if result.start_error is not None:
+            kind = (
+                "agent_not_found"
+                if isinstance(result.start_error, FileNotFoundError)
+                else "agent_start_failed"
+            )
+            name = launched.argv[0]
+            return self.infra_record(record, kind, f"starting {name!r}: {result.start_error}")
+        self._record_agent_run(record, scope.task_plan.task, launched)
+        self._save_diff(scope, record, baseline, initial.commit, output)
+        failure = self._protected_files_failure(scope, record, initial.snapshot)
+        if failure is not None:
+            return failure
+        return self._accept(scope, record, agent_timed_out=result.timed_out)
+
+    def _scope(self, unit: Unit, trial: Trial) -> _TrialScope:
+        """The unit's task and arm, in this trial, with the environment its commands get."""
+        suite = self.plan.loaded.suite
+        task_plan = self.plan.tasks[unit.task_id]
         task = task_plan.task
         arm = suite.arm(unit.arm)
         env = agent_environment(trial, {**suite.env, **task.env, **arm.env})
+        return _TrialScope(trial, task_plan, arm, env)
+
+    def _prepare_workspace(
+        self, scope: _TrialScope, record: dict[str, Any], baseline: Path
+    ) -> _InitialState | dict[str, Any]:
+        """Source, task setup, arm files and setup, initial commit, saved initial state; or the
+        infrastructure failure record of the step that failed."""
+        trial, task, arm, env = scope.trial, scope.task_plan.task, scope.arm, scope.env
         workspace = trial.workspace
         try:
-            self.materials.copy_source(task_plan, workspace)
+            self.materials.copy_source(scope.task_plan, workspace)
             init_repository(workspace, env)
         except (OSError, WorkspaceError) as error:
-            return self._infra(record, "workspace_failed", f"copying the source: {error}")
+            return self.infra_record(record, "workspace_failed", f"copying the source: {error}")
         code, reason = self._commands(task.setup, trial, env, "setup")
         record["setup_exit_code"] = code
         if reason:
-            return self._infra(record, "setup_failed", f"task setup: {reason}")
+            return self.infra_record(record, "setup_failed", f"task setup: {reason}")
         try:
             self._apply_arm(arm, workspace)
         except OSError as error:
-            return self._infra(record, "arm_setup_failed", f"arm files: {error}")
+            return self.infra_record(record, "arm_setup_failed", f"arm files: {error}")
         code, reason = self._commands(arm.setup, trial, env, "arm-setup")
         record["arm_setup_exit_code"] = code
         if reason:
-            return self._infra(record, "arm_setup_failed", f"arm setup: {reason}")
+            return self.infra_record(record, "arm_setup_failed", f"arm setup: {reason}")
         try:
             initial = commit_all(workspace, env)
         except WorkspaceError as error:
-            return self._infra(record, "workspace_failed", f"initial commit: {error}")
+            return self.infra_record(record, "workspace_failed", f"initial commit: {error}")
         try:
             # Once the agent runs, the workspace and its `.git` are the agent's: the protected
             # files are kept here and the repository where the agent does not work.
-            snapshot = snapshot_protected(workspace, task_plan.protected)
+            snapshot = snapshot_protected(workspace, scope.task_plan.protected)
             save_baseline(workspace, baseline)
         except OSError as error:
-            return self._infra(record, "workspace_failed", f"saving the initial state: {error}")
-        if self.registry.stopping.is_set():
-            return None
+            return self.infra_record(
+                record, "workspace_failed", f"saving the initial state: {error}"
+            )
+        return _InitialState(initial, snapshot)
 
-        agent = plan.agents[unit.arm]
+    def _run_agent(
+        self, unit: Unit, scope: _TrialScope, record: dict[str, Any]
+    ) -> _AgentRun | dict[str, Any]:
+        """Write the prompt and run the agent under the task's time limit; or the
+        infrastructure failure record when its executable is not found."""
+        agent = self.plan.agents[unit.arm]
         assert agent is not None
+        trial, workspace = scope.trial, scope.trial.workspace
         prompt_file = trial.root / "prompt.txt"
-        prompt_file.write_text(self.materials.prompt(task, arm), encoding="utf-8")
+        prompt = self.materials.prompt(scope.task_plan.task, scope.arm)
+        prompt_file.write_text(prompt, encoding="utf-8")
         argv, via_stdin = agent.argv(
             prompt_file.read_text(encoding="utf-8"), prompt_file, workspace
         )
-        agent_env = {**env, **self.options.pass_env}
+        agent_env = {**scope.env, **self.options.pass_env}
         executable = _find_executable(argv[0], agent_env, workspace)
         if executable is None:
-            return self._infra(
+            return self.infra_record(
                 record, "agent_not_found", f"agent executable {argv[0]!r} not found on PATH"
             )
         stdout = trial.logs / "agent.stdout"
@@ -657,26 +717,22 @@ class Harness:
             argv,
             cwd=workspace,
             env=agent_env,
-            timeout=task_plan.timeout_seconds,
+            timeout=scope.task_plan.timeout_seconds,
             stdout=stdout,
             stderr=trial.logs / "agent.stderr",
             stdin=prompt_file if via_stdin else None,
             grace=self.options.kill_grace,
             registry=self.registry,
         )
-        if self.registry.stopping.is_set():
-            return None
-        if result.start_error is not None:
-            kind = (
-                "agent_not_found"
-                if isinstance(result.start_error, FileNotFoundError)
-                else "agent_start_failed"
-            )
-            return self._infra(record, kind, f"starting {argv[0]!r}: {result.start_error}")
+        return _AgentRun(agent, argv, stdout, result)
+
+    def _record_agent_run(self, record: dict[str, Any], task: Task, run: _AgentRun) -> None:
+        """Record how the agent's process ended and what the agent reported about its run."""
+        result = run.result
         record["agent_exit_code"] = result.exit_code
         record["timed_out"] = result.timed_out
         record["harness_duration_seconds"] = round(result.duration_seconds, 3)
-        report = agent.read(stdout)
+        report = run.agent.read(run.stdout)
         if report.problem is not None:
             record["agent_report_error"] = self.redact.text(report.problem)[:2000]
         reported = dict(report.fields)
@@ -689,11 +745,21 @@ class Harness:
         else:
             record["duration_seconds"] = round(result.duration_seconds, 3)
 
+    def _save_diff(
+        self,
+        scope: _TrialScope,
+        record: dict[str, Any],
+        baseline: Path,
+        initial: str,
+        output: TrialOutput,
+    ) -> None:
+        """Keep the agent's changes against the initial commit, redacted, for the writer."""
+        trial = scope.trial
         # The agent may have removed its logs directory along with everything else.
         with contextlib.suppress(OSError):
             trial.logs.mkdir(parents=True, exist_ok=True)
         try:
-            patch = baseline_diff(workspace, baseline, initial, env)
+            patch = baseline_diff(trial.workspace, baseline, initial, scope.env)
         except (OSError, WorkspaceError) as error:
             # The diff helps a reviewer; without it the run still counts (the reason goes to
             # the run's logs).
@@ -703,7 +769,14 @@ class Harness:
             diff_file = Path("diffs") / f"{record['run_id']}.patch"
             output.diff = self.redact.bytes(patch)
             record["diff_file"] = diff_file.as_posix()
-        protected = protected_changes(workspace, snapshot, task_plan.protected)
+
+    def _protected_files_failure(
+        self, scope: _TrialScope, record: dict[str, Any], snapshot: dict[str, Entry]
+    ) -> dict[str, Any] | None:
+        """Flag (and restore, when the suite says so) the protected files the agent changed;
+        the agent's failure record when the acceptance check cannot run, else None."""
+        workspace, protected_globs = scope.trial.workspace, scope.task_plan.protected
+        protected = protected_changes(workspace, snapshot, protected_globs)
         record["protected_paths_modified"] = protected
         record["protected_paths_restored"] = False
         if not _usable(workspace):
@@ -712,7 +785,7 @@ class Harness:
                 f"the agent removed or replaced its workspace {workspace}, so the acceptance "
                 "check could not run",
             )
-        if protected and suite.restore_protected:
+        if protected and self.plan.loaded.suite.restore_protected:
             try:
                 restore_snapshot(workspace, snapshot, protected)
             except OSError as error:
@@ -723,12 +796,18 @@ class Harness:
                     f"run: {error}",
                 )
             record["protected_paths_restored"] = True
+        return None
 
+    def _accept(
+        self, scope: _TrialScope, record: dict[str, Any], *, agent_timed_out: bool
+    ) -> dict[str, Any] | None:
+        """Run the acceptance check and complete the record (None: the run is being stopped)."""
+        trial, workspace = scope.trial, scope.trial.workspace
         acceptance = run_shell(
-            task.acceptance,
+            scope.task_plan.task.acceptance,
             cwd=workspace,
-            env=env,
-            timeout=task_plan.acceptance_timeout_seconds,
+            env=scope.env,
+            timeout=scope.task_plan.acceptance_timeout_seconds,
             stdout=trial.logs / "acceptance.stdout",
             stderr=trial.logs / "acceptance.stderr",
             grace=self.options.kill_grace,
@@ -743,14 +822,14 @@ class Harness:
                 f"removed or replaced it): {acceptance.start_error}",
             )
         if acceptance.start_error is not None:
-            return self._infra(
+            return self.infra_record(
                 record, "harness_error", f"acceptance could not start: {acceptance.start_error}"
             )
         record["acceptance_exit_code"] = acceptance.exit_code
         record["acceptance_timed_out"] = acceptance.timed_out
         record["acceptance_duration_seconds"] = round(acceptance.duration_seconds, 3)
         record["success"] = (
-            acceptance.exit_code == 0 and not acceptance.timed_out and not result.timed_out
+            acceptance.exit_code == 0 and not acceptance.timed_out and not agent_timed_out
         )
         record["ended_at_utc"] = _now()
         return record
@@ -764,6 +843,63 @@ class Harness:
             for log in sorted(trial.logs.iterdir())
             if log.is_file() and log.stat().st_size
         }
+
+
+class TrialExecutor(Protocol):
+    """Where a harness's pending units run; `Harness.finish` writes each result. An executor
+    registers a factory that takes the harness in `TRIAL_EXECUTORS` (or in the
+    `plumbline.trial_executors` entry-point group)."""
+
+    def connect(self) -> None:
+        """Reach the machines trials run on, before anything is written."""
+
+    def reclaim(self) -> list[Reclaimed]:
+        """End what a killed run left on those machines."""
+
+    def run(self, pending: list[Unit]) -> list[InfraRetry]:
+        """Run the units in schedule order; the trials run again after infrastructure loss."""
+
+    def close(self) -> None:
+        """Release what `connect` took."""
+
+
+ExecutorFactory = Callable[["Harness"], TrialExecutor]
+
+TRIAL_EXECUTORS: Registry[ExecutorFactory] = Registry("trial executor", "plumbline.trial_executors")
+
+
+@TRIAL_EXECUTORS.register("local")
+class LocalExecutor:
+    """Runs the units in threads of this process, `concurrency` at a time."""
+
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
+
+    def connect(self) -> None:
+        return None
+
+    def reclaim(self) -> list[Reclaimed]:
+        return []  # the harness reclaims its own output's leases
+
+    def run(self, pending: list[Unit]) -> list[InfraRetry]:
+        harness = self.harness
+        with (
+            harness.baselines(),
+            ThreadPoolExecutor(max_workers=harness.options.concurrency) as pool,
+        ):
+            futures: list[Future[None]] = [pool.submit(harness.run_unit, u) for u in pending]
+            try:
+                for future in futures:
+                    future.result()
+            except BaseException:
+                harness.registry.kill_all()
+                for future in futures:
+                    future.cancel()
+                raise
+        return []
+
+    def close(self) -> None:
+        return None
 
 
 def _changed(previous: dict[str, Any], plan: Plan) -> list[str]:

@@ -18,7 +18,7 @@ from plumbline.agent.profiles import AgentCommand, resolve_agent
 from plumbline.agent.schedule import Order, Unit, build_schedule
 from plumbline.agent.suite import Arm, LoadedSuite, SuiteError, Task, tree_digest
 from plumbline.agent.workspace import WorkspaceError, resolve_revision
-from plumbline.limits import MAX_AGENT_RUNS
+from plumbline.core.limits import MAX_AGENT_RUNS
 from plumbline.sandbox.env import SECRET_NAME
 
 PLAN_VERSION = "plumbline.agent-plan/1"

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from plumbline.limits import MAX_REPEATS
+from plumbline.core.limits import MAX_REPEATS
 from plumbline.records.io import UnreadableFileError, load_json_text, read_text_file
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"

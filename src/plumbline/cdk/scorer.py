@@ -19,9 +19,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
@@ -29,6 +29,7 @@ from inspect_ai.solver import TaskState
 from plumbline.cdk.extract import ExtractedApp
 from plumbline.cdk.outcomes import Outcome, SynthReport
 from plumbline.cdk.synth import CdkSynthesizer, SynthOptions
+from plumbline.core.registry import Registry
 from plumbline.sandbox import ResourceLimits
 
 MAX_LINT_IN_METADATA = 50
@@ -49,56 +50,80 @@ class Synthesizer(Protocol):
 
 @dataclass(frozen=True)
 class CdkExecutor:
-    """Where synth jobs run: "local" (a warm pool in this process) or "ray" (Ray actors on
-    the cluster at `address`, each with its own warm pool; see `plumbline.cluster.cdk`)."""
+    """Where synth jobs run: the name of a registered synthesizer ("local": a warm pool in
+    this process; "ray": Ray actors on the cluster at `address`, each with its own warm pool,
+    registered by `plumbline.cluster.cdk`)."""
 
-    kind: Literal["local", "ray"] = "local"
+    kind: str = "local"
     address: str | None = None
     actors: int | None = None
 
 
-_executor = CdkExecutor()
-_shared: dict[tuple[SynthOptions, CdkExecutor], Synthesizer] = {}
-_shared_lock = threading.Lock()
+SynthesizerFactory = Callable[[SynthOptions, CdkExecutor], Synthesizer]
+
+#: Synthesizers by executor kind; other packages add theirs in the `plumbline.synthesizers`
+#: entry-point group (`ray`: `plumbline.cluster.cdk:ray_synthesizer`).
+SYNTHESIZERS: Registry[SynthesizerFactory] = Registry("CDK synthesizer", "plumbline.synthesizers")
 
 
-@contextlib.contextmanager
-def use_executor(executor: CdkExecutor) -> Iterator[None]:
-    """Send the synth jobs of scorers used in this block to `executor` (`--cdk-executor`);
-    the synthesizers it started are closed when the block ends."""
-    global _executor
-    previous, _executor = _executor, executor
-    try:
-        yield
-    finally:
-        _executor = previous
-        if executor.kind != "local":
-            with _shared_lock:
-                for key in [key for key in _shared if key[1] == executor]:
-                    _shared.pop(key).close()
+@SYNTHESIZERS.register("local")
+def local_synthesizer(options: SynthOptions, executor: CdkExecutor) -> Synthesizer:
+    """A warm sandbox pool in this process."""
+    return CdkSynthesizer(options)
 
 
 def make_synthesizer(options: SynthOptions, executor: CdkExecutor | None = None) -> Synthesizer:
     """A synthesizer for `options` on `executor` (default: the one `use_executor` set)."""
-    executor = executor or _executor
-    if executor.kind == "ray":
-        from plumbline.cluster.cdk import RaySynthesizer
+    return SYNTHESIZERS.get((executor or SHARED.executor).kind)(
+        options, executor or SHARED.executor
+    )
 
-        return RaySynthesizer(options, address=executor.address, actors=executor.actors)
-    return CdkSynthesizer(options)
+
+class SharedSynthesizers:
+    """The synthesizers scorers share: one (and its warm pool) per distinct options and
+    executor, for the life of the process or of a `use_executor` block."""
+
+    def __init__(self) -> None:
+        self.executor = CdkExecutor()
+        self._synthesizers: dict[tuple[SynthOptions, CdkExecutor], Synthesizer] = {}
+        self._lock = threading.Lock()
+
+    def get(self, options: SynthOptions) -> Synthesizer:
+        with self._lock:
+            key = (options, self.executor)
+            synthesizer = self._synthesizers.get(key)
+            if synthesizer is None:
+                synthesizer = make_synthesizer(options, self.executor)
+                self._synthesizers[key] = synthesizer
+                atexit.register(synthesizer.close)
+            return synthesizer
+
+    @contextlib.contextmanager
+    def use(self, executor: CdkExecutor) -> Iterator[None]:
+        previous, self.executor = self.executor, executor
+        try:
+            yield
+        finally:
+            self.executor = previous
+            if executor.kind != "local":
+                with self._lock:
+                    for key in [key for key in self._synthesizers if key[1] == executor]:
+                        self._synthesizers.pop(key).close()
+
+
+SHARED = SharedSynthesizers()
+
+
+def use_executor(executor: CdkExecutor) -> contextlib.AbstractContextManager[None]:
+    """Send the synth jobs of scorers used in this block to `executor` (`--cdk-executor`);
+    the synthesizers it started are closed when the block ends."""
+    return SHARED.use(executor)
 
 
 def shared_synthesizer(options: SynthOptions) -> Synthesizer:
     """One synthesizer (and warm pool) per distinct options and executor, for the life of
     the process (or of the `use_executor` block)."""
-    with _shared_lock:
-        key = (options, _executor)
-        synthesizer = _shared.get(key)
-        if synthesizer is None:
-            synthesizer = make_synthesizer(options, _executor)
-            _shared[key] = synthesizer
-            atexit.register(synthesizer.close)
-        return synthesizer
+    return SHARED.get(options)
 
 
 def score_metadata(report: SynthReport) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import re
 import shlex
 import signal
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -365,7 +366,37 @@ def _syntax_error(files: dict[str, str]) -> SyntaxError | None:
     return None
 
 
-class CdkSynthesizer:
+class SynthesizerBase(ABC):
+    """What every synthesizer offers on top of its own `check_app`: a model response or a
+    Python source in, one report out (`CdkSynthesizer` here, `RaySynthesizer` on a cluster)."""
+
+    @property
+    @abstractmethod
+    def engine(self) -> str:
+        """Where apps are synthesized, as reports name it."""
+
+    @abstractmethod
+    def check_app(self, app: ExtractedApp) -> SynthReport:
+        """Synthesize one extracted app, lint it."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop the workers."""
+
+    def check_response(self, response: str) -> SynthReport:
+        """Extract the app from a model response, synthesize it, lint it."""
+        return self.check_app(extract_app(response))
+
+    def check_source(self, source: str, name: str = "app.py") -> SynthReport:
+        """Synthesize an app given as Python source."""
+        return self.check_app(extract_from_source(source, name))
+
+    async def acheck_response(self, response: str) -> SynthReport:
+        """``check_response`` without blocking the event loop."""
+        return await asyncio.to_thread(self.check_response, response)
+
+
+class CdkSynthesizer(SynthesizerBase):
     """Synthesizes apps in warm sandboxed workers; one outcome per sample.
 
     Raises:
@@ -405,18 +436,6 @@ class CdkSynthesizer:
     @property
     def engine(self) -> str:
         return "unsafe-no-sandbox" if self.options.unsafe_no_sandbox else "bwrap-pool"
-
-    def check_response(self, response: str) -> SynthReport:
-        """Extract the app from a model response, synthesize it, lint it."""
-        return self.check_app(extract_app(response))
-
-    def check_source(self, source: str, name: str = "app.py") -> SynthReport:
-        """Synthesize an app given as Python source."""
-        return self.check_app(extract_from_source(source, name))
-
-    async def acheck_response(self, response: str) -> SynthReport:
-        """``check_response`` without blocking the event loop."""
-        return await asyncio.to_thread(self.check_response, response)
 
     def check_app(self, app: ExtractedApp) -> SynthReport:
         started = time.monotonic()

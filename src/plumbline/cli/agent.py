@@ -33,9 +33,9 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.report import html_option, report_name, site_url, write_html
-from plumbline.limits import MAX_CONCURRENCY, MAX_REPEATS
-from plumbline.report import present
-from plumbline.report.escape import markdown, terminal
+from plumbline.core import present
+from plumbline.core.escape import markdown, terminal
+from plumbline.core.limits import MAX_CONCURRENCY, MAX_REPEATS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -485,7 +485,7 @@ def run_command(
         if report is not None:
             document["compare"] = report.model_dump(mode="json")
     if html_dir is not None and report is not None:
-        from plumbline.compare.analysis import ArmDifferences
+        from plumbline.compare.result import ArmDifferences
 
         differences = ArmDifferences.model_validate(differences_table(plan))
         page = report.model_copy(update={"arm_differences": differences}).model_dump(mode="json")
@@ -495,7 +495,7 @@ def run_command(
     def render(out: Console) -> None:
         render_result(result, out)
         if report is not None:
-            from plumbline.compare.render import render_terminal
+            from plumbline.views.compare import render_terminal
 
             render_terminal(report, out)
             out.print(
@@ -513,9 +513,9 @@ def run_command(
 
 def _analyze(plan: Plan, result: RunResult) -> Any:
     from plumbline.compare.analysis import CompareError, compare_runs
-    from plumbline.compare.render import render_markdown
     from plumbline.records.io import write_atomic
     from plumbline.records.run_record import read_run_records
+    from plumbline.views.compare import render_markdown
 
     table = read_run_records([result.records_path])
     try:

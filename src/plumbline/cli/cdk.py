@@ -19,7 +19,7 @@ from plumbline.cli.output import (
     error_console,
     json_option,
 )
-from plumbline.report.escape import terminal, visible_controls
+from plumbline.core.escape import terminal, visible_controls
 
 if TYPE_CHECKING:
     from rich.console import Console

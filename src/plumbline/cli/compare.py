@@ -23,12 +23,11 @@ from plumbline.cli.output import (
     write_output,
 )
 from plumbline.cli.report import announce_html, html_option
-from plumbline.limits import MAX_RESAMPLES
-from plumbline.report.escape import terminal
+from plumbline.core.escape import terminal
+from plumbline.core.limits import MAX_RESAMPLES
 
 if TYPE_CHECKING:
-    from plumbline.compare.analysis import CompareReport
-    from plumbline.compare.decision import Margins
+    from plumbline.compare.result import CompareReport, Margins
 
 MAX_SHOWN_ERRORS = 20
 
@@ -47,7 +46,7 @@ def _rule(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 
 def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> Margins:
-    from plumbline.compare.decision import Margins
+    from plumbline.compare.result import Margins
 
     if value is None:
         return Margins()
@@ -151,25 +150,13 @@ def compare(
             else ""
         )
         raise click.UsageError(f"give at least one run record file{hint}")
-    from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
-    from plumbline.compare.render import render_markdown, render_terminal
+    from plumbline.compare.analysis import CompareError, compare_runs
+    from plumbline.compare.result import CompareSettings
     from plumbline.records.io import InvalidRecordError
     from plumbline.records.run_record import read_run_records
+    from plumbline.views.compare import render_markdown, render_terminal
 
-    ctx = click.get_current_context()
-    if (
-        rule != "ci"
-        and ctx.get_parameter_source("margins") is click.core.ParameterSource.COMMANDLINE
-    ):
-        raise click.UsageError(
-            "--margin applies only to --rule ci: add --rule ci, or drop --margin"
-        )
-    for path in records:
-        # pipes and process substitution (`<(cat runs.jsonl)`) are ordinary inputs
-        if not Path(path).exists():
-            raise click.UsageError(f"{path}: no such file")
-        if Path(path).is_dir():
-            raise click.UsageError(f"{path}: a directory; give the run record files in it")
+    _check_inputs(records, rule)
     try:
         table = read_run_records(list(records), strict=strict)
     except InvalidRecordError as error:
@@ -205,7 +192,7 @@ def compare(
     if markdown_path:
         write_output(markdown_path, render_markdown(report), "Markdown")
     if parquet_path:
-        from plumbline.frames import parquet_bytes, runs_frame
+        from plumbline.app.frames import parquet_bytes, runs_frame
 
         write_output(parquet_path, parquet_bytes(runs_frame(table.frame)))
     if html_dir is not None:
@@ -229,10 +216,29 @@ def compare(
         raise SystemExit(EXIT_FAILED)
 
 
+def _check_inputs(records: tuple[str, ...], rule: str) -> None:
+    """Usage errors before any work: `--margin` without `--rule ci`, a record file that is
+    missing or a directory (pipes and process substitution, `<(cat runs.jsonl)`, are files)."""
+    ctx = click.get_current_context()
+    if (
+        rule != "ci"
+        and ctx.get_parameter_source("margins") is click.core.ParameterSource.COMMANDLINE
+    ):
+        raise click.UsageError(
+            "--margin applies only to --rule ci: add --rule ci, or drop --margin"
+        )
+    for path in records:
+        # pipes and process substitution (`<(cat runs.jsonl)`) are ordinary inputs
+        if not Path(path).exists():
+            raise click.UsageError(f"{path}: no such file")
+        if Path(path).is_dir():
+            raise click.UsageError(f"{path}: a directory; give the run record files in it")
+
+
 def fail_unless_reasons(report: CompareReport) -> list[str]:
     """Why `--fail-unless prefer-treatment` fails: each comparison not preferring its
     treatment, with the gates that did not hold for the treatment and their values."""
-    from plumbline.compare.render import gate_format
+    from plumbline.views.compare import gate_format
 
     reasons: list[str] = []
     for comparison in report.comparisons:

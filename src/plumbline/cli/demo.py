@@ -17,7 +17,7 @@ import click
 
 from plumbline.cli.output import Command, OutputDirectory, console
 from plumbline.cli.report import site_url
-from plumbline.report.escape import terminal
+from plumbline.core.escape import terminal
 
 #: Samples per SA Bench task in the demo: enough to show intervals, small enough for minutes.
 DEMO_LIMIT = 5

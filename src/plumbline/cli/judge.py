@@ -21,9 +21,9 @@ from plumbline.cli.output import (
     renamed,
     seed_option,
 )
-from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
-from plumbline.report import present
-from plumbline.report.escape import terminal
+from plumbline.core import present
+from plumbline.core.escape import terminal
+from plumbline.core.limits import MAX_CONCURRENCY, MAX_EPOCHS
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -21,7 +21,7 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.report import html_option, site_url, write_html
-from plumbline.report.escape import terminal
+from plumbline.core.escape import terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -151,16 +151,16 @@ def build(
         TimeElapsedColumn,
     )
 
+    from plumbline.app.leaderboard_outputs import write_outputs
     from plumbline.cli.output import quiet
     from plumbline.leaderboard import (
         LeaderboardFileError,
         SuiteError,
         build_leaderboard,
         load_suite,
-        render_terminal,
-        write_outputs,
     )
     from plumbline.records.inspect_logs import is_remote
+    from plumbline.views.leaderboard import render_terminal
 
     try:
         resolved = load_suite(suite)
@@ -206,7 +206,7 @@ def build(
     except LeaderboardFileError as error:
         _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
     if parquet_path is not None:
-        from plumbline.frames import leaderboard_frame, write_parquet
+        from plumbline.app.frames import leaderboard_frame, write_parquet
 
         write_parquet(leaderboard_frame(list(logs), resolved), parquet_path)
     if not board.models:
@@ -279,8 +279,8 @@ def check(new: Path, published: Path, tolerance: float, json_path: str | None) -
         LeaderboardFileError,
         check_reproducibility,
         read_leaderboard,
-        render_check,
     )
+    from plumbline.views.leaderboard import render_check
 
     documents: list[dict[str, Any]] = []
     for path in (new, published):

@@ -136,7 +136,7 @@ def _debugging(ctx: click.Context) -> bool:
 def os_error_line(error: OSError) -> str:
     """The one line printed when the file system refuses (a path that cannot be read or
     written): what failed and on which path."""
-    from plumbline.report.escape import visible_controls
+    from plumbline.core.escape import visible_controls
 
     reason = error.strerror or str(error)
     paths = [str(p) for p in (error.filename, error.filename2) if p not in (None, "")]
@@ -146,7 +146,7 @@ def os_error_line(error: OSError) -> str:
 
 def internal_error_line(error: BaseException) -> str:
     """The one line printed for an unexpected exception (control characters made visible)."""
-    from plumbline.report.escape import visible_controls
+    from plumbline.core.escape import visible_controls
 
     text = " ".join(str(error).split()) or "(no message)"
     if len(text) > 500:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from plumbline.progress import ProgressCallback
+    from plumbline.core.progress import ProgressCallback
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -414,32 +414,43 @@ def _is_stream(path: Path) -> bool:
 
 def check_outputs(ctx: click.Context) -> None:
     """Refuse (exit 2) outputs that would overwrite an input or another output (see `Command`)."""
-    import os
+    outputs = _outputs_given(ctx)
+    if not outputs:
+        return
+    inputs, input_paths = _inputs_given(ctx)
+    named: dict[str, str] = {}
+    written: dict[tuple[int, int], str] = {}
+    for label, path, kind in outputs:
+        _check_output(label, path, kind, inputs, input_paths, named, written)
 
-    command = ctx.command
+
+def _outputs_given(ctx: click.Context) -> list[tuple[str, Path, OutputType]]:
     outputs: list[tuple[str, Path, OutputType]] = []
-    for param in output_params(command):
+    for param in output_params(ctx.command):
         value = _param_value(ctx, param)
         assert isinstance(param.type, OutputType)
         if value is None or value == "-" or value is True:
             continue
         outputs.append((_label(param), Path(str(value)), param.type))
-    if not outputs:
-        return
-    expand: DirectoryInputs = getattr(command, "directory_inputs", _all_files)
+    return outputs
+
+
+def _inputs_given(ctx: click.Context) -> tuple[dict[tuple[int, int], str], list[tuple[str, str]]]:
+    """Every input file by identity (device, inode), with what the user gave for it; and the
+    resolved paths of the inputs as given."""
+    import os
+
+    expand: DirectoryInputs = getattr(ctx.command, "directory_inputs", _all_files)
     inputs: dict[tuple[int, int], str] = {}
-    input_paths: list[tuple[str, str]] = []  # (resolved, as given) of every input file
-    for param in command.params:
-        if isinstance(param.type, OutputType):
-            continue
+    input_paths: list[tuple[str, str]] = []
+    for param in ctx.command.params:
         is_input = isinstance(param, click.Argument) or (
             isinstance(param.type, click.Path) and bool(param.type.exists)
         )
-        if not is_input:
+        if isinstance(param.type, OutputType) or not is_input:
             continue
         value = _param_value(ctx, param)
-        values = value if isinstance(value, tuple | list) else (value,)
-        for given in values:
+        for given in value if isinstance(value, tuple | list) else (value,):
             if given is None or given == "-" or _is_remote(str(given)):
                 continue
             path = Path(str(given))
@@ -448,61 +459,65 @@ def check_outputs(ctx: click.Context) -> None:
                 continue
             inputs.setdefault(identity, str(given))
             input_paths.append((os.path.realpath(path), str(given)))
-            if path.is_dir():
-                for inner in expand(path):
-                    inner_identity = _identity(inner)
-                    if inner_identity is not None:
-                        inputs.setdefault(inner_identity, f"{inner} (in {given})")
-    written: dict[tuple[int, int], str] = {}
-    named: dict[str, str] = {}
+            for inner in expand(path) if path.is_dir() else ():
+                inner_identity = _identity(inner)
+                if inner_identity is not None:
+                    inputs.setdefault(inner_identity, f"{inner} (in {given})")
+    return inputs, input_paths
 
-    for label, path, kind in outputs:
-        real = os.path.realpath(path)
-        if _is_stream(path):
-            real = ""  # two outputs may share a stream (`/dev/null`, a terminal, a FIFO)
-        if real and real in named:
-            raise click.UsageError(
-                f"{label} {path}: {named[real]} writes the same path; give each output its own"
-            )
-        if real:
-            named[real] = label
-        identity = _identity(path)
-        if identity is None:
-            continue
-        if identity in inputs:
-            raise click.UsageError(
-                f"{path} is both an input and an output ({label} "
-                f"{'PATH' if kind.kind in ('file', 'journal') else 'DIR'}): it is the input "
-                f"{inputs[identity]}, and writing it would overwrite the input; choose another "
-                "path"
-                + (
-                    " (--json takes an optional PATH: put it after the inputs, or give it "
-                    "with no PATH last)"
-                    if label == "--json"
-                    else ""
-                )
-            )
-        if identity in written and real:
-            raise click.UsageError(
-                f"{label} {path}: {written[identity]} writes the same file; give each output "
-                "its own"
-            )
-        written[identity] = label
-        if kind.kind == "site":
-            from plumbline.report.site import site_problem
 
-            inside = [
-                given for real_input, given in input_paths if real_input.startswith(real + os.sep)
-            ]
-            if inside:
-                raise click.UsageError(
-                    f"{label} {path}: the input {inside[0]} is inside this site, whose files "
-                    "the site's update replaces: copy it out of the site first"
-                )
+def _check_output(
+    label: str,
+    path: Path,
+    kind: OutputType,
+    inputs: dict[tuple[int, int], str],
+    input_paths: list[tuple[str, str]],
+    named: dict[str, str],
+    written: dict[tuple[int, int], str],
+) -> None:
+    import os
 
-            problem = site_problem(path)
-            if problem:
-                raise click.UsageError(f"{label} {path}: {problem}")
+    # two outputs may share a stream (`/dev/null`, a terminal, a FIFO), never a file
+    real = "" if _is_stream(path) else os.path.realpath(path)
+    if real and real in named:
+        raise click.UsageError(
+            f"{label} {path}: {named[real]} writes the same path; give each output its own"
+        )
+    if real:
+        named[real] = label
+    identity = _identity(path)
+    if identity is None:
+        return
+    if identity in inputs:
+        hint = (
+            " (--json takes an optional PATH: put it after the inputs, or give it with no PATH "
+            "last)"
+            if label == "--json"
+            else ""
+        )
+        raise click.UsageError(
+            f"{path} is both an input and an output ({label} "
+            f"{'PATH' if kind.kind in ('file', 'journal') else 'DIR'}): it is the input "
+            f"{inputs[identity]}, and writing it would overwrite the input; choose another "
+            f"path{hint}"
+        )
+    if identity in written and real:
+        raise click.UsageError(
+            f"{label} {path}: {written[identity]} writes the same file; give each output its own"
+        )
+    written[identity] = label
+    if kind.kind == "site":
+        from plumbline.app.site import site_problem
+
+        inside = [given for resolved, given in input_paths if resolved.startswith(real + os.sep)]
+        if inside:
+            raise click.UsageError(
+                f"{label} {path}: the input {inside[0]} is inside this site, whose files "
+                "the site's update replaces: copy it out of the site first"
+            )
+        problem = site_problem(path)
+        if problem:
+            raise click.UsageError(f"{label} {path}: {problem}")
 
 
 def write_output(path: str | Path, data: str | bytes, what: str = "output") -> None:
@@ -697,7 +712,7 @@ def _stderr_handler() -> logging.Handler:
                 self.handleError(record)
 
         def format(self, record: logging.LogRecord) -> str:
-            from plumbline.report.escape import visible_controls
+            from plumbline.core.escape import visible_controls
 
             message = visible_controls(record.getMessage())
             if record.levelno == logging.INFO:

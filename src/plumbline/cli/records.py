@@ -19,7 +19,7 @@ from plumbline.cli.output import (
     write_json,
     write_output,
 )
-from plumbline.report.escape import terminal
+from plumbline.core.escape import terminal
 
 if TYPE_CHECKING:
     from plumbline.records.adapters import Conversion, RunContext

@@ -33,8 +33,8 @@ from plumbline.cli.output import (
     write_output,
 )
 from plumbline.cli.report import announce_html, html_option
-from plumbline.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
-from plumbline.report.escape import terminal
+from plumbline.core.escape import terminal
+from plumbline.core.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -147,7 +147,7 @@ def probe(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from plumbline.redaction import secret_arguments
+    from plumbline.core.redaction import secret_arguments
     from plumbline.reliability.errors import redact, secrets_from_environment
     from plumbline.reliability.runner import (
         ProbeSettings,
@@ -331,7 +331,7 @@ def reliability(
     from plumbline.reliability.analysis import analyze
     from plumbline.reliability.config import BenchmarkConfig
     from plumbline.reliability.embeddings import Embedder
-    from plumbline.reliability.render import render_markdown, render_terminal
+    from plumbline.views.reliability import render_markdown, render_terminal
 
     price_table = _parse_price(prices)
     result = read_trial_records(paths)
@@ -366,7 +366,7 @@ def reliability(
     if markdown_path is not None:
         write_output(markdown_path, render_markdown(report), "Markdown")
     if parquet_path is not None:
-        from plumbline.frames import parquet_bytes, trials_frame
+        from plumbline.app.frames import parquet_bytes, trials_frame
 
         write_output(parquet_path, parquet_bytes(trials_frame(result.records)))
     document = report.json_document()

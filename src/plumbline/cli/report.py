@@ -25,12 +25,13 @@ from plumbline.cli.output import (
     json_option,
     log_inputs,
 )
-from plumbline.report.escape import terminal, visible_controls
+from plumbline.core.escape import terminal, visible_controls
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from plumbline.report.site import Kind, SiteResult
+    from plumbline.app.site import SiteResult
+    from plumbline.views.site import Kind
 
 
 def site_url(index: Path) -> str:
@@ -59,7 +60,7 @@ def report(inputs: tuple[Path, ...], output: Path, json_path: str | None) -> Non
     """
     from rich.text import Text
 
-    from plumbline.report.site import SiteInputError, load_site_inputs, write_site
+    from plumbline.app.site import SiteInputError, load_site_inputs, write_site
 
     try:
         site_inputs = load_site_inputs(list(inputs))
@@ -116,7 +117,7 @@ def write_html(
     Reports other commands wrote there stay and are listed on the index, so `compare --html
     site/` and `reliability --html site/` build one site.
     """
-    from plumbline.report.site import SiteInputError, site_input, write_site
+    from plumbline.app.site import SiteInputError, site_input, write_site
 
     try:
         return write_site(

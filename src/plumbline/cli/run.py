@@ -40,8 +40,8 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.report import html_option, site_url, write_html
-from plumbline.limits import MAX_CONCURRENCY, MAX_EPOCHS
-from plumbline.report.escape import terminal, visible_controls
+from plumbline.core.escape import terminal, visible_controls
+from plumbline.core.limits import MAX_CONCURRENCY, MAX_EPOCHS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -334,12 +334,12 @@ def _leaderboard(
     html_dir: Path | None = None,
     not_run: dict[str, str] | None = None,
 ) -> None:
+    from plumbline.app.leaderboard_outputs import write_outputs
     from plumbline.leaderboard import (
         LeaderboardFileError,
         build_leaderboard,
-        render_terminal,
-        write_outputs,
     )
+    from plumbline.views.leaderboard import render_terminal
 
     board = build_leaderboard(
         logs, suite, errors="zero" if errors == "zero" else "exclude", not_run=not_run

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from plumbline.cli.output import FINITE, Command, FiniteFloatRange, emit, json_option
-from plumbline.report import present
+from plumbline.core import present
 
 if TYPE_CHECKING:
     from rich.console import Console

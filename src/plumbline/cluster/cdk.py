@@ -16,14 +16,14 @@ counted against the model. Every node needs bubblewrap, Node.js and plumbline's 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 from typing import Any
 
-from plumbline.cdk.extract import ExtractedApp, extract_app, extract_from_source
+from plumbline.cdk.extract import ExtractedApp
 from plumbline.cdk.outcomes import Outcome, SynthReport
-from plumbline.cdk.synth import CdkSynthesizer, SynthOptions
+from plumbline.cdk.scorer import CdkExecutor
+from plumbline.cdk.synth import CdkSynthesizer, SynthesizerBase, SynthOptions
 from plumbline.cluster.connect import ClusterError, connect, disconnect, require_ray
 
 #: How often Ray restarts an actor lost with its node, and retries its jobs.
@@ -43,7 +43,7 @@ class SynthWorker:
         self.synthesizer.close()
 
 
-class RaySynthesizer:
+class RaySynthesizer(SynthesizerBase):
     """Synthesizes apps on Ray actors; one outcome per sample (see the module docstring).
 
     Args:
@@ -82,15 +82,6 @@ class RaySynthesizer:
     @property
     def engine(self) -> str:
         return "ray/" + ("unsafe-no-sandbox" if self.options.unsafe_no_sandbox else "bwrap-pool")
-
-    def check_response(self, response: str) -> SynthReport:
-        return self.check_app(extract_app(response))
-
-    def check_source(self, source: str, name: str = "app.py") -> SynthReport:
-        return self.check_app(extract_from_source(source, name))
-
-    async def acheck_response(self, response: str) -> SynthReport:
-        return await asyncio.to_thread(self.check_response, response)
 
     def check_app(self, app: ExtractedApp) -> SynthReport:
         ray = require_ray()
@@ -134,4 +125,9 @@ class RaySynthesizer:
         self.close()
 
 
-__all__ = ["RESTARTS", "ClusterError", "RaySynthesizer", "SynthWorker"]
+def ray_synthesizer(options: SynthOptions, executor: CdkExecutor) -> RaySynthesizer:
+    """The `ray` entry of `plumbline.cdk.scorer.SYNTHESIZERS` (`--cdk-executor ray`)."""
+    return RaySynthesizer(options, address=executor.address, actors=executor.actors)
+
+
+__all__ = ["RESTARTS", "ClusterError", "RaySynthesizer", "SynthWorker", "ray_synthesizer"]

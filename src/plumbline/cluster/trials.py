@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import shutil
 import socket
 import tarfile
 import tempfile
@@ -48,7 +47,7 @@ from plumbline.agent.harness import (
     RunOptions,
     TrialOutput,
 )
-from plumbline.agent.leases import BASELINES_PREFIX, Reclaimed, reclaim
+from plumbline.agent.leases import Reclaimed, reclaim
 from plumbline.agent.plan import Plan, TaskPlan, final_prompt
 from plumbline.agent.schedule import Unit
 from plumbline.agent.suite import Arm, FileToAdd, Task
@@ -194,22 +193,21 @@ def run_trial(
         duration_from="harness" if settings.duration_from == "harness" else "agent",
     )
     harness = Harness(plan, options, materials=materials)
-    harness._baselines = Path(tempfile.mkdtemp(prefix=f"{BASELINES_PREFIX}.", dir=base))
-    try:
-        output = harness.run_trial(unit)
-    except BaseException:
-        # Cancelled (the driver was interrupted): nothing of the trial keeps running.
-        harness.registry.kill_all()
-        raise
-    finally:
-        shutil.rmtree(harness._baselines, ignore_errors=True)
+    with harness.baselines():
+        try:
+            output = harness.run_trial(unit)
+        except BaseException:
+            # Cancelled (the driver was interrupted): nothing of the trial keeps running.
+            harness.registry.kill_all()
+            raise
     if output.record is not None:
         output.record["node"] = _node_name()
     return output
 
 
 class RayExecutor:
-    """Runs a harness's pending units as Ray tasks; `harness.finish` writes each result."""
+    """Runs a harness's pending units as Ray tasks; `harness.finish` writes each result. The
+    `ray` trial executor (entry point `plumbline.trial_executors`)."""
 
     def __init__(self, harness: Harness) -> None:
         self.harness = harness
@@ -324,8 +322,8 @@ class RayExecutor:
     def _failure(self, unit: Unit, kind: str, reason: str) -> TrialOutput:
         harness = self.harness
         name = f"{unit.task_id}.{unit.arm}.r{unit.repeat}".replace("/", "_")
-        record = harness._base_record(unit, f"{name}.{uuid.uuid4().hex[:8]}")
-        return TrialOutput(harness._infra(record, kind, reason))
+        record = harness.base_record(unit, f"{name}.{uuid.uuid4().hex[:8]}")
+        return TrialOutput(harness.infra_record(record, kind, reason))
 
     def _cancel(self, refs: list[ObjectRef[TrialOutput]]) -> None:
         """Stop the running trials (each ends its processes) and wait a little for them."""

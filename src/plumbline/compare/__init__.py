@@ -6,14 +6,8 @@ schema's arm summaries, paired deltas and three-gate decision, with cluster-boot
 paired tests, a per-task table and the minimum detectable pass-rate difference.
 """
 
-from plumbline.compare.analysis import (
-    ArmComparison,
-    CompareError,
-    CompareReport,
-    CompareSettings,
-    compare_runs,
-)
-from plumbline.compare.decision import MIXED, Margins
+from plumbline.compare.analysis import CompareError, compare_runs
+from plumbline.compare.result import MIXED, ArmComparison, CompareReport, CompareSettings, Margins
 
 __all__ = [
     "MIXED",

@@ -16,31 +16,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
-from pydantic import Field
 
 from plumbline import stats
-from plumbline.compare.decision import (
-    MIXED,
-    Decision,
-    Gate,
-    Margins,
-    Role,
-    Rule,
-    ci_gates,
-    decide,
-    prefer,
-    schema_gates,
-)
+from plumbline.compare.decision import Decision, ci_gates, decide, schema_gates
 from plumbline.compare.metrics import (
-    PRIMARY_DELTAS,
-    SECONDARY_DELTAS,
-    ArmSummary,
-    DeltaSummary,
-    Duplicate,
     PreparedRuns,
     arm_summaries,
     delta_summaries,
@@ -48,12 +31,34 @@ from plumbline.compare.metrics import (
     per_task_table,
     prepare_runs,
 )
-from plumbline.progress import ProgressCallback, no_progress
+from plumbline.compare.result import (
+    MIXED,
+    PRIMARY_DELTAS,
+    SCHEMA_VERSION,
+    SECONDARY_DELTAS,
+    ArmComparison,
+    ArmDistribution,
+    ArmSummary,
+    CompareReport,
+    CompareSettings,
+    DeltaSummary,
+    Gate,
+    InputSummary,
+    PairedDelta,
+    PairedDeltas,
+    PairedTest,
+    PerTaskRow,
+    PowerAnalysis,
+    RunListing,
+    RunRow,
+    Sample,
+    generated_schema,
+)
+from plumbline.core.progress import ProgressCallback, no_progress
+from plumbline.core.result import Interval
 from plumbline.records.run_record import RunRecordTable
-from plumbline.result import Interval, ResultModel, schema_version, unit_field
 from plumbline.stats.result import ConfidenceInterval
 
-SCHEMA_VERSION = schema_version("compare", 2)
 assert SCHEMA_VERSION == "plumbline.compare/2"  # the literal of `CompareReport.schema_version`
 MIN_REPEATS = 5  # the A/B schema, "Statistical Notes"
 #: Below this many tasks the percentile cluster bootstrap's coverage is not shown to reach 95%
@@ -69,313 +74,6 @@ MAX_POINTS = 4000
 
 class CompareError(ValueError):
     """The comparison cannot be made as asked (arms missing or unnamed)."""
-
-
-class CompareSettings(ResultModel):
-    """How the comparison was computed."""
-
-    rule: Rule = Field(
-        default="schema",
-        description="`schema`: the A/B schema's three gates on point values; `ci`: each gate's "
-        "interval must exclude a regression beyond the margins.",
-    )
-    margins: Margins = Field(default_factory=Margins)
-    n_resamples: int = unit_field("Bootstrap resamples.", "count", default=10_000)
-    level: float = unit_field("Confidence level of every interval.", "probability", default=0.95)
-    seed: int | None = unit_field(
-        "Random seed of the bootstrap (a label, not a quantity; None: unseeded).",
-        "count",
-        default=0,
-    )
-    power: float = unit_field(
-        "Power of the minimum detectable difference.", "probability", default=0.8
-    )
-    alpha: float = unit_field(
-        "Significance level of the minimum detectable difference.", "probability", default=0.05
-    )
-
-
-class PairedDelta(DeltaSummary):
-    """A paired delta's mean and median (the A/B schema), with the bootstrap interval on its
-    mean (`ci`, None with fewer than 2 pairs)."""
-
-    ci: Interval | None = None
-
-
-class PairedDeltas(ResultModel):
-    """The A/B schema's paired deltas (treatment − control per `(task_id, repeat)`)."""
-
-    pairs: int = unit_field("`(task_id, repeat)` present once in both arms.", "count")
-    pass_delta: PairedDelta = Field(description="Success (1/0) difference: a proportion.")
-    cost_delta_usd: PairedDelta = Field(description="Cost difference in USD.")
-    duration_delta_seconds: PairedDelta = Field(description="Duration difference in seconds.")
-    token_delta: PairedDelta = Field(description="Total-token difference.")
-    non_cache_token_delta: PairedDelta = Field(description="Non-cache-token difference.")
-
-    def deltas(self) -> list[tuple[str, PairedDelta]]:
-        """(name, delta) in the A/B schema's order."""
-        return [(name, getattr(self, name)) for name in PRIMARY_DELTAS]
-
-
-class PairedTest(ResultModel):
-    """A paired test or effect size; `skipped` (and `skipped_reason`, in words for the reader)
-    when these data do not allow it. Which fields are set depends on the test."""
-
-    method: str | None = None
-    statistic: float | None = unit_field(
-        "The test statistic or the estimate (a shift in the metric's unit, or a ratio T / C).",
-        "score",
-        default=None,
-    )
-    pvalue: float | None = unit_field("Two-sided p-value.", "probability", default=None)
-    pvalue_holm: float | None = unit_field(
-        "Holm-adjusted p-value across the treatments.", "probability", default=None
-    )
-    n: int | None = unit_field("Pairs used.", "count", default=None)
-    b: int | None = unit_field("Pairs where only the treatment succeeded.", "count", default=None)
-    c: int | None = unit_field("Pairs where only the control succeeded.", "count", default=None)
-    n_discordant: int | None = unit_field("Pairs whose outcomes differ.", "count", default=None)
-    n_nonzero: int | None = unit_field("Pairs with a non-zero difference.", "count", default=None)
-    zero_method: str | None = None
-    standard_error: float | None = unit_field(
-        "Standard error of the estimate.", "score", default=None
-    )
-    interval: Interval | None = None
-    n_walsh_averages: int | None = unit_field("Walsh averages.", "count", default=None)
-    critical_rank: int | None = unit_field("Rank of the interval bounds.", "count", default=None)
-    paired: bool | None = None
-    log_ratio: float | None = unit_field("Mean log ratio.", "score", default=None)
-    log_standard_error: float | None = unit_field(
-        "Standard error of the mean log ratio.", "score", default=None
-    )
-    df: float | None = unit_field("Degrees of freedom.", "count", default=None)
-    geometric_mean_x: float | None = unit_field(
-        "Geometric mean of the treatment.", "score", default=None
-    )
-    geometric_mean_y: float | None = unit_field(
-        "Geometric mean of the control.", "score", default=None
-    )
-    skipped: str | None = Field(default=None, description="Why the test was not computed.")
-    skipped_reason: str | None = Field(
-        default=None, description="`skipped` in words for the reader."
-    )
-
-
-class PowerAnalysis(ResultModel):
-    """The smallest pass-rate difference these pairs can detect, and what it rests on."""
-
-    minimum_detectable_pass_delta: float | None = unit_field(
-        "Smallest detectable difference of pass rates.", "proportion", default=None
-    )
-    method: str | None = None
-    reason: str | None = Field(default=None, description="Why it cannot be computed.")
-    tasks: int | None = unit_field("Paired tasks (the unit).", "count", default=None)
-    epochs: int | None = unit_field("Median pairs per task.", "count", default=None)
-    within_share: float | None = unit_field(
-        "Within-task share of the pass-delta variance.", "proportion", default=None
-    )
-    discordant: float | None = unit_field(
-        "Share of pairs whose outcomes differ.", "proportion", default=None
-    )
-    baseline: float | None = unit_field("The control's pass rate.", "proportion", default=None)
-    alpha: float | None = unit_field("Significance level.", "probability", default=None)
-    power: float | None = unit_field("Power.", "probability", default=None)
-
-
-class PerTaskRow(ResultModel):
-    """One task: runs, success rate and medians in each arm, and its paired deltas."""
-
-    task_id: str
-    runs_treatment: int = unit_field("Runs of the treatment.", "count")
-    success_rate_treatment: float | None = unit_field("Treatment pass rate.", "proportion")
-    median_duration_seconds_treatment: float | None = unit_field(
-        "Treatment median duration.", "seconds"
-    )
-    median_non_cache_tokens_treatment: float | None = unit_field(
-        "Treatment median non-cache tokens.", "tokens"
-    )
-    runs_control: int = unit_field("Runs of the control.", "count")
-    success_rate_control: float | None = unit_field("Control pass rate.", "proportion")
-    median_duration_seconds_control: float | None = unit_field(
-        "Control median duration.", "seconds"
-    )
-    median_non_cache_tokens_control: float | None = unit_field(
-        "Control median non-cache tokens.", "tokens"
-    )
-    pairs: int = unit_field("Pairs of this task.", "count")
-    mean_pass_delta: float | None = unit_field("Mean pass delta.", "proportion")
-    median_duration_delta_seconds: float | None = unit_field("Median duration delta.", "seconds")
-    median_non_cache_token_delta: float | None = unit_field(
-        "Median non-cache token delta.", "tokens"
-    )
-
-
-class ArmComparison(ResultModel):
-    """One treatment against the control."""
-
-    treatment: str
-    control: str
-    decision: str = Field(description="The A/B schema's decision string.")
-    decision_role: Role = Field(
-        description="Which side the decision prefers (`treatment`, `control`) or `mixed`."
-    )
-    caveat: str | None = Field(
-        description="One plain sentence when these data cannot support the decision."
-    )
-    rule: Rule
-    tie: bool = Field(description="All three gates hold for both arms.")
-    gates: list[Gate]
-    pairs: int = unit_field("Pairs (as `paired.pairs`).", "count")
-    paired: PairedDeltas
-    diagnostics: dict[str, DeltaSummary] = Field(
-        description="Secondary paired deltas (non-blocking)."
-    )
-    tests: dict[str, PairedTest]
-    minimum_detectable_pass_delta: float | None = unit_field(
-        "As `power_analysis.minimum_detectable_pass_delta`.", "proportion"
-    )
-    power_analysis: PowerAnalysis
-    per_task: list[PerTaskRow]
-    warnings: list[str]
-
-    @property
-    def prefers_treatment(self) -> bool:
-        return self.decision_role == "treatment"
-
-
-class InputSummary(ResultModel):
-    """What was read, and what was set aside."""
-
-    files: list[str]
-    records_read: int = unit_field("Records read.", "count")
-    invalid_records: int = unit_field("Records refused as invalid.", "count")
-    errors: list[str] = Field(description="One `file:line: field: problem` per invalid record.")
-    duplicates: list[Duplicate]
-    infra_failures: dict[str, int] = unit_field(
-        "Infrastructure failures excluded, per arm.", "count"
-    )
-
-
-Outcome = Literal["success", "failure", "timed out"]
-
-
-class RunRow(ResultModel):
-    """One run of a compared arm, as listed on the page."""
-
-    task_id: str
-    arm: str
-    repeat: int = unit_field("Repeat index.", "count")
-    outcome: Outcome
-    duration_seconds: float | None = unit_field("Duration.", "seconds")
-    total_tokens: float | None = unit_field("Total tokens.", "tokens")
-    non_cache_tokens: float | None = unit_field("Input + output tokens.", "tokens")
-    total_cost_usd: float | None = unit_field("Cost.", "usd")
-    location: str = Field(description="`file:line` of the record.")
-
-
-class RunListing(ResultModel):
-    """The compared arms' runs (infrastructure failures left out), sorted by arm, task, repeat;
-    the first `MAX_LISTED_RUNS` are listed."""
-
-    total: int = unit_field("Runs of the compared arms.", "count")
-    listed: int = unit_field("Runs listed in `rows`.", "count")
-    rows: list[RunRow]
-
-
-class Sample(ResultModel):
-    """One metric's values in one arm, for a distribution plot: every run's value, thinned to
-    evenly spaced order statistics beyond `MAX_POINTS`."""
-
-    n: int = unit_field("Runs with a value.", "count")
-    values: list[float] = unit_field("The values drawn (in the metric's unit).", "score")
-
-    @property
-    def thinned(self) -> bool:
-        return len(self.values) < self.n
-
-
-class ArmDistribution(ResultModel):
-    """Per-run values of one arm."""
-
-    duration_seconds: Sample
-    non_cache_tokens: Sample
-    total_tokens: Sample
-
-
-class ArmDifferenceRow(ResultModel):
-    field: str
-    values: dict[str, str] = Field(description="The field's text per arm.")
-
-
-class ArmDifferences(ResultModel):
-    """Every difference between the arms of a suite (from `plumbline agent run`)."""
-
-    arms: list[str]
-    rows: list[ArmDifferenceRow]
-    identical: str = Field(description="What is the same in every arm.")
-
-
-class CompareReport(ResultModel):
-    """Everything `plumbline compare` reports. The first comparison is also at the top level
-    under the A/B schema's field names (`arm_summaries`, `paired`, `decision`)."""
-
-    schema_version: Literal["plumbline.compare/2"] = Field(
-        default="plumbline.compare/2",
-        description='The document kind and major version: `schema_version("compare", 2)`.',
-    )
-    treatment: str
-    control: str
-    decision: str = Field(description="The A/B schema's decision string (first treatment).")
-    decision_role: Role
-    caveat: str | None
-    rule: Rule
-    tie: bool
-    gates: list[Gate]
-    arm_summaries: dict[str, ArmSummary]
-    paired: PairedDeltas
-    diagnostics: dict[str, DeltaSummary]
-    tests: dict[str, PairedTest]
-    minimum_detectable_pass_delta: float | None = unit_field(
-        "Smallest detectable pass-rate difference (first treatment).", "proportion"
-    )
-    power_analysis: PowerAnalysis
-    per_task: list[PerTaskRow]
-    comparisons: list[ArmComparison] = Field(min_length=1)
-    warnings: list[str]
-    input: InputSummary
-    settings: CompareSettings
-    runs: RunListing
-    distributions: dict[str, ArmDistribution] = Field(
-        description="Per-run values per compared arm, for the distribution plots."
-    )
-    arm_differences: ArmDifferences | None = None
-
-    @property
-    def primary(self) -> ArmComparison:
-        return self.comparisons[0]
-
-    @property
-    def treatments(self) -> list[str]:
-        return [c.treatment for c in self.comparisons]
-
-    @property
-    def arms(self) -> list[str]:
-        """The compared arms: the treatments, then the control."""
-        return list(dict.fromkeys([*self.treatments, self.control]))
-
-    def all_prefer_treatment(self) -> bool:
-        return all(c.decision == prefer(c.treatment) for c in self.comparisons)
-
-
-def generated_schema() -> dict[str, Any]:
-    """The JSON Schema of `CompareReport` (shipped as `schemas/compare_report.schema.json`)."""
-    from plumbline.schema_files import model_schema
-
-    return model_schema(
-        CompareReport,
-        schema_id="https://plumbline.dev/schemas/compare/2/compare_report.schema.json",
-        title="plumbline compare report",
-    )
 
 
 def resolve_arms(

@@ -15,79 +15,20 @@ from the cluster bootstrap (tasks, then repeats within task).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Literal
 
-from pydantic import Field
-
-from plumbline.compare.metrics import ArmSummary
-from plumbline.result import Interval, ResultModel, unit_field
+from plumbline.compare.result import (
+    MIXED,
+    ArmSummary,
+    Gate,
+    Margins,
+    Role,
+    Rule,
+    Verdict,
+    prefer,
+)
+from plumbline.core.result import Interval
 from plumbline.stats.result import ConfidenceInterval
-
-Rule = Literal["schema", "ci"]
-Verdict = Literal["treatment", "control", "tie", "neither"]
-Role = Literal["treatment", "control", "mixed"]
-MIXED = "mixed results - inspect paired deltas"
-
-GATE_NAMES = ("success_rate", "median_duration_seconds", "median_non_cache_tokens")
-
-
-def prefer(arm: str) -> str:
-    return f"prefer {arm}"
-
-
-class Margins(ResultModel):
-    """Non-inferiority margins for `--rule ci`: absolute for success, relative otherwise."""
-
-    success: float = unit_field(
-        "Absolute margin on the pass-rate difference.", "proportion", default=0.05
-    )
-    duration: float = unit_field(
-        "Relative margin on the duration ratio.", "proportion", default=0.10
-    )
-    tokens: float = unit_field(
-        "Relative margin on the non-cache token ratio.", "proportion", default=0.10
-    )
-
-    @classmethod
-    def parse(cls, text: str) -> Margins:
-        """Parse `success=0.05,duration=0.10,tokens=0.10` (any subset; the rest default)."""
-        values: dict[str, float] = {}
-        for part in filter(None, (p.strip() for p in text.split(","))):
-            key, sep, raw = part.partition("=")
-            key = key.strip()
-            if not sep or key not in ("success", "duration", "tokens"):
-                raise ValueError(
-                    f"margin {part!r}: use name=value with names success, duration, tokens"
-                )
-            try:
-                value = float(raw)
-            except ValueError:
-                raise ValueError(f"margin {key}: {raw.strip()!r} is not a number") from None
-            if not (math.isfinite(value) and 0 <= value < 1):
-                raise ValueError(f"margin {key}: must be in [0, 1), got {value}")
-            values[key] = value
-        return cls.model_validate(values)
-
-
-class Gate(ResultModel):
-    """One gate: both arms' values, whether it holds for each arm, and the verdict."""
-
-    name: str = Field(description="The arm-summary field the gate compares.")
-    treatment: float | None = unit_field(
-        "The treatment's value of that field (its unit: see the arm summary).", "score"
-    )
-    control: float | None = unit_field("The control's value of that field.", "score")
-    holds_for_treatment: bool
-    holds_for_control: bool
-    verdict: Verdict = Field(description="Which arm the gate favours.")
-    criterion: str = Field(description="What must hold for the treatment, in words.")
-    interval: Interval | None = Field(
-        default=None,
-        description="Under `--rule ci`: the interval the gate reads (the pass-rate difference "
-        "T − C, or the geometric-mean ratio T / C).",
-    )
 
 
 def gate(

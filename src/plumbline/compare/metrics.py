@@ -20,36 +20,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
-from pydantic import Field
 
+from plumbline.compare.result import (
+    PRIMARY_DELTAS,
+    SECONDARY_DELTAS,
+    ArmSummary,
+    DeltaSummary,
+    Duplicate,
+)
 from plumbline.records.run_record import COUNT_FIELDS, TOKEN_FIELDS
-from plumbline.result import ResultModel, unit_field
 
-# delta name -> the per-run column it is computed from
-PRIMARY_DELTAS: dict[str, str] = {
-    "pass_delta": "success_int",
-    "cost_delta_usd": "total_cost_usd",
-    "duration_delta_seconds": "duration_seconds",
-    "token_delta": "total_tokens",
-    "non_cache_token_delta": "non_cache_tokens",
-}
-SECONDARY_DELTAS: dict[str, str] = {
-    "cache_read_token_delta": "cache_read_tokens",
-    "cache_write_token_delta": "cache_write_tokens",
-    "step_count_delta": "step_count",
-    "tool_call_count_delta": "tool_call_count",
-    "acceptance_cmd_count_delta": "acceptance_cmd_count",
-}
 PAIR_COLUMNS = tuple(dict.fromkeys([*PRIMARY_DELTAS.values(), *SECONDARY_DELTAS.values()]))
-
-
-class Duplicate(ResultModel):
-    """A `(task_id, arm, repeat)` that occurs more than once, with where each copy is."""
-
-    task_id: str
-    arm: str
-    repeat: int = unit_field("The repeat index.", "count")
-    locations: list[str] = Field(description="`file:line` of each copy.")
 
 
 @dataclass
@@ -122,35 +103,6 @@ def prepare_runs(frame: pl.DataFrame) -> PreparedRuns:
             for task, arm, repeat, locations in grouped.iter_rows()
         ]
     return PreparedRuns(runs, infra_failures, duplicates)
-
-
-class ArmSummary(ResultModel):
-    """The A/B schema's per-arm fields, plus the counts it left out."""
-
-    runs: int = unit_field("Runs kept (infrastructure failures excluded).", "count")
-    successes: int = unit_field("Successful runs (a timed-out run is a failure).", "count")
-    success_rate: float | None = unit_field("successes / runs.", "proportion")
-    total_cost_usd: float | None = unit_field("Sum of the known costs.", "usd")
-    avg_cost_usd: float | None = unit_field("Mean cost of the runs with a cost.", "usd")
-    median_cost_usd: float | None = unit_field("Median cost of the runs with a cost.", "usd")
-    median_duration_seconds: float | None = unit_field("Median run duration.", "seconds")
-    median_total_tokens: float | None = unit_field(
-        "Median of input + output + cache read + cache write tokens.", "tokens"
-    )
-    median_non_cache_tokens: float | None = unit_field("Median of input + output tokens.", "tokens")
-    solved_per_dollar: float | None = unit_field(
-        "Successes per dollar, over the runs whose cost is known.", "ratio"
-    )
-    runs_with_cost: int = unit_field("Runs with a known cost.", "count")
-    null_cost_runs: int = unit_field("Runs without a cost.", "count")
-    null_total_tokens_runs: int = unit_field("Runs lacking a token count of any kind.", "count")
-    null_non_cache_tokens_runs: int = unit_field(
-        "Runs lacking an input or output token count.", "count"
-    )
-    timed_out_runs: int = unit_field("Runs that timed out (counted as failures).", "count")
-    excluded_infra_failures: int = unit_field("Infrastructure failures left out.", "count")
-    tasks: int = unit_field("Distinct tasks with runs in this arm.", "count")
-    min_repeats_per_task: int = unit_field("Fewest runs of any task in this arm.", "count")
 
 
 def _nullable(value: Any) -> float | None:
@@ -271,17 +223,6 @@ def pair_runs(prepared: PreparedRuns, treatment: str, control: str) -> pl.DataFr
     return pairs.with_columns(
         [(pl.col(f"{col}_t") - pl.col(f"{col}_c")).alias(name) for name, col in deltas.items()]
     )
-
-
-class DeltaSummary(ResultModel):
-    """Mean and median of one paired delta (treatment − control, in the unit its name says:
-    `pass_delta` a difference of proportions, `*_usd` dollars, `*_seconds` seconds, the others
-    counts) over the pairs where it is defined."""
-
-    mean: float | None = unit_field("Mean of the delta over its pairs.", "score")
-    median: float | None = unit_field("Median of the delta over its pairs.", "score")
-    n: int = unit_field("Pairs where both sides have a value.", "count")
-    null_pairs: int = unit_field("Pairs where a side has no value.", "count")
 
 
 def delta_summaries(pairs: pl.DataFrame, names: list[str]) -> dict[str, DeltaSummary]:

@@ -7,11 +7,11 @@
 
 The pipeline is read (`collect`) → score (`scores`) → rank with tie groups (`ties`) →
 document (`board` builds `result.LeaderboardDocument`; `document` validates, writes and
-reads it) → render (`render`); `check` compares a fresh leaderboard with a published one.
+reads it); `check` compares a fresh leaderboard with a published one.
 """
 
 from plumbline.leaderboard.board import Leaderboard, build_leaderboard
-from plumbline.leaderboard.check import CheckResult, Deviation, check_reproducibility
+from plumbline.leaderboard.check import check_reproducibility
 from plumbline.leaderboard.collect import CategoryData, collect
 from plumbline.leaderboard.document import (
     LeaderboardFileError,
@@ -21,10 +21,10 @@ from plumbline.leaderboard.document import (
     validate_document,
     write_leaderboard,
 )
-from plumbline.leaderboard.outputs import write_outputs
-from plumbline.leaderboard.render import render_check, render_csv, render_markdown, render_terminal
 from plumbline.leaderboard.result import (
     AdjacentPair,
+    CheckResult,
+    Deviation,
     ErrorPolicy,
     LeaderboardDocument,
     LeaderboardRow,
@@ -58,12 +58,7 @@ __all__ = [
     "parse_suite",
     "read_leaderboard",
     "recompute_overall",
-    "render_check",
-    "render_csv",
-    "render_markdown",
-    "render_terminal",
     "upgrade_document",
     "validate_document",
     "write_leaderboard",
-    "write_outputs",
 ]

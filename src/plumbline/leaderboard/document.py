@@ -23,9 +23,9 @@ from typing import Any, Literal, overload
 
 from pydantic import ValidationError
 
+from plumbline.core.schema_files import model_schema
 from plumbline.leaderboard.result import LeaderboardDocument, upgrade_document
 from plumbline.records.io import UnreadableFileError, read_json_file, write_json_atomic
-from plumbline.schema_files import model_schema
 
 OVERALL_TOLERANCE = 1e-9
 

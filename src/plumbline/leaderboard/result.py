@@ -30,10 +30,11 @@ from pydantic import (
     model_serializer,
 )
 
-from plumbline.result import Interval, ResultModel, Unit, unit_field
+from plumbline.core.result import Interval, ResultModel, Unit, unit_field
 
 SchemaVersion = Literal["plumbline.leaderboard/2"]
-#: `plumbline.result.schema_version("leaderboard", 2)`, as a type the schema states as a constant.
+#: `plumbline.core.result.schema_version("leaderboard", 2)`, as a type the schema states as a
+#: constant.
 SCHEMA_VERSION: SchemaVersion = "plumbline.leaderboard/2"
 #: The integer `schema_version` plumbline wrote before version 2.
 LEGACY_SCHEMA_VERSION = 1
@@ -439,3 +440,192 @@ def _tie_groups(rows: list[Any]) -> list[dict[str, Any]]:
 def _rename(mapping: dict[str, Any], old: str, new: str) -> None:
     if old in mapping and new not in mapping:
         mapping[new] = mapping.pop(old)
+
+
+#: Outcome names for samples without a scorer-given outcome.
+ERROR = "error"
+
+
+UNSCORED = "unscored"
+
+
+CORRECT = "correct"
+
+
+INCORRECT = "incorrect"
+
+
+PARTIAL = "partial"
+
+
+#: Outcomes that are not a failure of the model, listed first in a failure-mode table.
+GOOD_OUTCOMES = frozenset({"passed", CORRECT})
+
+
+#: Outcomes that are neither a success nor the model's fault.
+NEUTRAL_OUTCOMES = frozenset({PARTIAL, "infra_error", UNSCORED})
+
+
+class LeaderboardSample(ResultModel):
+    """One sample × epoch of one model in one category, as its log holds it."""
+
+    model: str
+    category: str = Field(description="Key of the leaderboard category the sample counts in.")
+    task: str
+    sample_id: str
+    epoch: int = unit_field("Inspect epoch of this sample (from 1).", "count")
+    question: str = Field(description="The input as text, with lettered choices if any.")
+    response: str = Field(description="The model's final completion.")
+    target: str
+    value: float | None = unit_field(
+        "The category scorer's value as a number (None: errored or unscored).", "score"
+    )
+    answer: str | None = None
+    explanation: str | None = None
+    outcome: str = Field(
+        description="The scorer's own outcome (e.g. a CDK failure mode), else error, unscored, "
+        "correct, incorrect or partial."
+    )
+    error: str | None = Field(default=None, description="The sample's error message, if any.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="The score's metadata.")
+    highlights: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="(label, text) pairs of the metadata a reader looks for first.",
+    )
+    log: str = Field(default="", description="The log file the sample was read from.")
+
+
+class OutcomeCounts(ResultModel):
+    """How the samples of one model in one category ended."""
+
+    model: str
+    total: int = unit_field("Sample-epochs of this model in the category.", "count")
+    counts: list[int] = unit_field("Sample-epochs per outcome, in the table's order.", "count")
+    shares: list[float | None] = unit_field(
+        "Each count over `total` (None when the model has no samples here).", "proportion"
+    )
+
+
+class FailureModes(ResultModel):
+    """Outcome counts per model for one category whose scorer reports outcomes (CDK)."""
+
+    category: str
+    name: str
+    outcomes: list[str] = Field(
+        description="The outcomes, successes first, then by how often they occur."
+    )
+    rows: list[OutcomeCounts] = Field(description="One row per model of the leaderboard.")
+
+    def row(self, model: str) -> OutcomeCounts:
+        return next(row for row in self.rows if row.model == model)
+
+
+class LeaderboardSamples(ResultModel):
+    """The samples found for a leaderboard, their failure modes, and the logs not used."""
+
+    schema_version: Literal["plumbline.leaderboard_samples/1"] = Field(
+        default="plumbline.leaderboard_samples/1",
+        description="The document kind and major version: "
+        '`schema_version("leaderboard_samples", 1)`.',
+    )
+    samples: list[LeaderboardSample] = Field(default_factory=list)
+    failure_modes: list[FailureModes] = Field(default_factory=list)
+    problems: list[str] = Field(
+        default_factory=list, description="`file: problem` for each log that could not be read."
+    )
+    logs_read: int = unit_field("Logs whose samples were read.", "count", default=0)
+
+    def for_model(self, model: str) -> list[LeaderboardSample]:
+        return [sample for sample in self.samples if sample.model == model]
+
+
+class Deviation(ResultModel):
+    """One model found in both files."""
+
+    model: str
+    new: float = unit_field("Overall in the new file.", "proportion")
+    published: float = unit_field("Overall in the published file.", "proportion")
+    deviation: float = unit_field("new − published.", "proportion")
+    within_tolerance: bool = Field(description="|deviation| ≤ tolerance (SA Bench's rule).")
+    combined_half_width: float | None = unit_field(
+        "z · √(SE_new² + SE_published²) from the standard errors the files state (None: "
+        "neither states one).",
+        "proportion",
+    )
+    within_interval: bool | None = Field(
+        description="|deviation| ≤ combined_half_width: within sampling noise."
+    )
+    interval_basis: Literal["both", "new only", "published only"] | None = Field(
+        description="Which files' standard errors the combined interval uses."
+    )
+
+
+class CategoryDeviation(ResultModel):
+    """One category of one model found in both files."""
+
+    model: str
+    category: str
+    new: float | None = unit_field("The category's value in the new file.", "proportion")
+    published: float | None = unit_field(
+        "The category's value in the published file.", "proportion"
+    )
+    deviation: float | None = unit_field("new − published (None: one is missing).", "proportion")
+    within_tolerance: bool | None = Field(description="|deviation| ≤ tolerance.")
+
+
+class Inconsistency(ResultModel):
+    """A model whose stated overall is not Σ weight × category under its file's own weights."""
+
+    model: str
+    stated: float = unit_field("The overall the file states.", "proportion")
+    recomputed: float = unit_field("Σ weight × category value.", "proportion")
+    difference: float = unit_field("stated − recomputed.", "proportion")
+
+
+class DocumentReview(ResultModel):
+    """What validating one leaderboard file found: schema problems and self-inconsistency."""
+
+    valid: bool = Field(description="No schema problem and no inconsistent overall.")
+    problems: list[str] = Field(default_factory=list)
+    weights: dict[str, float] | None = unit_field(
+        "The category weights the file states (None: not all).", "proportion", default=None
+    )
+    inconsistent_overall: list[Inconsistency] = Field(default_factory=list)
+
+
+class CheckResult(ResultModel):
+    """`leaderboard check`: deviations of shared models (overall and per category), the models
+    found in only one file, and what validating each file found."""
+
+    schema_version: Literal["plumbline.leaderboard_check/1"] = Field(
+        default="plumbline.leaderboard_check/1",
+        description='The document kind and major version: `schema_version("leaderboard_check", '
+        "1)`.",
+    )
+    reproducible: bool = Field(
+        description="Every shared model's overall within tolerance (and at least one model "
+        "shared), and the new file valid and self-consistent. Category deviations and a "
+        "published file that disagrees with itself are reported, not part of the verdict "
+        "(SA Bench's rule is about overall)."
+    )
+    tolerance: float = unit_field("The largest |deviation| that reproduces.", "proportion")
+    level: float = unit_field("Confidence level of the combined intervals.", "probability")
+    shared: int = unit_field("Models in both files.", "count")
+    outside_tolerance: int = unit_field("Shared models whose overall is not within.", "count")
+    deviations: list[Deviation]
+    only_new: list[str] = Field(default_factory=list)
+    only_published: list[str] = Field(default_factory=list)
+    categories: list[CategoryDeviation] = Field(default_factory=list)
+    categories_outside_tolerance: int = unit_field(
+        "Category deviations not within tolerance.", "count"
+    )
+    new_file: DocumentReview
+    published_file: DocumentReview
+
+    @property
+    def category_failures(self) -> list[CategoryDeviation]:
+        return [c for c in self.categories if c.within_tolerance is False]
+
+    @property
+    def failures(self) -> list[Deviation]:
+        return [d for d in self.deviations if not d.within_tolerance]

@@ -24,9 +24,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from plumbline.core.result import Interval
 from plumbline.leaderboard.collect import CategoryData, FloatArray, IntArray
 from plumbline.leaderboard.suite import Category, Suite
-from plumbline.result import Interval
 from plumbline.stats import proportion_bounds
 from plumbline.stats._validation import t_critical, z_critical
 from plumbline.stats.mover import mover_sum

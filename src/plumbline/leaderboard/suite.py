@@ -238,7 +238,7 @@ def generated_schema() -> dict[str, Any]:
     The shorthand `scorer = "x"` is folded into `scorers` before validation, so the schema
     states it with a `oneOf`: a category gives `scorers` or `scorer`.
     """
-    from plumbline.schema_files import model_schema
+    from plumbline.core.schema_files import model_schema
 
     schema = model_schema(Suite, schema_id=SCHEMA_ID, title="plumbline leaderboard suite")
     category = schema["$defs"]["Category"]

@@ -36,6 +36,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import optimize
 
+from plumbline.core.result import Interval
 from plumbline.leaderboard.collect import FloatArray
 from plumbline.leaderboard.result import AdjacentPair
 from plumbline.leaderboard.scores import (
@@ -46,7 +47,6 @@ from plumbline.leaderboard.scores import (
     category_bounds_batch,
 )
 from plumbline.leaderboard.suite import Suite
-from plumbline.result import Interval
 from plumbline.stats import holm
 from plumbline.stats.mover import mover_difference, mover_sum, paired_proportion_difference
 

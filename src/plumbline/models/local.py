@@ -31,6 +31,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,66 +217,53 @@ class LocalEngine:
         `deadline` passes, and `ValueError` when the prompt leaves no room to generate.
         """
         import torch
-        from transformers import StoppingCriteria, StoppingCriteriaList
+        from transformers import StoppingCriteriaList
 
         event = cancel if cancel is not None else threading.Event()
         chosen_seed = seed if seed is not None else secrets.randbits(31)
         input_ids = self.prompt_ids(messages)
         prompt_tokens = int(input_ids.shape[1])
+        budget = self._budget(prompt_tokens, max_new_tokens)
+        timed_out: list[bool] = []
+        stop = _stopping_criterion(event, deadline, timed_out)
+        sampling = _sampling_options(temperature, top_p, top_k)
+        with _tracked(event), self._lock:
+            if event.is_set():
+                raise GenerationCancelled("cancelled before it started")
+            started = time.perf_counter()
+            torch.manual_seed(chosen_seed)
+            with torch.inference_mode():
+                output = self.model.generate(
+                    input_ids=input_ids,
+                    attention_mask=torch.ones_like(input_ids),
+                    max_new_tokens=budget,
+                    stopping_criteria=StoppingCriteriaList([stop]),
+                    pad_token_id=self.tokenizer.eos_token_id,
+                    **sampling,
+                )
+            seconds = time.perf_counter() - started
+        if event.is_set():
+            raise GenerationCancelled("generation cancelled")
+        if timed_out:
+            raise TimeoutError("generation timed out (the deadline passed)")
+        return self._generation(
+            output[0][prompt_tokens:], prompt_tokens, budget, seconds, chosen_seed
+        )
+
+    def _budget(self, prompt_tokens: int, max_new_tokens: int) -> int:
+        """Tokens to generate: as many as asked, within the context the prompt leaves."""
         room = self.context_length - prompt_tokens
         if room < 1:
             raise ValueError(
                 f"the prompt has {prompt_tokens} tokens; the model's context is "
                 f"{self.context_length}"
             )
-        budget = max(1, min(max_new_tokens, room))
-        timed_out: list[bool] = []
+        return max(1, min(max_new_tokens, room))
 
-        class _Stop(StoppingCriteria):
-            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-                if deadline is not None and time.monotonic() >= deadline:
-                    timed_out.append(True)
-                stop = event.is_set() or bool(timed_out)
-                return torch.full((input_ids.shape[0],), stop, dtype=torch.bool)
-
-        sampling: dict[str, Any] = {"do_sample": False}
-        if temperature:
-            sampling = {"do_sample": True, "temperature": float(temperature)}
-            if top_p is not None:
-                sampling["top_p"] = float(top_p)
-            if top_k is not None:
-                sampling["top_k"] = int(top_k)
-        else:
-            # the model's generation config may carry sampling defaults; greedy needs none
-            sampling.update(temperature=None, top_p=None, top_k=None)
-        with _LIVE_LOCK:
-            if _SHUTDOWN.is_set():
-                raise GenerationCancelled("the interpreter is shutting down")
-            _LIVE.add(event)
-        try:
-            with self._lock:
-                if event.is_set():
-                    raise GenerationCancelled("cancelled before it started")
-                started = time.perf_counter()
-                torch.manual_seed(chosen_seed)
-                with torch.inference_mode():
-                    output = self.model.generate(
-                        input_ids=input_ids,
-                        attention_mask=torch.ones_like(input_ids),
-                        max_new_tokens=budget,
-                        stopping_criteria=StoppingCriteriaList([_Stop()]),
-                        pad_token_id=self.tokenizer.eos_token_id,
-                        **sampling,
-                    )
-                seconds = time.perf_counter() - started
-        finally:
-            with _LIVE_LOCK:
-                _LIVE.discard(event)
-        if event.is_set():
-            raise GenerationCancelled("generation cancelled")
-        if timed_out:
-            raise TimeoutError("generation timed out (the deadline passed)")
-        new_tokens = output[0][prompt_tokens:]
+    def _generation(
+        self, new_tokens: Any, prompt_tokens: int, budget: int, seconds: float, seed: int
+    ) -> Generation:
+        """The decoded completion, stopped by an end-of-sequence token or by the budget."""
         count = int(new_tokens.shape[0])
         eos = {self.tokenizer.eos_token_id, *(_as_list(self.model.generation_config.eos_token_id))}
         ended = count > 0 and int(new_tokens[-1]) in eos
@@ -286,8 +274,62 @@ class LocalEngine:
             output_tokens=count,
             stop_reason="stop" if ended or count < budget else "max_tokens",
             seconds=seconds,
-            seed=chosen_seed,
+            seed=seed,
         )
+
+
+def _stopping_criterion(
+    event: threading.Event, deadline: float | None, timed_out: list[bool]
+) -> Any:
+    """A transformers stopping criterion that ends generation on cancel or at the deadline.
+
+    It appends to `timed_out` when the deadline passed, so the caller can tell why it stopped.
+    """
+    import torch
+    from transformers import StoppingCriteria
+
+    class _Stop(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            if deadline is not None and time.monotonic() >= deadline:
+                timed_out.append(True)
+            stop = event.is_set() or bool(timed_out)
+            return torch.full((input_ids.shape[0],), stop, dtype=torch.bool)
+
+    return _Stop()
+
+
+def _sampling_options(
+    temperature: float | None, top_p: float | None, top_k: int | None
+) -> dict[str, Any]:
+    """The `generate` keyword arguments for sampling, or for greedy decoding without it."""
+    sampling: dict[str, Any] = {"do_sample": False}
+    if temperature:
+        sampling = {"do_sample": True, "temperature": float(temperature)}
+        if top_p is not None:
+            sampling["top_p"] = float(top_p)
+        if top_k is not None:
+            sampling["top_k"] = int(top_k)
+    else:
+        # the model's generation config may carry sampling defaults; greedy needs none
+        sampling.update(temperature=None, top_p=None, top_k=None)
+    return sampling
+
+
+@contextlib.contextmanager
+def _tracked(event: threading.Event) -> Iterator[None]:
+    """Keep `event` in _LIVE while the generation runs, so `cancel_all` can stop it.
+
+    Raises GenerationCancelled, before registering, once the interpreter is shutting down.
+    """
+    with _LIVE_LOCK:
+        if _SHUTDOWN.is_set():
+            raise GenerationCancelled("the interpreter is shutting down")
+        _LIVE.add(event)
+    try:
+        yield
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(event)
 
 
 def _as_list(value: Any) -> list[int]:

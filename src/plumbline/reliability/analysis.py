@@ -16,7 +16,8 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from plumbline.progress import ProgressCallback, no_progress
+from plumbline.core.progress import ProgressCallback, no_progress
+from plumbline.core.result import Interval, ResultModel, unit_field
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.bands import Band, agreement_band, consistency_band
 from plumbline.reliability.config import APPROXIMATE_BELOW as APPROXIMATE_BELOW
@@ -41,7 +42,6 @@ from plumbline.reliability.metrics import (
     valid_responses,
 )
 from plumbline.reliability.verdict import model_verdict
-from plumbline.result import Interval, ResultModel, unit_field
 from plumbline.stats import ConfidenceInterval, EstimateResult, cert_ci_95, cohens_d
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float64]]
@@ -261,7 +261,7 @@ class ReliabilityReport(ResultModel):
 
 def generated_schema() -> dict[str, Any]:
     """The JSON Schema shipped as `schemas/reliability_report.schema.json`."""
-    from plumbline.schema_files import model_schema
+    from plumbline.core.schema_files import model_schema
 
     return model_schema(
         ReliabilityReport,

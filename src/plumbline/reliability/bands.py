@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from plumbline.result import ResultModel
+from plumbline.core.result import ResultModel
 
 Tone = Literal["ok", "warn", "bad"]
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from plumbline.core.redaction import Redactor, secret_values
 from plumbline.records.trial_record import ErrorClass
-from plumbline.redaction import Redactor, secret_values
 
 # Exception class names shared by the Stainless-generated SDKs (openai, anthropic, ...).
 _TIMEOUT_NAMES = frozenset(

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from pydantic import Field, model_validator
 from scipy.spatial.distance import pdist
 
+from plumbline.core.result import Interval, ResultModel, unit_field
 from plumbline.records.trial_record import ErrorClass
 from plumbline.reliability.bands import (
     Band,
@@ -35,7 +36,6 @@ from plumbline.reliability.bands import (
     timeout_rate_band,
     variation_band,
 )
-from plumbline.result import Interval, ResultModel, unit_field
 from plumbline.stats import (
     EstimateResult,
     bootstrap_interval,

@@ -35,6 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
+from plumbline.core.redaction import Redactor, public_arguments, secret_arguments
 from plumbline.records.io import JsonlAppender, RecordError, iter_json_values, read_text_file
 from plumbline.records.locks import LockBusy, exclusive
 from plumbline.records.trial_record import (
@@ -43,7 +44,6 @@ from plumbline.records.trial_record import (
     TrialRecord,
     read_trial_records,
 )
-from plumbline.redaction import Redactor, public_arguments, secret_arguments
 from plumbline.reliability.configs import differences, run_config
 from plumbline.reliability.errors import (
     Classification,

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from plumbline.core.present import fixed, percent_value
 from plumbline.reliability.config import APPROXIMATE_BELOW
 from plumbline.reliability.metrics import CV_PATHOLOGY_AGREEMENT, CV_PATHOLOGY_CONSISTENCY
-from plumbline.report.present import fixed, percent_value
 
 if TYPE_CHECKING:
     from plumbline.reliability.analysis import ModelReliability

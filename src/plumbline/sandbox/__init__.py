@@ -48,8 +48,8 @@ from plumbline.sandbox.bwrap import (
     require_sandbox,
 )
 from plumbline.sandbox.env import sandbox_environment
-from plumbline.sandbox.limits import ResourceLimits
 from plumbline.sandbox.pool import Job, JobResult, WarmPool
+from plumbline.sandbox.resources import ResourceLimits
 
 __all__ = [
     "SANDBOX_ROOT",

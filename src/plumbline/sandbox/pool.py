@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from plumbline.sandbox.bwrap import SANDBOX_ROOT, SandboxLayout, build_command, require_sandbox
-from plumbline.sandbox.limits import ResourceLimits
+from plumbline.sandbox.resources import ResourceLimits
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 WORKER_IN_SANDBOX = "/opt/plumbline/worker.py"
@@ -184,6 +184,26 @@ def _remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def _send(worker: _Worker, payload: dict[str, Any]) -> None:
+    """Write the job to the worker's stdin and close it."""
+    assert worker.process.stdin is not None
+    # A worker that died cannot take the job; that is reported from its exit status.
+    with contextlib.suppress(OSError):
+        worker.process.stdin.write((json.dumps(payload) + "\n").encode())
+        worker.process.stdin.close()
+
+
+def _await_result(worker: _Worker, deadline: float) -> tuple[dict[str, Any] | None, bool]:
+    """The worker's result message (None if it ended without one), and whether time ran out."""
+    try:
+        while True:
+            message = worker.next_message(deadline)
+            if message is None or message.get("event") == "result":
+                return message, False
+    except queue.Empty:
+        return None, True
+
+
 class WarmPool:
     """Warm, sandboxed, single-use Python workers.
 
@@ -317,6 +337,26 @@ class WarmPool:
                 worker.kill()
 
     def _run(self, worker: _Worker, job: Job) -> JobResult:
+        """Give the job to a ready worker, wait for its result until the limit, then stop it."""
+        failure = self._warmup_failure(worker)
+        if failure is not None:
+            return failure
+        payload = self._payload(worker, job)
+        started = time.monotonic()
+        deadline = started + self.limits.wall_seconds
+        _send(worker, payload)
+        result, timed_out = _await_result(worker, deadline)
+        seconds = time.monotonic() - started
+        if timed_out:
+            worker.kill()
+        else:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                worker.process.wait(timeout=10)
+            worker.kill()
+        return self._outcome(worker, result, timed_out, seconds)
+
+    def _warmup_failure(self, worker: _Worker) -> JobResult | None:
+        """None once the worker says it is ready; otherwise kill it and say why it is not."""
         try:
             ready = worker.next_message(time.monotonic() + self.warmup_seconds)
         except queue.Empty:
@@ -336,8 +376,12 @@ class WarmPool:
                 returncode=worker.process.returncode,
                 message="the worker failed to start its runtime",
             )
+        return None
+
+    def _payload(self, worker: _Worker, job: Job) -> dict[str, Any]:
+        """The job as the worker protocol sends it, with this pool's per-sample limits."""
         workdir = SANDBOX_ROOT if worker.workdir is None else str(worker.workdir)
-        payload = {
+        return {
             "workdir": workdir,
             "files": dict(job.files),
             "entry": job.entry,
@@ -354,30 +398,11 @@ class WarmPool:
                 "cpu_seconds": self.limits.cpu_seconds,
             },
         }
-        started = time.monotonic()
-        deadline = started + self.limits.wall_seconds
-        assert worker.process.stdin is not None
-        # A worker that died cannot take the job; that is reported below from its exit status.
-        with contextlib.suppress(OSError):
-            worker.process.stdin.write((json.dumps(payload) + "\n").encode())
-            worker.process.stdin.close()
-        result: dict[str, Any] | None = None
-        timed_out = False
-        try:
-            while True:
-                message = worker.next_message(deadline)
-                if message is None or message.get("event") == "result":
-                    result = message
-                    break
-        except queue.Empty:
-            timed_out = True
-        seconds = time.monotonic() - started
-        if timed_out:
-            worker.kill()
-        else:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                worker.process.wait(timeout=10)
-            worker.kill()
+
+    def _outcome(
+        self, worker: _Worker, result: dict[str, Any] | None, timed_out: bool, seconds: float
+    ) -> JobResult:
+        """The JobResult of a stopped worker: timed out, crashed, or what its result says."""
         log = worker.log.text()
         if timed_out:
             return JobResult(

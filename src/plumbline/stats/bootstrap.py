@@ -656,6 +656,32 @@ def _cluster_jackknife(groups: _Clusters, statistic: _ResolvedStatistic) -> Floa
     return out
 
 
+def _check_within(within: str) -> None:
+    """Raise ValueError unless `within` names one of cluster_bootstrap's stage-2 strategies."""
+    if within not in ("auto", "members", "per-cluster", "pooled"):
+        raise ValueError(
+            f"within must be 'auto', 'members', 'per-cluster' or 'pooled', got {within!r}"
+        )
+
+
+def _cluster_distribution(
+    groups: _Clusters,
+    statistic: _ResolvedStatistic,
+    n_resamples: int,
+    resample_within: bool,
+    rng: np.random.Generator,
+    within: Literal["auto", "members", "per-cluster", "pooled"],
+) -> tuple[FloatArray, str]:
+    """The two-stage bootstrap distribution of the statistic, and how stage 2 was drawn."""
+    if statistic.function is _mean and within != "members":
+        pooled = None if within == "auto" else within == "pooled"
+        return _cluster_mean_distribution(groups, n_resamples, resample_within, rng, pooled)
+    distribution = _cluster_member_distribution(
+        groups, statistic, n_resamples, resample_within, rng
+    )
+    return distribution, "members resampled" if resample_within else "clusters only"
+
+
 def cluster_bootstrap(
     values: ArrayLike,
     clusters: ArrayLike,
@@ -710,41 +736,23 @@ def cluster_bootstrap(
     kind = _check_method(method)
     resolved = _resolve_statistic(statistic)
     n_resamples = _check_resamples(n_resamples)
-    if within not in ("auto", "members", "per-cluster", "pooled"):
-        raise ValueError(
-            f"within must be 'auto', 'members', 'per-cluster' or 'pooled', got {within!r}"
-        )
+    _check_within(within)
     data = as_float_vector(values, "values", min_size=2)
     groups = _prepare_clusters(data, clusters, strata)
     rng = _generator(seed)
     theta_hat = float(resolved.function(groups.values[None, :])[0])
-    if resolved.function is _mean and within != "members":
-        pooled = None if within == "auto" else within == "pooled"
-        distribution, how = _cluster_mean_distribution(
-            groups, n_resamples, resample_within, rng, pooled
-        )
-    else:
-        distribution = _cluster_member_distribution(
-            groups, resolved, n_resamples, resample_within, rng
-        )
-        how = "members resampled" if resample_within else "clusters only"
+    distribution, how = _cluster_distribution(
+        groups, resolved, n_resamples, resample_within, rng, within
+    )
     jackknife = (lambda: _cluster_jackknife(groups, resolved)) if kind == "bca" else None
     low, high, extra = _interval_from_distribution(theta_hat, distribution, jackknife, level)
+    details: dict[str, Any] = {
+        "n_clusters": int(groups.sizes.size),
+        "n_strata": groups.n_strata,
+        "resample_within": resample_within,
+        "within_resampling": how,
+        **extra,
+    }
     return _result(
-        theta_hat,
-        data.size,
-        distribution,
-        low,
-        high,
-        level,
-        kind,
-        resolved.name,
-        seed,
-        {
-            "n_clusters": int(groups.sizes.size),
-            "n_strata": groups.n_strata,
-            "resample_within": resample_within,
-            "within_resampling": how,
-            **extra,
-        },
+        theta_hat, data.size, distribution, low, high, level, kind, resolved.name, seed, details
     )

@@ -539,16 +539,10 @@ def _echo_share(
     return sum(1 for t in tokens if t in vocabulary) / len(tokens)
 
 
-def score_architecture(
-    response: str,
+def _checked_task(
     metadata: Mapping[str, Any],
-    reference_answer: str | None = None,
-) -> ArchitectureScore:
-    """Score one response to an architecture task (pure: no I/O, no model calls).
-
-    `metadata` is the task's sample metadata (`subtype`, `expected`, `output_format`,
-    `question`); `reference_answer` widens the set of services a good answer may mention.
-    """
+) -> tuple[list[Element], list[Element], str | None]:
+    """The expected elements, key concepts and output format, or ValueError when malformed."""
     expected = metadata.get("expected") or {}
     if not isinstance(expected, Mapping):
         raise ValueError("metadata.expected must be a mapping of expected elements")
@@ -563,30 +557,70 @@ def score_architecture(
         raise ValueError(
             f"metadata.output_format must be one of {', '.join(FORMATS)} or null, got {fmt!r}"
         )
-    if not response.strip():
-        return ArchitectureScore(0.0, 0.0, 0.0, {"reason": "empty response"})
+    return elements, concepts, fmt
 
-    diagram = validate_diagram(response, cast(DiagramFormat, fmt)) if fmt else None
-    text = _Text.of(response, diagram)
-    results = [_evaluate(e, text) for e in elements]
-    concept_results = [_evaluate(c, text) for c in concepts]
 
+def _completeness(results: Sequence[ElementResult], concepts: Sequence[ElementResult]) -> float:
+    """Mean element credit, with the key concepts (when any) weighing CONCEPT_WEIGHT."""
     completeness = sum(r.credit for r in results) / len(results)
-    if concept_results:
-        concept_part = sum(r.credit for r in concept_results) / len(concept_results)
+    if concepts:
+        concept_part = sum(r.credit for r in concepts) / len(concepts)
         completeness = (1 - CONCEPT_WEIGHT) * completeness + CONCEPT_WEIGHT * concept_part
+    return completeness
 
+
+@dataclass(frozen=True)
+class _Accuracy:
+    """Accuracy before originality: explained share over named elements times precision."""
+
+    named: int
+    explained: float
+    unexpected: list[str]
+    precision: float
+
+    @property
+    def value(self) -> float:
+        return self.explained * self.precision
+
+
+def _accuracy(
+    response: str,
+    results: Sequence[ElementResult],
+    elements: Sequence[Element],
+    context: Iterable[str],
+) -> _Accuracy:
+    """How well the named elements are explained, penalised for naming unrelated services."""
     named = [r for r in results if r.named]
     explained = sum(r.explained_share for r in named) / len(named) if named else 0.0
-    allowed = _allowed_services(
-        elements, [reference_answer or "", str(metadata.get("question", ""))]
-    )
+    allowed = _allowed_services(elements, context)
     unexpected = sorted(find_services(response) - allowed)
     tolerance = PRECISION_TOLERANCE + len(elements)
     precision = min(1.0, tolerance / len(unexpected)) if unexpected else 1.0
-    accuracy = explained * precision
+    return _Accuracy(len(named), explained, unexpected, precision)
 
-    prose_words = words(_FENCED.sub(" ", response))
+
+@dataclass(frozen=True)
+class _Quality:
+    """Quality before originality: relevance times the mean of its parts."""
+
+    parts: dict[str, float]
+    relevance: float
+    function_share: float
+    reasoning_sentences: int
+
+    @property
+    def value(self) -> float:
+        return self.relevance * sum(self.parts.values()) / len(self.parts)
+
+
+def _quality(
+    response: str,
+    prose_words: Sequence[str],
+    element_count: int,
+    diagram: ValidationResult | None,
+    completeness: float,
+) -> _Quality:
+    """Prose, justification, organisation (and format) of the answer, scaled by relevance."""
     function_share = (
         sum(1 for w in prose_words if w in STOPWORDS) / len(prose_words) if prose_words else 0.0
     )
@@ -598,21 +632,47 @@ def score_architecture(
     parts = {
         "prose": _clip((function_share - 0.1) / 0.15),
         "justification": _clip(len(_JUSTIFICATION.findall(response.lower())) / 2),
-        "organisation": _clip(reasoning_sentences / max(3, math.ceil(len(elements) / 2))),
+        "organisation": _clip(reasoning_sentences / max(3, math.ceil(element_count / 2))),
     }
     if diagram is not None:
         parts["format"] = (
             1.0 if diagram.valid else (FORMAT_INVALID_CREDIT if diagram.found else 0.0)
         )
-    relevance = _clip(completeness / 0.5)
-    quality = relevance * sum(parts.values()) / len(parts)
+    return _Quality(parts, _clip(completeness / 0.5), function_share, reasoning_sentences)
+
+
+def score_architecture(
+    response: str,
+    metadata: Mapping[str, Any],
+    reference_answer: str | None = None,
+) -> ArchitectureScore:
+    """Score one response to an architecture task (pure: no I/O, no model calls).
+
+    `metadata` is the task's sample metadata (`subtype`, `expected`, `output_format`,
+    `question`); `reference_answer` widens the set of services a good answer may mention.
+    """
+    elements, concepts, fmt = _checked_task(metadata)
+    if not response.strip():
+        return ArchitectureScore(0.0, 0.0, 0.0, {"reason": "empty response"})
+
+    diagram = validate_diagram(response, cast(DiagramFormat, fmt)) if fmt else None
+    text = _Text.of(response, diagram)
+    results = [_evaluate(e, text) for e in elements]
+    concept_results = [_evaluate(c, text) for c in concepts]
+
+    completeness = _completeness(results, concept_results)
+    acc = _accuracy(
+        response, results, elements, [reference_answer or "", str(metadata.get("question", ""))]
+    )
+    prose_words = words(_FENCED.sub(" ", response))
+    qual = _quality(response, prose_words, len(elements), diagram, completeness)
 
     echo = _echo_share(prose_words, elements, concepts)
     originality = _clip((ECHO_ZERO - echo) / (ECHO_ZERO - ECHO_FREE))
     accuracy, completeness, quality = (
-        accuracy * originality,
+        acc.value * originality,
         completeness * originality,
-        quality * originality,
+        qual.value * originality,
     )
 
     details: dict[str, Any] = {
@@ -620,16 +680,16 @@ def score_architecture(
         "subtype": metadata.get("subtype"),
         "elements": [r.to_dict() for r in results],
         "key_concepts": [r.to_dict() for r in concept_results],
-        "named": len(named),
-        "explained_share": round(explained, 4),
-        "unexpected_services": unexpected,
-        "precision_factor": round(precision, 4),
-        "quality_parts": {k: round(v, 4) for k, v in parts.items()},
-        "relevance": round(relevance, 4),
-        "function_word_share": round(function_share, 4),
+        "named": acc.named,
+        "explained_share": round(acc.explained, 4),
+        "unexpected_services": acc.unexpected,
+        "precision_factor": round(acc.precision, 4),
+        "quality_parts": {k: round(v, 4) for k, v in qual.parts.items()},
+        "relevance": round(qual.relevance, 4),
+        "function_word_share": round(qual.function_share, 4),
         "echo_share": round(echo, 4),
         "originality_factor": round(originality, 4),
-        "reasoning_sentences": reasoning_sentences,
+        "reasoning_sentences": qual.reasoning_sentences,
         "format": diagram.to_dict() if diagram is not None else None,
     }
     return ArchitectureScore(_clip(accuracy), _clip(completeness), _clip(quality), details)

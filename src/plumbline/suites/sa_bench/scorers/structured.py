@@ -769,111 +769,141 @@ def _endpoint_id(token: str, nodes: dict[str, str]) -> str:
     return token
 
 
-def _plumbline_plantuml(source: str) -> tuple[list[str], dict[str, str], list[Edge]]:
-    lines = source.replace("\r\n", "\n").split("\n")
-    errors: list[str] = []
-    nodes: dict[str, str] = {}
-    edges: list[Edge] = []
+@dataclass
+class _PlantUmlParse:
+    """What parsing a PlantUML body has found so far, and which open constructs it is inside."""
+
+    errors: list[str] = field(default_factory=list)
+    nodes: dict[str, str] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+    braces: list[int] = field(default_factory=list)  # line numbers of the open '{'
+    pending: list[tuple[int, str]] = field(default_factory=list)  # checked once all are declared
+    block_end: str | None = None  # closes the note, legend or description being skipped
+    in_block_comment: bool = False
+
+
+def _plantuml_block(lines: Sequence[str], errors: list[str]) -> tuple[int, int] | None:
+    """The indexes of the one '@startuml' and '@enduml' lines, reporting any text outside them."""
     starts = [i for i, ln in enumerate(lines) if re.match(r"\s*@startuml\b", ln)]
     ends = [i for i, ln in enumerate(lines) if re.match(r"\s*@enduml\s*$", ln)]
     if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
         errors.append("the diagram must be one '@startuml' … '@enduml' block")
-        return errors, nodes, edges
+        return None
     for number in [*range(starts[0]), *range(ends[0] + 1, len(lines))]:
         if lines[number].strip():
             errors.append(f"line {number + 1}: text outside '@startuml' … '@enduml'")
-    braces: list[int] = []
-    pending: list[tuple[int, str]] = []
-    block_end: str | None = None
-    in_block_comment = False
-    for number in range(starts[0] + 1, ends[0]):
-        line = lines[number].strip()
-        lineno = number + 1
-        if in_block_comment:
-            in_block_comment = "'/" not in line
-            continue
-        if line.startswith("/'"):
-            in_block_comment = "'/" not in line[2:]
-            continue
-        if not line or line.startswith("'"):
-            continue
-        if block_end is not None:
-            if re.match(block_end, line, re.IGNORECASE):
-                block_end = None
-            continue
-        if re.match(r"(note|legend)\b", line, re.IGNORECASE):
-            if not (re.match(r"note\b.*:", line, re.IGNORECASE) or " as " in line):
-                block_end = r"end\s*note|endlegend|end\s*legend"
-            continue
-        if _PUML_IGNORED.match(line):
-            if line.lower().startswith("skinparam") and line.endswith("{"):
-                block_end = r"\}"
-            continue
-        if line == "}":
-            if not braces:
-                errors.append(f"line {lineno}: '}}' without an open '{{'")
-            else:
-                braces.pop()
-            continue
-        if match := _PUML_DECL.match(line):
-            node_id = match.group("qid") or match.group("id") or match.group("bid")
-            label = match.group("qlabel") or match.group("alabel") or match.group("blabel")
-            label = (label or node_id or "").strip('"')
-            node_id = node_id or label
-            if (
-                match.group("id")
-                and match.group("alabel")
-                and match.group("alabel").startswith('"')
-            ):
-                label = match.group("alabel").strip('"')
-            nodes[node_id] = label
-            if match.group("brace"):
-                braces.append(lineno)
-            if match.group("desc") is not None and "]" not in match.group("desc"):
-                block_end = r".*\]\s*$"
-            continue
-        if match := _PUML_MACRO.match(line):
-            args = [a.strip() for a in _split_args(match.group("args"))]
-            if _PUML_REL_MACROS.match(match.group("name")):
-                if len(args) < 2:
-                    errors.append(f"line {lineno}: {match.group('name')} needs two element ids")
-                else:
-                    edges.append(
-                        Edge(args[0], args[1], args[2].strip('"') if len(args) > 2 else "")
-                    )
-                    pending.extend([(lineno, args[0]), (lineno, args[1])])
-            elif args and re.fullmatch(r"[A-Za-z_][\w.]*", args[0]):
-                label = args[1].strip('"') if len(args) > 1 else args[0]
-                nodes[args[0]] = f"{label} ({match.group('name')})"
-            else:
-                errors.append(
-                    f"line {lineno}: {match.group('name')}(...) needs an element id first"
-                )
-            if match.group("brace"):
-                braces.append(lineno)
-            continue
-        if match := _PUML_REL.match(line):
-            a = _endpoint_id(match.group("a"), nodes)
-            b = _endpoint_id(match.group("b"), nodes)
-            edges.append(Edge(a, b, (match.group("label") or "").strip()))
-            pending.extend([(lineno, a), (lineno, b)])
-            continue
-        if match := _PUML_SHORT_COMPONENT.fullmatch(line):
-            label = match.group("label").strip()
-            nodes[match.group("id") or label] = label
-            continue
-        errors.append(f"line {lineno}: cannot parse {line!r}")
-    if block_end is not None:
-        errors.append("a note, legend or description block is never closed")
-    for lineno in braces:
-        errors.append(f"line {lineno}: '{{' is never closed")
-    for lineno, ref in pending:
-        if ref not in nodes:
-            known = ", ".join(sorted(nodes)[:8])
-            errors.append(
+    return starts[0], ends[0]
+
+
+def _skip_plantuml_line(state: _PlantUmlParse, line: str) -> bool:
+    """Whether the line carries no elements (comments, notes, styling), tracking open blocks."""
+    if state.in_block_comment:
+        state.in_block_comment = "'/" not in line
+        return True
+    if line.startswith("/'"):
+        state.in_block_comment = "'/" not in line[2:]
+        return True
+    if not line or line.startswith("'"):
+        return True
+    if state.block_end is not None:
+        if re.match(state.block_end, line, re.IGNORECASE):
+            state.block_end = None
+        return True
+    if re.match(r"(note|legend)\b", line, re.IGNORECASE):
+        if not (re.match(r"note\b.*:", line, re.IGNORECASE) or " as " in line):
+            state.block_end = r"end\s*note|endlegend|end\s*legend"
+        return True
+    if _PUML_IGNORED.match(line):
+        if line.lower().startswith("skinparam") and line.endswith("{"):
+            state.block_end = r"\}"
+        return True
+    return False
+
+
+def _plantuml_declaration(state: _PlantUmlParse, match: re.Match[str], lineno: int) -> None:
+    """Record an element declared with a keyword (`component "Web" as web {`)."""
+    node_id = match.group("qid") or match.group("id") or match.group("bid")
+    label = match.group("qlabel") or match.group("alabel") or match.group("blabel")
+    label = (label or node_id or "").strip('"')
+    node_id = node_id or label
+    if match.group("id") and match.group("alabel") and match.group("alabel").startswith('"'):
+        label = match.group("alabel").strip('"')
+    state.nodes[node_id] = label
+    if match.group("brace"):
+        state.braces.append(lineno)
+    if match.group("desc") is not None and "]" not in match.group("desc"):
+        state.block_end = r".*\]\s*$"
+
+
+def _plantuml_macro(state: _PlantUmlParse, match: re.Match[str], lineno: int) -> None:
+    """Record a C4-style macro call: a relationship (`Rel(a, b, "uses")`) or an element."""
+    args = [a.strip() for a in _split_args(match.group("args"))]
+    if _PUML_REL_MACROS.match(match.group("name")):
+        if len(args) < 2:
+            state.errors.append(f"line {lineno}: {match.group('name')} needs two element ids")
+        else:
+            state.edges.append(Edge(args[0], args[1], args[2].strip('"') if len(args) > 2 else ""))
+            state.pending.extend([(lineno, args[0]), (lineno, args[1])])
+    elif args and re.fullmatch(r"[A-Za-z_][\w.]*", args[0]):
+        label = args[1].strip('"') if len(args) > 1 else args[0]
+        state.nodes[args[0]] = f"{label} ({match.group('name')})"
+    else:
+        state.errors.append(f"line {lineno}: {match.group('name')}(...) needs an element id first")
+    if match.group("brace"):
+        state.braces.append(lineno)
+
+
+def _plantuml_line(state: _PlantUmlParse, line: str, lineno: int) -> None:
+    """Parse one stripped body line: a closing brace, declaration, macro or relationship."""
+    if _skip_plantuml_line(state, line):
+        return
+    if line == "}":
+        if not state.braces:
+            state.errors.append(f"line {lineno}: '}}' without an open '{{'")
+        else:
+            state.braces.pop()
+    elif match := _PUML_DECL.match(line):
+        _plantuml_declaration(state, match, lineno)
+    elif match := _PUML_MACRO.match(line):
+        _plantuml_macro(state, match, lineno)
+    elif match := _PUML_REL.match(line):
+        a = _endpoint_id(match.group("a"), state.nodes)
+        b = _endpoint_id(match.group("b"), state.nodes)
+        state.edges.append(Edge(a, b, (match.group("label") or "").strip()))
+        state.pending.extend([(lineno, a), (lineno, b)])
+    elif match := _PUML_SHORT_COMPONENT.fullmatch(line):
+        label = match.group("label").strip()
+        state.nodes[match.group("id") or label] = label
+    else:
+        state.errors.append(f"line {lineno}: cannot parse {line!r}")
+
+
+def _plantuml_unclosed(state: _PlantUmlParse) -> None:
+    """Report blocks and braces left open and relationships to undeclared elements."""
+    if state.block_end is not None:
+        state.errors.append("a note, legend or description block is never closed")
+    for lineno in state.braces:
+        state.errors.append(f"line {lineno}: '{{' is never closed")
+    for lineno, ref in state.pending:
+        if ref not in state.nodes:
+            known = ", ".join(sorted(state.nodes)[:8])
+            state.errors.append(
                 f"line {lineno}: relationship references unknown element {ref!r} ({known})"
             )
-    return errors, nodes, edges
+
+
+def _plumbline_plantuml(source: str) -> tuple[list[str], dict[str, str], list[Edge]]:
+    """Our PlantUML parser: its errors, the elements (id -> label) and the relationships."""
+    lines = source.replace("\r\n", "\n").split("\n")
+    state = _PlantUmlParse()
+    block = _plantuml_block(lines, state.errors)
+    if block is None:
+        return state.errors, state.nodes, state.edges
+    start, end = block
+    for number in range(start + 1, end):
+        _plantuml_line(state, lines[number].strip(), number + 1)
+    _plantuml_unclosed(state)
+    return state.errors, state.nodes, state.edges
 
 
 def _split_args(args: str) -> list[str]:

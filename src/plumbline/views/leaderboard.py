@@ -1,0 +1,439 @@
+"""Renderings of a leaderboard document: a terminal table, Markdown, and CSV.
+
+Every view takes the typed `LeaderboardDocument` and formats through `plumbline.core.present`;
+nothing here computes a number. A missing category is written "missing", never "0": it counts 0
+in the overall, and the reader must see that it was not measured.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from plumbline.core import present
+from plumbline.core.escape import markdown, spreadsheet_cell, terminal
+from plumbline.core.result import Interval
+from plumbline.leaderboard.result import (
+    AdjacentPair,
+    CheckResult,
+    DocumentReview,
+    LeaderboardDocument,
+    LeaderboardRow,
+)
+
+MISSING = "missing"
+NOT_RUN = "not run"
+
+
+def _interval(interval: Interval | None) -> str:
+    return present.interval(interval, decimals=2)
+
+
+def _counts_text(row: LeaderboardRow, key: str) -> str:
+    counts = row.count(key)
+    if counts is None:
+        return ""
+    return f"n={present.number(counts.n)}" + (
+        f"×{present.number(counts.epochs)}" if counts.epochs > 1 else ""
+    )
+
+
+def _errors_of(row: LeaderboardRow, key: str) -> int:
+    counts = row.count(key)
+    return 0 if counts is None else counts.errors
+
+
+def category_cell(row: LeaderboardRow, key: str) -> str:
+    """A category score with its interval, or `missing` (with its excluded errors)."""
+    value = row.score(key)
+    if value is None:
+        errors = _errors_of(row, key)
+        return MISSING if not errors else f"{MISSING} ({present.number(errors)} errors excluded)"
+    return f"{present.fixed(value)} {_interval(row.interval(key))}"
+
+
+def overall_cell(row: LeaderboardRow) -> str:
+    return f"{present.fixed(row.overall)} {_interval(row.interval('overall'))}"
+
+
+def _title(document: LeaderboardDocument) -> str:
+    suite = document.metadata.suite
+    if suite is None:
+        return "Leaderboard"
+    return suite.title or suite.name
+
+
+def _pair_cells(pair: AdjacentPair, *, interval_on: str) -> list[str]:
+    """One adjacent pair as table cells (model names raw: each view escapes them); the paired
+    difference and its interval are joined by `interval_on` (a new line in the terminal)."""
+    return [
+        pair.higher,
+        pair.lower,
+        present.points(pair.overall_difference),
+        f"{present.points(pair.difference)}{interval_on}"
+        f"{present.interval(pair.interval, as_percent=True)}",
+        present.fixed(pair.pvalue_holm, 4),
+        ("yes" if pair.tied else "no") + (" (unpaired)" if pair.unpaired else ""),
+        "yes" if pair.sa_bench_equivalent else "no",
+    ]
+
+
+def _tie_note(document: LeaderboardDocument) -> str:
+    alpha = document.metadata.alpha
+    return (
+        "tie: models sharing a number are not significantly different (paired MOVER interval "
+        f"over shared questions, Holm-corrected, α = {present.number(alpha)}). "
+        "A missing category counts 0 in overall."
+    )
+
+
+def _equivalence(document: LeaderboardDocument) -> str:
+    return f"≤{present.number((document.metadata.sa_bench_equivalence or 0) * 100)} pts"
+
+
+def render_terminal(document: LeaderboardDocument, console: Console) -> None:
+    """The leaderboard table, the adjacent comparisons, and the input problems."""
+    metadata = document.metadata
+    table = Table(
+        title=f"{terminal(_title(document))} leaderboard ({present.number(metadata.model_count)} "
+        f"models, {present.number(metadata.log_count)} logs, "
+        f"errors={metadata.errors_policy or present.MISSING})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column("#", justify="right")
+    table.add_column("tie", justify="right")
+    longest = max((len(model.model) for model in document.models), default=5)
+    table.add_column("model", no_wrap=True, min_width=min(longest, 40))
+    for category in document.categories.values():
+        table.add_column(
+            f"{terminal(category.name)}\n×{present.shortest(category.weight)}",
+            justify="right",
+            min_width=5,
+            overflow="fold",
+        )
+    table.add_column(
+        f"overall\n[{present.level(metadata.level or 0.95)} CI]",
+        justify="right",
+        style="bold",
+        overflow="fold",
+    )
+    table.add_column("errors", justify="right")
+    for row in document.models:
+        cells = [present.number(row.rank), present.number(row.tie_group), terminal(row.model)]
+        for key, category in document.categories.items():
+            value = row.score(key)
+            if category.not_run is not None:
+                cells.append(f"[yellow]{NOT_RUN}[/yellow]")
+            elif value is None:
+                cells.append(f"[yellow]{category_cell(row, key)}[/yellow]")
+            else:
+                interval = _interval(row.interval(key))
+                detail = _counts_text(row, key)
+                cells.append(f"{present.fixed(value)}\n{interval}\n[dim]{detail}[/dim]")
+        cells += [
+            f"{present.fixed(row.overall)}\n{_interval(row.interval('overall'))}",
+            present.number(row.errors),
+        ]
+        table.add_row(*cells)
+    console.print(table)
+    if document.metadata.overall_note:
+        console.print(f"[yellow]{terminal(document.metadata.overall_note)}[/yellow]")
+    console.print(_tie_note(document))
+    if document.comparisons:
+        pairs = Table(
+            title="Adjacent pairs",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            collapse_padding=True,
+        )
+        pairs.add_column("higher", no_wrap=True)
+        pairs.add_column("lower", no_wrap=True)
+        for header in (
+            "Δ overall",
+            "paired Δ\n[CI]",
+            "p\n(Holm)",
+            "tied",
+            f"SA Bench:\n{_equivalence(document)}",
+        ):
+            pairs.add_column(header, justify="right", overflow="fold")
+        for pair in document.comparisons:
+            higher, lower, *numbers = _pair_cells(pair, interval_on="\n")
+            pairs.add_row(terminal(higher), terminal(lower), *numbers)
+        console.print(pairs)
+    if document.problems:
+        console.print(
+            f"[bold yellow]{present.number(metadata.problem_count)} problem(s) with the "
+            "input:[/bold yellow]"
+        )
+        for problem in document.problems:
+            console.print(f"  [yellow]{terminal(problem.kind)}[/yellow] {terminal(str(problem))}")
+
+
+def render_markdown(document: LeaderboardDocument) -> str:
+    """A Markdown page: the table, how to read it, the pairs, and the problems."""
+    metadata = document.metadata
+    policies = {"zero": "0", "exclude": "excluded", None: "not recorded"}
+    policy = policies[metadata.errors_policy]
+    lines = [
+        f"# {markdown(_title(document))} leaderboard",
+        "",
+        f"Generated {markdown(metadata.generated_at)} · run {markdown(metadata.run_id or '')} · "
+        f"{present.number(metadata.model_count)} models · {present.number(metadata.log_count)} "
+        f"logs · errors counted as {policy}",
+        "",
+        f"`{metadata.overall_formula}`; a missing category counts 0 and is shown as *missing*.",
+        "",
+        *([markdown(metadata.overall_note), ""] if metadata.overall_note else []),
+    ]
+    level = present.level(metadata.level or 0.95)
+    header = ["#", "tie group", "model"]
+    header += [f"{c.name} ({present.shortest(c.weight)})" for c in document.categories.values()]
+    header += [f"overall [{level} CI]", "errors"]
+    rows: list[list[str]] = []
+    for row in document.models:
+        cells = [present.number(row.rank), present.number(row.tie_group), row.model]
+        for key, category in document.categories.items():
+            if category.not_run is not None:
+                cells.append(f"*{NOT_RUN}*")
+            else:
+                cells.append(f"*{MISSING}*" if row.score(key) is None else category_cell(row, key))
+        cells += [f"**{overall_cell(row)}**", present.number(row.errors)]
+        rows.append(cells)
+    # cells carry their own emphasis (`*missing*`, `**0.8**`): only the text inside is escaped
+    align = "rrl" + "r" * (len(document.categories) + 2)
+    lines.append(present.markdown_table(header, rows, align=align, cell=_cell))
+    lines += ["", "## Categories", ""]
+    lines.append(
+        present.markdown_table(
+            ["category", "key", "weight", "scoring", "questions scored", "confidence", "margin"],
+            [
+                [
+                    meta.name,
+                    key,
+                    present.shortest(meta.weight),
+                    meta.scoring,
+                    present.number(meta.sample_count),
+                    meta.confidence or present.MISSING,
+                    meta.margin or present.MISSING,
+                ]
+                for key, meta in document.categories.items()
+            ],
+            align="llrlrlr",
+        )
+    )
+    if document.comparisons:
+        lines += ["", "## Adjacent pairs", ""]
+        lines.append(
+            present.markdown_table(
+                [
+                    "higher",
+                    "lower",
+                    "Δ overall",
+                    f"paired Δ [{level} CI]",
+                    "p (Holm)",
+                    "tied",
+                    f"SA Bench: within {_equivalence(document)}",
+                ],
+                [_pair_cells(pair, interval_on=" ") for pair in document.comparisons],
+                align="llrrrll",
+            )
+        )
+    if document.problems:
+        lines += ["", "## Problems with the input", ""]
+        lines += [f"- **{markdown(p.kind)}**: {markdown(str(p))}" for p in document.problems]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """A ranking cell escaped as literal text, keeping its own `*`/`**` emphasis."""
+    for mark in ("**", "*"):
+        if text.startswith(mark) and text.endswith(mark) and len(text) > 2 * len(mark):
+            return mark + markdown(text[len(mark) : -len(mark)]) + mark
+    return markdown(text)
+
+
+def csv_rows(document: LeaderboardDocument) -> list[dict[str, Any]]:
+    """One row per model; a missing category has an empty value and `<key>.missing` true.
+
+    A category's columns are its key and `<key>.<what>`: a key is letters, digits and `_`, so
+    the dot keeps `qa`'s columns apart from those of a category `qa_low`."""
+    rows: list[dict[str, Any]] = []
+    for model in document.models:
+        overall = model.interval("overall")
+        row: dict[str, Any] = {
+            "rank": model.rank,
+            "tie_group": model.tie_group,
+            "sa_bench_group": model.sa_bench_group,
+            "model": model.model,
+            "overall": model.overall,
+            "overall.low": None if overall is None else overall.low,
+            "overall.high": None if overall is None else overall.high,
+            "overall.se": model.standard_error("overall"),
+        }
+        for key in document.categories:
+            interval = model.interval(key)
+            counts = model.count(key)
+            row[key] = model.score(key)
+            row[f"{key}.low"] = None if interval is None else interval.low
+            row[f"{key}.high"] = None if interval is None else interval.high
+            row[f"{key}.se"] = model.standard_error(key)
+            row[f"{key}.n"] = None if counts is None else counts.n
+            row[f"{key}.epochs"] = None if counts is None else counts.epochs
+            row[f"{key}.errors"] = None if counts is None else counts.errors
+            row[f"{key}.missing"] = model.score(key) is None
+        rows.append(row)
+    return rows
+
+
+def render_csv(document: LeaderboardDocument) -> str:
+    rows = csv_rows(document)
+    buffer = io.StringIO()
+    if not rows:
+        return ""
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if v is None else spreadsheet_cell(v) for k, v in row.items()})
+    return buffer.getvalue()
+
+
+def print_whole(table: Table, console: Console) -> None:
+    """Print a table at its natural width even when the terminal is narrower: long model names
+    are shown whole (the terminal wraps the line) rather than cut to `openrouter/a…`."""
+    width = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    options = console.options.update_width(max(console.width, width))
+    for line in console.render_lines(table, options, pad=False):
+        text = Text()
+        for segment in line:
+            text.append(segment.text, segment.style)
+        console.print(text, soft_wrap=True, crop=False)
+
+
+def _review_lines(review: DocumentReview, path_label: str, console: Console) -> None:
+    for problem in review.problems:
+        console.print(Text(f"{path_label}: {problem}", style="yellow"), soft_wrap=True)
+    if not review.inconsistent_overall:
+        return
+    weights = ", ".join(
+        f"{key} × {present.shortest(weight)}" for key, weight in (review.weights or {}).items()
+    )
+    console.print(
+        Text(
+            f"The {path_label} file's overall disagrees with its own weights ({weights}) for "
+            f"{len(review.inconsistent_overall)} model(s):",
+            style="bold yellow",
+        ),
+        soft_wrap=True,
+    )
+    for entry in review.inconsistent_overall:
+        console.print(
+            Text(
+                f"  {entry.model}: states {present.fixed(entry.stated, 4)}, Σ weight × "
+                f"category gives {present.fixed(entry.recomputed, 4)} (off by "
+                f"{present.points(entry.difference, 2)})"
+            ),
+            soft_wrap=True,
+        )
+
+
+def render_check(result: CheckResult, console: Console) -> None:
+    """Both files' validation, the overall deviations with tolerance and interval verdicts,
+    and the category deviations. Model names are never shortened (long ones wrap)."""
+    _review_lines(result.new_file, "new", console)
+    _review_lines(result.published_file, "published", console)
+    longest = max((len(d.model) for d in result.deviations), default=5)
+    table = Table(
+        title=f"Reproducibility: overall within ±{present.shortest(result.tolerance * 100)} "
+        "points of published",
+        title_justify="left",
+    )
+    table.add_column("model", no_wrap=True, min_width=longest)
+    for header in (
+        "published",
+        "new",
+        "deviation",
+        "within tolerance",
+        f"within combined {present.level(result.level)} CI",
+    ):
+        table.add_column(header)
+    for d in result.deviations:
+        if d.within_interval is None:
+            inside = "unknown (no SE)"
+        else:
+            inside = ("yes" if d.within_interval else "no") + (
+                f" (±{present.fixed(d.combined_half_width)})"
+            )
+        table.add_row(
+            terminal(d.model),
+            present.fixed(d.published),
+            present.fixed(d.new),
+            present.points(d.deviation),
+            Text("yes", style="green") if d.within_tolerance else Text("no", style="red"),
+            inside,
+        )
+    print_whole(table, console)
+    if result.categories:
+        by_category = Table(
+            title=f"Categories (within ±{present.shortest(result.tolerance * 100)} points; "
+            "reported, not part of the verdict)",
+            title_justify="left",
+        )
+        by_category.add_column("model", no_wrap=True, min_width=longest)
+        by_category.add_column("category", no_wrap=True)
+        for header in ("published", "new", "deviation", "within tolerance"):
+            by_category.add_column(header)
+        for c in result.categories:
+            verdict = (
+                Text("—")
+                if c.within_tolerance is None
+                else Text("yes", style="green")
+                if c.within_tolerance
+                else Text("no", style="red")
+            )
+            by_category.add_row(
+                Text(c.model),
+                Text(c.category),
+                present.fixed(c.published),
+                present.fixed(c.new),
+                present.points(c.deviation),
+                verdict,
+            )
+        print_whole(by_category, console)
+    if result.only_new:
+        console.print(
+            "Only in the new file: " + ", ".join(map(terminal, result.only_new)), soft_wrap=True
+        )
+    if result.only_published:
+        console.print(
+            "Only in the published file: " + ", ".join(map(terminal, result.only_published)),
+            soft_wrap=True,
+        )
+    if not result.new_file.valid:
+        console.print("[red]The new file is not a valid, self-consistent leaderboard.[/red]")
+    if not result.deviations:
+        console.print("[red]No model appears in both files: nothing was reproduced.[/red]")
+    elif result.reproducible:
+        console.print(
+            f"[green]Reproducible: all {len(result.deviations)} shared models within "
+            "tolerance.[/green]"
+        )
+    elif result.failures:
+        console.print(
+            f"[red]Not reproducible: {len(result.failures)} of "
+            f"{len(result.deviations)} shared models outside tolerance.[/red]"
+        )
+    if result.category_failures:
+        console.print(
+            f"[yellow]{len(result.category_failures)} category value(s) outside tolerance.[/yellow]"
+        )

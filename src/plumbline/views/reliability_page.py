@@ -1,0 +1,757 @@
+"""The reliability page: a `plumbline reliability` report as HTML.
+
+    pages = render_reliability_pages(SiteInput("reliability", "probe", document, ()), "rel")
+
+The document is parsed into the typed `ReliabilityReport` and only rendered: every number on
+the page is a field of the report, formatted through `plumbline.core.present`; the page reads
+no trial records (failed trials, sample responses and per-trial latencies are in the report).
+`reliability_view` turns the report into plain dataclasses (pure, unit-tested without a
+browser); `render_reliability_pages` renders them with `reliability.html.j2`. Per model: CERT's
+consistency score beside semantic agreement (they can disagree, and the page shows both),
+latency percentiles, error classes with rates and Wilson intervals, output quality and
+performance, failed trials and sample responses; then a model comparison (a sortable table,
+charts, Cohen's d).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from plumbline.core import present
+from plumbline.core.result import Interval
+from plumbline.reliability.analysis import (
+    Estimate,
+    ModelPairEffect,
+    ModelReliability,
+    ReliabilityReport,
+)
+from plumbline.reliability.bands import Band
+from plumbline.views.html import Page, render_page
+from plumbline.views.svg import (
+    IntervalRow,
+    distribution_chart,
+    grouped_bar_chart,
+    interval_chart,
+)
+from plumbline.views.table import Cell, SiteSource, number_cell, text_cell
+
+MISSING = present.MISSING
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One headline figure: value, interval, n, and CERT's interpretation band."""
+
+    label: str
+    value: str
+    interval: str
+    n: str
+    band: str
+    recommendation: str
+    css: str
+
+
+@dataclass(frozen=True)
+class PromptRow:
+    prompt_id: str
+    cells: list[Cell]
+    conflict: str | None
+
+
+@dataclass(frozen=True)
+class FailedTrialRow:
+    error_class: str
+    prompt_id: str
+    cells: list[Cell]
+    message: str
+
+
+@dataclass(frozen=True)
+class ResponseSampleView:
+    prompt_id: str
+    prompt: str
+    responses: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class ModelView:
+    anchor: str
+    model: str
+    trials: str
+    successful: str
+    consistency: list[Metric]
+    consistency_chart: Markup | None
+    prompts: list[PromptRow]
+    performance: list[Metric]
+    latency_rows: list[list[Cell]]
+    latency_chart: Markup | None
+    latency_note: str
+    errors: list[Metric]
+    error_rows: list[list[Cell]]
+    error_chart: Markup | None
+    error_note: str
+    quality: list[Metric]
+    cost: list[Metric]
+    warnings: list[str]
+    failed: list[FailedTrialRow]
+    failed_total: int
+    failed_total_text: str
+    error_classes: list[str]
+    samples: list[ResponseSampleView]
+
+
+@dataclass(frozen=True)
+class ChartView:
+    title: str
+    note: str
+    chart: Markup
+
+
+@dataclass(frozen=True)
+class ReliabilityView:
+    title: str
+    name: str
+    models: list[ModelView]
+    verdicts: list[str]
+    table_header: list[tuple[str, bool]]
+    table_rows: list[list[Cell]]
+    charts: list[ChartView]
+    effect_rows: list[list[Cell]]
+    effect_charts: list[ChartView]
+    config: list[tuple[str, str]]
+    warnings: list[str]
+    record_errors: list[str]
+    sources: list[str]
+
+
+def interval_text(interval: Interval | None, *, as_percent: bool = False) -> str:
+    """`[low, high]` (` approximate` when its method says so), or a dash."""
+    text = present.interval(interval, as_percent=as_percent)
+    if interval is not None and interval.approximate and text != MISSING:
+        text += " approximate"
+    return text
+
+
+def _metric(
+    label: str, value: str, interval: str = "", n: int | None = None, band: Band | None = None
+) -> Metric:
+    return Metric(
+        label=label,
+        value=value,
+        interval=interval,
+        n=present.number(n) if n is not None else MISSING,
+        band=band.label if band else "",
+        recommendation=band.recommendation if band else "",
+        css=band.tone if band else "missing",
+    )
+
+
+def _unmeasured(label: str) -> Metric:
+    """A figure the report does not have: shown as missing, never as a zero."""
+    return Metric(label, MISSING, MISSING, MISSING, "not measured", "", "missing")
+
+
+def _estimate_metric(label: str, estimate: Estimate | None) -> Metric:
+    if estimate is None:
+        return _unmeasured(label)
+    return _metric(
+        label,
+        present.fixed(estimate.statistic),
+        interval_text(estimate.interval),
+        estimate.n,
+        estimate.band,
+    )
+
+
+def _consistency(model: ModelReliability) -> tuple[list[Metric], Markup | None, list[PromptRow]]:
+    metrics = [
+        _estimate_metric("consistency (CERT)", model.consistency),
+        _estimate_metric("semantic agreement", model.agreement),
+    ]
+    rows: list[IntervalRow] = []
+    prompt_rows: list[PromptRow] = []
+    note = "fewer than 2 responses"
+    for prompt in model.prompts:
+        consistency, agreement = prompt.consistency, prompt.agreement
+        c_band = consistency.band.label if consistency else MISSING
+        a_band = agreement.band.label if agreement else MISSING
+        score = present.fixed(consistency.score) if consistency else MISSING
+        similarity = present.fixed(agreement.similarity) if agreement else MISSING
+        a_interval = interval_text(agreement.interval if agreement else None)
+        rows.append(
+            IntervalRow(
+                f"{prompt.prompt_id} · consistency",
+                consistency.score if consistency else None,
+                note="CERT" if consistency else note,
+                tooltip=f"{prompt.prompt_id}: CERT consistency {score} ({c_band})"
+                if consistency
+                else "",
+            )
+        )
+        interval = agreement.interval if agreement else None
+        rows.append(
+            IntervalRow(
+                f"{prompt.prompt_id} · agreement",
+                agreement.similarity if agreement else None,
+                interval.low if interval else None,
+                interval.high if interval else None,
+                note="agreement" if agreement else note,
+                tooltip=f"{prompt.prompt_id}: agreement {similarity} {a_interval} ({a_band})"
+                if agreement
+                else "",
+                css_class="agreement",
+            )
+        )
+        prompt_rows.append(
+            PromptRow(
+                prompt.prompt_id,
+                [
+                    text_cell(prompt.prompt_id),
+                    number_cell(prompt.trials),
+                    number_cell(prompt.valid_responses),
+                    number_cell(consistency.score if consistency else None, present.fixed),
+                    text_cell(c_band),
+                    number_cell(agreement.similarity if agreement else None, present.fixed),
+                    text_cell(a_interval),
+                    text_cell(a_band),
+                ],
+                prompt.conflict,
+            )
+        )
+    chart = (
+        interval_chart(
+            rows, x_label="score (0–1): CERT consistency vs semantic agreement", domain=(0.0, 1.0)
+        )
+        if rows
+        else None
+    )
+    return metrics, chart, prompt_rows
+
+
+_LATENCY_FIELDS = ("mean", "p50", "p95", "p99", "max")
+
+
+def _latency(model: ModelReliability) -> tuple[list[list[Cell]], Markup | None, str]:
+    latency, ttft = model.latency, model.ttft
+    if latency is None:
+        return [], None, "not measured: fewer than 2 successful trials with a latency"
+    rows: list[list[Cell]] = []
+    series: dict[str, list[float | None]] = {}
+    for label, name, data in (
+        ("latency (s)", "latency", latency),
+        ("time to first token (s)", "time to first token", ttft),
+    ):
+        if data is None:
+            continue
+        intervals = data.percentile_intervals
+        rows.append(
+            [
+                text_cell(label),
+                number_cell(data.n),
+                number_cell(data.mean),
+                text_cell(interval_text(data.mean_ci_95)),
+                number_cell(data.std),
+                number_cell(data.min),
+                number_cell(data.p50),
+                text_cell(interval_text(intervals["p50"])),
+                number_cell(data.p95),
+                text_cell(interval_text(intervals["p95"])),
+                number_cell(data.p99),
+                text_cell(interval_text(intervals["p99"])),
+                number_cell(data.max),
+                number_cell(data.coefficient_of_variation),
+                number_cell(data.tokens_per_second),
+            ]
+        )
+        series[name] = [getattr(data, key) for key in _LATENCY_FIELDS]
+    chart = grouped_bar_chart(list(_LATENCY_FIELDS), series, y_label="seconds")
+    note = (
+        f"p95: {latency.p95_band.label}; coefficient of variation: {latency.variation_band.label}"
+    )
+    return rows, chart, note
+
+
+def _errors(model: ModelReliability) -> tuple[list[Metric], list[list[Cell]], Markup | None, str]:
+    robust = model.robustness
+    metrics = [
+        _metric(
+            "error rate",
+            present.percent_value(robust.error_rate),
+            present.interval(robust.error_rate_interval, in_percent=True),
+            robust.total_trials,
+            robust.band,
+        ),
+        _metric(
+            "timeout rate",
+            present.percent_value(robust.timeout_rate),
+            present.interval(robust.timeout_rate_interval, in_percent=True),
+            robust.total_trials,
+            robust.timeout_band,
+        ),
+    ]
+    occurred = sorted(
+        (c for c in robust.error_classes if c.trials), key=lambda c: (-c.trials, c.error_class)
+    )
+    absent = [c for c in robust.error_classes if not c.trials]
+    table = [
+        [
+            text_cell(c.error_class),
+            number_cell(c.trials),
+            number_cell(c.rate, present.percent),
+            text_cell(interval_text(c.interval, as_percent=True)),
+        ]
+        for c in occurred
+    ]
+    chart = (
+        interval_chart(
+            [
+                IntervalRow(
+                    c.error_class,
+                    c.rate,
+                    c.interval.low,
+                    c.interval.high,
+                    note=f"{c.trials}/{robust.total_trials}",
+                    tooltip=f"{c.error_class}: {c.trials} of {robust.total_trials} trials, "
+                    f"Wilson 95% CI {interval_text(c.interval, as_percent=True)}",
+                    css_class="error-class",
+                )
+                for c in occurred
+            ],
+            x_label="share of trials (Wilson 95% CI)",
+            percent=True,
+            reference=0.0,
+        )
+        if occurred
+        else None
+    )
+    note = ""
+    if absent:
+        note = (
+            f"No trial failed with {', '.join(c.error_class for c in absent)}: 0 of "
+            f"{robust.total_trials} each, at most {present.percent(absent[0].interval.high)} "
+            "(Wilson 95% upper bound)."
+        )
+    return metrics, table, chart, note
+
+
+def _performance(model: ModelReliability) -> list[Metric]:
+    performance = model.performance
+    if performance is None:
+        return [_unmeasured("performance")]
+    metrics = [
+        _metric(
+            "performance heuristic: length, structure, prompt similarity (trials)",
+            present.fixed(performance.score),
+            interval_text(performance.ci_95),
+            performance.n,
+            performance.band,
+        )
+    ]
+    if model.performance_by_prompt is not None:
+        metrics.append(
+            _estimate_metric(
+                "performance heuristic (prompts as the unit)", model.performance_by_prompt
+            )
+        )
+    for label, value in (
+        ("semantic relevance (half the score)", performance.relevance),
+        ("completeness (three tenths)", performance.completeness),
+        ("structure (one fifth)", performance.structure),
+    ):
+        metrics.append(Metric(label, present.number(value), "", "", "", "", "missing"))
+    return metrics
+
+
+def _quality(model: ModelReliability) -> list[Metric]:
+    quality = model.output_quality
+    if quality is None:
+        return [_unmeasured("output quality")]
+    return [
+        _metric("mean words", present.number(quality.mean_words), n=quality.n),
+        _metric("mean tokens (≈ words × 1.3)", present.number(quality.mean_tokens), n=quality.n),
+        _metric(
+            "semantic diversity",
+            present.number(quality.semantic_diversity),
+            n=quality.n,
+            band=quality.diversity_band,
+        ),
+        _metric(
+            "repetition score",
+            present.number(quality.repetition_score),
+            n=quality.n,
+            band=quality.repetition_band,
+        ),
+    ]
+
+
+def _cost(model: ModelReliability) -> list[Metric]:
+    cost = model.cost
+    if cost is None:
+        return []
+    return [
+        _metric(
+            "mean cost per trial (USD)",
+            present.usd(cost.mean_cost_per_trial),
+            n=cost.trials_priced,
+        ),
+        _metric(
+            "cost per quality point (USD)",
+            present.usd(cost.cost_per_quality_point),
+            n=cost.trials_priced,
+        ),
+    ]
+
+
+def _failed_trials(model: ModelReliability) -> list[FailedTrialRow]:
+    return [
+        FailedTrialRow(
+            error_class=failed.error_class,
+            prompt_id=failed.prompt_id,
+            cells=[
+                text_cell(failed.prompt_id),
+                number_cell(failed.trial),
+                text_cell(failed.error_class),
+                number_cell(failed.http_status, str),
+                number_cell(failed.attempts),
+                number_cell(failed.latency_seconds),
+            ],
+            message=failed.message,
+        )
+        for failed in model.failed_trials
+    ]
+
+
+def model_view(report: ReliabilityReport, model: ModelReliability, index: int) -> ModelView:
+    """One model's section."""
+    consistency, chart, prompts = _consistency(model)
+    latency_rows, latency_chart, latency_note = _latency(model)
+    errors, error_rows, error_chart, error_note = _errors(model)
+    failed = _failed_trials(model)
+    return ModelView(
+        anchor=f"model-{index}",
+        model=model.model,
+        trials=present.number(model.trials),
+        successful=present.number(model.successful),
+        consistency=consistency,
+        consistency_chart=chart,
+        prompts=prompts,
+        performance=_performance(model),
+        latency_rows=latency_rows,
+        latency_chart=latency_chart,
+        latency_note=latency_note,
+        errors=errors,
+        error_rows=error_rows,
+        error_chart=error_chart,
+        error_note=error_note,
+        quality=_quality(model),
+        cost=_cost(model),
+        warnings=report.warnings_for(model.model),
+        failed=failed,
+        failed_total=model.robustness.failed_trials,
+        failed_total_text=present.number(model.robustness.failed_trials),
+        error_classes=sorted({f.error_class for f in failed}),
+        samples=[
+            ResponseSampleView(
+                sample.prompt_id,
+                sample.prompt,
+                [(present.number(r.trial), r.text) for r in sample.responses],
+            )
+            for sample in model.samples
+        ],
+    )
+
+
+def comparison_table(
+    models: Sequence[ModelReliability],
+) -> tuple[list[tuple[str, bool]], list[list[Cell]]]:
+    """The model comparison table: one sortable row per model."""
+    header = [
+        ("model", False),
+        ("error rate", True),
+        ("trials", True),
+        ("successful", True),
+        ("consistency (CERT)", True),
+        ("agreement", True),
+        ("performance", True),
+        ("latency p50 (s)", True),
+        ("latency p95 (s)", True),
+        ("latency p99 (s)", True),
+        ("tokens / s", True),
+        ("diversity", True),
+        ("repetition", True),
+        ("cost / trial (USD)", True),
+    ]
+    rows = []
+    for m in models:
+        latency, quality = m.latency, m.output_quality
+        rows.append(
+            [
+                text_cell(m.model),
+                number_cell(m.robustness.error_rate, present.percent_value),
+                number_cell(m.trials),
+                number_cell(m.successful),
+                number_cell(m.consistency.statistic if m.consistency else None),
+                number_cell(m.agreement.statistic if m.agreement else None),
+                number_cell(m.performance.score if m.performance else None),
+                number_cell(latency.p50 if latency else None),
+                number_cell(latency.p95 if latency else None),
+                number_cell(latency.p99 if latency else None),
+                number_cell(latency.tokens_per_second if latency else None),
+                number_cell(quality.semantic_diversity if quality else None),
+                number_cell(quality.repetition_score if quality else None),
+                number_cell(m.cost.mean_cost_per_trial if m.cost else None, present.usd),
+            ]
+        )
+    return header, rows
+
+
+def _estimate_row(label: str, estimate: Estimate | None) -> IntervalRow:
+    if estimate is None:
+        return IntervalRow(label, None, note="not measured")
+    return IntervalRow(
+        label,
+        estimate.statistic,
+        estimate.interval.low,
+        estimate.interval.high,
+        note=f"n = {present.number(estimate.n)}",
+    )
+
+
+def comparison_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
+    """Consistency, agreement, performance, error rate and latency of every model, side by side."""
+    names = [m.model for m in models]
+    charts = [
+        ChartView(
+            "Consistency (CERT score)",
+            "Mean over prompts with CERT's CI_95 (clipped to [0, 1]); n = prompts.",
+            interval_chart(
+                [_estimate_row(m.model, m.consistency) for m in models],
+                x_label="consistency score",
+                domain=(0.0, 1.0),
+            ),
+        ),
+        ChartView(
+            "Semantic agreement",
+            "Mean pairwise cosine similarity of responses to the same prompt; n = prompts.",
+            interval_chart(
+                [_estimate_row(m.model, m.agreement) for m in models],
+                x_label="agreement",
+                domain=(0.0, 1.0),
+            ),
+        ),
+        ChartView(
+            "Performance heuristic",
+            "CERT's length, structure and prompt-similarity heuristic (not correctness); trials "
+            "as the unit, CERT CI_95.",
+            interval_chart(
+                [
+                    IntervalRow(
+                        m.model,
+                        m.performance.score,
+                        m.performance.ci_95.low if m.performance.ci_95 else None,
+                        m.performance.ci_95.high if m.performance.ci_95 else None,
+                        note=f"n = {present.number(m.performance.n)}",
+                    )
+                    if m.performance
+                    else IntervalRow(m.model, None, note="not measured")
+                    for m in models
+                ],
+                x_label="performance heuristic",
+                domain=(0.0, 1.0),
+            ),
+        ),
+        ChartView(
+            "Error rate",
+            "Failed trials over all trials (percent, as CERT defines it), Wilson 95% interval.",
+            interval_chart(
+                [
+                    IntervalRow(
+                        m.model,
+                        m.robustness.error_rate,
+                        m.robustness.error_rate_interval.low,
+                        m.robustness.error_rate_interval.high,
+                        note=f"{m.robustness.failed_trials}/{m.robustness.total_trials}",
+                    )
+                    for m in models
+                ],
+                x_label="error rate (%)",
+                reference=0.0,
+            ),
+        ),
+        ChartView(
+            "Latency percentiles",
+            "Successful trials; a marked gap is a model without latency data.",
+            grouped_bar_chart(
+                names,
+                {
+                    key: [getattr(m.latency, key) if m.latency else None for m in models]
+                    for key in ("p50", "p95", "p99")
+                },
+                y_label="seconds",
+            ),
+        ),
+        ChartView(
+            "Latency p95 with its interval",
+            "Percentile bootstrap over trials.",
+            interval_chart(
+                [
+                    IntervalRow(
+                        m.model,
+                        m.latency.p95,
+                        m.latency.percentile_intervals["p95"].low,
+                        m.latency.percentile_intervals["p95"].high,
+                        note=f"n = {present.number(m.latency.n)}",
+                    )
+                    if m.latency
+                    else IntervalRow(m.model, None, note="no latency")
+                    for m in models
+                ],
+                x_label="p95 latency (s)",
+            ),
+        ),
+    ]
+    if any(m.latencies for m in models):
+        charts.append(
+            ChartView(
+                "Latency per trial",
+                "One point per successful trial (sorted latencies kept in the report).",
+                distribution_chart(
+                    {m.model: m.latencies for m in models},
+                    x_label="seconds",
+                    log_scale=_log_scale(models),
+                ),
+            )
+        )
+    return charts
+
+
+def _log_scale(models: Sequence[ModelReliability]) -> bool:
+    """A log axis when the positive latencies span more than a factor of 50."""
+    values = [v for m in models for v in m.latencies if v > 0]
+    return bool(values) and max(values) / min(values) > 50
+
+
+def effects(comparisons: Sequence[ModelPairEffect]) -> tuple[list[list[Cell]], list[ChartView]]:
+    """Cohen's d between every pair of models: a table and a forest plot per metric."""
+    rows: list[list[Cell]] = []
+    by_metric: dict[str, list[IntervalRow]] = defaultdict(list)
+    labels: dict[str, str] = {}
+    for comparison in comparisons:
+        a, b, effect = comparison.model_a, comparison.model_b, comparison.effect
+        labels[comparison.metric] = comparison.label
+        pair = f"{a} vs {b}"
+        if effect is not None:
+            rows.append(
+                [
+                    text_cell(a),
+                    text_cell(b),
+                    text_cell(comparison.label),
+                    number_cell(effect.statistic, present.signed),
+                    text_cell(interval_text(effect.interval)),
+                    number_cell(effect.hedges_g, present.signed),
+                    text_cell(""),
+                ]
+            )
+            by_metric[comparison.metric].append(
+                IntervalRow(
+                    pair,
+                    effect.statistic,
+                    effect.interval.low,
+                    effect.interval.high,
+                    note=f"d = {present.number(effect.statistic)}",
+                )
+            )
+        else:
+            note = comparison.note or "not computed"
+            rows.append(
+                [
+                    text_cell(a),
+                    text_cell(b),
+                    text_cell(comparison.label),
+                    number_cell(None),
+                    text_cell(MISSING),
+                    number_cell(None),
+                    text_cell(note),
+                ]
+            )
+            by_metric[comparison.metric].append(IntervalRow(pair, None, note=note))
+    charts = [
+        ChartView(
+            f"Cohen's d: {labels[metric]}",
+            "Positive: the first model's values are larger. Normal-approximation 95% interval.",
+            interval_chart(entries, x_label="Cohen's d (pooled SD)", reference=0.0),
+        )
+        for metric, entries in by_metric.items()
+    ]
+    return rows, charts
+
+
+def _config(report: ReliabilityReport) -> list[tuple[str, str]]:
+    config = report.config
+    return [
+        ("embedding model", config.embedding_model_name),
+        ("random seed", str(config.random_seed)),
+        ("bootstrap resamples", present.number(config.bootstrap_resamples)),
+        ("temperature", present.number(config.temperature)),
+        ("max tokens", present.number(config.max_tokens)),
+        ("timeout (s)", present.number(config.timeout)),
+    ]
+
+
+def reliability_view(
+    report: ReliabilityReport, *, name: str = "", sources: Sequence[str] = ()
+) -> ReliabilityView:
+    """Everything the reliability page shows, from the typed report alone."""
+    views = [model_view(report, m, index) for index, m in enumerate(report.models, start=1)]
+    header, rows = comparison_table(report.models)
+    effect_rows, effect_charts = effects(report.comparisons)
+    names = [m.model for m in report.models]
+    return ReliabilityView(
+        title="Reliability: "
+        + (", ".join(names[:3]) + (" …" if len(names) > 3 else "") if names else "no models"),
+        name=name,
+        models=views,
+        verdicts=[m.verdict for m in report.models],
+        table_header=header,
+        table_rows=rows,
+        charts=comparison_charts(report.models) if report.models else [],
+        effect_rows=effect_rows,
+        effect_charts=effect_charts,
+        config=_config(report),
+        warnings=report.warnings_for(None),
+        record_errors=list(report.record_errors),
+        sources=list(sources),
+    )
+
+
+def render_reliability_pages(site_input: SiteSource, slug: str) -> list[Page]:
+    """The reliability report of one document: `<slug>/index.html` (from the JSON alone)."""
+    report = ReliabilityReport.model_validate(site_input.document)
+    view = reliability_view(
+        report, name=site_input.name, sources=[str(p) for p in site_input.sources]
+    )
+    page = render_page(
+        "reliability.html.j2",
+        path=f"{slug}/index.html",
+        title=view.title,
+        view=view,
+        data_path=f"data/{slug}.json",
+    )
+    return [page]
+
+
+__all__ = [
+    "Metric",
+    "ModelView",
+    "ReliabilityView",
+    "comparison_charts",
+    "comparison_table",
+    "effects",
+    "model_view",
+    "reliability_view",
+    "render_reliability_pages",
+]

@@ -1,0 +1,51 @@
+"""What the pages' tables and renderers share: table cells and the input a renderer reads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from plumbline.core import present
+
+
+class SiteSource(Protocol):
+    """What a renderer reads from `report.site.SiteInput`: the document and its sources."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def document(self) -> dict[str, Any]: ...
+
+    @property
+    def sources(self) -> tuple[Path, ...]: ...
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell: the text shown, the key it sorts by ("" sorts last), its CSS class."""
+
+    text: str
+    sort: str = ""
+    css: str = ""
+    title: str = ""
+
+
+def number_cell(
+    value: Any, shown: Callable[[Any], str] = present.number, *, signed: bool = False
+) -> Cell:
+    """A right-aligned numeric cell that sorts by the raw value; a missing value is marked.
+
+    `shown` is the `report.present` formatter of the value."""
+    if not present.is_number(value):
+        return Cell(present.MISSING, "", "num missing", "not available")
+    text = shown(value)
+    if signed and float(value) > 0 and not text.startswith("+"):
+        text = "+" + text
+    return Cell(text, repr(float(value)), "num")
+
+
+def text_cell(text: str) -> Cell:
+    return Cell(text, text)

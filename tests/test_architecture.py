@@ -1,0 +1,65 @@
+"""The shape docs/architecture.md promises: short functions, tests laid out like the package.
+
+The import rules themselves are import-linter's contracts (`make lint`, `lint-imports`).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "src" / "plumbline"
+#: Data, not plumbline's code: the example agent suite's repository (a task's code).
+NOT_CODE = PACKAGE / "examples"
+MAX_FUNCTION_LINES = 80
+
+
+def function_lengths(path: Path) -> list[tuple[str, int, int]]:
+    """(qualified name, first line, lines from `def` to the last line) of every function."""
+    found: list[tuple[str, int, int]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                assert child.end_lineno is not None
+                name = f"{prefix}{child.name}"
+                found.append((name, child.lineno, child.end_lineno - child.lineno + 1))
+                visit(child, f"{name}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    return found
+
+
+def test_the_length_measure_counts_from_def_to_the_last_line(tmp_path: Path) -> None:
+    source = tmp_path / "example.py"
+    body = "\n".join(f"    x{i} = {i}" for i in range(3))
+    source.write_text(f"@decorated\ndef f():\n{body}\n\nclass C:\n    def g(self):\n        pass\n")
+    assert function_lengths(source) == [("f", 2, 4), ("C.g", 8, 2)]
+
+
+def test_no_function_in_src_is_longer_than_80_lines() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}:{line}: {name} has {length} lines"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not path.is_relative_to(NOT_CODE)
+        for name, line, length in function_lengths(path)
+        if length > MAX_FUNCTION_LINES
+    ]
+    assert long == [], "split these into named steps:\n" + "\n".join(long)
+
+
+def test_tests_mirror_the_package() -> None:
+    """Every test folder is named after the package or module it tests."""
+    packages = {path.name for path in PACKAGE.iterdir() if path.is_dir()}
+    modules = {path.stem for path in PACKAGE.glob("*.py")}
+    folders = {
+        path.name
+        for path in (ROOT / "tests").iterdir()
+        if path.is_dir() and not path.name.startswith((".", "__"))
+    }
+    assert folders - {"support"} <= packages | modules, folders - packages - modules - {"support"}
