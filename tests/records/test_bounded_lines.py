@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from plumbline.limits import MAX_LINE_BYTES
 
+from plumbline.core.limits import MAX_LINE_BYTES
 from plumbline.records.io import (
     Located,
     RecordError,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from plumbline.cli.output import console
+from plumbline.cli.output import Command, OutputDirectory, console
 from plumbline.cli.report import site_url
 from plumbline.core.escape import terminal
 
@@ -237,11 +237,11 @@ def demo_steps(output: Path) -> list[DemoStep]:
     ]
 
 
-@click.command()
+@click.command(cls=Command)
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputDirectory(path_type=Path),
     default=Path("demo-output"),
     show_default=True,
     help="Where the demo writes its JSON and Markdown results and the HTML site (DIR/site/).",

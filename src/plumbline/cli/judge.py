@@ -11,6 +11,8 @@ import click
 from plumbline.cli.output import (
     EXIT_FAILED,
     EXIT_USAGE,
+    Group,
+    OutputFile,
     concurrency_option,
     emit,
     json_option,
@@ -33,7 +35,7 @@ PLAN_HINT = (
 )
 
 
-@click.group()
+@click.group(cls=Group)
 def judge() -> None:
     """LLM-judge tools for the architecture_design category."""
 
@@ -93,7 +95,7 @@ def _adversarial_mark(fooled: bool | None) -> str:
     maximum=MAX_CONCURRENCY,
     old=("--max-concurrency",),
 )
-@renamed("--output", "--json PATH", "json_path", type=click.Path(dir_okay=False))
+@renamed("--output", "--json PATH", "json_path", type=OutputFile())
 @json_option
 def calibrate(
     judge_models: tuple[str, ...],

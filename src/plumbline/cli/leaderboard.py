@@ -12,9 +12,12 @@ from plumbline.cli.output import (
     EXIT_OK,
     EXIT_USAGE,
     FiniteFloatRange,
+    Group,
+    OutputFile,
     emit,
     error_console,
     json_option,
+    log_inputs,
     warn,
 )
 from plumbline.cli.report import html_option, site_url, write_html
@@ -35,7 +38,7 @@ errors_option = click.option(
 )
 
 
-class _DefaultToBuild(click.Group):
+class _DefaultToBuild(Group):
     """A group whose first argument, unless it names a subcommand, is a log path for `build`.
 
     `plumbline leaderboard logs/` is `plumbline leaderboard build logs/`; a log directory that
@@ -85,7 +88,7 @@ def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any
         raise SystemExit(EXIT_USAGE) from None
 
 
-@leaderboard.command(BUILD)
+@leaderboard.command(BUILD, directory_inputs=log_inputs)
 @click.argument("logs", nargs=-1, required=True)
 @click.option(
     "--suite",
@@ -96,25 +99,25 @@ def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(path_type=Path),
     help="The leaderboard document (JSON, validated against the schema, written atomically).",
 )
 @click.option(
     "--csv",
     "csv_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(path_type=Path),
     help="Also write one CSV row per model.",
 )
 @click.option(
     "--markdown",
     "markdown_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(path_type=Path),
     help="Also write a Markdown page.",
 )
 @click.option(
     "--parquet",
     "parquet_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(path_type=Path),
     help="Also write one row per sample × epoch × category as Parquet (Inspect samples_df "
     "column names where they overlap).",
 )

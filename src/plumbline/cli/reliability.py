@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,9 +11,12 @@ import click
 
 from plumbline.cli.output import (
     EXIT_INTERRUPTED,
+    Command,
     FiniteFloatRange,
     InfraError,
     InputError,
+    OutputFile,
+    OutputJournal,
     concurrency_option,
     console,
     dumps,
@@ -26,6 +30,7 @@ from plumbline.cli.output import (
     seed_option,
     stdout_for_json_only,
     warn,
+    write_output,
 )
 from plumbline.cli.report import announce_html, html_option
 from plumbline.core.escape import terminal
@@ -41,7 +46,7 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     return tuple(parse_model_args(values).items())
 
 
-@click.command()
+@click.command(cls=Command)
 @click.option(
     "--model",
     "models",
@@ -100,7 +105,7 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputJournal(path_type=Path),
     help="Trial journal (JSONL). Rerunning the same command resumes it.",
 )
 @click.option(
@@ -252,16 +257,27 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
         try:
             if not sep or not model or not colon:
                 raise ValueError
-            prices[model] = Price(float(first), float(second))
+            rates_given = (float(first), float(second))
         except ValueError:
             raise click.BadParameter(
                 f"expected MODEL=INPUT_USD_PER_1M:OUTPUT_USD_PER_1M, got {value!r}",
                 param_hint="--price",
             ) from None
+        if not all(math.isfinite(rate) and 0 <= rate <= MAX_PRICE for rate in rates_given):
+            raise click.BadParameter(
+                f"{value!r}: prices are USD per million tokens, finite numbers from 0 to "
+                f"{MAX_PRICE:g}",
+                param_hint="--price",
+            )
+        prices[model] = Price(*rates_given)
     return prices
 
 
-@click.command()
+#: The largest price per million tokens `--price` takes (USD).
+MAX_PRICE = 1_000_000.0
+
+
+@click.command(cls=Command)
 @click.argument(
     "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
@@ -269,7 +285,7 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
 @click.option(
     "--markdown",
     "markdown_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(path_type=Path),
     help="Write the report as Markdown to PATH.",
 )
 @click.option(
@@ -281,7 +297,7 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
 @click.option(
     "--parquet",
     "parquet_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(path_type=Path),
     help="Write one row per trial record as Parquet (Inspect samples_df column names added).",
 )
 @html_option
@@ -311,7 +327,6 @@ def reliability(
     resamples: int,
 ) -> None:
     """Compute the five CERT metrics, with intervals, from trial records (no model calls)."""
-    from plumbline.records.io import write_atomic, write_json_atomic
     from plumbline.records.trial_record import read_trial_records
     from plumbline.reliability.analysis import analyze
     from plumbline.reliability.config import BenchmarkConfig
@@ -325,6 +340,14 @@ def reliability(
         for problem in problems[:20]:
             error_console.print(terminal(problem))
         raise click.ClickException("no valid trial records found")  # EXIT_FAILED
+    present_models = sorted({record.model for record in result.records})
+    absent = sorted(set(price_table) - set(present_models))
+    if absent:
+        raise click.BadParameter(
+            f"no trial records of {', '.join(map(repr, absent))}: the records hold "
+            f"{', '.join(map(repr, present_models))}",
+            param_hint="--price",
+        )
     config = BenchmarkConfig(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
     )
@@ -341,14 +364,14 @@ def reliability(
     except RuntimeError as error:  # the embedding model cannot be loaded
         raise InfraError(str(error)) from None
     if markdown_path is not None:
-        write_atomic(markdown_path, render_markdown(report))
+        write_output(markdown_path, render_markdown(report), "Markdown")
     if parquet_path is not None:
-        from plumbline.app.frames import trials_frame, write_parquet
+        from plumbline.app.frames import parquet_bytes, trials_frame
 
-        write_parquet(trials_frame(result.records), parquet_path)
+        write_output(parquet_path, parquet_bytes(trials_frame(result.records)))
     document = report.json_document()
     if json_path is not None and json_path != "-":
-        write_json_atomic(json_path, document)
+        write_output(json_path, dumps(document) + "\n", "JSON")
     if json_path == "-":
         click.echo(dumps(document))
     else:

@@ -7,6 +7,7 @@ dumped from: every number a view shows is computed here, once.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -88,6 +89,9 @@ class Leaderboard:
     """Per category, the score names actually read from the logs (aliases in use)."""
     half_width: float | None = None
     """The half-width `--labels` runs plan more labels for."""
+    suite_weights: dict[str, float] = field(default_factory=dict)
+    """The suite's own weights when categories were not run (`suite` then holds them
+    renormalised over the categories that ran, see `ran_suite`); empty otherwise."""
 
     def model(self, name: str) -> ModelScores:
         for entry in self.models:
@@ -130,6 +134,7 @@ class Leaderboard:
                 models_scored=len(self.models) - len(missing),
                 models_missing=missing,
                 not_run=self.not_run.get(category.key),
+                suite_weight=self.suite_weights.get(category.key),
             )
         groups: dict[int, list[str]] = {}
         for scores in self.models:
@@ -142,6 +147,11 @@ class Leaderboard:
                 categories=categories,
                 suite=SuiteName(name=self.suite.name, title=self.suite.title),
                 overall_formula=self.suite.formula(),
+                overall_note=(
+                    overall_note(self.suite, self.suite_weights, self.not_run)
+                    if self.suite_weights
+                    else None
+                ),
                 errors_policy=self.errors_policy,
                 level=LEVEL,
                 alpha=ALPHA,
@@ -289,6 +299,9 @@ def build_leaderboard(
     differences use them; `half_width` asks how many more labels would reach it.
     """
     resolved = suite if isinstance(suite, Suite) else load_suite(suite)
+    skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
+    suite_weights = resolved.weights
+    resolved = ran_suite(resolved, skipped)
     paths = [logs] if isinstance(logs, str | Path) else list(logs)
     moment = generated_at or datetime.now(UTC)
     collected = collect(paths, resolved, errors=errors, progress=progress)
@@ -330,7 +343,6 @@ def build_leaderboard(
             questions.update(entry.categories[category.key].questions.tolist())
         sample_counts[category.key] = len(questions)
 
-    skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
     problems = [
         *(
             Problem(kind="category_not_run", message=reason, category=key)
@@ -355,6 +367,7 @@ def build_leaderboard(
         failed=failed,
         scorers_read=scorers_read,
         half_width=half_width,
+        suite_weights=suite_weights if skipped else {},
     )
 
 
@@ -398,6 +411,36 @@ def _corrected(
         overall=overall,
         overall_interval=interval,
         overall_standard_error=standard_error,
+    )
+
+
+def ran_suite(suite: Suite, not_run: Mapping[str, str]) -> Suite:
+    """The suite the overall is computed over when categories were not run: their weight 0,
+    the others' renormalised to sum to 1 (`w / Σ w over the categories that ran`). The suite
+    itself when every category ran, or when none did (nothing to renormalise over)."""
+    ran = math.fsum(c.weight for c in suite.categories if c.key not in not_run)
+    if not not_run or ran <= 0:
+        return suite
+    categories = tuple(
+        category.model_copy(
+            update={"weight": 0.0 if category.key in not_run else category.weight / ran}
+        )
+        for category in suite.categories
+    )
+    return suite.model_copy(update={"categories": categories})
+
+
+def overall_note(suite: Suite, suite_weights: Mapping[str, float], not_run: Iterable[str]) -> str:
+    """The sentence every view shows when categories were not run."""
+    skipped = sorted(not_run)
+    changed = ", ".join(
+        f"{c.key} {suite_weights[c.key]:.4g} → {c.weight:.4g}"
+        for c in suite.categories
+        if c.key not in skipped
+    )
+    return (
+        f"Not run: {', '.join(skipped)}. The overall is over the categories that ran, their "
+        f"weights renormalised to sum to 1 ({changed})."
     )
 
 

@@ -96,6 +96,13 @@ class CategoryMetadata(ResultModel):
     models_scored: int | None = _optional_unit("Ranked models scored here.", "count", ge=0)
     models_missing: list[str] | None = _optional("Ranked models with no score here.")
     not_run: str | None = _optional("Why the category was not run at all.")
+    suite_weight: float | None = _optional_unit(
+        "The weight the suite gives the category, when categories were not run: `weight` is "
+        "then renormalised over the categories that ran (0 for one not run).",
+        "proportion",
+        ge=0,
+        le=1,
+    )
 
 
 class SuiteName(ResultModel):
@@ -115,6 +122,10 @@ class LeaderboardMetadata(ResultModel):
     )
     suite: SuiteName | None = _optional("The suite the leaderboard was built from.")
     overall_formula: str | None = _optional("The overall score's formula with its weights.")
+    overall_note: str | None = _optional(
+        "How the overall differs from the suite's: categories not run are left out, and the "
+        "weights of those that ran renormalised to sum to 1."
+    )
     errors_policy: ErrorPolicy | None = _optional(
         "How errored or unscored samples were scored: `zero` (counted 0) or `exclude`."
     )

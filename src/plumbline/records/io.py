@@ -8,11 +8,15 @@ one atomic writer (temp file + rename); one appender for journals (append + flus
 from __future__ import annotations
 
 import codecs
+import contextlib
+import errno
 import functools
 import json
 import math
 import os
 import re
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -407,11 +411,55 @@ def read_records(
     return result
 
 
+@contextlib.contextmanager
+def as_regular_file(path: str | Path) -> Iterator[Path]:
+    """`path` itself when it is a regular file; otherwise (a FIFO, a pipe such as
+    `<(cat runs.jsonl)`, a character device) its content, read once, in a temporary file.
+
+    For readers that open a file more than once (a quick look, then a column-wise read): a
+    pipe can be read only once. The temporary file is removed on exit.
+    """
+    source = Path(path)
+    try:
+        regular = stat.S_ISREG(os.stat(source).st_mode)
+    except OSError:
+        regular = True  # let the reader report the missing file under its own name
+    if regular:
+        yield source
+        return
+    fd, temporary = tempfile.mkstemp(prefix=".plumbline-input-", suffix=source.suffix)
+    try:
+        with os.fdopen(fd, "wb") as copy, source.open("rb") as stream:
+            shutil.copyfileobj(stream, copy, 1 << 20)
+        yield Path(temporary)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
 def write_atomic(path: str | Path, data: str | bytes) -> None:
-    """Write a whole file atomically: a temporary file in the same directory, then rename."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """Write a whole file so that no reader ever sees half of it, whatever `path` is.
+
+    - a regular file (or a new one): a temporary file in the same directory, then rename
+      (atomic), keeping the mode of the file it replaces;
+    - a symbolic link: written to the file the link points to (the link stays a link);
+    - a FIFO or a character device (`/dev/stdout`, `<(...)`, a terminal): streamed into it,
+      never renamed over it;
+    - a directory, a socket or a block device: refused (`IsADirectoryError`, `OSError`).
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    kind = output_kind(path)
+    if kind == "stream":
+        descriptor = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(payload)
+        return
+    # Through symbolic links to the file they name (a dangling link's target is created).
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode) if kind == "file" else None
+    except OSError:
+        mode = None
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -419,11 +467,33 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         # mkstemp creates the file 0600; give it the mode a plain open() would have.
-        os.chmod(temporary, 0o666 & ~_current_umask())
+        os.chmod(temporary, mode if mode is not None else 0o666 & ~_current_umask())
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def output_kind(path: str | Path) -> str:
+    """How `write_atomic` writes `path`: `"new"` (nothing there yet, or a dangling link),
+    `"file"` (a regular file, or a link to one: replaced atomically) or `"stream"` (a FIFO or a
+    character device, or a link to one: written into). Raises `IsADirectoryError` for a
+    directory and `OSError` for anything else (a socket, a block device, a link loop)."""
+    try:
+        status = os.stat(path)  # follows links, magic ones too (/dev/stdout -> pipe:[...])
+    except FileNotFoundError:
+        return "new"
+    if stat.S_ISREG(status.st_mode):
+        return "file"
+    if stat.S_ISFIFO(status.st_mode) or stat.S_ISCHR(status.st_mode):
+        return "stream"
+    if stat.S_ISDIR(status.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    raise OSError(
+        errno.EINVAL,
+        "not a regular file, FIFO or character device: nothing is written there",
+        str(path),
+    )
 
 
 @functools.cache

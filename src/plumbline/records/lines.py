@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from plumbline.limits import MAX_LINE_BYTES
+from plumbline.core.limits import MAX_LINE_BYTES
 
 #: The default bound on one line of any input file, in bytes (without its newline).
 DEFAULT_MAX_LINE_BYTES = MAX_LINE_BYTES

@@ -9,6 +9,7 @@ errors) goes through `records.io`, so every problem still reads `file:line: fiel
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import mmap
@@ -32,7 +33,7 @@ from pydantic import (
     field_validator,
 )
 
-from plumbline.records.io import InvalidRecordError, RecordError, read_records
+from plumbline.records.io import InvalidRecordError, RecordError, as_regular_file, read_records
 from plumbline.records.lines import max_line_bytes
 
 SCHEMA_VERSION = "1.0.0"
@@ -514,17 +515,23 @@ def read_run_records(paths: list[str | Path], *, strict: bool = False) -> RunRec
     for path in paths:
         name = str(path)
         table.files.append(name)
-        fast = _fast_jsonl(name, Path(path))
-        if fast is not None:
-            frame, errors = fast
-            if errors and strict:
-                raise InvalidRecordError(min(errors, key=lambda e: e.line))
-            invalid = len({e.line for e in errors})
-        else:
-            result = read_records([path], RunRecord, strict=strict)
-            frame = records_to_frame(result.records, name, [loc.line for loc in result.locations])
-            errors = result.errors
-            invalid = len({(e.path, e.line) for e in errors})
+        # a pipe (`<(cat runs.jsonl)`) or FIFO is read once, into a temporary file
+        with as_regular_file(path) as source:
+            fast = _fast_jsonl(name, source)
+            if fast is not None:
+                frame, errors = fast
+                if errors and strict:
+                    raise InvalidRecordError(min(errors, key=lambda e: e.line))
+                invalid = len({e.line for e in errors})
+            else:
+                try:
+                    result = read_records([source], RunRecord, strict=strict)
+                except InvalidRecordError as error:
+                    raise InvalidRecordError(dataclasses.replace(error.error, path=name)) from None
+                locations = [loc.line for loc in result.locations]
+                frame = records_to_frame(result.records, name, locations)
+                errors = [dataclasses.replace(error, path=name) for error in result.errors]
+                invalid = len({(e.path, e.line) for e in errors})
         frames.append(frame)
         table.errors.extend(errors)
         table.invalid_records += invalid

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from plumbline.core import present
-from plumbline.core.escape import markdown, terminal
+from plumbline.core.escape import markdown, spreadsheet_cell, terminal
 from plumbline.core.result import Interval
 from plumbline.leaderboard.result import (
     AdjacentPair,
@@ -207,6 +207,8 @@ def render_terminal(document: LeaderboardDocument, console: Console) -> None:
         ]
         table.add_row(*cells)
     console.print(table)
+    if document.metadata.overall_note:
+        console.print(f"[yellow]{terminal(document.metadata.overall_note)}[/yellow]")
     console.print(_tie_note(document))
     if document.comparisons:
         pairs = Table(
@@ -254,6 +256,7 @@ def render_markdown(document: LeaderboardDocument) -> str:
         "",
         f"`{metadata.overall_formula}`; a missing category counts 0 and is shown as *missing*.",
         "",
+        *([markdown(metadata.overall_note), ""] if metadata.overall_note else []),
     ]
     level = present.level(metadata.level or 0.95)
     header = ["#", "tie group", "model"]
@@ -327,7 +330,10 @@ def _cell(text: str) -> str:
 
 
 def csv_rows(document: LeaderboardDocument) -> list[dict[str, Any]]:
-    """One row per model; a missing category has an empty value and `<key>_missing` true."""
+    """One row per model; a missing category has an empty value and `<key>.missing` true.
+
+    A category's columns are its key and `<key>.<what>`: a key is letters, digits and `_`, so
+    the dot keeps `qa`'s columns apart from those of a category `qa_low`."""
     rows: list[dict[str, Any]] = []
     for model in document.models:
         overall = model.interval("overall")
@@ -337,21 +343,21 @@ def csv_rows(document: LeaderboardDocument) -> list[dict[str, Any]]:
             "sa_bench_group": model.sa_bench_group,
             "model": model.model,
             "overall": model.overall,
-            "overall_low": None if overall is None else overall.low,
-            "overall_high": None if overall is None else overall.high,
-            "overall_se": model.standard_error("overall"),
+            "overall.low": None if overall is None else overall.low,
+            "overall.high": None if overall is None else overall.high,
+            "overall.se": model.standard_error("overall"),
         }
         for key in document.categories:
             interval = model.interval(key)
             counts = model.count(key)
             row[key] = model.score(key)
-            row[f"{key}_low"] = None if interval is None else interval.low
-            row[f"{key}_high"] = None if interval is None else interval.high
-            row[f"{key}_se"] = model.standard_error(key)
-            row[f"{key}_n"] = None if counts is None else counts.n
-            row[f"{key}_epochs"] = None if counts is None else counts.epochs
-            row[f"{key}_errors"] = None if counts is None else counts.errors
-            row[f"{key}_missing"] = model.score(key) is None
+            row[f"{key}.low"] = None if interval is None else interval.low
+            row[f"{key}.high"] = None if interval is None else interval.high
+            row[f"{key}.se"] = model.standard_error(key)
+            row[f"{key}.n"] = None if counts is None else counts.n
+            row[f"{key}.epochs"] = None if counts is None else counts.epochs
+            row[f"{key}.errors"] = None if counts is None else counts.errors
+            row[f"{key}.missing"] = model.score(key) is None
         rows.append(row)
     return rows
 
@@ -364,7 +370,7 @@ def render_csv(document: LeaderboardDocument) -> str:
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+        writer.writerow({k: "" if v is None else spreadsheet_cell(v) for k, v in row.items()})
     return buffer.getvalue()
 
 

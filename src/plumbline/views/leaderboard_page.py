@@ -103,7 +103,7 @@ class ScoreCell:
     @property
     def tooltip(self) -> str:
         if self.not_run:
-            return f"not run: {self.not_run} (counts 0 in overall)"
+            return f"not run: {self.not_run} (left out of the overall)"
         if self.missing:
             return "missing: no scored samples for this category (counts 0 in overall)"
         text = present.percent(self.value)
