@@ -130,7 +130,7 @@ def test_analysis_with_the_real_embedding_model(journal: Path, embedder: Embedde
     assert steady.performance is not None and 0 < steady.performance.score <= 1
     assert steady.output_quality is not None
     assert steady.output_quality.mean_words == len(STEADY.split())
-    assert steady.cost is not None and steady.cost.cost_per_quality_point is not None
+    assert steady.cost is not None and steady.cost.cost_per_heuristic_point is not None
     assert varied.cost is None
     # comparisons: Cohen's d for latency and performance between the two models
     metrics = {(c.metric, c.effect is not None) for c in report.comparisons}

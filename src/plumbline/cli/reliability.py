@@ -276,7 +276,7 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
     "--price",
     "prices",
     multiple=True,
-    help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per quality point).",
+    help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per performance-heuristic point).",
 )
 @click.option(
     "--parquet",

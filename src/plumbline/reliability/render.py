@@ -170,9 +170,9 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
         cost = model.cost
         rows.append(
             (
-                "cost per trial / per quality point",
+                "cost per trial / per performance-heuristic point",
                 f"{present.usd(cost.mean_cost_per_trial)} / "
-                f"{present.usd(cost.cost_per_quality_point)}",
+                f"{present.usd(cost.cost_per_heuristic_point)}",
                 "",
             )
         )

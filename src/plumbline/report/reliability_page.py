@@ -399,8 +399,8 @@ def _cost(model: ModelReliability) -> list[Metric]:
             n=cost.trials_priced,
         ),
         _metric(
-            "cost per quality point (USD)",
-            present.usd(cost.cost_per_quality_point),
+            "cost per performance-heuristic point (USD)",
+            present.usd(cost.cost_per_heuristic_point),
             n=cost.trials_priced,
         ),
     ]
