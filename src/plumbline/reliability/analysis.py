@@ -41,6 +41,7 @@ from plumbline.reliability.metrics import (
     summarize_performance,
     valid_responses,
 )
+from plumbline.reliability.regression import BaselineComparison
 from plumbline.reliability.verdict import model_verdict
 from plumbline.result import Interval, ResultModel, unit_field
 from plumbline.stats import cohens_d
@@ -268,6 +269,10 @@ class ReliabilityReport(ResultModel):
     record_errors: list[str] = Field(description="Trial records skipped: `file:line: problem`.")
     warnings: list[ReliabilityWarning] = Field(
         description="Every warning of the report, the report's own and each model's."
+    )
+    baseline_comparison: BaselineComparison | None = Field(
+        default=None,
+        description="With --baseline: every metric's change from the baseline run, per model.",
     )
 
     def warnings_for(self, model: str | None) -> list[str]:
