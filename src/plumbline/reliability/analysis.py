@@ -467,7 +467,11 @@ def _analyze_model(
         if warning:
             warnings.append(warning)
 
-    robust = robustness([r.error_class for r in records], sum(r.attempts - 1 for r in records))
+    robust = robustness(
+        [r.error_class for r in records],
+        sum(r.attempts - 1 for r in records),
+        prompts=len({r.prompt_id for r in records}),
+    )
     warning = sample_size_warning("robustness", len(records), model)
     if warning:
         warnings.append(warning)

@@ -579,7 +579,7 @@ class ErrorClassRate(ResultModel):
     error_class: str = Field(description="The exception class (CERT's names).")
     trials: int = unit_field("Trials that failed with this class.", "count")
     rate: float = unit_field("Share of all trials, 0–1.", "proportion")
-    interval: Interval = Field(description="Wilson interval of the share (0–1).")
+    interval: ReliabilityInterval = Field(description="Wilson interval of the share (0–1).")
 
 
 class RobustnessResult(ResultModel):
@@ -591,8 +591,10 @@ class RobustnessResult(ResultModel):
     timeout_trials: int = unit_field("Trials that timed out.", "count")
     error_rate: float = unit_field("failed / total × 100 (CERT: a percentage).", "percent")
     timeout_rate: float = unit_field("timeouts / total × 100 (CERT: a percentage).", "percent")
-    error_rate_interval: Interval = Field(description="Wilson interval of error_rate (percent).")
-    timeout_rate_interval: Interval = Field(
+    error_rate_interval: ReliabilityInterval = Field(
+        description="Wilson interval of error_rate (percent)."
+    )
+    timeout_rate_interval: ReliabilityInterval = Field(
         description="Wilson interval of timeout_rate (percent)."
     )
     exceptions: dict[str, int] = unit_field("Failed trials by exception class.", "count")
@@ -617,13 +619,22 @@ class RobustnessResult(ResultModel):
         return self
 
 
-def _wilson(successes: int, trials: int) -> Interval:
+def _wilson(successes: int, trials: int, prompts: int = 1) -> ReliabilityInterval:
     result: EstimateResult = proportion_interval(successes, trials, method="wilson")
-    return Interval.of(result.interval)
+    bounds = Interval.of(result.interval)
+    return ReliabilityInterval(
+        low=bounds.low,
+        high=bounds.high,
+        level=bounds.level,
+        method=f"{bounds.method} (trials as the unit)",
+        prompts=prompts,
+        trials=trials,
+        coverage="guaranteed",
+    )
 
 
-def _percent_interval(successes: int, trials: int) -> Interval:
-    bounds = _wilson(successes, trials)
+def _percent_interval(successes: int, trials: int, prompts: int = 1) -> ReliabilityInterval:
+    bounds = _wilson(successes, trials, prompts)
     return bounds.model_copy(
         update={
             "low": None if bounds.low is None else 100 * bounds.low,
@@ -632,7 +643,9 @@ def _percent_interval(successes: int, trials: int) -> Interval:
     )
 
 
-def robustness(error_classes: Sequence[ErrorClass | None], retries: int = 0) -> RobustnessResult:
+def robustness(
+    error_classes: Sequence[ErrorClass | None], retries: int = 0, *, prompts: int = 1
+) -> RobustnessResult:
     """`error_rate = failed / total × 100`, `timeout_rate = timeouts / total × 100`.
 
     One entry per trial (None for a success). Wilson 95% intervals, because 0 errors in 20
@@ -660,12 +673,15 @@ def robustness(error_classes: Sequence[ErrorClass | None], retries: int = 0) -> 
         timeout_trials=timeouts,
         error_rate=error_rate,
         timeout_rate=timeout_rate,
-        error_rate_interval=_percent_interval(len(failures), total),
-        timeout_rate_interval=_percent_interval(timeouts, total),
+        error_rate_interval=_percent_interval(len(failures), total, prompts),
+        timeout_rate_interval=_percent_interval(timeouts, total, prompts),
         exceptions=exceptions,
         error_classes=[
             ErrorClassRate(
-                error_class=name, trials=count, rate=count / total, interval=_wilson(count, total)
+                error_class=name,
+                trials=count,
+                rate=count / total,
+                interval=_wilson(count, total, prompts),
             )
             for name, count in exceptions.items()
         ],
