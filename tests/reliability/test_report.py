@@ -224,7 +224,8 @@ def test_reliability_cli_writes_json_and_markdown(journal: Path, tmp_path: Path)
     # the prompt is the unit: t over the 2 prompts' values, with its n and coverage claim
     consistency = steady["consistency"]["interval"]
     assert consistency["method"].startswith("t over prompt means")
-    assert (consistency["prompts"], consistency["coverage"]) == (2, "guaranteed")
+    assert (consistency["prompts"], consistency["coverage"]) == (2, "approximate")
+    assert 0.8 <= consistency["simulated_coverage"] < 0.935
     # 24 latencies cannot bound p95 from above: a lower bound only, and the method says why
     p95 = steady["latency"]["percentile_intervals"]["p95"]
     assert p95["sided"] == "lower" and p95["high"] is None and "n ≥ 59" in p95["method"]

@@ -21,7 +21,11 @@ from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.bands import Band, agreement_band, consistency_band, performance_band
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.configs import split_by_config
-from plumbline.reliability.intervals import ReliabilityInterval, over_prompts
+from plumbline.reliability.intervals import (
+    CONSISTENCY_COVERAGE,
+    ReliabilityInterval,
+    over_prompts,
+)
 from plumbline.reliability.metrics import (
     AgreementResult,
     ConsistencyResult,
@@ -103,9 +107,12 @@ def estimate_over_prompts(
     band: Callable[[float], Band] | None = None,
     *,
     bounds: tuple[float, float] = (0.0, 1.0),
+    simulated_coverage: float | None = None,
 ) -> Estimate:
     """The mean of per-prompt values with its two-stage interval (`intervals.over_prompts`)."""
-    mean, standard_error, interval = over_prompts(values, trials, bounds=bounds)
+    mean, standard_error, interval = over_prompts(
+        values, trials, bounds=bounds, simulated_coverage=simulated_coverage
+    )
     return Estimate(
         statistic=mean,
         n=len(values),
@@ -402,6 +409,7 @@ def _analyze_model(
             [p.consistency.score for p in scored if p.consistency],
             responses_scored,
             consistency_band,
+            simulated_coverage=CONSISTENCY_COVERAGE,
         )
         agreement_estimate = estimate_over_prompts(
             [p.agreement.similarity for p in scored if p.agreement],

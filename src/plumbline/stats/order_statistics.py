@@ -8,8 +8,8 @@ observations below ξ_q is Binomial(n, q), so with ranks l < u of the sorted sam
 whatever the distribution (Thompson 1936; David & Nagaraja 2003, §7.1; Conover 1999, §3.2).
 `quantile_interval` picks the ranks narrowest apart whose exact coverage is at or above `level`
 (then the smallest such coverage), so the coverage is guaranteed, and close to the level as
-far as the discrete ranks allow. When n is too small for any two-sided pair (a p99 needs 299 values, a p95
-59, a median 6 at 95%), it gives the one-sided lower bound `X_(l)` with
+far as the discrete ranks allow. When n is too small for any two-sided pair (a p99 needs 299
+values, a p95 59, a median 6 at 95%), it gives the one-sided lower bound `X_(l)` with
 `P(Bin(n, q) ≥ l) ≥ level`, and no upper bound: nothing in a sample of n bounds the quantile
 from above with that confidence (the largest of 25 values exceeds p99 only with probability
 1 − 0.99²⁵ = 22%).
