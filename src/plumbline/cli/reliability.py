@@ -359,7 +359,7 @@ def _parse_margins(values: tuple[str, ...]) -> dict[str, float]:
     default=2000,
     show_default=True,
     type=click.IntRange(min=100, max=MAX_RESAMPLES),
-    help=f"Bootstrap resamples (at most {MAX_RESAMPLES:,}).",
+    help=f"Bootstrap resamples of --baseline's latency changes (at most {MAX_RESAMPLES:,}).",
 )
 def reliability(
     paths: tuple[Path, ...],
@@ -474,6 +474,7 @@ def _with_baseline(
             margins=margins,
             pairs=pairs,
             seed=config.random_seed,
+            resamples=config.bootstrap_resamples,
         )
     except ValueError as error:
         raise click.UsageError(str(error)) from None

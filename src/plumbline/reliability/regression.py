@@ -229,9 +229,9 @@ def _strata(records: Sequence[TrialRecord], prompts: Sequence[str]) -> list[np.n
 
 
 def _stratified_percentiles(
-    strata: list[np.ndarray], q: float, rng: np.random.Generator
+    strata: list[np.ndarray], q: float, rng: np.random.Generator, resamples: int
 ) -> np.ndarray:
-    draws = [s[rng.integers(0, s.size, (RESAMPLES, s.size))] for s in strata]
+    draws = [s[rng.integers(0, s.size, (resamples, s.size))] for s in strata]
     return np.asarray(np.percentile(np.concatenate(draws, axis=1), q, axis=1), dtype=np.float64)
 
 
@@ -242,6 +242,7 @@ def _latency_change(
     q: float,
     level: float,
     seed: int,
+    resamples: int,
 ) -> tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]:
     old_strata, new_strata = _strata(baseline, prompts), _strata(current, prompts)
     old_values = np.concatenate(old_strata) if old_strata else np.array([])
@@ -252,8 +253,8 @@ def _latency_change(
     new = float(np.percentile(new_values, q))
     estimate = new - old
     rng = np.random.default_rng(seed)
-    boots = _stratified_percentiles(new_strata, q, rng) - _stratified_percentiles(
-        old_strata, q, rng
+    boots = _stratified_percentiles(new_strata, q, rng, resamples) - _stratified_percentiles(
+        old_strata, q, rng, resamples
     )
     alpha = 1 - level
     low, high = (float(v) for v in np.quantile(boots, [alpha / 2, 1 - alpha / 2]))
@@ -384,6 +385,7 @@ def compare_to_baseline(
     margins: Mapping[str, float] | None = None,
     pairs: Mapping[str, str] | None = None,
     seed: int = 42,
+    resamples: int = RESAMPLES,
 ) -> BaselineComparison:
     """Every metric's change from `baseline` to `current`, per model pair, on shared prompts."""
     unknown = sorted(set(margins or {}) - set(METRICS))
@@ -429,6 +431,7 @@ def compare_to_baseline(
                     q,
                     level,
                     seed + index,
+                    resamples,
                 )
             else:
                 result = _error_change(
