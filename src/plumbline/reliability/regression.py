@@ -160,9 +160,10 @@ class BaselineComparison(ResultModel):
         "Level of each metric's interval: 1 − 2·0.05/6 (each side at 0.05/6).", "probability"
     )
     multiplicity: str = Field(description="How the error rate across metrics is controlled.")
-    margins: dict[str, float] = Field(
-        description="Equivalence margin per metric (latency: fraction of the baseline value; "
-        "error rate: percentage points; scores: points)."
+    margins: dict[str, float] = unit_field(
+        "Equivalence margin per metric (latency: fraction of the baseline value; "
+        "error rate: percentage points; scores: points).",
+        "same as estimate",
     )
     pairs: list[ModelPairing] = Field(description="One per compared model pair.")
     entries: list[MetricChange] = Field(description="One per pair and metric.")
