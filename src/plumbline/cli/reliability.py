@@ -402,11 +402,12 @@ def reliability(
     config = BenchmarkConfig(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
     )
+    embedder = Embedder(embedding_model)
     try:
         with progress_bar("reliability") as progress:
             report = analyze(
                 result.records,
-                Embedder(embedding_model),
+                embedder,
                 config=config,
                 prices=price_table,
                 record_errors=problems,
@@ -418,7 +419,7 @@ def reliability(
                 result.records,
                 baseline_paths,
                 config,
-                Embedder(embedding_model),
+                embedder,
                 margin_table,
                 pair_table,
             )
