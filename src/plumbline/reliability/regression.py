@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -377,6 +378,109 @@ def _overall(changes: Sequence[MetricChange]) -> Verdict:
     return "inconclusive"
 
 
+@dataclass(frozen=True)
+class _PairRuns:
+    """A baseline model's and a current model's entries and records."""
+
+    old: ModelReliability
+    new: ModelReliability
+    old_records: Sequence[TrialRecord]
+    new_records: Sequence[TrialRecord]
+
+    @property
+    def old_prompts(self) -> set[str]:
+        return {p.prompt_id for p in self.old.prompts}
+
+    @property
+    def new_prompts(self) -> set[str]:
+        return {p.prompt_id for p in self.new.prompts}
+
+    @property
+    def shared(self) -> list[str]:
+        return sorted(self.old_prompts & self.new_prompts)
+
+
+Change = tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]
+
+
+def _measure(runs: _PairRuns, metric: str, level: float, seed: int, resamples: int) -> Change:
+    """(baseline, current, difference, interval, detectable change) of one metric."""
+    shared = runs.shared
+    if metric in ("consistency", "agreement", "performance"):
+        old_values = {k: v for k, v in _prompt_values(runs.old, metric).items() if k in shared}
+        new_values = {k: v for k, v in _prompt_values(runs.new, metric).items() if k in shared}
+        trials = sum(
+            p.valid_responses
+            for entry in (runs.old, runs.new)
+            for p in entry.prompts
+            if p.prompt_id in shared
+        )
+        return _paired_scores(old_values, new_values, level, trials)
+    if metric.startswith("latency"):
+        q = 50.0 if metric == "latency_p50" else 95.0
+        return _latency_change(
+            runs.old_records, runs.new_records, shared, q, level, seed, resamples
+        )
+    return _error_change(runs.old_records, runs.new_records, shared, level)
+
+
+def _metric_change(
+    runs: _PairRuns, metric: str, margin: float, level: float, seed: int, resamples: int
+) -> MetricChange:
+    """One metric's change, its margin in the difference's unit, and its verdict."""
+    old_value, new_value, estimate, interval, detectable = _measure(
+        runs, metric, level, seed, resamples
+    )
+    if metric.startswith("latency"):
+        margin = margin * old_value if old_value is not None else math.nan
+    better_high = HIGHER_IS_BETTER[metric]
+    note = ""
+    verdict: Verdict = "inconclusive"
+    if interval is not None and interval.low is not None and interval.high is not None:
+        verdict = verdict_of(interval.low, interval.high, margin, better_high)
+    elif estimate is None:
+        note = "no values on shared prompts"
+    else:
+        note = "an interval needs at least 2 shared prompts with values"
+    return MetricChange(
+        model=runs.new.model,
+        baseline_model=runs.old.model,
+        metric=metric,
+        label=LABELS[metric],
+        baseline=old_value,
+        current=new_value,
+        difference=Difference(estimate=estimate, interval=interval),
+        margin=margin if math.isfinite(margin) else 0.0,
+        worse_when="lower" if better_high else "higher",
+        verdict=verdict,
+        detectable_change=detectable
+        if detectable is not None and math.isfinite(detectable)
+        else None,
+        note=note,
+    )
+
+
+def _pairing(
+    runs: _PairRuns,
+    how: Literal["name", "single model", "--pair"],
+    changes: Sequence[MetricChange],
+) -> ModelPairing:
+    old_name, new_name = runs.old.model, runs.new.model
+    head = (
+        f"{new_name} vs baseline {old_name}" if new_name != old_name else f"{new_name}"
+    ) + f" ({len(runs.shared)} shared prompts)"
+    return ModelPairing(
+        model=new_name,
+        baseline_model=old_name,
+        paired_by=how,
+        shared_prompts=len(runs.shared),
+        only_in_baseline=sorted(runs.old_prompts - runs.new_prompts),
+        only_in_current=sorted(runs.new_prompts - runs.old_prompts),
+        verdict=_overall(changes),
+        summary=_summary(head, changes),
+    )
+
+
 def compare_to_baseline(
     baseline: ReliabilityReport,
     baseline_records: Sequence[TrialRecord],
@@ -403,87 +507,17 @@ def compare_to_baseline(
     pairings: list[ModelPairing] = []
     entries: list[MetricChange] = []
     for old_name, new_name, how in matched:
-        old_entry, new_entry = old_models[old_name], new_models[new_name]
-        old_prompts = {p.prompt_id for p in old_entry.prompts}
-        new_prompts = {p.prompt_id for p in new_entry.prompts}
-        shared = sorted(old_prompts & new_prompts)
-        changes: list[MetricChange] = []
-        for index, metric in enumerate(METRICS):
-            if metric in ("consistency", "agreement", "performance"):
-                old_values = {
-                    k: v for k, v in _prompt_values(old_entry, metric).items() if k in shared
-                }
-                new_values = {
-                    k: v for k, v in _prompt_values(new_entry, metric).items() if k in shared
-                }
-                trials = sum(
-                    p.valid_responses
-                    for e in (old_entry, new_entry)
-                    for p in e.prompts
-                    if p.prompt_id in shared
-                )
-                result = _paired_scores(old_values, new_values, level, trials)
-            elif metric.startswith("latency"):
-                q = 50.0 if metric == "latency_p50" else 95.0
-                result = _latency_change(
-                    old_records.get(old_name, []),
-                    new_records.get(new_name, []),
-                    shared,
-                    q,
-                    level,
-                    seed + index,
-                    resamples,
-                )
-            else:
-                result = _error_change(
-                    old_records.get(old_name, []), new_records.get(new_name, []), shared, level
-                )
-            old_value, new_value, estimate, interval, detectable = result
-            margin = chosen[metric]
-            if metric.startswith("latency"):
-                margin = margin * old_value if old_value is not None else math.nan
-            better_high = HIGHER_IS_BETTER[metric]
-            note = ""
-            verdict: Verdict = "inconclusive"
-            if interval is not None and interval.low is not None and interval.high is not None:
-                verdict = verdict_of(interval.low, interval.high, margin, better_high)
-            elif estimate is None:
-                note = "no values on shared prompts"
-            else:
-                note = "an interval needs at least 2 shared prompts with values"
-            changes.append(
-                MetricChange(
-                    model=new_name,
-                    baseline_model=old_name,
-                    metric=metric,
-                    label=LABELS[metric],
-                    baseline=old_value,
-                    current=new_value,
-                    difference=Difference(estimate=estimate, interval=interval),
-                    margin=margin if math.isfinite(margin) else 0.0,
-                    worse_when="lower" if better_high else "higher",
-                    verdict=verdict,
-                    detectable_change=detectable
-                    if detectable is not None and math.isfinite(detectable)
-                    else None,
-                    note=note,
-                )
-            )
-        head = (
-            f"{new_name} vs baseline {old_name}" if new_name != old_name else f"{new_name}"
-        ) + f" ({len(shared)} shared prompts)"
-        pairings.append(
-            ModelPairing(
-                model=new_name,
-                baseline_model=old_name,
-                paired_by=how,
-                shared_prompts=len(shared),
-                only_in_baseline=sorted(old_prompts - new_prompts),
-                only_in_current=sorted(new_prompts - old_prompts),
-                verdict=_overall(changes),
-                summary=_summary(head, changes),
-            )
+        runs = _PairRuns(
+            old_models[old_name],
+            new_models[new_name],
+            old_records.get(old_name, []),
+            new_records.get(new_name, []),
         )
+        changes = [
+            _metric_change(runs, metric, chosen[metric], level, seed + index, resamples)
+            for index, metric in enumerate(METRICS)
+        ]
+        pairings.append(_pairing(runs, how, changes))
         entries += changes
     used_old = {old for old, _, _ in matched}
     used_new = {new for _, new, _ in matched}
