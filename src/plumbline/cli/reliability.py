@@ -294,6 +294,19 @@ def _parse_margins(values: tuple[str, ...]) -> dict[str, float]:
     return margins
 
 
+def _regression_options(
+    baseline_paths: tuple[Path, ...],
+    margins: tuple[str, ...],
+    pairs: tuple[str, ...],
+    fail_on_regression: bool,
+) -> tuple[dict[str, float], dict[str, str]]:
+    """The parsed --margin and --pair values; a usage error when they come without --baseline."""
+    if (margins or pairs or fail_on_regression) and not baseline_paths:
+        raise click.UsageError("--margin, --pair and --fail-on-regression need --baseline")
+    pair_table = _parse_assignments(pairs, "--pair", "OLD=NEW (baseline model = current model)")
+    return _parse_margins(margins), pair_table
+
+
 @click.command()
 @click.argument(
     "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -389,10 +402,9 @@ def reliability(
     from plumbline.reliability.render import render_markdown, render_terminal
 
     price_table = _parse_price(prices)
-    margin_table = _parse_margins(margins)
-    pair_table = _parse_assignments(pairs, "--pair", "OLD=NEW (baseline model = current model)")
-    if (margins or pairs or fail_on_regression) and not baseline_paths:
-        raise click.UsageError("--margin, --pair and --fail-on-regression need --baseline")
+    margin_table, pair_table = _regression_options(
+        baseline_paths, margins, pairs, fail_on_regression
+    )
     result = read_trial_records(paths)
     problems = [str(error) for error in result.errors]
     if not result.records:
