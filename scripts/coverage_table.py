@@ -9,6 +9,10 @@ Then every interval of the reliability document (`plumbline.coverage.run_reliabi
 analysed by `reliability.analysis.analyze`.
 
     PYTHONPATH=src python scripts/coverage_table.py [--out docs/statistics.md] [--resamples 500]
+        [--reliability-only]
+
+`--reliability-only` reruns only the reliability designs and replaces that section of an existing
+`--out` (the leaderboard and compare figures, which take half an hour, are kept).
 """
 
 from __future__ import annotations
@@ -252,6 +256,28 @@ def render_reliability(cells: list[IntervalCoverage], model: SimulatedModel) -> 
     return "\n".join(lines)
 
 
+def _reliability_progress(cell: IntervalCoverage) -> None:
+    print(
+        f"reliability {cell.prompts}×{cell.trials} {cell.coverage:.3f}  {cell.interval}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def reliability_only(out: Path) -> int:
+    """Replace the reliability section of `out` (everything from its heading) with a fresh run."""
+    text = out.read_text("utf-8")
+    marker = "## Reliability: every interval of the document"
+    kept = text.split(marker)[0].rstrip("\n") + "\n"
+    model = SimulatedModel()
+    cells = run_reliability_cells(
+        RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
+    )
+    write_atomic(out, kept + "\n" + render_reliability(cells, model))
+    print(f"wrote {out}", file=sys.stderr)
+    return 0 if all(c.acceptable for c in cells) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/statistics.md"))
@@ -261,7 +287,14 @@ def main(argv: list[str] | None = None) -> int:
         default="5,10,30,100",
         help="task counts simulated for compare (each dataset is a full cluster bootstrap)",
     )
+    parser.add_argument(
+        "--reliability-only",
+        action="store_true",
+        help="rerun only the reliability section of an existing --out",
+    )
     args = parser.parse_args(argv)
+    if args.reliability_only:
+        return reliability_only(args.out)
     start = time.perf_counter()
 
     def progress(cell: CellResult) -> None:
@@ -282,16 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     seconds = time.perf_counter() - start
 
-    def reliability_progress(cell: IntervalCoverage) -> None:
-        print(
-            f"reliability {cell.prompts}×{cell.trials} {cell.coverage:.3f}  {cell.interval}",
-            file=sys.stderr,
-            flush=True,
-        )
-
     model = SimulatedModel()
     reliability = run_reliability_cells(
-        RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=reliability_progress
+        RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
     text = render(cells, seconds, args.resamples, compare_sizes)
     text += "\n" + render_reliability(reliability, model)
