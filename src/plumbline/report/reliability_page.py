@@ -590,7 +590,8 @@ def comparison_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
     charts = [
         ChartView(
             "Consistency (CERT score)",
-            "Mean over prompts with CERT's CI_95 (clipped to [0, 1]); n = prompts.",
+            "Mean over prompts with the t interval over prompts (approximate: CERT scores are "
+            "skewed); n = prompts.",
             interval_chart(
                 [_estimate_row(m.model, m.consistency) for m in models],
                 x_label="consistency score",
@@ -608,8 +609,8 @@ def comparison_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
         ),
         ChartView(
             "Performance heuristic",
-            "CERT's length, structure and prompt-similarity heuristic (not correctness); trials "
-            "as the unit, CERT CI_95.",
+            "CERT's length, structure and prompt-similarity heuristic (not correctness); the "
+            "interval is t over prompt means (prompts as the unit).",
             interval_chart(
                 [
                     IntervalRow(
