@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -53,6 +53,9 @@ class Outcome:
     runs: int
     regressed_any: int
     regressed_target: int
+    #: Per metric: runs whose interval holds the true change of 0 (identical scenario), of runs
+    #: with an interval.
+    covered: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def any_rate(self) -> float:
@@ -75,6 +78,7 @@ def simulate(
 ) -> Outcome:
     """`runs` baseline/current pairs on the same prompts; count `regressed` verdicts."""
     any_count = target_count = 0
+    covered: dict[str, list[int]] = {}
     for run in range(runs):
         tag = f"{scenario}-{run}-"
         # the same prompts and answer pools for both runs; the current model may change them
@@ -91,7 +95,19 @@ def simulate(
         regressed = {e.metric for e in comparison.entries if e.verdict == "regressed"}
         any_count += bool(regressed)
         target_count += bool(regressed & set(targets))
-    return Outcome(scenario, runs, any_count, target_count)
+        for entry in comparison.entries:
+            interval = entry.difference.interval
+            if interval is not None and interval.low is not None and interval.high is not None:
+                counts = covered.setdefault(entry.metric, [0, 0])
+                counts[0] += interval.low <= 0.0 <= interval.high
+                counts[1] += 1
+    return Outcome(
+        scenario,
+        runs,
+        any_count,
+        target_count,
+        {metric: (hit, total) for metric, (hit, total) in covered.items()},
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         f"  consistency −{drop:.2f} (true drop): regressed in {consistency.target_rate:.1%} "
         f"({consistency.regressed_target}/{consistency.runs}); target ≥ {POWER_TARGET:.0%}"
     )
+    coverage = ", ".join(
+        f"{metric} {hit / total:.1%}" for metric, (hit, total) in identical.covered.items() if total
+    )
+    print(f"  identical runs, share of 98.33% intervals holding the true change 0: {coverage}")
     print(f"  {time.perf_counter() - start:.0f} s")
     ok = (
         identical.any_rate <= FALSE_REGRESSION_LIMIT
