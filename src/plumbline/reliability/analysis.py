@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -19,10 +19,14 @@ from pydantic import Field
 from plumbline.core.progress import ProgressCallback, no_progress
 from plumbline.core.result import Interval, ResultModel, unit_field
 from plumbline.records.trial_record import TrialRecord
-from plumbline.reliability.bands import Band, agreement_band, consistency_band
-from plumbline.reliability.config import APPROXIMATE_BELOW as APPROXIMATE_BELOW
+from plumbline.reliability.bands import Band, agreement_band, consistency_band, performance_band
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.configs import split_by_config
+from plumbline.reliability.intervals import (
+    CONSISTENCY_COVERAGE,
+    ReliabilityInterval,
+    over_prompts,
+)
 from plumbline.reliability.metrics import (
     AgreementResult,
     ConsistencyResult,
@@ -36,13 +40,15 @@ from plumbline.reliability.metrics import (
     latency_metrics,
     output_quality,
     performance_scores,
+    prompt_means,
     robustness,
     semantic_agreement,
     summarize_performance,
     valid_responses,
 )
+from plumbline.reliability.regression import BaselineComparison
 from plumbline.reliability.verdict import model_verdict
-from plumbline.stats import ConfidenceInterval, EstimateResult, cert_ci_95, cohens_d
+from plumbline.stats import cohens_d
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float64]]
 
@@ -79,25 +85,41 @@ class Price:
 
 
 class Estimate(ResultModel):
-    """A mean over prompts (or a single prompt's value) with its interval and CERT's band."""
+    """A mean over prompts with its two-stage interval and CERT's band."""
 
     statistic: float = unit_field(
         "The estimate, 0–1 (a score of the metric it belongs to).", "score"
     )
     n: int = unit_field("Prompts averaged (the unit that varies).", "count")
-    standard_error: float | None = unit_field("Standard error of the mean; null for one.", "score")
-    interval: Interval = Field(description="CERT's CI_95 (clipped to 0–1), or the prompt's own.")
+    standard_error: float | None = unit_field(
+        "Standard error of the mean over prompts; null for one prompt.", "score"
+    )
+    interval: ReliabilityInterval = Field(
+        description="t over prompt means (prompts, then trials within each prompt), clipped to "
+        "the score's range; no bounds for one prompt."
+    )
     band: Band | None = Field(default=None, description="The reading of the estimate.")
 
-    @classmethod
-    def of(cls, result: EstimateResult, band: Band | None = None) -> Estimate:
-        return cls(
-            statistic=result.statistic,
-            n=result.n,
-            standard_error=finite_or_none(result.standard_error),
-            interval=Interval.of(result.interval),
-            band=band,
-        )
+
+def estimate_over_prompts(
+    values: Sequence[float],
+    trials: int,
+    band: Callable[[float], Band] | None = None,
+    *,
+    bounds: tuple[float, float] = (0.0, 1.0),
+    simulated_coverage: float | None = None,
+) -> Estimate:
+    """The mean of per-prompt values with its two-stage interval (`intervals.over_prompts`)."""
+    mean, standard_error, interval = over_prompts(
+        values, trials, bounds=bounds, simulated_coverage=simulated_coverage
+    )
+    return Estimate(
+        statistic=mean,
+        n=len(values),
+        standard_error=finite_or_none(standard_error),
+        interval=interval,
+        band=band(mean) if band is not None else None,
+    )
 
 
 class PromptReliability(ResultModel):
@@ -109,6 +131,11 @@ class PromptReliability(ResultModel):
     consistency: ConsistencyResult | None = Field(description="Null below 2 valid responses.")
     agreement: AgreementResult | None = Field(description="Null below 2 valid responses.")
     conflict: str | None = Field(description="When consistency and agreement disagree: why.")
+    performance: float | None = unit_field(
+        "Mean performance heuristic of this prompt's successful responses; null without any.",
+        "score",
+        default=None,
+    )
 
 
 class CostResult(ResultModel):
@@ -116,8 +143,10 @@ class CostResult(ResultModel):
 
     mean_cost_per_trial: float = unit_field("Mean cost of a priced trial.", "usd")
     trials_priced: int = unit_field("Successful trials that report token counts.", "count")
-    cost_per_quality_point: float | None = unit_field(
-        "mean_cost_per_trial / performance score; null when the score is 0.", "usd"
+    cost_per_heuristic_point: float | None = unit_field(
+        "mean_cost_per_trial / the performance heuristic score (CERT's length, structure and "
+        "prompt-similarity heuristic, not a measured quality); null when the score is 0.",
+        "usd",
     )
 
 
@@ -248,6 +277,10 @@ class ReliabilityReport(ResultModel):
     warnings: list[ReliabilityWarning] = Field(
         description="Every warning of the report, the report's own and each model's."
     )
+    baseline_comparison: BaselineComparison | None = Field(
+        default=None,
+        description="With --baseline: every metric's change from the baseline run, per model.",
+    )
 
     def warnings_for(self, model: str | None) -> list[str]:
         """The messages of the warnings about `model` (None: the report's own)."""
@@ -316,36 +349,6 @@ def _samples(records: Sequence[TrialRecord]) -> list[ResponseSample]:
     return samples
 
 
-def mean_over_prompts(values: Sequence[float], single: ConfidenceInterval | None) -> EstimateResult:
-    """Mean over prompts with CERT's CI_95; one prompt keeps its own interval.
-
-    CERT's normal interval can cross the score's bounds with few prompts; it is clipped to
-    [0, 1], and the method says so.
-    """
-    if len(values) >= 2:
-        estimate = cert_ci_95(values)
-        if len(values) < APPROXIMATE_BELOW:
-            estimate = replace(
-                estimate,
-                interval=replace(
-                    estimate.interval,
-                    method=f"{estimate.interval.method}, approximate (fewer than "
-                    f"{APPROXIMATE_BELOW} prompts)",
-                ),
-            )
-        bounds = estimate.interval
-        low, high = max(0.0, bounds.low), min(1.0, bounds.high)
-        if (low, high) != (bounds.low, bounds.high):
-            clipped = ConfidenceInterval(low, high, bounds.level, f"{bounds.method}, clipped")
-            return EstimateResult(
-                estimate.statistic, estimate.n, clipped, estimate.standard_error, estimate.details
-            )
-        return estimate
-    value = float(values[0])
-    interval = single if single is not None else ConfidenceInterval(value, value, 0.95, "none")
-    return EstimateResult(statistic=value, n=1, interval=interval)
-
-
 def _analyze_model(
     model: str,
     records: list[TrialRecord],
@@ -362,6 +365,7 @@ def _analyze_model(
         by_prompt[record.prompt_id].append(record)
 
     prompt_results: list[PromptReliability] = []
+    diversity_groups: list[Any] = []
     for prompt_id in sorted({r.prompt_id for r in records}):
         group = by_prompt.get(prompt_id, [])
         texts = valid_responses(r.response for r in group)
@@ -371,9 +375,8 @@ def _analyze_model(
         if len(texts) >= 2:
             vectors = embed(texts)
             consistency = consistency_score(vectors)
-            agreement = semantic_agreement(
-                vectors, n_resamples=config.bootstrap_resamples, seed=config.random_seed
-            )
+            agreement = semantic_agreement(vectors)
+            diversity_groups.append(vectors)
             conflict = agreement_conflict(consistency.score, agreement.similarity)
         else:
             warnings.append(
@@ -401,14 +404,19 @@ def _analyze_model(
     consistency_estimate: Estimate | None = None
     agreement_estimate: Estimate | None = None
     if scored:
-        mean = mean_over_prompts([p.consistency.score for p in scored if p.consistency], None)
-        consistency_estimate = Estimate.of(mean, consistency_band(mean.statistic))
-        similarities = [p.agreement.similarity for p in scored if p.agreement]
-        mean = mean_over_prompts(similarities, None)
-        own = scored[0].agreement.interval if len(scored) == 1 and scored[0].agreement else None
-        agreement_estimate = Estimate.of(mean, agreement_band(mean.statistic))
-        if own is not None:  # one prompt keeps its own bootstrap interval
-            agreement_estimate = agreement_estimate.model_copy(update={"interval": own})
+        responses_scored = sum(p.valid_responses for p in scored)
+        consistency_estimate = estimate_over_prompts(
+            [p.consistency.score for p in scored if p.consistency],
+            responses_scored,
+            consistency_band,
+            simulated_coverage=CONSISTENCY_COVERAGE,
+        )
+        agreement_estimate = estimate_over_prompts(
+            [p.agreement.similarity for p in scored if p.agreement],
+            responses_scored,
+            agreement_band,
+            bounds=(-1.0, 1.0),
+        )
 
     if consistency_estimate is not None and agreement_estimate is not None:
         overall_conflict = agreement_conflict(
@@ -424,18 +432,20 @@ def _analyze_model(
         prompts = [r.prompt for r in ok]
         vectors = embed(prompts + responses)
         scores = performance_scores(vectors[: len(ok)], vectors[len(ok) :], responses)
-        performance = summarize_performance(scores)
+        prompt_ids = [r.prompt_id for r in ok]
+        performance = summarize_performance(scores, prompt_ids)
         warning = sample_size_warning("performance", len(ok), model)
         if warning:
             warnings.append(warning)
-        prompt_means: dict[str, list[float]] = defaultdict(list)
-        for record, score in zip(ok, scores.score, strict=True):
-            prompt_means[record.prompt_id].append(float(score))
-        if len(prompt_means) >= 2:
-            # the prompt is the unit that varies between questions: average repeats first
-            performance_by_prompt = Estimate.of(
-                cert_ci_95([float(np.mean(v)) for v in prompt_means.values()])
-            )
+        by_prompt_means = prompt_means([float(v) for v in scores.score], prompt_ids)
+        prompt_results = [
+            p.model_copy(update={"performance": by_prompt_means.get(p.prompt_id)})
+            for p in prompt_results
+        ]
+        # the prompt is the unit that varies between questions: average repeats first
+        performance_by_prompt = estimate_over_prompts(
+            list(by_prompt_means.values()), len(ok), performance_band
+        )
 
     latency: LatencyResult | None = None
     ttft: LatencyResult | None = None
@@ -444,8 +454,7 @@ def _analyze_model(
         latency = latency_metrics(
             [r.latency_seconds for r in timed],
             [r.output_tokens for r in timed],
-            n_resamples=config.bootstrap_resamples,
-            seed=config.random_seed,
+            prompts=len({r.prompt_id for r in timed}),
         )
         warning = sample_size_warning("latency", len(timed), model)
         if warning:
@@ -455,19 +464,22 @@ def _analyze_model(
     streamed = [r.ttft_seconds for r in ok if r.ttft_seconds is not None]
     if len(streamed) >= 2:
         ttft = latency_metrics(
-            streamed, n_resamples=config.bootstrap_resamples, seed=config.random_seed
+            streamed, prompts=len({r.prompt_id for r in ok if r.ttft_seconds is not None})
         )
 
     quality: OutputQualityResult | None = None
     if ok:
         responses = [r.response or "" for r in ok]
-        non_empty = valid_responses(responses)
-        quality = output_quality(responses, embed(non_empty) if len(non_empty) >= 2 else None)
+        quality = output_quality(responses, embeddings_by_prompt=diversity_groups)
         warning = sample_size_warning("output_quality", len(ok), model)
         if warning:
             warnings.append(warning)
 
-    robust = robustness([r.error_class for r in records], sum(r.attempts - 1 for r in records))
+    robust = robustness(
+        [r.error_class for r in records],
+        sum(r.attempts - 1 for r in records),
+        prompts=len({r.prompt_id for r in records}),
+    )
     warning = sample_size_warning("robustness", len(records), model)
     if warning:
         warnings.append(warning)
@@ -488,7 +500,7 @@ def _analyze_model(
             cost = CostResult(
                 mean_cost_per_trial=mean_cost,
                 trials_priced=len(priced),
-                cost_per_quality_point=per_point,
+                cost_per_heuristic_point=per_point,
             )
         else:
             warnings.append(f"{model}: a price was given but no trial reports token counts")
