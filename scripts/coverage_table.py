@@ -4,7 +4,15 @@ Runs `plumbline.coverage.run_cells` over the full grid (n ∈ {5, 10, 30, 100, 1
 {0.02, 0.5, 0.98} and p ~ U(0.1, 0.9), 2,000 seeded datasets per cell) and writes the table. The
 figures are reproducible: every cell has a fixed seed.
 
+Then every interval of the reliability document (`plumbline.coverage.run_reliability_cells`):
+3, 10 and 30 prompts × 5 and 25 trials per prompt, 400 simulated models per design, each
+analysed by `reliability.analysis.analyze`.
+
     PYTHONPATH=src python scripts/coverage_table.py [--out docs/statistics.md] [--resamples 500]
+        [--reliability-only]
+
+`--reliability-only` reruns only the reliability designs and replaces that section of an existing
+`--out` (the leaderboard and compare figures, which take half an hour, are kept).
 """
 
 from __future__ import annotations
@@ -19,12 +27,18 @@ from plumbline.coverage import (
     BAND,
     DATASETS,
     EXTREME_FLOOR,
+    RELIABILITY_DATASETS,
+    RELIABILITY_PROMPTS,
+    RELIABILITY_TRIALS,
     SIZES,
     TRUTHS,
     CellResult,
+    IntervalCoverage,
     Scenario,
+    SimulatedModel,
     floor,
     run_cells,
+    run_reliability_cells,
 )
 from plumbline.records.io import write_atomic
 
@@ -45,12 +59,12 @@ How to read it:
   documented to err wide (small n for the leaderboard; always for compare's two-stage bootstrap,
   which resamples repeats again inside tasks).
 - **approximate**: no available method reaches the band at this n; the output prints
-  "approximate" beside the interval (reliability below 100 prompts, compare below 10 tasks).
+  "approximate" beside the interval (compare below 10 tasks; for reliability see its section).
 - "out of range" counts bounds outside [0, 1] (scores) or [−1, 1] (differences): always 0.
 
 Data: every 0/1 answer is right with probability exactly p, correlated within a question
 (repeats) and between the two models on the same question (latent question difficulty, ρ = 0.6);
-a rubric score is the mean of 4 such answers; reliability metrics per prompt are Beta(8p, 8(1−p)).
+a rubric score is the mean of 4 such answers.
 At a fixed p the two models of a leaderboard (and the two arms of compare) are equally good, so
 the difference's truth is 0; under p ~ U(0.1, 0.9) each draws its own p.
 """
@@ -161,9 +175,8 @@ def render(
     lines += [
         "",
         "Also published, and covered by `tests/stats/test_stats_coverage.py` on the statistics "
-        "core: Wilson and Clopper–Pearson rates (reliability error and timeout rates), the "
-        "percentile bootstrap of latency percentiles and agreement, McNemar, Wilcoxon, "
-        "Hodges–Lehmann and the geometric-mean ratio (compare tests).",
+        "core: Clopper–Pearson rates, McNemar, Wilcoxon, Hodges–Lehmann and the geometric-mean "
+        "ratio (compare tests). Every reliability interval has its own section below.",
         "",
         "## Coverage of nominal 95% intervals",
         "",
@@ -196,7 +209,7 @@ def render(
         f"bounds out of range: {sum(c.out_of_range for c in cells)}; cells failing their claim: "
         f"{len(failing)}.",
     ]
-    for document in ("leaderboard", "compare", "reliability"):
+    for document in ("leaderboard", "compare"):
         averaged = [c for c in cells if c.scenario.document == document and c.truth is None]
         if averaged:
             lowest = min(averaged, key=lambda c: c.coverage)
@@ -218,6 +231,117 @@ def render(
     return "\n".join(lines)
 
 
+RELIABILITY_HEADER = """## Reliability: every interval of the document
+
+Each design (prompts × trials per prompt) is {datasets} simulated models, each a set of trial
+records analysed by `reliability.analysis.analyze` exactly as `plumbline reliability` does
+(`plumbline.coverage.run_reliability_cells`), with an embedding table standing in for the
+sentence-transformers model. A model answers each prompt by drawing, with its own probabilities
+(Dirichlet, concentration 0.3–3 per prompt), one of 12 candidate answers whose embeddings
+spread around the prompt's centre by a per-prompt amount (answers clustered in prompts, prompts
+differing in how variably they are answered); {error:.0%} of trials fail (half of them
+timeouts); latencies are lognormal (median {median:g} s, σ {sigma:g}: strongly skewed). Truths:
+agreement and performance exact per prompt, averaged over 4,000 simulated prompts; CERT
+consistency at this many trials simulated over 4,000 prompts; latency and rates exact. A
+one-sided bound covers when the truth is on its side. Monte Carlo standard error at 400 models:
+about 1.1 points.
+
+| interval | method | claim | {designs} |
+|---|---|---|{rule}
+"""
+
+METHODS = {
+    "consistency.interval": "t over prompt means (two-stage)",
+    "agreement.interval": "t over prompt means (two-stage)",
+    "prompts[].agreement.interval": "jackknife t over one prompt's responses",
+    "performance.ci_95": "t over prompt means (two-stage)",
+    "performance_by_prompt.interval": "t over prompt means (two-stage)",
+    "latency.mean_ci_95": "log-scale, modified Cox (Olsson 2005)",
+    "latency.percentile_intervals.p50": "order statistics (binomial ranks)",
+    "latency.percentile_intervals.p95": "order statistics; one-sided below 59 trials",
+    "latency.percentile_intervals.p99": "order statistics; one-sided below 299 trials",
+    "robustness.error_rate_interval": "Wilson (trials as the unit)",
+    "robustness.timeout_rate_interval": "Wilson (trials as the unit)",
+}
+
+
+def _reliability_mark(cell: IntervalCoverage) -> str:
+    if not cell.intervals:
+        return "not published"
+    text = f"{cell.coverage:.1%}"
+    if cell.one_sided == cell.intervals:
+        text += " (one-sided)"
+    elif cell.one_sided:
+        text += f" ({cell.one_sided / cell.intervals:.0%} one-sided)"
+    if not cell.acceptable:
+        text = f"**{text} ✗**"
+    return text
+
+
+def render_reliability(cells: list[IntervalCoverage], model: SimulatedModel) -> str:
+    designs = sorted({(c.trials, c.prompts) for c in cells})
+    labels = [f"{p} × {t}" for t, p in designs]
+    lines = [
+        RELIABILITY_HEADER.format(
+            datasets=RELIABILITY_DATASETS,
+            error=model.error_rate,
+            median=model.latency_median,
+            sigma=model.latency_sigma,
+            designs=" | ".join(labels),
+            rule="---:|" * len(labels),
+        ).rstrip("\n")
+    ]
+    by_name: dict[str, dict[tuple[int, int], IntervalCoverage]] = defaultdict(dict)
+    for cell in cells:
+        by_name[cell.interval][(cell.trials, cell.prompts)] = cell
+    for name, row in by_name.items():
+        claims = {c.claim for c in row.values() if c.intervals}
+        stated = [c.simulated_coverage for c in row.values() if c.simulated_coverage is not None]
+        claim = "approximate" if "approximate" in claims else "guaranteed"
+        if stated:
+            claim += f" (states {min(stated):.0%})"
+        values = [_reliability_mark(row[d]) if d in row else "—" for d in designs]
+        lines.append(
+            f"| `{name}` | {METHODS.get(name, '')} | {claim} | " + " | ".join(values) + " |"
+        )
+    failing = [c for c in cells if not c.acceptable]
+    lowest = min(
+        (c for c in cells if c.intervals and c.claim == "guaranteed"), key=lambda c: c.coverage
+    )
+    lines += [
+        "",
+        f"Designs: prompts × trials per prompt. Intervals failing their claim: {len(failing)} "
+        "(a guaranteed interval fails below 93.5% less two Monte Carlo standard errors; an "
+        "approximate one below the coverage it states less 3 points, or below 80%). Lowest "
+        f"guaranteed coverage: {lowest.coverage:.1%} (`{lowest.interval}`, {lowest.prompts} × "
+        f"{lowest.trials}).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _reliability_progress(cell: IntervalCoverage) -> None:
+    print(
+        f"reliability {cell.prompts}×{cell.trials} {cell.coverage:.3f}  {cell.interval}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def reliability_only(out: Path) -> int:
+    """Replace the reliability section of `out` (everything from its heading) with a fresh run."""
+    text = out.read_text("utf-8")
+    marker = "## Reliability: every interval of the document"
+    kept = text.split(marker)[0].rstrip("\n") + "\n"
+    model = SimulatedModel()
+    cells = run_reliability_cells(
+        RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
+    )
+    write_atomic(out, kept + "\n" + render_reliability(cells, model))
+    print(f"wrote {out}", file=sys.stderr)
+    return 0 if all(c.acceptable for c in cells) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/statistics.md"))
@@ -227,7 +351,14 @@ def main(argv: list[str] | None = None) -> int:
         default="5,10,30,100",
         help="task counts simulated for compare (each dataset is a full cluster bootstrap)",
     )
+    parser.add_argument(
+        "--reliability-only",
+        action="store_true",
+        help="rerun only the reliability section of an existing --out",
+    )
     args = parser.parse_args(argv)
+    if args.reliability_only:
+        return reliability_only(args.out)
     start = time.perf_counter()
 
     def progress(cell: CellResult) -> None:
@@ -247,9 +378,16 @@ def main(argv: list[str] | None = None) -> int:
         progress=progress,
     )
     seconds = time.perf_counter() - start
-    write_atomic(args.out, render(cells, seconds, args.resamples, compare_sizes))
+
+    model = SimulatedModel()
+    reliability = run_reliability_cells(
+        RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
+    )
+    text = render(cells, seconds, args.resamples, compare_sizes)
+    text += "\n" + render_reliability(reliability, model)
+    write_atomic(args.out, text)
     print(f"wrote {args.out}", file=sys.stderr)
-    return 0 if all(c.acceptable for c in cells) else 1
+    return 0 if all(c.acceptable for c in cells) and all(c.acceptable for c in reliability) else 1
 
 
 if __name__ == "__main__":

@@ -456,10 +456,16 @@ def test_a_path_the_file_system_refuses_is_one_line_naming_it(tmp_path: Path) ->
         "compare", str(EXAMPLE_DIR / "agent_runs.jsonl"), "--treatment", "with_skelly",
         "--control", "without_skelly", "--resamples", "100", "--json",
     ]  # fmt: skip
+    # A directory is refused before any work (exit 2, issue 27: it was exit 3).
     result = CliRunner().invoke(main, [*args, str(taken)], env=_env())
+    assert result.exit_code == 2, result.output
+    assert "is a directory" in result.output
+    # A place the file system will not take a file (/proc) fails at the write: one line.
+    refused = Path("/proc/plumbline-cannot-write-here.json")
+    result = CliRunner().invoke(main, [*args, str(refused)], env=_env())
     assert result.exit_code == 3, result.output
     (line,) = result.output.strip().splitlines()[-1:]
-    assert line.startswith("plumbline: error: ") and str(taken) in line
+    assert line.startswith("plumbline: error: ") and "/proc/" in line
     assert "Traceback" not in result.output and "internal error" not in result.output
 
 

@@ -54,8 +54,8 @@ def test_interval_json() -> None:
     "args,message",
     [
         (["--successes", "52", "--trials", "50"], "successes (52) cannot exceed trials (50)"),
-        (["--successes", "1", "--trials", "0"], "trials must be >= 1"),
-        (["--successes", "1", "--trials", "5", "--level", "95"], "level must be strictly between"),
+        (["--successes", "1", "--trials", "0"], "0 is not in the range x>=1"),
+        (["--successes", "1", "--trials", "5", "--level", "95"], "95.0 is not in the range 0<x<1"),
     ],
 )
 def test_interval_bad_input_is_a_usage_error(args: list[str], message: str) -> None:
@@ -131,7 +131,7 @@ def test_power_continuous_paired_scores() -> None:
         (["--baseline", "0.8"], "give --effect"),
         (["--baseline", "0.8", "--effect", "0.05", "--n", "100"], "not both"),
         (["--baseline", "0.95", "--effect", "0.1"], "must be strictly between 0 and 1"),
-        (["--baseline", "0.8", "--effect", "0.05", "--alpha", "2"], "alpha must be"),
+        (["--baseline", "0.8", "--effect", "0.05", "--alpha", "2"], "2.0 is not in the range"),
     ],
 )
 def test_power_bad_input_is_a_usage_error(args: list[str], message: str) -> None:

@@ -75,7 +75,9 @@ def test_invalid_records_are_listed_on_stderr_and_strict_fails(tmp_path: Path, r
     rows.insert(3, run(arm="with_skelly", repeat=9, duration_seconds=-4))
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = invoke(str(path), *ARMS, *FAST)
-    assert result.exit_code == 0
+    # README, exit codes: invalid records are exit 1, after the comparison of the valid ones
+    assert result.exit_code == 1
+    assert "1 invalid run record(s) were left out" in result.stderr
     assert f"{path}:4: duration_seconds: Input should be greater than or equal to 0" in (
         result.stderr
     )

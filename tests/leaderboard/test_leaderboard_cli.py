@@ -90,7 +90,7 @@ def test_csv_and_markdown(written: dict[str, Any]) -> None:
     document = json.loads((written["out"] / "leaderboard.json").read_text())
     assert [row["model"] for row in rows] == [m["model"] for m in document["models"]]
     gamma = next(row for row in rows if row["model"] == "mockllm/gamma")
-    assert gamma["cdk_synth"] == "" and gamma["cdk_synth_missing"] == "True"
+    assert gamma["cdk_synth"] == "" and gamma["cdk_synth.missing"] == "True"
     assert float(gamma["overall"]) == pytest.approx(
         next(m for m in document["models"] if m["model"] == "mockllm/gamma")["overall"]
     )

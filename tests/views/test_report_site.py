@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from report_scenario import Scenario
 
 from plumbline.app.site import (
+    SITE_MARKER,
     SiteInputError,
     document_kind,
     load_site_inputs,
@@ -193,6 +194,7 @@ def test_report_command_builds_a_fresh_site_from_its_inputs_only(
 ) -> None:
     site = tmp_path / "site"
     (site / "data").mkdir(parents=True)
+    (site / SITE_MARKER).write_text("{}", encoding="utf-8")  # an earlier plumbline site
     (site / "old").mkdir()
     (site / "old" / "index.html").write_text("<p>old</p>", encoding="utf-8")
     shutil.copy(scenario.leaderboard, site / "data" / "old.json")

@@ -33,11 +33,16 @@ if TYPE_CHECKING:
     from plumbline.records.trial_record import TrialRecord
 
 
-def write_parquet(frame: pl.DataFrame, path: str | Path) -> None:
-    """Write a frame as Parquet, atomically (temporary file in the same directory, then rename)."""
+def parquet_bytes(frame: pl.DataFrame) -> bytes:
+    """A frame as the bytes of a Parquet file (for the one output writer)."""
     buffer = io.BytesIO()
     frame.write_parquet(buffer)
-    write_atomic(path, buffer.getvalue())
+    return buffer.getvalue()
+
+
+def write_parquet(frame: pl.DataFrame, path: str | Path) -> None:
+    """Write a frame as Parquet with `write_atomic` (atomic for a regular file)."""
+    write_atomic(path, parquet_bytes(frame))
 
 
 LEADERBOARD_SCHEMA: dict[str, Any] = {

@@ -15,7 +15,9 @@ named as its sources. The site never links to any of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +30,6 @@ from plumbline.records.io import (
     iter_json_values,
     read_json_file,
     write_atomic,
-    write_json_atomic,
 )
 from plumbline.views.html import Page
 from plumbline.views.site import (
@@ -39,6 +40,7 @@ from plumbline.views.site import (
     assign_slugs,
     render_index,
     renderer_for,
+    report_identity,
     slugify,
 )
 
@@ -276,20 +278,52 @@ SAMPLES_FILE = "samples.json"
 def write_site(
     inputs: Sequence[SiteInput], out_dir: Path, *, keep_other_reports: bool = False
 ) -> SiteResult:
-    """Render every input's pages and the index under `out_dir`, each file written atomically.
+    """Render every input's pages and the index under `out_dir`, all or nothing.
 
-    Each input's document is copied to `data/<slug>.json` (and a leaderboard's samples to
-    `data/<slug>/samples.json`). Pages are all rendered before the
-    first file is written, so a renderer that fails leaves the previous site untouched; pages
-    of an earlier site in the same folders that this one no longer has are removed. With
+    `out_dir` must be new, empty, or a plumbline site (its `.plumbline-site` marker): any
+    other directory is refused (`NotASiteError`) and nothing in it is touched. Under a lock
+    (`.plumbline-site.lock`, so that commands writing one site at once all land), every page
+    is rendered and written to a staging folder first; a failure there leaves the previous
+    site as it was. Then the staged files are moved into place, and the index last, so the
+    index never links to a page that is not there. Each input's document is copied to
+    `data/<slug>.json` (and a leaderboard's samples to `data/<slug>/samples.json`); pages of
+    an earlier site in the same folders that this one no longer has are removed. With
     `keep_other_reports`, reports already in `out_dir` under other slugs stay and the index
-    lists them too (so `compare --html site/` and `reliability --html site/` share a site).
+    lists them too (so `compare --html site/` and `reliability --html site/` share a site);
+    a report of another identity whose name slugs alike gets a slug of its own.
     """
     if not inputs:
         raise SiteInputError(
             ["no inputs: give at least one leaderboard, compare or reliability JSON"]
         )
-    slugs = assign_slugs(inputs)
+    root = Path(out_dir)
+    problem = site_problem(root)
+    if problem:
+        raise NotASiteError([f"{root}: {problem}"])
+    root.mkdir(parents=True, exist_ok=True)
+    with site_lock(root):
+        problem = site_problem(root)  # another writer may have changed it meanwhile
+        if problem:
+            raise NotASiteError([f"{root}: {problem}"])
+        manifest = read_manifest(root)
+        _claim(root, manifest)
+        known = dict(manifest.get("reports", {}))
+        slugs = assign_slugs(
+            inputs, _existing_identities(root, known) if keep_other_reports else {}
+        )
+        pages = _render_pages(inputs, slugs)
+        kept = existing_reports(root, set(slugs)) if keep_other_reports else []
+        index = render_index(
+            [*inputs, *(item for item, _ in kept)], [*slugs, *(slug for _, slug in kept)]
+        )
+        reports = {slug: known[slug] for _, slug in kept if slug in known}
+        reports.update(
+            {slug: report_identity(item) for item, slug in zip(inputs, slugs, strict=True)}
+        )
+        return _publish(root, inputs, slugs, pages, index, reports)
+
+
+def _render_pages(inputs: Sequence[SiteInput], slugs: Sequence[str]) -> list[Page]:
     pages: list[Page] = []
     for site_input, slug in zip(inputs, slugs, strict=True):
         try:
@@ -309,30 +343,155 @@ def write_site(
                     f"renderer for {site_input.kind} wrote {page.path} outside {slug}/"
                 )
         pages.extend(rendered)
-    root = Path(out_dir)
-    kept = existing_reports(root, set(slugs)) if keep_other_reports else []
-    pages.append(
-        render_index([*inputs, *(item for item, _ in kept)], [*slugs, *(slug for _, slug in kept)])
+    return pages
+
+
+def _publish(
+    root: Path,
+    inputs: Sequence[SiteInput],
+    slugs: Sequence[str],
+    pages: Sequence[Page],
+    index: Page,
+    reports: dict[str, str],
+) -> SiteResult:
+    """Stage every file under `root/.plumbline-stage-*`, then move them in, the index last."""
+    import shutil
+    import tempfile
+
+    stage = Path(tempfile.mkdtemp(prefix=".plumbline-stage-", dir=root))
+    try:
+        moves: list[tuple[Path, Path]] = []
+
+        def staged(relative: str, data: str | bytes) -> Path:
+            source = stage / relative
+            write_atomic(source, data)
+            moves.append((source, root / relative))
+            return root / relative
+
+        written = [staged(page.path, page.html) for page in pages]
+        data: list[Path] = []
+        stale: list[Path] = []
+        for site_input, slug in zip(inputs, slugs, strict=True):
+            data.append(staged(f"data/{slug}.json", _json_text(site_input.document)))
+            samples = f"data/{slug}/{SAMPLES_FILE}"
+            if site_input.samples is not None:
+                data.append(staged(samples, _json_text(site_input.samples.model_dump(mode="json"))))
+            else:
+                stale.append(root / samples)  # an earlier run's samples no page shows now
+        manifest = {"generator": "plumbline", "version": MANIFEST_VERSION, "reports": reports}
+        staged_manifest = stage / SITE_MARKER
+        write_atomic(staged_manifest, _json_text(manifest))
+        staged_index = stage / index.path
+        write_atomic(staged_index, index.html)
+        # Everything is written: move it in (renames within one file system), the index last.
+        for source, target in moves:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+        for path in stale:
+            path.unlink(missing_ok=True)
+        _remove_stale_pages(root, slugs, set(written))
+        os.replace(staged_manifest, root / SITE_MARKER)
+        os.replace(staged_index, root / index.path)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return SiteResult(
+        root=root, index=root / index.path, pages=[*written, root / index.path], data=data
     )
 
-    written: list[Path] = []
-    for page in pages:
-        target = root / page.path
-        write_atomic(target, page.html)
-        written.append(target)
-    data: list[Path] = []
-    for site_input, slug in zip(inputs, slugs, strict=True):
-        target = root / "data" / f"{slug}.json"
-        write_json_atomic(target, site_input.document)
-        data.append(target)
-        samples = root / "data" / slug / SAMPLES_FILE
-        if site_input.samples is not None:
-            write_json_atomic(samples, site_input.samples.model_dump(mode="json"))
-            data.append(samples)
-        else:
-            samples.unlink(missing_ok=True)  # an earlier run's samples no page shows now
-    _remove_stale_pages(root, slugs, set(written))
-    return SiteResult(root=root, index=root / "index.html", pages=written, data=data)
+
+def _json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+#: The file that marks a directory as a plumbline site (and lists its reports' identities).
+SITE_MARKER = ".plumbline-site"
+#: The lock every writer of a site holds while it updates it (`fcntl.flock`).
+SITE_LOCK = ".plumbline-site.lock"
+MANIFEST_VERSION = 1
+
+
+class NotASiteError(SiteInputError):
+    """A directory plumbline will not write a site into (a user's own files are there)."""
+
+
+def site_problem(directory: Path) -> str | None:
+    """Why plumbline must not write a site into `directory` (None: it may).
+
+    It may when the directory does not exist yet, is empty, holds the `.plumbline-site`
+    marker, or is a site an earlier plumbline wrote before the marker existed (its
+    `index.html` carries plumbline's generator mark and it has a `data/` folder).
+    """
+    if not os.path.lexists(directory):
+        return None
+    if not directory.is_dir():
+        return "exists and is not a directory"
+    if (directory / SITE_MARKER).is_file():
+        return None
+    try:
+        entries = [entry for entry in os.listdir(directory) if entry != SITE_LOCK]
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})"
+    if not entries:
+        return None
+    if _older_site(directory):
+        return None
+    return (
+        f"a directory that is not empty and not a plumbline site (no {SITE_MARKER} file in "
+        "it): plumbline writes a site only into a new or empty directory, or one it made, so "
+        "nothing here is overwritten; choose another directory"
+    )
+
+
+def _older_site(directory: Path) -> bool:
+    try:
+        with (directory / "index.html").open(encoding="utf-8", errors="replace") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return GENERATOR_MARK in head and (directory / "data").is_dir()
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    """The site's marker file as a dict (`{"reports": {slug: identity}}`); empty when absent,
+    unreadable, or an empty marker."""
+    try:
+        value = read_json_file(root / SITE_MARKER)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(value, dict) or not isinstance(value.get("reports", {}), dict):
+        return {}
+    return value
+
+
+def _claim(root: Path, manifest: dict[str, Any]) -> None:
+    """Mark `root` as plumbline's before the first file of a site is written into it."""
+    if not (root / SITE_MARKER).is_file():
+        write_atomic(
+            root / SITE_MARKER,
+            _json_text({"generator": "plumbline", "version": MANIFEST_VERSION, "reports": {}}),
+        )
+        manifest.setdefault("reports", {})
+
+
+def _existing_identities(root: Path, known: Mapping[str, Any]) -> dict[str, str | None]:
+    """Slug -> identity of every report in the site (None when the site did not record it)."""
+    slugs = {path.stem for path in (root / "data").glob("*.json")} | set(known)
+    return {slug: known.get(slug) if isinstance(known.get(slug), str) else None for slug in slugs}
+
+
+@contextlib.contextmanager
+def site_lock(root: Path) -> Iterator[None]:
+    """Hold the site's lock (an exclusive `flock` on `root/.plumbline-site.lock`)."""
+    import fcntl
+
+    with open(root / SITE_LOCK, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 GENERATOR_MARK = '<meta name="generator" content="plumbline">'
@@ -362,6 +521,9 @@ __all__ = [
     "KINDS",
     "RENDERERS",
     "SAMPLES_FILE",
+    "SITE_LOCK",
+    "SITE_MARKER",
+    "NotASiteError",
     "SiteInput",
     "SiteInputError",
     "SiteResult",
@@ -372,6 +534,8 @@ __all__ = [
     "render_index",
     "renderer_for",
     "site_input",
+    "site_lock",
+    "site_problem",
     "slugify",
     "write_site",
 ]

@@ -18,7 +18,9 @@ import click
 from plumbline.cli.output import (
     EXIT_INTERRUPTED,
     FiniteFloatRange,
+    Group,
     InputError,
+    OutputDirectory,
     concurrency_option,
     console,
     dumps,
@@ -148,7 +150,7 @@ def _short(value: Any) -> str:
     return str(value)
 
 
-@click.group()
+@click.group(cls=Group)
 def agent() -> None:
     """Run coding agents on a suite's tasks in A/B arms and collect run records."""
 
@@ -336,7 +338,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     "--output",
     "-o",
     required=True,
-    type=click.Path(file_okay=False),
+    type=OutputDirectory(),
     help="The results directory: records.jsonl, plan.json, diffs/ and logs/ (rerun to resume).",
 )
 @concurrency_option("Trials at once.", default=1, maximum=MAX_CONCURRENCY)

@@ -14,6 +14,7 @@ from plumbline.cli.output import (
     EXIT_INFRA,
     EXIT_OK,
     FiniteFloatRange,
+    Group,
     emit,
     error_console,
     json_option,
@@ -57,7 +58,7 @@ def use_cdk_executor(kind: str, address: str | None) -> None:
     click.get_current_context().with_resource(use_executor(CdkExecutor("ray", address)))
 
 
-@click.group()
+@click.group(cls=Group)
 def cdk() -> None:
     """CDK synthesis scoring (sandboxed `cdk synth` plus cfn-lint)."""
 

@@ -9,8 +9,10 @@ import click
 
 from plumbline.cli.output import (
     EXIT_FAILED,
+    Command,
     FiniteFloatRange,
     InputError,
+    OutputFile,
     console,
     deprecation,
     dumps,
@@ -18,6 +20,7 @@ from plumbline.cli.output import (
     json_option,
     progress_bar,
     seed_option,
+    write_output,
 )
 from plumbline.cli.report import announce_html, html_option
 from plumbline.core.escape import terminal
@@ -53,7 +56,7 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
         raise click.BadParameter(str(error)) from None
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("records", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
     "--treatment",
@@ -96,10 +99,17 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
 )
 @click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
 @json_option
-@click.option("--markdown", "markdown_path", metavar="PATH", help="Write a Markdown report.")
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=OutputFile(),
+    metavar="PATH",
+    help="Write a Markdown report.",
+)
 @click.option(
     "--parquet",
     "parquet_path",
+    type=OutputFile(),
     metavar="PATH",
     help="Write one row per run record as Parquet (Inspect samples_df column names added).",
 )
@@ -170,18 +180,11 @@ def compare(
         raise click.UsageError(f"give at least one run record file{hint}")
     from plumbline.compare.analysis import CompareError, compare_runs
     from plumbline.compare.result import CompareSettings
-    from plumbline.records.io import InvalidRecordError, write_atomic
+    from plumbline.records.io import InvalidRecordError
     from plumbline.records.run_record import read_run_records
     from plumbline.views.compare import render_markdown, render_terminal
 
-    outputs = {
-        Path(p).resolve() for p in (json_path, markdown_path, parquet_path) if p and p != "-"
-    }
-    for path in records:
-        if Path(path).resolve() in outputs:
-            raise click.UsageError(f"{path} is both an input and an output")
-        if not Path(path).is_file():
-            raise click.UsageError(f"{path}: no such file")
+    _check_inputs(records, rule)
     try:
         table = read_run_records(list(records), strict=strict)
     except InvalidRecordError as error:
@@ -216,14 +219,14 @@ def compare(
         click.echo(dumps(report))
     else:
         if json_path:
-            write_atomic(json_path, dumps(report) + "\n")
+            write_output(json_path, dumps(report) + "\n", "JSON")
         render_terminal(report, console)
     if markdown_path:
-        write_atomic(markdown_path, render_markdown(report))
+        write_output(markdown_path, render_markdown(report), "Markdown")
     if parquet_path:
-        from plumbline.app.frames import runs_frame, write_parquet
+        from plumbline.app.frames import parquet_bytes, runs_frame
 
-        write_parquet(runs_frame(table.frame), parquet_path)
+        write_output(parquet_path, parquet_bytes(runs_frame(table.frame)))
     if html_dir is not None:
         announce_html(
             "compare",
@@ -236,6 +239,32 @@ def compare(
         for line in fail_unless_reasons(report):
             click.echo(f"--fail-unless prefer-treatment: {line}", err=True)
         raise SystemExit(EXIT_FAILED)
+    if table.errors:
+        # README, exit codes: invalid records are exit 1 (the comparison left them out)
+        click.echo(
+            f"{table.invalid_records} invalid run record(s) were left out (listed above): exit 1",
+            err=True,
+        )
+        raise SystemExit(EXIT_FAILED)
+
+
+def _check_inputs(records: tuple[str, ...], rule: str) -> None:
+    """Usage errors before any work: `--margin` without `--rule ci`, a record file that is
+    missing or a directory (pipes and process substitution, `<(cat runs.jsonl)`, are files)."""
+    ctx = click.get_current_context()
+    if (
+        rule != "ci"
+        and ctx.get_parameter_source("margins") is click.core.ParameterSource.COMMANDLINE
+    ):
+        raise click.UsageError(
+            "--margin applies only to --rule ci: add --rule ci, or drop --margin"
+        )
+    for path in records:
+        # pipes and process substitution (`<(cat runs.jsonl)`) are ordinary inputs
+        if not Path(path).exists():
+            raise click.UsageError(f"{path}: no such file")
+        if Path(path).is_dir():
+            raise click.UsageError(f"{path}: a directory; give the run record files in it")
 
 
 def _sequential_settings(

@@ -9,12 +9,14 @@ import click
 
 from plumbline.cli.output import (
     EXIT_FAILED,
-    InfraError,
+    Group,
     InputError,
+    OutputFile,
     emit,
     error_console,
     json_option,
     write_json,
+    write_output,
 )
 from plumbline.core.escape import terminal
 
@@ -43,7 +45,7 @@ def expand_inputs(inputs: tuple[str, ...], source: str) -> list[Path]:
             if not found:
                 raise InputError(f"{path}: no {' or '.join(_SUFFIXES[source])} files inside")
             paths.extend(found)
-        elif path.is_file():
+        elif path.exists():  # a file, a FIFO or a pipe (`<(...)`)
             paths.append(path)
         else:
             raise InputError(f"{path}: no such file or directory")
@@ -72,7 +74,7 @@ def report_errors(errors: list[Any]) -> None:
         error_console.print(f"... and {len(errors) - MAX_SHOWN_ERRORS} more problems")
 
 
-@click.group()
+@click.group(cls=Group)
 def records() -> None:
     """Run records: convert agent output to them, and validate them."""
 
@@ -85,6 +87,7 @@ def records() -> None:
 @click.option(
     "-o",
     "--output",
+    type=OutputFile(allow_dash=True),
     default="-",
     show_default=True,
     help="The run records file (JSONL) to write ('-' = stdout).",
@@ -140,7 +143,6 @@ def convert(
     problems), on stdout only when the records go to a file.
     """
     from plumbline.records.adapters import RunContext, load_outcomes
-    from plumbline.records.io import write_atomic
 
     if json_path == "-" and output == "-":
         raise click.UsageError("the records go to stdout: give -o FILE to print --json there")
@@ -157,7 +159,7 @@ def convert(
     if output == "-":
         click.echo(text, nl=False)
     else:
-        write_atomic(output, text)
+        write_output(output, text)
     report_errors(conversion.errors)
     invalid = len({(e.path, e.line) for e in conversion.errors})
     summary = {
@@ -178,6 +180,8 @@ def convert(
                 + (f"; {invalid} invalid (listed above)" if invalid else "")
             ),
         )
+    if conversion.errors:
+        raise SystemExit(EXIT_FAILED)  # README, exit codes: invalid records are exit 1
 
 
 def _convert(
@@ -196,12 +200,8 @@ def _convert(
         from plumbline.records.adapters.opencode import convert_opencode
 
         return convert_opencode(paths, context)
-    try:
-        from plumbline.records.adapters.inspect_log import convert_inspect
-    except ImportError as error:  # pragma: no cover - depends on the installed extras
-        raise InfraError(
-            f"reading Inspect logs needs inspect-ai: pip install 'plumbline[inspect]' ({error})"
-        ) from None
+    from plumbline.records.adapters.inspect_log import convert_inspect
+
     return convert_inspect(
         paths,
         context,

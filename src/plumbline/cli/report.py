@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from plumbline.cli.output import EXIT_USAGE, console, emit, error_console, json_option
+from plumbline.cli.output import (
+    EXIT_USAGE,
+    Command,
+    OutputSite,
+    console,
+    emit,
+    error_console,
+    json_option,
+    log_inputs,
+)
 from plumbline.core.escape import terminal, visible_controls
 
 if TYPE_CHECKING:
@@ -30,15 +39,16 @@ def site_url(index: Path) -> str:
     return index.resolve().as_uri()
 
 
-@click.command()
+@click.command(cls=Command, directory_inputs=log_inputs)
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputSite(path_type=Path),
     default=Path("site"),
     show_default=True,
-    help="The site's directory (created; existing pages are replaced).",
+    help="The site's directory: new, empty, or a site plumbline wrote (its pages are "
+    "replaced); a directory of other files is refused.",
 )
 @json_option
 def report(inputs: tuple[Path, ...], output: Path, json_path: str | None) -> None:
@@ -86,7 +96,7 @@ def report(inputs: tuple[Path, ...], output: Path, json_path: str | None) -> Non
 html_option = click.option(
     "--html",
     "html_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputSite(path_type=Path),
     metavar="DIR",
     help="Also write the result as a page of the static HTML site in DIR (works offline; "
     "reports already in DIR stay and are listed on its index).",
@@ -107,11 +117,14 @@ def write_html(
     Reports other commands wrote there stay and are listed on the index, so `compare --html
     site/` and `reliability --html site/` build one site.
     """
-    from plumbline.app.site import site_input, write_site
+    from plumbline.app.site import SiteInputError, site_input, write_site
 
-    return write_site(
-        [site_input(kind, name, document, sources)], directory, keep_other_reports=True
-    )
+    try:
+        return write_site(
+            [site_input(kind, name, document, sources)], directory, keep_other_reports=True
+        )
+    except SiteInputError as error:
+        raise click.UsageError("; ".join(error.problems)) from None
 
 
 def announce_html(

@@ -24,7 +24,10 @@ from plumbline.cli.leaderboard import errors_option
 from plumbline.cli.output import (
     EXIT_FAILED,
     EXIT_USAGE,
+    Command,
     FiniteFloatRange,
+    OutputDirectory,
+    OutputFile,
     concurrency_option,
     emit,
     error_console,
@@ -96,7 +99,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     return problems
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("suite", default="sa-bench")
 @click.option(
     "-m",
@@ -123,7 +126,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
 )
 @click.option(
     "--log-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OutputDirectory(path_type=Path),
     default=Path("logs"),
     show_default=True,
     help="Where the Inspect logs go; running the same command again resumes from them.",
@@ -177,13 +180,13 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(path_type=Path),
     help="The leaderboard document (JSON; default: <log-dir>/leaderboard.json).",
 )
 @click.option(
     "--markdown",
     "markdown_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(path_type=Path),
     help="Also write the leaderboard as Markdown.",
 )
 @errors_option
@@ -287,6 +290,10 @@ def run(
 
     from inspect_ai import eval_set
 
+    from plumbline.models.guard_hook import enable_answer_guard
+
+    # an answer that is not a completion: a provider error keeping the provider's message
+    enable_answer_guard()
     log_dir.mkdir(parents=True, exist_ok=True)
     success: bool = True
     logs: list[Any] = []

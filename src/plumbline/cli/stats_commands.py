@@ -6,13 +6,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from plumbline.cli.output import FINITE, emit, json_option
+from plumbline.cli.output import FINITE, Command, FiniteFloatRange, emit, json_option
 from plumbline.core import present
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from plumbline.stats import DetectableEffectResult, SampleSizeResult
+
+#: A number strictly between 0 and 1 (a level, a rate, a power).
+OPEN_UNIT = FiniteFloatRange(0, 1, min_open=True, max_open=True)
 
 #: Repeat counts shown in the `power` table when repeats can help (within-share > 0).
 REPEAT_TABLE = (1, 2, 4, 8, 16)
@@ -27,9 +30,17 @@ def format_interval(
     return f"{statistic:.3f} [{low:.3f}, {high:.3f}] {label} {level_label(level)}, n={n}"
 
 
-@click.command()
-@click.option("--successes", "-k", type=int, required=True, help="Number of successes (e.g. 42).")
-@click.option("--trials", "-n", type=int, required=True, help="Number of trials (e.g. 50).")
+@click.command(cls=Command)
+@click.option(
+    "--successes",
+    "-k",
+    type=click.IntRange(min=0),
+    required=True,
+    help="Number of successes (e.g. 42).",
+)
+@click.option(
+    "--trials", "-n", type=click.IntRange(min=1), required=True, help="Number of trials (e.g. 50)."
+)
 @click.option(
     "--method",
     type=click.Choice(["wilson", "exact", "wald"]),
@@ -37,7 +48,7 @@ def format_interval(
     show_default=True,
     help="Wilson score, Clopper-Pearson exact, or Wald (normal; under-covers at small n).",
 )
-@click.option("--level", type=FINITE, default=0.95, show_default=True, help="Confidence level.")
+@click.option("--level", type=OPEN_UNIT, default=0.95, show_default=True, help="Confidence level.")
 @json_option
 def interval(successes: int, trials: int, method: str, level: float, json_path: str | None) -> None:
     """Estimate a success rate with its confidence interval.
@@ -297,8 +308,8 @@ def _render_detectable(console: Console, result: DetectableEffectResult, paired:
         console.print(f"  {line}")
 
 
-@click.command()
-@click.option("--baseline", type=FINITE, help="Current success rate, e.g. 0.80.")
+@click.command(cls=Command)
+@click.option("--baseline", type=OPEN_UNIT, help="Current success rate, e.g. 0.80.")
 @click.option(
     "--effect",
     type=FINITE,
@@ -308,40 +319,46 @@ def _render_detectable(console: Console, result: DetectableEffectResult, paired:
 @click.option(
     "--power",
     "power_",
-    type=FINITE,
+    type=OPEN_UNIT,
     default=0.8,
     show_default=True,
     help="Chance of detecting the effect if it is real.",
 )
-@click.option("--alpha", type=FINITE, default=0.05, show_default=True, help="Two-sided level.")
+@click.option("--alpha", type=OPEN_UNIT, default=0.05, show_default=True, help="Two-sided level.")
 @click.option(
     "--n",
     "n",
-    type=int,
+    type=click.IntRange(min=2),
     help="Questions available (per arm if unpaired): print the minimum detectable effect.",
 )
 @click.option("--decrease", is_flag=True, help="With --n: look for a drop instead of a gain.")
 @click.option(
     "--correlation",
-    type=FINITE,
+    type=FiniteFloatRange(-1, 1),
     default=0.5,
     show_default=True,
     help="Paired: correlation of the two arms' per-question outcomes (sets the discordant share).",
 )
 @click.option(
     "--discordant",
-    type=FINITE,
+    type=FiniteFloatRange(0, 1, min_open=True),
     help="Paired: share of questions where exactly one arm is right (overrides --correlation).",
 )
 @click.option(
     "--sd",
-    type=FINITE,
+    type=FiniteFloatRange(0, min_open=True),
     help="Paired continuous scores: SD of per-question differences (paired t; no --baseline).",
 )
-@click.option("--epochs", type=int, default=1, show_default=True, help="Repeats per question.")
+@click.option(
+    "--epochs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Repeats per question.",
+)
 @click.option(
     "--within-share",
-    type=FINITE,
+    type=FiniteFloatRange(0, 1, max_open=True),
     default=0.0,
     show_default=True,
     help="Share of a single run's variance that is run-to-run noise (0 = deterministic).",
@@ -391,6 +408,12 @@ def power(
         raise click.UsageError("give --effect to get the questions needed, or --n for the MDE")
     if n is not None and effect is not None:
         raise click.UsageError("give either --effect (questions needed) or --n (MDE), not both")
+    if power_ <= alpha:
+        raise click.BadParameter(
+            f"{power_:g} is not above --alpha {alpha:g}: a test detects any effect, even none, "
+            "with probability alpha, so a power at or below it needs no data at all",
+            param_hint="--power",
+        )
     common: dict[str, Any] = {
         "alpha": alpha,
         "power": power_,

@@ -57,3 +57,19 @@ def markdown(value: object) -> str:
     text = visible_controls(text)
     text = _MARKDOWN_PUNCTUATION.sub(lambda m: "\\" + m.group(0), text)
     return "".join(_HTML.get(char, char) for char in text)
+
+
+#: What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def spreadsheet_cell(value: object) -> object:
+    """A CSV cell that a spreadsheet shows as text, never runs as a formula.
+
+    A text cell starting with `=`, `+`, `-`, `@`, a tab or a line break (or their full-width
+    forms) gets a leading `'`, as OWASP's "CSV Injection" advises; numbers, booleans and
+    other text are returned unchanged (a negative number stays a number).
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value

@@ -7,6 +7,7 @@ dumped from: every number a view shows is computed here, once.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -14,13 +15,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plumbline.leaderboard.collect import CategoryData, ProgressCallback, collect
+from plumbline.leaderboard.collect import CategoryData, Collected, ProgressCallback, collect
+from plumbline.leaderboard.labels import (
+    HumanLabel,
+    correct_category,
+    match_labels,
+    more_labels_needed,
+)
 from plumbline.leaderboard.result import (
     AdjacentPair,
     CategoryCounts,
     CategoryMetadata,
     ErrorPolicy,
     FailedModel,
+    JudgeCorrection,
     LeaderboardDocument,
     LeaderboardMetadata,
     LeaderboardRow,
@@ -34,6 +42,7 @@ from plumbline.leaderboard.scores import (
     ModelScores,
     confidence_label,
     margin_label,
+    overall_score,
     score_model,
 )
 from plumbline.leaderboard.suite import Suite, load_suite
@@ -78,6 +87,11 @@ class Leaderboard:
     failed: list[FailedModel] = field(default_factory=list)
     scorers_read: dict[str, list[str]] = field(default_factory=dict)
     """Per category, the score names actually read from the logs (aliases in use)."""
+    half_width: float | None = None
+    """The half-width `--labels` runs plan more labels for."""
+    suite_weights: dict[str, float] = field(default_factory=dict)
+    """The suite's own weights when categories were not run (`suite` then holds them
+    renormalised over the categories that ran, see `ran_suite`); empty otherwise."""
 
     def model(self, name: str) -> ModelScores:
         for entry in self.models:
@@ -120,6 +134,7 @@ class Leaderboard:
                 models_scored=len(self.models) - len(missing),
                 models_missing=missing,
                 not_run=self.not_run.get(category.key),
+                suite_weight=self.suite_weights.get(category.key),
             )
         groups: dict[int, list[str]] = {}
         for scores in self.models:
@@ -132,6 +147,11 @@ class Leaderboard:
                 categories=categories,
                 suite=SuiteName(name=self.suite.name, title=self.suite.title),
                 overall_formula=self.suite.formula(),
+                overall_note=(
+                    overall_note(self.suite, self.suite_weights, self.not_run)
+                    if self.suite_weights
+                    else None
+                ),
                 errors_policy=self.errors_policy,
                 level=LEVEL,
                 alpha=ALPHA,
@@ -187,7 +207,38 @@ class Leaderboard:
                 )
                 for key, score in ((key, category[key]) for key in keys)
             },
+            corrections=self._corrections(scores) or None,
         )
+
+    def _corrections(self, scores: ModelScores) -> dict[str, JudgeCorrection]:
+        found: dict[str, JudgeCorrection] = {}
+        for key in self.suite.keys:
+            correction = scores.categories[key].correction
+            if correction is None:
+                continue
+            result = correction.result
+            details = result.details
+            more = (
+                None if self.half_width is None else more_labels_needed(correction, self.half_width)
+            )
+            found[key] = JudgeCorrection(
+                estimate=result.statistic,
+                judge_only=correction.judge_value,
+                judge_only_interval=correction.judge_interval,
+                human_only=float(details["human_only"]),
+                n_labelled=int(details["n_labelled"]),
+                n_judged=int(details["n_judged"]),
+                lambda_=float(details["lambda"]),
+                correlation=details["correlation"],
+                interval=scores.categories[key].interval,
+                labelled=[
+                    [float(j), float(h)]
+                    for j, h in zip(correction.judge_labelled, correction.human, strict=True)
+                ],
+                more_labels_needed=more,
+                requested_half_width=self.half_width,
+            )
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         """The leaderboard JSON: `document().model_dump(mode="json")`."""
@@ -232,6 +283,8 @@ def build_leaderboard(
     generated_at: datetime | None = None,
     progress: ProgressCallback | None = None,
     not_run: Mapping[str, str] | None = None,
+    labels: list[HumanLabel] | None = None,
+    half_width: float | None = None,
 ) -> Leaderboard:
     """Build a leaderboard from Inspect logs (files and/or directories, searched recursively).
 
@@ -240,9 +293,15 @@ def build_leaderboard(
     binary scoring implies) or "exclude" (left out; either way counted per model × category).
     Problems with the input (unreadable logs, unmatched tasks, missing scorers, duplicates) are
     collected in `Leaderboard.problems`; none of them raises. `not_run` names categories that
-    were not run at all and why (each becomes a `category_not_run` problem too).
+    were not run at all and why (each becomes a `category_not_run` problem too). `labels`
+    (`leaderboard.labels.read_labels`) correct each labelled category by prediction-powered
+    inference: its value and interval become the PPI ones, and ranks, tie groups, overall and
+    differences use them; `half_width` asks how many more labels would reach it.
     """
     resolved = suite if isinstance(suite, Suite) else load_suite(suite)
+    skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
+    suite_weights = resolved.weights
+    resolved = ran_suite(resolved, skipped)
     paths = [logs] if isinstance(logs, str | Path) else list(logs)
     moment = generated_at or datetime.now(UTC)
     collected = collect(paths, resolved, errors=errors, progress=progress)
@@ -266,6 +325,8 @@ def build_leaderboard(
         for model in collected.models
         if model not in failed_names
     ]
+    if labels:
+        scored = _apply_labels(resolved, collected, labels, scored, problems)
     ranked, comparisons = rank_models(resolved, scored)
     problems.extend(question_set_problems(resolved, ranked))
     problems.extend(unpaired_problems(comparisons))
@@ -282,7 +343,6 @@ def build_leaderboard(
             questions.update(entry.categories[category.key].questions.tolist())
         sample_counts[category.key] = len(questions)
 
-    skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
     problems = [
         *(
             Problem(kind="category_not_run", message=reason, category=key)
@@ -306,6 +366,81 @@ def build_leaderboard(
         question_labels=collected.question_labels,
         failed=failed,
         scorers_read=scorers_read,
+        half_width=half_width,
+        suite_weights=suite_weights if skipped else {},
+    )
+
+
+def _apply_labels(
+    suite: Suite,
+    collected: Collected,
+    labels: list[HumanLabel],
+    scored: list[ModelScores],
+    problems: list[Problem],
+) -> list[ModelScores]:
+    """Every model's scores with its labelled categories corrected (label problems appended)."""
+    human, label_problems = match_labels(suite, collected.data, collected.question_labels, labels)
+    problems.extend(label_problems)
+    return [_corrected(suite, entry, human, problems) for entry in scored]
+
+
+def _corrected(
+    suite: Suite,
+    scores: ModelScores,
+    human: dict[tuple[str, str], dict[int, float]],
+    problems: list[Problem],
+) -> ModelScores:
+    """A model's scores with every labelled category corrected, and its overall recomputed."""
+    categories = dict(scores.categories)
+    changed = False
+    for key in suite.keys:
+        by_code = human.get((scores.model, key))
+        if not by_code:
+            continue
+        corrected, problem = correct_category(categories[key], by_code, scores.model)
+        if problem is not None:
+            problems.append(problem)
+        changed = changed or corrected is not categories[key]
+        categories[key] = corrected
+    if not changed:
+        return scores
+    overall, interval, standard_error = overall_score(suite, categories)
+    return ModelScores(
+        model=scores.model,
+        categories=categories,
+        overall=overall,
+        overall_interval=interval,
+        overall_standard_error=standard_error,
+    )
+
+
+def ran_suite(suite: Suite, not_run: Mapping[str, str]) -> Suite:
+    """The suite the overall is computed over when categories were not run: their weight 0,
+    the others' renormalised to sum to 1 (`w / Σ w over the categories that ran`). The suite
+    itself when every category ran, or when none did (nothing to renormalise over)."""
+    ran = math.fsum(c.weight for c in suite.categories if c.key not in not_run)
+    if not not_run or ran <= 0:
+        return suite
+    categories = tuple(
+        category.model_copy(
+            update={"weight": 0.0 if category.key in not_run else category.weight / ran}
+        )
+        for category in suite.categories
+    )
+    return suite.model_copy(update={"categories": categories})
+
+
+def overall_note(suite: Suite, suite_weights: Mapping[str, float], not_run: Iterable[str]) -> str:
+    """The sentence every view shows when categories were not run."""
+    skipped = sorted(not_run)
+    changed = ", ".join(
+        f"{c.key} {suite_weights[c.key]:.4g} → {c.weight:.4g}"
+        for c in suite.categories
+        if c.key not in skipped
+    )
+    return (
+        f"Not run: {', '.join(skipped)}. The overall is over the categories that ran, their "
+        f"weights renormalised to sum to 1 ({changed})."
     )
 
 

@@ -144,11 +144,20 @@ def pick_scorer(
     header: LogHeader, names: frozenset[str], category: Category
 ) -> tuple[str | None, Problem | None]:
     """The scorer a log contributes to a category: the first of the category's scorers the log
-    holds. A log with no scores at all reads the first (its samples then count as unscored); a
-    log scored only by other scorers is reported and skipped."""
+    holds. A log with no scores at all reads the first (its samples then count as unscored,
+    and a `scorer_missing` problem says so: the category's scorer matched nothing); a log
+    scored only by other scorers is reported and skipped."""
     present = set(names) | set(header.scorers)
     if not present:
-        return category.scorer, None
+        wanted = " or ".join(repr(scorer) for scorer in category.scorers)
+        return category.scorer, _log_problem(
+            "scorer_missing",
+            header,
+            f"task {header.task!r} feeds category {category.key!r}, which reads scorer {wanted}, "
+            "but this log holds no scores at all (was it run without scoring?); its samples "
+            "count as unscored",
+            category=category.key,
+        )
     chosen = category.scorer_in(present)
     if chosen is not None:
         return chosen, None
@@ -227,9 +236,9 @@ def collect(
             )
         for category in categories:
             scorer, problem = pick_scorer(header, names, category)
+            if problem is not None:
+                problems.append(problem)
             if scorer is None:
-                if problem is not None:
-                    problems.append(problem)
                 continue
             ids = [sample.id for sample in samples]
             values = np.array(

@@ -8,11 +8,15 @@ one atomic writer (temp file + rename); one appender for journals (append + flus
 from __future__ import annotations
 
 import codecs
+import contextlib
+import errno
 import functools
 import json
 import math
 import os
 import re
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -21,6 +25,8 @@ from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+from plumbline.records.lines import LineTooLongError, bounded_lines
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -130,8 +136,12 @@ def decode_utf8(data: bytes) -> tuple[str, dict[int, str]]:
 
 
 def read_utf8(path: str | Path) -> tuple[str, dict[int, str]]:
-    """`decode_utf8` of a file's bytes."""
-    return decode_utf8(Path(path).read_bytes())
+    """`decode_utf8` of a file's bytes, read as a stream with every line bounded (a FIFO or
+    a pipe reads like a file). Raises `UnreadableFileError` for a line over the bound."""
+    try:
+        return decode_utf8(b"".join(bounded_lines(path)))
+    except LineTooLongError as error:
+        raise UnreadableFileError(error.path, error.line, error.problem) from None
 
 
 class UnreadableFileError(ValueError):
@@ -190,16 +200,64 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
     (pretty-printed); a UTF-8 byte order mark is ignored. A value that does not parse, holds
     bytes that are not UTF-8 or nests too deeply is yielded as a `RecordError`, and reading
     resumes at the next record, so one bad record never hides the rest of the file.
+
+    The file is read as a stream, record by record (a record starts on a line that opens a
+    value in column 0), so memory holds one record at a time, and pipes and FIFOs read like
+    files; a JSON array is read whole. A line longer than the bound (`lines.max_line_bytes`)
+    is yielded as a `RecordError` at its line and ends the read.
     """
     name = str(path)
-    text, bad_lines = read_utf8(path)
+    lines = bounded_lines(path)
+    segment: list[bytes] = []
+    first_line = 1
+    number = 0
+    array: bool | None = None
+    while True:
+        try:
+            data = next(lines, None)
+        except LineTooLongError as error:
+            if segment:
+                yield from (
+                    _segment_values(name, segment, first_line, final=True, array=bool(array)) or []
+                )
+            yield RecordError(name, error.line, "<line>", error.problem)
+            return
+        if data is None:
+            break
+        number += 1
+        if array is None:
+            stripped = data.lstrip(_WHITESPACE.encode())
+            if not stripped:
+                first_line = number + 1  # leading blank lines belong to no record
+                continue
+            array = stripped.startswith(b"[")
+        if not array and data[:1] in (b"{", b"[") and segment:
+            found = _segment_values(name, segment, first_line, final=False)
+            if found is not None:  # else the segment's last value runs on: read on
+                yield from found
+                segment, first_line = [], number
+        segment.append(data)
+    if segment:
+        yield from _segment_values(name, segment, first_line, final=True, array=bool(array)) or []
+
+
+def _segment_values(
+    name: str, lines: list[bytes], first_line: int, *, final: bool, array: bool = False
+) -> list[Located | RecordError] | None:
+    """The values of consecutive lines of a record file, the first being line `first_line`
+    (with `array`, the whole file, which opens a JSON array); None when the text ends inside a
+    value and more lines follow (`final` false)."""
+    text, relative_bad = decode_utf8(b"".join(lines))
+    bad_lines = {first_line - 1 + number: problem for number, problem in relative_bad.items()}
+    found: list[Located | RecordError] = []
     surrogates = _SURROGATE_ESCAPE.search(text) is not None
     pos = _skip_whitespace(text, 0)
-    in_array = pos < len(text) and text[pos] == "["
-    array_line = 1
+    in_array = array and pos < len(text) and text[pos] == "["
+    array_line = first_line
     if in_array:
         pos = _skip_whitespace(text, pos + 1)
-    line, counted_to = 1, 0
+    line, counted_to = first_line, 0
+    content_end = len(text.rstrip(_WHITESPACE))
 
     def line_at(position: int) -> int:
         nonlocal line, counted_to
@@ -217,49 +275,56 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
             in_array = False
             pos = _skip_whitespace(text, pos + 1)
             if pos < len(text):
-                yield RecordError(
-                    name,
-                    line_at(pos),
-                    "<json>",
-                    f"more data after the JSON array that opens on line {array_line}: a file "
-                    "holds one JSON array of records, or one record per line (JSONL); the "
-                    "rest is read as JSONL",
+                found.append(
+                    RecordError(
+                        name,
+                        line_at(pos),
+                        "<json>",
+                        f"more data after the JSON array that opens on line {array_line}: a "
+                        "file holds one JSON array of records, or one record per line (JSONL); "
+                        "the rest is read as JSONL",
+                    )
                 )
             continue
         start_line = line_at(pos)
         try:
             value, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as error:
-            yield RecordError(name, line_at(error.pos), "<json>", f"invalid JSON: {error.msg}")
+            if not final and error.pos >= content_end:
+                return None
+            found.append(
+                RecordError(name, line_at(error.pos), "<json>", f"invalid JSON: {error.msg}")
+            )
             pos = _next_record_start(text, pos)
             continue
         except ValueError as error:  # a non-finite number
-            yield RecordError(name, start_line, "<json>", f"invalid JSON: {error}")
+            found.append(RecordError(name, start_line, "<json>", f"invalid JSON: {error}"))
             pos = _next_record_start(text, pos)
             continue
         except RecursionError:
-            yield RecordError(
-                name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep"
+            found.append(
+                RecordError(name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep")
             )
             pos = _next_record_start(text, pos)
             continue
         end_line = line_at(end)
         bad = next((n for n in range(start_line, end_line + 1) if n in bad_lines), None)
         if bad is not None:
-            yield RecordError(name, bad, "<encoding>", bad_lines[bad])
+            found.append(RecordError(name, bad, "<encoding>", bad_lines[bad]))
         elif surrogates and _has_lone_surrogate(value):
-            yield RecordError(name, start_line, "<json>", _LONE_SURROGATE)
+            found.append(RecordError(name, start_line, "<json>", _LONE_SURROGATE))
         elif _too_deep(value):
-            yield RecordError(
-                name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep"
+            found.append(
+                RecordError(name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep")
             )
         else:
-            yield Located(name, start_line, value)
+            found.append(Located(name, start_line, value))
         pos = _skip_whitespace(text, end)
         if in_array and pos < len(text) and text[pos] == ",":
             pos = _skip_whitespace(text, pos + 1)
     if in_array:
-        yield RecordError(name, line_at(len(text)), "<json>", "the array is never closed")
+        found.append(RecordError(name, line_at(len(text)), "<json>", "the array is never closed"))
+    return found
 
 
 # A `\ud800`-`\udfff` escape in the file: the decoded value may hold a lone surrogate, which is no
@@ -346,11 +411,55 @@ def read_records(
     return result
 
 
+@contextlib.contextmanager
+def as_regular_file(path: str | Path) -> Iterator[Path]:
+    """`path` itself when it is a regular file; otherwise (a FIFO, a pipe such as
+    `<(cat runs.jsonl)`, a character device) its content, read once, in a temporary file.
+
+    For readers that open a file more than once (a quick look, then a column-wise read): a
+    pipe can be read only once. The temporary file is removed on exit.
+    """
+    source = Path(path)
+    try:
+        regular = stat.S_ISREG(os.stat(source).st_mode)
+    except OSError:
+        regular = True  # let the reader report the missing file under its own name
+    if regular:
+        yield source
+        return
+    fd, temporary = tempfile.mkstemp(prefix=".plumbline-input-", suffix=source.suffix)
+    try:
+        with os.fdopen(fd, "wb") as copy, source.open("rb") as stream:
+            shutil.copyfileobj(stream, copy, 1 << 20)
+        yield Path(temporary)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
 def write_atomic(path: str | Path, data: str | bytes) -> None:
-    """Write a whole file atomically: a temporary file in the same directory, then rename."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """Write a whole file so that no reader ever sees half of it, whatever `path` is.
+
+    - a regular file (or a new one): a temporary file in the same directory, then rename
+      (atomic), keeping the mode of the file it replaces;
+    - a symbolic link: written to the file the link points to (the link stays a link);
+    - a FIFO or a character device (`/dev/stdout`, `<(...)`, a terminal): streamed into it,
+      never renamed over it;
+    - a directory, a socket or a block device: refused (`IsADirectoryError`, `OSError`).
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    kind = output_kind(path)
+    if kind == "stream":
+        descriptor = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(payload)
+        return
+    # Through symbolic links to the file they name (a dangling link's target is created).
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode) if kind == "file" else None
+    except OSError:
+        mode = None
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -358,11 +467,33 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         # mkstemp creates the file 0600; give it the mode a plain open() would have.
-        os.chmod(temporary, 0o666 & ~_current_umask())
+        os.chmod(temporary, mode if mode is not None else 0o666 & ~_current_umask())
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def output_kind(path: str | Path) -> str:
+    """How `write_atomic` writes `path`: `"new"` (nothing there yet, or a dangling link),
+    `"file"` (a regular file, or a link to one: replaced atomically) or `"stream"` (a FIFO or a
+    character device, or a link to one: written into). Raises `IsADirectoryError` for a
+    directory and `OSError` for anything else (a socket, a block device, a link loop)."""
+    try:
+        status = os.stat(path)  # follows links, magic ones too (/dev/stdout -> pipe:[...])
+    except FileNotFoundError:
+        return "new"
+    if stat.S_ISREG(status.st_mode):
+        return "file"
+    if stat.S_ISFIFO(status.st_mode) or stat.S_ISCHR(status.st_mode):
+        return "stream"
+    if stat.S_ISDIR(status.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    raise OSError(
+        errno.EINVAL,
+        "not a regular file, FIFO or character device: nothing is written there",
+        str(path),
+    )
 
 
 @functools.cache

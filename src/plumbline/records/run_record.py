@@ -9,9 +9,11 @@ errors) goes through `records.io`, so every problem still reads `file:line: fiel
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import mmap
+import stat
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -31,7 +33,8 @@ from pydantic import (
     field_validator,
 )
 
-from plumbline.records.io import InvalidRecordError, RecordError, read_records
+from plumbline.records.io import InvalidRecordError, RecordError, as_regular_file, read_records
+from plumbline.records.lines import max_line_bytes
 
 SCHEMA_VERSION = "1.0.0"
 
@@ -422,10 +425,18 @@ def _moment(value: str) -> float:
 
 
 def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError]] | None:
-    """Read plain JSONL column-wise; None when the file needs the record-by-record reader."""
+    """Read plain JSONL column-wise; None when the file needs the record-by-record reader
+    (which also reads pipes and FIFOs, and names a line longer than the bound)."""
+    if not stat.S_ISREG(source.stat().st_mode):
+        return None  # a pipe or FIFO is read once, as a stream
     with source.open("rb") as handle:
         head = handle.read(65536)
     if not _looks_like_jsonl(head):
+        return None
+    breaks, size = _newline_positions(source)
+    starts = np.concatenate(([-1], breaks))
+    ends = np.append(breaks, size)
+    if starts.size and int((ends - starts - 1).max()) > max_line_bytes():
         return None
     try:
         # An explicit schema: no type inference, and polars maps the file itself.
@@ -439,7 +450,6 @@ def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError
     # (A missing non-nullable key is caught below as a null.)
     nulls = frame.select(pl.col(_NULLABLE_REQUIRED).null_count()).row(0)
     nullable = [name for name, count in zip(_NULLABLE_REQUIRED, nulls, strict=True) if count]
-    breaks, size = _newline_positions(source)
     if nullable and not _keys_present(source, frame, nullable, breaks, size):
         return None
     lines = _line_numbers(source, rows, breaks, size)
@@ -505,17 +515,23 @@ def read_run_records(paths: list[str | Path], *, strict: bool = False) -> RunRec
     for path in paths:
         name = str(path)
         table.files.append(name)
-        fast = _fast_jsonl(name, Path(path))
-        if fast is not None:
-            frame, errors = fast
-            if errors and strict:
-                raise InvalidRecordError(min(errors, key=lambda e: e.line))
-            invalid = len({e.line for e in errors})
-        else:
-            result = read_records([path], RunRecord, strict=strict)
-            frame = records_to_frame(result.records, name, [loc.line for loc in result.locations])
-            errors = result.errors
-            invalid = len({(e.path, e.line) for e in errors})
+        # a pipe (`<(cat runs.jsonl)`) or FIFO is read once, into a temporary file
+        with as_regular_file(path) as source:
+            fast = _fast_jsonl(name, source)
+            if fast is not None:
+                frame, errors = fast
+                if errors and strict:
+                    raise InvalidRecordError(min(errors, key=lambda e: e.line))
+                invalid = len({e.line for e in errors})
+            else:
+                try:
+                    result = read_records([source], RunRecord, strict=strict)
+                except InvalidRecordError as error:
+                    raise InvalidRecordError(dataclasses.replace(error.error, path=name)) from None
+                locations = [loc.line for loc in result.locations]
+                frame = records_to_frame(result.records, name, locations)
+                errors = [dataclasses.replace(error, path=name) for error in result.errors]
+                invalid = len({(e.path, e.line) for e in errors})
         frames.append(frame)
         table.errors.extend(errors)
         table.invalid_records += invalid

@@ -33,6 +33,12 @@ from plumbline.stats.power import (
     two_proportion_minimum_detectable_effect,
     two_proportion_sample_size,
 )
+from plumbline.stats.ppi import (
+    LabelBudget,
+    label_budget,
+    ppi_mean,
+    ppi_mean_difference,
+)
 from plumbline.stats.proportions import (
     clopper_pearson_interval,
     proportion_bounds,
@@ -54,6 +60,7 @@ __all__ = [
     "ConfidenceInterval",
     "DetectableEffectResult",
     "EstimateResult",
+    "LabelBudget",
     "SampleSizeResult",
     "SequentialPlan",
     "SequentialResult",
@@ -73,6 +80,7 @@ __all__ = [
     "hodges_lehmann",
     "holm",
     "krippendorff_alpha",
+    "label_budget",
     "mcnemar_exact",
     "mcnemar_minimum_detectable_effect",
     "mcnemar_sample_size",
@@ -83,6 +91,8 @@ __all__ = [
     "percentile",
     "plan_sequential",
     "plan_sequential_continuous",
+    "ppi_mean",
+    "ppi_mean_difference",
     "proportion_bounds",
     "proportion_interval",
     "repeat_variance_factor",

@@ -95,15 +95,20 @@ def z_critical(level: float) -> float:
 
     Cached: a pure function of the level, called once per interval in simulations.
     """
-    return float(sps.norm.ppf(0.5 + level / 2))
+    # isf of the upper tail, not ppf(0.5 + level / 2): a level within 1e-16 of 1 rounds
+    # 0.5 + level / 2 to 1.0, whose ppf is infinite.
+    return float(sps.norm.isf((1 - level) / 2))
 
 
 @functools.lru_cache(maxsize=4096)
 def t_critical(level: float, df: float) -> float:
     """The two-sided Student t critical value with `df` degrees of freedom."""
-    return float(sps.t.ppf(0.5 + level / 2, df))
+    return float(sps.t.isf((1 - level) / 2, df))
 
 
 def level_label(level: float) -> str:
-    """`0.95` -> `"95%"`, `0.999` -> `"99.9%"`."""
-    return f"{level * 100:.10g}%"
+    """`0.95` -> `"95%"`, `0.999` -> `"99.9%"`; a level just below 1 never reads `100%`."""
+    text = f"{level * 100:.10g}"
+    if level < 1 and float(text) >= 100:
+        text = f"{level * 100:.17g}"
+    return f"{text}%"

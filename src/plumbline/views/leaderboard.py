@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from plumbline.core import present
-from plumbline.core.escape import markdown, terminal
+from plumbline.core.escape import markdown, spreadsheet_cell, terminal
 from plumbline.core.result import Interval
 from plumbline.leaderboard.result import (
     AdjacentPair,
@@ -63,6 +63,49 @@ def overall_cell(row: LeaderboardRow) -> str:
     return f"{present.fixed(row.overall)} {_interval(row.interval('overall'))}"
 
 
+CORRECTION_HEADER = [
+    "model",
+    "category",
+    "judge only",
+    "corrected (PPI)",
+    "human only",
+    "labelled / judged",
+    "λ",
+    "ρ",
+    "more labels",
+]
+
+
+def correction_rows(document: LeaderboardDocument) -> list[list[str]]:
+    """One row per corrected (model, category): the judge-only score next to the corrected
+    one, with what the correction rests on."""
+    rows: list[list[str]] = []
+    for row in document.models:
+        for key, fix in (row.corrections or {}).items():
+            more = present.MISSING
+            if fix.requested_half_width is not None:
+                more = (
+                    "unreachable"
+                    if fix.more_labels_needed is None
+                    else f"{present.number(fix.more_labels_needed)} for "
+                    f"±{present.fixed(fix.requested_half_width, 3)}"
+                )
+            rows.append(
+                [
+                    row.model,
+                    key,
+                    f"{present.fixed(fix.judge_only)} {_interval(fix.judge_only_interval)}",
+                    f"{present.fixed(fix.estimate)} {_interval(fix.interval)}",
+                    present.fixed(fix.human_only),
+                    f"{present.number(fix.n_labelled)} / {present.number(fix.n_judged)}",
+                    present.fixed(fix.lambda_, 2),
+                    present.fixed(fix.correlation, 2),
+                    more,
+                ]
+            )
+    return rows
+
+
 def _title(document: LeaderboardDocument) -> str:
     suite = document.metadata.suite
     if suite is None:
@@ -96,6 +139,24 @@ def _tie_note(document: LeaderboardDocument) -> str:
 
 def _equivalence(document: LeaderboardDocument) -> str:
     return f"≤{present.number((document.metadata.sa_bench_equivalence or 0) * 100)} pts"
+
+
+def _print_corrections(document: LeaderboardDocument, console: Console) -> None:
+    """The judge-only score next to the corrected one, for every corrected category."""
+    corrections = correction_rows(document)
+    if not corrections:
+        return
+    fixes = Table(
+        title="Judge corrected with human labels (prediction-powered inference)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    for header in CORRECTION_HEADER:
+        left = header in ("model", "category")
+        fixes.add_column(header, justify="left" if left else "right", no_wrap=left)
+    for cells in corrections:
+        fixes.add_row(*(terminal(cell) for cell in cells))
+    console.print(fixes)
 
 
 def render_terminal(document: LeaderboardDocument, console: Console) -> None:
@@ -146,6 +207,8 @@ def render_terminal(document: LeaderboardDocument, console: Console) -> None:
         ]
         table.add_row(*cells)
     console.print(table)
+    if document.metadata.overall_note:
+        console.print(f"[yellow]{terminal(document.metadata.overall_note)}[/yellow]")
     console.print(_tie_note(document))
     if document.comparisons:
         pairs = Table(
@@ -169,6 +232,7 @@ def render_terminal(document: LeaderboardDocument, console: Console) -> None:
             higher, lower, *numbers = _pair_cells(pair, interval_on="\n")
             pairs.add_row(terminal(higher), terminal(lower), *numbers)
         console.print(pairs)
+    _print_corrections(document, console)
     if document.problems:
         console.print(
             f"[bold yellow]{present.number(metadata.problem_count)} problem(s) with the "
@@ -192,6 +256,7 @@ def render_markdown(document: LeaderboardDocument) -> str:
         "",
         f"`{metadata.overall_formula}`; a missing category counts 0 and is shown as *missing*.",
         "",
+        *([markdown(metadata.overall_note), ""] if metadata.overall_note else []),
     ]
     level = present.level(metadata.level or 0.95)
     header = ["#", "tie group", "model"]
@@ -246,6 +311,10 @@ def render_markdown(document: LeaderboardDocument) -> str:
                 align="llrrrll",
             )
         )
+    corrections = correction_rows(document)
+    if corrections:
+        lines += ["", "## Judge corrected with human labels", ""]
+        lines.append(present.markdown_table(CORRECTION_HEADER, corrections, align="llrrrrrrr"))
     if document.problems:
         lines += ["", "## Problems with the input", ""]
         lines += [f"- **{markdown(p.kind)}**: {markdown(str(p))}" for p in document.problems]
@@ -261,7 +330,10 @@ def _cell(text: str) -> str:
 
 
 def csv_rows(document: LeaderboardDocument) -> list[dict[str, Any]]:
-    """One row per model; a missing category has an empty value and `<key>_missing` true."""
+    """One row per model; a missing category has an empty value and `<key>.missing` true.
+
+    A category's columns are its key and `<key>.<what>`: a key is letters, digits and `_`, so
+    the dot keeps `qa`'s columns apart from those of a category `qa_low`."""
     rows: list[dict[str, Any]] = []
     for model in document.models:
         overall = model.interval("overall")
@@ -271,21 +343,21 @@ def csv_rows(document: LeaderboardDocument) -> list[dict[str, Any]]:
             "sa_bench_group": model.sa_bench_group,
             "model": model.model,
             "overall": model.overall,
-            "overall_low": None if overall is None else overall.low,
-            "overall_high": None if overall is None else overall.high,
-            "overall_se": model.standard_error("overall"),
+            "overall.low": None if overall is None else overall.low,
+            "overall.high": None if overall is None else overall.high,
+            "overall.se": model.standard_error("overall"),
         }
         for key in document.categories:
             interval = model.interval(key)
             counts = model.count(key)
             row[key] = model.score(key)
-            row[f"{key}_low"] = None if interval is None else interval.low
-            row[f"{key}_high"] = None if interval is None else interval.high
-            row[f"{key}_se"] = model.standard_error(key)
-            row[f"{key}_n"] = None if counts is None else counts.n
-            row[f"{key}_epochs"] = None if counts is None else counts.epochs
-            row[f"{key}_errors"] = None if counts is None else counts.errors
-            row[f"{key}_missing"] = model.score(key) is None
+            row[f"{key}.low"] = None if interval is None else interval.low
+            row[f"{key}.high"] = None if interval is None else interval.high
+            row[f"{key}.se"] = model.standard_error(key)
+            row[f"{key}.n"] = None if counts is None else counts.n
+            row[f"{key}.epochs"] = None if counts is None else counts.epochs
+            row[f"{key}.errors"] = None if counts is None else counts.errors
+            row[f"{key}.missing"] = model.score(key) is None
         rows.append(row)
     return rows
 
@@ -298,7 +370,7 @@ def render_csv(document: LeaderboardDocument) -> str:
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+        writer.writerow({k: "" if v is None else spreadsheet_cell(v) for k, v in row.items()})
     return buffer.getvalue()
 
 

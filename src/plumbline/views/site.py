@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -67,18 +67,36 @@ def slugify(text: str) -> str:
     return slug[:60].strip("-") or "report"
 
 
-def assign_slugs(inputs: Sequence[SiteInput]) -> list[str]:
-    """One distinct slug per input, from its name (`-2`, `-3` ... on collisions)."""
+def assign_slugs(
+    inputs: Sequence[SiteInput], existing: Mapping[str, str | None] | None = None
+) -> list[str]:
+    """One distinct slug per input, from its name (`-2`, `-3` ... on collisions).
+
+    `existing` maps the slugs of reports already in the site to their identity
+    (`report_identity`; None when an older site did not record it): an input with the same
+    identity takes its slug again (it is the same report, rewritten), any other never does,
+    so two reports whose names slug alike never overwrite each other's pages.
+    """
+    existing = existing or {}
     taken: set[str] = {"data", "index"}
     slugs: list[str] = []
     for site_input in inputs:
+        identity = report_identity(site_input)
         base = slugify(site_input.name or site_input.kind)
         slug, number = base, 2
-        while slug in taken:
+        while slug in taken or (slug in existing and existing[slug] not in (None, identity)):
             slug, number = f"{base}-{number}", number + 1
         taken.add(slug)
         slugs.append(slug)
     return slugs
+
+
+def report_identity(site_input: SiteInput) -> str:
+    """What makes two reports the same report: kind, name and (resolved) sources."""
+    import json
+
+    sources = sorted(str(Path(source).resolve()) for source in site_input.sources)
+    return json.dumps([site_input.kind, site_input.name, sources], ensure_ascii=False)
 
 
 Renderer = Callable[[SiteInput, str], list[Page]]
@@ -118,7 +136,7 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
         }
     from pydantic import ValidationError
 
-    from plumbline.reliability.analysis import ReliabilityReport
+    from plumbline.reliability.result import ReliabilityReport
 
     try:
         reliability = ReliabilityReport.model_validate(document)

@@ -562,6 +562,72 @@ def distribution_chart(
     return Markup("".join(parts))
 
 
+def agreement_chart(
+    groups: Mapping[str, Sequence[Sequence[float]]],
+    *,
+    x_label: str = "judge score",
+    y_label: str = "human label",
+    size: int = 360,
+) -> Markup:
+    """Judge (x) against human (y) for labelled samples, one colour per group, with the line of
+    perfect agreement. Points on the same spot (0/1 scores) are spread by a deterministic jitter
+    so their number shows; each point's tooltip gives its exact values."""
+    left, top, bottom, right_pad = 52, 12, 44, 12
+    legend = 18 * len(groups)
+    width, height = size, size + legend
+    plot = size - left - right_pad
+    span_bottom = top + plot
+
+    def x(value: float) -> float:
+        return left + value * plot
+
+    def y(value: float) -> float:
+        return span_bottom - value * plot
+
+    parts = [_svg_open(width, height + bottom - 12, f"{x_label} against {y_label}")]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(
+            f'<line x1="{_num(x(tick))}" y1="{top}" x2="{_num(x(tick))}" y2="{_num(span_bottom)}" '
+            f'stroke="#eee"/><line x1="{left}" y1="{_num(y(tick))}" x2="{_num(x(1))}" '
+            f'y2="{_num(y(tick))}" stroke="#eee"/>'
+            f'<text x="{_num(x(tick))}" y="{_num(span_bottom + 14)}" text-anchor="middle" '
+            f'fill="#555">{_e(format_value(tick))}</text>'
+            f'<text x="{left - 6}" y="{_num(y(tick) + 4)}" text-anchor="end" fill="#555">'
+            f"{_e(format_value(tick))}</text>"
+        )
+    parts.append(
+        f'<line class="diagonal" x1="{_num(x(0))}" y1="{_num(y(0))}" x2="{_num(x(1))}" '
+        f'y2="{_num(y(1))}" stroke="#999" stroke-dasharray="4 3"><title>perfect agreement'
+        "</title></line>"
+        f'<text x="{_num(x(0.5))}" y="{_num(span_bottom + 32)}" text-anchor="middle" '
+        f'fill="#333">{_e(x_label)}</text>'
+        f'<text x="14" y="{_num(y(0.5))}" text-anchor="middle" fill="#333" '
+        f'transform="rotate(-90 14 {_num(y(0.5))})">{_e(y_label)}</text>'
+    )
+    for index, (name, points) in enumerate(groups.items()):
+        colour = PALETTE[index % len(PALETTE)]
+        state = zlib.crc32(name.encode("utf-8"))
+        parts.append(f'<g class="agreement" data-group="{_e(name)}">')
+        for judge, human in (tuple(point) for point in points):
+            state = (1103515245 * state + 12345) & 0x7FFFFFFF
+            dx = (state / 0x7FFFFFFF - 0.5) * 0.12
+            state = (1103515245 * state + 12345) & 0x7FFFFFFF
+            dy = (state / 0x7FFFFFFF - 0.5) * 0.12
+            px = min(max(judge + dx, -0.06), 1.06)
+            py = min(max(human + dy, -0.06), 1.06)
+            parts.append(
+                f'<circle class="point" cx="{_num(x(px))}" cy="{_num(y(py))}" r="2.6" '
+                f'fill="{colour}" fill-opacity="0.55"><title>{_e(name)}: judge '
+                f"{_e(format_value(judge))}, human {_e(format_value(human))}</title></circle>"
+            )
+        legend_y = span_bottom + bottom + 18 * index
+        parts.append(
+            f'<circle cx="{left}" cy="{_num(legend_y - 4)}" r="4" fill="{colour}"/>'
+            f'<text x="{left + 10}" y="{_num(legend_y)}" fill="#222">'
+            f"{_e(_truncate(name, 40))} ({len(points)} labelled)</text></g>"
+        )
+
+
 @dataclass(frozen=True)
 class _Frame:
     """The plotting area of a sequence chart and its two scales."""
