@@ -626,6 +626,8 @@ def agreement_chart(
             f'<text x="{left + 10}" y="{_num(legend_y)}" fill="#222">'
             f"{_e(_truncate(name, 40))} ({len(points)} labelled)</text></g>"
         )
+    parts.append("</svg>")
+    return Markup("".join(parts))
 
 
 @dataclass(frozen=True)
