@@ -128,7 +128,7 @@ def test_the_report_document_states_its_version_and_units() -> None:
 
     from plumbline.core.result import schema_version
     from plumbline.core.schema_files import shipped
-    from plumbline.reliability.analysis import ReliabilityReport
+    from plumbline.reliability.result import ReliabilityReport
 
     records = [
         record("p/m", "q", t, error_class=ErrorClass.TIMEOUT, timed_out=True)

@@ -17,7 +17,6 @@ from plumbline.reliability.bands import (
 )
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.metrics import (
-    LatencyResult,
     agreement_conflict,
     approximate_tokens,
     consistency_score,
@@ -30,6 +29,7 @@ from plumbline.reliability.metrics import (
     summarize_performance,
     valid_responses,
 )
+from plumbline.reliability.result import LatencyResult
 
 # --- latency ---------------------------------------------------------------------------------
 

@@ -19,13 +19,9 @@ from plumbline.coverage import (
     simulated_prompts,
     simulated_records,
 )
-from plumbline.reliability.analysis import ReliabilityReport, analyze
-from plumbline.reliability.regression import (
-    METRICS,
-    compare_to_baseline,
-    pair_models,
-    verdict_of,
-)
+from plumbline.reliability.analysis import analyze
+from plumbline.reliability.regression import compare_to_baseline, pair_models, verdict_of
+from plumbline.reliability.result import METRICS, ReliabilityReport
 from plumbline.views.reliability import render_markdown
 from plumbline.views.reliability_page import render_reliability_pages
 

@@ -23,8 +23,8 @@ from tests.support.rendered_numbers import page_text, unexplained_numbers
 
 from plumbline.app.site import SiteInputError, write_site
 from plumbline.records.trial_record import read_trial_records
-from plumbline.reliability.analysis import ReliabilityReport
 from plumbline.reliability.bands import tone
+from plumbline.reliability.result import ReliabilityReport
 from plumbline.views.reliability import render_markdown, render_terminal
 from plumbline.views.reliability_page import (
     comparison_table,

@@ -289,7 +289,7 @@ def _parse_assignments(values: tuple[str, ...], option: str, what: str) -> dict[
 
 
 def _parse_margins(values: tuple[str, ...]) -> dict[str, float]:
-    from plumbline.reliability.regression import METRICS
+    from plumbline.reliability.result import METRICS
 
     margins: dict[str, float] = {}
     for metric, text in _parse_assignments(values, "--margin", "METRIC=VALUE").items():

@@ -9,31 +9,20 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import Field
 
 from plumbline.core.progress import ProgressCallback, no_progress
-from plumbline.core.result import Interval, ResultModel, unit_field
+from plumbline.core.result import Interval
 from plumbline.records.trial_record import TrialRecord
-from plumbline.reliability.bands import Band, agreement_band, consistency_band, performance_band
+from plumbline.reliability.bands import agreement_band, consistency_band, performance_band
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.configs import split_by_config
-from plumbline.reliability.intervals import (
-    CONSISTENCY_COVERAGE,
-    ReliabilityInterval,
-    over_prompts,
-)
+from plumbline.reliability.intervals import CONSISTENCY_COVERAGE, over_prompts
 from plumbline.reliability.metrics import (
-    AgreementResult,
-    ConsistencyResult,
-    LatencyResult,
-    OutputQualityResult,
-    PerformanceResult,
-    RobustnessResult,
     agreement_conflict,
     consistency_score,
     finite_or_none,
@@ -46,19 +35,34 @@ from plumbline.reliability.metrics import (
     summarize_performance,
     valid_responses,
 )
-from plumbline.reliability.regression import BaselineComparison
+from plumbline.reliability.result import (
+    MAX_FAILED_TRIALS,
+    MAX_LATENCIES,
+    RESPONSES_PER_PROMPT,
+    AgreementResult,
+    Band,
+    ConsistencyResult,
+    CostResult,
+    EffectSize,
+    Estimate,
+    FailedTrial,
+    LatencyResult,
+    ModelPairEffect,
+    ModelReliability,
+    OutputQualityResult,
+    PerformanceResult,
+    PromptReliability,
+    ReliabilityConfig,
+    ReliabilityReport,
+    ReliabilityWarning,
+    ResponseSample,
+    SampledResponse,
+)
 from plumbline.reliability.verdict import model_verdict
 from plumbline.stats import cohens_d
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float64]]
 
-#: `schema_version("reliability", 1)`, spelled out for the type checker.
-SCHEMA_VERSION: Literal["plumbline.reliability/1"] = "plumbline.reliability/1"
-
-#: Responses kept per prompt, failed trials kept per model, and per-trial latencies per model.
-RESPONSES_PER_PROMPT = 3
-MAX_FAILED_TRIALS = 500
-MAX_LATENCIES = 4000
 
 #: What each compared metric is, in words.
 METRIC_LABELS = {
@@ -84,23 +88,6 @@ class Price:
         ) / 1e6
 
 
-class Estimate(ResultModel):
-    """A mean over prompts with its two-stage interval and CERT's band."""
-
-    statistic: float = unit_field(
-        "The estimate, 0–1 (a score of the metric it belongs to).", "score"
-    )
-    n: int = unit_field("Prompts averaged (the unit that varies).", "count")
-    standard_error: float | None = unit_field(
-        "Standard error of the mean over prompts; null for one prompt.", "score"
-    )
-    interval: ReliabilityInterval = Field(
-        description="t over prompt means (prompts, then trials within each prompt), clipped to "
-        "the score's range; no bounds for one prompt."
-    )
-    band: Band | None = Field(default=None, description="The reading of the estimate.")
-
-
 def estimate_over_prompts(
     values: Sequence[float],
     trials: int,
@@ -119,187 +106,6 @@ def estimate_over_prompts(
         standard_error=finite_or_none(standard_error),
         interval=interval,
         band=band(mean) if band is not None else None,
-    )
-
-
-class PromptReliability(ResultModel):
-    """Consistency and agreement of one model on one prompt (responses to the same prompt)."""
-
-    prompt_id: str = Field(description="The prompt's id.")
-    trials: int = unit_field("Trials of this prompt.", "count")
-    valid_responses: int = unit_field("Non-empty responses.", "count")
-    consistency: ConsistencyResult | None = Field(description="Null below 2 valid responses.")
-    agreement: AgreementResult | None = Field(description="Null below 2 valid responses.")
-    conflict: str | None = Field(description="When consistency and agreement disagree: why.")
-    performance: float | None = unit_field(
-        "Mean performance heuristic of this prompt's successful responses; null without any.",
-        "score",
-        default=None,
-    )
-
-
-class CostResult(ResultModel):
-    """Mean cost of a trial from the given prices, and per point of performance."""
-
-    mean_cost_per_trial: float = unit_field("Mean cost of a priced trial.", "usd")
-    trials_priced: int = unit_field("Successful trials that report token counts.", "count")
-    cost_per_heuristic_point: float | None = unit_field(
-        "mean_cost_per_trial / the performance heuristic score (CERT's length, structure and "
-        "prompt-similarity heuristic, not a measured quality); null when the score is 0.",
-        "usd",
-    )
-
-
-class FailedTrial(ResultModel):
-    """One failed trial, as its record tells it (the message already redacted)."""
-
-    prompt_id: str = Field(description="The prompt's id.")
-    trial: int = unit_field("The trial's number.", "count")
-    error_class: str = Field(description="The exception class.")
-    http_status: int | None = unit_field("HTTP status, when the provider sent one.", "count")
-    attempts: int = unit_field("Attempts made (1 + retries).", "count")
-    latency_seconds: float | None = unit_field("Time until the failure.", "seconds")
-    message: str = Field(description="The error message (secrets redacted).")
-
-
-class SampledResponse(ResultModel):
-    trial: int = unit_field("The trial's number.", "count")
-    text: str = Field(description="The response.")
-
-
-class ResponseSample(ResultModel):
-    """The first few successful responses to one prompt."""
-
-    prompt_id: str = Field(description="The prompt's id.")
-    prompt: str = Field(description="The prompt's text.")
-    responses: list[SampledResponse] = Field(description="In trial order.")
-
-
-class ModelReliability(ResultModel):
-    """Everything measured for one model."""
-
-    model: str = Field(description="The model (with its differing settings, when several).")
-    trials: int = unit_field("Trials run.", "count")
-    successful: int = unit_field("Trials that returned a response.", "count")
-    verdict: str = Field(
-        default="", description="One line: what its figures let a reader rely on, and what not."
-    )
-    prompts: list[PromptReliability] = Field(description="Per prompt, in prompt-id order.")
-    consistency: Estimate | None = Field(description="CERT consistency, mean over prompts.")
-    agreement: Estimate | None = Field(description="Semantic agreement, mean over prompts.")
-    performance: PerformanceResult | None = Field(description="Null without successes.")
-    performance_by_prompt: Estimate | None = Field(
-        description="The performance heuristic with prompts as the unit (repeats averaged)."
-    )
-    latency: LatencyResult | None = Field(description="Null below 2 timed successes.")
-    ttft: LatencyResult | None = Field(description="Time to first token; null unless streamed.")
-    output_quality: OutputQualityResult | None = Field(description="Null without successes.")
-    robustness: RobustnessResult = Field(description="CERT's error and timeout rates.")
-    cost: CostResult | None = Field(description="Null without a price for this model.")
-    latencies: list[float] = unit_field(
-        f"Latency (seconds) of each successful trial, sorted; at most {MAX_LATENCIES:,} evenly "
-        "spaced order statistics.",
-        "seconds",
-        default_factory=list,
-    )
-    failed_trials: list[FailedTrial] = Field(
-        default_factory=list,
-        description=f"Failed trials by prompt and trial (the first {MAX_FAILED_TRIALS}).",
-    )
-    samples: list[ResponseSample] = Field(
-        default_factory=list,
-        description=f"The first {RESPONSES_PER_PROMPT} successful responses to each prompt.",
-    )
-
-
-class EffectSize(ResultModel):
-    """Cohen's d with its normal-approximation interval, and Hedges' g."""
-
-    statistic: float = unit_field("Cohen's d (pooled SD), first model minus second.", "ratio")
-    n: int = unit_field("Values compared (both models).", "count")
-    standard_error: float | None = unit_field("Standard error of d.", "ratio")
-    interval: Interval = Field(description="Normal-approximation interval of d.")
-    n_x: int = unit_field("Values of the first model.", "count")
-    n_y: int = unit_field("Values of the second model.", "count")
-    pooled_sd: float = unit_field("Pooled standard deviation (the metric's unit).", "score")
-    hedges_g: float = unit_field("Hedges' small-sample corrected g.", "ratio")
-
-
-class ModelPairEffect(ResultModel):
-    """Cohen's d of one metric between two models (positive: the first is larger)."""
-
-    model_a: str = Field(description="The first model.")
-    model_b: str = Field(description="The second model.")
-    metric: str = Field(description="`latency_seconds` or `performance`.")
-    label: str = Field(description="What the metric is, in words.")
-    effect: EffectSize | None = Field(description="Null when it cannot be computed (see note).")
-    note: str | None = Field(description="Why there is no effect size.")
-
-
-class ReliabilityWarning(ResultModel):
-    """Something a reader of the figures must know (small samples, conflicts, duplicates)."""
-
-    model: str | None = Field(description="The model it concerns; null for the whole report.")
-    message: str = Field(description="The warning.")
-
-
-class ReliabilityConfig(ResultModel):
-    """The settings the report was computed with."""
-
-    consistency_trials: int = unit_field("Planned consistency trials per prompt.", "count")
-    performance_trials: int = unit_field("Planned performance trials.", "count")
-    embedding_model_name: str = Field(description="The sentence-transformers model.")
-    max_tokens: int = unit_field("Generation limit per response.", "tokens")
-    temperature: float = unit_field("Sampling temperature.", "score")
-    timeout: float = unit_field("Per-call timeout.", "seconds")
-    random_seed: int = unit_field("Random seed of the bootstrap.", "count")
-    bootstrap_resamples: int = unit_field("Bootstrap resamples.", "count")
-
-    @classmethod
-    def of(cls, config: BenchmarkConfig) -> ReliabilityConfig:
-        return cls(**asdict(config))
-
-
-class ReliabilityReport(ResultModel):
-    """The result of `plumbline reliability`: CERT's five metrics per model, with intervals.
-
-    Rates are proportions (0–1) except CERT's `error_rate` and `timeout_rate` (and their
-    intervals), which are percentages as CERT defines them.
-    """
-
-    schema_version: Literal["plumbline.reliability/1"] = Field(
-        default=SCHEMA_VERSION, description="This document's kind and major version."
-    )
-    config: ReliabilityConfig = Field(description="The settings of the analysis.")
-    models: list[ModelReliability] = Field(description="One entry per model, by name.")
-    comparisons: list[ModelPairEffect] = Field(description="Every pair of models, both metrics.")
-    record_errors: list[str] = Field(description="Trial records skipped: `file:line: problem`.")
-    warnings: list[ReliabilityWarning] = Field(
-        description="Every warning of the report, the report's own and each model's."
-    )
-    baseline_comparison: BaselineComparison | None = Field(
-        default=None,
-        description="With --baseline: every metric's change from the baseline run, per model.",
-    )
-
-    def warnings_for(self, model: str | None) -> list[str]:
-        """The messages of the warnings about `model` (None: the report's own)."""
-        return [w.message for w in self.warnings if w.model == model]
-
-    def json_document(self) -> dict[str, Any]:
-        """The JSON document (`model_dump(mode="json")`)."""
-        document: dict[str, Any] = self.model_dump(mode="json")
-        return document
-
-
-def generated_schema() -> dict[str, Any]:
-    """The JSON Schema shipped as `schemas/reliability_report.schema.json`."""
-    from plumbline.core.schema_files import model_schema
-
-    return model_schema(
-        ReliabilityReport,
-        schema_id="https://plumbline.dev/schemas/reliability_report.schema.json",
-        title="plumbline reliability report",
     )
 
 

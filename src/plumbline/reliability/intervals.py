@@ -18,18 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
-from pydantic import Field
 
-from plumbline.core.result import Interval, unit_field
+from plumbline.reliability.result import ReliabilityInterval, Sided
 from plumbline.stats import t_interval
 from plumbline.stats.order_statistics import quantile_interval
 from plumbline.stats.skewed_means import lognormal_mean_interval
-
-Coverage = Literal["guaranteed", "approximate"]
-Sided = Literal["two-sided", "lower", "none"]
 
 #: The lowest simulated coverage of a prompt's agreement interval (jackknife t over 5–25
 #: responses; docs/statistics.md): below 93.5%, so it is labelled approximate.
@@ -43,31 +38,6 @@ PROMPT_AGREEMENT_COVERAGE = 0.90
 CONSISTENCY_COVERAGE = 0.90
 
 OVER_PROMPTS = "t over prompt means (two-stage: prompts, then trials within each prompt)"
-
-
-class ReliabilityInterval(Interval):
-    """A reliability interval: bounds, level, method, the n it rests on, its coverage claim."""
-
-    prompts: int = unit_field("Prompts the interval rests on.", "count")
-    trials: int = unit_field("Trials (responses or timed calls) it rests on.", "count")
-    sided: Sided = Field(
-        default="two-sided",
-        description="`two-sided`; `lower` when only a lower bound exists at this n (the upper "
-        "is null); `none` when no bound does.",
-    )
-    coverage: Coverage = Field(
-        description="`guaranteed`: the coverage holds (distribution-free, or 93.5–97% in every "
-        "simulated design); `approximate`: simulated below 93.5% (see simulated_coverage)."
-    )
-    simulated_coverage: float | None = unit_field(
-        "When approximate: the lowest coverage simulated for this interval.",
-        "probability",
-        default=None,
-    )
-
-    @property
-    def approximate(self) -> bool:
-        return self.coverage == "approximate"
 
 
 def _bound(value: float, low: float, high: float) -> float | None:

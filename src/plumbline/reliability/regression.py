@@ -34,23 +34,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from pydantic import Field
 from scipy import stats as sps
 
-from plumbline.core.result import ResultModel, unit_field
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.configs import split_by_config
-from plumbline.reliability.intervals import ReliabilityInterval
+from plumbline.reliability.result import (
+    METRICS,
+    BaselineComparison,
+    Difference,
+    MetricChange,
+    ModelPairing,
+    ReliabilityInterval,
+    Verdict,
+)
 from plumbline.stats import wilson_interval
 from plumbline.stats.mover import mover_difference
 
 if TYPE_CHECKING:
-    from plumbline.reliability.analysis import ModelReliability, ReliabilityReport
+    from plumbline.reliability.result import ModelReliability, ReliabilityReport
 
-Verdict = Literal["regressed", "improved", "unchanged", "inconclusive"]
 
-#: The compared metrics, in report order.
-METRICS = ("consistency", "agreement", "performance", "latency_p50", "latency_p95", "error_rate")
 #: Default equivalence margins: score points for the scores, a fraction of the baseline value for
 #: latencies, percentage points for the error rate.
 DEFAULT_MARGINS: dict[str, float] = {
@@ -89,91 +92,6 @@ def margin_text(metric: str, margin: float) -> str:
     if metric == "error_rate":
         return f"±{margin:g} percentage points"
     return f"±{margin:g}"
-
-
-class Difference(ResultModel):
-    """`current − baseline` with its interval (at the Bonferroni level of the pair)."""
-
-    estimate: float | None = unit_field(
-        "current − baseline, in the metric's unit (seconds for latency, percentage points for "
-        "the error rate); null when it cannot be computed.",
-        "same as estimate",
-    )
-    interval: ReliabilityInterval | None = Field(description="Null when there is no interval.")
-
-
-class MetricChange(ResultModel):
-    """One metric of one model pair: baseline, current, their difference and the verdict."""
-
-    model: str = Field(description="The current run's model.")
-    baseline_model: str = Field(description="The baseline run's model it is paired with.")
-    metric: str = Field(description=f"One of {', '.join(METRICS)}.")
-    label: str = Field(description="What the metric is, in words.")
-    baseline: float | None = unit_field(
-        "The baseline's value on the shared prompts.", "same as estimate"
-    )
-    current: float | None = unit_field(
-        "The current run's value on the shared prompts.", "same as estimate"
-    )
-    difference: Difference = Field(description="current − baseline with its interval.")
-    margin: float = unit_field(
-        "Equivalence margin in the difference's unit (a latency margin is its fraction of the "
-        "baseline value, converted to seconds).",
-        "same as estimate",
-    )
-    worse_when: Literal["lower", "higher"] = Field(description="Which direction is worse.")
-    verdict: Verdict = Field(description="regressed, improved, unchanged or inconclusive.")
-    detectable_change: float | None = unit_field(
-        "The smallest change this comparison detects with 80% power at its level (same unit "
-        "as the difference); null without an interval.",
-        "same as estimate",
-    )
-    note: str = Field(default="", description="Why there is no interval, when there is none.")
-
-
-class ModelPairing(ResultModel):
-    """Which baseline model a current model is compared with, on which prompts."""
-
-    model: str = Field(description="The current run's model.")
-    baseline_model: str = Field(description="The baseline run's model.")
-    paired_by: Literal["name", "single model", "--pair"] = Field(
-        description="How the pair was made."
-    )
-    shared_prompts: int = unit_field("Prompts in both runs (the ones compared).", "count")
-    only_in_baseline: list[str] = Field(description="Prompt ids only the baseline ran.")
-    only_in_current: list[str] = Field(description="Prompt ids only the current run ran.")
-    verdict: Verdict = Field(
-        description="regressed if any metric regressed; else improved if any improved; else "
-        "unchanged if every metric is; else inconclusive."
-    )
-    summary: str = Field(description="One line: the pair and its verdicts by metric.")
-
-
-class BaselineComparison(ResultModel):
-    """`plumbline reliability CURRENT --baseline BASELINE`: every metric's change per model."""
-
-    family_level: float = unit_field(
-        "1 − the largest chance of any false 'regressed' for a model pair (and, separately, of "
-        "any false 'improved'): Bonferroni over its metrics.",
-        "probability",
-    )
-    level: float = unit_field(
-        "Level of each metric's interval: 1 − 2·0.05/6 (each side at 0.05/6).", "probability"
-    )
-    multiplicity: str = Field(description="How the error rate across metrics is controlled.")
-    margins: dict[str, float] = unit_field(
-        "Equivalence margin per metric (latency: fraction of the baseline value; "
-        "error rate: percentage points; scores: points).",
-        "same as estimate",
-    )
-    pairs: list[ModelPairing] = Field(description="One per compared model pair.")
-    entries: list[MetricChange] = Field(description="One per pair and metric.")
-    unpaired_current: list[str] = Field(description="Current models without a baseline.")
-    unpaired_baseline: list[str] = Field(description="Baseline models not compared.")
-
-    @property
-    def regressed(self) -> bool:
-        return any(entry.verdict == "regressed" for entry in self.entries)
 
 
 def verdict_of(

@@ -21,7 +21,7 @@ from plumbline.core.present import fixed, percent_value
 from plumbline.reliability.metrics import CV_PATHOLOGY_AGREEMENT, CV_PATHOLOGY_CONSISTENCY
 
 if TYPE_CHECKING:
-    from plumbline.reliability.analysis import ModelReliability
+    from plumbline.reliability.result import ModelReliability
 
 RELIABLE_AGREEMENT = 0.9
 RELIABLE_AGREEMENT_LOW = 0.8

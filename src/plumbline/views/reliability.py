@@ -12,9 +12,14 @@ from rich.table import Table
 from plumbline.core import present
 from plumbline.core.escape import markdown, terminal
 from plumbline.core.result import Interval
-from plumbline.reliability.analysis import ModelPairEffect, ModelReliability, ReliabilityReport
-from plumbline.reliability.intervals import ReliabilityInterval
-from plumbline.reliability.regression import BaselineComparison, MetricChange
+from plumbline.reliability.result import (
+    BaselineComparison,
+    MetricChange,
+    ModelPairEffect,
+    ModelReliability,
+    ReliabilityInterval,
+    ReliabilityReport,
+)
 
 NOT_MEASURED = "n/a"
 

@@ -23,13 +23,13 @@ from markupsafe import Markup
 
 from plumbline.core import present
 from plumbline.core.result import Interval
-from plumbline.reliability.analysis import (
+from plumbline.reliability.result import (
+    Band,
     Estimate,
     ModelPairEffect,
     ModelReliability,
     ReliabilityReport,
 )
-from plumbline.reliability.bands import Band
 from plumbline.views.html import Page, render_page
 from plumbline.views.reliability import (
     BASELINE_HEADER,
