@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.report.report_scenario import SEED, Scenario
+from tests.views.report_scenario import SEED, Scenario
 
 from plumbline.leaderboard.samples import read_leaderboard_samples
 

@@ -233,10 +233,14 @@ def render_terminal(document: LeaderboardDocument, console: Console) -> None:
             pairs.add_row(terminal(higher), terminal(lower), *numbers)
         console.print(pairs)
     _print_corrections(document, console)
+    _print_problems(document, console)
+
+
+def _print_problems(document: LeaderboardDocument, console: Console) -> None:
     if document.problems:
         console.print(
-            f"[bold yellow]{present.number(metadata.problem_count)} problem(s) with the "
-            "input:[/bold yellow]"
+            f"[bold yellow]{present.number(document.metadata.problem_count)} problem(s) with "
+            "the input:[/bold yellow]"
         )
         for problem in document.problems:
             console.print(f"  [yellow]{terminal(problem.kind)}[/yellow] {terminal(str(problem))}")

@@ -562,6 +562,39 @@ def distribution_chart(
     return Markup("".join(parts))
 
 
+def _agreement_axes(
+    x: Callable[[float], float],
+    y: Callable[[float], float],
+    top: float,
+    left: float,
+    span_bottom: float,
+    x_label: str,
+    y_label: str,
+) -> str:
+    """The grid, tick labels, axis titles and diagonal of the agreement chart."""
+    parts: list[str] = []
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(
+            f'<line x1="{_num(x(tick))}" y1="{top}" x2="{_num(x(tick))}" y2="{_num(span_bottom)}" '
+            f'stroke="#eee"/><line x1="{left}" y1="{_num(y(tick))}" x2="{_num(x(1))}" '
+            f'y2="{_num(y(tick))}" stroke="#eee"/>'
+            f'<text x="{_num(x(tick))}" y="{_num(span_bottom + 14)}" text-anchor="middle" '
+            f'fill="#555">{_e(format_value(tick))}</text>'
+            f'<text x="{left - 6}" y="{_num(y(tick) + 4)}" text-anchor="end" fill="#555">'
+            f"{_e(format_value(tick))}</text>"
+        )
+    parts.append(
+        f'<line class="diagonal" x1="{_num(x(0))}" y1="{_num(y(0))}" x2="{_num(x(1))}" '
+        f'y2="{_num(y(1))}" stroke="#999" stroke-dasharray="4 3"><title>perfect agreement'
+        "</title></line>"
+        f'<text x="{_num(x(0.5))}" y="{_num(span_bottom + 32)}" text-anchor="middle" '
+        f'fill="#333">{_e(x_label)}</text>'
+        f'<text x="14" y="{_num(y(0.5))}" text-anchor="middle" fill="#333" '
+        f'transform="rotate(-90 14 {_num(y(0.5))})">{_e(y_label)}</text>'
+    )
+    return "".join(parts)
+
+
 def agreement_chart(
     groups: Mapping[str, Sequence[Sequence[float]]],
     *,
@@ -585,25 +618,7 @@ def agreement_chart(
         return span_bottom - value * plot
 
     parts = [_svg_open(width, height + bottom - 12, f"{x_label} against {y_label}")]
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(
-            f'<line x1="{_num(x(tick))}" y1="{top}" x2="{_num(x(tick))}" y2="{_num(span_bottom)}" '
-            f'stroke="#eee"/><line x1="{left}" y1="{_num(y(tick))}" x2="{_num(x(1))}" '
-            f'y2="{_num(y(tick))}" stroke="#eee"/>'
-            f'<text x="{_num(x(tick))}" y="{_num(span_bottom + 14)}" text-anchor="middle" '
-            f'fill="#555">{_e(format_value(tick))}</text>'
-            f'<text x="{left - 6}" y="{_num(y(tick) + 4)}" text-anchor="end" fill="#555">'
-            f"{_e(format_value(tick))}</text>"
-        )
-    parts.append(
-        f'<line class="diagonal" x1="{_num(x(0))}" y1="{_num(y(0))}" x2="{_num(x(1))}" '
-        f'y2="{_num(y(1))}" stroke="#999" stroke-dasharray="4 3"><title>perfect agreement'
-        "</title></line>"
-        f'<text x="{_num(x(0.5))}" y="{_num(span_bottom + 32)}" text-anchor="middle" '
-        f'fill="#333">{_e(x_label)}</text>'
-        f'<text x="14" y="{_num(y(0.5))}" text-anchor="middle" fill="#333" '
-        f'transform="rotate(-90 14 {_num(y(0.5))})">{_e(y_label)}</text>'
-    )
+    parts.append(_agreement_axes(x, y, top, left, span_bottom, x_label, y_label))
     for index, (name, points) in enumerate(groups.items()):
         colour = PALETTE[index % len(PALETTE)]
         state = zlib.crc32(name.encode("utf-8"))
