@@ -184,7 +184,7 @@ def compare(
     from plumbline.records.run_record import read_run_records
     from plumbline.views.compare import render_markdown, render_terminal
 
-    _check_inputs(records, rule)
+    _check_inputs(records, rule, sequential)
     try:
         table = read_run_records(list(records), strict=strict)
     except InvalidRecordError as error:
@@ -248,16 +248,18 @@ def compare(
         raise SystemExit(EXIT_FAILED)
 
 
-def _check_inputs(records: tuple[str, ...], rule: str) -> None:
-    """Usage errors before any work: `--margin` without `--rule ci`, a record file that is
-    missing or a directory (pipes and process substitution, `<(cat runs.jsonl)`, are files)."""
+def _check_inputs(records: tuple[str, ...], rule: str, sequential: bool = False) -> None:
+    """Usage errors before any work: `--margin` without `--rule ci` or `--sequential`, a record
+    file that is missing or a directory (pipes and process substitution, `<(cat runs.jsonl)`,
+    are files)."""
     ctx = click.get_current_context()
     if (
         rule != "ci"
+        and not sequential
         and ctx.get_parameter_source("margins") is click.core.ParameterSource.COMMANDLINE
     ):
         raise click.UsageError(
-            "--margin applies only to --rule ci: add --rule ci, or drop --margin"
+            "--margin applies only to --rule ci or --sequential: add one, or drop --margin"
         )
     for path in records:
         # pipes and process substitution (`<(cat runs.jsonl)`) are ordinary inputs
