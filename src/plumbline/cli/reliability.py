@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 
     from plumbline.records.io import ReadResult
     from plumbline.records.trial_record import TrialRecord
-    from plumbline.reliability.analysis import ReliabilityReport
     from plumbline.reliability.runner import ProbeSettings, ProbeSummary, Prompt
 
 
@@ -497,7 +496,7 @@ def _read_trials(
 
 
 def _write_reliability(
-    report: ReliabilityReport,
+    report: Any,
     records: list[TrialRecord],
     paths: tuple[Path, ...],
     json_path: str | None,
