@@ -10,6 +10,7 @@ in [0, 1], min ≤ p50 ≤ p95 ≤ p99 ≤ max, rates in [0, 100], enough trials
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
