@@ -309,16 +309,15 @@ def _steps_per_comparison(settings: CompareSettings) -> int:
     return len(PRIMARY_DELTAS) + (2 if settings.rule == "ci" else 0) + 1
 
 
-def _comparison(
-    prepared: PreparedRuns,
-    summaries: dict[str, ArmSummary],
+def _primary_deltas(
+    pairs: pl.DataFrame,
+    summary: dict[str, DeltaSummary],
     treatment: str,
     control: str,
     settings: CompareSettings,
-    step: Callable[[str], None] = lambda what: None,
-) -> ArmComparison:
-    pairs = pair_runs(prepared, treatment, control)
-    summary = delta_summaries(pairs, [*PRIMARY_DELTAS, *SECONDARY_DELTAS])
+    step: Callable[[str], None],
+) -> tuple[dict[str, PairedDelta], dict[str, ConfidenceInterval | None]]:
+    """Each primary paired delta with its cluster-bootstrap interval, and the raw intervals."""
     paired: dict[str, PairedDelta] = {}
     intervals: dict[str, ConfidenceInterval | None] = {}
     for name in PRIMARY_DELTAS:
@@ -328,7 +327,19 @@ def _comparison(
             ci=None if intervals[name] is None else Interval.of(intervals[name]),  # type: ignore[arg-type]
         )
         step(f"{treatment} vs {control}: {name} interval")
-    diagnostics = {name: summary[name] for name in SECONDARY_DELTAS}
+    return paired, intervals
+
+
+def _gates(
+    pairs: pl.DataFrame,
+    summaries: dict[str, ArmSummary],
+    treatment: str,
+    control: str,
+    intervals: dict[str, ConfidenceInterval | None],
+    settings: CompareSettings,
+    step: Callable[[str], None],
+) -> tuple[list[Gate], list[str]]:
+    """The decision gates under the settings' rule, and warnings about pairs the ratios drop."""
     warnings: list[str] = []
     if settings.rule == "ci":
         duration_ratio, d_excluded = _log_ratio_interval(pairs, "duration_seconds", settings)
@@ -351,13 +362,14 @@ def _comparison(
         )
     else:
         gates = schema_gates(summaries[treatment], summaries[control])
-    sequential = _sequential(prepared, summaries, treatment, control, settings, gates, warnings)
-    decision = decide(treatment, control, gates, settings.rule)
-    if decision.tie:
-        warnings.append(
-            f"{treatment} vs {control}: all three gates are ties; the A/B schema's order reads "
-            f"this as {decision.decision!r}"
-        )
+    return gates, warnings
+
+
+def _coverage_warnings(
+    pairs: pl.DataFrame, table: pl.DataFrame, treatment: str, control: str
+) -> list[str]:
+    """Warnings when the pairs cover one task, nothing at all, or leave tasks unpaired."""
+    warnings: list[str] = []
     if pairs.height and pairs["task_id"].n_unique() == 1:
         warnings.append(
             f"{treatment} vs {control}: all pairs come from one task; the intervals resample "
@@ -368,7 +380,6 @@ def _comparison(
             f"{treatment} vs {control}: no (task_id, repeat) appears in both arms; "
             "there are no paired deltas"
         )
-    table = per_task_table(prepared, pairs, treatment, control)
     one_sided = table.filter((pl.col("runs_treatment") == 0) | (pl.col("runs_control") == 0))
     if one_sided.height:
         names = one_sided["task_id"].head(MAX_LISTED).to_list()
@@ -376,6 +387,31 @@ def _comparison(
             f"{treatment} vs {control}: {one_sided.height} tasks have runs in only one arm "
             f"and no pairs: {', '.join(names)}"
         )
+    return warnings
+
+
+def _comparison(
+    prepared: PreparedRuns,
+    summaries: dict[str, ArmSummary],
+    treatment: str,
+    control: str,
+    settings: CompareSettings,
+    step: Callable[[str], None] = lambda what: None,
+) -> ArmComparison:
+    pairs = pair_runs(prepared, treatment, control)
+    summary = delta_summaries(pairs, [*PRIMARY_DELTAS, *SECONDARY_DELTAS])
+    paired, intervals = _primary_deltas(pairs, summary, treatment, control, settings, step)
+    diagnostics = {name: summary[name] for name in SECONDARY_DELTAS}
+    gates, warnings = _gates(pairs, summaries, treatment, control, intervals, settings, step)
+    sequential = _sequential(prepared, summaries, treatment, control, settings, gates, warnings)
+    decision = decide(treatment, control, gates, settings.rule)
+    if decision.tie:
+        warnings.append(
+            f"{treatment} vs {control}: all three gates are ties; the A/B schema's order reads "
+            f"this as {decision.decision!r}"
+        )
+    table = per_task_table(prepared, pairs, treatment, control)
+    warnings += _coverage_warnings(pairs, table, treatment, control)
     power = power_analysis(pairs, summaries[control].success_rate, settings)
     detectable = power.minimum_detectable_pass_delta
     observed = paired["pass_delta"].mean

@@ -274,6 +274,57 @@ def unpaired_problems(comparisons: Iterable[AdjacentPair]) -> list[Problem]:
     return problems
 
 
+def _failure_problems(failed: list[FailedModel]) -> list[Problem]:
+    """A `model_failed` problem for each model with not one scored sample."""
+    return [
+        Problem(
+            kind="model_failed",
+            message=(
+                f"not one sample scored ({failure.errors} errored or unscored in "
+                f"{', '.join(failure.categories)}); listed as failed, not ranked"
+            ),
+            model=failure.model,
+            count=failure.errors,
+        )
+        for failure in failed
+    ]
+
+
+def _scorers_read(
+    data: dict[tuple[str, str], CategoryData], failed_names: set[str]
+) -> dict[str, list[str]]:
+    """The scorers read in each category, in order of first appearance, failed models aside."""
+    scorers_read: dict[str, list[str]] = {}
+    for (model, key), category_data in sorted(data.items()):
+        if model not in failed_names:
+            known = scorers_read.setdefault(key, [])
+            known.extend(name for name in category_data.scorers if name not in known)
+    return scorers_read
+
+
+def _sample_counts(suite: Suite, ranked: list[ModelScores]) -> dict[str, int]:
+    """How many distinct questions each category holds across the ranked models."""
+    sample_counts: dict[str, int] = {}
+    for category in suite.categories:
+        questions: set[int] = set()
+        for entry in ranked:
+            questions.update(entry.categories[category.key].questions.tolist())
+        sample_counts[category.key] = len(questions)
+    return sample_counts
+
+
+def _with_not_run(problems: list[Problem], skipped: dict[str, str]) -> list[Problem]:
+    """The problems led by one `category_not_run` per category skipped on purpose."""
+    return [
+        *(
+            Problem(kind="category_not_run", message=reason, category=key)
+            for key, reason in sorted(skipped.items())
+        ),
+        # a category not run on purpose is said once, as not run, not also as empty
+        *(p for p in problems if not (p.kind == "category_empty" and p.category in skipped)),
+    ]
+
+
 def build_leaderboard(
     logs: str | Path | Iterable[str | Path],
     suite: Suite | str | Path = "sa-bench",
@@ -306,19 +357,7 @@ def build_leaderboard(
     moment = generated_at or datetime.now(UTC)
     collected = collect(paths, resolved, errors=errors, progress=progress)
     failed = failed_models(collected.models, collected.data)
-    problems = list(collected.problems)
-    for failure in failed:
-        problems.append(
-            Problem(
-                kind="model_failed",
-                message=(
-                    f"not one sample scored ({failure.errors} errored or unscored in "
-                    f"{', '.join(failure.categories)}); listed as failed, not ranked"
-                ),
-                model=failure.model,
-                count=failure.errors,
-            )
-        )
+    problems = [*collected.problems, *_failure_problems(failed)]
     failed_names = {failure.model for failure in failed}
     scored = [
         score_model(resolved, model, collected.data)
@@ -330,27 +369,9 @@ def build_leaderboard(
     ranked, comparisons = rank_models(resolved, scored)
     problems.extend(question_set_problems(resolved, ranked))
     problems.extend(unpaired_problems(comparisons))
-    scorers_read: dict[str, list[str]] = {}
-    for (model, key), data in sorted(collected.data.items()):
-        if model not in failed_names:
-            known = scorers_read.setdefault(key, [])
-            known.extend(name for name in data.scorers if name not in known)
-
-    sample_counts: dict[str, int] = {}
-    for category in resolved.categories:
-        questions: set[int] = set()
-        for entry in ranked:
-            questions.update(entry.categories[category.key].questions.tolist())
-        sample_counts[category.key] = len(questions)
-
-    problems = [
-        *(
-            Problem(kind="category_not_run", message=reason, category=key)
-            for key, reason in sorted(skipped.items())
-        ),
-        # a category not run on purpose is said once, as not run, not also as empty
-        *(p for p in problems if not (p.kind == "category_empty" and p.category in skipped)),
-    ]
+    scorers_read = _scorers_read(collected.data, failed_names)
+    sample_counts = _sample_counts(resolved, ranked)
+    problems = _with_not_run(problems, skipped)
     return Leaderboard(
         suite=resolved,
         models=ranked,

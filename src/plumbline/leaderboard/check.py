@@ -150,6 +150,64 @@ def review_document(document: Any) -> DocumentReview:
     )
 
 
+def _overall_deviation(
+    name: str, fresh: PublishedRow, old: PublishedRow, z: float, tolerance: float
+) -> Deviation:
+    """How far one model's new overall lies from its published one, against tolerance and noise."""
+    difference = fresh.overall - old.overall
+    se_new, se_old = fresh.overall_standard_error, old.overall_standard_error
+    known = [se for se in (se_new, se_old) if se is not None]
+    half_width = z * math.sqrt(math.fsum(se**2 for se in known)) if known else None
+    basis: Literal["both", "new only", "published only"] | None = None
+    if se_new is not None and se_old is not None:
+        basis = "both"
+    elif se_new is not None:
+        basis = "new only"
+    elif se_old is not None:
+        basis = "published only"
+    return Deviation(
+        model=name,
+        new=fresh.overall,
+        published=old.overall,
+        deviation=difference,
+        # A hair of slack so that 0.72 vs 0.67 (exactly 5 points) counts as within.
+        within_tolerance=abs(difference) <= tolerance + 1e-9,
+        combined_half_width=half_width,
+        within_interval=None if half_width is None else abs(difference) <= half_width,
+        interval_basis=basis,
+    )
+
+
+def _category_deviations(
+    new_models: dict[str, PublishedRow],
+    old_models: dict[str, PublishedRow],
+    keys: list[str],
+    tolerance: float,
+) -> list[CategoryDeviation]:
+    """Each shared model's deviation in every category either file states."""
+    categories: list[CategoryDeviation] = []
+    for name in sorted(new_models.keys() & old_models.keys()):
+        for key in keys:
+            fresh_value = new_models[name].value(key)
+            old_value = old_models[name].value(key)
+            if fresh_value is None and old_value is None:
+                continue
+            gap: float | None = (
+                None if fresh_value is None or old_value is None else fresh_value - old_value
+            )
+            categories.append(
+                CategoryDeviation(
+                    model=name,
+                    category=key,
+                    new=fresh_value,
+                    published=old_value,
+                    deviation=gap,
+                    within_tolerance=None if gap is None else abs(gap) <= tolerance + 1e-9,
+                )
+            )
+    return categories
+
+
 def check_reproducibility(
     new: Any,
     published: Any,
@@ -171,53 +229,12 @@ def check_reproducibility(
     z = float(sps.norm.ppf(0.5 + level / 2))
     deviations: list[Deviation] = []
     for name in sorted(new_models.keys() & old_models.keys()):
-        fresh, old = new_models[name], old_models[name]
-        difference = fresh.overall - old.overall
-        se_new, se_old = fresh.overall_standard_error, old.overall_standard_error
-        known = [se for se in (se_new, se_old) if se is not None]
-        half_width = z * math.sqrt(math.fsum(se**2 for se in known)) if known else None
-        basis: Literal["both", "new only", "published only"] | None = None
-        if se_new is not None and se_old is not None:
-            basis = "both"
-        elif se_new is not None:
-            basis = "new only"
-        elif se_old is not None:
-            basis = "published only"
         deviations.append(
-            Deviation(
-                model=name,
-                new=fresh.overall,
-                published=old.overall,
-                deviation=difference,
-                # A hair of slack so that 0.72 vs 0.67 (exactly 5 points) counts as within.
-                within_tolerance=abs(difference) <= tolerance + 1e-9,
-                combined_half_width=half_width,
-                within_interval=None if half_width is None else abs(difference) <= half_width,
-                interval_basis=basis,
-            )
+            _overall_deviation(name, new_models[name], old_models[name], z, tolerance)
         )
-    categories: list[CategoryDeviation] = []
     new_weights, old_weights = fresh_file.weights, old_file.weights
     keys = list(dict.fromkeys([*(new_weights or {}), *(old_weights or {})]))
-    for name in sorted(new_models.keys() & old_models.keys()):
-        for key in keys:
-            fresh_value = new_models[name].value(key)
-            old_value = old_models[name].value(key)
-            if fresh_value is None and old_value is None:
-                continue
-            gap: float | None = (
-                None if fresh_value is None or old_value is None else fresh_value - old_value
-            )
-            categories.append(
-                CategoryDeviation(
-                    model=name,
-                    category=key,
-                    new=fresh_value,
-                    published=old_value,
-                    deviation=gap,
-                    within_tolerance=None if gap is None else abs(gap) <= tolerance + 1e-9,
-                )
-            )
+    categories = _category_deviations(new_models, old_models, keys, tolerance)
     new_file = review_document(new)
     return CheckResult(
         reproducible=(

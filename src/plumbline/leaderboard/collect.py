@@ -28,6 +28,7 @@ import numpy.typing as npt
 from plumbline.leaderboard.result import ErrorPolicy, Problem
 from plumbline.leaderboard.suite import Category, Suite
 from plumbline.records.inspect_logs import (
+    LogFiles,
     LogHeader,
     LogReadError,
     SampleScore,
@@ -172,6 +173,105 @@ def pick_scorer(
     )
 
 
+def _location_problems(files: LogFiles) -> list[Problem]:
+    """A problem for each path that does not exist and each location that cannot be listed."""
+    problems: list[Problem] = [
+        Problem(kind="path_not_found", message="no such file or directory", path=str(path))
+        for path in files.missing
+    ]
+    problems += [
+        Problem(kind="unreachable_location", message=f"cannot list logs: {why}", path=location)
+        for location, why in files.unreachable
+    ]
+    return problems
+
+
+def _incomplete_log_problem(header: LogHeader, samples: list[SampleScore]) -> Problem:
+    """An `incomplete_log` problem: the log did not finish, yet its recorded samples are used."""
+    return _log_problem(
+        "incomplete_log",
+        header,
+        f"log status is {header.status!r}"
+        + (f" ({header.error})" if header.error else "")
+        + f"; its {len(samples)} recorded sample-epochs are used",
+        count=len(samples),
+    )
+
+
+def _category_chunk(
+    header: LogHeader,
+    category: Category,
+    scorer: str,
+    samples: list[SampleScore],
+    index: _QuestionIndex,
+) -> tuple[_Chunk, list[Problem]]:
+    """One log's scores in one category, unusable values set to NaN, and the problems found."""
+    problems: list[Problem] = []
+    ids = [sample.id for sample in samples]
+    values = np.array(
+        [np.nan if (value := sample.value(scorer)) is None else value for sample in samples],
+        dtype=np.float64,
+    )
+    unreadable = [
+        sample.unreadable[scorer]
+        for sample in samples
+        if scorer in sample.unreadable and sample.error is None
+    ]
+    if unreadable:
+        problems.append(
+            _log_problem(
+                "unreadable_score",
+                header,
+                f"{len(unreadable)} {scorer!r} values are not scores "
+                f"(e.g. {unreadable[0]}); counted as errors",
+                category=category.key,
+                count=len(unreadable),
+            )
+        )
+    outside = (values < 0.0) | (values > 1.0)
+    if outside.any():
+        # Scores live in [0, 1]; clamping a 0–10 judge scale to 1.0 was the reference
+        # implementation's defect. Such a value is no valid score: it counts as an error.
+        problems.append(
+            _log_problem(
+                "out_of_range",
+                header,
+                f"{int(outside.sum())} {scorer!r} values outside [0, 1] "
+                f"(e.g. {values[outside][0]:g}); counted as errors",
+                category=category.key,
+                count=int(outside.sum()),
+            )
+        )
+        values[outside] = np.nan
+    problems.extend(_outcome_problems(header, category, scorer, samples))
+    chunk = _Chunk(
+        header=header,
+        scorer=scorer,
+        questions=index.codes(category.key, category.question_set(header.task), ids),
+        epochs=np.array([sample.epoch for sample in samples], dtype=np.int64),
+        values=values,
+    )
+    return chunk, problems
+
+
+def _merged_data(
+    chunks: dict[tuple[str, str], list[_Chunk]], suite: Suite, errors: ErrorPolicy
+) -> tuple[dict[tuple[str, str], CategoryData], list[Problem]]:
+    """Each (model, category)'s logs pooled, with duplicate and empty-category problems."""
+    problems: list[Problem] = []
+    data: dict[tuple[str, str], CategoryData] = {}
+    for (model, key), parts in chunks.items():
+        category_data, duplicate_problems = _merge(model, key, parts, errors)
+        data[(model, key)] = category_data
+        problems.extend(duplicate_problems)
+    if data:
+        fed = {key for _, key in data}
+        for category in suite.categories:
+            if category.key not in fed:
+                problems.append(_empty_category(suite, category))
+    return data, problems
+
+
 def collect(
     paths: Iterable[str | Path],
     suite: Suite,
@@ -183,14 +283,7 @@ def collect(
     if errors not in ERROR_POLICIES:
         raise ValueError(f"errors must be 'zero' or 'exclude', got {errors!r}")
     files = find_log_files(paths)
-    problems: list[Problem] = [
-        Problem(kind="path_not_found", message="no such file or directory", path=str(path))
-        for path in files.missing
-    ]
-    problems += [
-        Problem(kind="unreachable_location", message=f"cannot list logs: {why}", path=location)
-        for location, why in files.unreachable
-    ]
+    problems = _location_problems(files)
     index = _QuestionIndex()
     chunks: dict[tuple[str, str], list[_Chunk]] = defaultdict(list)
     models: set[str] = set()
@@ -224,85 +317,23 @@ def collect(
                 progress(done, total, str(path))
         used_here = False
         if header.status != "success":
-            problems.append(
-                _log_problem(
-                    "incomplete_log",
-                    header,
-                    f"log status is {header.status!r}"
-                    + (f" ({header.error})" if header.error else "")
-                    + f"; its {len(samples)} recorded sample-epochs are used",
-                    count=len(samples),
-                )
-            )
+            problems.append(_incomplete_log_problem(header, samples))
         for category in categories:
             scorer, problem = pick_scorer(header, names, category)
             if problem is not None:
                 problems.append(problem)
             if scorer is None:
                 continue
-            ids = [sample.id for sample in samples]
-            values = np.array(
-                [
-                    np.nan if (value := sample.value(scorer)) is None else value
-                    for sample in samples
-                ],
-                dtype=np.float64,
-            )
-            unreadable = [
-                sample.unreadable[scorer]
-                for sample in samples
-                if scorer in sample.unreadable and sample.error is None
-            ]
-            if unreadable:
-                problems.append(
-                    _log_problem(
-                        "unreadable_score",
-                        header,
-                        f"{len(unreadable)} {scorer!r} values are not scores "
-                        f"(e.g. {unreadable[0]}); counted as errors",
-                        category=category.key,
-                        count=len(unreadable),
-                    )
-                )
-            outside = (values < 0.0) | (values > 1.0)
-            if outside.any():
-                # Scores live in [0, 1]; clamping a 0–10 judge scale to 1.0 was the reference
-                # implementation's defect. Such a value is no valid score: it counts as an error.
-                problems.append(
-                    _log_problem(
-                        "out_of_range",
-                        header,
-                        f"{int(outside.sum())} {scorer!r} values outside [0, 1] "
-                        f"(e.g. {values[outside][0]:g}); counted as errors",
-                        category=category.key,
-                        count=int(outside.sum()),
-                    )
-                )
-                values[outside] = np.nan
-            problems.extend(_outcome_problems(header, category, scorer, samples))
-            chunk = _Chunk(
-                header=header,
-                scorer=scorer,
-                questions=index.codes(category.key, category.question_set(header.task), ids),
-                epochs=np.array([sample.epoch for sample in samples], dtype=np.int64),
-                values=values,
-            )
+            chunk, chunk_problems = _category_chunk(header, category, scorer, samples, index)
+            problems.extend(chunk_problems)
             chunks[(header.model, category.key)].append(chunk)
             used_here = True
         if used_here:
             models.add(header.model)
             used += 1
 
-    data: dict[tuple[str, str], CategoryData] = {}
-    for (model, key), parts in chunks.items():
-        category_data, duplicate_problems = _merge(model, key, parts, errors)
-        data[(model, key)] = category_data
-        problems.extend(duplicate_problems)
-    if data:
-        fed = {key for _, key in data}
-        for category in suite.categories:
-            if category.key not in fed:
-                problems.append(_empty_category(suite, category))
+    data, merge_problems = _merged_data(chunks, suite, errors)
+    problems.extend(merge_problems)
     return Collected(
         data=data,
         models=sorted(models),

@@ -36,6 +36,7 @@ from plumbline.leaderboard.result import (
     OutcomeCounts,
 )
 from plumbline.records.inspect_logs import (
+    LogHeader,
     LogReadError,
     UnreadableScore,
     find_log_files,
@@ -168,6 +169,46 @@ def highlights_of(metadata: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+def _category_sample(
+    header: LogHeader,
+    sample: Any,
+    key: str,
+    scorers: Sequence[str],
+    question: str,
+    response: str,
+    failure: str | None,
+) -> LeaderboardSample:
+    """One sample of a log as the board sees it in one category, scored by its first scorer held."""
+    held = sample.scores or {}
+    scorer = next((name for name in scorers if name in held), scorers[0])
+    score = held.get(scorer)
+    try:
+        value = None if score is None else score_value_to_float(score.value)
+    except UnreadableScore:
+        value = None  # reported by the leaderboard as unreadable_score
+    if failure is not None or (value is not None and not math.isfinite(value)):
+        value = None
+    metadata: dict[str, Any] = dict(score.metadata) if score is not None and score.metadata else {}
+    return LeaderboardSample(
+        model=header.model,
+        category=key,
+        task=header.task,
+        sample_id=str(sample.id),
+        epoch=int(sample.epoch),
+        question=question,
+        response=response,
+        target=_target_text(sample.target),
+        value=value,
+        answer=None if score is None or score.answer is None else str(score.answer),
+        explanation=None if score is None else score.explanation,
+        outcome=outcome_of(value, metadata, failure),
+        error=failure,
+        metadata=metadata,
+        highlights=list(highlights_of(metadata)),
+        log=header.path,
+    )
+
+
 def read_leaderboard_samples(
     document: LeaderboardDocument | Mapping[str, Any], sources: Sequence[Path]
 ) -> LeaderboardSamples:
@@ -205,35 +246,8 @@ def read_leaderboard_samples(
                 response = sample.output.completion if sample.output is not None else ""
                 failure = sample.error.message if sample.error is not None else None
                 for key, scorers in categories:
-                    held = sample.scores or {}
-                    scorer = next((name for name in scorers if name in held), scorers[0])
-                    score = held.get(scorer)
-                    try:
-                        value = None if score is None else score_value_to_float(score.value)
-                    except UnreadableScore:
-                        value = None  # reported by the leaderboard as unreadable_score
-                    if failure is not None or (value is not None and not math.isfinite(value)):
-                        value = None
-                    metadata: dict[str, Any] = (
-                        dict(score.metadata) if score is not None and score.metadata else {}
-                    )
-                    found = LeaderboardSample(
-                        model=header.model,
-                        category=key,
-                        task=header.task,
-                        sample_id=str(sample.id),
-                        epoch=int(sample.epoch),
-                        question=question,
-                        response=response,
-                        target=_target_text(sample.target),
-                        value=value,
-                        answer=None if score is None or score.answer is None else str(score.answer),
-                        explanation=None if score is None else score.explanation,
-                        outcome=outcome_of(value, metadata, failure),
-                        error=failure,
-                        metadata=metadata,
-                        highlights=list(highlights_of(metadata)),
-                        log=header.path,
+                    found = _category_sample(
+                        header, sample, key, scorers, question, response, failure
                     )
                     chosen[(header.model, key, header.task, found.sample_id, found.epoch)] = found
         except Exception as problem:  # inspect raises zip, JSON, pydantic and OS errors alike

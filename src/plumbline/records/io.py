@@ -241,6 +241,26 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
         yield from _segment_values(name, segment, first_line, final=True, array=bool(array)) or []
 
 
+def _checked_value(
+    name: str,
+    value: Any,
+    start_line: int,
+    end_line: int,
+    bad_lines: dict[int, str],
+    *,
+    surrogates: bool,
+) -> Located | RecordError:
+    """A decoded value on lines `start_line`..`end_line`, or the first reason it cannot be used."""
+    bad = next((n for n in range(start_line, end_line + 1) if n in bad_lines), None)
+    if bad is not None:
+        return RecordError(name, bad, "<encoding>", bad_lines[bad])
+    if surrogates and _has_lone_surrogate(value):
+        return RecordError(name, start_line, "<json>", _LONE_SURROGATE)
+    if _too_deep(value):
+        return RecordError(name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep")
+    return Located(name, start_line, value)
+
+
 def _segment_values(
     name: str, lines: list[bytes], first_line: int, *, final: bool, array: bool = False
 ) -> list[Located | RecordError] | None:
@@ -308,17 +328,9 @@ def _segment_values(
             pos = _next_record_start(text, pos)
             continue
         end_line = line_at(end)
-        bad = next((n for n in range(start_line, end_line + 1) if n in bad_lines), None)
-        if bad is not None:
-            found.append(RecordError(name, bad, "<encoding>", bad_lines[bad]))
-        elif surrogates and _has_lone_surrogate(value):
-            found.append(RecordError(name, start_line, "<json>", _LONE_SURROGATE))
-        elif _too_deep(value):
-            found.append(
-                RecordError(name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep")
-            )
-        else:
-            found.append(Located(name, start_line, value))
+        found.append(
+            _checked_value(name, value, start_line, end_line, bad_lines, surrogates=surrogates)
+        )
         pos = _skip_whitespace(text, end)
         if in_array and pos < len(text) and text[pos] == ",":
             pos = _skip_whitespace(text, pos + 1)

@@ -56,6 +56,7 @@ from plumbline.reliability.result import (
     ReliabilityReport,
     ReliabilityWarning,
     ResponseSample,
+    RobustnessResult,
     SampledResponse,
 )
 from plumbline.reliability.verdict import model_verdict
@@ -155,17 +156,16 @@ def _samples(records: Sequence[TrialRecord]) -> list[ResponseSample]:
     return samples
 
 
-def _analyze_model(
+def _prompt_results(
     model: str,
     records: list[TrialRecord],
+    ok: list[TrialRecord],
     embed: Embed,
-    config: BenchmarkConfig,
-    price: Price | None,
-    step: Callable[[str], None] = lambda what: None,
-) -> tuple[ModelReliability, list[str]]:
-    """One model's entry and its warnings."""
+    step: Callable[[str], None],
+) -> tuple[list[PromptReliability], list[Any], list[str]]:
+    """Consistency and agreement per prompt, the embeddings that feed output diversity, and
+    the warnings met on the way."""
     warnings: list[str] = []
-    ok = [r for r in records if r.ok and r.response is not None]
     by_prompt: dict[str, list[TrialRecord]] = defaultdict(list)
     for record in ok:
         by_prompt[record.prompt_id].append(record)
@@ -205,7 +205,14 @@ def _analyze_model(
                 conflict=conflict,
             )
         )
+    return prompt_results, diversity_groups, warnings
 
+
+def _estimates_over_prompts(
+    model: str, prompt_results: list[PromptReliability]
+) -> tuple[Estimate | None, Estimate | None, list[str]]:
+    """Consistency and agreement over the prompts scored on both, and a conflict between them."""
+    warnings: list[str] = []
     scored = [p for p in prompt_results if p.consistency is not None and p.agreement is not None]
     consistency_estimate: Estimate | None = None
     agreement_estimate: Estimate | None = None
@@ -230,7 +237,23 @@ def _analyze_model(
         )
         if overall_conflict:
             warnings.append(f"{model} (mean over prompts): {overall_conflict}")
+    return consistency_estimate, agreement_estimate, warnings
 
+
+@dataclass(frozen=True)
+class _Performance:
+    """The performance heuristic of one model: pooled, over prompts, and on each prompt."""
+
+    result: PerformanceResult | None
+    by_prompt: Estimate | None
+    prompts: list[PromptReliability]
+
+
+def _performance(
+    model: str, ok: list[TrialRecord], embed: Embed, prompt_results: list[PromptReliability]
+) -> tuple[_Performance, list[str]]:
+    """The performance heuristic of the successful trials, with each prompt's mean."""
+    warnings: list[str] = []
     performance: PerformanceResult | None = None
     performance_by_prompt: Estimate | None = None
     if ok:
@@ -252,7 +275,14 @@ def _analyze_model(
         performance_by_prompt = estimate_over_prompts(
             list(by_prompt_means.values()), len(ok), performance_band
         )
+    return _Performance(performance, performance_by_prompt, prompt_results), warnings
 
+
+def _latencies(
+    model: str, ok: list[TrialRecord]
+) -> tuple[LatencyResult | None, LatencyResult | None, list[str]]:
+    """Latency and time to first token over the successful trials that report them."""
+    warnings: list[str] = []
     latency: LatencyResult | None = None
     ttft: LatencyResult | None = None
     timed = [r for r in ok if r.latency_seconds is not None]
@@ -272,7 +302,14 @@ def _analyze_model(
         ttft = latency_metrics(
             streamed, prompts=len({r.prompt_id for r in ok if r.ttft_seconds is not None})
         )
+    return latency, ttft, warnings
 
+
+def _quality_and_robustness(
+    model: str, records: list[TrialRecord], ok: list[TrialRecord], diversity_groups: list[Any]
+) -> tuple[OutputQualityResult | None, RobustnessResult, list[str]]:
+    """Output quality of the successful trials and robustness over every trial."""
+    warnings: list[str] = []
     quality: OutputQualityResult | None = None
     if ok:
         responses = [r.response or "" for r in ok]
@@ -290,7 +327,14 @@ def _analyze_model(
     if warning:
         warnings.append(warning)
     warnings.extend(f"{model}: {note}" for note in robust.notes)
+    return quality, robust, warnings
 
+
+def _cost(
+    model: str, ok: list[TrialRecord], price: Price | None, performance: PerformanceResult | None
+) -> tuple[CostResult | None, list[str]]:
+    """Mean cost per trial at the model's price, and per point of the performance heuristic."""
+    warnings: list[str] = []
     cost: CostResult | None = None
     if price is not None:
         priced = [r for r in ok if r.input_tokens is not None and r.output_tokens is not None]
@@ -310,23 +354,47 @@ def _analyze_model(
             )
         else:
             warnings.append(f"{model}: a price was given but no trial reports token counts")
+    return cost, warnings
+
+
+def _analyze_model(
+    model: str,
+    records: list[TrialRecord],
+    embed: Embed,
+    config: BenchmarkConfig,
+    price: Price | None,
+    step: Callable[[str], None] = lambda what: None,
+) -> tuple[ModelReliability, list[str]]:
+    """One model's entry and its warnings."""
+    ok = [r for r in records if r.ok and r.response is not None]
+    prompt_results, diversity_groups, warnings = _prompt_results(model, records, ok, embed, step)
+    consistency_estimate, agreement_estimate, found = _estimates_over_prompts(model, prompt_results)
+    warnings += found
+    performance, found = _performance(model, ok, embed, prompt_results)
+    warnings += found
+    latency, ttft, found = _latencies(model, ok)
+    warnings += found
+    quality, robust, found = _quality_and_robustness(model, records, ok, diversity_groups)
+    warnings += found
+    cost, found = _cost(model, ok, price, performance.result)
+    warnings += found
 
     step(f"{model}: performance, latency, output quality, robustness")
     entry = ModelReliability(
         model=model,
         trials=len(records),
         successful=len(ok),
-        prompts=prompt_results,
+        prompts=performance.prompts,
         consistency=consistency_estimate,
         agreement=agreement_estimate,
-        performance=performance,
-        performance_by_prompt=performance_by_prompt,
+        performance=performance.result,
+        performance_by_prompt=performance.by_prompt,
         latency=latency,
         ttft=ttft,
         output_quality=quality,
         robustness=robust,
         cost=cost,
-        latencies=_thin([r.latency_seconds for r in timed if r.latency_seconds is not None]),
+        latencies=_thin([r.latency_seconds for r in ok if r.latency_seconds is not None]),
         failed_trials=_failed(records),
         samples=_samples(records),
     )
@@ -388,6 +456,54 @@ def _excerpt(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _first_of_each_key(
+    records: Sequence[TrialRecord],
+) -> tuple[dict[tuple[str, str, int], TrialRecord], list[str]]:
+    """The first record of each (model, prompt, trial) key, and a note per later duplicate."""
+    notes: list[str] = []
+    unique: dict[tuple[str, str, int], TrialRecord] = {}
+    for record in records:
+        if record.key in unique:
+            notes.append(
+                f"duplicate trial {record.key}: kept the first record, ignored the later one"
+            )
+            continue
+        unique[record.key] = record
+    return unique, notes
+
+
+def _model_comparisons(
+    models: list[ModelReliability],
+    by_model: Mapping[str, list[TrialRecord]],
+    embed: Embed,
+    step: Callable[[str], None],
+) -> list[ModelPairEffect]:
+    """Cohen's d on latency and on the performance heuristic for every pair of models."""
+    comparisons: list[ModelPairEffect] = []
+    for first, second in itertools.combinations(models, 2):
+        latencies = [
+            [r.latency_seconds for r in by_model[m.model] if r.ok and r.latency_seconds is not None]
+            for m in (first, second)
+        ]
+        comparisons.append(
+            _effect(first.model, second.model, "latency_seconds", latencies[0], latencies[1])
+        )
+        perf: list[list[float]] = []
+        for m in (first, second):
+            ok = [r for r in by_model[m.model] if r.ok and r.response is not None]
+            if ok:
+                vectors = embed([r.prompt for r in ok] + [r.response or "" for r in ok])
+                scores = performance_scores(
+                    vectors[: len(ok)], vectors[len(ok) :], [r.response or "" for r in ok]
+                )
+                perf.append([float(s) for s in scores.score])
+            else:
+                perf.append([])
+        comparisons.append(_effect(first.model, second.model, "performance", perf[0], perf[1]))
+        step(f"{first.model} vs {second.model}: effect sizes")
+    return comparisons
+
+
 def analyze(
     records: Sequence[TrialRecord],
     embed: Embed,
@@ -417,14 +533,8 @@ def analyze(
     notes: list[str] = list(split.notes)
     separated, conflicts = separate_prompt_texts(split.records)
     notes += conflicts
-    unique: dict[tuple[str, str, int], TrialRecord] = {}
-    for record in separated:
-        if record.key in unique:
-            notes.append(
-                f"duplicate trial {record.key}: kept the first record, ignored the later one"
-            )
-            continue
-        unique[record.key] = record
+    unique, duplicates = _first_of_each_key(separated)
+    notes += duplicates
     by_model: dict[str, list[TrialRecord]] = defaultdict(list)
     for record in unique.values():
         by_model[record.model].append(record)
@@ -448,28 +558,7 @@ def analyze(
         )
         models.append(entry)
         warnings += [ReliabilityWarning(model=name, message=w) for w in model_warnings]
-    comparisons: list[ModelPairEffect] = []
-    for first, second in itertools.combinations(models, 2):
-        latencies = [
-            [r.latency_seconds for r in by_model[m.model] if r.ok and r.latency_seconds is not None]
-            for m in (first, second)
-        ]
-        comparisons.append(
-            _effect(first.model, second.model, "latency_seconds", latencies[0], latencies[1])
-        )
-        perf: list[list[float]] = []
-        for m in (first, second):
-            ok = [r for r in by_model[m.model] if r.ok and r.response is not None]
-            if ok:
-                vectors = embed([r.prompt for r in ok] + [r.response or "" for r in ok])
-                scores = performance_scores(
-                    vectors[: len(ok)], vectors[len(ok) :], [r.response or "" for r in ok]
-                )
-                perf.append([float(s) for s in scores.score])
-            else:
-                perf.append([])
-        comparisons.append(_effect(first.model, second.model, "performance", perf[0], perf[1]))
-        step(f"{first.model} vs {second.model}: effect sizes")
+    comparisons = _model_comparisons(models, by_model, embed, step)
     return ReliabilityReport(
         config=ReliabilityConfig.of(config),
         models=models,

@@ -260,83 +260,91 @@ def _arm_rows(summaries: dict[str, ArmSummary]) -> list[list[str]]:
     ]
 
 
+def _comparison_head_markdown(comparison: ArmComparison, level: str) -> list[str]:
+    """A comparison's heading, decision, gates, sequential verdict, deltas and tests."""
+    table = present.markdown_table
+    tie = " (three-way tie: the A/B schema's order prefers the treatment)" if comparison.tie else ""
+    return [
+        f"## {markdown(comparison.treatment)} vs {markdown(comparison.control)}",
+        "",
+        f"**Decision: {markdown(comparison.decision)}**{tie} — rule `{comparison.rule}`, "
+        f"{present.number(comparison.pairs)} pairs.",
+        "",
+        *([f"**{markdown(comparison.caveat)}**", ""] if comparison.caveat else []),
+        "### Gates",
+        "",
+        table(
+            [
+                "gate",
+                comparison.treatment,
+                comparison.control,
+                *(["interval"] if comparison.rule == "ci" else []),
+                "verdict",
+            ],
+            [_gate_line(g, comparison) for g in comparison.gates],
+        ),
+        "",
+        *_sequential_markdown(comparison),
+        "### Paired deltas",
+        "",
+        table(
+            ["delta", "mean", f"{level} CI of mean", "median", "pairs"],
+            _delta_rows(comparison),
+            align="lrrrr",
+        ),
+        "",
+        "### Tests and effect sizes",
+        "",
+        table(["", "estimate", "detail"], [list(r) for r in test_rows(comparison.tests)]),
+        "",
+    ]
+
+
+def _per_task_markdown(comparison: ArmComparison) -> list[str]:
+    """A comparison's per-task table, under its heading."""
+    table = present.markdown_table
+    return [
+        "### Per task",
+        "",
+        table(
+            [
+                "task",
+                "pairs",
+                "success T",
+                "success C",
+                "mean pass_delta",
+                "median duration T",
+                "median duration C",
+            ],
+            [
+                [
+                    row.task_id,
+                    present.number(row.pairs),
+                    present.percent(row.success_rate_treatment),
+                    present.percent(row.success_rate_control),
+                    present.points(row.mean_pass_delta),
+                    present.seconds(row.median_duration_seconds_treatment),
+                    present.seconds(row.median_duration_seconds_control),
+                ]
+                for row in comparison.per_task
+            ],
+            align="lrrrrrr",
+        ),
+        "",
+    ]
+
+
 def render_markdown(report: CompareReport) -> str:
     """A Markdown report with the same content and order as the terminal view."""
     table = present.markdown_table
     level = present.level(report.settings.level)
     parts = ["# A/B comparison", ""]
     for comparison in report.comparisons:
-        tie = (
-            " (three-way tie: the A/B schema's order prefers the treatment)"
-            if comparison.tie
-            else ""
-        )
-        parts += [
-            f"## {markdown(comparison.treatment)} vs {markdown(comparison.control)}",
-            "",
-            f"**Decision: {markdown(comparison.decision)}**{tie} — rule `{comparison.rule}`, "
-            f"{present.number(comparison.pairs)} pairs.",
-            "",
-            *([f"**{markdown(comparison.caveat)}**", ""] if comparison.caveat else []),
-            "### Gates",
-            "",
-            table(
-                [
-                    "gate",
-                    comparison.treatment,
-                    comparison.control,
-                    *(["interval"] if comparison.rule == "ci" else []),
-                    "verdict",
-                ],
-                [_gate_line(g, comparison) for g in comparison.gates],
-            ),
-            "",
-            *_sequential_markdown(comparison),
-            "### Paired deltas",
-            "",
-            table(
-                ["delta", "mean", f"{level} CI of mean", "median", "pairs"],
-                _delta_rows(comparison),
-                align="lrrrr",
-            ),
-            "",
-            "### Tests and effect sizes",
-            "",
-            table(["", "estimate", "detail"], [list(r) for r in test_rows(comparison.tests)]),
-            "",
-        ]
+        parts += _comparison_head_markdown(comparison, level)
         detectable = _detectable(report, comparison)
         if detectable is not None:
             parts += [f"Minimum detectable pass-rate difference: {detectable}.", ""]
-        parts += [
-            "### Per task",
-            "",
-            table(
-                [
-                    "task",
-                    "pairs",
-                    "success T",
-                    "success C",
-                    "mean pass_delta",
-                    "median duration T",
-                    "median duration C",
-                ],
-                [
-                    [
-                        row.task_id,
-                        present.number(row.pairs),
-                        present.percent(row.success_rate_treatment),
-                        present.percent(row.success_rate_control),
-                        present.points(row.mean_pass_delta),
-                        present.seconds(row.median_duration_seconds_treatment),
-                        present.seconds(row.median_duration_seconds_control),
-                    ]
-                    for row in comparison.per_task
-                ],
-                align="lrrrrrr",
-            ),
-            "",
-        ]
+        parts += _per_task_markdown(comparison)
     parts += [
         "## Arm summaries",
         "",

@@ -159,6 +159,51 @@ def _print_corrections(document: LeaderboardDocument, console: Console) -> None:
     console.print(fixes)
 
 
+def _terminal_cells(document: LeaderboardDocument, row: LeaderboardRow) -> list[str]:
+    """A model's row of the terminal table: rank, tie group, name, categories, overall."""
+    cells = [present.number(row.rank), present.number(row.tie_group), terminal(row.model)]
+    for key, category in document.categories.items():
+        value = row.score(key)
+        if category.not_run is not None:
+            cells.append(f"[yellow]{NOT_RUN}[/yellow]")
+        elif value is None:
+            cells.append(f"[yellow]{category_cell(row, key)}[/yellow]")
+        else:
+            interval = _interval(row.interval(key))
+            detail = _counts_text(row, key)
+            cells.append(f"{present.fixed(value)}\n{interval}\n[dim]{detail}[/dim]")
+    cells += [
+        f"{present.fixed(row.overall)}\n{_interval(row.interval('overall'))}",
+        present.number(row.errors),
+    ]
+    return cells
+
+
+def _pairs_table(document: LeaderboardDocument) -> Table:
+    """The adjacent comparisons as a terminal table."""
+    pairs = Table(
+        title="Adjacent pairs",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    pairs.add_column("higher", no_wrap=True)
+    pairs.add_column("lower", no_wrap=True)
+    for header in (
+        "Δ overall",
+        "paired Δ\n[CI]",
+        "p\n(Holm)",
+        "tied",
+        f"SA Bench:\n{_equivalence(document)}",
+    ):
+        pairs.add_column(header, justify="right", overflow="fold")
+    for pair in document.comparisons:
+        higher, lower, *numbers = _pair_cells(pair, interval_on="\n")
+        pairs.add_row(terminal(higher), terminal(lower), *numbers)
+    return pairs
+
+
 def render_terminal(document: LeaderboardDocument, console: Console) -> None:
     """The leaderboard table, the adjacent comparisons, and the input problems."""
     metadata = document.metadata
@@ -190,48 +235,13 @@ def render_terminal(document: LeaderboardDocument, console: Console) -> None:
     )
     table.add_column("errors", justify="right")
     for row in document.models:
-        cells = [present.number(row.rank), present.number(row.tie_group), terminal(row.model)]
-        for key, category in document.categories.items():
-            value = row.score(key)
-            if category.not_run is not None:
-                cells.append(f"[yellow]{NOT_RUN}[/yellow]")
-            elif value is None:
-                cells.append(f"[yellow]{category_cell(row, key)}[/yellow]")
-            else:
-                interval = _interval(row.interval(key))
-                detail = _counts_text(row, key)
-                cells.append(f"{present.fixed(value)}\n{interval}\n[dim]{detail}[/dim]")
-        cells += [
-            f"{present.fixed(row.overall)}\n{_interval(row.interval('overall'))}",
-            present.number(row.errors),
-        ]
-        table.add_row(*cells)
+        table.add_row(*_terminal_cells(document, row))
     console.print(table)
     if document.metadata.overall_note:
         console.print(f"[yellow]{terminal(document.metadata.overall_note)}[/yellow]")
     console.print(_tie_note(document))
     if document.comparisons:
-        pairs = Table(
-            title="Adjacent pairs",
-            title_justify="left",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            collapse_padding=True,
-        )
-        pairs.add_column("higher", no_wrap=True)
-        pairs.add_column("lower", no_wrap=True)
-        for header in (
-            "Δ overall",
-            "paired Δ\n[CI]",
-            "p\n(Holm)",
-            "tied",
-            f"SA Bench:\n{_equivalence(document)}",
-        ):
-            pairs.add_column(header, justify="right", overflow="fold")
-        for pair in document.comparisons:
-            higher, lower, *numbers = _pair_cells(pair, interval_on="\n")
-            pairs.add_row(terminal(higher), terminal(lower), *numbers)
-        console.print(pairs)
+        console.print(_pairs_table(document))
     _print_corrections(document, console)
     _print_problems(document, console)
 
@@ -417,12 +427,8 @@ def _review_lines(review: DocumentReview, path_label: str, console: Console) -> 
         )
 
 
-def render_check(result: CheckResult, console: Console) -> None:
-    """Both files' validation, the overall deviations with tolerance and interval verdicts,
-    and the category deviations. Model names are never shortened (long ones wrap)."""
-    _review_lines(result.new_file, "new", console)
-    _review_lines(result.published_file, "published", console)
-    longest = max((len(d.model) for d in result.deviations), default=5)
+def _deviation_table(result: CheckResult, longest: int) -> Table:
+    """Each shared model's overall deviation with its tolerance and interval verdicts."""
     table = Table(
         title=f"Reproducibility: overall within ±{present.shortest(result.tolerance * 100)} "
         "points of published",
@@ -452,33 +458,49 @@ def render_check(result: CheckResult, console: Console) -> None:
             Text("yes", style="green") if d.within_tolerance else Text("no", style="red"),
             inside,
         )
+    return table
+
+
+def _category_table(result: CheckResult, longest: int) -> Table:
+    """Each shared model's category deviations, reported beside the verdict."""
+    by_category = Table(
+        title=f"Categories (within ±{present.shortest(result.tolerance * 100)} points; "
+        "reported, not part of the verdict)",
+        title_justify="left",
+    )
+    by_category.add_column("model", no_wrap=True, min_width=longest)
+    by_category.add_column("category", no_wrap=True)
+    for header in ("published", "new", "deviation", "within tolerance"):
+        by_category.add_column(header)
+    for c in result.categories:
+        verdict = (
+            Text("—")
+            if c.within_tolerance is None
+            else Text("yes", style="green")
+            if c.within_tolerance
+            else Text("no", style="red")
+        )
+        by_category.add_row(
+            Text(c.model),
+            Text(c.category),
+            present.fixed(c.published),
+            present.fixed(c.new),
+            present.points(c.deviation),
+            verdict,
+        )
+    return by_category
+
+
+def render_check(result: CheckResult, console: Console) -> None:
+    """Both files' validation, the overall deviations with tolerance and interval verdicts,
+    and the category deviations. Model names are never shortened (long ones wrap)."""
+    _review_lines(result.new_file, "new", console)
+    _review_lines(result.published_file, "published", console)
+    longest = max((len(d.model) for d in result.deviations), default=5)
+    table = _deviation_table(result, longest)
     print_whole(table, console)
     if result.categories:
-        by_category = Table(
-            title=f"Categories (within ±{present.shortest(result.tolerance * 100)} points; "
-            "reported, not part of the verdict)",
-            title_justify="left",
-        )
-        by_category.add_column("model", no_wrap=True, min_width=longest)
-        by_category.add_column("category", no_wrap=True)
-        for header in ("published", "new", "deviation", "within tolerance"):
-            by_category.add_column(header)
-        for c in result.categories:
-            verdict = (
-                Text("—")
-                if c.within_tolerance is None
-                else Text("yes", style="green")
-                if c.within_tolerance
-                else Text("no", style="red")
-            )
-            by_category.add_row(
-                Text(c.model),
-                Text(c.category),
-                present.fixed(c.published),
-                present.fixed(c.new),
-                present.points(c.deviation),
-                verdict,
-            )
+        by_category = _category_table(result, longest)
         print_whole(by_category, console)
     if result.only_new:
         console.print(

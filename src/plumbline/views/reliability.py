@@ -61,8 +61,8 @@ def _estimate(statistic: float, interval: Interval | None, decimals: int = 3) ->
 Row = tuple[str, str, str, str]
 
 
-def model_rows(model: ModelReliability) -> list[Row]:
-    """(metric, value with interval, interpretation, what the interval rests on) per figure."""
+def _score_rows(model: ModelReliability) -> list[Row]:
+    """Consistency, semantic agreement and the performance heuristic, each as measured."""
     rows: list[Row] = []
     if model.consistency is not None:
         rows.append(
@@ -98,6 +98,12 @@ def model_rows(model: ModelReliability) -> list[Row]:
                 interval_basis(by_prompt.interval if by_prompt is not None else None),
             )
         )
+    return rows
+
+
+def _latency_rows(model: ModelReliability) -> list[Row]:
+    """Latency with its percentiles and spread, and time to first token."""
+    rows: list[Row] = []
     if model.latency is not None:
         lat = model.latency
         rows.append(
@@ -146,6 +152,12 @@ def model_rows(model: ModelReliability) -> list[Row]:
                 "",
             )
         )
+    return rows
+
+
+def _quality_rows(model: ModelReliability) -> list[Row]:
+    """Response length, semantic diversity and repetition."""
+    rows: list[Row] = []
     if model.output_quality is not None:
         quality = model.output_quality
         rows.append(
@@ -174,6 +186,12 @@ def model_rows(model: ModelReliability) -> list[Row]:
                 "",
             )
         )
+    return rows
+
+
+def _robustness_rows(model: ModelReliability) -> list[Row]:
+    """Error and timeout rates, the exceptions met and the retries used."""
+    rows: list[Row] = []
     robust = model.robustness
     rows.append(
         (
@@ -211,6 +229,16 @@ def model_rows(model: ModelReliability) -> list[Row]:
         )
     if robust.retries:
         rows.append(("retries used", str(robust.retries), "", ""))
+    return rows
+
+
+def model_rows(model: ModelReliability) -> list[Row]:
+    """(metric, value with interval, interpretation, what the interval rests on) per figure."""
+    rows: list[Row] = []
+    rows += _score_rows(model)
+    rows += _latency_rows(model)
+    rows += _quality_rows(model)
+    rows += _robustness_rows(model)
     if model.cost is not None:
         cost = model.cost
         rows.append(

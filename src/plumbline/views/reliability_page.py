@@ -584,10 +584,9 @@ def _estimate_row(label: str, estimate: Estimate | None) -> IntervalRow:
     )
 
 
-def comparison_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
-    """Consistency, agreement, performance, error rate and latency of every model, side by side."""
-    names = [m.model for m in models]
-    charts = [
+def _score_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
+    """Consistency, agreement, performance and error rate of every model, each with its interval."""
+    return [
         ChartView(
             "Consistency (CERT score)",
             "Mean over prompts with the t interval over prompts (approximate: CERT scores are "
@@ -646,6 +645,13 @@ def comparison_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
                 reference=0.0,
             ),
         ),
+    ]
+
+
+def _latency_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
+    """Every model's latency percentiles, its p95 interval and, when kept, each trial's latency."""
+    names = [m.model for m in models]
+    charts = [
         ChartView(
             "Latency percentiles",
             "Successful trials; a marked gap is a model without latency data.",
@@ -691,6 +697,11 @@ def comparison_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
             )
         )
     return charts
+
+
+def comparison_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
+    """Consistency, agreement, performance, error rate and latency of every model, side by side."""
+    return [*_score_charts(models), *_latency_charts(models)]
 
 
 def _log_scale(models: Sequence[ModelReliability]) -> bool:
