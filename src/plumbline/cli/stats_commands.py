@@ -17,6 +17,18 @@ if TYPE_CHECKING:
 #: A number strictly between 0 and 1 (a level, a rate, a power).
 OPEN_UNIT = FiniteFloatRange(0, 1, min_open=True, max_open=True)
 
+
+def _check_power(power: float, alpha: float) -> None:
+    """A requested power must exceed alpha: a test detects any effect, even none, with
+    probability alpha, so a power at or below it needs no data at all."""
+    if power <= alpha:
+        raise click.BadParameter(
+            f"{power:g} is not above --alpha {alpha:g}: a test detects any effect, even none, "
+            "with probability alpha, so a power at or below it needs no data at all",
+            param_hint="--power",
+        )
+
+
 #: Repeat counts shown in the `power` table when repeats can help (within-share > 0).
 REPEAT_TABLE = (1, 2, 4, 8, 16)
 
@@ -299,12 +311,7 @@ def power(
         raise click.UsageError("give --effect to get the questions needed, or --n for the MDE")
     if n is not None and effect is not None:
         raise click.UsageError("give either --effect (questions needed) or --n (MDE), not both")
-    if power_ <= alpha:
-        raise click.BadParameter(
-            f"{power_:g} is not above --alpha {alpha:g}: a test detects any effect, even none, "
-            "with probability alpha, so a power at or below it needs no data at all",
-            param_hint="--power",
-        )
+    _check_power(power_, alpha)
     common: dict[str, Any] = {
         "alpha": alpha,
         "power": power_,
