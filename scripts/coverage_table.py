@@ -4,7 +4,15 @@ Runs `plumbline.coverage.run_cells` over the full grid (n ∈ {5, 10, 30, 100, 1
 {0.02, 0.5, 0.98} and p ~ U(0.1, 0.9), 2,000 seeded datasets per cell) and writes the table. The
 figures are reproducible: every cell has a fixed seed.
 
+Then every interval of the reliability document (`plumbline.coverage.run_reliability_cells`):
+3, 10 and 30 prompts × 5 and 25 trials per prompt, 400 simulated models per design, each
+analysed by `reliability.analysis.analyze`.
+
     PYTHONPATH=src python scripts/coverage_table.py [--out docs/statistics.md] [--resamples 500]
+        [--reliability-only]
+
+`--reliability-only` reruns only the reliability designs and replaces that section of an existing
+`--out` (the leaderboard and compare figures, which take half an hour, are kept).
 """
 
 from __future__ import annotations
@@ -19,12 +27,18 @@ from plumbline.coverage import (
     BAND,
     DATASETS,
     EXTREME_FLOOR,
+    RELIABILITY_DATASETS,
+    RELIABILITY_PROMPTS,
+    RELIABILITY_TRIALS,
     SIZES,
     TRUTHS,
     CellResult,
+    IntervalCoverage,
     Scenario,
+    SimulatedModel,
     floor,
     run_cells,
+    run_reliability_cells,
 )
 from plumbline.records.io import write_atomic
 
@@ -45,12 +59,12 @@ How to read it:
   documented to err wide (small n for the leaderboard; always for compare's two-stage bootstrap,
   which resamples repeats again inside tasks).
 - **approximate**: no available method reaches the band at this n; the output prints
-  "approximate" beside the interval (reliability below 100 prompts, compare below 10 tasks).
+  "approximate" beside the interval (compare below 10 tasks; for reliability see its section).
 - "out of range" counts bounds outside [0, 1] (scores) or [−1, 1] (differences): always 0.
 
 Data: every 0/1 answer is right with probability exactly p, correlated within a question
 (repeats) and between the two models on the same question (latent question difficulty, ρ = 0.6);
-a rubric score is the mean of 4 such answers; reliability metrics per prompt are Beta(8p, 8(1−p)).
+a rubric score is the mean of 4 such answers.
 At a fixed p the two models of a leaderboard (and the two arms of compare) are equally good, so
 the difference's truth is 0; under p ~ U(0.1, 0.9) each draws its own p.
 """
@@ -63,6 +77,69 @@ def _mark(cell: CellResult) -> str:
     if not cell.acceptable:
         return f"**{text} ✗**"
     return text
+
+
+#: The sequential A/B section (figures from benchmarks/bench_sequential.py, not from this
+#: script's simulation), kept here so that regenerating the page keeps it.
+SEQUENTIAL_SECTION = """\
+## Sequential A/B: decide as soon as the data allow
+
+`plumbline compare --sequential`, `plumbline agent run --until-decided` and `plumbline power
+--sequential` (module `plumbline.stats.sequential`). Looking at an A/B after every pair and
+stopping at the first p < 0.05 makes false positives several times more frequent than 5%
+(measured below: 22–31%). A *confidence sequence* holds at every look at once, so stopping
+whenever it excludes 0 keeps the error rate at α.
+
+**Method.** With `D_i = T_i − C_i` the paired differences in arrival order, `S_n = Σ D_i` and
+`V_n = Σ D_i²` (for success 1/0: the number of discordant pairs), the interval after `n` pairs is
+`[(S_n − b(V_n))/n, (S_n + b(V_n))/n]` with the normal-mixture boundary
+`b(V) = √((V + ρ)(ln((V + ρ)/ρ) + L))` (Robbins' normal mixture, in Howard, Ramdas, McAuliffe &
+Sekhon 2021, *Ann. Statist.* 49(2), Prop. 5). With no effect the signs of the discordant pairs
+are fair coin flips whatever the tasks' difficulty, so `S` is a simple random walk in the
+discordant clock: instead of Ville's conservative `L = 2 ln(1/α)`, `L` is the smallest value
+whose **exact** crossing probability over `max_pairs` steps (dynamic programming on the walk, as
+for Armitage, McPherson & Rowe's 1969 repeated significance tests) is at most α. The procedure
+stops at the cap, so this is exact, not asymptotic. Continuous differences (cost, time) keep
+Ville's `L` (valid at every n for differences symmetric under no effect).
+
+**Tuning, fixed before the data.** The planned effect (default 0.10) and baseline rate (default
+0.5, the most conservative) set the fixed design — the `plumbline power --paired` number
+(McNemar, Connor 1987, correlation 0.5 unless given) — and from it ρ = 0.1 × (discordant pairs
+the fixed design expects), chosen by simulation to stop early when the effect is larger than
+planned. The cap is the smallest number of pairs whose exact power at the planned effect
+reaches the asked power + 0.02 (so that a simulation clears the asked power beyond
+Monte Carlo error). Verdicts: `better` / `worse` (the sequence excludes 0),
+`equivalent` (inside ±margin, when `--margin` is given), `undecided` (the cap, or the records
+ran out first). Under `--sequential` the success gate of the three-gate rule holds for the
+treatment when the verdict is `better` or `equivalent`. `compare` puts runs in `started_at_utc`
+order (else file order) and a pair arrives with its second run; `agent run --until-decided`
+takes pairs in the seeded schedule's order (fixed before any outcome), so a resumed run reaches
+the same verdict at the same pair.
+
+**Measured** (`python benchmarks/bench_sequential.py`, 10,000 runs per row, seed 1; control 0.6,
+planned effect 0.10, α = 0.05, power 0.8, a look after every pair; "shared difficulty": a latent
+task difficulty shared by both arms, latent correlation 0.6):
+
+| pairing | fixed | cap | arms | better | worse | mean pairs | × fixed | naive false pos. |
+|---|---:|---:|---|---:|---:|---:|---:|---:|
+| independent | 359 | 542 (1.51×) | 0.60 v 0.6 | 2.1% | 2.1% | 528 | 1.47 | 31.1% |
+| | | | 0.70 v 0.6 | 82.6% | 0% | 303 | 0.84 | |
+| | | | 0.75 v 0.6 | 99.6% | 0% | 158 | 0.44 | |
+| | | | 0.80 v 0.6 | 100% | 0% | 96 | 0.27 | |
+| shared difficulty | 220 | 332 (1.51×) | 0.60 v 0.6 | 1.7% | 1.7% | 325 | 1.48 | 22.2% |
+| | | | 0.70 v 0.6 | 81.7% | 0% | 191 | 0.87 | |
+| | | | 0.75 v 0.6 | 99.7% | 0% | 102 | 0.46 | |
+| | | | 0.80 v 0.6 | 100% | 0% | 64 | 0.29 | |
+
+False decisions with no effect stay below 5% (3.4–4.2%; the naive test after every pair, McNemar
+exact up to the same cap: 22–31%); power at the planned effect is at least 80% with a cap of
+1.51× the fixed design; the mean pairs used are 0.44–0.46× the fixed design at 1.5× the effect
+and 0.27–0.29× at 2×. The interval at the stop held the true difference in 95.8–99.9% of runs. The
+price: with no effect (or a smaller one than planned) the run goes to the cap, 1.51× the fixed
+design. Continuous differences (Gaussian, effect 0.2 SD): cap 1.78×, false decisions 2.1%,
+power 83.5%, mean pairs 0.55× at 1.5× and 0.35× at 2×. CI runs a seeded validity check
+(`tests/stats/test_sequential.py`).
+"""
 
 
 def render(
@@ -98,9 +175,8 @@ def render(
     lines += [
         "",
         "Also published, and covered by `tests/stats/test_stats_coverage.py` on the statistics "
-        "core: Wilson and Clopper–Pearson rates (reliability error and timeout rates), the "
-        "percentile bootstrap of latency percentiles and agreement, McNemar, Wilcoxon, "
-        "Hodges–Lehmann and the geometric-mean ratio (compare tests).",
+        "core: Clopper–Pearson rates, McNemar, Wilcoxon, Hodges–Lehmann and the geometric-mean "
+        "ratio (compare tests). Every reliability interval has its own section below.",
         "",
         "## Coverage of nominal 95% intervals",
         "",
@@ -133,7 +209,7 @@ def render(
         f"bounds out of range: {sum(c.out_of_range for c in cells)}; cells failing their claim: "
         f"{len(failing)}.",
     ]
-    for document in ("leaderboard", "compare", "reliability"):
+    for document in ("leaderboard", "compare"):
         averaged = [c for c in cells if c.scenario.document == document and c.truth is None]
         if averaged:
             lowest = min(averaged, key=lambda c: c.coverage)
@@ -150,8 +226,120 @@ def render(
         "dataset is a full cluster bootstrap, and 2,000 of them at 1,000 tasks cost more than "
         f"this table's budget. Generated in {seconds:.0f} s.",
         "",
+        SEQUENTIAL_SECTION,
     ]
     return "\n".join(lines)
+
+
+RELIABILITY_HEADER = """## Reliability: every interval of the document
+
+Each design (prompts × trials per prompt) is {datasets} simulated models, each a set of trial
+records analysed by `reliability.analysis.analyze` exactly as `plumbline reliability` does
+(`plumbline.coverage.run_reliability_cells`), with an embedding table standing in for the
+sentence-transformers model. A model answers each prompt by drawing, with its own probabilities
+(Dirichlet, concentration 0.3–3 per prompt), one of 12 candidate answers whose embeddings
+spread around the prompt's centre by a per-prompt amount (answers clustered in prompts, prompts
+differing in how variably they are answered); {error:.0%} of trials fail (half of them
+timeouts); latencies are lognormal (median {median:g} s, σ {sigma:g}: strongly skewed). Truths:
+agreement and performance exact per prompt, averaged over 4,000 simulated prompts; CERT
+consistency at this many trials simulated over 4,000 prompts; latency and rates exact. A
+one-sided bound covers when the truth is on its side. Monte Carlo standard error at 400 models:
+about 1.1 points.
+
+| interval | method | claim | {designs} |
+|---|---|---|{rule}
+"""
+
+METHODS = {
+    "consistency.interval": "t over prompt means (two-stage)",
+    "agreement.interval": "t over prompt means (two-stage)",
+    "prompts[].agreement.interval": "jackknife t over one prompt's responses",
+    "performance.ci_95": "t over prompt means (two-stage)",
+    "performance_by_prompt.interval": "t over prompt means (two-stage)",
+    "latency.mean_ci_95": "log-scale, modified Cox (Olsson 2005)",
+    "latency.percentile_intervals.p50": "order statistics (binomial ranks)",
+    "latency.percentile_intervals.p95": "order statistics; one-sided below 59 trials",
+    "latency.percentile_intervals.p99": "order statistics; one-sided below 299 trials",
+    "robustness.error_rate_interval": "Wilson (trials as the unit)",
+    "robustness.timeout_rate_interval": "Wilson (trials as the unit)",
+}
+
+
+def _reliability_mark(cell: IntervalCoverage) -> str:
+    if not cell.intervals:
+        return "not published"
+    text = f"{cell.coverage:.1%}"
+    if cell.one_sided == cell.intervals:
+        text += " (one-sided)"
+    elif cell.one_sided:
+        text += f" ({cell.one_sided / cell.intervals:.0%} one-sided)"
+    if not cell.acceptable:
+        text = f"**{text} ✗**"
+    return text
+
+
+def render_reliability(cells: list[IntervalCoverage], model: SimulatedModel) -> str:
+    designs = sorted({(c.trials, c.prompts) for c in cells})
+    labels = [f"{p} × {t}" for t, p in designs]
+    lines = [
+        RELIABILITY_HEADER.format(
+            datasets=RELIABILITY_DATASETS,
+            error=model.error_rate,
+            median=model.latency_median,
+            sigma=model.latency_sigma,
+            designs=" | ".join(labels),
+            rule="---:|" * len(labels),
+        ).rstrip("\n")
+    ]
+    by_name: dict[str, dict[tuple[int, int], IntervalCoverage]] = defaultdict(dict)
+    for cell in cells:
+        by_name[cell.interval][(cell.trials, cell.prompts)] = cell
+    for name, row in by_name.items():
+        claims = {c.claim for c in row.values() if c.intervals}
+        stated = [c.simulated_coverage for c in row.values() if c.simulated_coverage is not None]
+        claim = "approximate" if "approximate" in claims else "guaranteed"
+        if stated:
+            claim += f" (states {min(stated):.0%})"
+        values = [_reliability_mark(row[d]) if d in row else "—" for d in designs]
+        lines.append(
+            f"| `{name}` | {METHODS.get(name, '')} | {claim} | " + " | ".join(values) + " |"
+        )
+    failing = [c for c in cells if not c.acceptable]
+    lowest = min(
+        (c for c in cells if c.intervals and c.claim == "guaranteed"), key=lambda c: c.coverage
+    )
+    lines += [
+        "",
+        f"Designs: prompts × trials per prompt. Intervals failing their claim: {len(failing)} "
+        "(a guaranteed interval fails below 93.5% less two Monte Carlo standard errors; an "
+        "approximate one below the coverage it states less 3 points, or below 80%). Lowest "
+        f"guaranteed coverage: {lowest.coverage:.1%} (`{lowest.interval}`, {lowest.prompts} × "
+        f"{lowest.trials}).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _reliability_progress(cell: IntervalCoverage) -> None:
+    print(
+        f"reliability {cell.prompts}×{cell.trials} {cell.coverage:.3f}  {cell.interval}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def reliability_only(out: Path) -> int:
+    """Replace the reliability section of `out` (everything from its heading) with a fresh run."""
+    text = out.read_text("utf-8")
+    marker = "## Reliability: every interval of the document"
+    kept = text.split(marker)[0].rstrip("\n") + "\n"
+    model = SimulatedModel()
+    cells = run_reliability_cells(
+        RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
+    )
+    write_atomic(out, kept + "\n" + render_reliability(cells, model))
+    print(f"wrote {out}", file=sys.stderr)
+    return 0 if all(c.acceptable for c in cells) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,7 +351,14 @@ def main(argv: list[str] | None = None) -> int:
         default="5,10,30,100",
         help="task counts simulated for compare (each dataset is a full cluster bootstrap)",
     )
+    parser.add_argument(
+        "--reliability-only",
+        action="store_true",
+        help="rerun only the reliability section of an existing --out",
+    )
     args = parser.parse_args(argv)
+    if args.reliability_only:
+        return reliability_only(args.out)
     start = time.perf_counter()
 
     def progress(cell: CellResult) -> None:
@@ -183,9 +378,16 @@ def main(argv: list[str] | None = None) -> int:
         progress=progress,
     )
     seconds = time.perf_counter() - start
-    write_atomic(args.out, render(cells, seconds, args.resamples, compare_sizes))
+
+    model = SimulatedModel()
+    reliability = run_reliability_cells(
+        RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
+    )
+    text = render(cells, seconds, args.resamples, compare_sizes)
+    text += "\n" + render_reliability(reliability, model)
+    write_atomic(args.out, text)
     print(f"wrote {args.out}", file=sys.stderr)
-    return 0 if all(c.acceptable for c in cells) else 1
+    return 0 if all(c.acceptable for c in cells) and all(c.acceptable for c in reliability) else 1
 
 
 if __name__ == "__main__":

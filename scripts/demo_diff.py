@@ -22,6 +22,8 @@ VOLATILE_KEY = re.compile(
     r"|working_time|total_time|path|file|files|log|logs|location|locations|sources|output)(_|$)"
     r"|_utc$|_ms$|_s$"
 )
+#: The fields that name what a comparison of measured times compares.
+IDENTITY = frozenset({"model_a", "model_b", "metric", "label", "note"})
 #: Text that embeds a path, a date or a random id.
 VOLATILE_TEXT = [
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d[:-]\d\d[:-]\d\d(\.\d+)?(Z|[+-]\d\d[:-]?\d\d)?"), "<time>"),
@@ -35,6 +37,9 @@ def normalise(value: Any, key: str = "") -> Any:
     if key and VOLATILE_KEY.search(key):
         return "<volatile>"
     if isinstance(value, dict):
+        if VOLATILE_KEY.search(str(value.get("metric", ""))):
+            # a comparison of measured times (the embedded model's latencies): only its names
+            return {k: v if k in IDENTITY else "<volatile>" for k, v in value.items()}
         return {k: normalise(v, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [normalise(item) for item in value]

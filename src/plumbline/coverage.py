@@ -12,8 +12,9 @@ truth and whether any bound left its range:
   (`CellResult.mismatches`);
 - compare: `stats.cluster_bootstrap` called exactly as `compare` calls it for the mean paired
   pass-rate difference (tasks, then repeats within task; percentile);
-- reliability: `reliability.analysis.mean_over_prompts`, the CERT CI_95 of a metric's mean over
-  prompts, clipped to [0, 1] as the report publishes it.
+- reliability: every interval of the reliability document, from simulated trial records
+  analysed by `reliability.analysis.analyze` itself (`reliability_coverage`): 3, 10 and 30
+  prompts × 5 and 25 trials per prompt, lognormal latencies, answers clustered in prompts.
 
 Scores come from one generator: each question (task, prompt) has a latent difficulty `z ~ N(0,1)`
 shared by both models, and each 0/1 answer is `1{ρ·z + √(1−ρ²)·e < Φ⁻¹(p)}` with fresh noise e,
@@ -23,6 +24,9 @@ the mean of 4 such answers (0, ¼, ½, ¾, 1). True p is fixed (0.02, 0.5, 0.98)
 dataset from U(0.1, 0.9), as Brown, Cai & DasGupta (2001) average coverage.
 
 For compare, datasets that share every number the interval depends on are bootstrapped once.
+
+A judged category corrected with human labels publishes the PPI interval (`stats.ppi_mean`); its
+grid (judges × labels × rates) is `plumbline.ppi_coverage`, printed by `benchmarks/bench_ppi.py`.
 """
 
 from __future__ import annotations
@@ -49,7 +53,6 @@ from plumbline.leaderboard.ties import (
     paired_bounds_batch,
     pairwise_difference,
 )
-from plumbline.reliability.analysis import APPROXIMATE_BELOW, mean_over_prompts
 from plumbline.stats import cluster_bootstrap
 
 FloatArray = npt.NDArray[np.float64]
@@ -396,23 +399,411 @@ def compare_cell(
 
 
 # --- reliability --------------------------------------------------------------------------
+#
+# A simulated model answers each prompt by drawing (with its probabilities) one of a small pool
+# of candidate answers, each with its own text and embedding: how variably a prompt is answered
+# differs between prompts (clustered quality). Every per-prompt truth is then exact (agreement:
+# Σ p_a p_b cos(a, b); performance: Σ p_a score_a); CERT's consistency at m trials has no
+# closed form, so its truth is the mean over many simulated prompts. Latencies are lognormal.
+# Records go through `reliability.analysis.analyze` (the published document) with an embedding
+# table standing in for the sentence-transformers model.
+
+RELIABILITY_PROMPTS = (3, 10, 30)
+RELIABILITY_TRIALS = (5, 25)
+RELIABILITY_DATASETS = 400
+#: Simulated prompts behind each population truth (consistency, agreement, performance).
+TRUTH_PROMPTS = 4_000
+EMBEDDING_DIMENSIONS = 16
+POOL = 12
 
 
-def reliability_cell(
-    n: int, truth: float | None, *, datasets: int = DATASETS, seed: int = 0
-) -> Simulated:
-    """A CERT metric's mean over n prompts (per-prompt values in [0, 1], beta distributed around
-    the truth), with the CERT CI_95 clipped to [0, 1] as `reliability` publishes it."""
+@dataclass(frozen=True)
+class SimulatedModel:
+    """How a simulated model answers: the parameters of its answer pools and latencies."""
+
+    name: str = "sim/model"
+    #: Per-prompt spread of the candidate answers around the prompt's centre (uniform range).
+    spread: tuple[float, float] = (0.4, 1.6)
+    #: Per-prompt Dirichlet concentration of the answer probabilities (uniform range).
+    concentration: tuple[float, float] = (0.3, 3.0)
+    #: Weight moved onto each prompt's most likely answer (0: none); lowers CERT consistency.
+    collapse: float = 0.0
+    latency_median: float = 1.0
+    latency_sigma: float = 1.0
+    error_rate: float = 0.03
+    timeout_share: float = 0.5
+
+
+@dataclass(frozen=True)
+class SimulatedPrompt:
+    """One prompt: its text and embedding, the candidate answers and their probabilities."""
+
+    prompt_id: str
+    text: str
+    vector: FloatArray
+    answers: tuple[str, ...]
+    embeddings: FloatArray
+    probabilities: FloatArray
+    #: CERT performance score of each candidate answer to this prompt.
+    performance: FloatArray
+
+    @property
+    def agreement(self) -> float:
+        """Expected cosine similarity of two independent answers: Σ p_a p_b cos(a, b)."""
+        unit = self.embeddings / np.linalg.norm(self.embeddings, axis=1, keepdims=True)
+        return float(self.probabilities @ (unit @ unit.T) @ self.probabilities)
+
+    @property
+    def expected_performance(self) -> float:
+        return float(self.probabilities @ self.performance)
+
+
+def simulated_prompts(
+    count: int, rng: np.random.Generator, model: SimulatedModel = SimulatedModel(), tag: str = ""
+) -> list[SimulatedPrompt]:
+    """`count` prompts drawn from the prompt population, with `model`'s answer pools."""
+    from plumbline.reliability.metrics import performance_scores
+
+    prompts = []
+    for index in range(count):
+        centre = rng.standard_normal(EMBEDDING_DIMENSIONS)
+        centre /= np.linalg.norm(centre)
+        spread = rng.uniform(*model.spread)
+        noise = rng.standard_normal((POOL, EMBEDDING_DIMENSIONS))
+        embeddings = centre + spread * noise / np.sqrt(EMBEDDING_DIMENSIONS) * 2
+        vector = centre + 0.8 * rng.standard_normal(EMBEDDING_DIMENSIONS) / 4
+        probabilities = rng.dirichlet(np.full(POOL, rng.uniform(*model.concentration)))
+        if model.collapse:
+            top = np.zeros(POOL)
+            top[int(np.argmax(probabilities))] = 1.0
+            probabilities = (1 - model.collapse) * probabilities + model.collapse * top
+        words = rng.integers(3, 260, POOL)
+        marks = rng.random(POOL) < 0.7
+        answers = tuple(
+            f"answer {tag}{index} {a} "
+            + " ".join(["word"] * int(words[a]))
+            + ("." if marks[a] else "")
+            for a in range(POOL)
+        )
+        scores = performance_scores(np.tile(vector, (POOL, 1)), embeddings, answers).score
+        prompts.append(
+            SimulatedPrompt(
+                f"q{index:03d}",
+                f"Question {tag}{index}?",
+                vector,
+                answers,
+                embeddings,
+                probabilities,
+                np.asarray(scores, dtype=np.float64),
+            )
+        )
+    return prompts
+
+
+def simulated_records(
+    prompts: list[SimulatedPrompt],
+    trials: int,
+    rng: np.random.Generator,
+    model: SimulatedModel = SimulatedModel(),
+) -> list[Any]:
+    """`trials` trial records per prompt: a drawn answer and a lognormal latency, or a failure
+    (a timeout with probability `timeout_share` of the failures, else a server error)."""
+    from datetime import UTC, datetime
+
+    from plumbline.records.trial_record import ErrorClass, GenerationSettings, TrialRecord
+
+    settings = GenerationSettings(temperature=0.7, seed=1)
+    stamp = datetime(2026, 1, 1, tzinfo=UTC)
+    records = []
+    for prompt in prompts:
+        picks = rng.choice(POOL, trials, p=prompt.probabilities)
+        latencies = model.latency_median * np.exp(model.latency_sigma * rng.standard_normal(trials))
+        failures = rng.random(trials) < model.error_rate
+        timeouts = rng.random(trials) < model.timeout_share
+        for trial in range(trials):
+            fields: dict[str, Any] = {
+                "model": model.name,
+                "provider": model.name.split("/")[0],
+                "prompt_id": prompt.prompt_id,
+                "prompt": prompt.text,
+                "trial": trial,
+                "timestamp": stamp,
+                "config": settings,
+            }
+            if failures[trial]:
+                timeout = bool(timeouts[trial])
+                fields["error_class"] = ErrorClass.TIMEOUT if timeout else ErrorClass.SERVER
+                fields["timed_out"] = timeout
+            else:
+                fields["response"] = prompt.answers[int(picks[trial])]
+                fields["latency_seconds"] = float(latencies[trial])
+            records.append(TrialRecord(**fields))
+    return records
+
+
+def embedding_table(prompts: list[SimulatedPrompt]) -> Callable[[Any], FloatArray]:
+    """The embedding function of simulated texts (prompt texts and candidate answers)."""
+    table: dict[str, FloatArray] = {}
+    for prompt in prompts:
+        table[prompt.text] = prompt.vector
+        table.update(zip(prompt.answers, prompt.embeddings, strict=True))
+
+    def embed(texts: Any) -> FloatArray:
+        return np.asarray([table[text] for text in texts], dtype=np.float64)
+
+    return embed
+
+
+@dataclass(frozen=True)
+class ReliabilityTruth:
+    """The population values a simulated model's intervals must cover."""
+
+    consistency: float
+    agreement: float
+    performance: float
+    latency_mean: float
+    latency_percentiles: dict[str, float]
+    error_rate_percent: float
+    timeout_rate_percent: float
+
+
+def reliability_truth(
+    model: SimulatedModel, trials: int, *, prompts: int = TRUTH_PROMPTS, seed: int = 99
+) -> ReliabilityTruth:
+    """Population truths: exact for agreement and performance per prompt, averaged over
+    `prompts` simulated prompts; CERT consistency at `trials` trials (with failures) simulated."""
+    from plumbline.reliability.metrics import consistency_score
+
     rng = np.random.default_rng(seed)
-    p = _truths(truth, rng, datasets)
-    concentration = 8.0
-    values = rng.beta(p[:, None] * concentration, (1 - p[:, None]) * concentration, (datasets, n))
-    low = np.empty(datasets)
-    high = np.empty(datasets)
+    drawn = simulated_prompts(prompts, rng, model, tag="truth")
+    scores = []
+    for prompt in drawn:
+        valid = int(np.sum(rng.random(trials) >= model.error_rate))
+        if valid >= 2:
+            picks = rng.choice(POOL, valid, p=prompt.probabilities)
+            scores.append(consistency_score(prompt.embeddings[picks]).score)
+    sigma = model.latency_sigma
+    median = model.latency_median
+    return ReliabilityTruth(
+        consistency=float(np.mean(scores)),
+        agreement=float(np.mean([p.agreement for p in drawn])),
+        performance=float(np.mean([p.expected_performance for p in drawn])),
+        latency_mean=median * float(np.exp(sigma**2 / 2)),
+        latency_percentiles={
+            name: median * float(np.exp(sigma * sps.norm.ppf(q)))
+            for name, q in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+        },
+        error_rate_percent=100 * model.error_rate,
+        timeout_rate_percent=100 * model.error_rate * model.timeout_share,
+    )
+
+
+#: Every reliability interval the document publishes, in the order of the table.
+RELIABILITY_INTERVALS = (
+    "consistency.interval",
+    "agreement.interval",
+    "prompts[].agreement.interval",
+    "performance.ci_95",
+    "performance_by_prompt.interval",
+    "latency.mean_ci_95",
+    "latency.percentile_intervals.p50",
+    "latency.percentile_intervals.p95",
+    "latency.percentile_intervals.p99",
+    "robustness.error_rate_interval",
+    "robustness.timeout_rate_interval",
+)
+
+
+@dataclass(frozen=True)
+class IntervalCoverage:
+    """Coverage of one reliability interval in one design (prompts × trials per prompt)."""
+
+    interval: str
+    prompts: int
+    trials: int
+    intervals: int
+    coverage: float
+    one_sided: int
+    unpublished: int
+    approximate: int
+    simulated_coverage: float | None
+    out_of_range: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.prompts}×{self.trials}"
+
+    @property
+    def claim(self) -> str:
+        """`approximate` when the document labels it so, else `guaranteed`."""
+        return "approximate" if self.approximate else "guaranteed"
+
+    @property
+    def acceptable(self) -> bool:
+        """No bound out of range; a guaranteed interval covers at least 93.5% (less two Monte
+        Carlo standard errors); an approximate one at least 80% and no less than 3 points under
+        the simulated coverage it states."""
+        if self.out_of_range:
+            return False
+        if not self.intervals:
+            return True
+        allowance = 2 * float(np.sqrt(0.95 * 0.05 / self.intervals))
+        if self.approximate:
+            stated = self.simulated_coverage if self.simulated_coverage is not None else 0.8
+            return self.coverage >= max(0.8, stated - 0.03) - allowance
+        return self.coverage >= BAND[0] - allowance
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "interval": self.interval,
+            "design": self.label,
+            "intervals": self.intervals,
+            "coverage": self.coverage,
+            "one_sided": self.one_sided,
+            "unpublished": self.unpublished,
+            "claim": self.claim,
+            "acceptable": self.acceptable,
+        }
+
+
+def _published(
+    document: Any, truth: ReliabilityTruth, prompts: dict[str, SimulatedPrompt]
+) -> dict[str, list[tuple[Any, float, tuple[float, float]]]]:
+    """(interval, truth, range) of every published interval of one model's entry."""
+    entry = document.models[0]
+    found: dict[str, list[tuple[Any, float, tuple[float, float]]]] = {
+        name: [] for name in RELIABILITY_INTERVALS
+    }
+
+    def add(name: str, interval: Any, value: float, bounds: tuple[float, float]) -> None:
+        if interval is not None:
+            found[name].append((interval, value, bounds))
+
+    if entry.consistency is not None:
+        add("consistency.interval", entry.consistency.interval, truth.consistency, (0, 1))
+    if entry.agreement is not None:
+        add("agreement.interval", entry.agreement.interval, truth.agreement, (-1, 1))
+    for prompt in entry.prompts:
+        if prompt.agreement is not None and prompt.agreement.interval is not None:
+            exact = prompts[prompt.prompt_id].agreement
+            add("prompts[].agreement.interval", prompt.agreement.interval, exact, (-1, 1))
+    if entry.performance is not None:
+        add("performance.ci_95", entry.performance.ci_95, truth.performance, (0, 1))
+    if entry.performance_by_prompt is not None:
+        interval = entry.performance_by_prompt.interval
+        add("performance_by_prompt.interval", interval, truth.performance, (0, 1))
+    if entry.latency is not None:
+        inf = float("inf")
+        add("latency.mean_ci_95", entry.latency.mean_ci_95, truth.latency_mean, (0, inf))
+        for name, value in truth.latency_percentiles.items():
+            interval = entry.latency.percentile_intervals[name]
+            add(f"latency.percentile_intervals.{name}", interval, value, (0, inf))
+    robust = entry.robustness
+    add(
+        "robustness.error_rate_interval",
+        robust.error_rate_interval,
+        truth.error_rate_percent,
+        (0, 100),
+    )
+    add(
+        "robustness.timeout_rate_interval",
+        robust.timeout_rate_interval,
+        truth.timeout_rate_percent,
+        (0, 100),
+    )
+    return found
+
+
+def reliability_coverage(
+    prompts: int,
+    trials: int,
+    *,
+    datasets: int = RELIABILITY_DATASETS,
+    seed: int = 0,
+    model: SimulatedModel = SimulatedModel(),
+    truth: ReliabilityTruth | None = None,
+) -> list[IntervalCoverage]:
+    """Simulate `datasets` runs of `model` on `prompts` prompts × `trials` trials, analyse each
+    with `reliability.analysis.analyze` and count how often every published interval holds its
+    truth (a one-sided bound: its side; an interval without bounds is counted as unpublished)."""
+    from plumbline.reliability.analysis import analyze
+
+    truth = truth if truth is not None else reliability_truth(model, trials)
+    rng = np.random.default_rng(seed)
+    hits: dict[str, list[bool]] = {name: [] for name in RELIABILITY_INTERVALS}
+    one_sided = dict.fromkeys(RELIABILITY_INTERVALS, 0)
+    unpublished = dict.fromkeys(RELIABILITY_INTERVALS, 0)
+    approximate = dict.fromkeys(RELIABILITY_INTERVALS, 0)
+    stated: dict[str, float] = {}
+    out = dict.fromkeys(RELIABILITY_INTERVALS, 0)
+    eps = 1e-9
     for index in range(datasets):
-        interval = mean_over_prompts(values[index].tolist(), None).interval
-        low[index], high[index] = interval.low, interval.high
-    return Simulated(p, low, high)
+        drawn = simulated_prompts(prompts, rng, model, tag=f"d{index}-")
+        records = simulated_records(drawn, trials, rng, model)
+        document = analyze(records, embedding_table(drawn))
+        by_id = {p.prompt_id: p for p in drawn}
+        for name, entries in _published(document, truth, by_id).items():
+            for interval, value, (lower, upper) in entries:
+                low, high = interval.low, interval.high
+                if low is None and high is None:
+                    unpublished[name] += 1
+                    continue
+                if low is None or high is None:
+                    one_sided[name] += 1
+                if getattr(interval, "approximate", False):
+                    approximate[name] += 1
+                    if getattr(interval, "simulated_coverage", None) is not None:
+                        stated[name] = interval.simulated_coverage
+                hits[name].append(
+                    (low is None or low - eps <= value) and (high is None or value <= high + eps)
+                )
+                if (low is not None and low < lower - eps) or (
+                    high is not None and high > upper + eps
+                ):
+                    out[name] += 1
+    return [
+        IntervalCoverage(
+            interval=name,
+            prompts=prompts,
+            trials=trials,
+            intervals=len(hits[name]),
+            coverage=float(np.mean(hits[name])) if hits[name] else float("nan"),
+            one_sided=one_sided[name],
+            unpublished=unpublished[name],
+            approximate=approximate[name],
+            simulated_coverage=stated.get(name),
+            out_of_range=out[name],
+        )
+        for name in RELIABILITY_INTERVALS
+    ]
+
+
+def run_reliability_cells(
+    prompt_counts: Iterable[int] = RELIABILITY_PROMPTS,
+    trial_counts: Iterable[int] = RELIABILITY_TRIALS,
+    *,
+    datasets: int = RELIABILITY_DATASETS,
+    model: SimulatedModel = SimulatedModel(),
+    progress: Callable[[IntervalCoverage], None] | None = None,
+) -> list[IntervalCoverage]:
+    """Every reliability interval in every design (seeded: the same figures on every run)."""
+    results: list[IntervalCoverage] = []
+    for trials in trial_counts:
+        truth = reliability_truth(model, trials)
+        for prompts in prompt_counts:
+            cells = reliability_coverage(
+                prompts,
+                trials,
+                datasets=datasets,
+                seed=100 * prompts + trials,
+                model=model,
+                truth=truth,
+            )
+            for cell in cells:
+                results.append(cell)
+                if progress is not None:
+                    progress(cell)
+    return results
 
 
 # --- the table ----------------------------------------------------------------------------
@@ -470,14 +861,6 @@ COMPARE = Scenario(
     "conservative",
     approximate_below=APPROXIMATE_TASKS,
 )
-RELIABILITY = Scenario(
-    "reliability",
-    "metric mean over prompts (consistency, agreement)",
-    "CERT CI_95 = mean ± 1.96·SD/√n (SD with n), clipped to [0, 1]",
-    "CERT metrics §3 (the methodology's contract)",
-    "95%",
-    approximate_below=APPROXIMATE_BELOW,
-)
 
 
 def _result(
@@ -508,7 +891,7 @@ def run_cells(
     truths: Iterable[float | None] = TRUTHS,
     *,
     datasets: int = DATASETS,
-    documents: Iterable[str] = ("leaderboard", "compare", "reliability"),
+    documents: Iterable[str] = ("leaderboard", "compare"),
     compare_sizes: Iterable[int] | None = None,
     compare_resamples: int = COMPARE_RESAMPLES,
     progress: Callable[[CellResult], None] | None = None,
@@ -549,7 +932,4 @@ def run_cells(
                         1.0,
                     )
                 )
-            if "reliability" in wanted:
-                data = reliability_cell(n, truth, datasets=datasets, seed=seed)
-                add(_result(RELIABILITY, n, truth, data, 0.0, 1.0))
     return results

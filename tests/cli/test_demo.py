@@ -47,6 +47,11 @@ def test_demo_writes_every_result(tmp_path: Path) -> None:
     assert len(trials) == 6
     reliability = json.loads((tmp_path / "reliability.json").read_text())
     assert reliability
+    # the regression check between the two probes of the real model, paired by name
+    regression = json.loads((tmp_path / "regression.json").read_text())["baseline_comparison"]
+    assert [p["paired_by"] for p in regression["pairs"]] == ["name"]
+    assert len(regression["entries"]) == 6
+    assert "baseline: plumbline/smollm2" in " ".join(result.output.split())
     for name in ("leaderboard.md", "compare.md", "reliability.md"):
         assert (tmp_path / name).read_text().strip()
     assert "Demo finished" in result.output

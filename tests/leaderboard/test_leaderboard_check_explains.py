@@ -113,3 +113,30 @@ def test_report_never_calls_a_formula_exact_for_a_file_it_does_not_reproduce(
     assert "exactly as computed" in pages["new"] and 'id="formula-mismatch"' not in pages["new"]
     assert "exactly as computed" not in pages["published"]
     assert 'id="formula-mismatch"' in pages["published"] and f"{LONG}: states" in pages["published"]
+
+
+def test_a_model_listed_twice_is_named_and_not_reproducible(
+    files: dict[str, Any], tmp_path: Path
+) -> None:
+    """Issue 27: `check` against a published file listing one model twice did not name it (the
+    second row silently won)."""
+    _new, published = files["documents"]
+    doubled = copy.deepcopy(published)
+    twin = copy.deepcopy(doubled["models"][0])
+    twin["overall"] = 0.0  # a second row that would fail the check if it were the one read
+    doubled["models"].append(twin)
+    path = tmp_path / "doubled.json"
+    path.write_text(json.dumps(doubled), encoding="utf-8")
+    name = twin["model"]
+    args = ["leaderboard", "check", str(files["new"]), "--against", str(path), "--json"]
+    report = json.loads(CliRunner().invoke(main, [*args, "--tolerance", "0.2"]).stdout)
+    problems = report["published_file"]["problems"]
+    rows = f"models[0], models[{len(doubled['models']) - 1}]"
+    assert f"models: {name!r} is listed 2 times (rows {rows})" in " ".join(problems)
+    assert report["published_file"]["valid"] is False
+    assert report["reproducible"] is False
+    shared = {d["model"]: d for d in report["deviations"]}
+    assert shared[name]["published"] == pytest.approx(doubled["models"][0]["overall"])
+    text = CliRunner().invoke(main, args[:-1], terminal_width=100)
+    assert text.exit_code == 1
+    assert f"{name!r} is listed 2 times" in " ".join(text.output.split())

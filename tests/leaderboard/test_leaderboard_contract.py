@@ -21,11 +21,10 @@ from plumbline.leaderboard import (
     LeaderboardDocument,
     build_leaderboard,
     read_leaderboard,
-    render_markdown,
-    render_terminal,
 )
 from plumbline.leaderboard.document import document_problems
 from plumbline.leaderboard.result import SCHEMA_VERSION
+from plumbline.views.leaderboard import render_markdown, render_terminal
 from plumbline.views.leaderboard_page import render_leaderboard_pages
 
 FIXTURES = Path(__file__).parent / "fixtures"

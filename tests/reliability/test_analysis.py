@@ -128,7 +128,7 @@ def test_the_report_document_states_its_version_and_units() -> None:
 
     from plumbline.core.result import schema_version
     from plumbline.core.schema_files import shipped
-    from plumbline.reliability.analysis import ReliabilityReport
+    from plumbline.reliability.result import ReliabilityReport
 
     records = [
         record("p/m", "q", t, error_class=ErrorClass.TIMEOUT, timed_out=True)
@@ -157,3 +157,27 @@ def test_the_report_document_states_its_version_and_units() -> None:
     assert 0 <= timeout.interval.low <= 0.25 <= timeout.interval.high <= 1
     assert robust.error_rate_interval.high is not None
     assert robust.error_rate_interval.high == 100 * timeout.interval.high
+
+
+def test_one_prompt_id_with_two_texts_is_a_problem_never_pooled() -> None:
+    """Issue 27: one `prompt_id` with two different prompt texts was pooled silently (the
+    answers to two questions read as one prompt's inconsistency)."""
+    records = [
+        record("p/m", "q", t, prompt="What is a queue?", response="a line of items.")
+        for t in range(3)
+    ]
+    records += [
+        record("p/m", "q", t, prompt="What is a stack?", response="last in, first out.")
+        for t in range(3, 6)
+    ]
+    report = analyze(records, bag_of_words)
+    [problem] = [w.message for w in report.warnings if "different prompt texts" in w.message]
+    assert "prompt id 'q' is used for 2 different prompt texts" in problem
+    assert "What is a queue?" in problem and "What is a stack?" in problem
+    (model,) = report.models
+    prompts = {p.prompt_id: p for p in model.prompts}
+    assert set(prompts) == {"q", "q~2"}
+    assert prompts["q"].valid_responses == 3 == prompts["q~2"].valid_responses
+    consistency = [prompts[key].consistency for key in ("q", "q~2")]
+    assert all(c is not None and c.score == 1.0 for c in consistency)
+    assert "different prompt texts" in render_markdown(report)

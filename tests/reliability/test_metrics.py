@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
+from scipy.spatial.distance import pdist
 
 from plumbline.records.trial_record import ErrorClass
 from plumbline.reliability.bands import (
@@ -15,7 +17,6 @@ from plumbline.reliability.bands import (
 )
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.metrics import (
-    LatencyResult,
     agreement_conflict,
     approximate_tokens,
     consistency_score,
@@ -28,6 +29,7 @@ from plumbline.reliability.metrics import (
     summarize_performance,
     valid_responses,
 )
+from plumbline.reliability.result import LatencyResult
 
 # --- latency ---------------------------------------------------------------------------------
 
@@ -62,24 +64,35 @@ def test_tokens_per_second_uses_only_trials_with_tokens() -> None:
     assert latency_metrics([1.0, 2.0]).tokens_per_second is None
 
 
-def test_latency_mean_interval_is_the_seeds_ci95() -> None:
+def test_latency_mean_interval_is_log_scale_and_states_its_claim() -> None:
     values = [0.5, 0.6, 0.55, 0.58, 0.52]
-    result = latency_metrics(values)
-    half = 1.96 * np.std(values) / np.sqrt(5)
-    assert result.mean_ci_95.low == pytest.approx(0.55 - half)
-    assert result.mean_ci_95.high == pytest.approx(0.55 + half)
+    result = latency_metrics(values, prompts=1)
+    interval = result.mean_ci_95
+    logs = np.log(values)
+    s2 = np.var(logs, ddof=1)
+    centre = np.mean(logs) + s2 / 2
+    half = stats.t.ppf(0.975, 4) * np.sqrt(s2 / 5 + s2**2 / 8)
+    assert interval.low == pytest.approx(np.exp(centre - half))
+    assert interval.high == pytest.approx(np.exp(centre + half))
+    assert "modified Cox" in interval.method
+    assert (interval.prompts, interval.trials, interval.coverage) == (1, 5, "guaranteed")
 
 
-def test_latency_percentile_intervals_bracket_the_estimate() -> None:
+def test_latency_percentile_intervals_are_order_statistics() -> None:
     rng = np.random.default_rng(0)
     values = rng.lognormal(0, 0.5, size=200)
-    result = latency_metrics(values, seed=1)
-    for name in ("p50", "p95", "p99"):
+    result = latency_metrics(values, prompts=10)
+    ordered = np.sort(values)
+    for name in ("p50", "p95"):
         interval = result.percentile_intervals[name]
+        assert interval.sided == "two-sided"
+        assert interval.low in ordered and interval.high in ordered
         assert interval.low <= getattr(result, name) <= interval.high
-        assert interval.low < interval.high
-    again = latency_metrics(values, seed=1)
-    assert again.percentile_intervals == result.percentile_intervals
+        assert interval.prompts == 10 and interval.trials == 200
+    # 200 values cannot bound p99 from above at 95%: only the lower bound, and it says why
+    p99 = result.percentile_intervals["p99"]
+    assert p99.sided == "lower" and p99.high is None and p99.low is not None
+    assert "n ≥ 299" in p99.method
 
 
 def test_latency_validation() -> None:
@@ -122,6 +135,24 @@ def test_output_quality_lengths_and_diversity() -> None:
     assert output_quality(["just one"]).semantic_diversity is None
 
 
+def test_diversity_is_computed_per_prompt_then_averaged() -> None:
+    # two prompts, each answered identically every time, but the prompts differ: pooled, the
+    # responses look diverse (distance 1 between the prompts' answers); per prompt, they are 0
+    first = np.array([[1.0, 0.0]] * 3)
+    second = np.array([[0.0, 1.0]] * 3)
+    result = output_quality(["an answer"] * 6, embeddings_by_prompt=[first, second])
+    assert result.semantic_diversity == pytest.approx(0.0)
+    assert result.diversity_prompts == 2
+    pooled = float(np.mean(pdist(np.vstack([first, second]), "cosine")))
+    assert pooled == pytest.approx(0.6)  # what pooling across prompts would have said
+    # each prompt weighs the same: mean of 0 (first) and 1 (an orthogonal pair)
+    mixed = output_quality(["x"] * 5, embeddings_by_prompt=[first, np.eye(2)])
+    assert mixed.semantic_diversity == pytest.approx(0.5)
+    # a prompt with a single response has no pair and is left out
+    lone = output_quality(["x"] * 4, embeddings_by_prompt=[first, np.ones((1, 2))])
+    assert lone.diversity_prompts == 1
+
+
 # --- consistency and agreement ---------------------------------------------------------------
 
 
@@ -158,7 +189,7 @@ def test_agreement_and_the_seeds_pathology() -> None:
     # equidistant, unrelated responses: the seed's score says "consistent", agreement says no
     unrelated = np.eye(6)
     seed_score = consistency_score(unrelated).score
-    agreement = semantic_agreement(unrelated, seed=0)
+    agreement = semantic_agreement(unrelated)
     assert seed_score == pytest.approx(1.0)
     assert agreement.similarity == pytest.approx(0.0)
     conflict = agreement_conflict(seed_score, agreement.similarity)
@@ -167,7 +198,7 @@ def test_agreement_and_the_seeds_pathology() -> None:
     # 19 identical responses and one outlier: the seed's score is 0, agreement is high
     vectors = np.array([[1.0, 0.0]] * 19 + [[0.8, 0.6]])
     seed_score = consistency_score(vectors).score
-    agreement = semantic_agreement(vectors, seed=0)
+    agreement = semantic_agreement(vectors)
     assert seed_score == 0.0
     assert agreement.similarity == pytest.approx(1 - 19 * 0.2 / 190)  # 0.98
     conflict = agreement_conflict(seed_score, agreement.similarity)
@@ -178,16 +209,26 @@ def test_agreement_and_the_seeds_pathology() -> None:
     assert agreement_conflict(0.8, 0.85) is None
 
 
-def test_agreement_interval_brackets_the_mean_and_is_seeded() -> None:
+def test_agreement_interval_is_the_jackknife_t_over_responses() -> None:
     rng = np.random.default_rng(3)
     vectors = rng.normal(size=(15, 8)) + 2.0
-    first = semantic_agreement(vectors, seed=5)
-    again = semantic_agreement(vectors, seed=5)
-    assert first.interval is not None
-    assert first.interval.low <= first.similarity <= first.interval.high
-    assert first.interval == again.interval
-    assert semantic_agreement(vectors[:2]).interval is None  # nothing to resample
-    identical = semantic_agreement(np.ones((5, 3)), seed=0)
+    result = semantic_agreement(vectors)
+    assert result.interval is not None
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    similarity = unit @ unit.T
+    leave_out = []
+    for i in range(15):
+        keep = np.delete(np.arange(15), i)
+        sub = similarity[np.ix_(keep, keep)]
+        leave_out.append(sub[np.triu_indices(14, 1)].mean())
+    se = np.sqrt(14 / 15 * np.sum((np.array(leave_out) - np.mean(leave_out)) ** 2))
+    half = stats.t.ppf(0.975, 14) * se
+    assert result.similarity == pytest.approx(similarity[np.triu_indices(15, 1)].mean())
+    assert result.interval.low == pytest.approx(result.similarity - half)
+    assert result.interval.high == pytest.approx(result.similarity + half)
+    assert result.interval.approximate and result.interval.simulated_coverage is not None
+    assert semantic_agreement(vectors[:2]).interval is None  # nothing to leave out
+    identical = semantic_agreement(np.ones((5, 3)))
     assert identical.similarity == pytest.approx(1.0)
     assert identical.interval is not None
     assert identical.interval.low == pytest.approx(1.0)
@@ -209,15 +250,48 @@ def test_performance_formula() -> None:
     assert scores.score[1] == pytest.approx(0.5 * 0.5 + 0.3 * 5 / 200 + 0.2 * 0.5)
     # under 10 characters scores 0.0
     assert scores.score[2] == 0.0
-    summary = summarize_performance(scores)
+    summary = summarize_performance(scores, ["a", "b", "c"])
     assert summary.n == 3
     assert summary.score == pytest.approx(np.mean(scores.score))
-    assert summary.ci_95 is not None
+    assert summary.ci_95 is not None and summary.ci_95.prompts == 3
+    assert summary.ci_95.method.startswith("t over prompt means")
+    # one prompt: no interval over prompts
+    assert summarize_performance(scores).ci_95 is None
     # the seed's bands, named for what the score is (a heuristic), the seed's name kept beside
     assert performance_band(0.85).label == "High heuristic score"
     assert "Excellent quality" in performance_band(0.85).recommendation
     assert performance_band(0.3).label == "Low heuristic score"
     assert "Poor quality" in performance_band(0.3).recommendation
+
+
+def _cert_reference_performance(prompt: np.ndarray, answer: np.ndarray, response: str) -> float:
+    """CERT's reference formula, written out independently of plumbline's vectorised one."""
+    if len(response.strip()) < 10:
+        return 0.0
+    cosine = float(prompt @ answer / (np.linalg.norm(prompt) * np.linalg.norm(answer)))
+    relevance = (cosine + 1) / 2
+    completeness = min(1.0, len(response.split()) / 200)
+    structure = 1.0 if any(mark in response for mark in (".", "\n", ":")) else 0.5
+    return relevance * 0.5 + completeness * 0.3 + structure * 0.2
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "   Paris.   ",  # 12 characters, 6 once stripped: CERT scores 0
+        " " * 40,  # whitespace only
+        "\n\tParis.\n\n\n\n",
+        "  The capital of France is Paris.  ",  # long enough once stripped: scored
+        "Paris is it",  # exactly 11 characters, no padding
+    ],
+)
+def test_performance_matches_the_cert_reference_on_padded_answers(response: str) -> None:
+    prompt = np.array([[0.6, 0.8]])
+    answer = np.array([[0.8, 0.6]])
+    ours = float(performance_scores(prompt, answer, [response]).score[0])
+    assert ours == pytest.approx(_cert_reference_performance(prompt[0], answer[0], response))
+    if len(response.strip()) < 10:
+        assert ours == 0.0
 
 
 def test_performance_rejects_mismatched_inputs() -> None:

@@ -38,7 +38,11 @@ EXPECTED = {
     "content_filter": ("ContentFilterError", None),
     "timeout": ("TimeoutError", None),
     "reset": ("ConnectionError", None),
-    "malformed": ("ServerError", None),
+    # an answer (HTTP 200) that is not a completion (issue 27): its own class, status 200
+    "malformed": ("MalformedResponseError", 200),
+    "empty_choices": ("MalformedResponseError", 200),
+    "no_message": ("MalformedResponseError", 200),
+    "error_body": ("MalformedResponseError", 200),
 }
 
 
@@ -48,7 +52,8 @@ def test_every_injected_fault_is_counted_in_its_class(
     server_factory: Any, tmp_path: Path, stream: bool
 ) -> None:
     # context_length is not an exception in Inspect's OpenAI provider (it answers with stop
-    # reason model_length); the judge's tests cover it (tests/suites/sa_bench/test_calibration_http.py)
+    # reason model_length); the judge's tests cover it
+    # (tests/suites/sa_bench/test_calibration_http.py)
     faults = [fault for fault in FAULTS if fault != "context_length"]
     assert set(EXPECTED) == set(faults)
     profile = ModelProfile(

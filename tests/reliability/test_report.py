@@ -130,7 +130,7 @@ def test_analysis_with_the_real_embedding_model(journal: Path, embedder: Embedde
     assert steady.performance is not None and 0 < steady.performance.score <= 1
     assert steady.output_quality is not None
     assert steady.output_quality.mean_words == len(STEADY.split())
-    assert steady.cost is not None and steady.cost.cost_per_quality_point is not None
+    assert steady.cost is not None and steady.cost.cost_per_heuristic_point is not None
     assert varied.cost is None
     # comparisons: Cohen's d for latency and performance between the two models
     metrics = {(c.metric, c.effect is not None) for c in report.comparisons}
@@ -221,10 +221,18 @@ def test_reliability_cli_writes_json_and_markdown(journal: Path, tmp_path: Path)
     assert steady["latency"]["n"] == 24
     assert set(steady["latency"]["percentile_intervals"]) == {"p50", "p95", "p99"}
     assert steady["robustness"]["error_rate_interval"]["method"]
-    # 2 prompts: CERT's normal interval is below its simulated coverage band (docs/statistics.md)
-    assert steady["consistency"]["interval"]["method"] == (
-        "CERT CI_95, approximate (fewer than 100 prompts)"
-    )
+    # the prompt is the unit: t over the 2 prompts' values, with its n and coverage claim
+    consistency = steady["consistency"]["interval"]
+    assert consistency["method"].startswith("t over prompt means")
+    assert (consistency["prompts"], consistency["coverage"]) == (2, "approximate")
+    assert 0.8 <= consistency["simulated_coverage"] < 0.935
+    # 24 latencies cannot bound p95 from above: a lower bound only, and the method says why
+    p95 = steady["latency"]["percentile_intervals"]["p95"]
+    assert p95["sided"] == "lower" and p95["high"] is None and "n ≥ 59" in p95["method"]
+    # one warning line per model in the terminal, the details in the Markdown
+    warning_lines = [line for line in result.stdout.splitlines() if "warning:" in line]
+    assert len(warning_lines) <= 3
+    assert out_md.read_text().count("- warning:") >= len(warning_lines)
     assert report["config"]["random_seed"] == 42
     # the bad line is reported as file:line: field: problem, and the rest is still used
     line_number = len(journal.read_text().splitlines()) + 1
@@ -256,3 +264,74 @@ def test_bundled_example_trials_are_valid_and_complete() -> None:
     failures = [r for r in result.records if r.error_class is not None]
     assert failures and all(r.model != "openai-api/example/steady" for r in failures)
     assert all(r.ttft_seconds is not None for r in result.records if r.ok)
+
+
+def _rewrite(journal: Path, target: Path, model: str, latency_factor: float = 1.0) -> Path:
+    """The journal's records of one model, latencies scaled (a slower update of it)."""
+    lines = []
+    for line in journal.read_text().splitlines():
+        record = json.loads(line)
+        if record["model"] != model:
+            continue
+        for key in ("latency_seconds", "ttft_seconds"):
+            if record.get(key) is not None:
+                record[key] *= latency_factor
+        lines.append(json.dumps(record))
+    target.write_text("\n".join(lines) + "\n")
+    return target
+
+
+@pytest.mark.slow
+def test_reliability_baseline_regression_check(journal: Path, tmp_path: Path) -> None:
+    steady = "openai-api/local/steady"
+    old = _rewrite(journal, tmp_path / "old.jsonl", steady)
+    same = _rewrite(journal, tmp_path / "same.jsonl", steady)
+    slower = _rewrite(journal, tmp_path / "slower.jsonl", steady, latency_factor=3.0)
+    runner = CliRunner()
+
+    unchanged = runner.invoke(
+        reliability, [str(same), "--baseline", str(old), "--fail-on-regression", "--json", "-"]
+    )
+    assert unchanged.exit_code == 0, unchanged.output
+    comparison = json.loads(unchanged.stdout)["baseline_comparison"]
+    assert comparison["level"] == pytest.approx(1 - 0.1 / 6)
+    entries = {e["metric"]: e for e in comparison["entries"]}
+    assert set(entries) == {
+        "consistency",
+        "agreement",
+        "performance",
+        "latency_p50",
+        "latency_p95",
+        "error_rate",
+    }
+    assert all(e["verdict"] != "regressed" for e in entries.values())
+    assert entries["consistency"]["difference"]["estimate"] == pytest.approx(0.0, abs=1e-12)
+    assert comparison["pairs"][0]["paired_by"] == "name"
+
+    markdown_path = tmp_path / "regression.md"
+    regressed = runner.invoke(
+        reliability,
+        [
+            str(slower),
+            "--baseline",
+            str(old),
+            "--fail-on-regression",
+            "--margin",
+            "latency_p50=0.2",
+            "--markdown",
+            str(markdown_path),
+        ],
+    )
+    assert regressed.exit_code == 1, regressed.output
+    # the pair's one line comes first (after the model's verdict), before any table
+    output = " ".join(regressed.stdout.split())
+    assert output.index("baseline: ") < output.index(" successful")
+    summary = output[output.index("baseline: ") :]
+    assert "REGRESSED" in summary and "latency_p50" in summary.split(".")[0]
+    text = markdown_path.read_text()
+    assert "## Change from the baseline" in text and "Bonferroni" in text
+
+    bad = runner.invoke(reliability, [str(same), "--baseline", str(old), "--margin", "speed=1"])
+    assert bad.exit_code == 2 and "unknown metric" in bad.output
+    alone = runner.invoke(reliability, [str(same), "--fail-on-regression"])
+    assert alone.exit_code == 2 and "need --baseline" in alone.output

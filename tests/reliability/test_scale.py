@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.spatial.distance import pdist
 from tests.reliability.test_analysis import bag_of_words, record
 
@@ -21,29 +22,24 @@ from plumbline.reliability.metrics import (
     output_quality,
     semantic_agreement,
 )
-from plumbline.stats import bootstrap_interval, bootstrap_percentile_intervals
 
 
-def pairwise_agreement_by_definition(vectors: Any, n_resamples: int, seed: int) -> tuple:
-    """Mean similarity over the pairs of distinct original responses, every pair materialised."""
+def pairwise_agreement_by_definition(vectors: Any) -> tuple[float, float, float]:
+    """Mean similarity over every pair, and the jackknife t interval with every leave-one-out
+    mean computed from its own materialised pairs."""
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     similarities = np.clip(unit @ unit.T, -1.0, 1.0)
     n = len(vectors)
-
-    def statistic(indices: Any) -> Any:
-        picked = indices.astype(int)
-        values = similarities[picked[:, :, None], picked[:, None, :]]
-        mask = np.triu(np.ones((n, n), dtype=bool), k=1) & (
-            picked[:, :, None] != picked[:, None, :]
-        )
-        counts = mask.sum(axis=(1, 2))
-        sums = np.where(mask, values, 0.0).sum(axis=(1, 2))
-        return np.where(counts > 0, sums / np.maximum(counts, 1), 1.0)
-
-    result = bootstrap_interval(
-        np.arange(n, dtype=float), statistic, n_resamples=n_resamples, seed=seed
+    mean = similarities[np.triu_indices(n, 1)].mean()
+    leave_out = np.array(
+        [
+            similarities[np.ix_(keep, keep)][np.triu_indices(n - 1, 1)].mean()
+            for keep in (np.delete(np.arange(n), i) for i in range(n))
+        ]
     )
-    return result.interval.low, result.interval.high
+    se = np.sqrt((n - 1) / n * np.sum((leave_out - leave_out.mean()) ** 2))
+    half = stats.t.ppf(0.975, n - 1) * se
+    return float(mean), float(mean - half), float(mean + half)
 
 
 def responses(n: int, dimensions: int, repeated: int, seed: int) -> Any:
@@ -59,11 +55,12 @@ def test_agreement_interval_equals_the_pairwise_definition(
     n: int, dimensions: int, repeated: int
 ) -> None:
     vectors = responses(n, dimensions, repeated, seed=n + dimensions)
-    fast = semantic_agreement(vectors, n_resamples=400, seed=7)
-    low, high = pairwise_agreement_by_definition(vectors, 400, 7)
+    fast = semantic_agreement(vectors)
+    mean, low, high = pairwise_agreement_by_definition(vectors)
     assert fast.interval is not None
-    assert fast.interval.low == pytest.approx(low, abs=1e-12)
-    assert fast.interval.high == pytest.approx(high, abs=1e-12)
+    assert fast.similarity == pytest.approx(mean, abs=1e-12)
+    assert fast.interval.low == pytest.approx(max(-1.0, low), abs=1e-12)
+    assert fast.interval.high == pytest.approx(min(1.0, high), abs=1e-12)
     assert -1.0 <= fast.interval.low <= fast.similarity <= fast.interval.high <= 1.0
 
 
@@ -80,18 +77,17 @@ def test_distance_moments_equal_pdist(n: int, dimensions: int, repeated: int) ->
     assert quality.semantic_diversity == pytest.approx(float(np.mean(distances)), abs=1e-12)
 
 
-def test_latency_percentile_intervals_equal_one_bootstrap_per_percentile() -> None:
-    latencies = np.random.default_rng(2).lognormal(0.0, 0.5, size=57)
-    result = latency_metrics(latencies, n_resamples=300, seed=11)
-    together = bootstrap_percentile_intervals(latencies, [50, 95, 99], n_resamples=300, seed=11)
-    for name, q, joint in zip(("p50", "p95", "p99"), (50, 95, 99), together, strict=True):
-        alone = bootstrap_interval(
-            latencies, lambda a, q=q: np.percentile(a, q, axis=-1), n_resamples=300, seed=11
-        )
-        assert joint.interval.low == alone.interval.low
-        assert joint.interval.high == alone.interval.high
-        assert result.percentile_intervals[name].low == alone.interval.low
-        assert result.percentile_intervals[name].high == alone.interval.high
+def test_latency_percentile_intervals_are_the_binomial_order_statistics() -> None:
+    latencies = np.random.default_rng(2).lognormal(0.0, 0.5, size=4000)
+    result = latency_metrics(latencies)
+    ordered = np.sort(latencies)
+    for name, q in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99)):
+        interval = result.percentile_intervals[name]
+        assert interval.low is not None and interval.high is not None
+        low = int(np.searchsorted(ordered, interval.low)) + 1  # 1-based ranks
+        high = int(np.searchsorted(ordered, interval.high)) + 1
+        coverage = stats.binom.cdf(high - 1, 4000, q) - stats.binom.cdf(low - 1, 4000, q)
+        assert 0.95 <= coverage < 0.96
 
 
 def test_analyze_reports_progress_to_the_last_step() -> None:

@@ -11,7 +11,10 @@ Faults (the `FAULTS` names): HTTP errors `"400"`, `"401"`, `"403"`, `"404"`, `"4
 Azure sends it); `"context_length"` (a 400 with code `context_length_exceeded`, as OpenAI and
 llama.cpp's server refuse a prompt longer than the context); `"timeout"` (the server holds the
 request and never answers); `"reset"` (the TCP connection is reset without a response);
-`"malformed"` (HTTP 200 with a body that is not JSON).
+`"malformed"` (HTTP 200 with a body that is not JSON); `"empty_choices"` (HTTP 200 whose
+`choices` is `[]`), `"no_message"` (HTTP 200 whose choice has no `message`) and `"error_body"`
+(HTTP 200 whose body is an error object, as some gateways answer), all three well-formed JSON
+that is not a completion.
 
 Faults are chosen per request, per model: first from the profile's scripted `faults` sequence
 (the k-th request to a model gets `faults[k]`; `"ok"` means no fault), then at random with
@@ -63,7 +66,13 @@ FAULTS = (
     "timeout",
     "reset",
     "malformed",
+    "empty_choices",
+    "no_message",
+    "error_body",
 )
+
+#: The provider's words in an `error_body` answer (tests look for them in the trial record).
+ERROR_BODY_MESSAGE = "upstream model overloaded, request id req-7f3a"
 
 _STATUS_TEXT = {
     200: "OK",
@@ -135,6 +144,8 @@ class ModelProfile:
     hang_seconds: float = 600.0
     # when set, requests must carry `Authorization: Bearer <api_key>` or get a real 401
     api_key: str | None = None
+    # the provider's words in an `error_body` answer
+    error_message: str = ERROR_BODY_MESSAGE
 
     def __post_init__(self) -> None:
         for fault in [*self.faults, *self.fault_rates]:
@@ -377,6 +388,18 @@ class OpenAIServer:
         if fault == "malformed":
             await asyncio.sleep(latency)
             await self._send_raw(writer, 200, b'{"id": "chatcmpl-x", "choices": [{"mess', "json")
+            return
+        if fault in ("empty_choices", "no_message", "error_body"):
+            await asyncio.sleep(latency)
+            choice = {"index": 0, "finish_reason": "stop"}
+            bodies: dict[str, dict[str, Any]] = {
+                "empty_choices": {"id": f"chatcmpl-{index}", "model": model, "choices": []},
+                "no_message": {"id": f"chatcmpl-{index}", "model": model, "choices": [choice]},
+                "error_body": {
+                    "error": {"message": profile.error_message, "type": "server_error", "code": 503}
+                },
+            }
+            await self._send_json(writer, 200, bodies[fault])
             return
 
         created = int(time.time())

@@ -23,8 +23,8 @@ from tests.support.rendered_numbers import page_text, unexplained_numbers
 
 from plumbline.app.site import SiteInputError, write_site
 from plumbline.records.trial_record import read_trial_records
-from plumbline.reliability.analysis import ReliabilityReport
 from plumbline.reliability.bands import tone
+from plumbline.reliability.result import ReliabilityReport
 from plumbline.views.reliability import render_markdown, render_terminal
 from plumbline.views.reliability_page import (
     comparison_table,
@@ -78,9 +78,16 @@ def test_latency_percentiles_chart_and_intervals(document: dict[str, Any]) -> No
         row = model.latency_rows[0]
         assert row[0].text == "latency (s)"
         assert float(row[8].sort) == pytest.approx(latency["p95"])
-        low = latency["percentile_intervals"]["p95"]["low"]
-        assert row[9].text.startswith("[") and row[9].text != "—"
-        assert low <= latency["p95"]
+        p95 = latency["percentile_intervals"]["p95"]
+        # 3 prompts × 20 trials (57–60 timed): a two-sided p95 interval needs 59 values
+        if p95["sided"] == "lower":
+            assert p95["high"] is None and row[9].text.startswith("≥ ")
+            assert "(one-sided)" in row[9].text
+        else:
+            assert row[9].text.startswith("[")
+        assert p95["low"] <= latency["p95"]
+        # every interval's method, n and coverage claim is said on the page
+        assert "order statistics" in model.latency_note and "guaranteed" in model.latency_note
 
 
 def test_error_classes_with_rates_and_wilson_intervals(document: dict[str, Any]) -> None:

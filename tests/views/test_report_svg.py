@@ -8,6 +8,7 @@ import pytest
 
 from plumbline.views.svg import (
     IntervalRow,
+    agreement_chart,
     distribution_chart,
     format_value,
     grouped_bar_chart,
@@ -153,3 +154,20 @@ def test_ticks_through_zero_never_read_minus_zero(low: float, high: float) -> No
     labels = [format_value(tick) for tick in ticks] + [format_value(-0.0004, percent=True)]
     assert not any(label.startswith("-0") and label.strip("-0.%") == "" for label in labels)
     assert "0" in labels
+
+
+def test_agreement_chart_plots_every_labelled_pair_with_its_exact_values() -> None:
+    groups = {"model a": [[1.0, 1.0], [1.0, 0.0], [0.25, 0.0]], HOSTILE: [[0.5, 1.0]]}
+    first = agreement_chart(groups)
+    assert first == agreement_chart(groups)  # deterministic jitter
+    root = parse(first)
+    points = [c for c in root.iter(f"{SVG}circle") if c.get("class") == "point"]
+    assert len(points) == 4
+    titles = ["".join(c.find(f"{SVG}title").itertext()) for c in points]  # type: ignore[union-attr]
+    assert titles[1] == "model a: judge 1, human 0"
+    assert titles[2] == "model a: judge 0.25, human 0"
+    diagonal = [line for line in root.iter(f"{SVG}line") if line.get("class") == "diagonal"]
+    assert len(diagonal) == 1
+    assert "model a (3 labelled)" in texts(root)
+    # a point stays near its value: judge 0.25 is left of the middle of the plot
+    assert float(points[2].get("cx", "0")) < float(points[3].get("cx", "0"))

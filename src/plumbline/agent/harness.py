@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -70,6 +70,9 @@ from plumbline.core.redaction import Redactor
 from plumbline.core.registry import Registry
 from plumbline.records.io import JsonlAppender, read_records, write_atomic, write_json_atomic
 from plumbline.records.run_record import RunRecord
+
+if TYPE_CHECKING:
+    from plumbline.agent.sequential import SequentialMonitor
 
 RECORDS = "records.jsonl"
 PLAN = "plan.json"
@@ -304,6 +307,14 @@ class Harness:
         self._baselines: Path | None = None
         # Where trial leases go (OUTPUT/running/; a Ray worker keeps its node's own).
         self.lease_root = options.output
+        #: `--until-decided`: the sequential verdict, updated after every record; once it is
+        #: reached no new trial starts (trials already running finish and are recorded).
+        self.monitor: SequentialMonitor | None = None
+
+    @property
+    def decided(self) -> bool:
+        """No new trial should start: the sequential verdict (when monitored) is reached."""
+        return self.monitor is not None and self.monitor.stopped
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -394,7 +405,9 @@ class Harness:
         self._appender = JsonlAppender(self.records_path)
         try:
             existing, _ = read_existing(self.records_path)
-            pending = self.pending(existing)
+            if self.monitor is not None:
+                self.monitor.load(existing)
+            pending = [] if self.decided else self.pending(existing)
             self.pending_count = len(pending)
             reclaimed += executor.reclaim()
             retries = executor.run(pending)
@@ -403,11 +416,13 @@ class Harness:
             executor.close()
         records, errors = read_existing(self.records_path)
         arms = [arm.name for arm in self.plan.loaded.suite.arms]
+        # Under --until-decided the units left when the verdict came never ran.
+        ran = len(pending) if self.monitor is None else len(records) - len(existing)
         return RunResult(
             self.options.output,
             self.records_path,
             len(self.plan.schedule),
-            len(pending),
+            ran,
             len(self.plan.schedule) - len(pending),
             tally(records, arms),
             errors,
@@ -429,8 +444,9 @@ class Harness:
     # -- one trial -----------------------------------------------------------------------
 
     def run_unit(self, unit: Unit) -> None:
-        """Run one unit here and record it (nothing when the run is being stopped)."""
-        if self.registry.stopping.is_set():
+        """Run one unit here and record it (nothing when the run is being stopped, or, under
+        --until-decided, once the verdict is reached)."""
+        if self.registry.stopping.is_set() or self.decided:
             return
         output = self.run_trial(unit)
         if self.registry.stopping.is_set():
@@ -489,6 +505,8 @@ class Harness:
         with self._lock:
             assert self._appender is not None
             self._appender.append(model)
+            if self.monitor is not None:
+                self.monitor.add(model)
             if self.on_record is not None:
                 self.on_record(model)
 

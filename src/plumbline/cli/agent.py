@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from plumbline.agent.harness import Harness, RunResult
     from plumbline.agent.plan import Plan
+    from plumbline.agent.sequential import SequentialMonitor
     from plumbline.records.run_record import RunRecord
 
 #: The agent profiles `--profile` takes: `plumbline.agent.profiles.PROFILES` (a test checks
@@ -257,7 +258,11 @@ def _progress(harness: Harness) -> Any:
     return report
 
 
-def render_result(result: RunResult, out: Console) -> None:
+def render_result(
+    result: RunResult, out: Console, sequential: dict[str, Any] | None = None
+) -> None:
+    """The runs per arm, what was reclaimed and retried, and (`--until-decided`) the
+    sequential verdict with what the fixed design would have needed."""
     from rich.table import Table
 
     table = Table(title=f"Runs in {terminal(result.records_path)}", title_justify="left")
@@ -297,6 +302,11 @@ def render_result(result: RunResult, out: Console) -> None:
     out.print(f"ran {result.ran}, already recorded {result.skipped}, scheduled {result.scheduled}")
     for problem in result.record_errors[:20]:
         out.print(f"[red]{terminal(problem)}[/]", soft_wrap=True)
+    if sequential is not None:
+        from plumbline.agent.sequential import summary_lines
+
+        for line in summary_lines(sequential):
+            out.print(terminal(line), soft_wrap=True, highlight=False)
 
 
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
@@ -402,6 +412,22 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     is_flag=True,
     help=f"End with `plumbline compare` on the records ({COMPARE_JSON}, {COMPARE_MD}).",
 )
+@click.option(
+    "--until-decided",
+    is_flag=True,
+    help="Two arms: evaluate an anytime-valid sequential A/B on success after every completed "
+    "pair and stop launching trials once it decides (running trials finish and are recorded).",
+)
+@click.option(
+    "--effect",
+    type=FiniteFloatRange(0, 0.5, min_open=True, max_open=True),
+    help="--until-decided: planned pass-rate difference (baseline 0.5)  [default: 0.10]",
+)
+@click.option(
+    "--max-pairs",
+    type=click.IntRange(min=1),
+    help="--until-decided: the cap on pairs (default: the smallest reaching 80% power).",
+)
 @html_option
 @json_option
 def run_command(
@@ -426,6 +452,9 @@ def run_command(
     memory_per_trial: str | None,
     infra_retries: int,
     collect_analyze: bool,
+    until_decided: bool,
+    effect: float | None,
+    max_pairs: int | None,
     html_dir: Path | None,
     json_path: str | None,
 ) -> None:
@@ -436,10 +465,19 @@ def run_command(
     under OUTPUT/diffs/, its logs under OUTPUT/logs/, the plan (schedule and every difference
     between arms) in OUTPUT/plan.json. --html DIR implies --collect-analyze and adds the A/B
     page, with every difference between arms, to the site in DIR.
+    --until-decided stops launching trials once a sequential A/B on success decides.
     """
     from plumbline.agent.harness import Harness, RayOptions, RunError, RunOptions
 
     plan = _plan(suite, agent, profile, repeats, seed, order)
+    plan, monitor = _until_decided(
+        plan,
+        until_decided,
+        effect,
+        max_pairs,
+        repeats,
+        lambda r: _plan(suite, agent, profile, r, seed, order),
+    )
     ray_options = RayOptions(
         address=ray_address,
         cpus_per_trial=cpus_per_trial,
@@ -463,6 +501,7 @@ def run_command(
         render_differences(plan, console)
     harness = Harness(plan, options)
     harness.on_record = _progress(harness)
+    harness.monitor = monitor
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         result = harness.run()
@@ -478,10 +517,13 @@ def run_command(
         signal.signal(signal.SIGTERM, previous)
     document: dict[str, Any] = result.to_dict()
     document["arm_differences"] = [d.to_dict() for d in plan.differences]
+    sequential = None
+    if monitor is not None:
+        sequential = document["sequential"] = _sequential_summary(monitor, plan, result)
     report = None
     index = None
     if collect_analyze or html_dir is not None:
-        report = _analyze(plan, result)
+        report = _analyze(plan, result, monitor)
         if report is not None:
             document["compare"] = report.model_dump(mode="json")
     if html_dir is not None and report is not None:
@@ -493,7 +535,7 @@ def run_command(
         index = write_html("compare", name, page, [result.records_path], html_dir).index
 
     def render(out: Console) -> None:
-        render_result(result, out)
+        render_result(result, out, sequential)
         if report is not None:
             from plumbline.views.compare import render_terminal
 
@@ -511,15 +553,85 @@ def run_command(
     emit(document, json_path, render)
 
 
-def _analyze(plan: Plan, result: RunResult) -> Any:
-    from plumbline.compare.analysis import CompareError, compare_runs
+def _sequential_summary(
+    monitor: SequentialMonitor, plan: Plan, result: RunResult
+) -> dict[str, Any]:
+    recorded = sum(tally.runs for tally in result.arms.values())
+    return monitor.summary(trials_scheduled=len(plan.schedule), trials_recorded=recorded)
+
+
+def _until_decided(
+    plan: Plan,
+    until_decided: bool,
+    effect: float | None,
+    max_pairs: int | None,
+    repeats: int | None,
+    replan: Any,
+) -> tuple[Plan, SequentialMonitor | None]:
+    """With --until-decided: the sequential design, enough repeats (unless --repeats) for its
+    cap, and the monitor the harness consults after every record, which takes pairs in
+    schedule order; rerunning resumes to the same verdict."""
+    import math
+
+    if not until_decided:
+        if effect is not None or max_pairs is not None:
+            raise click.UsageError("--effect and --max-pairs only apply with --until-decided")
+        return plan, None
+
+    from plumbline.agent.sequential import SequentialMonitor
+    from plumbline.compare.sequential import DEFAULT_BASELINE, DEFAULT_EFFECT
+    from plumbline.stats.sequential import plan_sequential
+
+    arms = [arm.name for arm in plan.loaded.suite.arms]
+    if len(arms) != 2:
+        raise click.UsageError(
+            f"--until-decided compares two arms; the suite has {len(arms)}: {', '.join(arms)}"
+        )
+    control = plan.loaded.suite.control or arms[0]
+    treatment = next(arm for arm in arms if arm != control)
+    try:
+        design = plan_sequential(
+            DEFAULT_BASELINE,
+            DEFAULT_EFFECT if effect is None else effect,
+            max_pairs=max_pairs,
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    needed = math.ceil(design.max_pairs / len(plan.tasks))
+    if repeats is None and plan.repeats < needed:
+        if needed > MAX_REPEATS:
+            raise click.UsageError(
+                f"the cap of {design.max_pairs} pairs needs {needed} repeats of "
+                f"{len(plan.tasks)} tasks (at most {MAX_REPEATS:,}): give --max-pairs"
+            )
+        plan = replan(needed)
+    return plan, SequentialMonitor(
+        plan.schedule, treatment, control, design, max_pairs_given=max_pairs
+    )
+
+
+def _analyze(plan: Plan, result: RunResult, monitor: SequentialMonitor | None = None) -> Any:
+    from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
+    from plumbline.compare.result import SequentialSettings
     from plumbline.records.io import write_atomic
     from plumbline.records.run_record import read_run_records
     from plumbline.views.compare import render_markdown
 
     table = read_run_records([result.records_path])
+    settings = CompareSettings()
+    if monitor is not None:
+        design = monitor.plan
+        assert design.baseline is not None
+        settings = CompareSettings(
+            sequential=SequentialSettings(
+                effect=design.effect,
+                baseline=design.baseline,
+                alpha=design.alpha,
+                max_pairs=monitor.max_pairs_given,
+            )
+        )
     try:
-        report = compare_runs(table, control=plan.loaded.suite.control)
+        report = compare_runs(table, control=plan.loaded.suite.control, settings=settings)
     except CompareError as error:
         error_console.print(f"[red]compare[/]: {terminal(error)}", soft_wrap=True)
         return None

@@ -27,7 +27,7 @@ from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_RESAMPLES
 
 if TYPE_CHECKING:
-    from plumbline.compare.result import CompareReport, Margins
+    from plumbline.compare.result import CompareReport, Margins, SequentialSettings
 
 MAX_SHOWN_ERRORS = 20
 
@@ -115,6 +115,27 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
 )
 @html_option
 @click.option(
+    "--sequential",
+    is_flag=True,
+    help="Anytime-valid sequential verdict on paired success, pairs in time order "
+    "(started_at_utc, else file order); the success gate reads it.",
+)
+@click.option(
+    "--effect",
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
+    help="--sequential: planned pass-rate difference  [default: 0.10]",
+)
+@click.option(
+    "--baseline",
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
+    help="--sequential: planned control pass rate (0.5 needs the most pairs)  [default: 0.5]",
+)
+@click.option(
+    "--alpha",
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
+    help="--sequential: error rate over all looks  [default: 0.05]",
+)
+@click.option(
     "--fail-unless",
     type=click.Choice(["prefer-treatment"]),
     help="Exit with status 1 unless every treatment is preferred (for CI).",
@@ -133,6 +154,10 @@ def compare(
     markdown_path: str | None,
     parquet_path: str | None,
     html_dir: Path | None,
+    sequential: bool,
+    effect: float | None,
+    baseline: float | None,
+    alpha: float | None,
     fail_unless: str | None,
 ) -> None:
     """Compare agent arms from run records: the A/B schema's three gates, paired deltas
@@ -141,6 +166,9 @@ def compare(
     RECORDS are JSONL, JSON-array or concatenated-JSON files of run records. Name the arms with
     --treatment and --control (with only --control, every other arm is a treatment; with only
     --treatment, the one arm left is the control).
+
+    --sequential stops at the first pair (in time order) where an anytime-valid confidence
+    sequence decides, or at the cap; the success gate reads that verdict.
     """
     if not records:
         hint = (
@@ -165,8 +193,12 @@ def compare(
         error_console.print(terminal(problem), soft_wrap=True)
     if len(table.errors) > MAX_SHOWN_ERRORS:
         error_console.print(f"... and {len(table.errors) - MAX_SHOWN_ERRORS} more problems")
+    sequential_settings = _sequential_settings(
+        click.get_current_context(), sequential, effect, baseline, alpha, margins
+    )
     settings = CompareSettings(
         rule="ci" if rule == "ci" else "schema",
+        sequential=sequential_settings,
         margins=margins,
         n_resamples=resamples,
         level=level,
@@ -233,6 +265,53 @@ def _check_inputs(records: tuple[str, ...], rule: str) -> None:
             raise click.UsageError(f"{path}: no such file")
         if Path(path).is_dir():
             raise click.UsageError(f"{path}: a directory; give the run record files in it")
+
+
+def _sequential_settings(
+    ctx: click.Context,
+    sequential: bool,
+    effect: float | None,
+    baseline: float | None,
+    alpha: float | None,
+    margins: Margins,
+) -> SequentialSettings | None:
+    from click.core import ParameterSource
+
+    from plumbline.compare.result import SequentialSettings
+    from plumbline.compare.sequential import DEFAULT_BASELINE, DEFAULT_EFFECT
+
+    if not sequential:
+        given = [
+            f"--{name}"
+            for name, value in (("effect", effect), ("baseline", baseline), ("alpha", alpha))
+            if value is not None
+        ]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} only apply with --sequential")
+        return None
+    planned_effect = DEFAULT_EFFECT if effect is None else effect
+    planned_baseline = DEFAULT_BASELINE if baseline is None else baseline
+    if not 0 < planned_baseline + planned_effect < 1:
+        raise click.UsageError(
+            f"--baseline + --effect = {planned_baseline + planned_effect:g} must be below 1"
+        )
+    explicit = ctx.get_parameter_source("margins") not in (ParameterSource.DEFAULT, None)
+    settings = SequentialSettings(
+        effect=planned_effect,
+        baseline=planned_baseline,
+        alpha=0.05 if alpha is None else alpha,
+        margin=margins.success if explicit and margins.success > 0 else None,
+    )
+    from plumbline.stats.sequential import plan_sequential
+
+    try:  # the plan is made again per comparison (its cap is cached)
+        plan_sequential(settings.baseline, settings.effect, alpha=settings.alpha)
+    except ValueError as error:
+        raise click.UsageError(
+            f"--sequential: no design for --effect {settings.effect:g} from --baseline "
+            f"{settings.baseline:g}: {str(error).split(';')[0]}"
+        ) from None
+    return settings
 
 
 def fail_unless_reasons(report: CompareReport) -> list[str]:

@@ -3,7 +3,8 @@
 Each step runs the same command a user would type, so the demo doubles as a tour: the SA Bench
 leaderboard from two scripted offline models and one real offline model (`plumbline/smollm2`,
 which also probes and judges), the statistics commands, an A/B decision on bundled
-agent run records, and the CERT reliability metrics on bundled trial records. Every result is also
+agent run records, the CERT reliability metrics on bundled trial records, and a regression check
+between two probes of the real model. Every result is also
 written under `-o DIR`, and all three as one static HTML site under `DIR/site/`.
 """
 
@@ -25,6 +26,8 @@ DEMO_LIMIT = 5
 REAL_MODEL = "plumbline/smollm2"
 REAL_LIMIT = 2
 REAL_MAX_TOKENS = 32
+#: The "update" of the regression check: the same model with shorter answers.
+UPDATE_MAX_TOKENS = 12
 REAL_PROMPTS = (
     "Name one AWS service for object storage.",
     "What does Amazon SQS do? Answer in one sentence.",
@@ -219,6 +222,46 @@ def demo_steps(output: Path) -> list[DemoStep]:
             ),
         ),
         DemoStep(
+            "Did the update make it worse? (a regression check between two runs)",
+            f"A tiny second probe of {REAL_MODEL} stands in for an update (shorter answers: "
+            f"{UPDATE_MAX_TOKENS} tokens at most, 2 trials per prompt); `reliability --baseline` "
+            "pairs the two runs by prompt and gives every metric a verdict. With this few "
+            "trials most are inconclusive, and it says how large a change it could have seen.",
+            (
+                "probe",
+                "--model",
+                REAL_MODEL,
+                *(arg for prompt in REAL_PROMPTS for arg in ("--prompt", prompt)),
+                "--trials",
+                "2",
+                "--seed",
+                "7",
+                "--concurrency",
+                "1",
+                "--max-tokens",
+                str(UPDATE_MAX_TOKENS),
+                "--timeout",
+                "120",
+                "--no-progress",
+                "-o",
+                str(output / "smollm2-update.jsonl"),
+            ),
+        ),
+        DemoStep(
+            "",
+            "",
+            (
+                "reliability",
+                str(output / "smollm2-update.jsonl"),
+                "--baseline",
+                str(output / "smollm2-trials.jsonl"),
+                "--json",
+                str(output / "regression.json"),
+                "--markdown",
+                str(output / "regression.md"),
+            ),
+        ),
+        DemoStep(
             "The report site: every result as pages people look at",
             "A static site (no network needed) with the leaderboard and each model's samples, "
             "the A/B decision and the reliability report.",
@@ -229,6 +272,7 @@ def demo_steps(output: Path) -> list[DemoStep]:
                 str(output / "compare.json"),
                 runs,
                 str(output / "reliability.json"),
+                str(output / "regression.json"),
                 str(output / "logs-smollm2"),
                 "-o",
                 str(output / "site"),

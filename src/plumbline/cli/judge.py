@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+PLAN_HINT = (
+    "  plan human labels from the measured correlation: plumbline judge plan "
+    "--correlation R --judged N --half-width H (R = the Pearson r above)"
+)
+
+
 @click.group(cls=Group)
 def judge() -> None:
     """LLM-judge tools for the architecture_design category."""
@@ -166,7 +172,14 @@ def calibrate(
                 f"{calibration.runs} runs — {verdict}",
                 title_justify="left",
             )
-            for column in ("dimension", "MAE", "within ±0.15", "Spearman", "run spread"):
+            for column in (
+                "dimension",
+                "MAE",
+                "within ±0.15",
+                "Spearman",
+                "Pearson r",
+                "run spread",
+            ):
                 table.add_column(column, justify="left" if column == "dimension" else "right")
             for name, dim in calibration.dimensions.items():
                 table.add_row(
@@ -174,6 +187,7 @@ def calibrate(
                     present.fixed(dim.mae, 3),
                     present.percent(dim.within_share, 0),
                     present.fixed(dim.spearman, 2),
+                    present.fixed(dim.correlation, 2),
                     present.fixed(dim.run_spread, 3),
                 )
             console.print(table)
@@ -186,6 +200,7 @@ def calibrate(
             console.print(f"  unscored verdicts: {calibration.unscored}")
             for failure in calibration.failures:
                 console.print(f"  [red]✗[/red] {terminal(failure)}")
+        console.print(PLAN_HINT)
         if report.agreement:
             alphas = ", ".join(f"{k} {present.fixed(v, 2)}" for k, v in report.agreement.items())
             console.print(f"Krippendorff's alpha between judges (interval): {terminal(alphas)}")
@@ -198,3 +213,136 @@ def calibrate(
     emit(result, json_path, render)
     if not report.passed:
         sys.exit(EXIT_FAILED)
+
+
+@judge.command("sample")
+@click.argument("logs", nargs=-1, required=True)
+@click.option(
+    "--per-model",
+    "per_model",
+    required=True,
+    type=click.IntRange(min=1),
+    help="Questions to label per model (the same questions for every model, so that "
+    "differences pair up).",
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Rows to label: JSONL, or CSV when the name ends in .csv (written atomically).",
+)
+@click.option(
+    "--suite",
+    default="sa-bench",
+    show_default=True,
+    help="A built-in suite name or the path of a suite TOML file.",
+)
+@click.option(
+    "--category",
+    "categories",
+    multiple=True,
+    metavar="KEY",
+    help="Category to sample (repeatable; default: every rubric-scored category).",
+)
+@seed_option("Random seed of the draw (the draw must be random for the correction to hold).")
+@json_option
+def sample(
+    logs: tuple[str, ...],
+    per_model: int,
+    output: Path,
+    suite: str,
+    categories: tuple[str, ...],
+    seed: int,
+    json_path: str | None,
+) -> None:
+    """Draw a uniformly random subset of the judged samples in LOGS for humans to label.
+
+    Each row carries model, task, sample_id, epoch, category, the question, the response, the
+    judge's score and explanation, and an empty `value` for the human's score in [0, 1]. Give
+    the filled file to `plumbline leaderboard LOGS --labels FILE`.
+    """
+    from plumbline.leaderboard import SuiteError, build_leaderboard, load_suite
+    from plumbline.leaderboard.label_sampling import draw_label_rows, write_label_rows
+
+    try:
+        resolved = load_suite(suite)
+    except SuiteError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    unknown = [key for key in categories if key not in resolved.keys]
+    if unknown:
+        raise click.BadParameter(
+            f"{', '.join(unknown)}: not a category of suite {resolved.name!r} "
+            f"({', '.join(resolved.keys)})",
+            param_hint="--category",
+        )
+    board = build_leaderboard(list(logs), resolved)
+    chosen = list(categories) or [c.key for c in resolved.categories if c.scoring == "rubric"]
+    rows = draw_label_rows(board.document(), [Path(p) for p in logs], chosen, per_model, seed)
+    if not rows:
+        click.echo(f"error: no judged samples of {', '.join(chosen)} in the logs", err=True)
+        sys.exit(EXIT_FAILED)
+    write_label_rows(output, rows)
+    models = sorted({row["model"] for row in rows})
+    summary = {"output": str(output), "rows": len(rows), "models": models, "seed": seed}
+
+    def render(console: Console) -> None:
+        console.print(
+            f"{len(rows)} samples of {len(models)} model(s) to label written to "
+            f"{terminal(output)}: fill in `value` (0–1) and pass it to "
+            "`plumbline leaderboard LOGS --labels FILE`",
+            soft_wrap=True,
+        )
+
+    emit(summary, json_path, render)
+
+
+@judge.command("plan")
+@click.option(
+    "--correlation",
+    required=True,
+    type=click.FloatRange(-1, 1),
+    help="Judge–human correlation (from `judge calibrate` or a corrected leaderboard).",
+)
+@click.option(
+    "--judged", required=True, type=click.IntRange(min=1), help="Samples the judge scores."
+)
+@click.option(
+    "--half-width",
+    "half_width",
+    required=True,
+    type=click.FloatRange(0, 0.5, min_open=True),
+    help="The 95% interval half-width wanted (0.05 = ±5 points).",
+)
+@click.option(
+    "--rate",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    help="The expected score (0.5 is the worst case).",
+)
+@json_option
+def plan(
+    correlation: float, judged: int, half_width: float, rate: float, json_path: str | None
+) -> None:
+    """Human labels needed for a half-width, with the judge (PPI++) and without it."""
+    from plumbline.stats import label_budget
+
+    budget = label_budget(correlation, judged, half_width, rate=rate)
+
+    def render(console: Console) -> None:
+        needed = budget.labels_needed
+        with_judge = (
+            f"{needed} labels"
+            if needed is not None
+            else f"not reachable with {judged} judged samples (label more, or judge more)"
+        )
+        console.print(
+            f"±{present.fixed(half_width, 3)} at 95% with a judge of correlation "
+            f"{present.fixed(correlation, 2)} on {judged} samples: {with_judge}; "
+            f"without the judge: {budget.labels_needed_without_judge} labels",
+            soft_wrap=True,
+        )
+
+    emit(budget.to_dict(), json_path, render)

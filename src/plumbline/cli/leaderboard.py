@@ -69,6 +69,25 @@ def _fail(message: str) -> None:
     raise SystemExit(EXIT_USAGE)
 
 
+def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any] | None:
+    """The rows of `--labels` (None without it); a broken file is a usage error naming
+    `file:line: field`."""
+    if half_width is not None and labels_path is None:
+        raise click.UsageError(
+            "--half-width plans labels for a corrected leaderboard: add --labels"
+        )
+    if labels_path is None:
+        return None
+    from plumbline.leaderboard.labels import LabelFileError, read_labels
+
+    try:
+        return list(read_labels(labels_path))
+    except LabelFileError as error:
+        # plain echo: a `file:line:` location must never be wrapped across lines
+        click.echo(f"error: {terminal(str(error))}", err=True)
+        raise SystemExit(EXIT_USAGE) from None
+
+
 @leaderboard.command(BUILD, directory_inputs=log_inputs)
 @click.argument("logs", nargs=-1, required=True)
 @click.option(
@@ -120,6 +139,20 @@ def _fail(message: str) -> None:
     help="A category deliberately not run, and why (repeatable): shown as not run, with the "
     "reason, instead of an empty category (e.g. cdk_synth on a machine without bubblewrap).",
 )
+@click.option(
+    "--labels",
+    "labels_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Human labels (JSONL or CSV: model, task, sample_id, epoch, value in [0, 1]) that "
+    "correct each labelled judged category by prediction-powered inference (PPI++).",
+)
+@click.option(
+    "--half-width",
+    "half_width",
+    type=FiniteFloatRange(min=0, max=0.5, min_open=True),
+    help="With --labels: say how many more labels would bring each corrected category's "
+    "interval to this half-width.",
+)
 @html_option
 @json_option
 def build(
@@ -133,6 +166,8 @@ def build(
     run_id: str | None,
     strict: bool,
     not_run: tuple[str, ...],
+    labels_path: Path | None,
+    half_width: float | None,
     html_dir: Path | None,
     json_path: str | None,
 ) -> None:
@@ -177,6 +212,7 @@ def build(
                 param_hint="--not-run",
             )
         skipped[key] = reason.strip()
+    labels = _read_labels(labels_path, half_width)
 
     with Progress(
         TextColumn("reading logs"),
@@ -199,6 +235,8 @@ def build(
             run_id=run_id,
             progress=advance,
             not_run=skipped,
+            labels=labels,
+            half_width=half_width,
         )
 
     try:

@@ -110,6 +110,14 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except ModuleNotFoundError as error:  # an extra not installed: say which, in a line
+            from plumbline.extras import missing_extra_line
+
+            line = missing_extra_line(error)
+            if line is None or _debugging(ctx):
+                raise
+            click.echo(line, err=True)
+            sys.exit(EXIT_INFRA)
         except OSError as error:  # the file system refused: a path to fix, not a defect
             if _debugging(ctx):
                 raise
@@ -180,7 +188,16 @@ def internal_error_line(error: BaseException) -> str:
     is_flag=True,
     help="Also show debug messages on stderr (what each step does).",
 )
-def main(debug: bool, quiet: bool, verbose: bool) -> None:
+@click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1),
+    metavar="N",
+    envvar="PLUMBLINE_MAX_LINE_BYTES",
+    show_envvar=True,
+    help="The longest line any input file may hold, in bytes (default 134,217,728 = 128 MiB); "
+    "a longer line is a file:line error.",
+)
+def main(debug: bool, quiet: bool, verbose: bool, max_line_bytes: int | None) -> None:
     """plumbline: honest, reproducible numbers about LLMs and coding agents.
 
     Every command that has a result takes --json [PATH]: the result as JSON on stdout (and
@@ -189,6 +206,10 @@ def main(debug: bool, quiet: bool, verbose: bool) -> None:
     """
     if quiet and verbose:
         raise click.UsageError("give -q/--quiet or -v/--verbose, not both")
+    if max_line_bytes is not None:
+        from plumbline.records.lines import set_max_line_bytes
+
+        set_max_line_bytes(max_line_bytes)
     if click.get_current_context().meta.get(HELP_ONLY):
         return  # `plumbline CMD --help` only prints help: no need to import `logging`
     configure_logging(-1 if quiet else 1 if verbose else 0)

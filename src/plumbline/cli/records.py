@@ -10,7 +10,6 @@ import click
 from plumbline.cli.output import (
     EXIT_FAILED,
     Group,
-    InfraError,
     InputError,
     OutputFile,
     emit,
@@ -201,12 +200,8 @@ def _convert(
         from plumbline.records.adapters.opencode import convert_opencode
 
         return convert_opencode(paths, context)
-    try:
-        from plumbline.records.adapters.inspect_log import convert_inspect
-    except ImportError as error:  # pragma: no cover - depends on the installed extras
-        raise InfraError(
-            f"reading Inspect logs needs inspect-ai: pip install 'plumbline[inspect]' ({error})"
-        ) from None
+    from plumbline.records.adapters.inspect_log import convert_inspect
+
     return convert_inspect(
         paths,
         context,

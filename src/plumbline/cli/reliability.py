@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from plumbline.cli.output import (
+    EXIT_FAILED,
     EXIT_INTERRUPTED,
     Command,
     FiniteFloatRange,
@@ -277,9 +278,82 @@ def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
 MAX_PRICE = 1_000_000.0
 
 
+def _parse_assignments(values: tuple[str, ...], option: str, what: str) -> dict[str, str]:
+    parsed: dict[str, str] = {}
+    for value in values:
+        key, sep, rest = value.partition("=")
+        if not sep or not key.strip() or not rest.strip():
+            raise click.BadParameter(f"expected {what}, got {value!r}", param_hint=option)
+        parsed[key.strip()] = rest.strip()
+    return parsed
+
+
+def _parse_margins(values: tuple[str, ...]) -> dict[str, float]:
+    from plumbline.reliability.result import METRICS
+
+    margins: dict[str, float] = {}
+    for metric, text in _parse_assignments(values, "--margin", "METRIC=VALUE").items():
+        if metric not in METRICS:
+            raise click.BadParameter(
+                f"unknown metric {metric!r}: one of {', '.join(METRICS)}", param_hint="--margin"
+            )
+        try:
+            margin = float(text)
+        except ValueError:
+            margin = -1.0
+        if not (margin >= 0 and margin < float("inf")):
+            raise click.BadParameter(
+                f"{metric}: the margin must be a non-negative number, got {text!r}",
+                param_hint="--margin",
+            )
+        margins[metric] = margin
+    return margins
+
+
+def _regression_options(
+    baseline_paths: tuple[Path, ...],
+    margins: tuple[str, ...],
+    pairs: tuple[str, ...],
+    fail_on_regression: bool,
+) -> tuple[dict[str, float], dict[str, str]]:
+    """The parsed --margin and --pair values; a usage error when they come without --baseline."""
+    if (margins or pairs or fail_on_regression) and not baseline_paths:
+        raise click.UsageError("--margin, --pair and --fail-on-regression need --baseline")
+    pair_table = _parse_assignments(pairs, "--pair", "OLD=NEW (baseline model = current model)")
+    return _parse_margins(margins), pair_table
+
+
 @click.command(cls=Command)
 @click.argument(
     "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--baseline",
+    "baseline_paths",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Trial records of the baseline run (repeatable): compare every metric with it, "
+    "paired by prompt, and give each a verdict (regressed, improved, unchanged, inconclusive).",
+)
+@click.option(
+    "--margin",
+    "margins",
+    multiple=True,
+    help="METRIC=VALUE equivalence margin for --baseline (consistency, agreement, performance: "
+    "score points; latency_p50, latency_p95: fraction of the baseline; error_rate: "
+    "percentage points).",
+)
+@click.option(
+    "--pair",
+    "pairs",
+    multiple=True,
+    help="OLD=NEW: compare baseline model OLD with current model NEW (repeatable); by default "
+    "models pair by name, or the two models when each run holds one.",
+)
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when any metric of any model regressed against --baseline.",
 )
 @json_option
 @click.option(
@@ -292,7 +366,8 @@ MAX_PRICE = 1_000_000.0
     "--price",
     "prices",
     multiple=True,
-    help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per quality point).",
+    help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per "
+    "performance-heuristic point).",
 )
 @click.option(
     "--parquet",
@@ -313,7 +388,7 @@ MAX_PRICE = 1_000_000.0
     default=2000,
     show_default=True,
     type=click.IntRange(min=100, max=MAX_RESAMPLES),
-    help=f"Bootstrap resamples (at most {MAX_RESAMPLES:,}).",
+    help=f"Bootstrap resamples of --baseline's latency changes (at most {MAX_RESAMPLES:,}).",
 )
 def reliability(
     paths: tuple[Path, ...],
@@ -325,8 +400,16 @@ def reliability(
     embedding_model: str,
     seed: int,
     resamples: int,
+    baseline_paths: tuple[Path, ...],
+    margins: tuple[str, ...],
+    pairs: tuple[str, ...],
+    fail_on_regression: bool,
 ) -> None:
-    """Compute the five CERT metrics, with intervals, from trial records (no model calls)."""
+    """Compute the five CERT metrics, with intervals, from trial records (no model calls).
+
+    With --baseline OLD.jsonl: also compare every metric with the baseline run, on the prompts
+    both share, and exit 1 with --fail-on-regression when any metric regressed.
+    """
     from plumbline.records.trial_record import read_trial_records
     from plumbline.reliability.analysis import analyze
     from plumbline.reliability.config import BenchmarkConfig
@@ -334,6 +417,9 @@ def reliability(
     from plumbline.views.reliability import render_markdown, render_terminal
 
     price_table = _parse_price(prices)
+    margin_table, pair_table = _regression_options(
+        baseline_paths, margins, pairs, fail_on_regression
+    )
     result = read_trial_records(paths)
     problems = [str(error) for error in result.errors]
     if not result.records:
@@ -351,15 +437,26 @@ def reliability(
     config = BenchmarkConfig(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
     )
+    embedder = Embedder(embedding_model)
     try:
         with progress_bar("reliability") as progress:
             report = analyze(
                 result.records,
-                Embedder(embedding_model),
+                embedder,
                 config=config,
                 prices=price_table,
                 record_errors=problems,
                 progress=progress,
+            )
+        if baseline_paths:
+            report = _with_baseline(
+                report,
+                result.records,
+                baseline_paths,
+                config,
+                embedder,
+                margin_table,
+                pair_table,
             )
     except RuntimeError as error:  # the embedding model cannot be loaded
         raise InfraError(str(error)) from None
@@ -378,3 +475,43 @@ def reliability(
         render_terminal(report, console)
     if html_dir is not None:
         announce_html("reliability", document, tuple(paths), html_dir, quiet=json_path == "-")
+    comparison = report.baseline_comparison
+    if fail_on_regression and comparison is not None and comparison.regressed:
+        sys.exit(EXIT_FAILED)
+
+
+def _with_baseline(
+    report: Any,
+    records: Any,
+    baseline_paths: tuple[Path, ...],
+    config: Any,
+    embed: Any,
+    margins: dict[str, float],
+    pairs: dict[str, str],
+) -> Any:
+    """The report with its `baseline_comparison` against the runs in `baseline_paths`."""
+    from plumbline.records.trial_record import read_trial_records
+    from plumbline.reliability.analysis import analyze
+    from plumbline.reliability.regression import compare_to_baseline
+
+    baseline_read = read_trial_records(baseline_paths)
+    for problem in baseline_read.errors[:20]:
+        warn("baseline: %s", str(problem))
+    if not baseline_read.records:
+        raise click.BadParameter("no valid trial records found", param_hint="--baseline")
+    with progress_bar("baseline") as progress:
+        baseline = analyze(baseline_read.records, embed, config=config, progress=progress)
+    try:
+        comparison = compare_to_baseline(
+            baseline,
+            baseline_read.records,
+            report,
+            records,
+            margins=margins,
+            pairs=pairs,
+            seed=config.random_seed,
+            resamples=config.bootstrap_resamples,
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    return report.model_copy(update={"baseline_comparison": comparison})

@@ -290,6 +290,10 @@ def run(
 
     from inspect_ai import eval_set
 
+    from plumbline.models.guard_hook import enable_answer_guard
+
+    # an answer that is not a completion: a provider error keeping the provider's message
+    enable_answer_guard()
     log_dir.mkdir(parents=True, exist_ok=True)
     success: bool = True
     logs: list[Any] = []

@@ -137,6 +137,107 @@ def _sample_size(
     return two_proportion_sample_size(baseline, effect, **common)
 
 
+def _power_sequential(
+    baseline: float | None,
+    effect: float | None,
+    sd: float | None,
+    n: int | None,
+    epochs: int,
+    within_share: float,
+    common: dict[str, Any],
+    pairing: dict[str, Any],
+    json_path: str | None,
+) -> None:
+    """`power --sequential`: the cap and the expected pairs (terminal or JSON)."""
+    if n is not None:
+        raise click.UsageError("--sequential plans from --effect; --n does not apply")
+    if epochs != 1 or within_share != 0:
+        raise click.UsageError(
+            "--sequential counts pairs: --epochs and --within-share do not apply"
+        )
+    assert effect is not None
+    try:
+        document = _sequential(baseline, effect, sd, common["alpha"], common["power"], pairing)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    emit(document, json_path, lambda console: _render_sequential(console, document))
+
+
+def _sequential(
+    baseline: float | None,
+    effect: float,
+    sd: float | None,
+    alpha: float,
+    power: float,
+    pairing: dict[str, Any],
+) -> dict[str, Any]:
+    from plumbline.stats import expected_pairs, plan_sequential, plan_sequential_continuous
+
+    if sd is not None:
+        plan = plan_sequential_continuous(effect, sd, alpha=alpha, power=power)
+    else:
+        assert baseline is not None
+        plan = plan_sequential(baseline, effect, alpha=alpha, power=power, **pairing)
+    rows: list[dict[str, Any]] = []
+    for multiple in (1.0, 1.5, 2.0):
+        scaled = effect * multiple
+        pairs: float | None
+        if baseline is not None and not 0 < baseline + scaled < 1:
+            pairs = None
+        else:
+            try:
+                pairs = expected_pairs(plan, scaled)
+            except ValueError:
+                pairs = None  # e.g. the correlation is impossible at that effect
+        rows.append(
+            {
+                "multiple": multiple,
+                "effect": scaled,
+                "expected_pairs": pairs,
+                "ratio_to_fixed": None if pairs is None else pairs / plan.fixed_pairs,
+            }
+        )
+    return {**plan.to_dict(), "expected": rows}
+
+
+def _render_sequential(console: Console, document: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console.print("Sequential paired design (anytime-valid: a look after every pair)")
+    if document["baseline"] is None:
+        target = f"a mean difference of {document['effect']:+.4g}"
+    else:
+        baseline = document["baseline"]
+        target = (
+            f"{baseline:.3f} -> {baseline + document['effect']:.3f} ({document['effect']:+.3f})"
+        )
+    console.print(
+        f"To detect {target} with power {document['power']:.0%} at alpha "
+        f"{document['alpha']:g} (two-sided, over all looks):"
+    )
+    fixed_method = document["assumptions"]["fixed_method"]
+    console.print(f"  fixed design: {document['fixed_pairs']} pairs ({fixed_method})")
+    console.print(
+        f"  [bold]cap: {document['max_pairs']} pairs[/bold] ({document['cap_ratio']:.2f}x the "
+        f"fixed design); power at the cap {document['planned_power']:.1%}"
+    )
+    grid = Table("true effect", "expected pairs", "x fixed design", title="Expected pairs used")
+    for row in document["expected"]:
+        pairs = row["expected_pairs"]
+        grid.add_row(
+            f"{row['multiple']:g}x ({row['effect']:+.3g})",
+            present.MISSING if pairs is None else f"{pairs:.0f}",
+            present.MISSING if pairs is None else f"{row['ratio_to_fixed']:.2f}",
+        )
+    console.print(grid)
+    if "discordant" in document["assumptions"]:
+        console.print(
+            f"  assumes {present.percent(document['assumptions']['discordant'])} of pairs "
+            "discordant at the planned effect (--correlation, --discordant)"
+        )
+    console.print(f"  method: {document['method']} (docs/statistics.md)")
+
+
 def _detectable(
     *,
     baseline: float | None,
@@ -274,6 +375,12 @@ def _render_detectable(console: Console, result: DetectableEffectResult, paired:
     show_default=True,
     help="Share of a single run's variance that is run-to-run noise (0 = deterministic).",
 )
+@click.option(
+    "--sequential",
+    is_flag=True,
+    help="Paired, anytime-valid sequential design (a look after every pair): the cap and the "
+    "expected pairs at 1x, 1.5x and 2x the effect.",
+)
 @json_option
 def power(
     baseline: float | None,
@@ -288,6 +395,7 @@ def power(
     sd: float | None,
     epochs: int,
     within_share: float,
+    sequential: bool,
     json_path: str | None,
 ) -> None:
     """How many questions (and repeats) are needed to detect a difference, or with --n, the
@@ -297,6 +405,7 @@ def power(
     plumbline power --baseline 0.80 --effect 0.05 --paired
     plumbline power --baseline 0.80 --n 200 --paired
     plumbline power --sd 0.3 --effect 0.05         (paired continuous scores)
+    plumbline power --baseline 0.60 --effect 0.10 --sequential
 
     Paired binary questions need an assumption about discordance: by default the two arms'
     per-question outcomes correlate at 0.5 (--correlation); give --discordant to fix the share
@@ -319,6 +428,9 @@ def power(
         "within_share": within_share,
     }
     pairing: dict[str, Any] = {"correlation": correlation, "discordant": discordant}
+    if sequential:
+        _power_sequential(baseline, effect, sd, n, epochs, within_share, common, pairing, json_path)
+        return
     try:
         if n is not None:
             detectable = _detectable(

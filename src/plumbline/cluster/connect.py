@@ -8,6 +8,48 @@ import signal
 import socket
 import threading
 from types import ModuleType
+from typing import Any
+
+_log = logging.getLogger("plumbline.cluster")
+_warned_open: set[str] = set()
+AUTH_MODE = "RAY_AUTH_MODE"
+
+#: Said once per cluster a client reached without authentication.
+OPEN_CLUSTER_WARNING = (
+    "the Ray cluster at {where} let this process in without authentication: anyone who "
+    "reaches its port can run code on its nodes. Start every node with RAY_AUTH_MODE=token "
+    "(Ray >= 2.52; `ray get-auth-token --generate` makes a token) and set RAY_AUTH_MODE=token "
+    "and RAY_AUTH_TOKEN_PATH (or RAY_AUTH_TOKEN) here; see the README's Ray cluster section"
+)
+
+
+def token_auth_requested(environ: dict[str, str] | None = None) -> bool:
+    """Whether this process asks Ray for token authentication (`RAY_AUTH_MODE=token`)."""
+    values = os.environ if environ is None else environ
+    return values.get(AUTH_MODE, "").strip().lower() == "token"
+
+
+def warn_if_open(where: str) -> bool:
+    """Warn (once per cluster) that a cluster took this process without a token; True when it
+    warned. Connecting without `RAY_AUTH_MODE=token` succeeds only on such a cluster."""
+    if token_auth_requested() or where in _warned_open:
+        return False
+    _warned_open.add(where)
+    _log.warning(OPEN_CLUSTER_WARNING.format(where=where))
+    return True
+
+
+def _refresh_auth_settings() -> None:
+    """Make an already imported Ray read `RAY_AUTH_MODE` and the token again (Ray caches both
+    when it first reads its configuration)."""
+    import contextlib
+
+    with contextlib.suppress(Exception):  # private API: an older or newer Ray reads them anew
+        import importlib
+
+        raylet: Any = importlib.import_module("ray._raylet")
+        raylet.Config.initialize("")
+        raylet.AuthenticationTokenLoader.instance().reset_cache()
 
 
 class ClusterError(RuntimeError):
@@ -39,8 +81,12 @@ def connect(address: str | None) -> bool:
     if address is not None:
         _reachable(address)
     options: dict[str, object] = {"log_to_driver": False, "logging_level": logging.WARNING}
-    if address is None and not os.environ.get("RAY_ADDRESS"):
+    local = address is None and not os.environ.get("RAY_ADDRESS")
+    if local:
         options["include_dashboard"] = False
+        # a new local instance with token authentication (Ray >= 2.59 does it by default)
+        os.environ.setdefault(AUTH_MODE, "token")
+    _refresh_auth_settings()
     # Ray's core installs its own SIGTERM handler (which aborts the process); the caller's
     # (the CLI's: stop the trials, record nothing of them) is put back.
     main = threading.current_thread() is threading.main_thread()
@@ -49,13 +95,32 @@ def connect(address: str | None) -> bool:
         ray.init(address=address, **options)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
         where = f"at {address}" if address else "(local)"
+        hint = "start it with `ray start --head` and give its address (HOST:6379)"
+        if _authentication_refused(error):
+            hint = (
+                "it requires token authentication: set RAY_AUTH_MODE=token and "
+                "RAY_AUTH_TOKEN_PATH (or RAY_AUTH_TOKEN) to the cluster's token"
+            )
         raise ClusterError(
-            f"--ray-address: cannot connect to the Ray cluster {where}: {error}; start it "
-            "with `ray start --head` and give its address (HOST:6379)"
+            f"--ray-address: cannot connect to the Ray cluster {where}: {error}; {hint}"
         ) from None
     if previous is not None:
         signal.signal(signal.SIGTERM, previous)
+    if not local:
+        warn_if_open(address or os.environ.get("RAY_ADDRESS", "auto"))
     return True
+
+
+def _authentication_refused(error: BaseException) -> bool:
+    """Whether Ray refused this process for want of a token (its AuthenticationError)."""
+    link: BaseException | None = error
+    for _ in range(10):
+        if link is None:
+            return False
+        if type(link).__name__ == "AuthenticationError" or "InvalidAuthToken" in str(link):
+            return True
+        link = link.__cause__ or link.__context__
+    return False
 
 
 def _reachable(address: str) -> None:
@@ -78,4 +143,12 @@ def disconnect(connected: bool) -> None:
         require_ray().shutdown()
 
 
-__all__ = ["ClusterError", "connect", "disconnect", "require_ray"]
+__all__ = [
+    "OPEN_CLUSTER_WARNING",
+    "ClusterError",
+    "connect",
+    "disconnect",
+    "require_ray",
+    "token_auth_requested",
+    "warn_if_open",
+]

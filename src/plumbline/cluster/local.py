@@ -4,12 +4,21 @@ Every node is its own `ray start --block` process (the head first, then the othe
 it at 127.0.0.1:PORT), in its own session and a private temporary directory, so the cluster
 can be stopped, or one node killed the way a machine dies (SIGKILL to every process of it,
 agents included), without touching any other Ray instance on the machine.
+
+The cluster is locked down: every node runs with Ray's token authentication
+(`RAY_AUTH_MODE=token`, Ray >= 2.52) and a random token of its own, kept in a 0600 file in the
+cluster's directory (`token_path`), so a client without it is refused. While it runs, this
+process's environment carries `RAY_AUTH_MODE=token` and `RAY_AUTH_TOKEN_PATH` (`client_env`),
+so this process and the commands it starts connect with the token. A one-node cluster also
+binds every port to 127.0.0.1 only; the nodes of a larger one must reach each other, and Ray
+binds their ports to the machine's address (Ray resolves 127.0.0.1 to it), behind the token.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -35,6 +44,10 @@ QUIET_RAY_ENV = {
     "RAY_worker_register_timeout_seconds": "120",
 }
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
+#: Ray reads this when it imports: "0" keeps a node (and a client) on the loopback address
+#: (Ray otherwise resolves 127.0.0.1 to the machine's address, and binds there), at the price
+#: of a one-node cluster (`ray start --address` refuses to join).
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 def free_port() -> int:
@@ -114,6 +127,7 @@ class LocalCluster:
     temp_dir: Path = field(init=False)
     port: int = field(init=False, default=0)
     members: list[Node] = field(init=False, default_factory=list)
+    _saved_env: dict[str, str | None] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         # Short: Ray's socket paths below it must stay under the 107-byte limit.
@@ -123,10 +137,43 @@ class LocalCluster:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def token_path(self) -> Path:
+        """The file holding the cluster's authentication token (mode 0600)."""
+        return self.temp_dir / "auth_token"
+
+    @property
+    def client_env(self) -> dict[str, str]:
+        """What a client needs in its environment to be let in."""
+        env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(self.token_path)}
+        if self.nodes == 1:
+            env[LOOPBACK_ENV] = "0"
+        return env
+
     def _environment(self) -> dict[str, str]:
-        environment = {**os.environ, **QUIET_RAY_ENV, **self.env}
+        environment = {**os.environ, **QUIET_RAY_ENV, **self.env, **self.client_env}
         environment.pop("RAY_ADDRESS", None)
+        environment.pop("RAY_AUTH_TOKEN", None)  # the file is this cluster's token
         return environment
+
+    def _write_token(self) -> None:
+        descriptor = os.open(self.token_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(secrets.token_hex(32))
+
+    def _export_client_env(self) -> None:
+        for name, value in self.client_env.items():
+            self._saved_env.setdefault(name, os.environ.get(name))
+            os.environ[name] = value
+        self._saved_env.setdefault("RAY_AUTH_TOKEN", os.environ.pop("RAY_AUTH_TOKEN", None))
+
+    def _restore_env(self) -> None:
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_env.clear()
 
     def _start_node(self, head: bool) -> Node:
         ray = str(Path(sys.executable).with_name("ray"))
@@ -163,6 +210,8 @@ class LocalCluster:
 
     def start(self) -> LocalCluster:
         self.port = free_port()
+        self._write_token()
+        self._export_client_env()
         try:
             self._wait(self._start_node(head=True))
             for _ in range(self.nodes - 1):
@@ -190,6 +239,7 @@ class LocalCluster:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 node.process.wait(timeout=10)
         self.members.clear()
+        self._restore_env()
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
     def __enter__(self) -> LocalCluster:

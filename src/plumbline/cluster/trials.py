@@ -290,9 +290,18 @@ class RayExecutor:
             )
             return ref
 
-        running: dict[ObjectRef[TrialOutput], tuple[Unit, int]] = {
-            submit(unit): (unit, 0) for unit in pending
-        }
+        # With a sequential verdict to reach (`--until-decided`), at most `concurrency` trials
+        # are submitted at once, so that none starts once it is reached; otherwise all at once.
+        window = harness.options.concurrency if harness.monitor is not None else len(pending)
+        waiting = list(pending)
+        running: dict[ObjectRef[TrialOutput], tuple[Unit, int]] = {}
+
+        def top_up() -> None:
+            while waiting and len(running) < max(window, 1) and not harness.decided:
+                unit = waiting.pop(0)
+                running[submit(unit)] = (unit, 0)
+
+        top_up()
         retries: list[InfraRetry] = []
         try:
             while running:
@@ -314,6 +323,7 @@ class RayExecutor:
                         unit, LOST_KIND, f"lost {lost + 1} time(s) with its node: {reason}"
                     )
                 harness.finish(unit, output, **({"infra_retries": lost} if lost else {}))
+                top_up()
         except BaseException:
             self._cancel(list(running))
             raise

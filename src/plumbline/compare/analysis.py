@@ -52,8 +52,10 @@ from plumbline.compare.result import (
     RunListing,
     RunRow,
     Sample,
+    SequentialComparison,
     generated_schema,
 )
+from plumbline.compare.sequential import sequential_comparison, sequential_gate
 from plumbline.core.progress import ProgressCallback, no_progress
 from plumbline.core.result import Interval
 from plumbline.records.run_record import RunRecordTable
@@ -349,6 +351,12 @@ def _comparison(
         )
     else:
         gates = schema_gates(summaries[treatment], summaries[control])
+    sequential = None
+    if settings.sequential is not None:
+        sequential = sequential_comparison(prepared, treatment, control, settings.sequential)
+        gates[0] = sequential_gate(summaries[treatment], summaries[control], sequential)
+        if sequential is None:
+            warnings.append(f"{treatment} vs {control}: no pairs, so no sequential verdict")
     decision = decide(treatment, control, gates, settings.rule)
     if decision.tie:
         warnings.append(
@@ -396,6 +404,7 @@ def _comparison(
         power=power,
         per_task=[PerTaskRow.model_validate(row) for row in table.to_dicts()],
         warnings=warnings,
+        sequential=sequential,
     )
 
 
@@ -411,6 +420,7 @@ def _arm_comparison(
     power: PowerAnalysis,
     per_task: list[PerTaskRow],
     warnings: list[str],
+    sequential: SequentialComparison | None = None,
 ) -> ArmComparison:
     return ArmComparison(
         treatment=treatment,
@@ -429,6 +439,7 @@ def _arm_comparison(
         power_analysis=power,
         per_task=per_task,
         warnings=warnings,
+        sequential=sequential,
     )
 
 
@@ -618,10 +629,22 @@ def compare_runs(
     chosen, control = resolve_arms(arms, treatments, control)
     summaries = arm_summaries(prepared, [*chosen, control])
     step = _Steps(len(chosen) * _steps_per_comparison(settings), progress)
-    comparisons = [_comparison(prepared, summaries, t, control, settings, step) for t in chosen]
+    each = settings
+    if settings.sequential is not None and len(chosen) > 1:
+        # Several treatments: each sequential comparison at alpha / k (Bonferroni).
+        shared = settings.sequential.alpha / len(chosen)
+        each = settings.model_copy(
+            update={"sequential": settings.sequential.model_copy(update={"alpha": shared})}
+        )
+    comparisons = [_comparison(prepared, summaries, t, control, each, step) for t in chosen]
     if len(comparisons) > 1:
         comparisons = _holm_adjust(comparisons)
     warnings = _input_warnings(prepared, summaries, table)
+    if each is not settings and each.sequential is not None:
+        warnings.append(
+            f"--sequential with {len(chosen)} treatments: each sequential comparison runs at "
+            f"alpha {each.sequential.alpha:.4g} (Bonferroni)"
+        )
     for comparison in comparisons:
         warnings.extend(comparison.warnings)
     primary = comparisons[0]
@@ -655,6 +678,7 @@ def compare_runs(
         settings=settings,
         runs=run_listing(prepared, compared),
         distributions=arm_distributions(prepared, compared),
+        sequential=primary.sequential,
     )
 
 

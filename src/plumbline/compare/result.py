@@ -81,6 +81,14 @@ def prefer(arm: str) -> str:
     return f"prefer {arm}"
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 class Margins(ResultModel):
     """Non-inferiority margins for `--rule ci`: absolute for success, relative otherwise."""
 
@@ -96,11 +104,14 @@ class Margins(ResultModel):
 
     @classmethod
     def parse(cls, text: str) -> Margins:
-        """Parse `success=0.05,duration=0.10,tokens=0.10` (any subset; the rest default)."""
+        """Parse `success=0.05,duration=0.10,tokens=0.10` (any subset; the rest default); a bare
+        number is the success margin."""
         values: dict[str, float] = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
             key, sep, raw = part.partition("=")
             key = key.strip()
+            if not sep and _is_number(part):
+                key, sep, raw = "success", "=", part
             if not sep or key not in ("success", "duration", "tokens"):
                 raise ValueError(
                     f"margin {part!r}: use name=value with names success, duration, tokens"
@@ -136,6 +147,74 @@ class Gate(ResultModel):
 
 SCHEMA_VERSION = schema_version("compare", 2)
 
+SequentialVerdict = Literal["better", "worse", "equivalent", "undecided"]
+
+
+class SequentialSettings(ResultModel):
+    """The sequential plan's inputs (`--sequential`; stated in every view)."""
+
+    effect: float = unit_field(
+        "Planned pass-rate difference the design is powered for.", "proportion", default=0.10
+    )
+    baseline: float = unit_field(
+        "Assumed control pass rate for planning (0.5 is the most conservative).",
+        "proportion",
+        default=0.5,
+    )
+    alpha: float = unit_field("Error rate over all looks.", "probability", default=0.05)
+    power: float = unit_field("Planned power at the planned effect.", "probability", default=0.8)
+    margin: float | None = unit_field(
+        "Equivalence margin on the pass-rate difference (None: no equivalence verdict).",
+        "proportion",
+        default=None,
+    )
+    max_pairs: int | None = unit_field(
+        "The cap on pairs, when set (None: the smallest reaching the planned power).",
+        "count",
+        default=None,
+    )
+
+
+class SequentialStep(ResultModel):
+    """The confidence sequence after `pairs` pairs."""
+
+    pairs: int = unit_field("Pairs seen.", "count")
+    estimate: float = unit_field("Mean pass-rate difference T − C so far.", "proportion")
+    low: float = unit_field("Lower bound of the confidence sequence.", "proportion")
+    high: float = unit_field("Upper bound of the confidence sequence.", "proportion")
+
+
+class SequentialComparison(ResultModel):
+    """The sequential verdict on paired success (treatment − control)."""
+
+    verdict: SequentialVerdict = Field(
+        description="`better`/`worse`: the confidence sequence excludes 0; `equivalent`: it "
+        "lies inside ±margin; `undecided`: no decision by the cap or with the pairs available."
+    )
+    pairs_used: int = unit_field("Pairs seen when the comparison stopped.", "count")
+    pairs_available: int = unit_field("Pairs in the records.", "count")
+    max_pairs: int = unit_field("The cap: the design stops here at the latest.", "count")
+    fixed_pairs: int = unit_field(
+        "Pairs the fixed design needs for the same effect, baseline, alpha and power "
+        "(`plumbline power --paired`).",
+        "count",
+    )
+    estimate: float = unit_field("Mean pass-rate difference at the stop.", "proportion")
+    interval: Interval = Field(description="The confidence sequence at the stop.")
+    method: str
+    reason: str = Field(
+        description="`boundary`, `equivalence`, `cap`, or `data` (the records ran out first)."
+    )
+    complete: bool = Field(
+        description="False when the records ran out before a decision or the cap."
+    )
+    order: str = Field(description="How the pairs were put in time order.")
+    settings: SequentialSettings
+    summary: str = Field(description="The verdict in one sentence.")
+    path: list[SequentialStep] = Field(
+        description="The confidence sequence after every pair up to the stop."
+    )
+
 
 class CompareSettings(ResultModel):
     """How the comparison was computed."""
@@ -158,6 +237,11 @@ class CompareSettings(ResultModel):
     )
     alpha: float = unit_field(
         "Significance level of the minimum detectable difference.", "probability", default=0.05
+    )
+    sequential: SequentialSettings | None = Field(
+        default=None,
+        description="With `--sequential`: the sequential plan's inputs (the success gate then "
+        "reads the sequential verdict).",
     )
 
 
@@ -303,6 +387,9 @@ class ArmComparison(ResultModel):
     power_analysis: PowerAnalysis
     per_task: list[PerTaskRow]
     warnings: list[str]
+    sequential: SequentialComparison | None = Field(
+        default=None, description="With `--sequential`: the sequential verdict on success."
+    )
 
     @property
     def prefers_treatment(self) -> bool:
@@ -412,6 +499,10 @@ class CompareReport(ResultModel):
         description="Per-run values per compared arm, for the distribution plots."
     )
     arm_differences: ArmDifferences | None = None
+    sequential: SequentialComparison | None = Field(
+        default=None,
+        description="With `--sequential`: the sequential verdict on success (first treatment).",
+    )
 
     @property
     def primary(self) -> ArmComparison:

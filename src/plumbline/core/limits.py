@@ -28,10 +28,17 @@ MAX_CONCURRENCY = 256
 #: Epochs of a leaderboard run (`run --epochs`) and grading runs per judge (`judge --runs`).
 MAX_EPOCHS = 1_000
 
+#: Bytes in one line of any input file (records, prompts, documents, suites), its newline not
+#: counted: 128 MiB. A longer line (a file that is one endless line, `/dev/zero`) is a
+#: `file:line` error after reading at most this much of it; `plumbline --max-line-bytes N` or
+#: `PLUMBLINE_MAX_LINE_BYTES=N` raises it.
+MAX_LINE_BYTES = 128 * 1024 * 1024
+
 __all__ = [
     "MAX_AGENT_RUNS",
     "MAX_CONCURRENCY",
     "MAX_EPOCHS",
+    "MAX_LINE_BYTES",
     "MAX_REPEATS",
     "MAX_RESAMPLES",
     "MAX_TRIALS",

@@ -3,7 +3,7 @@
 Terminal, Markdown and HTML views format through these functions and nothing else, so a value
 reads the same everywhere. Every function takes a value straight from a result document and
 returns text; a value that is missing (None, NaN, infinite) reads `MISSING`, never a plain 0.
-Escaping untrusted text is `report.escape`'s job; these functions only format numbers.
+Escaping untrusted text is `core.escape`'s job; these functions only format numbers.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def markdown_table(
     cell: Callable[[str], str] = markdown,
 ) -> str:
     """A Markdown table; every header is escaped as literal text, every cell by `cell`
-    (`report.escape.markdown` unless a view keeps some Markdown of its own in its cells).
+    (`core.escape.markdown` unless a view keeps some Markdown of its own in its cells).
 
     `align` is one letter per column, `l` or `r` (default all left)."""
     alignment = align or "l" * len(header)

@@ -28,7 +28,7 @@ GENERATED: dict[str, str] = {
     "leaderboard.schema.json": "plumbline.leaderboard.document:generated_schema",
     "leaderboard_check.schema.json": "plumbline.leaderboard.check:generated_schema",
     "leaderboard_samples.schema.json": "plumbline.leaderboard.samples:generated_schema",
-    "reliability_report.schema.json": "plumbline.reliability.analysis:generated_schema",
+    "reliability_report.schema.json": "plumbline.reliability.result:generated_schema",
 }
 
 #: the generated schemas of result documents (every number states its unit)

@@ -15,13 +15,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plumbline.leaderboard.collect import CategoryData, ProgressCallback, collect
+from plumbline.leaderboard.collect import CategoryData, Collected, ProgressCallback, collect
+from plumbline.leaderboard.labels import (
+    HumanLabel,
+    correct_category,
+    match_labels,
+    more_labels_needed,
+)
 from plumbline.leaderboard.result import (
     AdjacentPair,
     CategoryCounts,
     CategoryMetadata,
     ErrorPolicy,
     FailedModel,
+    JudgeCorrection,
     LeaderboardDocument,
     LeaderboardMetadata,
     LeaderboardRow,
@@ -35,6 +42,7 @@ from plumbline.leaderboard.scores import (
     ModelScores,
     confidence_label,
     margin_label,
+    overall_score,
     score_model,
 )
 from plumbline.leaderboard.suite import Suite, load_suite
@@ -79,6 +87,8 @@ class Leaderboard:
     failed: list[FailedModel] = field(default_factory=list)
     scorers_read: dict[str, list[str]] = field(default_factory=dict)
     """Per category, the score names actually read from the logs (aliases in use)."""
+    half_width: float | None = None
+    """The half-width `--labels` runs plan more labels for."""
     suite_weights: dict[str, float] = field(default_factory=dict)
     """The suite's own weights when categories were not run (`suite` then holds them
     renormalised over the categories that ran, see `ran_suite`); empty otherwise."""
@@ -197,7 +207,38 @@ class Leaderboard:
                 )
                 for key, score in ((key, category[key]) for key in keys)
             },
+            corrections=self._corrections(scores) or None,
         )
+
+    def _corrections(self, scores: ModelScores) -> dict[str, JudgeCorrection]:
+        found: dict[str, JudgeCorrection] = {}
+        for key in self.suite.keys:
+            correction = scores.categories[key].correction
+            if correction is None:
+                continue
+            result = correction.result
+            details = result.details
+            more = (
+                None if self.half_width is None else more_labels_needed(correction, self.half_width)
+            )
+            found[key] = JudgeCorrection(
+                estimate=result.statistic,
+                judge_only=correction.judge_value,
+                judge_only_interval=correction.judge_interval,
+                human_only=float(details["human_only"]),
+                n_labelled=int(details["n_labelled"]),
+                n_judged=int(details["n_judged"]),
+                lambda_=float(details["lambda"]),
+                correlation=details["correlation"],
+                interval=scores.categories[key].interval,
+                labelled=[
+                    [float(j), float(h)]
+                    for j, h in zip(correction.judge_labelled, correction.human, strict=True)
+                ],
+                more_labels_needed=more,
+                requested_half_width=self.half_width,
+            )
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         """The leaderboard JSON: `document().model_dump(mode="json")`."""
@@ -242,6 +283,8 @@ def build_leaderboard(
     generated_at: datetime | None = None,
     progress: ProgressCallback | None = None,
     not_run: Mapping[str, str] | None = None,
+    labels: list[HumanLabel] | None = None,
+    half_width: float | None = None,
 ) -> Leaderboard:
     """Build a leaderboard from Inspect logs (files and/or directories, searched recursively).
 
@@ -250,7 +293,10 @@ def build_leaderboard(
     binary scoring implies) or "exclude" (left out; either way counted per model × category).
     Problems with the input (unreadable logs, unmatched tasks, missing scorers, duplicates) are
     collected in `Leaderboard.problems`; none of them raises. `not_run` names categories that
-    were not run at all and why (each becomes a `category_not_run` problem too).
+    were not run at all and why (each becomes a `category_not_run` problem too). `labels`
+    (`leaderboard.labels.read_labels`) correct each labelled category by prediction-powered
+    inference: its value and interval become the PPI ones, and ranks, tie groups, overall and
+    differences use them; `half_width` asks how many more labels would reach it.
     """
     resolved = suite if isinstance(suite, Suite) else load_suite(suite)
     skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
@@ -279,6 +325,8 @@ def build_leaderboard(
         for model in collected.models
         if model not in failed_names
     ]
+    if labels:
+        scored = _apply_labels(resolved, collected, labels, scored, problems)
     ranked, comparisons = rank_models(resolved, scored)
     problems.extend(question_set_problems(resolved, ranked))
     problems.extend(unpaired_problems(comparisons))
@@ -318,7 +366,51 @@ def build_leaderboard(
         question_labels=collected.question_labels,
         failed=failed,
         scorers_read=scorers_read,
+        half_width=half_width,
         suite_weights=suite_weights if skipped else {},
+    )
+
+
+def _apply_labels(
+    suite: Suite,
+    collected: Collected,
+    labels: list[HumanLabel],
+    scored: list[ModelScores],
+    problems: list[Problem],
+) -> list[ModelScores]:
+    """Every model's scores with its labelled categories corrected (label problems appended)."""
+    human, label_problems = match_labels(suite, collected.data, collected.question_labels, labels)
+    problems.extend(label_problems)
+    return [_corrected(suite, entry, human, problems) for entry in scored]
+
+
+def _corrected(
+    suite: Suite,
+    scores: ModelScores,
+    human: dict[tuple[str, str], dict[int, float]],
+    problems: list[Problem],
+) -> ModelScores:
+    """A model's scores with every labelled category corrected, and its overall recomputed."""
+    categories = dict(scores.categories)
+    changed = False
+    for key in suite.keys:
+        by_code = human.get((scores.model, key))
+        if not by_code:
+            continue
+        corrected, problem = correct_category(categories[key], by_code, scores.model)
+        if problem is not None:
+            problems.append(problem)
+        changed = changed or corrected is not categories[key]
+        categories[key] = corrected
+    if not changed:
+        return scores
+    overall, interval, standard_error = overall_score(suite, categories)
+    return ModelScores(
+        model=scores.model,
+        categories=categories,
+        overall=overall,
+        overall_interval=interval,
+        overall_standard_error=standard_error,
     )
 
 

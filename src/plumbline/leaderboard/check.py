@@ -100,14 +100,33 @@ class PublishedLeaderboard(ResultModel):
         return weights
 
 
+def duplicated_models(leaderboard: PublishedLeaderboard) -> dict[str, list[int]]:
+    """Models listed on more than one row, each with its row indexes (`models[i]`)."""
+    rows: dict[str, list[int]] = {}
+    for index, row in enumerate(leaderboard.models):
+        rows.setdefault(row.model, []).append(index)
+    return {name: found for name, found in rows.items() if len(found) > 1}
+
+
+def duplicate_problems(leaderboard: PublishedLeaderboard) -> list[str]:
+    """One problem per model listed twice or more, naming it and its rows."""
+    return [
+        f"models: {name!r} is listed {len(found)} times (rows "
+        f"{', '.join(f'models[{index}]' for index in found)}); a leaderboard lists each model "
+        "once, and which row to compare is ambiguous"
+        for name, found in duplicated_models(leaderboard).items()
+    ]
+
+
 def review_document(document: Any) -> DocumentReview:
     """Validate a leaderboard document against plumbline's schema and check, model by model,
-    that its overall is Σ weight × category value under its own stated weights."""
+    that its overall is Σ weight × category value under its own stated weights, and that no
+    model is listed twice."""
     from plumbline.leaderboard.document import document_problems
 
     published = PublishedLeaderboard.parse(document)
     weights = published.weights
-    problems = document_problems(document, check_overall=False)
+    problems = duplicate_problems(published) + document_problems(document, check_overall=False)
     inconsistent: list[Inconsistency] = []
     if weights is not None:
         for model in published.models:
@@ -139,13 +158,16 @@ def check_reproducibility(
     level: float = LEVEL,
 ) -> CheckResult:
     """Compare every model in both leaderboard documents, overall and category by category,
-    after validating each document (schema, and overall = Σ weight × category under its own
-    weights)."""
+    after validating each document (schema, overall = Σ weight × category under its own
+    weights, each model listed once). A model listed twice in either file is named in that
+    file's review, compared on its first row, and makes the verdict not reproducible."""
     if not (math.isfinite(tolerance) and tolerance >= 0):
         raise ValueError(f"tolerance must be a non-negative number, got {tolerance!r}")
     fresh_file, old_file = PublishedLeaderboard.parse(new), PublishedLeaderboard.parse(published)
-    new_models = {m.model: m for m in fresh_file.models}
-    old_models = {m.model: m for m in old_file.models}
+    # the first row of a model listed twice (named as a problem by `review_document`)
+    new_models = {m.model: m for m in reversed(fresh_file.models)}
+    old_models = {m.model: m for m in reversed(old_file.models)}
+    duplicated = duplicated_models(fresh_file).keys() | duplicated_models(old_file).keys()
     z = float(sps.norm.ppf(0.5 + level / 2))
     deviations: list[Deviation] = []
     for name in sorted(new_models.keys() & old_models.keys()):
@@ -199,7 +221,10 @@ def check_reproducibility(
     new_file = review_document(new)
     return CheckResult(
         reproducible=(
-            bool(deviations) and all(d.within_tolerance for d in deviations) and new_file.valid
+            bool(deviations)
+            and all(d.within_tolerance for d in deviations)
+            and new_file.valid
+            and not duplicated
         ),
         tolerance=tolerance,
         level=level,

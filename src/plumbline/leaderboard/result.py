@@ -173,6 +173,43 @@ class CategoryCounts(ResultModel):
     logs: int = unit_field("Logs that fed this category.", "count", ge=0, default=0)
 
 
+class JudgeCorrection(ResultModel):
+    """A judged category corrected with human labels (prediction-powered inference, PPI++)."""
+
+    model_config = ConfigDict(
+        validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
+
+    estimate: float = unit_field("The corrected score (the category's value).", "proportion")
+    judge_only: float = unit_field("The judge's mean over every judged question.", "proportion")
+    judge_only_interval: Interval | None = _optional("The judge-only score's interval.")
+    human_only: float = unit_field("The mean of the human labels alone.", "proportion")
+    n_labelled: int = unit_field("Questions with a human label.", "count", ge=0)
+    n_judged: int = unit_field("Questions the judge scored (labelled ones included).", "count")
+    lambda_: float = unit_field(
+        "PPI++'s power-tuning λ (0: labels only, 1: classic PPI).",
+        "ratio",
+        ge=0,
+        le=1,
+        alias="lambda",
+    )
+    correlation: float | None = unit_field(
+        "Pearson correlation of judge and human on the labelled questions.", "ratio"
+    )
+    interval: Interval = Field(description="The corrected score's interval (method PPI).")
+    labelled: list[list[float]] = unit_field(
+        "[judge, human] per labelled question: the agreement plot's points.",
+        "proportion",
+        default_factory=list,
+    )
+    more_labels_needed: int | None = _optional_unit(
+        "Labels to add to reach the requested half-width (`--half-width`).", "count", ge=0
+    )
+    requested_half_width: float | None = _optional_unit(
+        "The half-width `more_labels_needed` aims at.", "proportion", gt=0
+    )
+
+
 def _category_values_schema(schema: dict[str, Any]) -> None:
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
@@ -219,6 +256,10 @@ class LeaderboardRow(ResultModel):
         "Half-width of each interval (`(high − low) / 2`).", "proportion"
     )
     counts: dict[str, CategoryCounts] | None = _optional("What each category score rests on.")
+    corrections: dict[str, JudgeCorrection] | None = _optional(
+        "Judged categories corrected with human labels (`--labels`), by category key: the "
+        "category's value and interval are then the corrected ones."
+    )
 
     @property
     def scores(self) -> dict[str, float]:
@@ -531,7 +572,10 @@ class LeaderboardSamples(ResultModel):
     samples: list[LeaderboardSample] = Field(default_factory=list)
     failure_modes: list[FailureModes] = Field(default_factory=list)
     problems: list[str] = Field(
-        default_factory=list, description="`file: problem` for each log that could not be read."
+        default_factory=list,
+        description="`file: problem` for each log that could not be read, and a problem for "
+        "each (model, category) whose logs disagree with the leaderboard (its samples left "
+        "out).",
     )
     logs_read: int = unit_field("Logs whose samples were read.", "count", default=0)
 
@@ -604,7 +648,8 @@ class CheckResult(ResultModel):
     )
     reproducible: bool = Field(
         description="Every shared model's overall within tolerance (and at least one model "
-        "shared), and the new file valid and self-consistent. Category deviations and a "
+        "shared), the new file valid and self-consistent, and no model listed twice in either "
+        "file. Category deviations and a "
         "published file that disagrees with itself are reported, not part of the verdict "
         "(SA Bench's rule is about overall)."
     )

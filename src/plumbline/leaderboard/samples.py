@@ -241,12 +241,67 @@ def read_leaderboard_samples(
     samples = sorted(
         chosen.values(), key=lambda s: (s.model, s.category, s.task, s.sample_id, s.epoch)
     )
+    samples, disagreements = agreeing_samples(document, samples)
+    problems += disagreements
     return LeaderboardSamples(
         samples=samples,
         failure_modes=failure_modes(document, samples),
         problems=problems,
         logs_read=len(headers),
     )
+
+
+#: How far the mean of the samples may lie from the category value the leaderboard states.
+AGREEMENT_TOLERANCE = 1e-6
+
+
+def agreeing_samples(
+    document: LeaderboardDocument, samples: Sequence[LeaderboardSample]
+) -> tuple[list[LeaderboardSample], list[str]]:
+    """The samples of every (model, category) whose figures are the leaderboard's, and a
+    problem for each other one, whose samples are left out.
+
+    Logs given beside a leaderboard may not be the ones it was built from (a rerun, another
+    model's run): their samples would then show numbers that contradict the document. A
+    (model, category) agrees when its scored questions are the `n` the document states and the
+    mean over questions of each question's mean over epochs (errored sample-epochs as 0 under
+    the `zero` errors policy, left out otherwise) is its stated value."""
+    zero = document.metadata.errors_policy == "zero"
+    groups: dict[tuple[str, str], list[LeaderboardSample]] = {}
+    for sample in samples:
+        groups.setdefault((sample.model, sample.category), []).append(sample)
+    rows = {entry.model: entry for entry in document.models}
+    kept: list[LeaderboardSample] = []
+    problems: list[str] = []
+    for (model, key), group in groups.items():
+        row = rows.get(model)
+        stated = row.score(key) if row is not None else None
+        counts = (row.counts or {}).get(key) if row is not None else None
+        by_question: dict[tuple[str, str], list[float]] = {}
+        for sample in group:
+            if sample.value is not None or zero:
+                value = 0.0 if sample.value is None else sample.value
+                by_question.setdefault((sample.task, sample.sample_id), []).append(value)
+        means = [math.fsum(values) / len(values) for values in by_question.values()]
+        found = math.fsum(means) / len(means) if means else None
+        n_stated = counts.n if counts is not None else None
+        if row is None or (n_stated is not None and n_stated != len(means)):
+            agree = row is None and not means
+        elif stated is None or found is None:
+            agree = stated is None and found is None
+        else:
+            agree = abs(found - stated) <= AGREEMENT_TOLERANCE
+        if agree:
+            kept.extend(group)
+            continue
+        problems.append(
+            f"{model}: {key}: the logs given hold {len(means)} scored question(s) with mean "
+            f"{'none' if found is None else f'{found:.6g}'}, but the leaderboard states "
+            f"{'?' if n_stated is None else n_stated} question(s) with "
+            f"{'none' if stated is None else f'{stated:.6g}'}: these are not the logs it was "
+            "built from, so their samples are not shown"
+        )
+    return kept, problems
 
 
 def failure_modes(
@@ -299,6 +354,7 @@ __all__ = [
     "LeaderboardSample",
     "LeaderboardSamples",
     "OutcomeCounts",
+    "agreeing_samples",
     "categories_for_task",
     "failure_modes",
     "generated_schema",

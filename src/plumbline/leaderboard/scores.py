@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +30,9 @@ from plumbline.leaderboard.suite import Category, Suite
 from plumbline.stats import proportion_bounds
 from plumbline.stats._validation import t_critical, z_critical
 from plumbline.stats.mover import mover_sum
+
+if TYPE_CHECKING:
+    from plumbline.leaderboard.correction import Correction
 
 Confidence = Literal["high", "medium", "low"]
 
@@ -77,6 +80,8 @@ class CategoryScore:
     logs: tuple[str, ...] = ()
     questions: IntArray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     question_means: FloatArray = field(default_factory=lambda: np.empty(0))
+    correction: Correction | None = None
+    """Human labels that corrected the judge's score (value and interval are then PPI's)."""
 
     @property
     def missing(self) -> bool:

@@ -47,7 +47,7 @@ from plumbline.leaderboard.scores import (
     category_bounds_batch,
 )
 from plumbline.leaderboard.suite import Suite
-from plumbline.stats import holm
+from plumbline.stats import holm, ppi_mean_difference
 from plumbline.stats.mover import mover_difference, mover_sum, paired_proportion_difference
 
 ALPHA = 1 - LEVEL
@@ -113,7 +113,7 @@ def _interval_of(score: CategoryScore, means: np.ndarray[Any, Any]) -> Bounds | 
 
 
 def _one_model(key: str, present: CategoryScore, sign: float) -> CategoryDifference:
-    inner = _interval_of(present, present.question_means)
+    inner = _level_bounds(present)
     value = present.contribution
     if inner is None:
         return CategoryDifference(key, sign * value, 0, "one model", None)
@@ -170,8 +170,62 @@ def _paired(key: str, x: FloatArray, y: FloatArray) -> CategoryDifference:
     return CategoryDifference(key, difference, int(x.size), "paired", bounds)
 
 
+def _level_bounds(score: CategoryScore) -> Bounds | None:
+    """A category's interval at any level: PPI's when human labels corrected it."""
+    correction = score.correction
+    if correction is not None:
+
+        def corrected(level: float) -> tuple[float, float]:
+            interval = correction.estimate(level).interval
+            return interval.low, interval.high
+
+        return corrected
+    return _interval_of(score, score.question_means)
+
+
+def _ppi_difference(key: str, a: CategoryScore, b: CategoryScore) -> CategoryDifference:
+    """A − B when human labels corrected either model: paired PPI on the questions both
+    have labelled (and both judged) when there are at least 2 and an unlabelled one; otherwise
+    the two category intervals combined as independent."""
+    ca, cb = a.correction, b.correction
+    if ca is not None and cb is not None:
+        labelled = np.intersect1d(ca.labelled, cb.labelled)
+        unlabelled = np.intersect1d(ca.unlabelled, cb.unlabelled)
+        if labelled.size >= MINIMUM_SHARED and unlabelled.size >= 1:
+            ha = ca.human[np.searchsorted(ca.labelled, labelled)]
+            hb = cb.human[np.searchsorted(cb.labelled, labelled)]
+            fa = a.question_means[np.searchsorted(a.questions, labelled)]
+            fb = b.question_means[np.searchsorted(b.questions, labelled)]
+            ua = a.question_means[np.searchsorted(a.questions, unlabelled)]
+            ub = b.question_means[np.searchsorted(b.questions, unlabelled)]
+            point = ppi_mean_difference(ha, hb, fa, fb, ua, ub)
+
+            def paired(level: float) -> tuple[float, float]:
+                result = ppi_mean_difference(ha, hb, fa, fb, ua, ub, level=level)
+                return result.interval.low, result.interval.high
+
+            shared = int(labelled.size + unlabelled.size)
+            return CategoryDifference(key, point.statistic, shared, "paired", paired)
+    left, right = _level_bounds(a), _level_bounds(b)
+    pa, pb = a.contribution, b.contribution
+    shared = int(np.intersect1d(a.questions, b.questions).size)
+    if left is None or right is None:
+        return CategoryDifference(key, pa - pb, shared, "unpaired", None)
+
+    def independent(level: float) -> tuple[float, float]:
+        la, ua_ = left(level)
+        lb, ub_ = right(level)
+        result = mover_difference(pa, la, ua_, pb, lb, ub_, 0.0)
+        return max(float(result.low), -1.0), min(float(result.high), 1.0)
+
+    kind: PartKind = "paired" if shared >= MINIMUM_SHARED else "unpaired"
+    return CategoryDifference(key, pa - pb, shared, kind, independent)
+
+
 def category_difference(key: str, a: CategoryScore, b: CategoryScore) -> CategoryDifference:
     """A − B in one category: paired over shared questions when there are at least 2."""
+    if not (a.missing or b.missing) and (a.correction is not None or b.correction is not None):
+        return _ppi_difference(key, a, b)
     if a.missing and b.missing:
         return CategoryDifference(key, 0.0, 0, "neither", _fixed(0.0))
     if a.missing or b.missing:

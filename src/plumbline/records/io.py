@@ -26,6 +26,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from plumbline.records.lines import LineTooLongError, bounded_lines
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -134,8 +136,12 @@ def decode_utf8(data: bytes) -> tuple[str, dict[int, str]]:
 
 
 def read_utf8(path: str | Path) -> tuple[str, dict[int, str]]:
-    """`decode_utf8` of a file's bytes."""
-    return decode_utf8(Path(path).read_bytes())
+    """`decode_utf8` of a file's bytes, read as a stream with every line bounded (a FIFO or
+    a pipe reads like a file). Raises `UnreadableFileError` for a line over the bound."""
+    try:
+        return decode_utf8(b"".join(bounded_lines(path)))
+    except LineTooLongError as error:
+        raise UnreadableFileError(error.path, error.line, error.problem) from None
 
 
 class UnreadableFileError(ValueError):
@@ -194,16 +200,64 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
     (pretty-printed); a UTF-8 byte order mark is ignored. A value that does not parse, holds
     bytes that are not UTF-8 or nests too deeply is yielded as a `RecordError`, and reading
     resumes at the next record, so one bad record never hides the rest of the file.
+
+    The file is read as a stream, record by record (a record starts on a line that opens a
+    value in column 0), so memory holds one record at a time, and pipes and FIFOs read like
+    files; a JSON array is read whole. A line longer than the bound (`lines.max_line_bytes`)
+    is yielded as a `RecordError` at its line and ends the read.
     """
     name = str(path)
-    text, bad_lines = read_utf8(path)
+    lines = bounded_lines(path)
+    segment: list[bytes] = []
+    first_line = 1
+    number = 0
+    array: bool | None = None
+    while True:
+        try:
+            data = next(lines, None)
+        except LineTooLongError as error:
+            if segment:
+                yield from (
+                    _segment_values(name, segment, first_line, final=True, array=bool(array)) or []
+                )
+            yield RecordError(name, error.line, "<line>", error.problem)
+            return
+        if data is None:
+            break
+        number += 1
+        if array is None:
+            stripped = data.lstrip(_WHITESPACE.encode())
+            if not stripped:
+                first_line = number + 1  # leading blank lines belong to no record
+                continue
+            array = stripped.startswith(b"[")
+        if not array and data[:1] in (b"{", b"[") and segment:
+            found = _segment_values(name, segment, first_line, final=False)
+            if found is not None:  # else the segment's last value runs on: read on
+                yield from found
+                segment, first_line = [], number
+        segment.append(data)
+    if segment:
+        yield from _segment_values(name, segment, first_line, final=True, array=bool(array)) or []
+
+
+def _segment_values(
+    name: str, lines: list[bytes], first_line: int, *, final: bool, array: bool = False
+) -> list[Located | RecordError] | None:
+    """The values of consecutive lines of a record file, the first being line `first_line`
+    (with `array`, the whole file, which opens a JSON array); None when the text ends inside a
+    value and more lines follow (`final` false)."""
+    text, relative_bad = decode_utf8(b"".join(lines))
+    bad_lines = {first_line - 1 + number: problem for number, problem in relative_bad.items()}
+    found: list[Located | RecordError] = []
     surrogates = _SURROGATE_ESCAPE.search(text) is not None
     pos = _skip_whitespace(text, 0)
-    in_array = pos < len(text) and text[pos] == "["
-    array_line = 1
+    in_array = array and pos < len(text) and text[pos] == "["
+    array_line = first_line
     if in_array:
         pos = _skip_whitespace(text, pos + 1)
-    line, counted_to = 1, 0
+    line, counted_to = first_line, 0
+    content_end = len(text.rstrip(_WHITESPACE))
 
     def line_at(position: int) -> int:
         nonlocal line, counted_to
@@ -221,49 +275,56 @@ def iter_json_values(path: str | Path) -> Iterator[Located | RecordError]:
             in_array = False
             pos = _skip_whitespace(text, pos + 1)
             if pos < len(text):
-                yield RecordError(
-                    name,
-                    line_at(pos),
-                    "<json>",
-                    f"more data after the JSON array that opens on line {array_line}: a file "
-                    "holds one JSON array of records, or one record per line (JSONL); the "
-                    "rest is read as JSONL",
+                found.append(
+                    RecordError(
+                        name,
+                        line_at(pos),
+                        "<json>",
+                        f"more data after the JSON array that opens on line {array_line}: a "
+                        "file holds one JSON array of records, or one record per line (JSONL); "
+                        "the rest is read as JSONL",
+                    )
                 )
             continue
         start_line = line_at(pos)
         try:
             value, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as error:
-            yield RecordError(name, line_at(error.pos), "<json>", f"invalid JSON: {error.msg}")
+            if not final and error.pos >= content_end:
+                return None
+            found.append(
+                RecordError(name, line_at(error.pos), "<json>", f"invalid JSON: {error.msg}")
+            )
             pos = _next_record_start(text, pos)
             continue
         except ValueError as error:  # a non-finite number
-            yield RecordError(name, start_line, "<json>", f"invalid JSON: {error}")
+            found.append(RecordError(name, start_line, "<json>", f"invalid JSON: {error}"))
             pos = _next_record_start(text, pos)
             continue
         except RecursionError:
-            yield RecordError(
-                name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep"
+            found.append(
+                RecordError(name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep")
             )
             pos = _next_record_start(text, pos)
             continue
         end_line = line_at(end)
         bad = next((n for n in range(start_line, end_line + 1) if n in bad_lines), None)
         if bad is not None:
-            yield RecordError(name, bad, "<encoding>", bad_lines[bad])
+            found.append(RecordError(name, bad, "<encoding>", bad_lines[bad]))
         elif surrogates and _has_lone_surrogate(value):
-            yield RecordError(name, start_line, "<json>", _LONE_SURROGATE)
+            found.append(RecordError(name, start_line, "<json>", _LONE_SURROGATE))
         elif _too_deep(value):
-            yield RecordError(
-                name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep"
+            found.append(
+                RecordError(name, start_line, "<json>", f"nested more than {MAX_DEPTH} levels deep")
             )
         else:
-            yield Located(name, start_line, value)
+            found.append(Located(name, start_line, value))
         pos = _skip_whitespace(text, end)
         if in_array and pos < len(text) and text[pos] == ",":
             pos = _skip_whitespace(text, pos + 1)
     if in_array:
-        yield RecordError(name, line_at(len(text)), "<json>", "the array is never closed")
+        found.append(RecordError(name, line_at(len(text)), "<json>", "the array is never closed"))
+    return found
 
 
 # A `\ud800`-`\udfff` escape in the file: the decoded value may hold a lone surrogate, which is no

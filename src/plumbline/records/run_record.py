@@ -13,6 +13,7 @@ import dataclasses
 import json
 import math
 import mmap
+import stat
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -33,6 +34,7 @@ from pydantic import (
 )
 
 from plumbline.records.io import InvalidRecordError, RecordError, as_regular_file, read_records
+from plumbline.records.lines import max_line_bytes
 
 SCHEMA_VERSION = "1.0.0"
 
@@ -423,10 +425,18 @@ def _moment(value: str) -> float:
 
 
 def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError]] | None:
-    """Read plain JSONL column-wise; None when the file needs the record-by-record reader."""
+    """Read plain JSONL column-wise; None when the file needs the record-by-record reader
+    (which also reads pipes and FIFOs, and names a line longer than the bound)."""
+    if not stat.S_ISREG(source.stat().st_mode):
+        return None  # a pipe or FIFO is read once, as a stream
     with source.open("rb") as handle:
         head = handle.read(65536)
     if not _looks_like_jsonl(head):
+        return None
+    breaks, size = _newline_positions(source)
+    starts = np.concatenate(([-1], breaks))
+    ends = np.append(breaks, size)
+    if starts.size and int((ends - starts - 1).max()) > max_line_bytes():
         return None
     try:
         # An explicit schema: no type inference, and polars maps the file itself.
@@ -440,7 +450,6 @@ def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError
     # (A missing non-nullable key is caught below as a null.)
     nulls = frame.select(pl.col(_NULLABLE_REQUIRED).null_count()).row(0)
     nullable = [name for name, count in zip(_NULLABLE_REQUIRED, nulls, strict=True) if count]
-    breaks, size = _newline_positions(source)
     if nullable and not _keys_present(source, frame, nullable, breaks, size):
         return None
     lines = _line_numbers(source, rows, breaks, size)

@@ -46,6 +46,9 @@ class ErrorClass(StrEnum):
     CONNECTION = "ConnectionError"
     INVALID_REQUEST = "InvalidRequestError"
     CONTENT_FILTER = "ContentFilterError"
+    # an answer that arrived (HTTP 200) but is not a completion: no choices, a choice without
+    # a message, an error object, not JSON (a provider-side failure CERT counts as ServerError)
+    MALFORMED_RESPONSE = "MalformedResponseError"
     UNKNOWN = "UnknownError"
 
 

@@ -9,50 +9,60 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import Field
 
 from plumbline.core.progress import ProgressCallback, no_progress
-from plumbline.core.result import Interval, ResultModel, unit_field
+from plumbline.core.result import Interval
 from plumbline.records.trial_record import TrialRecord
-from plumbline.reliability.bands import Band, agreement_band, consistency_band
-from plumbline.reliability.config import APPROXIMATE_BELOW as APPROXIMATE_BELOW
+from plumbline.reliability.bands import agreement_band, consistency_band, performance_band
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.configs import split_by_config
+from plumbline.reliability.intervals import CONSISTENCY_COVERAGE, over_prompts
 from plumbline.reliability.metrics import (
-    AgreementResult,
-    ConsistencyResult,
-    LatencyResult,
-    OutputQualityResult,
-    PerformanceResult,
-    RobustnessResult,
     agreement_conflict,
     consistency_score,
     finite_or_none,
     latency_metrics,
     output_quality,
     performance_scores,
+    prompt_means,
     robustness,
     semantic_agreement,
     summarize_performance,
     valid_responses,
 )
+from plumbline.reliability.result import (
+    MAX_FAILED_TRIALS,
+    MAX_LATENCIES,
+    RESPONSES_PER_PROMPT,
+    AgreementResult,
+    Band,
+    ConsistencyResult,
+    CostResult,
+    EffectSize,
+    Estimate,
+    FailedTrial,
+    LatencyResult,
+    ModelPairEffect,
+    ModelReliability,
+    OutputQualityResult,
+    PerformanceResult,
+    PromptReliability,
+    ReliabilityConfig,
+    ReliabilityReport,
+    ReliabilityWarning,
+    ResponseSample,
+    SampledResponse,
+)
 from plumbline.reliability.verdict import model_verdict
-from plumbline.stats import ConfidenceInterval, EstimateResult, cert_ci_95, cohens_d
+from plumbline.stats import cohens_d
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float64]]
 
-#: `schema_version("reliability", 1)`, spelled out for the type checker.
-SCHEMA_VERSION: Literal["plumbline.reliability/1"] = "plumbline.reliability/1"
-
-#: Responses kept per prompt, failed trials kept per model, and per-trial latencies per model.
-RESPONSES_PER_PROMPT = 3
-MAX_FAILED_TRIALS = 500
-MAX_LATENCIES = 4000
 
 #: What each compared metric is, in words.
 METRIC_LABELS = {
@@ -78,195 +88,24 @@ class Price:
         ) / 1e6
 
 
-class Estimate(ResultModel):
-    """A mean over prompts (or a single prompt's value) with its interval and CERT's band."""
-
-    statistic: float = unit_field(
-        "The estimate, 0–1 (a score of the metric it belongs to).", "score"
+def estimate_over_prompts(
+    values: Sequence[float],
+    trials: int,
+    band: Callable[[float], Band] | None = None,
+    *,
+    bounds: tuple[float, float] = (0.0, 1.0),
+    simulated_coverage: float | None = None,
+) -> Estimate:
+    """The mean of per-prompt values with its two-stage interval (`intervals.over_prompts`)."""
+    mean, standard_error, interval = over_prompts(
+        values, trials, bounds=bounds, simulated_coverage=simulated_coverage
     )
-    n: int = unit_field("Prompts averaged (the unit that varies).", "count")
-    standard_error: float | None = unit_field("Standard error of the mean; null for one.", "score")
-    interval: Interval = Field(description="CERT's CI_95 (clipped to 0–1), or the prompt's own.")
-    band: Band | None = Field(default=None, description="The reading of the estimate.")
-
-    @classmethod
-    def of(cls, result: EstimateResult, band: Band | None = None) -> Estimate:
-        return cls(
-            statistic=result.statistic,
-            n=result.n,
-            standard_error=finite_or_none(result.standard_error),
-            interval=Interval.of(result.interval),
-            band=band,
-        )
-
-
-class PromptReliability(ResultModel):
-    """Consistency and agreement of one model on one prompt (responses to the same prompt)."""
-
-    prompt_id: str = Field(description="The prompt's id.")
-    trials: int = unit_field("Trials of this prompt.", "count")
-    valid_responses: int = unit_field("Non-empty responses.", "count")
-    consistency: ConsistencyResult | None = Field(description="Null below 2 valid responses.")
-    agreement: AgreementResult | None = Field(description="Null below 2 valid responses.")
-    conflict: str | None = Field(description="When consistency and agreement disagree: why.")
-
-
-class CostResult(ResultModel):
-    """Mean cost of a trial from the given prices, and per point of performance."""
-
-    mean_cost_per_trial: float = unit_field("Mean cost of a priced trial.", "usd")
-    trials_priced: int = unit_field("Successful trials that report token counts.", "count")
-    cost_per_quality_point: float | None = unit_field(
-        "mean_cost_per_trial / performance score; null when the score is 0.", "usd"
-    )
-
-
-class FailedTrial(ResultModel):
-    """One failed trial, as its record tells it (the message already redacted)."""
-
-    prompt_id: str = Field(description="The prompt's id.")
-    trial: int = unit_field("The trial's number.", "count")
-    error_class: str = Field(description="The exception class.")
-    http_status: int | None = unit_field("HTTP status, when the provider sent one.", "count")
-    attempts: int = unit_field("Attempts made (1 + retries).", "count")
-    latency_seconds: float | None = unit_field("Time until the failure.", "seconds")
-    message: str = Field(description="The error message (secrets redacted).")
-
-
-class SampledResponse(ResultModel):
-    trial: int = unit_field("The trial's number.", "count")
-    text: str = Field(description="The response.")
-
-
-class ResponseSample(ResultModel):
-    """The first few successful responses to one prompt."""
-
-    prompt_id: str = Field(description="The prompt's id.")
-    prompt: str = Field(description="The prompt's text.")
-    responses: list[SampledResponse] = Field(description="In trial order.")
-
-
-class ModelReliability(ResultModel):
-    """Everything measured for one model."""
-
-    model: str = Field(description="The model (with its differing settings, when several).")
-    trials: int = unit_field("Trials run.", "count")
-    successful: int = unit_field("Trials that returned a response.", "count")
-    verdict: str = Field(
-        default="", description="One line: what its figures let a reader rely on, and what not."
-    )
-    prompts: list[PromptReliability] = Field(description="Per prompt, in prompt-id order.")
-    consistency: Estimate | None = Field(description="CERT consistency, mean over prompts.")
-    agreement: Estimate | None = Field(description="Semantic agreement, mean over prompts.")
-    performance: PerformanceResult | None = Field(description="Null without successes.")
-    performance_by_prompt: Estimate | None = Field(
-        description="The performance heuristic with prompts as the unit (repeats averaged)."
-    )
-    latency: LatencyResult | None = Field(description="Null below 2 timed successes.")
-    ttft: LatencyResult | None = Field(description="Time to first token; null unless streamed.")
-    output_quality: OutputQualityResult | None = Field(description="Null without successes.")
-    robustness: RobustnessResult = Field(description="CERT's error and timeout rates.")
-    cost: CostResult | None = Field(description="Null without a price for this model.")
-    latencies: list[float] = unit_field(
-        f"Latency (seconds) of each successful trial, sorted; at most {MAX_LATENCIES:,} evenly "
-        "spaced order statistics.",
-        "seconds",
-        default_factory=list,
-    )
-    failed_trials: list[FailedTrial] = Field(
-        default_factory=list,
-        description=f"Failed trials by prompt and trial (the first {MAX_FAILED_TRIALS}).",
-    )
-    samples: list[ResponseSample] = Field(
-        default_factory=list,
-        description=f"The first {RESPONSES_PER_PROMPT} successful responses to each prompt.",
-    )
-
-
-class EffectSize(ResultModel):
-    """Cohen's d with its normal-approximation interval, and Hedges' g."""
-
-    statistic: float = unit_field("Cohen's d (pooled SD), first model minus second.", "ratio")
-    n: int = unit_field("Values compared (both models).", "count")
-    standard_error: float | None = unit_field("Standard error of d.", "ratio")
-    interval: Interval = Field(description="Normal-approximation interval of d.")
-    n_x: int = unit_field("Values of the first model.", "count")
-    n_y: int = unit_field("Values of the second model.", "count")
-    pooled_sd: float = unit_field("Pooled standard deviation (the metric's unit).", "score")
-    hedges_g: float = unit_field("Hedges' small-sample corrected g.", "ratio")
-
-
-class ModelPairEffect(ResultModel):
-    """Cohen's d of one metric between two models (positive: the first is larger)."""
-
-    model_a: str = Field(description="The first model.")
-    model_b: str = Field(description="The second model.")
-    metric: str = Field(description="`latency_seconds` or `performance`.")
-    label: str = Field(description="What the metric is, in words.")
-    effect: EffectSize | None = Field(description="Null when it cannot be computed (see note).")
-    note: str | None = Field(description="Why there is no effect size.")
-
-
-class ReliabilityWarning(ResultModel):
-    """Something a reader of the figures must know (small samples, conflicts, duplicates)."""
-
-    model: str | None = Field(description="The model it concerns; null for the whole report.")
-    message: str = Field(description="The warning.")
-
-
-class ReliabilityConfig(ResultModel):
-    """The settings the report was computed with."""
-
-    consistency_trials: int = unit_field("Planned consistency trials per prompt.", "count")
-    performance_trials: int = unit_field("Planned performance trials.", "count")
-    embedding_model_name: str = Field(description="The sentence-transformers model.")
-    max_tokens: int = unit_field("Generation limit per response.", "tokens")
-    temperature: float = unit_field("Sampling temperature.", "score")
-    timeout: float = unit_field("Per-call timeout.", "seconds")
-    random_seed: int = unit_field("Random seed of the bootstrap.", "count")
-    bootstrap_resamples: int = unit_field("Bootstrap resamples.", "count")
-
-    @classmethod
-    def of(cls, config: BenchmarkConfig) -> ReliabilityConfig:
-        return cls(**asdict(config))
-
-
-class ReliabilityReport(ResultModel):
-    """The result of `plumbline reliability`: CERT's five metrics per model, with intervals.
-
-    Rates are proportions (0–1) except CERT's `error_rate` and `timeout_rate` (and their
-    intervals), which are percentages as CERT defines them.
-    """
-
-    schema_version: Literal["plumbline.reliability/1"] = Field(
-        default=SCHEMA_VERSION, description="This document's kind and major version."
-    )
-    config: ReliabilityConfig = Field(description="The settings of the analysis.")
-    models: list[ModelReliability] = Field(description="One entry per model, by name.")
-    comparisons: list[ModelPairEffect] = Field(description="Every pair of models, both metrics.")
-    record_errors: list[str] = Field(description="Trial records skipped: `file:line: problem`.")
-    warnings: list[ReliabilityWarning] = Field(
-        description="Every warning of the report, the report's own and each model's."
-    )
-
-    def warnings_for(self, model: str | None) -> list[str]:
-        """The messages of the warnings about `model` (None: the report's own)."""
-        return [w.message for w in self.warnings if w.model == model]
-
-    def json_document(self) -> dict[str, Any]:
-        """The JSON document (`model_dump(mode="json")`)."""
-        document: dict[str, Any] = self.model_dump(mode="json")
-        return document
-
-
-def generated_schema() -> dict[str, Any]:
-    """The JSON Schema shipped as `schemas/reliability_report.schema.json`."""
-    from plumbline.core.schema_files import model_schema
-
-    return model_schema(
-        ReliabilityReport,
-        schema_id="https://plumbline.dev/schemas/reliability_report.schema.json",
-        title="plumbline reliability report",
+    return Estimate(
+        statistic=mean,
+        n=len(values),
+        standard_error=finite_or_none(standard_error),
+        interval=interval,
+        band=band(mean) if band is not None else None,
     )
 
 
@@ -316,36 +155,6 @@ def _samples(records: Sequence[TrialRecord]) -> list[ResponseSample]:
     return samples
 
 
-def mean_over_prompts(values: Sequence[float], single: ConfidenceInterval | None) -> EstimateResult:
-    """Mean over prompts with CERT's CI_95; one prompt keeps its own interval.
-
-    CERT's normal interval can cross the score's bounds with few prompts; it is clipped to
-    [0, 1], and the method says so.
-    """
-    if len(values) >= 2:
-        estimate = cert_ci_95(values)
-        if len(values) < APPROXIMATE_BELOW:
-            estimate = replace(
-                estimate,
-                interval=replace(
-                    estimate.interval,
-                    method=f"{estimate.interval.method}, approximate (fewer than "
-                    f"{APPROXIMATE_BELOW} prompts)",
-                ),
-            )
-        bounds = estimate.interval
-        low, high = max(0.0, bounds.low), min(1.0, bounds.high)
-        if (low, high) != (bounds.low, bounds.high):
-            clipped = ConfidenceInterval(low, high, bounds.level, f"{bounds.method}, clipped")
-            return EstimateResult(
-                estimate.statistic, estimate.n, clipped, estimate.standard_error, estimate.details
-            )
-        return estimate
-    value = float(values[0])
-    interval = single if single is not None else ConfidenceInterval(value, value, 0.95, "none")
-    return EstimateResult(statistic=value, n=1, interval=interval)
-
-
 def _analyze_model(
     model: str,
     records: list[TrialRecord],
@@ -362,6 +171,7 @@ def _analyze_model(
         by_prompt[record.prompt_id].append(record)
 
     prompt_results: list[PromptReliability] = []
+    diversity_groups: list[Any] = []
     for prompt_id in sorted({r.prompt_id for r in records}):
         group = by_prompt.get(prompt_id, [])
         texts = valid_responses(r.response for r in group)
@@ -371,9 +181,8 @@ def _analyze_model(
         if len(texts) >= 2:
             vectors = embed(texts)
             consistency = consistency_score(vectors)
-            agreement = semantic_agreement(
-                vectors, n_resamples=config.bootstrap_resamples, seed=config.random_seed
-            )
+            agreement = semantic_agreement(vectors)
+            diversity_groups.append(vectors)
             conflict = agreement_conflict(consistency.score, agreement.similarity)
         else:
             warnings.append(
@@ -401,14 +210,19 @@ def _analyze_model(
     consistency_estimate: Estimate | None = None
     agreement_estimate: Estimate | None = None
     if scored:
-        mean = mean_over_prompts([p.consistency.score for p in scored if p.consistency], None)
-        consistency_estimate = Estimate.of(mean, consistency_band(mean.statistic))
-        similarities = [p.agreement.similarity for p in scored if p.agreement]
-        mean = mean_over_prompts(similarities, None)
-        own = scored[0].agreement.interval if len(scored) == 1 and scored[0].agreement else None
-        agreement_estimate = Estimate.of(mean, agreement_band(mean.statistic))
-        if own is not None:  # one prompt keeps its own bootstrap interval
-            agreement_estimate = agreement_estimate.model_copy(update={"interval": own})
+        responses_scored = sum(p.valid_responses for p in scored)
+        consistency_estimate = estimate_over_prompts(
+            [p.consistency.score for p in scored if p.consistency],
+            responses_scored,
+            consistency_band,
+            simulated_coverage=CONSISTENCY_COVERAGE,
+        )
+        agreement_estimate = estimate_over_prompts(
+            [p.agreement.similarity for p in scored if p.agreement],
+            responses_scored,
+            agreement_band,
+            bounds=(-1.0, 1.0),
+        )
 
     if consistency_estimate is not None and agreement_estimate is not None:
         overall_conflict = agreement_conflict(
@@ -424,18 +238,20 @@ def _analyze_model(
         prompts = [r.prompt for r in ok]
         vectors = embed(prompts + responses)
         scores = performance_scores(vectors[: len(ok)], vectors[len(ok) :], responses)
-        performance = summarize_performance(scores)
+        prompt_ids = [r.prompt_id for r in ok]
+        performance = summarize_performance(scores, prompt_ids)
         warning = sample_size_warning("performance", len(ok), model)
         if warning:
             warnings.append(warning)
-        prompt_means: dict[str, list[float]] = defaultdict(list)
-        for record, score in zip(ok, scores.score, strict=True):
-            prompt_means[record.prompt_id].append(float(score))
-        if len(prompt_means) >= 2:
-            # the prompt is the unit that varies between questions: average repeats first
-            performance_by_prompt = Estimate.of(
-                cert_ci_95([float(np.mean(v)) for v in prompt_means.values()])
-            )
+        by_prompt_means = prompt_means([float(v) for v in scores.score], prompt_ids)
+        prompt_results = [
+            p.model_copy(update={"performance": by_prompt_means.get(p.prompt_id)})
+            for p in prompt_results
+        ]
+        # the prompt is the unit that varies between questions: average repeats first
+        performance_by_prompt = estimate_over_prompts(
+            list(by_prompt_means.values()), len(ok), performance_band
+        )
 
     latency: LatencyResult | None = None
     ttft: LatencyResult | None = None
@@ -444,8 +260,7 @@ def _analyze_model(
         latency = latency_metrics(
             [r.latency_seconds for r in timed],
             [r.output_tokens for r in timed],
-            n_resamples=config.bootstrap_resamples,
-            seed=config.random_seed,
+            prompts=len({r.prompt_id for r in timed}),
         )
         warning = sample_size_warning("latency", len(timed), model)
         if warning:
@@ -455,19 +270,22 @@ def _analyze_model(
     streamed = [r.ttft_seconds for r in ok if r.ttft_seconds is not None]
     if len(streamed) >= 2:
         ttft = latency_metrics(
-            streamed, n_resamples=config.bootstrap_resamples, seed=config.random_seed
+            streamed, prompts=len({r.prompt_id for r in ok if r.ttft_seconds is not None})
         )
 
     quality: OutputQualityResult | None = None
     if ok:
         responses = [r.response or "" for r in ok]
-        non_empty = valid_responses(responses)
-        quality = output_quality(responses, embed(non_empty) if len(non_empty) >= 2 else None)
+        quality = output_quality(responses, embeddings_by_prompt=diversity_groups)
         warning = sample_size_warning("output_quality", len(ok), model)
         if warning:
             warnings.append(warning)
 
-    robust = robustness([r.error_class for r in records], sum(r.attempts - 1 for r in records))
+    robust = robustness(
+        [r.error_class for r in records],
+        sum(r.attempts - 1 for r in records),
+        prompts=len({r.prompt_id for r in records}),
+    )
     warning = sample_size_warning("robustness", len(records), model)
     if warning:
         warnings.append(warning)
@@ -488,7 +306,7 @@ def _analyze_model(
             cost = CostResult(
                 mean_cost_per_trial=mean_cost,
                 trials_priced=len(priced),
-                cost_per_quality_point=per_point,
+                cost_per_heuristic_point=per_point,
             )
         else:
             warnings.append(f"{model}: a price was given but no trial reports token counts")
@@ -536,6 +354,40 @@ def _effect(a: str, b: str, metric: str, x: Sequence[float], y: Sequence[float])
     return ModelPairEffect(**pair, effect=effect, note=None)
 
 
+def separate_prompt_texts(
+    records: Sequence[TrialRecord],
+) -> tuple[list[TrialRecord], list[str]]:
+    """Records whose prompt id was used for more than one prompt text, each text under an id
+    of its own (the first text keeps the id, the k-th becomes `<id>~k`), and a problem per such
+    id: pooling different prompts would mix their answers into one consistency figure."""
+    texts: dict[str, list[str]] = defaultdict(list)
+    for record in records:
+        if record.prompt not in texts[record.prompt_id]:
+            texts[record.prompt_id].append(record.prompt)
+    conflicting = {pid: found for pid, found in texts.items() if len(found) > 1}
+    if not conflicting:
+        return list(records), []
+    separated = []
+    for record in records:
+        found = conflicting.get(record.prompt_id)
+        index = found.index(record.prompt) if found is not None else 0
+        if index:
+            record = record.model_copy(update={"prompt_id": f"{record.prompt_id}~{index + 1}"})
+        separated.append(record)
+    problems = [
+        f"prompt id {pid!r} is used for {len(found)} different prompt texts (first: "
+        f"{_excerpt(found[0])!r}; second: {_excerpt(found[1])!r}); each text is analysed as a "
+        f"prompt of its own ({pid!r}, {pid + '~2'!r}, ...): give every prompt its own id"
+        for pid, found in sorted(conflicting.items())
+    ]
+    return separated, problems
+
+
+def _excerpt(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def analyze(
     records: Sequence[TrialRecord],
     embed: Embed,
@@ -547,7 +399,9 @@ def analyze(
 ) -> ReliabilityReport:
     """Compute every metric per model and Cohen's d between every pair of models.
 
-    Duplicate (model, prompt, trial) keys keep the first record and are reported. A model run
+    Duplicate (model, prompt, trial) keys keep the first record and are reported; a prompt id
+    used for several prompt texts is reported and each text analysed apart
+    (`separate_prompt_texts`). A model run
     with several generation configurations is reported once per configuration (its name then
     carries the settings that differ), never pooled. `progress(done, total, what)` is called
     after each prompt of each model, each model's whole-model metrics, and each pair of models.
@@ -561,8 +415,10 @@ def analyze(
         **given,
     }
     notes: list[str] = list(split.notes)
+    separated, conflicts = separate_prompt_texts(split.records)
+    notes += conflicts
     unique: dict[tuple[str, str, int], TrialRecord] = {}
-    for record in split.records:
+    for record in separated:
         if record.key in unique:
             notes.append(
                 f"duplicate trial {record.key}: kept the first record, ignored the later one"

@@ -2,21 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
-
-from plumbline.core.result import ResultModel
-
-Tone = Literal["ok", "warn", "bad"]
-
-
-class Band(ResultModel):
-    """How CERT reads a value: a label, what to do about it, and whether that is good news."""
-
-    label: str = Field(description="The band's name, as CERT's interpretation table gives it.")
-    recommendation: str = Field(description="What CERT recommends for a value in this band.")
-    tone: Tone = Field(description="`ok`, `warn` or `bad`: how a view colours the band.")
+from plumbline.reliability.result import Band, Tone
 
 
 def _band(label: str, recommendation: str) -> Band:

@@ -7,10 +7,6 @@ from dataclasses import dataclass
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 
-#: Below this many prompts CERT's CI_95 (z with the population SD) covers clearly less than
-#: 95% (docs/statistics.md: about 83% at 5 prompts, 93% at 30), so it is labelled approximate.
-APPROXIMATE_BELOW = 100
-
 # CERT's "Minimum Sample Sizes" table: (minimum, recommended range).
 MINIMUM_TRIALS: dict[str, int] = {
     "consistency": 10,

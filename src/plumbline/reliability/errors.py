@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from plumbline.core.answer_guard import malformed_answer
 from plumbline.core.redaction import Redactor, secret_values
 from plumbline.records.trial_record import ErrorClass
 
@@ -41,6 +42,9 @@ _CONNECTION_NAMES = frozenset(
 _INVALID_RESPONSE_NAMES = frozenset(
     {"APIResponseValidationError", "NoStreamDataError", "JSONDecodeError"}
 )
+# Reading an answer that arrived failed inside Inspect or the SDK (`choices[0]` of an empty
+# list, an attribute of a missing message): the answer was not a completion.
+_READ_FAILURES = (IndexError, KeyError, AttributeError, TypeError)
 
 _MAX_MESSAGE = 500
 
@@ -118,6 +122,8 @@ def _status_of(error: BaseException) -> int | None:
 
 
 def _classify_one(error: BaseException) -> tuple[ErrorClass, int | None] | None:
+    if malformed_answer(error) is not None:  # marked by models.answer_guard: a 200 answer
+        return ErrorClass.MALFORMED_RESPONSE, 200
     names = _type_names(error)
     # before connection errors: the SDKs' APITimeoutError subclasses APIConnectionError
     if names & _TIMEOUT_NAMES or isinstance(error, TimeoutError):
@@ -128,11 +134,14 @@ def _classify_one(error: BaseException) -> tuple[ErrorClass, int | None] | None:
     if names & _CONNECTION_NAMES or isinstance(error, ConnectionError):
         return ErrorClass.CONNECTION, None
     if names & _INVALID_RESPONSE_NAMES or isinstance(error, json.JSONDecodeError):
-        return ErrorClass.SERVER, status
+        return ErrorClass.MALFORMED_RESPONSE, status
     return None
 
 
 def _message_of(error: BaseException) -> str:
+    described = malformed_answer(error)
+    if described is not None:
+        return described
     # Inspect's ModelGenerateError carries the whole request; the provider's own words suffice
     provider_message = getattr(error, "provider_message", None)
     if isinstance(provider_message, str) and provider_message:
@@ -144,14 +153,33 @@ def _message_of(error: BaseException) -> str:
 
 
 def classify_exception(error: BaseException, *, secrets: Iterable[str] = ()) -> Classification:
-    """Classify a failed call from its exception chain (types and status codes only)."""
+    """Classify a failed call from its exception chain (types and status codes only).
+
+    An answer that arrived but is not a completion is `MalformedResponseError`: one marked by
+    `models.answer_guard` (HTTP status 200, its description with the provider's message), one
+    the SDK could not decode, and a chain that holds only a failure to read it (an
+    `IndexError`, `KeyError`, `AttributeError` or `TypeError` from inside Inspect or the SDK).
+    """
     chain = list(exception_chain(error))
-    for link in chain:
+    # the guard's mark first: Inspect's wrapper outside it carries the status it was given
+    marked = next((link for link in chain if malformed_answer(link) is not None), None)
+    for link in chain if marked is None else [marked]:
         found = _classify_one(link)
         if found is not None:
             error_class, status = found
             text = f"{type(link).__name__}: {_message_of(link)}"
+            if error_class is ErrorClass.MALFORMED_RESPONSE and status == 200:
+                text = _message_of(link)
             return Classification(error_class, status, redact(text, secrets)[:_MAX_MESSAGE])
+    read_failure = next((link for link in chain if isinstance(link, _READ_FAILURES)), None)
+    if read_failure is not None:
+        text = (
+            "the answer could not be read as a completion: "
+            f"{type(read_failure).__name__}: {_message_of(read_failure)}"
+        )
+        return Classification(
+            ErrorClass.MALFORMED_RESPONSE, None, redact(text, secrets)[:_MAX_MESSAGE]
+        )
     text = f"{type(error).__name__}: {_message_of(error)}"
     return Classification(ErrorClass.UNKNOWN, None, redact(text, secrets)[:_MAX_MESSAGE])
 

@@ -10,22 +10,20 @@ in [0, 1], min ≤ p50 ≤ p95 ≤ p99 ≤ max, rates in [0, 100], enough trials
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import Field, model_validator
+from scipy import stats as sps
 from scipy.spatial.distance import pdist
 
-from plumbline.core.result import Interval, ResultModel, unit_field
+from plumbline.core.result import Interval
 from plumbline.records.trial_record import ErrorClass
 from plumbline.reliability.bands import (
-    Band,
     agreement_band,
     consistency_band,
     diversity_band,
@@ -36,19 +34,26 @@ from plumbline.reliability.bands import (
     timeout_rate_band,
     variation_band,
 )
-from plumbline.stats import (
-    EstimateResult,
-    bootstrap_interval,
-    bootstrap_percentile_intervals,
-    cert_ci_95,
-    percentile,
-    proportion_interval,
+from plumbline.reliability.intervals import (
+    latency_mean_interval,
+    over_prompts,
+    percentile_interval,
+    prompt_agreement_interval,
 )
+from plumbline.reliability.result import (
+    _EPS,
+    AgreementResult,
+    ConsistencyResult,
+    ErrorClassRate,
+    LatencyResult,
+    OutputQualityResult,
+    PerformanceResult,
+    ReliabilityInterval,
+    RobustnessResult,
+)
+from plumbline.stats import EstimateResult, percentile, proportion_interval
 
 FloatArray = npt.NDArray[np.float64]
-
-# A tolerance for the ordering checks: interpolated percentiles can differ in the last ulp.
-_EPS = 1e-9
 
 
 def _matrix(embeddings: Any, name: str = "embeddings") -> FloatArray:
@@ -58,11 +63,6 @@ def _matrix(embeddings: Any, name: str = "embeddings") -> FloatArray:
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be finite")
     return array
-
-
-def _check_unit(value: float, name: str) -> None:
-    if not (-_EPS <= value <= 1 + _EPS):
-        raise ValueError(f"{name} must be between 0 and 1, got {value!r}")
 
 
 def valid_responses(responses: Iterable[str | None]) -> list[str]:
@@ -118,28 +118,6 @@ def _cosine_distance_moments(matrix: FloatArray, *, spread: bool = True) -> tupl
 # --- 1. consistency --------------------------------------------------------------------------
 
 
-class ConsistencyResult(ResultModel):
-    """CERT's consistency score: `max(0, 1 − std/mean)` of pairwise cosine distances.
-
-    It measures how evenly the responses are spread, not whether they agree: equidistant
-    unrelated responses score 1.0, two responses always score 1.0, and 19 identical responses
-    plus one outlier score 0.0. Read it beside `semantic_agreement`.
-    """
-
-    score: float = unit_field("CERT consistency score, 0–1.", "score")
-    mean_distance: float = unit_field("Mean pairwise cosine distance (0–2).", "score")
-    std_distance: float = unit_field("Population SD of the pairwise cosine distances.", "score")
-    n_responses: int = unit_field("Valid (non-empty) responses compared.", "count")
-    band: Band = Field(description="CERT's reading of the score.")
-
-    @model_validator(mode="after")
-    def _valid(self) -> Self:
-        _check_unit(self.score, "consistency score")
-        if self.n_responses < 2:
-            raise ValueError("consistency needs at least 2 responses")
-        return self
-
-
 def consistency_score(embeddings: Any) -> ConsistencyResult:
     """Consistency from response embeddings (one row per valid response).
 
@@ -166,22 +144,6 @@ def consistency_score(embeddings: Any) -> ConsistencyResult:
     )
 
 
-class AgreementResult(ResultModel):
-    """`semantic_agreement`: mean pairwise cosine similarity of responses, with an interval.
-
-    The interval resamples responses (the unit that varies between trials) and averages the
-    similarity over pairs of distinct original responses, so a response is never paired with
-    its own copy. It is None below 3 responses, where a bootstrap has nothing to resample.
-    """
-
-    similarity: float = unit_field("Mean pairwise cosine similarity, -1–1.", "score")
-    n_responses: int = unit_field("Responses compared.", "count")
-    interval: Interval | None = Field(
-        description="Percentile-bootstrap interval over responses; null below 3 responses."
-    )
-    band: Band = Field(description="plumbline's reading of the similarity.")
-
-
 def _unit_rows(matrix: FloatArray) -> FloatArray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     if np.any(norms == 0):
@@ -189,71 +151,38 @@ def _unit_rows(matrix: FloatArray) -> FloatArray:
     return np.asarray(matrix / norms, dtype=np.float64)
 
 
-def _pair_similarity_means(
-    indices: FloatArray, similarities: FloatArray, unit: FloatArray
-) -> FloatArray:
-    """Mean similarity over the pairs of distinct original responses of each resample (row).
+def pair_similarity_jackknife(unit: FloatArray, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean pairwise similarity of unit rows and its jackknife t interval `(mean, low, high)`.
 
-    With `c_i` copies of response i in a resample, its pairs of positions holding different
-    responses number `(n² − Σ c_i²) / 2` and their similarities sum to
-    `(cᵀSc − Σ c_i² S_ii) / 2`, so each row costs O(n·min(n, dimensions)) instead of O(n²).
-    `cᵀSc` is `‖cᵀU‖²` for the unit embeddings U when there are more responses than dimensions.
+    With `T = Σ_{i≠j} u_i·u_j = ‖Σu‖² − Σ‖u_i‖²` and row sums `r_i = u_i·Σu − ‖u_i‖²`, the
+    mean is `T / (m(m−1))` and leaving response i out gives `(T − 2r_i) / ((m−1)(m−2))`, all
+    in O(m·d). The interval is `mean ± t_{m−1} · SE_jack`, `SE_jack² = (m−1)/m · Σ(θ_(i) − θ̄)²`
+    (needs m ≥ 3). Reference: Efron & Tibshirani (1993), ch. 11 (jackknife); Arvesen (1969),
+    "Jackknifing U-statistics", Ann. Math. Stat. 40(6).
     """
-    picked = indices.astype(np.intp)
-    rows, n = picked.shape
-    flat = (picked + (np.arange(rows, dtype=np.intp) * n)[:, None]).ravel()
-    counts = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
-    if n <= unit.shape[1]:
-        quadratic = np.einsum("ij,ij->i", counts @ similarities, counts)
-    else:
-        projected = counts @ unit
-        quadratic = np.einsum("ij,ij->i", projected, projected)
-    squares = counts * counts
-    same = squares @ np.diag(similarities)
-    pairs = (n * n - squares.sum(axis=1)) / 2
-    means = np.clip((quadratic - same) / 2 / np.maximum(pairs, 1), -1.0, 1.0)
-    # a resample of one repeated response has no pair: it agrees with itself
-    return np.asarray(np.where(pairs > 0, means, 1.0), dtype=np.float64)
+    m = int(unit.shape[0])
+    total = unit.sum(axis=0)
+    squares = np.einsum("ij,ij->i", unit, unit)
+    pair_sum = float(total @ total - squares.sum())
+    mean = min(1.0, max(-1.0, pair_sum / (m * (m - 1))))
+    if m < 3:
+        return mean, math.nan, math.nan
+    rows = unit @ total - squares
+    leave_out = (pair_sum - 2 * rows) / ((m - 1) * (m - 2))
+    se = math.sqrt((m - 1) / m * float(np.sum((leave_out - leave_out.mean()) ** 2)))
+    half = float(sps.t.ppf(0.5 + level / 2, m - 1)) * se
+    return mean, mean - half, mean + half
 
 
-def semantic_agreement(
-    embeddings: Any,
-    *,
-    n_resamples: int = 2000,
-    level: float = 0.95,
-    seed: int | None = 42,
-) -> AgreementResult:
-    """Mean pairwise cosine similarity `(2 / n(n−1)) Σ_{i<j} cos(e_i, e_j)`, bootstrapped.
-
-    Percentile bootstrap over responses (Efron & Tibshirani 1993, ch. 13): each resample draws
-    n response indices with replacement and averages the similarity over its pairs of distinct
-    responses (from the resample's copy counts, see `_pair_similarity_means`).
-    """
+def semantic_agreement(embeddings: Any, *, level: float = 0.95) -> AgreementResult:
+    """Mean pairwise cosine similarity `(2 / n(n−1)) Σ_{i<j} cos(e_i, e_j)`, with a jackknife t
+    interval over responses (`pair_similarity_jackknife`)."""
     matrix = _matrix(embeddings)
     n = int(matrix.shape[0])
     if n < 2:
         raise ValueError(f"semantic agreement needs at least 2 responses, got {n}")
-    unit = _unit_rows(matrix)
-    similarities = np.asarray(np.clip(unit @ unit.T, -1.0, 1.0), dtype=np.float64)
-    upper = np.triu_indices(n, k=1)
-    point = float(np.mean(similarities[upper]))
-    interval: Interval | None = None
-    if n >= 3:
-
-        def mean_pair_similarity(indices: FloatArray) -> FloatArray:
-            return _pair_similarity_means(indices, similarities, unit)
-
-        result = bootstrap_interval(
-            np.arange(n, dtype=np.float64),
-            mean_pair_similarity,
-            n_resamples=n_resamples,
-            level=level,
-            seed=seed,
-        )
-        bounds = result.interval
-        interval = Interval(
-            low=bounds.low, high=bounds.high, level=bounds.level, method="bootstrap percentile"
-        )
+    point, low, high = pair_similarity_jackknife(_unit_rows(matrix), level)
+    interval = prompt_agreement_interval(low, high, n, level=level) if n >= 3 else None
     return AgreementResult(
         similarity=point, n_responses=n, interval=interval, band=agreement_band(point)
     )
@@ -317,7 +246,9 @@ def performance_scores(
 
     relevance = (cos(prompt, response) + 1) / 2; completeness = min(1, words / 200);
     structure = 1.0 when the response contains '.', a newline or ':', else 0.5. A response
-    shorter than 10 characters scores 0.0. Reference: CERT metrics §2 (CERT).
+    shorter than 10 characters once stripped of surrounding whitespace
+    (`len(response.strip()) < 10`, as CERT's reference checks it) scores 0.0, so a padded
+    "   Paris.   " or a whitespace-only answer scores 0. Reference: CERT metrics §2 (CERT).
     """
     prompts = _matrix(prompt_embeddings, "prompt_embeddings")
     answers = _matrix(response_embeddings, "response_embeddings")
@@ -335,7 +266,7 @@ def performance_scores(
         [1.0 if any(mark in text for mark in (".", "\n", ":")) else 0.5 for text in responses]
     )
     score = relevance * 0.5 + completeness * 0.3 + structure * 0.2
-    too_short = np.array([len(text) < 10 for text in responses], dtype=bool)
+    too_short = np.array([len(text.strip()) < 10 for text in responses], dtype=bool)
     score = np.where(too_short, 0.0, score)
     return PerformanceScores(
         score=np.asarray(score, dtype=np.float64),
@@ -345,33 +276,28 @@ def performance_scores(
     )
 
 
-class PerformanceResult(ResultModel):
-    """Mean performance with CERT's CI_95 over responses."""
-
-    score: float = unit_field(
-        "Mean CERT performance heuristic (length, structure, prompt similarity), 0–1.", "score"
-    )
-    n: int = unit_field("Successful responses scored.", "count")
-    ci_95: Interval | None = Field(description="CERT's CI_95 over responses; null for one.")
-    relevance: float = unit_field("Mean semantic relevance component (weight 0.5), 0–1.", "score")
-    completeness: float = unit_field("Mean completeness component (weight 0.3), 0–1.", "score")
-    structure: float = unit_field("Mean structure component (weight 0.2), 0–1.", "score")
-    band: Band = Field(description="CERT's reading of the score (named as the heuristic).")
-
-    @model_validator(mode="after")
-    def _valid(self) -> Self:
-        for name in ("score", "relevance", "completeness", "structure"):
-            _check_unit(getattr(self, name), f"performance {name}")
-        if self.n < 1:
-            raise ValueError("performance needs at least 1 response")
-        return self
+def prompt_means(values: Sequence[float], prompt_ids: Sequence[str]) -> dict[str, float]:
+    """The mean of `values` per prompt id, in prompt-id order."""
+    if len(values) != len(prompt_ids):
+        raise ValueError("values and prompt_ids must have the same length")
+    groups: dict[str, list[float]] = {}
+    for value, prompt_id in zip(values, prompt_ids, strict=True):
+        groups.setdefault(prompt_id, []).append(float(value))
+    return {key: float(np.mean(groups[key])) for key in sorted(groups)}
 
 
-def summarize_performance(scores: PerformanceScores) -> PerformanceResult:
+def summarize_performance(
+    scores: PerformanceScores, prompt_ids: Sequence[str] | None = None
+) -> PerformanceResult:
+    """CERT's mean score over responses; its interval is two-stage over prompts
+    (`intervals.over_prompts` of the per-prompt means; every response one prompt when
+    `prompt_ids` is None)."""
     n = int(scores.score.size)
     if n == 0:
         raise ValueError("performance needs at least 1 response")
-    ci = Interval.of(cert_ci_95(scores.score).interval) if n >= 2 else None
+    ids = list(prompt_ids) if prompt_ids is not None else ["prompt"] * n
+    means = prompt_means([float(v) for v in scores.score], ids)
+    ci = over_prompts(list(means.values()), n)[2] if len(means) >= 2 else None
     mean = float(np.mean(scores.score))
     return PerformanceResult(
         score=mean,
@@ -387,57 +313,18 @@ def summarize_performance(scores: PerformanceScores) -> PerformanceResult:
 # --- 3. latency ------------------------------------------------------------------------------
 
 
-class LatencyResult(ResultModel):
-    """Latency statistics in seconds (population std, numpy linear percentiles)."""
-
-    n: int = unit_field("Successful trials timed.", "count")
-    mean: float = unit_field("Mean latency.", "seconds")
-    std: float = unit_field("Population standard deviation of latency.", "seconds")
-    min: float = unit_field("Fastest trial.", "seconds")
-    max: float = unit_field("Slowest trial.", "seconds")
-    p25: float = unit_field(
-        "First quartile of latency (the box of the per-trial chart).", "seconds"
-    )
-    p50: float = unit_field("Median latency.", "seconds")
-    p95: float = unit_field("95th percentile latency.", "seconds")
-    p75: float = unit_field("Third quartile of latency.", "seconds")
-    p99: float = unit_field("99th percentile latency.", "seconds")
-    coefficient_of_variation: float = unit_field("std / mean.", "ratio")
-    tokens_per_second: float | None = unit_field(
-        "Output tokens over latency of the trials that report tokens; null without any.",
-        "ratio",
-    )
-    mean_ci_95: Interval = Field(description="CERT's CI_95 of the mean (seconds).")
-    percentile_intervals: dict[str, Interval] = Field(
-        description="Percentile-bootstrap intervals of p50, p95 and p99 (seconds)."
-    )
-    p95_band: Band = Field(description="CERT's reading of the P95 latency.")
-    variation_band: Band = Field(description="CERT's reading of the coefficient of variation.")
-
-    @model_validator(mode="after")
-    def _valid(self) -> Self:
-        if self.n < 2:
-            raise ValueError("latency needs at least 2 samples")
-        ordered = (self.min, self.p25, self.p50, self.p75, self.p95, self.p99, self.max)
-        if any(a > b + _EPS for a, b in itertools.pairwise(ordered)):
-            raise ValueError(f"latency ordering violated: min ≤ p50 ≤ p95 ≤ p99 ≤ max, {ordered}")
-        if self.min < 0:
-            raise ValueError("latencies must be non-negative")
-        return self
-
-
 def latency_metrics(
     latencies: Any,
     output_tokens: Any = None,
     *,
-    n_resamples: int = 2000,
-    seed: int | None = 42,
+    prompts: int = 1,
 ) -> LatencyResult:
     """Mean, std, min, max, p50, p95, p99, CV and tokens per second of successful calls.
 
-    `tokens_per_second = Σ output tokens / Σ latency` over trials that have both; the mean's
-    interval is CERT's CI_95 = mean ± 1.96·std/√n; percentiles get percentile-bootstrap
-    intervals (resampling trials). Reference: CERT metrics §3 (CERT).
+    `tokens_per_second = Σ output tokens / Σ latency` over trials that have both. A latency is
+    one call's, so trials are the unit here. The mean's interval is log-scale (modified Cox,
+    `intervals.latency_mean_interval`); percentiles get distribution-free order-statistic
+    intervals (`intervals.percentile_interval`). Reference: CERT metrics §3 (CERT).
     """
     values = np.asarray(latencies, dtype=np.float64)
     if values.ndim != 1 or values.size < 2:
@@ -458,18 +345,11 @@ def latency_metrics(
         total_time = float(np.sum(values[known]))
         if known.any() and total_time > 0:
             tokens_per_second = float(np.sum(tokens[known])) / total_time
-    intervals: dict[str, Interval] = {}
-    # One set of resamples for the three percentiles (the same draws as one call per percentile).
-    boots = bootstrap_percentile_intervals(
-        values, [50.0, 95.0, 99.0], n_resamples=n_resamples, seed=seed
-    )
-    for name, boot in zip(("p50", "p95", "p99"), boots, strict=True):
-        intervals[name] = Interval(
-            low=boot.interval.low,
-            high=boot.interval.high,
-            level=boot.interval.level,
-            method="bootstrap percentile",
-        )
+    listed = [float(v) for v in values]
+    intervals = {
+        name: percentile_interval(listed, q, prompts=prompts)
+        for name, q in (("p50", 50.0), ("p95", 95.0), ("p99", 99.0))
+    }
     cv = std / mean if mean > 0 else 0.0
     return LatencyResult(
         n=int(values.size),
@@ -484,7 +364,7 @@ def latency_metrics(
         p99=p99,
         coefficient_of_variation=cv,
         tokens_per_second=tokens_per_second,
-        mean_ci_95=Interval.of(cert_ci_95(values).interval),
+        mean_ci_95=latency_mean_interval(listed, prompts=prompts),
         percentile_intervals=intervals,
         p95_band=p95_latency_band(p95),
         variation_band=variation_band(cv),
@@ -512,49 +392,39 @@ def approximate_tokens(text: str) -> int:
     return int(len(text.split()) * 1.3)
 
 
-class OutputQualityResult(ResultModel):
-    """Length, semantic diversity and repetition of a model's responses."""
+def output_quality(
+    responses: Sequence[str],
+    embeddings: Any = None,
+    *,
+    embeddings_by_prompt: Sequence[Any] | None = None,
+) -> OutputQualityResult:
+    """Words, approximate tokens (`int(words × 1.3)`), semantic diversity and mean repetition.
 
-    n: int = unit_field("Successful responses.", "count")
-    mean_words: float = unit_field("Mean words per response.", "count")
-    mean_tokens: float = unit_field("Mean approximate tokens per response (words × 1.3).", "tokens")
-    semantic_diversity: float | None = unit_field(
-        "Mean pairwise cosine distance of responses (0–2); null below 2 responses.", "score"
-    )
-    repetition_score: float = unit_field("Mean CERT repetition score, 0–1.", "score")
-    diversity_band: Band | None = Field(description="CERT's reading of the diversity.")
-    repetition_band: Band = Field(description="CERT's reading of the repetition score.")
-
-    @model_validator(mode="after")
-    def _valid(self) -> Self:
-        _check_unit(self.repetition_score, "repetition score")
-        if self.semantic_diversity is not None and not (
-            -_EPS <= self.semantic_diversity <= 2 + _EPS
-        ):
-            raise ValueError("semantic diversity (a cosine distance) must be between 0 and 2")
-        if self.n < 1:
-            raise ValueError("output quality needs at least 1 response")
-        return self
-
-
-def output_quality(responses: Sequence[str], embeddings: Any = None) -> OutputQualityResult:
-    """Words, approximate tokens (`int(words × 1.3)`), diversity (mean pairwise cosine
-    distance of `embeddings`, when at least 2 rows are given) and mean repetition score.
-    Reference: CERT metrics §4 (CERT).
+    Diversity is computed per prompt, then averaged: for each prompt with at least 2 response
+    embeddings, the mean pairwise cosine distance `mean(pdist(E_prompt, "cosine"))`; the
+    diversity is the mean of those over prompts (each prompt weighs the same). Pooling the
+    responses to different prompts would measure how different the prompts are, not how
+    variably one prompt is answered. `embeddings` (one matrix) is the one-prompt case;
+    `embeddings_by_prompt` gives one matrix per prompt. Reference: CERT metrics §4 (CERT).
     """
     if len(responses) == 0:
         raise ValueError("output quality needs at least 1 response")
-    diversity: float | None = None
+    groups: list[Any] = list(embeddings_by_prompt or [])
     if embeddings is not None:
-        matrix = _matrix(embeddings)
-        if matrix.shape[0] >= 2:
-            diversity = _cosine_distance_moments(matrix, spread=False)[0]
+        groups.append(embeddings)
+    per_prompt = [
+        _cosine_distance_moments(matrix, spread=False)[0]
+        for matrix in (_matrix(group) for group in groups)
+        if matrix.shape[0] >= 2
+    ]
+    diversity = float(np.mean(per_prompt)) if per_prompt else None
     repetition = float(np.mean([repetition_score(text) for text in responses]))
     return OutputQualityResult(
         n=len(responses),
         mean_words=float(np.mean([len(text.split()) for text in responses])),
         mean_tokens=float(np.mean([approximate_tokens(text) for text in responses])),
         semantic_diversity=diversity,
+        diversity_prompts=len(per_prompt),
         repetition_score=repetition,
         diversity_band=diversity_band(diversity) if diversity is not None else None,
         repetition_band=repetition_band(repetition),
@@ -564,57 +434,22 @@ def output_quality(responses: Sequence[str], embeddings: Any = None) -> OutputQu
 # --- 5. robustness ---------------------------------------------------------------------------
 
 
-class ErrorClassRate(ResultModel):
-    """How often one error class occurred: a proportion of all trials, with its interval."""
-
-    error_class: str = Field(description="The exception class (CERT's names).")
-    trials: int = unit_field("Trials that failed with this class.", "count")
-    rate: float = unit_field("Share of all trials, 0–1.", "proportion")
-    interval: Interval = Field(description="Wilson interval of the share (0–1).")
-
-
-class RobustnessResult(ResultModel):
-    """CERT's error and timeout rates in percent (0–100, as CERT defines them) with Wilson
-    intervals in percent, counts by class, and each class's share of trials (0–1)."""
-
-    total_trials: int = unit_field("Trials run.", "count")
-    failed_trials: int = unit_field("Trials that failed.", "count")
-    timeout_trials: int = unit_field("Trials that timed out.", "count")
-    error_rate: float = unit_field("failed / total × 100 (CERT: a percentage).", "percent")
-    timeout_rate: float = unit_field("timeouts / total × 100 (CERT: a percentage).", "percent")
-    error_rate_interval: Interval = Field(description="Wilson interval of error_rate (percent).")
-    timeout_rate_interval: Interval = Field(
-        description="Wilson interval of timeout_rate (percent)."
-    )
-    exceptions: dict[str, int] = unit_field("Failed trials by exception class.", "count")
-    error_classes: list[ErrorClassRate] = Field(
-        description="Every exception class's share of trials with its Wilson interval (0–1)."
-    )
-    retries: int = unit_field("Retries used across all trials.", "count")
-    band: Band = Field(description="CERT's reading of the error rate.")
-    timeout_band: Band = Field(description="CERT's reading of the timeout rate.")
-    notes: list[str] = Field(default_factory=list, description="What the rates do not say.")
-
-    @model_validator(mode="after")
-    def _valid(self) -> Self:
-        for name in ("error_rate", "timeout_rate"):
-            value = getattr(self, name)
-            if not 0 <= value <= 100:
-                raise ValueError(f"{name} must be between 0 and 100 percent, got {value!r}")
-        if self.total_trials < 1:
-            raise ValueError("robustness needs at least 1 trial")
-        if not 0 <= self.timeout_trials <= self.failed_trials <= self.total_trials:
-            raise ValueError("trial counts must satisfy timeouts ≤ failures ≤ total")
-        return self
-
-
-def _wilson(successes: int, trials: int) -> Interval:
+def _wilson(successes: int, trials: int, prompts: int = 1) -> ReliabilityInterval:
     result: EstimateResult = proportion_interval(successes, trials, method="wilson")
-    return Interval.of(result.interval)
+    bounds = Interval.of(result.interval)
+    return ReliabilityInterval(
+        low=bounds.low,
+        high=bounds.high,
+        level=bounds.level,
+        method=f"{bounds.method} (trials as the unit)",
+        prompts=prompts,
+        trials=trials,
+        coverage="guaranteed",
+    )
 
 
-def _percent_interval(successes: int, trials: int) -> Interval:
-    bounds = _wilson(successes, trials)
+def _percent_interval(successes: int, trials: int, prompts: int = 1) -> ReliabilityInterval:
+    bounds = _wilson(successes, trials, prompts)
     return bounds.model_copy(
         update={
             "low": None if bounds.low is None else 100 * bounds.low,
@@ -623,7 +458,9 @@ def _percent_interval(successes: int, trials: int) -> Interval:
     )
 
 
-def robustness(error_classes: Sequence[ErrorClass | None], retries: int = 0) -> RobustnessResult:
+def robustness(
+    error_classes: Sequence[ErrorClass | None], retries: int = 0, *, prompts: int = 1
+) -> RobustnessResult:
     """`error_rate = failed / total × 100`, `timeout_rate = timeouts / total × 100`.
 
     One entry per trial (None for a success). Wilson 95% intervals, because 0 errors in 20
@@ -651,12 +488,15 @@ def robustness(error_classes: Sequence[ErrorClass | None], retries: int = 0) -> 
         timeout_trials=timeouts,
         error_rate=error_rate,
         timeout_rate=timeout_rate,
-        error_rate_interval=_percent_interval(len(failures), total),
-        timeout_rate_interval=_percent_interval(timeouts, total),
+        error_rate_interval=_percent_interval(len(failures), total, prompts),
+        timeout_rate_interval=_percent_interval(timeouts, total, prompts),
         exceptions=exceptions,
         error_classes=[
             ErrorClassRate(
-                error_class=name, trials=count, rate=count / total, interval=_wilson(count, total)
+                error_class=name,
+                trials=count,
+                rate=count / total,
+                interval=_wilson(count, total, prompts),
             )
             for name, count in exceptions.items()
         ],

@@ -35,6 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
+from plumbline.core.answer_guard import install_answer_guard
 from plumbline.core.redaction import Redactor, public_arguments, secret_arguments
 from plumbline.records.io import JsonlAppender, RecordError, iter_json_values, read_text_file
 from plumbline.records.locks import LockBusy, exclusive
@@ -56,7 +57,13 @@ TrialKey = tuple[str, str, int]
 
 # Failures worth another attempt when retries are allowed; the rest will fail the same way.
 RETRYABLE = frozenset(
-    {ErrorClass.TIMEOUT, ErrorClass.RATE_LIMIT, ErrorClass.SERVER, ErrorClass.CONNECTION}
+    {
+        ErrorClass.TIMEOUT,
+        ErrorClass.RATE_LIMIT,
+        ErrorClass.SERVER,
+        ErrorClass.CONNECTION,
+        ErrorClass.MALFORMED_RESPONSE,
+    }
 )
 # Modules the openai and anthropic SDKs import lazily on their first request.
 _WARM_MODULES = (
@@ -204,6 +211,29 @@ def _provider(model: str) -> str:
     return model.split("/", 1)[0]
 
 
+@dataclass(frozen=True)
+class _Answer:
+    """What a trial keeps of Inspect's `ModelOutput`, read once (reading it is where an answer
+    that is not a completion fails)."""
+
+    completion: str
+    stop_reason: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+    @classmethod
+    def of(cls, output: Any) -> _Answer:
+        if not output.choices:
+            raise IndexError("the answer has no choices")
+        usage = output.usage
+        return cls(
+            completion=str(output.completion),
+            stop_reason=output.stop_reason,
+            input_tokens=getattr(usage, "input_tokens", None),
+            output_tokens=getattr(usage, "output_tokens", None),
+        )
+
+
 class InspectCaller:
     """Calls models through Inspect AI's model API with retries off unless allowed."""
 
@@ -234,6 +264,7 @@ class InspectCaller:
                     f"cannot set up model {name!r}: {redact(str(error), self.secrets)}"
                 ) from None
             self._disable_sdk_retries(model)
+            install_answer_guard(model)
             self._warm_up(model)
             self._models[name] = model
         self._config_type = GenerateConfig
@@ -276,7 +307,7 @@ class InspectCaller:
 
     async def _attempt(
         self, model: Any, prompt: Prompt, trial: int
-    ) -> tuple[Any, float | None, Classification | None]:
+    ) -> tuple[_Answer | None, float | None, Classification | None]:
         started = time.monotonic()
         first_text: list[float] = []
 
@@ -291,13 +322,15 @@ class InspectCaller:
                     output = await model.generate(prompt.text, config=config, on_stream=on_stream)
                 else:
                     output = await model.generate(prompt.text, config=config)
+            # read inside the try: an answer that is not a completion fails here (no choices)
+            answer = _Answer.of(output)
         except Exception as error:
             return None, None, classify_exception(error, secrets=self.secrets)
         ttft = first_text[0] if first_text else None
-        if getattr(output, "stop_reason", None) == "content_filter":
-            text = redact(str(output.completion or "content filtered"), self.secrets)
+        if answer.stop_reason == "content_filter":
+            text = redact(answer.completion or "content filtered", self.secrets)
             return None, ttft, Classification(ErrorClass.CONTENT_FILTER, None, text[:500])
-        return output, ttft, None
+        return answer, ttft, None
 
     async def __call__(self, model: str, prompt: Prompt, trial: int) -> TrialRecord:
         model_name = model
@@ -336,13 +369,37 @@ class InspectCaller:
                 error_message=failure.message,
                 timed_out=failure.timed_out,
             )
-        usage = getattr(output, "usage", None)
+        assert output is not None
         return TrialRecord(
             **common,
-            response=self._exactly.text(str(output.completion)),
-            input_tokens=getattr(usage, "input_tokens", None),
-            output_tokens=getattr(usage, "output_tokens", None),
+            response=self._exactly.text(output.completion),
+            input_tokens=output.input_tokens,
+            output_tokens=output.output_tokens,
         )
+
+
+def failed_trial(
+    settings: ProbeSettings, model: str, prompt: Prompt, trial: int, error: BaseException
+) -> TrialRecord:
+    """The record of a trial whose caller raised instead of returning a record: classified
+    like any failed call (secrets redacted), so one failure never ends the run."""
+    failure = classify_exception(error, secrets=secrets_from_environment())
+    return TrialRecord(
+        model=model,
+        provider=_provider(model),
+        prompt_id=prompt.id,
+        prompt=prompt.text,
+        trial=trial,
+        response=None,
+        latency_seconds=None,
+        attempts=1,
+        timestamp=datetime.now(UTC),
+        config=settings.generation(trial),
+        error_class=failure.error_class,
+        http_status=failure.http_status,
+        error_message=failure.message,
+        timed_out=failure.timed_out,
+    )
 
 
 def _plain_traceback(
@@ -571,7 +628,10 @@ async def _run_probe(
                     model, prompt_id, trial = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                record = await active(model, prompts[prompt_id], trial)
+                try:
+                    record = await active(model, prompts[prompt_id], trial)
+                except Exception as error:  # a caller's defect costs this trial only
+                    record = failed_trial(settings, model, prompts[prompt_id], trial, error)
                 appender.append(record)
                 summary.completed += 1
                 if record.error_class is not None:

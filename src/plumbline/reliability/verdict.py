@@ -10,7 +10,7 @@ Markdown say the same thing. The reading:
   coefficient-of-variation pathology, `metrics.CV_PATHOLOGY`);
 - the performance score is CERT's length/structure/prompt-similarity heuristic, never a
   measure of correctness;
-- fewer than `config.APPROXIMATE_BELOW` prompts: the intervals are approximate.
+- one prompt: nothing is said about other prompts (no interval over prompts).
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from plumbline.core.present import fixed, percent_value
-from plumbline.reliability.config import APPROXIMATE_BELOW
 from plumbline.reliability.metrics import CV_PATHOLOGY_AGREEMENT, CV_PATHOLOGY_CONSISTENCY
 
 if TYPE_CHECKING:
-    from plumbline.reliability.analysis import ModelReliability
+    from plumbline.reliability.result import ModelReliability
 
 RELIABLE_AGREEMENT = 0.9
 RELIABLE_AGREEMENT_LOW = 0.8
@@ -84,6 +83,6 @@ def model_verdict(entry: ModelReliability) -> str:
     line = f"{entry.model} (n = {entry.trials} trials, {prompts} prompts): " + "; ".join(
         body or ["nothing measured"]
     )
-    if 0 < prompts < APPROXIMATE_BELOW:
-        line += f"; intervals approximate with fewer than {APPROXIMATE_BELOW} prompts"
+    if prompts == 1:
+        line += "; one prompt says nothing about other prompts"
     return line + "."

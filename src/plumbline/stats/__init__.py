@@ -33,6 +33,12 @@ from plumbline.stats.power import (
     two_proportion_minimum_detectable_effect,
     two_proportion_sample_size,
 )
+from plumbline.stats.ppi import (
+    LabelBudget,
+    label_budget,
+    ppi_mean,
+    ppi_mean_difference,
+)
 from plumbline.stats.proportions import (
     clopper_pearson_interval,
     proportion_bounds,
@@ -41,12 +47,23 @@ from plumbline.stats.proportions import (
     wilson_interval,
 )
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, TestResult, check_level
+from plumbline.stats.sequential import (
+    SequentialPlan,
+    SequentialResult,
+    expected_pairs,
+    plan_sequential,
+    plan_sequential_continuous,
+    run_sequential,
+)
 
 __all__ = [
     "ConfidenceInterval",
     "DetectableEffectResult",
     "EstimateResult",
+    "LabelBudget",
     "SampleSizeResult",
+    "SequentialPlan",
+    "SequentialResult",
     "TestResult",
     "benjamini_hochberg",
     "bootstrap_interval",
@@ -58,10 +75,12 @@ __all__ = [
     "cluster_bootstrap",
     "clustered_mean",
     "cohens_d",
+    "expected_pairs",
     "geometric_mean_ratio",
     "hodges_lehmann",
     "holm",
     "krippendorff_alpha",
+    "label_budget",
     "mcnemar_exact",
     "mcnemar_minimum_detectable_effect",
     "mcnemar_sample_size",
@@ -70,10 +89,15 @@ __all__ = [
     "paired_minimum_detectable_effect",
     "paired_sample_size",
     "percentile",
+    "plan_sequential",
+    "plan_sequential_continuous",
+    "ppi_mean",
+    "ppi_mean_difference",
     "proportion_bounds",
     "proportion_interval",
     "repeat_variance_factor",
     "repeated_measures_mean",
+    "run_sequential",
     "sign_test",
     "t_interval",
     "two_proportion_minimum_detectable_effect",

@@ -152,6 +152,23 @@ def _delta_rows(comparison: ArmComparison) -> list[list[str]]:
     return rows
 
 
+def sequential_lines(comparison: ArmComparison) -> list[str]:
+    """The sequential verdict (`--sequential`) as plain text lines; empty without it."""
+    sequential = comparison.sequential
+    if sequential is None:
+        return []
+    level = present.level(sequential.interval.level)
+    return [
+        f"Sequential verdict: {sequential.summary}.",
+        f"Pairs used {present.number(sequential.pairs_used)} of "
+        f"{present.number(sequential.pairs_available)} available (cap "
+        f"{present.number(sequential.max_pairs)}, fixed design "
+        f"{present.number(sequential.fixed_pairs)}); pass-rate difference "
+        f"{present.points(sequential.estimate)}, {level} confidence sequence "
+        f"{present.interval(sequential.interval, as_percent=True)} ({sequential.method}).",
+    ]
+
+
 def _detectable(report: CompareReport, comparison: ArmComparison) -> str | None:
     if comparison.minimum_detectable_pass_delta is None:
         return None
@@ -187,6 +204,8 @@ def render_terminal(report: CompareReport, console: Console) -> None:
         for gate in comparison.gates:
             gates.add_row(*[terminal(cell) for cell in _gate_line(gate, comparison)])
         console.print(gates)
+        for line in sequential_lines(comparison):
+            console.print(terminal(line), highlight=False)
 
         deltas = Table(
             title=f"Paired deltas ({terminal(comparison.treatment)} − "
@@ -264,6 +283,19 @@ def render_markdown(report: CompareReport) -> str:
                 [_gate_line(g, comparison) for g in comparison.gates],
             ),
             "",
+            *(
+                [
+                    "### Sequential",
+                    "",
+                    *[
+                        part
+                        for line in sequential_lines(comparison)
+                        for part in (markdown(line), "")
+                    ],
+                ]
+                if comparison.sequential is not None
+                else []
+            ),
             "### Paired deltas",
             "",
             table(

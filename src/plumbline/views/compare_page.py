@@ -16,7 +16,7 @@ shows is in the report: it never reads the run records.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup
@@ -36,11 +36,13 @@ from plumbline.compare.result import (
     read_report,
 )
 from plumbline.core import present
+from plumbline.views import svg
 from plumbline.views.compare import (
     ARM_FIELDS,
     delta_format,
     delta_interval,
     gate_format,
+    sequential_lines,
     test_rows,
 )
 from plumbline.views.html import Page, render_page
@@ -129,6 +131,9 @@ class ComparisonView:
     task_ids: list[str]
     warnings: list[str]
     caveat: str | None = None
+    #: With `--sequential`: the verdict in words and the confidence sequence over the pairs.
+    sequential: list[str] = field(default_factory=list)
+    sequential_chart: Markup | None = None
 
 
 @dataclass(frozen=True)
@@ -324,6 +329,24 @@ def _comparison_view(comparison: ArmComparison) -> ComparisonView:
         task_ids=ids,
         warnings=comparison.warnings,
         caveat=comparison.caveat,
+        sequential=sequential_lines(comparison),
+        sequential_chart=_sequence_chart(comparison),
+    )
+
+
+def _sequence_chart(comparison: ArmComparison) -> Markup | None:
+    sequential = comparison.sequential
+    if sequential is None or not sequential.path:
+        return None
+    steps = sequential.path
+    return svg.sequence_chart(
+        [s.pairs for s in steps],
+        [s.estimate for s in steps],
+        [s.low for s in steps],
+        [s.high for s in steps],
+        x_label="pairs, in the order they completed",
+        y_label=f"pass rate {comparison.treatment} − {comparison.control}",
+        margin=sequential.settings.margin,
     )
 
 

@@ -63,6 +63,49 @@ def overall_cell(row: LeaderboardRow) -> str:
     return f"{present.fixed(row.overall)} {_interval(row.interval('overall'))}"
 
 
+CORRECTION_HEADER = [
+    "model",
+    "category",
+    "judge only",
+    "corrected (PPI)",
+    "human only",
+    "labelled / judged",
+    "λ",
+    "ρ",
+    "more labels",
+]
+
+
+def correction_rows(document: LeaderboardDocument) -> list[list[str]]:
+    """One row per corrected (model, category): the judge-only score next to the corrected
+    one, with what the correction rests on."""
+    rows: list[list[str]] = []
+    for row in document.models:
+        for key, fix in (row.corrections or {}).items():
+            more = present.MISSING
+            if fix.requested_half_width is not None:
+                more = (
+                    "unreachable"
+                    if fix.more_labels_needed is None
+                    else f"{present.number(fix.more_labels_needed)} for "
+                    f"±{present.fixed(fix.requested_half_width, 3)}"
+                )
+            rows.append(
+                [
+                    row.model,
+                    key,
+                    f"{present.fixed(fix.judge_only)} {_interval(fix.judge_only_interval)}",
+                    f"{present.fixed(fix.estimate)} {_interval(fix.interval)}",
+                    present.fixed(fix.human_only),
+                    f"{present.number(fix.n_labelled)} / {present.number(fix.n_judged)}",
+                    present.fixed(fix.lambda_, 2),
+                    present.fixed(fix.correlation, 2),
+                    more,
+                ]
+            )
+    return rows
+
+
 def _title(document: LeaderboardDocument) -> str:
     suite = document.metadata.suite
     if suite is None:
@@ -96,6 +139,24 @@ def _tie_note(document: LeaderboardDocument) -> str:
 
 def _equivalence(document: LeaderboardDocument) -> str:
     return f"≤{present.number((document.metadata.sa_bench_equivalence or 0) * 100)} pts"
+
+
+def _print_corrections(document: LeaderboardDocument, console: Console) -> None:
+    """The judge-only score next to the corrected one, for every corrected category."""
+    corrections = correction_rows(document)
+    if not corrections:
+        return
+    fixes = Table(
+        title="Judge corrected with human labels (prediction-powered inference)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    for header in CORRECTION_HEADER:
+        left = header in ("model", "category")
+        fixes.add_column(header, justify="left" if left else "right", no_wrap=left)
+    for cells in corrections:
+        fixes.add_row(*(terminal(cell) for cell in cells))
+    console.print(fixes)
 
 
 def render_terminal(document: LeaderboardDocument, console: Console) -> None:
@@ -171,10 +232,15 @@ def render_terminal(document: LeaderboardDocument, console: Console) -> None:
             higher, lower, *numbers = _pair_cells(pair, interval_on="\n")
             pairs.add_row(terminal(higher), terminal(lower), *numbers)
         console.print(pairs)
+    _print_corrections(document, console)
+    _print_problems(document, console)
+
+
+def _print_problems(document: LeaderboardDocument, console: Console) -> None:
     if document.problems:
         console.print(
-            f"[bold yellow]{present.number(metadata.problem_count)} problem(s) with the "
-            "input:[/bold yellow]"
+            f"[bold yellow]{present.number(document.metadata.problem_count)} problem(s) with "
+            "the input:[/bold yellow]"
         )
         for problem in document.problems:
             console.print(f"  [yellow]{terminal(problem.kind)}[/yellow] {terminal(str(problem))}")
@@ -249,6 +315,10 @@ def render_markdown(document: LeaderboardDocument) -> str:
                 align="llrrrll",
             )
         )
+    corrections = correction_rows(document)
+    if corrections:
+        lines += ["", "## Judge corrected with human labels", ""]
+        lines.append(present.markdown_table(CORRECTION_HEADER, corrections, align="llrrrrrrr"))
     if document.problems:
         lines += ["", "## Problems with the input", ""]
         lines += [f"- **{markdown(p.kind)}**: {markdown(str(p))}" for p in document.problems]

@@ -26,6 +26,7 @@ from plumbline.leaderboard.result import (
     CategoryMetadata,
     DocumentReview,
     Inconsistency,
+    JudgeCorrection,
     LeaderboardDocument,
     LeaderboardMetadata,
     LeaderboardRow,
@@ -34,7 +35,7 @@ from plumbline.leaderboard.result import (
 )
 from plumbline.views.html import Page, render_page
 from plumbline.views.site import SiteInput
-from plumbline.views.svg import IntervalRow, interval_chart
+from plumbline.views.svg import IntervalRow, agreement_chart, interval_chart
 
 
 @dataclass(frozen=True)
@@ -289,6 +290,31 @@ def category_chart(view: LeaderboardView, column: CategoryColumn) -> Markup:
     )
 
 
+@dataclass(frozen=True)
+class CorrectionView:
+    """One corrected category: every model's judge-only and corrected score, and the
+    judge-against-human plot of its labelled samples."""
+
+    column: CategoryColumn
+    rows: tuple[tuple[str, JudgeCorrection], ...]
+    chart: Markup
+
+
+def correction_views(view: LeaderboardView) -> list[CorrectionView]:
+    """The categories that human labels corrected, in column order."""
+    found: list[CorrectionView] = []
+    for column in view.columns:
+        rows = tuple(
+            (row.model, fix)
+            for row in view.rows
+            if (fix := (row.entry.corrections or {}).get(column.key)) is not None
+        )
+        if rows:
+            chart = agreement_chart({model: fix.labelled for model, fix in rows})
+            found.append(CorrectionView(column=column, rows=rows, chart=chart))
+    return found
+
+
 def outcome_class(outcome: str) -> str:
     """The badge class of an outcome: ok, warn (neither success nor the model's fault), bad."""
     if outcome in GOOD_OUTCOMES:
@@ -319,6 +345,7 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
             title=f"{view.title} leaderboard" if view.title else "Leaderboard",
             overall_chart=overall_chart(view),
             category_charts=[(column, category_chart(view, column)) for column in view.columns],
+            corrections=correction_views(view),
             failure_rows=view.rows,
             **common,
         )

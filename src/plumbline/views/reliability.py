@@ -12,41 +12,65 @@ from rich.table import Table
 from plumbline.core import present
 from plumbline.core.escape import markdown, terminal
 from plumbline.core.result import Interval
-from plumbline.reliability.analysis import ModelPairEffect, ModelReliability, ReliabilityReport
+from plumbline.reliability.result import (
+    BaselineComparison,
+    MetricChange,
+    ModelPairEffect,
+    ModelReliability,
+    ReliabilityInterval,
+    ReliabilityReport,
+)
 
 NOT_MEASURED = "n/a"
 
 
 def _ci(interval: Interval | None, *, percent_value: bool = False) -> str:
-    """`[low, high]`, with ` approximate` when the method says so; `n/a` without bounds."""
-    if interval is None or interval.low is None or interval.high is None:
+    """`[low, high]`, `≥ low (one-sided)` when only a lower bound exists, with ` approximate`
+    when the interval says so; `n/a` without bounds."""
+    if interval is None or (interval.low is None and interval.high is None):
         return NOT_MEASURED
-    if percent_value:
+    if interval.high is None and interval.low is not None:
+        low = present.percent_value(interval.low) if percent_value else present.fixed(interval.low)
+        text = f"≥ {low} (one-sided)"
+    elif interval.low is None or interval.high is None:
+        return NOT_MEASURED
+    elif percent_value:
         text = present.interval(interval, in_percent=True)
     else:
         text = present.interval(interval, decimals=3)
     return text + (" approximate" if interval.approximate else "")
 
 
+def interval_basis(interval: Interval | None) -> str:
+    """What an interval rests on, in words: method; prompts and trials; its coverage claim."""
+    if interval is None:
+        return ""
+    if not isinstance(interval, ReliabilityInterval):
+        return interval.method
+    claim: str = interval.coverage
+    if interval.simulated_coverage is not None:
+        claim += f" (simulated {present.percent(interval.simulated_coverage, 0)})"
+    prompts = f"{interval.prompts} prompt{'s' if interval.prompts != 1 else ''}"
+    return f"{interval.method}; {prompts}, {interval.trials} trials; {claim}"
+
+
 def _estimate(statistic: float, interval: Interval | None, decimals: int = 3) -> str:
-    shown = (
-        present.interval(interval, decimals=decimals)
-        if interval is not None and interval.low is not None
-        else NOT_MEASURED
-    )
-    approximate = " approximate" if interval is not None and interval.approximate else ""
-    return f"{present.fixed(statistic, decimals)} {shown}{approximate}"
+    return f"{present.fixed(statistic, decimals)} {_ci(interval)}"
 
 
-def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
-    """(metric, value with interval, interpretation) rows for one model."""
-    rows: list[tuple[str, str, str]] = []
+Row = tuple[str, str, str, str]
+
+
+def model_rows(model: ModelReliability) -> list[Row]:
+    """(metric, value with interval, interpretation, what the interval rests on) per figure."""
+    rows: list[Row] = []
     if model.consistency is not None:
         rows.append(
             (
                 "consistency (CERT)",
                 _estimate(model.consistency.statistic, model.consistency.interval),
                 model.consistency.band.label if model.consistency.band else "",
+                interval_basis(model.consistency.interval),
             )
         )
     if model.agreement is not None:
@@ -55,15 +79,23 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
                 "semantic_agreement",
                 _estimate(model.agreement.statistic, model.agreement.interval),
                 model.agreement.band.label if model.agreement.band else "",
+                interval_basis(model.agreement.interval),
             )
         )
     if model.performance is not None:
         perf = model.performance
+        by_prompt = model.performance_by_prompt
+        value = (
+            _estimate(by_prompt.statistic, by_prompt.interval)
+            if by_prompt is not None
+            else present.fixed(perf.score)
+        )
         rows.append(
             (
-                "performance heuristic (length, structure, prompt similarity)",
-                f"{present.fixed(perf.score)} {_ci(perf.ci_95)} (n={perf.n})",
+                "performance heuristic (length, structure, prompt similarity), mean over prompts",
+                f"{value} (n={perf.n})",
                 perf.band.label,
+                interval_basis(by_prompt.interval if by_prompt is not None else None),
             )
         )
     if model.latency is not None:
@@ -73,20 +105,24 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
                 "latency mean (s)",
                 f"{present.fixed(lat.mean)} {_ci(lat.mean_ci_95)} (n={lat.n})",
                 "",
+                interval_basis(lat.mean_ci_95),
             )
         )
-        rows.append(
-            (
-                "latency p50 / p95 / p99 (s)",
-                f"{present.fixed(lat.p50)} / {present.fixed(lat.p95)} "
-                f"{_ci(lat.percentile_intervals['p95'])} / {present.fixed(lat.p99)}",
-                lat.p95_band.label,
+        for name in ("p50", "p95", "p99"):
+            interval = lat.percentile_intervals[name]
+            rows.append(
+                (
+                    f"latency {name} (s)",
+                    f"{present.fixed(getattr(lat, name))} {_ci(interval)}",
+                    lat.p95_band.label if name == "p95" else "",
+                    interval_basis(interval),
+                )
             )
-        )
         rows.append(
             (
                 "latency std / min / max (s)",
                 f"{present.fixed(lat.std)} / {present.fixed(lat.min)} / {present.fixed(lat.max)}",
+                "",
                 "",
             )
         )
@@ -95,16 +131,18 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
                 "coefficient of variation",
                 present.fixed(lat.coefficient_of_variation),
                 lat.variation_band.label,
+                "",
             )
         )
         if lat.tokens_per_second is not None:
-            rows.append(("tokens per second", present.fixed(lat.tokens_per_second, 1), ""))
+            rows.append(("tokens per second", present.fixed(lat.tokens_per_second, 1), "", ""))
     if model.ttft is not None:
         rows.append(
             (
                 "time to first token p50 / p95 (s)",
                 f"{present.fixed(model.ttft.p50)} / {present.fixed(model.ttft.p95)} "
                 f"(n={model.ttft.n})",
+                "",
                 "",
             )
         )
@@ -115,14 +153,17 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
                 "length (words / ~tokens)",
                 f"{present.fixed(quality.mean_words, 1)} / {present.fixed(quality.mean_tokens, 1)}",
                 "",
+                "",
             )
         )
         if quality.semantic_diversity is not None and quality.diversity_band is not None:
             rows.append(
                 (
-                    "semantic diversity",
-                    present.fixed(quality.semantic_diversity),
+                    "semantic diversity (per prompt, averaged)",
+                    f"{present.fixed(quality.semantic_diversity)} "
+                    f"({quality.diversity_prompts} prompts)",
                     quality.diversity_band.label,
+                    "",
                 )
             )
         rows.append(
@@ -130,6 +171,7 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
                 "repetition score",
                 present.fixed(quality.repetition_score),
                 quality.repetition_band.label,
+                "",
             )
         )
     robust = model.robustness
@@ -140,6 +182,7 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
             f"{_ci(robust.error_rate_interval, percent_value=True)} "
             f"({robust.failed_trials}/{robust.total_trials})",
             robust.band.label,
+            interval_basis(robust.error_rate_interval),
         )
     )
     rows.append(
@@ -149,6 +192,7 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
             f"{_ci(robust.timeout_rate_interval, percent_value=True)} "
             f"({robust.timeout_trials}/{robust.total_trials})",
             robust.timeout_band.label,
+            interval_basis(robust.timeout_rate_interval),
         )
     )
     failures = [c for c in robust.error_classes if c.trials]
@@ -162,21 +206,98 @@ def model_rows(model: ModelReliability) -> list[tuple[str, str, str]]:
                     for c in failures
                 ),
                 "",
+                "Wilson (trials as the unit)",
             )
         )
     if robust.retries:
-        rows.append(("retries used", str(robust.retries), ""))
+        rows.append(("retries used", str(robust.retries), "", ""))
     if model.cost is not None:
         cost = model.cost
         rows.append(
             (
-                "cost per trial / per quality point",
+                "cost per trial / per performance-heuristic point",
                 f"{present.usd(cost.mean_cost_per_trial)} / "
-                f"{present.usd(cost.cost_per_quality_point)}",
+                f"{present.usd(cost.cost_per_heuristic_point)}",
+                "",
                 "",
             )
         )
     return rows
+
+
+def warning_line(model: str | None, messages: list[str]) -> str:
+    """One terminal line for all the warnings about `model` (None: the report's own)."""
+    subject = model if model is not None else "report"
+    first = messages[0]
+    more = len(messages) - 1
+    tail = f" (+{more} more)" if more else ""
+    return (
+        f"{subject}: {len(messages)} warning{'s' if len(messages) != 1 else ''}: {first}{tail}; "
+        "details in --markdown, --json and the page"
+    )
+
+
+def _change(entry: MetricChange) -> str:
+    difference = entry.difference
+    unit = (
+        " s"
+        if entry.metric.startswith("latency")
+        else " pts"
+        if entry.metric == "error_rate"
+        else ""
+    )
+    if difference.estimate is None:
+        return NOT_MEASURED
+    text = f"{difference.estimate:+.3f}{unit} {_ci(difference.interval)}"
+    return text
+
+
+def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
+    """(model, metric, baseline, current, change [CI], margin, verdict) per entry."""
+    rows = []
+    for entry in comparison.entries:
+        verdict: str = entry.verdict
+        if verdict == "inconclusive" and entry.detectable_change is not None:
+            verdict += f" (could detect ±{present.fixed(entry.detectable_change)})"
+        elif entry.note:
+            verdict += f" ({entry.note})"
+        rows.append(
+            [
+                entry.model,
+                entry.metric,
+                present.fixed(entry.baseline),
+                present.fixed(entry.current),
+                _change(entry),
+                f"±{present.fixed(entry.margin)}",
+                verdict,
+            ]
+        )
+    return rows
+
+
+BASELINE_HEADER = ["model", "metric", "baseline", "current", "change [CI]", "margin", "verdict"]
+
+
+def baseline_notes(comparison: BaselineComparison) -> list[str]:
+    """What a reader must know about the comparison: multiplicity, prompts left out, unpaired."""
+    notes = [
+        f"Intervals at {present.level(comparison.level)} each; {comparison.multiplicity}.",
+        "A verdict: unchanged when the whole interval lies within ±margin; regressed or improved "
+        "when it lies wholly on one side of 0; otherwise inconclusive (with the smallest change "
+        "the data could have detected, 80% power).",
+    ]
+    for pair in comparison.pairs:
+        if pair.only_in_baseline or pair.only_in_current:
+            notes.append(
+                f"{pair.model}: compared on {pair.shared_prompts} shared prompts; only in the "
+                f"baseline: {', '.join(pair.only_in_baseline) or 'none'}; only in the current "
+                f"run: {', '.join(pair.only_in_current) or 'none'}."
+            )
+    if comparison.unpaired_current:
+        notes.append(f"No baseline for: {', '.join(comparison.unpaired_current)}.")
+    if comparison.unpaired_baseline:
+        notes.append(f"Baseline models not compared: {', '.join(comparison.unpaired_baseline)}.")
+    return notes
 
 
 def _effect(comparison: ModelPairEffect) -> str:
@@ -189,6 +310,10 @@ def _effect(comparison: ModelPairEffect) -> str:
 def render_terminal(report: ReliabilityReport, console: Console) -> None:
     for model in report.models:
         console.print(terminal(model.verdict), highlight=False)
+    comparison = report.baseline_comparison
+    if comparison is not None:
+        for pair in comparison.pairs:
+            console.print(f"baseline: {terminal(pair.summary)}", highlight=False)
     for model in report.models:
         table = Table(
             title=f"{terminal(model.model)}: {model.trials} trials, {model.successful} successful",
@@ -197,8 +322,9 @@ def render_terminal(report: ReliabilityReport, console: Console) -> None:
         table.add_column("metric")
         table.add_column("value [95% CI]")
         table.add_column("interpretation")
-        for metric, value, label in model_rows(model):
-            table.add_row(terminal(metric), terminal(value), terminal(label))
+        table.add_column("interval: method; n; coverage")
+        for metric, value, label, basis in model_rows(model):
+            table.add_row(terminal(metric), terminal(value), terminal(label), terminal(basis))
         console.print(table)
     if report.comparisons:
         table = Table(
@@ -207,15 +333,30 @@ def render_terminal(report: ReliabilityReport, console: Console) -> None:
         table.add_column("models")
         table.add_column("metric")
         table.add_column("d [95% CI]")
-        for comparison in report.comparisons:
+        for comparison_row in report.comparisons:
             table.add_row(
-                f"{terminal(comparison.model_a)} vs {terminal(comparison.model_b)}",
-                terminal(comparison.metric),
-                terminal(_effect(comparison)),
+                f"{terminal(comparison_row.model_a)} vs {terminal(comparison_row.model_b)}",
+                terminal(comparison_row.metric),
+                terminal(_effect(comparison_row)),
             )
         console.print(table)
-    for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {terminal(warning.message)}")
+    if comparison is not None:
+        table = Table(title="Change from the baseline (current − baseline)", title_justify="left")
+        for column in BASELINE_HEADER:
+            table.add_column(column)
+        for row in baseline_rows(comparison):
+            table.add_row(*(terminal(cell) for cell in row))
+        console.print(table)
+        for note in baseline_notes(comparison):
+            console.print(terminal(note), highlight=False)
+    subjects = [None, *(m.model for m in report.models)]
+    for subject in subjects:
+        messages = report.warnings_for(subject)
+        if messages:
+            console.print(
+                f"[yellow]warning:[/yellow] {terminal(warning_line(subject, messages))}",
+                highlight=False,
+            )
     for problem in report.record_errors[:20]:
         console.print(f"[red]skipped:[/red] {terminal(problem)}")
 
@@ -227,9 +368,11 @@ def render_markdown(report: ReliabilityReport) -> str:
     config = report.config
     lines.append(
         f"Embedding model {markdown(config.embedding_model_name)}, random seed "
-        f"{config.random_seed}, {config.bootstrap_resamples} bootstrap resamples. Intervals are "
-        "95%: CERT's CI_95 = mean ± 1.96·std/√n for means, Wilson for rates, bootstrap for "
-        "percentiles and agreement."
+        f"{config.random_seed}. Intervals are 95%, each with its method, the prompts and trials "
+        "it rests on, and whether its coverage is guaranteed or approximate: t over prompt "
+        "means for consistency, agreement and performance (the prompt is the unit), "
+        "order statistics for latency percentiles (one-sided where n is too small), a "
+        "log-scale interval for the mean latency, Wilson for rates."
     )
     lines.append("")
     for model in report.models:
@@ -237,7 +380,8 @@ def render_markdown(report: ReliabilityReport) -> str:
         lines += [f"{model.trials} trials, {model.successful} successful.", ""]
         lines.append(
             present.markdown_table(
-                ["metric", "value [95% CI]", "interpretation"], model_rows(model)
+                ["metric", "value [95% CI]", "interpretation", "interval: method; n; coverage"],
+                model_rows(model),
             )
         )
         if len(model.prompts) > 1:
@@ -275,6 +419,17 @@ def render_markdown(report: ReliabilityReport) -> str:
             ),
             "",
         ]
+    comparison = report.baseline_comparison
+    if comparison is not None:
+        lines += ["## Change from the baseline", ""]
+        lines += [f"- **{markdown(pair.summary)}**" for pair in comparison.pairs]
+        lines += [
+            "",
+            present.markdown_table(BASELINE_HEADER, baseline_rows(comparison)),
+            "",
+        ]
+        lines += [f"- {markdown(note)}" for note in baseline_notes(comparison)]
+        lines.append("")
     general = report.warnings_for(None)
     if general or report.record_errors:
         lines += ["## Notes", ""]

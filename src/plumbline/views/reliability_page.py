@@ -23,14 +23,20 @@ from markupsafe import Markup
 
 from plumbline.core import present
 from plumbline.core.result import Interval
-from plumbline.reliability.analysis import (
+from plumbline.reliability.result import (
+    Band,
     Estimate,
     ModelPairEffect,
     ModelReliability,
     ReliabilityReport,
 )
-from plumbline.reliability.bands import Band
 from plumbline.views.html import Page, render_page
+from plumbline.views.reliability import (
+    BASELINE_HEADER,
+    baseline_notes,
+    baseline_rows,
+    interval_basis,
+)
 from plumbline.views.svg import (
     IntervalRow,
     distribution_chart,
@@ -53,6 +59,7 @@ class Metric:
     band: str
     recommendation: str
     css: str
+    basis: str = ""
 
 
 @dataclass(frozen=True)
@@ -126,18 +133,60 @@ class ReliabilityView:
     warnings: list[str]
     record_errors: list[str]
     sources: list[str]
+    baseline: BaselineView | None = None
+
+
+@dataclass(frozen=True)
+class BaselineView:
+    """The regression check against a baseline run: one line per pair, every metric's change."""
+
+    summaries: list[tuple[str, str]]
+    header: list[str]
+    rows: list[list[Cell]]
+    notes: list[str]
+
+
+_VERDICT_TONE = {"regressed": "bad", "improved": "ok", "unchanged": "ok", "inconclusive": "warn"}
+
+
+def baseline_view(report: ReliabilityReport) -> BaselineView | None:
+    """The baseline comparison of the report, or None without one (rendered, not computed)."""
+    comparison = report.baseline_comparison
+    if comparison is None:
+        return None
+    rows = []
+    for entry, cells in zip(comparison.entries, baseline_rows(comparison), strict=True):
+        row = [text_cell(text) for text in cells]
+        row[-1] = Cell(cells[-1], entry.verdict, _VERDICT_TONE[entry.verdict], "")
+        rows.append(row)
+    return BaselineView(
+        summaries=[(pair.summary, _VERDICT_TONE[pair.verdict]) for pair in comparison.pairs],
+        header=list(BASELINE_HEADER),
+        rows=rows,
+        notes=baseline_notes(comparison),
+    )
 
 
 def interval_text(interval: Interval | None, *, as_percent: bool = False) -> str:
-    """`[low, high]` (` approximate` when its method says so), or a dash."""
-    text = present.interval(interval, as_percent=as_percent)
+    """`[low, high]`, `≥ low (one-sided)` when only a lower bound exists (` approximate` when
+    the interval says so), or a dash."""
+    if interval is not None and interval.high is None and interval.low is not None:
+        low = present.percent(interval.low) if as_percent else present.number(interval.low)
+        text = f"≥ {low} (one-sided)"
+    else:
+        text = present.interval(interval, as_percent=as_percent)
     if interval is not None and interval.approximate and text != MISSING:
         text += " approximate"
     return text
 
 
 def _metric(
-    label: str, value: str, interval: str = "", n: int | None = None, band: Band | None = None
+    label: str,
+    value: str,
+    interval: str = "",
+    n: int | None = None,
+    band: Band | None = None,
+    basis: Interval | None = None,
 ) -> Metric:
     return Metric(
         label=label,
@@ -147,6 +196,7 @@ def _metric(
         band=band.label if band else "",
         recommendation=band.recommendation if band else "",
         css=band.tone if band else "missing",
+        basis=interval_basis(basis),
     )
 
 
@@ -164,6 +214,7 @@ def _estimate_metric(label: str, estimate: Estimate | None) -> Metric:
         interval_text(estimate.interval),
         estimate.n,
         estimate.band,
+        estimate.interval,
     )
 
 
@@ -269,8 +320,16 @@ def _latency(model: ModelReliability) -> tuple[list[list[Cell]], Markup | None, 
         )
         series[name] = [getattr(data, key) for key in _LATENCY_FIELDS]
     chart = grouped_bar_chart(list(_LATENCY_FIELDS), series, y_label="seconds")
+    bases = "; ".join(
+        f"{name}: {interval_basis(interval)}"
+        for name, interval in (
+            ("mean", latency.mean_ci_95),
+            *((key, latency.percentile_intervals[key]) for key in ("p50", "p95", "p99")),
+        )
+    )
     note = (
-        f"p95: {latency.p95_band.label}; coefficient of variation: {latency.variation_band.label}"
+        f"p95: {latency.p95_band.label}; coefficient of variation: {latency.variation_band.label}. "
+        f"Intervals — {bases}."
     )
     return rows, chart, note
 
@@ -284,6 +343,7 @@ def _errors(model: ModelReliability) -> tuple[list[Metric], list[list[Cell]], Ma
             present.interval(robust.error_rate_interval, in_percent=True),
             robust.total_trials,
             robust.band,
+            robust.error_rate_interval,
         ),
         _metric(
             "timeout rate",
@@ -291,6 +351,7 @@ def _errors(model: ModelReliability) -> tuple[list[Metric], list[list[Cell]], Ma
             present.interval(robust.timeout_rate_interval, in_percent=True),
             robust.total_trials,
             robust.timeout_band,
+            robust.timeout_rate_interval,
         ),
     ]
     occurred = sorted(
@@ -344,11 +405,13 @@ def _performance(model: ModelReliability) -> list[Metric]:
         return [_unmeasured("performance")]
     metrics = [
         _metric(
-            "performance heuristic: length, structure, prompt similarity (trials)",
+            "performance heuristic: length, structure, prompt similarity (all trials; interval "
+            "over prompts)",
             present.fixed(performance.score),
             interval_text(performance.ci_95),
             performance.n,
             performance.band,
+            performance.ci_95,
         )
     ]
     if model.performance_by_prompt is not None:
@@ -399,8 +462,8 @@ def _cost(model: ModelReliability) -> list[Metric]:
             n=cost.trials_priced,
         ),
         _metric(
-            "cost per quality point (USD)",
-            present.usd(cost.cost_per_quality_point),
+            "cost per performance-heuristic point (USD)",
+            present.usd(cost.cost_per_heuristic_point),
             n=cost.trials_priced,
         ),
     ]
@@ -527,7 +590,8 @@ def comparison_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
     charts = [
         ChartView(
             "Consistency (CERT score)",
-            "Mean over prompts with CERT's CI_95 (clipped to [0, 1]); n = prompts.",
+            "Mean over prompts with the t interval over prompts (approximate: CERT scores are "
+            "skewed); n = prompts.",
             interval_chart(
                 [_estimate_row(m.model, m.consistency) for m in models],
                 x_label="consistency score",
@@ -545,8 +609,8 @@ def comparison_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
         ),
         ChartView(
             "Performance heuristic",
-            "CERT's length, structure and prompt-similarity heuristic (not correctness); trials "
-            "as the unit, CERT CI_95.",
+            "CERT's length, structure and prompt-similarity heuristic (not correctness); the "
+            "interval is t over prompt means (prompts as the unit).",
             interval_chart(
                 [
                     IntervalRow(
@@ -725,6 +789,7 @@ def reliability_view(
         warnings=report.warnings_for(None),
         record_errors=list(report.record_errors),
         sources=list(sources),
+        baseline=baseline_view(report),
     )
 
 
@@ -741,13 +806,24 @@ def render_reliability_pages(site_input: SiteSource, slug: str) -> list[Page]:
         view=view,
         data_path=f"data/{slug}.json",
     )
-    return [page]
+    if view.baseline is None:
+        return [page]
+    regression = render_page(
+        "reliability_baseline.html.j2",
+        path=f"{slug}/baseline.html",
+        title=f"Regression check: {view.title}",
+        view=view,
+        data_path=f"data/{slug}.json",
+    )
+    return [page, regression]
 
 
 __all__ = [
+    "BaselineView",
     "Metric",
     "ModelView",
     "ReliabilityView",
+    "baseline_view",
     "comparison_charts",
     "comparison_table",
     "effects",

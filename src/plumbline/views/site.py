@@ -136,7 +136,7 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
         }
     from pydantic import ValidationError
 
-    from plumbline.reliability.analysis import ReliabilityReport
+    from plumbline.reliability.result import ReliabilityReport
 
     try:
         reliability = ReliabilityReport.model_validate(document)

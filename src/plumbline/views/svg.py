@@ -560,3 +560,225 @@ def distribution_chart(
         parts.append("</g>")
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def _agreement_axes(
+    x: Callable[[float], float],
+    y: Callable[[float], float],
+    top: float,
+    left: float,
+    span_bottom: float,
+    x_label: str,
+    y_label: str,
+) -> str:
+    """The grid, tick labels, axis titles and diagonal of the agreement chart."""
+    parts: list[str] = []
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(
+            f'<line x1="{_num(x(tick))}" y1="{top}" x2="{_num(x(tick))}" y2="{_num(span_bottom)}" '
+            f'stroke="#eee"/><line x1="{left}" y1="{_num(y(tick))}" x2="{_num(x(1))}" '
+            f'y2="{_num(y(tick))}" stroke="#eee"/>'
+            f'<text x="{_num(x(tick))}" y="{_num(span_bottom + 14)}" text-anchor="middle" '
+            f'fill="#555">{_e(format_value(tick))}</text>'
+            f'<text x="{left - 6}" y="{_num(y(tick) + 4)}" text-anchor="end" fill="#555">'
+            f"{_e(format_value(tick))}</text>"
+        )
+    parts.append(
+        f'<line class="diagonal" x1="{_num(x(0))}" y1="{_num(y(0))}" x2="{_num(x(1))}" '
+        f'y2="{_num(y(1))}" stroke="#999" stroke-dasharray="4 3"><title>perfect agreement'
+        "</title></line>"
+        f'<text x="{_num(x(0.5))}" y="{_num(span_bottom + 32)}" text-anchor="middle" '
+        f'fill="#333">{_e(x_label)}</text>'
+        f'<text x="14" y="{_num(y(0.5))}" text-anchor="middle" fill="#333" '
+        f'transform="rotate(-90 14 {_num(y(0.5))})">{_e(y_label)}</text>'
+    )
+    return "".join(parts)
+
+
+def agreement_chart(
+    groups: Mapping[str, Sequence[Sequence[float]]],
+    *,
+    x_label: str = "judge score",
+    y_label: str = "human label",
+    size: int = 360,
+) -> Markup:
+    """Judge (x) against human (y) for labelled samples, one colour per group, with the line of
+    perfect agreement. Points on the same spot (0/1 scores) are spread by a deterministic jitter
+    so their number shows; each point's tooltip gives its exact values."""
+    left, top, bottom, right_pad = 52, 12, 44, 12
+    legend = 18 * len(groups)
+    width, height = size, size + legend
+    plot = size - left - right_pad
+    span_bottom = top + plot
+
+    def x(value: float) -> float:
+        return left + value * plot
+
+    def y(value: float) -> float:
+        return span_bottom - value * plot
+
+    parts = [_svg_open(width, height + bottom - 12, f"{x_label} against {y_label}")]
+    parts.append(_agreement_axes(x, y, top, left, span_bottom, x_label, y_label))
+    for index, (name, points) in enumerate(groups.items()):
+        colour = PALETTE[index % len(PALETTE)]
+        state = zlib.crc32(name.encode("utf-8"))
+        parts.append(f'<g class="agreement" data-group="{_e(name)}">')
+        for judge, human in (tuple(point) for point in points):
+            state = (1103515245 * state + 12345) & 0x7FFFFFFF
+            dx = (state / 0x7FFFFFFF - 0.5) * 0.12
+            state = (1103515245 * state + 12345) & 0x7FFFFFFF
+            dy = (state / 0x7FFFFFFF - 0.5) * 0.12
+            px = min(max(judge + dx, -0.06), 1.06)
+            py = min(max(human + dy, -0.06), 1.06)
+            parts.append(
+                f'<circle class="point" cx="{_num(x(px))}" cy="{_num(y(py))}" r="2.6" '
+                f'fill="{colour}" fill-opacity="0.55"><title>{_e(name)}: judge '
+                f"{_e(format_value(judge))}, human {_e(format_value(human))}</title></circle>"
+            )
+        legend_y = span_bottom + bottom + 18 * index
+        parts.append(
+            f'<circle cx="{left}" cy="{_num(legend_y - 4)}" r="4" fill="{colour}"/>'
+            f'<text x="{left + 10}" y="{_num(legend_y)}" fill="#222">'
+            f"{_e(_truncate(name, 40))} ({len(points)} labelled)</text></g>"
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """The plotting area of a sequence chart and its two scales."""
+
+    left: float
+    right: float
+    top: float
+    bottom: float
+    first: float
+    last: float
+    low: float
+    high: float
+
+    def x(self, value: float) -> float:
+        span = max(self.last - self.first, 1)
+        return self.left + (value - self.first) / span * (self.right - self.left)
+
+    def y(self, value: float) -> float:
+        clamped = min(max(value, self.low), self.high)
+        return self.bottom - (clamped - self.low) / (self.high - self.low) * (
+            self.bottom - self.top
+        )
+
+
+def _sequence_axes(frame: _Frame, x_label: str, y_label: str, percent: bool) -> list[str]:
+    parts = []
+    for tick in nice_ticks(frame.low, frame.high):
+        ty = _num(frame.y(tick))
+        parts.append(
+            f'<line x1="{frame.left}" y1="{ty}" x2="{frame.right}" y2="{ty}" stroke="#e3e3e3"/>'
+            f'<text x="{frame.left - 6}" y="{_num(frame.y(tick) + 4)}" text-anchor="end" '
+            f'fill="#555">{_e(format_value(tick, percent=percent))}</text>'
+        )
+    for tick in nice_ticks(frame.first, frame.last):
+        if tick != int(tick):
+            continue
+        tx = _num(frame.x(tick))
+        parts.append(
+            f'<line x1="{tx}" y1="{frame.bottom}" x2="{tx}" y2="{frame.bottom + 4}" '
+            f'stroke="#888"/><text x="{tx}" y="{frame.bottom + 16}" text-anchor="middle" '
+            f'fill="#555">{int(tick)}</text>'
+        )
+    middle = _num((frame.top + frame.bottom) / 2)
+    parts.append(
+        f'<line x1="{frame.left}" y1="{frame.bottom}" x2="{frame.right}" y2="{frame.bottom}" '
+        f'stroke="#888"/><text x="{_num((frame.left + frame.right) / 2)}" '
+        f'y="{frame.bottom + 34}" text-anchor="middle" fill="#333">{_e(x_label)}</text>'
+        f'<text x="14" y="{middle}" text-anchor="middle" fill="#333" '
+        f'transform="rotate(-90 14 {middle})">{_e(y_label)}</text>'
+    )
+    return parts
+
+
+def _sequence_marks(
+    frame: _Frame,
+    pairs: Sequence[int],
+    estimates: Sequence[float],
+    lows: Sequence[float],
+    highs: Sequence[float],
+    percent: bool,
+) -> list[str]:
+    def point(p: float, v: float) -> str:
+        return f"{_num(frame.x(p))},{_num(frame.y(v))}"
+
+    upper = " ".join(point(p, h) for p, h in zip(pairs, highs, strict=True))
+    lower = " ".join(point(p, v) for p, v in zip(reversed(pairs), reversed(lows), strict=True))
+    line = " ".join(point(p, e) for p, e in zip(pairs, estimates, strict=True))
+    end = (
+        f"after {pairs[-1]}: {format_value(estimates[-1], percent=percent)} "
+        f"[{format_value(lows[-1], percent=percent)}, "
+        f"{format_value(highs[-1], percent=percent)}]"
+    )
+    return [
+        f'<polygon class="band" points="{upper} {lower}" fill="{PALETTE[0]}" '
+        f'fill-opacity="0.18" stroke="none"><title>confidence sequence</title></polygon>',
+        f'<polyline class="estimate" points="{line}" fill="none" stroke="{PALETTE[0]}" '
+        f'stroke-width="1.5"><title>running estimate</title></polyline>',
+        f'<circle class="stop" cx="{_num(frame.x(pairs[-1]))}" '
+        f'cy="{_num(frame.y(estimates[-1]))}" r="4" fill="{PALETTE[0]}">'
+        f"<title>{_e(end)}</title></circle>",
+    ]
+
+
+def _sequence_references(frame: _Frame, margin: float | None, percent: bool) -> list[str]:
+    parts = []
+    if frame.low <= 0 <= frame.high:
+        parts.append(
+            f'<line class="reference" x1="{frame.left}" y1="{_num(frame.y(0))}" '
+            f'x2="{frame.right}" y2="{_num(frame.y(0))}" stroke="#444" '
+            'stroke-dasharray="4 3"><title>no difference</title></line>'
+        )
+    for bound in () if margin is None else (margin, -margin):
+        parts.append(
+            f'<line class="margin" x1="{frame.left}" y1="{_num(frame.y(bound))}" '
+            f'x2="{frame.right}" y2="{_num(frame.y(bound))}" stroke="{PALETTE[5]}" '
+            f'stroke-dasharray="1 3"><title>margin '
+            f"{_e(format_value(bound, percent=percent))}</title></line>"
+        )
+    return parts
+
+
+def sequence_chart(
+    pairs: Sequence[int],
+    estimates: Sequence[float],
+    lows: Sequence[float],
+    highs: Sequence[float],
+    *,
+    x_label: str,
+    y_label: str,
+    margin: float | None = None,
+    percent: bool = True,
+    width: int = 720,
+    height: int = 280,
+) -> Markup:
+    """A confidence sequence over time: the band [low, high] after every look, the running
+    estimate as a line, a dashed line at 0 and, with `margin`, dotted lines at ±margin."""
+    values = [v for v in (*lows, *highs, *estimates, 0.0) if math.isfinite(v)]
+    if margin is not None:
+        values += [margin, -margin]
+    low, high = _domain_of(values, None)
+    frame = _Frame(
+        64,
+        width - 16,
+        12,
+        height - 44,
+        pairs[0] if pairs else 0,
+        pairs[-1] if pairs else 1,
+        low,
+        high,
+    )
+    parts = [_svg_open(width, height, f"{y_label} by {x_label}")]
+    parts += _sequence_axes(frame, x_label, y_label, percent)
+    if pairs:
+        parts += _sequence_marks(frame, pairs, estimates, lows, highs, percent)
+    parts += _sequence_references(frame, margin, percent)
+    parts.append("</svg>")
+    return Markup("".join(parts))

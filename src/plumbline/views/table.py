@@ -38,7 +38,7 @@ def number_cell(
 ) -> Cell:
     """A right-aligned numeric cell that sorts by the raw value; a missing value is marked.
 
-    `shown` is the `report.present` formatter of the value."""
+    `shown` is the `core.present` formatter of the value."""
     if not present.is_number(value):
         return Cell(present.MISSING, "", "num missing", "not available")
     text = shown(value)

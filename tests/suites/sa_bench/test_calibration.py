@@ -93,6 +93,7 @@ def test_a_faithful_judge_passes() -> None:
         assert dim.mae == pytest.approx(0)
         assert dim.within_share == 1
         assert dim.spearman == pytest.approx(1)
+        assert dim.correlation == pytest.approx(1)  # Pearson r, for `judge plan`
         assert dim.run_spread == 0
     assert result.unscored == 0
     assert not any(a["fooled"] for a in result.adversarial)

@@ -161,12 +161,15 @@ class DimensionReport:
     spearman: float
     run_spread: float
     passed: bool
+    correlation: float = float("nan")
+    """Pearson r of judge and hand scores: what `plumbline judge plan --correlation` takes."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "mae": self.mae,
             "within_0_15": self.within_share,
             "spearman": self.spearman,
+            "correlation": self.correlation,
             "run_spread": self.run_spread,
             "passed": self.passed,
         }
@@ -250,7 +253,12 @@ def summarise(
         if not (run_spread <= RUN_SPREAD_MAX):
             problems.append(f"{name}: run-to-run spread {run_spread:.3f} > {RUN_SPREAD_MAX}")
         failures.extend(problems)
-        reports[name] = DimensionReport(mae, within, rho, run_spread, not problems)
+        pearson = (
+            float(np.corrcoef(judged, truth)[0, 1])
+            if judged.size >= 3 and np.ptp(judged) > 0 and np.ptp(truth) > 0
+            else float("nan")
+        )
+        reports[name] = DimensionReport(mae, within, rho, run_spread, not problems, pearson)
     adversarial = []
     per_item = []
     for i, item in enumerate(items):

@@ -69,6 +69,8 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
+from plumbline.core.answer_guard import install_answer_guard
+from plumbline.reliability.errors import classify_exception, secrets_from_environment
 from plumbline.stats.agreement import krippendorff_alpha
 from plumbline.suites.sa_bench.scorers.architecture import (
     DIMENSIONS,
@@ -330,17 +332,25 @@ async def run_judge(
     conversation = list(messages)
     errors: list[str] = []
     attempts = 0
+    install_answer_guard(model)  # an answer that is not a completion is a model error
     for attempt in (1, 2):
         attempts = attempt
         try:
             output = await model.generate(conversation, config=judge_config(seed, max_tokens))
+            # read inside the try: an answer without choices fails here
+            stop_reason = output.stop_reason if output.choices else None
+            if not output.choices and not output.error:
+                raise IndexError("the answer has no choices")
         except Exception as error:  # a provider failure leaves the sample unscored, recorded
-            errors.append(f"attempt {attempt}: model error: {type(error).__name__}: {error}")
+            failure = classify_exception(error, secrets=secrets_from_environment())
+            errors.append(
+                f"attempt {attempt}: model error: {failure.error_class.value}: {failure.message}"
+            )
             continue
         if output.error:
             errors.append(f"attempt {attempt}: model error: {output.error}")
             continue
-        if output.stop_reason == "model_length":
+        if stop_reason == "model_length":
             # the provider refused the prompt as too long for the context (an HTTP 400 that
             # Inspect turns into a completion): a model error, not a verdict, and a retry with
             # the conversation grown would only be longer

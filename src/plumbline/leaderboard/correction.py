@@ -1,0 +1,36 @@
+"""What human labels did to one judged category: the inputs and result of its PPI estimate.
+
+Kept apart from `labels` (which reads and matches labels) so that `scores.CategoryScore` can
+carry a correction without an import circle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from plumbline.core.result import Interval
+from plumbline.stats import EstimateResult, ppi_mean
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Correction:
+    """One model's labels in one category and the PPI estimate they give."""
+
+    labelled: IntArray
+    """Question codes with a human label (ascending)."""
+    human: FloatArray
+    judge_labelled: FloatArray
+    judge_unlabelled: FloatArray
+    unlabelled: IntArray
+    result: EstimateResult
+    judge_value: float
+    judge_interval: Interval | None
+
+    def estimate(self, level: float) -> EstimateResult:
+        return ppi_mean(self.human, self.judge_labelled, self.judge_unlabelled, level=level)

@@ -1,0 +1,456 @@
+"""Regression test after a model update: a current run against a baseline run, paired by prompt.
+
+CERT names "regression testing after model updates" as a use: `plumbline reliability NEW.jsonl
+--baseline OLD.jsonl`. For each pair of models (by name; when each run holds one model, those
+two, whatever their names; or as `--pair OLD=NEW` says) and each metric, on the prompts both
+runs share, the change `current − baseline` gets an interval and a verdict:
+
+- consistency, agreement, performance: paired t over the shared prompts of the per-prompt
+  differences (the prompt is the unit; trials are averaged within it first);
+- latency p50 and p95: percentile bootstrap of the difference of the two runs' percentiles,
+  resampling trials within each prompt of each run (the runs are independent samples);
+- error rate: Newcombe's hybrid score interval (MOVER over Wilson intervals) of the difference
+  of two independent proportions, in percentage points.
+
+Multiplicity (Bonferroni, one-sided per direction): a false `regressed` needs an interval to
+lie wholly on the worse side of a true change of 0, which happens with probability at most
+`α/2` per interval. Each of the six intervals of a model pair is at `1 − 2·0.05/6` (98.33%),
+so the chance of any false `regressed` for the pair is at most 6 · 0.05/6 = 5%, and likewise
+of any false `improved`.
+
+Verdicts, with the worse direction of each metric (lower scores, higher latency and errors):
+`unchanged` when the whole interval lies inside ±margin (equivalence, TOST-style: Schuirmann
+1987); otherwise `regressed` when it lies wholly on the worse side of 0, `improved` on the better
+side, else `inconclusive`, with the smallest change the data could have detected (80% power at
+the interval's level: `(c + z_0.8) · SE`, SE the interval's half-width over its critical value c).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+from scipy import stats as sps
+
+from plumbline.records.trial_record import TrialRecord
+from plumbline.reliability.configs import split_by_config
+from plumbline.reliability.result import (
+    METRICS,
+    BaselineComparison,
+    Difference,
+    MetricChange,
+    ModelPairing,
+    ReliabilityInterval,
+    Verdict,
+)
+from plumbline.stats import wilson_interval
+from plumbline.stats.mover import mover_difference
+
+if TYPE_CHECKING:
+    from plumbline.reliability.result import ModelReliability, ReliabilityReport
+
+
+#: Default equivalence margins: score points for the scores, a fraction of the baseline value for
+#: latencies, percentage points for the error rate.
+DEFAULT_MARGINS: dict[str, float] = {
+    "consistency": 0.05,
+    "agreement": 0.05,
+    "performance": 0.05,
+    "latency_p50": 0.10,
+    "latency_p95": 0.10,
+    "error_rate": 2.0,
+}
+HIGHER_IS_BETTER = {
+    "consistency": True,
+    "agreement": True,
+    "performance": True,
+    "latency_p50": False,
+    "latency_p95": False,
+    "error_rate": False,
+}
+LABELS = {
+    "consistency": "CERT consistency",
+    "agreement": "semantic agreement",
+    "performance": "performance heuristic",
+    "latency_p50": "latency p50 (s)",
+    "latency_p95": "latency p95 (s)",
+    "error_rate": "error rate (%)",
+}
+FAMILY_LEVEL = 0.95
+POWER = 0.8
+RESAMPLES = 4000
+
+
+def margin_text(metric: str, margin: float) -> str:
+    """How a margin reads: `±0.05`, `±10% of the baseline`, `±2 points`."""
+    if metric.startswith("latency"):
+        return f"±{margin:.0%} of the baseline"
+    if metric == "error_rate":
+        return f"±{margin:g} percentage points"
+    return f"±{margin:g}"
+
+
+def verdict_of(
+    low: float, high: float, margin: float, higher_is_better: bool
+) -> Literal["regressed", "improved", "unchanged", "inconclusive"]:
+    """Equivalence first (the interval inside ±margin), then the side of 0 it lies on."""
+    if -margin <= low and high <= margin:
+        return "unchanged"
+    if high < 0:
+        return "regressed" if higher_is_better else "improved"
+    if low > 0:
+        return "improved" if higher_is_better else "regressed"
+    return "inconclusive"
+
+
+def _detectable(half_width: float, critical: float) -> float:
+    standard_error = half_width / critical if critical > 0 else math.nan
+    return float((critical + sps.norm.ppf(POWER)) * standard_error)
+
+
+def _paired_scores(
+    baseline: Mapping[str, float], current: Mapping[str, float], level: float, trials: int
+) -> tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]:
+    """Means on the prompts with both values, their difference, its paired t interval."""
+    shared = sorted(set(baseline) & set(current))
+    if not shared:
+        return None, None, None, None, None
+    differences = np.array([current[p] - baseline[p] for p in shared])
+    old = float(np.mean([baseline[p] for p in shared]))
+    new = float(np.mean([current[p] for p in shared]))
+    estimate = float(np.mean(differences))
+    if len(shared) < 2:
+        return old, new, estimate, None, None
+    sd = float(np.std(differences, ddof=1))
+    critical = float(sps.t.ppf(0.5 + level / 2, len(shared) - 1))
+    half = critical * sd / math.sqrt(len(shared))
+    interval = ReliabilityInterval(
+        low=estimate - half,
+        high=estimate + half,
+        level=level,
+        method="paired t over shared prompts (per-prompt differences, trials averaged first)",
+        prompts=len(shared),
+        trials=trials,
+        coverage="guaranteed",
+    )
+    return old, new, estimate, interval, _detectable(half, critical)
+
+
+def _strata(records: Sequence[TrialRecord], prompts: Sequence[str]) -> list[np.ndarray]:
+    by_prompt: dict[str, list[float]] = defaultdict(list)
+    for record in records:
+        if record.ok and record.latency_seconds is not None and record.prompt_id in prompts:
+            by_prompt[record.prompt_id].append(float(record.latency_seconds))
+    return [np.asarray(by_prompt[p]) for p in sorted(by_prompt)]
+
+
+def _stratified_percentiles(
+    strata: list[np.ndarray], q: float, rng: np.random.Generator, resamples: int
+) -> np.ndarray:
+    draws = [s[rng.integers(0, s.size, (resamples, s.size))] for s in strata]
+    return np.asarray(np.percentile(np.concatenate(draws, axis=1), q, axis=1), dtype=np.float64)
+
+
+def _latency_change(
+    baseline: Sequence[TrialRecord],
+    current: Sequence[TrialRecord],
+    prompts: Sequence[str],
+    q: float,
+    level: float,
+    seed: int,
+    resamples: int,
+) -> tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]:
+    old_strata, new_strata = _strata(baseline, prompts), _strata(current, prompts)
+    old_values = np.concatenate(old_strata) if old_strata else np.array([])
+    new_values = np.concatenate(new_strata) if new_strata else np.array([])
+    if old_values.size < 2 or new_values.size < 2:
+        return None, None, None, None, None
+    old = float(np.percentile(old_values, q))
+    new = float(np.percentile(new_values, q))
+    estimate = new - old
+    rng = np.random.default_rng(seed)
+    boots = _stratified_percentiles(new_strata, q, rng, resamples) - _stratified_percentiles(
+        old_strata, q, rng, resamples
+    )
+    alpha = 1 - level
+    low, high = (float(v) for v in np.quantile(boots, [alpha / 2, 1 - alpha / 2]))
+    interval = ReliabilityInterval(
+        low=min(low, estimate),
+        high=max(high, estimate),
+        level=level,
+        method="percentile bootstrap of the difference (trials resampled within each prompt of "
+        "each run), approximate",
+        prompts=len(prompts),
+        trials=int(old_values.size + new_values.size),
+        coverage="approximate",
+    )
+    critical = float(sps.norm.ppf(0.5 + level / 2))
+    return old, new, estimate, interval, _detectable((high - low) / 2, critical)
+
+
+def _error_change(
+    baseline: Sequence[TrialRecord],
+    current: Sequence[TrialRecord],
+    prompts: Sequence[str],
+    level: float,
+) -> tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]:
+    old_trials = [r for r in baseline if r.prompt_id in prompts]
+    new_trials = [r for r in current if r.prompt_id in prompts]
+    if not old_trials or not new_trials:
+        return None, None, None, None, None
+    old_failed = sum(1 for r in old_trials if r.error_class is not None)
+    new_failed = sum(1 for r in new_trials if r.error_class is not None)
+    old_ci = wilson_interval(old_failed, len(old_trials), level=level)
+    new_ci = wilson_interval(new_failed, len(new_trials), level=level)
+    mover = mover_difference(
+        new_ci.statistic,
+        new_ci.interval.low,
+        new_ci.interval.high,
+        old_ci.statistic,
+        old_ci.interval.low,
+        old_ci.interval.high,
+    )
+    estimate = 100 * float(mover.estimate)
+    low, high = 100 * float(mover.low), 100 * float(mover.high)
+    interval = ReliabilityInterval(
+        low=low,
+        high=high,
+        level=level,
+        method="Newcombe hybrid score (MOVER over Wilson intervals), percentage points",
+        prompts=len(prompts),
+        trials=len(old_trials) + len(new_trials),
+        coverage="guaranteed",
+    )
+    critical = float(sps.norm.ppf(0.5 + level / 2))
+    detectable = _detectable((high - low) / 2, critical)
+    return 100 * old_ci.statistic, 100 * new_ci.statistic, estimate, interval, detectable
+
+
+def _prompt_values(entry: ModelReliability, metric: str) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for prompt in entry.prompts:
+        if metric == "consistency" and prompt.consistency is not None:
+            values[prompt.prompt_id] = prompt.consistency.score
+        elif metric == "agreement" and prompt.agreement is not None:
+            values[prompt.prompt_id] = prompt.agreement.similarity
+        elif metric == "performance" and prompt.performance is not None:
+            values[prompt.prompt_id] = prompt.performance
+    return values
+
+
+def _by_model(records: Sequence[TrialRecord]) -> dict[str, list[TrialRecord]]:
+    """Records per model, named as `analyze` names them (configurations split, duplicates
+    dropped)."""
+    unique: dict[tuple[str, str, int], TrialRecord] = {}
+    for record in split_by_config(records).records:
+        unique.setdefault(record.key, record)
+    grouped: dict[str, list[TrialRecord]] = defaultdict(list)
+    for record in unique.values():
+        grouped[record.model].append(record)
+    return grouped
+
+
+def pair_models(
+    baseline: Sequence[str], current: Sequence[str], explicit: Mapping[str, str] | None = None
+) -> list[tuple[str, str, Literal["name", "single model", "--pair"]]]:
+    """(baseline model, current model, how) pairs: `explicit` (baseline → current) first, then
+    equal names, then the two models when each run holds one. Unknown explicit names raise."""
+    pairs: list[tuple[str, str, Literal["name", "single model", "--pair"]]] = []
+    for old, new in (explicit or {}).items():
+        if old not in baseline:
+            raise ValueError(f"--pair: the baseline has no model {old!r}")
+        if new not in current:
+            raise ValueError(f"--pair: the current run has no model {new!r}")
+        pairs.append((old, new, "--pair"))
+    if pairs:
+        return pairs
+    pairs = [(name, name, "name") for name in current if name in baseline]
+    if not pairs and len(baseline) == 1 and len(current) == 1:
+        pairs = [(baseline[0], current[0], "single model")]
+    return pairs
+
+
+def _summary(pairing_head: str, changes: Sequence[MetricChange]) -> str:
+    parts = []
+    for verdict in ("regressed", "improved", "unchanged", "inconclusive"):
+        names = [c.metric for c in changes if c.verdict == verdict]
+        if names:
+            parts.append(
+                f"{verdict.upper() if verdict == 'regressed' else verdict} " + ", ".join(names)
+            )
+    return f"{pairing_head}: " + "; ".join(parts) + "."
+
+
+def _overall(changes: Sequence[MetricChange]) -> Verdict:
+    verdicts = {c.verdict for c in changes}
+    if "regressed" in verdicts:
+        return "regressed"
+    if "improved" in verdicts:
+        return "improved"
+    if verdicts == {"unchanged"}:
+        return "unchanged"
+    return "inconclusive"
+
+
+@dataclass(frozen=True)
+class _PairRuns:
+    """A baseline model's and a current model's entries and records."""
+
+    old: ModelReliability
+    new: ModelReliability
+    old_records: Sequence[TrialRecord]
+    new_records: Sequence[TrialRecord]
+
+    @property
+    def old_prompts(self) -> set[str]:
+        return {p.prompt_id for p in self.old.prompts}
+
+    @property
+    def new_prompts(self) -> set[str]:
+        return {p.prompt_id for p in self.new.prompts}
+
+    @property
+    def shared(self) -> list[str]:
+        return sorted(self.old_prompts & self.new_prompts)
+
+
+Change = tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]
+
+
+def _measure(runs: _PairRuns, metric: str, level: float, seed: int, resamples: int) -> Change:
+    """(baseline, current, difference, interval, detectable change) of one metric."""
+    shared = runs.shared
+    if metric in ("consistency", "agreement", "performance"):
+        old_values = {k: v for k, v in _prompt_values(runs.old, metric).items() if k in shared}
+        new_values = {k: v for k, v in _prompt_values(runs.new, metric).items() if k in shared}
+        trials = sum(
+            p.valid_responses
+            for entry in (runs.old, runs.new)
+            for p in entry.prompts
+            if p.prompt_id in shared
+        )
+        return _paired_scores(old_values, new_values, level, trials)
+    if metric.startswith("latency"):
+        q = 50.0 if metric == "latency_p50" else 95.0
+        return _latency_change(
+            runs.old_records, runs.new_records, shared, q, level, seed, resamples
+        )
+    return _error_change(runs.old_records, runs.new_records, shared, level)
+
+
+def _metric_change(
+    runs: _PairRuns, metric: str, margin: float, level: float, seed: int, resamples: int
+) -> MetricChange:
+    """One metric's change, its margin in the difference's unit, and its verdict."""
+    old_value, new_value, estimate, interval, detectable = _measure(
+        runs, metric, level, seed, resamples
+    )
+    if metric.startswith("latency"):
+        margin = margin * old_value if old_value is not None else math.nan
+    better_high = HIGHER_IS_BETTER[metric]
+    note = ""
+    verdict: Verdict = "inconclusive"
+    if interval is not None and interval.low is not None and interval.high is not None:
+        verdict = verdict_of(interval.low, interval.high, margin, better_high)
+    elif estimate is None:
+        note = "no values on shared prompts"
+    else:
+        note = "an interval needs at least 2 shared prompts with values"
+    return MetricChange(
+        model=runs.new.model,
+        baseline_model=runs.old.model,
+        metric=metric,
+        label=LABELS[metric],
+        baseline=old_value,
+        current=new_value,
+        difference=Difference(estimate=estimate, interval=interval),
+        margin=margin if math.isfinite(margin) else 0.0,
+        worse_when="lower" if better_high else "higher",
+        verdict=verdict,
+        detectable_change=detectable
+        if detectable is not None and math.isfinite(detectable)
+        else None,
+        note=note,
+    )
+
+
+def _pairing(
+    runs: _PairRuns,
+    how: Literal["name", "single model", "--pair"],
+    changes: Sequence[MetricChange],
+) -> ModelPairing:
+    old_name, new_name = runs.old.model, runs.new.model
+    head = (
+        f"{new_name} vs baseline {old_name}" if new_name != old_name else f"{new_name}"
+    ) + f" ({len(runs.shared)} shared prompts)"
+    return ModelPairing(
+        model=new_name,
+        baseline_model=old_name,
+        paired_by=how,
+        shared_prompts=len(runs.shared),
+        only_in_baseline=sorted(runs.old_prompts - runs.new_prompts),
+        only_in_current=sorted(runs.new_prompts - runs.old_prompts),
+        verdict=_overall(changes),
+        summary=_summary(head, changes),
+    )
+
+
+def compare_to_baseline(
+    baseline: ReliabilityReport,
+    baseline_records: Sequence[TrialRecord],
+    current: ReliabilityReport,
+    current_records: Sequence[TrialRecord],
+    *,
+    margins: Mapping[str, float] | None = None,
+    pairs: Mapping[str, str] | None = None,
+    seed: int = 42,
+    resamples: int = RESAMPLES,
+) -> BaselineComparison:
+    """Every metric's change from `baseline` to `current`, per model pair, on shared prompts."""
+    unknown = sorted(set(margins or {}) - set(METRICS))
+    if unknown:
+        raise ValueError(f"--margin: unknown metric {unknown[0]!r} (one of {', '.join(METRICS)})")
+    chosen = {**DEFAULT_MARGINS, **(margins or {})}
+    if any(not (math.isfinite(v) and v >= 0) for v in chosen.values()):
+        raise ValueError("--margin: a margin must be a non-negative number")
+    level = 1 - 2 * (1 - FAMILY_LEVEL) / len(METRICS)
+    old_models = {m.model: m for m in baseline.models}
+    new_models = {m.model: m for m in current.models}
+    old_records, new_records = _by_model(baseline_records), _by_model(current_records)
+    matched = pair_models(list(old_models), list(new_models), pairs)
+    pairings: list[ModelPairing] = []
+    entries: list[MetricChange] = []
+    for old_name, new_name, how in matched:
+        runs = _PairRuns(
+            old_models[old_name],
+            new_models[new_name],
+            old_records.get(old_name, []),
+            new_records.get(new_name, []),
+        )
+        changes = [
+            _metric_change(runs, metric, chosen[metric], level, seed + index, resamples)
+            for index, metric in enumerate(METRICS)
+        ]
+        pairings.append(_pairing(runs, how, changes))
+        entries += changes
+    used_old = {old for old, _, _ in matched}
+    used_new = {new for _, new, _ in matched}
+    return BaselineComparison(
+        family_level=FAMILY_LEVEL,
+        level=level,
+        multiplicity=(
+            f"Bonferroni over the {len(METRICS)} metrics of each model pair, one side at a time: "
+            f"each interval is at {level:.2%} (each side at {(1 - level) / 2:.2%}), so the "
+            f"chance of any false 'regressed' for a pair is at most {1 - FAMILY_LEVEL:.0%}, and "
+            f"likewise of any false 'improved'"
+        ),
+        margins=chosen,
+        pairs=pairings,
+        entries=entries,
+        unpaired_current=sorted(set(new_models) - used_new),
+        unpaired_baseline=sorted(set(old_models) - used_old),
+    )

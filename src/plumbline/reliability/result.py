@@ -1,0 +1,561 @@
+"""The reliability report (`ReliabilityReport`) and every type it holds: the CERT metrics with
+their intervals, the bands that read them, and the comparison with a baseline run.
+
+Views import these types and nothing else of `plumbline.reliability`; `reliability.analysis`,
+`metrics` and `regression` build them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict
+from typing import Any, Literal, Self
+
+from pydantic import Field, model_validator
+
+from plumbline.core.result import Interval, ResultModel, unit_field
+from plumbline.reliability.config import BenchmarkConfig
+
+#: A tolerance for the ordering checks: interpolated percentiles can differ in the last ulp.
+_EPS = 1e-9
+
+
+#: The metrics `reliability --baseline` compares.
+METRICS = ("consistency", "agreement", "performance", "latency_p50", "latency_p95", "error_rate")
+
+
+def _check_unit(value: float, name: str) -> None:
+    if not (-_EPS <= value <= 1 + _EPS):
+        raise ValueError(f"{name} must be between 0 and 1, got {value!r}")
+
+
+Tone = Literal["ok", "warn", "bad"]
+
+
+class Band(ResultModel):
+    """How CERT reads a value: a label, what to do about it, and whether that is good news."""
+
+    label: str = Field(description="The band's name, as CERT's interpretation table gives it.")
+    recommendation: str = Field(description="What CERT recommends for a value in this band.")
+    tone: Tone = Field(description="`ok`, `warn` or `bad`: how a view colours the band.")
+
+
+Coverage = Literal["guaranteed", "approximate"]
+
+
+Sided = Literal["two-sided", "lower", "none"]
+
+
+class ReliabilityInterval(Interval):
+    """A reliability interval: bounds, level, method, the n it rests on, its coverage claim."""
+
+    prompts: int = unit_field("Prompts the interval rests on.", "count")
+    trials: int = unit_field("Trials (responses or timed calls) it rests on.", "count")
+    sided: Sided = Field(
+        default="two-sided",
+        description="`two-sided`; `lower` when only a lower bound exists at this n (the upper "
+        "is null); `none` when no bound does.",
+    )
+    coverage: Coverage = Field(
+        description="`guaranteed`: the coverage holds (distribution-free, or 93.5–97% in every "
+        "simulated design); `approximate`: simulated below 93.5% (see simulated_coverage)."
+    )
+    simulated_coverage: float | None = unit_field(
+        "When approximate: the lowest coverage simulated for this interval.",
+        "probability",
+        default=None,
+    )
+
+    @property
+    def approximate(self) -> bool:
+        return self.coverage == "approximate"
+
+
+class ConsistencyResult(ResultModel):
+    """CERT's consistency score: `max(0, 1 − std/mean)` of pairwise cosine distances.
+
+    It measures how evenly the responses are spread, not whether they agree: equidistant
+    unrelated responses score 1.0, two responses always score 1.0, and 19 identical responses
+    plus one outlier score 0.0. Read it beside `semantic_agreement`.
+    """
+
+    score: float = unit_field("CERT consistency score, 0–1.", "score")
+    mean_distance: float = unit_field("Mean pairwise cosine distance (0–2).", "score")
+    std_distance: float = unit_field("Population SD of the pairwise cosine distances.", "score")
+    n_responses: int = unit_field("Valid (non-empty) responses compared.", "count")
+    band: Band = Field(description="CERT's reading of the score.")
+
+    @model_validator(mode="after")
+    def _valid(self) -> Self:
+        _check_unit(self.score, "consistency score")
+        if self.n_responses < 2:
+            raise ValueError("consistency needs at least 2 responses")
+        return self
+
+
+class AgreementResult(ResultModel):
+    """`semantic_agreement`: mean pairwise cosine similarity of responses, with an interval.
+
+    The interval is a jackknife t interval over responses (the unit that varies between
+    trials of one prompt); it is approximate (simulated coverage in its `simulated_coverage`)
+    and None below 3 responses, where leaving one out leaves no pair.
+    """
+
+    similarity: float = unit_field("Mean pairwise cosine similarity, -1–1.", "score")
+    n_responses: int = unit_field("Responses compared.", "count")
+    interval: ReliabilityInterval | None = Field(
+        description="Jackknife t interval over responses (approximate); null below 3 responses."
+    )
+    band: Band = Field(description="plumbline's reading of the similarity.")
+
+
+class PerformanceResult(ResultModel):
+    """Mean performance heuristic, with the two-stage interval of its mean over prompts."""
+
+    score: float = unit_field(
+        "Mean CERT performance heuristic (length, structure, prompt similarity), 0–1.", "score"
+    )
+    n: int = unit_field("Successful responses scored.", "count")
+    ci_95: ReliabilityInterval | None = Field(
+        description="95% interval of the model's mean over prompts (t over prompt means, trials "
+        "averaged within each prompt first; prompts as the unit, not trials); null below 2 "
+        "prompts."
+    )
+    relevance: float = unit_field("Mean semantic relevance component (weight 0.5), 0–1.", "score")
+    completeness: float = unit_field("Mean completeness component (weight 0.3), 0–1.", "score")
+    structure: float = unit_field("Mean structure component (weight 0.2), 0–1.", "score")
+    band: Band = Field(description="CERT's reading of the score (named as the heuristic).")
+
+    @model_validator(mode="after")
+    def _valid(self) -> Self:
+        for name in ("score", "relevance", "completeness", "structure"):
+            _check_unit(getattr(self, name), f"performance {name}")
+        if self.n < 1:
+            raise ValueError("performance needs at least 1 response")
+        return self
+
+
+class LatencyResult(ResultModel):
+    """Latency statistics in seconds (population std, numpy linear percentiles)."""
+
+    n: int = unit_field("Successful trials timed.", "count")
+    mean: float = unit_field("Mean latency.", "seconds")
+    std: float = unit_field("Population standard deviation of latency.", "seconds")
+    min: float = unit_field("Fastest trial.", "seconds")
+    max: float = unit_field("Slowest trial.", "seconds")
+    p25: float = unit_field(
+        "First quartile of latency (the box of the per-trial chart).", "seconds"
+    )
+    p50: float = unit_field("Median latency.", "seconds")
+    p95: float = unit_field("95th percentile latency.", "seconds")
+    p75: float = unit_field("Third quartile of latency.", "seconds")
+    p99: float = unit_field("99th percentile latency.", "seconds")
+    coefficient_of_variation: float = unit_field("std / mean.", "ratio")
+    tokens_per_second: float | None = unit_field(
+        "Output tokens over latency of the trials that report tokens; null without any.",
+        "ratio",
+    )
+    mean_ci_95: ReliabilityInterval = Field(
+        description="95% interval of the mean (seconds): log-scale (modified Cox), which holds "
+        "for skewed latencies; CERT's symmetric CI_95 does not."
+    )
+    percentile_intervals: dict[str, ReliabilityInterval] = Field(
+        description="Distribution-free order-statistic intervals of p50, p95 and p99 (seconds); "
+        "only a lower bound where n is too small for two sides (p95 below 59, p99 below 299)."
+    )
+    p95_band: Band = Field(description="CERT's reading of the P95 latency.")
+    variation_band: Band = Field(description="CERT's reading of the coefficient of variation.")
+
+    @model_validator(mode="after")
+    def _valid(self) -> Self:
+        if self.n < 2:
+            raise ValueError("latency needs at least 2 samples")
+        ordered = (self.min, self.p25, self.p50, self.p75, self.p95, self.p99, self.max)
+        if any(a > b + _EPS for a, b in itertools.pairwise(ordered)):
+            raise ValueError(f"latency ordering violated: min ≤ p50 ≤ p95 ≤ p99 ≤ max, {ordered}")
+        if self.min < 0:
+            raise ValueError("latencies must be non-negative")
+        return self
+
+
+class OutputQualityResult(ResultModel):
+    """Length, semantic diversity and repetition of a model's responses."""
+
+    n: int = unit_field("Successful responses.", "count")
+    mean_words: float = unit_field("Mean words per response.", "count")
+    mean_tokens: float = unit_field("Mean approximate tokens per response (words × 1.3).", "tokens")
+    semantic_diversity: float | None = unit_field(
+        "Mean over prompts of the mean pairwise cosine distance of the responses to that prompt "
+        "(0–2): how differently one prompt is answered across trials; null without a prompt "
+        "of 2 or more responses.",
+        "score",
+    )
+    diversity_prompts: int = unit_field(
+        "Prompts with 2 or more responses, whose diversities are averaged.", "count", default=0
+    )
+    repetition_score: float = unit_field("Mean CERT repetition score, 0–1.", "score")
+    diversity_band: Band | None = Field(description="CERT's reading of the diversity.")
+    repetition_band: Band = Field(description="CERT's reading of the repetition score.")
+
+    @model_validator(mode="after")
+    def _valid(self) -> Self:
+        _check_unit(self.repetition_score, "repetition score")
+        if self.semantic_diversity is not None and not (
+            -_EPS <= self.semantic_diversity <= 2 + _EPS
+        ):
+            raise ValueError("semantic diversity (a cosine distance) must be between 0 and 2")
+        if self.n < 1:
+            raise ValueError("output quality needs at least 1 response")
+        return self
+
+
+class ErrorClassRate(ResultModel):
+    """How often one error class occurred: a proportion of all trials, with its interval."""
+
+    error_class: str = Field(description="The exception class (CERT's names).")
+    trials: int = unit_field("Trials that failed with this class.", "count")
+    rate: float = unit_field("Share of all trials, 0–1.", "proportion")
+    interval: ReliabilityInterval = Field(description="Wilson interval of the share (0–1).")
+
+
+class RobustnessResult(ResultModel):
+    """CERT's error and timeout rates in percent (0–100, as CERT defines them) with Wilson
+    intervals in percent, counts by class, and each class's share of trials (0–1)."""
+
+    total_trials: int = unit_field("Trials run.", "count")
+    failed_trials: int = unit_field("Trials that failed.", "count")
+    timeout_trials: int = unit_field("Trials that timed out.", "count")
+    error_rate: float = unit_field("failed / total × 100 (CERT: a percentage).", "percent")
+    timeout_rate: float = unit_field("timeouts / total × 100 (CERT: a percentage).", "percent")
+    error_rate_interval: ReliabilityInterval = Field(
+        description="Wilson interval of error_rate (percent)."
+    )
+    timeout_rate_interval: ReliabilityInterval = Field(
+        description="Wilson interval of timeout_rate (percent)."
+    )
+    exceptions: dict[str, int] = unit_field("Failed trials by exception class.", "count")
+    error_classes: list[ErrorClassRate] = Field(
+        description="Every exception class's share of trials with its Wilson interval (0–1)."
+    )
+    retries: int = unit_field("Retries used across all trials.", "count")
+    band: Band = Field(description="CERT's reading of the error rate.")
+    timeout_band: Band = Field(description="CERT's reading of the timeout rate.")
+    notes: list[str] = Field(default_factory=list, description="What the rates do not say.")
+
+    @model_validator(mode="after")
+    def _valid(self) -> Self:
+        for name in ("error_rate", "timeout_rate"):
+            value = getattr(self, name)
+            if not 0 <= value <= 100:
+                raise ValueError(f"{name} must be between 0 and 100 percent, got {value!r}")
+        if self.total_trials < 1:
+            raise ValueError("robustness needs at least 1 trial")
+        if not 0 <= self.timeout_trials <= self.failed_trials <= self.total_trials:
+            raise ValueError("trial counts must satisfy timeouts ≤ failures ≤ total")
+        return self
+
+
+#: `schema_version("reliability", 1)`, spelled out for the type checker.
+SCHEMA_VERSION: Literal["plumbline.reliability/1"] = "plumbline.reliability/1"
+
+
+#: Responses kept per prompt, failed trials kept per model, and per-trial latencies per model.
+RESPONSES_PER_PROMPT = 3
+
+
+MAX_FAILED_TRIALS = 500
+
+
+MAX_LATENCIES = 4000
+
+
+class Estimate(ResultModel):
+    """A mean over prompts with its two-stage interval and CERT's band."""
+
+    statistic: float = unit_field(
+        "The estimate, 0–1 (a score of the metric it belongs to).", "score"
+    )
+    n: int = unit_field("Prompts averaged (the unit that varies).", "count")
+    standard_error: float | None = unit_field(
+        "Standard error of the mean over prompts; null for one prompt.", "score"
+    )
+    interval: ReliabilityInterval = Field(
+        description="t over prompt means (prompts, then trials within each prompt), clipped to "
+        "the score's range; no bounds for one prompt."
+    )
+    band: Band | None = Field(default=None, description="The reading of the estimate.")
+
+
+class PromptReliability(ResultModel):
+    """Consistency and agreement of one model on one prompt (responses to the same prompt)."""
+
+    prompt_id: str = Field(description="The prompt's id.")
+    trials: int = unit_field("Trials of this prompt.", "count")
+    valid_responses: int = unit_field("Non-empty responses.", "count")
+    consistency: ConsistencyResult | None = Field(description="Null below 2 valid responses.")
+    agreement: AgreementResult | None = Field(description="Null below 2 valid responses.")
+    conflict: str | None = Field(description="When consistency and agreement disagree: why.")
+    performance: float | None = unit_field(
+        "Mean performance heuristic of this prompt's successful responses; null without any.",
+        "score",
+        default=None,
+    )
+
+
+class CostResult(ResultModel):
+    """Mean cost of a trial from the given prices, and per point of performance."""
+
+    mean_cost_per_trial: float = unit_field("Mean cost of a priced trial.", "usd")
+    trials_priced: int = unit_field("Successful trials that report token counts.", "count")
+    cost_per_heuristic_point: float | None = unit_field(
+        "mean_cost_per_trial / the performance heuristic score (CERT's length, structure and "
+        "prompt-similarity heuristic, not a measured quality); null when the score is 0.",
+        "usd",
+    )
+
+
+class FailedTrial(ResultModel):
+    """One failed trial, as its record tells it (the message already redacted)."""
+
+    prompt_id: str = Field(description="The prompt's id.")
+    trial: int = unit_field("The trial's number.", "count")
+    error_class: str = Field(description="The exception class.")
+    http_status: int | None = unit_field("HTTP status, when the provider sent one.", "count")
+    attempts: int = unit_field("Attempts made (1 + retries).", "count")
+    latency_seconds: float | None = unit_field("Time until the failure.", "seconds")
+    message: str = Field(description="The error message (secrets redacted).")
+
+
+class SampledResponse(ResultModel):
+    trial: int = unit_field("The trial's number.", "count")
+    text: str = Field(description="The response.")
+
+
+class ResponseSample(ResultModel):
+    """The first few successful responses to one prompt."""
+
+    prompt_id: str = Field(description="The prompt's id.")
+    prompt: str = Field(description="The prompt's text.")
+    responses: list[SampledResponse] = Field(description="In trial order.")
+
+
+class ModelReliability(ResultModel):
+    """Everything measured for one model."""
+
+    model: str = Field(description="The model (with its differing settings, when several).")
+    trials: int = unit_field("Trials run.", "count")
+    successful: int = unit_field("Trials that returned a response.", "count")
+    verdict: str = Field(
+        default="", description="One line: what its figures let a reader rely on, and what not."
+    )
+    prompts: list[PromptReliability] = Field(description="Per prompt, in prompt-id order.")
+    consistency: Estimate | None = Field(description="CERT consistency, mean over prompts.")
+    agreement: Estimate | None = Field(description="Semantic agreement, mean over prompts.")
+    performance: PerformanceResult | None = Field(description="Null without successes.")
+    performance_by_prompt: Estimate | None = Field(
+        description="The performance heuristic with prompts as the unit (repeats averaged)."
+    )
+    latency: LatencyResult | None = Field(description="Null below 2 timed successes.")
+    ttft: LatencyResult | None = Field(description="Time to first token; null unless streamed.")
+    output_quality: OutputQualityResult | None = Field(description="Null without successes.")
+    robustness: RobustnessResult = Field(description="CERT's error and timeout rates.")
+    cost: CostResult | None = Field(description="Null without a price for this model.")
+    latencies: list[float] = unit_field(
+        f"Latency (seconds) of each successful trial, sorted; at most {MAX_LATENCIES:,} evenly "
+        "spaced order statistics.",
+        "seconds",
+        default_factory=list,
+    )
+    failed_trials: list[FailedTrial] = Field(
+        default_factory=list,
+        description=f"Failed trials by prompt and trial (the first {MAX_FAILED_TRIALS}).",
+    )
+    samples: list[ResponseSample] = Field(
+        default_factory=list,
+        description=f"The first {RESPONSES_PER_PROMPT} successful responses to each prompt.",
+    )
+
+
+class EffectSize(ResultModel):
+    """Cohen's d with its normal-approximation interval, and Hedges' g."""
+
+    statistic: float = unit_field("Cohen's d (pooled SD), first model minus second.", "ratio")
+    n: int = unit_field("Values compared (both models).", "count")
+    standard_error: float | None = unit_field("Standard error of d.", "ratio")
+    interval: Interval = Field(description="Normal-approximation interval of d.")
+    n_x: int = unit_field("Values of the first model.", "count")
+    n_y: int = unit_field("Values of the second model.", "count")
+    pooled_sd: float = unit_field("Pooled standard deviation (the metric's unit).", "score")
+    hedges_g: float = unit_field("Hedges' small-sample corrected g.", "ratio")
+
+
+class ModelPairEffect(ResultModel):
+    """Cohen's d of one metric between two models (positive: the first is larger)."""
+
+    model_a: str = Field(description="The first model.")
+    model_b: str = Field(description="The second model.")
+    metric: str = Field(description="`latency_seconds` or `performance`.")
+    label: str = Field(description="What the metric is, in words.")
+    effect: EffectSize | None = Field(description="Null when it cannot be computed (see note).")
+    note: str | None = Field(description="Why there is no effect size.")
+
+
+class ReliabilityWarning(ResultModel):
+    """Something a reader of the figures must know (small samples, conflicts, duplicates)."""
+
+    model: str | None = Field(description="The model it concerns; null for the whole report.")
+    message: str = Field(description="The warning.")
+
+
+class ReliabilityConfig(ResultModel):
+    """The settings the report was computed with."""
+
+    consistency_trials: int = unit_field("Planned consistency trials per prompt.", "count")
+    performance_trials: int = unit_field("Planned performance trials.", "count")
+    embedding_model_name: str = Field(description="The sentence-transformers model.")
+    max_tokens: int = unit_field("Generation limit per response.", "tokens")
+    temperature: float = unit_field("Sampling temperature.", "score")
+    timeout: float = unit_field("Per-call timeout.", "seconds")
+    random_seed: int = unit_field("Random seed of the bootstrap.", "count")
+    bootstrap_resamples: int = unit_field("Bootstrap resamples.", "count")
+
+    @classmethod
+    def of(cls, config: BenchmarkConfig) -> ReliabilityConfig:
+        return cls(**asdict(config))
+
+
+class ReliabilityReport(ResultModel):
+    """The result of `plumbline reliability`: CERT's five metrics per model, with intervals.
+
+    Rates are proportions (0–1) except CERT's `error_rate` and `timeout_rate` (and their
+    intervals), which are percentages as CERT defines them.
+    """
+
+    schema_version: Literal["plumbline.reliability/1"] = Field(
+        default=SCHEMA_VERSION, description="This document's kind and major version."
+    )
+    config: ReliabilityConfig = Field(description="The settings of the analysis.")
+    models: list[ModelReliability] = Field(description="One entry per model, by name.")
+    comparisons: list[ModelPairEffect] = Field(description="Every pair of models, both metrics.")
+    record_errors: list[str] = Field(description="Trial records skipped: `file:line: problem`.")
+    warnings: list[ReliabilityWarning] = Field(
+        description="Every warning of the report, the report's own and each model's."
+    )
+    baseline_comparison: BaselineComparison | None = Field(
+        default=None,
+        description="With --baseline: every metric's change from the baseline run, per model.",
+    )
+
+    def warnings_for(self, model: str | None) -> list[str]:
+        """The messages of the warnings about `model` (None: the report's own)."""
+        return [w.message for w in self.warnings if w.model == model]
+
+    def json_document(self) -> dict[str, Any]:
+        """The JSON document (`model_dump(mode="json")`)."""
+        document: dict[str, Any] = self.model_dump(mode="json")
+        return document
+
+
+def generated_schema() -> dict[str, Any]:
+    """The JSON Schema shipped as `schemas/reliability_report.schema.json`."""
+    from plumbline.core.schema_files import model_schema
+
+    return model_schema(
+        ReliabilityReport,
+        schema_id="https://plumbline.dev/schemas/reliability_report.schema.json",
+        title="plumbline reliability report",
+    )
+
+
+Verdict = Literal["regressed", "improved", "unchanged", "inconclusive"]
+
+
+class Difference(ResultModel):
+    """`current − baseline` with its interval (at the Bonferroni level of the pair)."""
+
+    estimate: float | None = unit_field(
+        "current − baseline, in the metric's unit (seconds for latency, percentage points for "
+        "the error rate); null when it cannot be computed.",
+        "same as estimate",
+    )
+    interval: ReliabilityInterval | None = Field(description="Null when there is no interval.")
+
+
+class MetricChange(ResultModel):
+    """One metric of one model pair: baseline, current, their difference and the verdict."""
+
+    model: str = Field(description="The current run's model.")
+    baseline_model: str = Field(description="The baseline run's model it is paired with.")
+    metric: str = Field(description=f"One of {', '.join(METRICS)}.")
+    label: str = Field(description="What the metric is, in words.")
+    baseline: float | None = unit_field(
+        "The baseline's value on the shared prompts.", "same as estimate"
+    )
+    current: float | None = unit_field(
+        "The current run's value on the shared prompts.", "same as estimate"
+    )
+    difference: Difference = Field(description="current − baseline with its interval.")
+    margin: float = unit_field(
+        "Equivalence margin in the difference's unit (a latency margin is its fraction of the "
+        "baseline value, converted to seconds).",
+        "same as estimate",
+    )
+    worse_when: Literal["lower", "higher"] = Field(description="Which direction is worse.")
+    verdict: Verdict = Field(description="regressed, improved, unchanged or inconclusive.")
+    detectable_change: float | None = unit_field(
+        "The smallest change this comparison detects with 80% power at its level (same unit "
+        "as the difference); null without an interval.",
+        "same as estimate",
+    )
+    note: str = Field(default="", description="Why there is no interval, when there is none.")
+
+
+class ModelPairing(ResultModel):
+    """Which baseline model a current model is compared with, on which prompts."""
+
+    model: str = Field(description="The current run's model.")
+    baseline_model: str = Field(description="The baseline run's model.")
+    paired_by: Literal["name", "single model", "--pair"] = Field(
+        description="How the pair was made."
+    )
+    shared_prompts: int = unit_field("Prompts in both runs (the ones compared).", "count")
+    only_in_baseline: list[str] = Field(description="Prompt ids only the baseline ran.")
+    only_in_current: list[str] = Field(description="Prompt ids only the current run ran.")
+    verdict: Verdict = Field(
+        description="regressed if any metric regressed; else improved if any improved; else "
+        "unchanged if every metric is; else inconclusive."
+    )
+    summary: str = Field(description="One line: the pair and its verdicts by metric.")
+
+
+class BaselineComparison(ResultModel):
+    """`plumbline reliability CURRENT --baseline BASELINE`: every metric's change per model."""
+
+    family_level: float = unit_field(
+        "1 − the largest chance of any false 'regressed' for a model pair (and, separately, of "
+        "any false 'improved'): Bonferroni over its metrics.",
+        "probability",
+    )
+    level: float = unit_field(
+        "Level of each metric's interval: 1 − 2·0.05/6 (each side at 0.05/6).", "probability"
+    )
+    multiplicity: str = Field(description="How the error rate across metrics is controlled.")
+    margins: dict[str, float] = unit_field(
+        "Equivalence margin per metric (latency: fraction of the baseline value; "
+        "error rate: percentage points; scores: points).",
+        "same as estimate",
+    )
+    pairs: list[ModelPairing] = Field(description="One per compared model pair.")
+    entries: list[MetricChange] = Field(description="One per pair and metric.")
+    unpaired_current: list[str] = Field(description="Current models without a baseline.")
+    unpaired_baseline: list[str] = Field(description="Baseline models not compared.")
+
+    @property
+    def regressed(self) -> bool:
+        return any(entry.verdict == "regressed" for entry in self.entries)
+
+
+# A tolerance for the ordering checks: interpolated percentiles can differ in the last ulp.
+
+
+#: The compared metrics, in report order.

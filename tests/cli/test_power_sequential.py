@@ -1,0 +1,59 @@
+"""`plumbline power --sequential`: the cap and the expected pairs, agreeing with the fixed
+paired design `plumbline power --paired` prints."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from plumbline.cli.main import main
+from plumbline.stats import expected_pairs, mcnemar_sample_size, plan_sequential
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["power", *args])
+    return result.exit_code, result.output
+
+
+def test_power_sequential_prints_the_cap_and_expected_pairs() -> None:
+    code, output = _run("--baseline", "0.6", "--effect", "0.1", "--sequential")
+    assert code == 0, output
+    fixed = mcnemar_sample_size(0.6, 0.1).n
+    plan = plan_sequential(0.6, 0.1)
+    text = " ".join(output.split())
+    assert f"fixed design: {fixed} pairs" in text
+    assert f"cap: {plan.max_pairs} pairs" in text
+    for multiple in ("1x", "1.5x", "2x"):
+        assert f"{multiple} (" in text
+    # the fixed design is the one `power --paired` prints
+    code, paired = _run("--baseline", "0.6", "--effect", "0.1", "--paired")
+    assert f"{fixed} questions" in " ".join(paired.split())
+
+
+def test_power_sequential_json() -> None:
+    code, output = _run("--baseline", "0.6", "--effect", "0.1", "--sequential", "--json")
+    assert code == 0
+    document = json.loads(output)
+    plan = plan_sequential(0.6, 0.1)
+    assert document["max_pairs"] == plan.max_pairs
+    assert document["fixed_pairs"] == plan.fixed_pairs
+    rows = {row["multiple"]: row for row in document["expected"]}
+    assert set(rows) == {1.0, 1.5, 2.0}
+    assert abs(rows[2.0]["expected_pairs"] - expected_pairs(plan, 0.2)) < 1e-9
+    assert rows[2.0]["ratio_to_fixed"] < 0.4 < rows[1.5]["ratio_to_fixed"] < 0.6
+    assert document["cap_ratio"] <= 1.7
+
+
+def test_power_sequential_continuous_and_bad_input() -> None:
+    code, output = _run("--sd", "1", "--effect", "0.5", "--sequential", "--json")
+    assert code == 0, output
+    assert json.loads(output)["outcome"] == "continuous"
+    code, output = _run("--baseline", "0.6", "--n", "100", "--sequential")
+    assert code == 2 and "--n does not apply" in output
+    code, output = _run("--baseline", "0.95", "--effect", "0.1", "--sequential")
+    assert code == 2 and "baseline + effect" in output
+    # an effect whose 2x multiple leaves the unit interval shows no figure there
+    code, output = _run("--baseline", "0.6", "--effect", "0.2", "--sequential", "--json")
+    rows = {row["multiple"]: row for row in json.loads(output)["expected"]}
+    assert rows[2.0]["expected_pairs"] is None and rows[1.0]["expected_pairs"] is not None

@@ -1,0 +1,182 @@
+"""`plumbline compare --sequential`: stops early on a clear win in run records in time order,
+declares no winner on identical arms, and shows the verdict in every view."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from plumbline.cli.main import main
+
+FAST = ["--resamples", "200"]
+
+
+def _records(p_new: float, p_old: float, *, seed: int, tasks: int = 60) -> list[dict[str, Any]]:
+    """Five repeats of `tasks` tasks per arm, run in time order, then shuffled in the file."""
+    rng = random.Random(seed)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    records: list[dict[str, Any]] = []
+    moment = 0
+    for repeat in range(1, 6):
+        for task in range(tasks):
+            for arm, rate in (("new", p_new), ("old", p_old)):
+                began = start + timedelta(minutes=moment)
+                moment += 1
+                records.append(
+                    {
+                        "task_id": f"task{task:03d}",
+                        "arm": arm,
+                        "repeat": repeat,
+                        "success": rng.random() < rate,
+                        "duration_seconds": 10.0,
+                        "total_cost_usd": 0.1,
+                        "input_tokens": 1000,
+                        "output_tokens": 100,
+                        "cache_read_tokens": 0,
+                        "cache_write_tokens": 0,
+                        "started_at_utc": began.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    }
+                )
+    rng.shuffle(records)
+    return records
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(main, ["compare", *args], catch_exceptions=False)
+
+
+def test_a_clear_win_stops_early_in_time_order(tmp_path: Path) -> None:
+    records = _records(0.9, 0.4, seed=1)
+    path = _write(tmp_path / "runs.jsonl", records)
+    result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    sequential = report["sequential"]
+    assert sequential["verdict"] == "better"
+    assert sequential["order"] == "started_at_utc"
+    assert sequential["pairs_used"] < sequential["fixed_pairs"] / 3
+    assert sequential["pairs_available"] == 300
+    assert sequential["interval"]["low"] > 0
+    assert set(sequential) >= {"verdict", "pairs_used", "max_pairs", "interval", "method"}
+    assert len(sequential["path"]) == sequential["pairs_used"]
+    assert report["gates"][0]["holds_for_treatment"] is True
+    assert report["decision"] == "prefer new"  # the other gates are ties
+    assert report["settings"]["sequential"]["effect"] == 0.10
+    # the same records in time order give the same stop: the file order is not used
+    ordered = sorted(records, key=lambda r: r["started_at_utc"])
+    again = invoke(
+        _write(tmp_path / "ordered.jsonl", ordered), "-t", "new", "-c", "old", "--sequential"
+    )
+    assert f"better after {sequential['pairs_used']} pairs" in " ".join(again.output.split())
+
+
+def test_identical_arms_declare_no_winner(tmp_path: Path) -> None:
+    records = _records(0.6, 0.6, seed=2)
+    path = _write(tmp_path / "runs.jsonl", records)
+    result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
+    sequential = json.loads(result.output)["sequential"]
+    assert sequential["verdict"] == "undecided"
+    assert sequential["reason"] == "cap"
+    assert sequential["pairs_used"] == sequential["max_pairs"]
+    report = json.loads(result.output)
+    assert report["decision"] == "mixed results - inspect paired deltas"
+    assert report["gates"][0]["verdict"] == "neither"
+    # with a margin and the data at hand, equivalence is the verdict once the band is narrow
+    wide = invoke(
+        path, "-t", "new", "-c", "old", "--sequential", "--margin", "0.25", *FAST, "--json"
+    )
+    assert json.loads(wide.output)["sequential"]["verdict"] == "equivalent"
+
+
+def test_every_view_shows_the_verdict(tmp_path: Path) -> None:
+    path = _write(tmp_path / "runs.jsonl", _records(0.9, 0.4, seed=3))
+    markdown = tmp_path / "report.md"
+    site = tmp_path / "site"
+    result = invoke(
+        path,
+        "-t",
+        "new",
+        "-c",
+        "old",
+        "--sequential",
+        "--effect",
+        "0.2",
+        *FAST,
+        "--markdown",
+        str(markdown),
+        "--html",
+        str(site),
+    )
+    assert result.exit_code == 0, result.output
+    terminal = " ".join(result.output.split())
+    assert "Sequential verdict: better after" in terminal
+    assert "+20% pass-rate difference from a 50% baseline" in terminal
+    text = markdown.read_text()
+    assert "### Sequential" in text and "confidence sequence" in text
+    page = next(site.glob("compare-*/index.html")).read_text()
+    assert 'data-sequential="new"' in page
+    assert '<polygon class="band"' in page and "Sequential verdict" in page
+
+
+def test_file_order_without_times_and_bad_options(tmp_path: Path) -> None:
+    records = _records(0.9, 0.4, seed=4)
+    for record in records:
+        del record["started_at_utc"]
+    path = _write(tmp_path / "runs.jsonl", records)
+    result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
+    assert json.loads(result.output)["sequential"]["order"] == "file order"
+    misuse = CliRunner().invoke(
+        main, ["compare", path, "-t", "new", "-c", "old", "--effect", "0.1"]
+    )
+    assert misuse.exit_code == 2 and "only apply with --sequential" in misuse.output
+    too_big = CliRunner().invoke(
+        main,
+        ["compare", path, "-t", "new", "-c", "old", "--sequential", "--baseline", "0.95"],
+    )
+    assert too_big.exit_code == 2 and "must be below 1" in too_big.output
+
+
+def test_an_impossible_design_is_a_usage_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "runs.jsonl", _records(0.9, 0.4, seed=5, tasks=5))
+    result = CliRunner().invoke(
+        main,
+        ["compare", path, "-t", "new", "-c", "old", "--sequential", "--effect", "0.45"],
+    )
+    assert result.exit_code == 2
+    assert "no design for --effect 0.45 from --baseline 0.5" in result.output
+
+
+def test_several_treatments_share_alpha(tmp_path: Path) -> None:
+    records = _records(0.9, 0.4, seed=6, tasks=30)
+    third = [dict(r, arm="other") for r in records if r["arm"] == "new"]
+    path = _write(tmp_path / "runs.jsonl", records + third)
+    result = invoke(path, "-c", "old", "--sequential", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    alphas = [c["sequential"]["settings"]["alpha"] for c in report["comparisons"]]
+    assert alphas == [0.025, 0.025]
+    assert any("alpha 0.025 (Bonferroni)" in w for w in report["warnings"])
+
+
+def test_no_pairs_no_verdict(tmp_path: Path) -> None:
+    records = _records(0.9, 0.4, seed=7, tasks=4)
+    for record in records:
+        if record["arm"] == "old":
+            record["task_id"] = "other-" + record["task_id"]
+    path = _write(tmp_path / "runs.jsonl", records)
+    result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["sequential"] is None
+    assert "new vs old: no pairs, so no sequential verdict" in report["warnings"]
+    assert report["gates"][0]["verdict"] == "neither"

@@ -1,0 +1,113 @@
+"""The regression check after a model update (`reliability --baseline`), from simulated runs.
+
+The runs are trial records drawn by `plumbline.coverage` (answers from per-prompt pools,
+lognormal latencies) and analysed by `analyze`, as the CLI does; the embedding is the
+simulation's own table, so no model is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from plumbline.app.site import SiteInput
+from plumbline.coverage import (
+    SimulatedModel,
+    embedding_table,
+    simulated_prompts,
+    simulated_records,
+)
+from plumbline.reliability.analysis import analyze
+from plumbline.reliability.regression import compare_to_baseline, pair_models, verdict_of
+from plumbline.reliability.result import METRICS, ReliabilityReport
+from plumbline.views.reliability import render_markdown
+from plumbline.views.reliability_page import render_reliability_pages
+
+MODEL = SimulatedModel(name="sim/old", latency_sigma=0.5)
+
+
+def _run(
+    model: SimulatedModel, prompts: int, trials: int, seed: int, *, drop: int = 0
+) -> tuple[ReliabilityReport, list]:
+    drawn = simulated_prompts(prompts, np.random.default_rng(seed), model, tag="t")
+    drawn = drawn[drop:]
+    records = simulated_records(drawn, trials, np.random.default_rng([seed, 1]), model)
+    return analyze(records, embedding_table(drawn)), records
+
+
+def test_verdicts_equivalence_first_then_the_side_of_zero() -> None:
+    assert verdict_of(-0.01, 0.02, 0.05, True) == "unchanged"
+    assert verdict_of(-0.3, -0.1, 0.05, True) == "regressed"  # a score fell
+    assert verdict_of(0.1, 0.3, 0.05, False) == "regressed"  # latency rose
+    assert verdict_of(0.1, 0.3, 0.05, True) == "improved"
+    assert verdict_of(-0.2, 0.3, 0.05, True) == "inconclusive"
+    # wholly below 0 but inside the margin: unchanged (a negligible change)
+    assert verdict_of(-0.04, -0.01, 0.05, True) == "unchanged"
+
+
+def test_models_pair_by_name_by_the_single_model_or_explicitly() -> None:
+    assert pair_models(["a", "b"], ["b", "c"]) == [("b", "b", "name")]
+    assert pair_models(["v1"], ["v2"]) == [("v1", "v2", "single model")]
+    assert pair_models(["a", "b"], ["c", "d"]) == []
+    assert pair_models(["a", "b"], ["c", "d"], {"a": "d"}) == [("a", "d", "--pair")]
+    with pytest.raises(ValueError, match="no model 'x'"):
+        pair_models(["a"], ["b"], {"x": "b"})
+
+
+def test_a_slower_update_regresses_and_identical_runs_do_not() -> None:
+    baseline, old_records = _run(MODEL, 10, 10, seed=1)
+    same_model = replace(MODEL, name="sim/new")
+    same, same_records = _run(same_model, 10, 10, seed=1)
+    slower_model = replace(MODEL, name="sim/new", latency_median=2.0)
+    slower, slower_records = _run(slower_model, 10, 10, seed=1)
+
+    identical = compare_to_baseline(baseline, old_records, same, same_records)
+    # same prompts and answers, the same draws: every change is exactly 0
+    assert {e.metric for e in identical.entries} == set(METRICS)
+    assert all(e.verdict != "regressed" for e in identical.entries)
+    (pair,) = identical.pairs
+    assert pair.paired_by == "single model" and pair.shared_prompts == 10
+    assert identical.level == pytest.approx(1 - 0.1 / 6)
+
+    comparison = compare_to_baseline(baseline, old_records, slower, slower_records)
+    verdicts = {e.metric: e.verdict for e in comparison.entries}
+    assert verdicts["latency_p50"] == "regressed"
+    assert comparison.regressed and comparison.pairs[0].verdict == "regressed"
+    p50 = next(e for e in comparison.entries if e.metric == "latency_p50")
+    assert p50.difference.estimate == pytest.approx(p50.current - p50.baseline)
+    assert p50.difference.interval is not None and p50.difference.interval.low > 0
+    assert p50.margin == pytest.approx(0.1 * p50.baseline)  # 10% of the baseline, in seconds
+    assert "REGRESSED latency_p50" in comparison.pairs[0].summary
+
+
+def test_different_prompt_sets_compare_on_the_shared_prompts_and_list_the_rest() -> None:
+    baseline, old_records = _run(MODEL, 6, 5, seed=3)
+    current, new_records = _run(replace(MODEL, name="sim/new"), 6, 5, seed=3, drop=2)
+    comparison = compare_to_baseline(
+        baseline, old_records, current, new_records, margins={"error_rate": 5.0}
+    )
+    (pair,) = comparison.pairs
+    assert pair.shared_prompts == 4
+    assert pair.only_in_baseline == ["q000", "q001"] and pair.only_in_current == []
+    assert comparison.margins["error_rate"] == 5.0
+    inconclusive = [e for e in comparison.entries if e.verdict == "inconclusive"]
+    assert all(e.detectable_change is not None for e in inconclusive if e.difference.interval)
+
+    document = current.model_copy(update={"baseline_comparison": comparison})
+    text = render_markdown(document)
+    assert "## Change from the baseline" in text and "only in the baseline: q000, q001" in text
+    pages = render_reliability_pages(
+        SiteInput("reliability", "r", document.json_document(), ()), "r"
+    )
+    assert [p.path for p in pages] == ["r/index.html", "r/baseline.html"]
+    assert "baseline-table" in pages[1].html and "Bonferroni" in pages[1].html
+    assert 'href="baseline.html"' in pages[0].html
+    ReliabilityReport.model_validate(document.json_document())  # the document round-trips
+
+
+def test_unknown_margin_is_refused() -> None:
+    baseline, records = _run(MODEL, 3, 5, seed=4)
+    with pytest.raises(ValueError, match="unknown metric"):
+        compare_to_baseline(baseline, records, baseline, records, margins={"speed": 1.0})
