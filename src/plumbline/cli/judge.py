@@ -16,6 +16,7 @@ from plumbline.cli.output import (
     concurrency_option,
     emit,
     json_option,
+    log_inputs,
     model_args_option,
     parse_model_args,
     renamed,
@@ -215,7 +216,7 @@ def calibrate(
         sys.exit(EXIT_FAILED)
 
 
-@judge.command("sample")
+@judge.command("sample", directory_inputs=log_inputs)
 @click.argument("logs", nargs=-1, required=True)
 @click.option(
     "--per-model",
@@ -229,7 +230,7 @@ def calibrate(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(path_type=Path),
     help="Rows to label: JSONL, or CSV when the name ends in .csv (written atomically).",
 )
 @click.option(
