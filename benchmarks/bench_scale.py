@@ -2,7 +2,7 @@
 
 A 40-trial suite (one task, two arms, 20 repeats) whose agent sleeps 2 seconds runs on the
 local executor (concurrency 2) and on a real two-node Ray cluster started on this machine
-(`plumbline.cluster.local.LocalCluster`, 2 CPUs per node, one CPU per trial: 4 slots). Printed:
+(`tests.support.ray_cluster.LocalCluster`, 2 CPUs per node, one CPU per trial: 4 slots). Printed:
 trials/s of each, their ratio, and the overhead per trial of each executor: the slot-seconds a
 trial costs after start-up ((wall time - start-up) × slots / trials) minus the trial's own
 time (its record's start to end, measured on its node); start-up (connecting, checking every
@@ -32,12 +32,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import plumbline
-from plumbline.agent.harness import Harness, RayOptions, RunOptions
-from plumbline.agent.plan import Plan, make_plan
-from plumbline.agent.profiles import resolve_agent
-from plumbline.agent.suite import load_suite
-from plumbline.cluster.local import LocalCluster
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the test cluster lives in tests/support
+
+from tests.support.ray_cluster import LocalCluster  # noqa: E402
+
+import plumbline  # noqa: E402
+from plumbline.agent.harness import Harness, RayOptions, RunOptions  # noqa: E402
+from plumbline.agent.plan import Plan, make_plan  # noqa: E402
+from plumbline.agent.profiles import resolve_agent  # noqa: E402
+from plumbline.agent.suite import load_suite  # noqa: E402
 
 SRC = str(Path(plumbline.__file__).resolve().parents[1])
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from tests.cluster.helpers import SRC, local_run
+from tests.support.ray_cluster import LocalCluster
 
 from plumbline.agent.plan import Plan
-from plumbline.cluster.local import LocalCluster
 
 
 @pytest.fixture(scope="session")

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from tests.agent.helpers import fake_agent, read_jsonl, write_suite
+from tests.support.ray_cluster import LocalCluster
 
 import plumbline
 from plumbline.agent.harness import Harness, RayOptions, RunOptions, RunResult
 from plumbline.agent.plan import Plan, make_plan
 from plumbline.agent.profiles import resolve_agent
 from plumbline.agent.suite import load_suite
-from plumbline.cluster.local import LocalCluster
 
 #: The code under test, for the cluster's workers.
 SRC = str(Path(plumbline.__file__).resolve().parents[1])

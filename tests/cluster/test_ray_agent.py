@@ -31,10 +31,10 @@ from tests.cluster.helpers import (
     suite_with,
     wait_for,
 )
+from tests.support.ray_cluster import LocalCluster
 
 from plumbline.agent.harness import Harness, RunOptions
 from plumbline.agent.plan import Plan
-from plumbline.cluster.local import LocalCluster
 from plumbline.cluster.trials import NODE_LEASES, lease_scope
 
 pytestmark = [pytest.mark.slow]

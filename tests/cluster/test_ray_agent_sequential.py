@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from tests.agent.helpers import read_jsonl
 from tests.cluster.helpers import SECRET, SECRET_NAME, on_ray, plan_of, suite_with
+from tests.support.ray_cluster import LocalCluster
 
 from plumbline.agent.harness import Harness, RunOptions
 from plumbline.agent.plan import Plan
 from plumbline.agent.sequential import SequentialMonitor
-from plumbline.cluster.local import LocalCluster
 from plumbline.stats import plan_sequential
 
 pytestmark = [pytest.mark.slow]

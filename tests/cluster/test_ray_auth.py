@@ -13,8 +13,7 @@ import subprocess
 import sys
 
 import pytest
-
-from plumbline.cluster.local import LocalCluster
+from tests.support.ray_cluster import LocalCluster
 
 # the module (the package exports a function of the same name)
 connect_module = importlib.import_module("plumbline.cluster.connect")
@@ -74,7 +73,7 @@ def test_a_one_node_cluster_listens_on_loopback_only() -> None:
         listening = subprocess.run(
             ["ss", "-ltnp"], capture_output=True, text=True, check=False
         ).stdout
-        from plumbline.cluster.local import process_tree
+        from tests.support.ray_cluster import process_tree
 
         pids = set(process_tree(single.members[0].process.pid))
         ours = [

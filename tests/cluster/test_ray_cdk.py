@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.support.ray_cluster import LocalCluster
 
 from plumbline.cdk.extract import extract_from_source
 from plumbline.cdk.outcomes import SynthReport
@@ -22,7 +23,6 @@ from plumbline.cdk.scorer import CdkExecutor, shared_synthesizer, use_executor
 from plumbline.cdk.synth import CdkSynthesizer, SynthOptions
 from plumbline.cli.main import main
 from plumbline.cluster.cdk import RaySynthesizer
-from plumbline.cluster.local import LocalCluster
 from plumbline.sandbox import ResourceLimits
 from plumbline.suites.sa_bench.datasets import load_cdk_synth
 

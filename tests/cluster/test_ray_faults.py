@@ -19,9 +19,9 @@ from tests.cluster.helpers import (
     suite_with,
     wait_for,
 )
+from tests.support.ray_cluster import LocalCluster
 
 from plumbline.agent.plan import Plan
-from plumbline.cluster.local import LocalCluster
 
 pytestmark = [pytest.mark.slow]
 

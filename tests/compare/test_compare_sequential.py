@@ -144,6 +144,10 @@ def test_file_order_without_times_and_bad_options(tmp_path: Path) -> None:
         ["compare", path, "-t", "new", "-c", "old", "--sequential", "--baseline", "0.95"],
     )
     assert too_big.exit_code == 2 and "must be below 1" in too_big.output
+    stray = CliRunner().invoke(main, ["compare", path, "-t", "new", "-c", "old", "--margin", "0.1"])
+    assert stray.exit_code == 2 and "--margin applies only to --rule ci or --sequential" in (
+        stray.output
+    )
 
 
 def test_an_impossible_design_is_a_usage_error(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -40,7 +41,7 @@ from plumbline.core.limits import MAX_CONCURRENCY, MAX_REPEATS
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from plumbline.agent.harness import Harness, RunResult
+    from plumbline.agent.harness import Harness, RunOptions, RunResult
     from plumbline.agent.plan import Plan
     from plumbline.agent.sequential import SequentialMonitor
     from plumbline.records.run_record import RunRecord
@@ -467,8 +468,6 @@ def run_command(
     page, with every difference between arms, to the site in DIR.
     --until-decided stops launching trials once a sequential A/B on success decides.
     """
-    from plumbline.agent.harness import Harness, RayOptions, RunError, RunOptions
-
     plan = _plan(suite, agent, profile, repeats, seed, order)
     plan, monitor = _until_decided(
         plan,
@@ -478,43 +477,25 @@ def run_command(
         repeats,
         lambda r: _plan(suite, agent, profile, r, seed, order),
     )
-    ray_options = RayOptions(
-        address=ray_address,
-        cpus_per_trial=cpus_per_trial,
-        memory_per_trial=_size("--memory-per-trial", memory_per_trial),
-        infra_retries=infra_retries,
-    )
-    options = RunOptions(
-        output=Path(output),
+    options = _run_options(
+        output=output,
         concurrency=concurrency,
-        workdir=Path(workdir) if workdir else None,
-        pass_env=_pass_env(pass_env),
+        workdir=workdir,
+        pass_env=pass_env,
         keep_workspaces=keep_workspaces,
         kill_grace=kill_grace,
         retry_infra=retry_infra,
-        duration_from="harness" if duration_from == "harness" else "agent",
+        duration_from=duration_from,
         force=force,
-        executor="ray" if executor == "ray" else "local",
-        ray=ray_options,
+        executor=executor,
+        ray_address=ray_address,
+        cpus_per_trial=cpus_per_trial,
+        memory_per_trial=memory_per_trial,
+        infra_retries=infra_retries,
     )
     if not wants_json(json_path):
         render_differences(plan, console)
-    harness = Harness(plan, options)
-    harness.on_record = _progress(harness)
-    harness.monitor = monitor
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        result = harness.run()
-    except RunError as error:
-        raise InputError(str(error)) from None
-    except KeyboardInterrupt:
-        warn(
-            "interrupted: running trials were stopped and not recorded; "
-            "rerun the same command to resume"
-        )
-        raise SystemExit(EXIT_INTERRUPTED) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    result = _run_harness(plan, options, monitor)
     document: dict[str, Any] = result.to_dict()
     document["arm_differences"] = [d.to_dict() for d in plan.differences]
     sequential = None
@@ -527,12 +508,91 @@ def run_command(
         if report is not None:
             document["compare"] = report.model_dump(mode="json")
     if html_dir is not None and report is not None:
-        from plumbline.compare.result import ArmDifferences
+        index = _write_compare_page(plan, result, report, html_dir)
+    emit(document, json_path, _run_renderer(result, sequential, report, index, html_dir))
 
-        differences = ArmDifferences.model_validate(differences_table(plan))
-        page = report.model_copy(update={"arm_differences": differences}).model_dump(mode="json")
-        name = report_name("compare", [result.output])
-        index = write_html("compare", name, page, [result.records_path], html_dir).index
+
+def _run_options(
+    *,
+    output: str,
+    concurrency: int,
+    workdir: str | None,
+    pass_env: tuple[str, ...],
+    keep_workspaces: bool,
+    kill_grace: float,
+    retry_infra: bool,
+    duration_from: str,
+    force: bool,
+    executor: str,
+    ray_address: str | None,
+    cpus_per_trial: float,
+    memory_per_trial: str | None,
+    infra_retries: int,
+) -> RunOptions:
+    """The harness's options from `agent run`'s command-line options."""
+    from plumbline.agent.harness import RayOptions, RunOptions
+
+    ray_options = RayOptions(
+        address=ray_address,
+        cpus_per_trial=cpus_per_trial,
+        memory_per_trial=_size("--memory-per-trial", memory_per_trial),
+        infra_retries=infra_retries,
+    )
+    return RunOptions(
+        output=Path(output),
+        concurrency=concurrency,
+        workdir=Path(workdir) if workdir else None,
+        pass_env=_pass_env(pass_env),
+        keep_workspaces=keep_workspaces,
+        kill_grace=kill_grace,
+        retry_infra=retry_infra,
+        duration_from="harness" if duration_from == "harness" else "agent",
+        force=force,
+        executor="ray" if executor == "ray" else "local",
+        ray=ray_options,
+    )
+
+
+def _run_harness(plan: Plan, options: RunOptions, monitor: SequentialMonitor | None) -> RunResult:
+    """Run the plan with progress lines, turning SIGTERM and Ctrl-C into a resumable stop."""
+    from plumbline.agent.harness import Harness, RunError
+
+    harness = Harness(plan, options)
+    harness.on_record = _progress(harness)
+    harness.monitor = monitor
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return harness.run()
+    except RunError as error:
+        raise InputError(str(error)) from None
+    except KeyboardInterrupt:
+        warn(
+            "interrupted: running trials were stopped and not recorded; "
+            "rerun the same command to resume"
+        )
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _write_compare_page(plan: Plan, result: RunResult, report: Any, html_dir: Path) -> Path:
+    """Add the A/B page, with every difference between arms, to the HTML site in `html_dir`."""
+    from plumbline.compare.result import ArmDifferences
+
+    differences = ArmDifferences.model_validate(differences_table(plan))
+    page = report.model_copy(update={"arm_differences": differences}).model_dump(mode="json")
+    name = report_name("compare", [result.output])
+    return write_html("compare", name, page, [result.records_path], html_dir).index
+
+
+def _run_renderer(
+    result: RunResult,
+    sequential: dict[str, Any] | None,
+    report: Any,
+    index: Path | None,
+    html_dir: Path | None,
+) -> Callable[[Console], None]:
+    """The terminal view of `agent run`: the result, then the analysis and the site written."""
 
     def render(out: Console) -> None:
         render_result(result, out, sequential)
@@ -550,7 +610,7 @@ def run_command(
                 soft_wrap=True,
             )
 
-    emit(document, json_path, render)
+    return render
 
 
 def _sequential_summary(

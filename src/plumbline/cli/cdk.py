@@ -24,6 +24,10 @@ from plumbline.core.escape import terminal, visible_controls
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from plumbline.cdk.extract import ExtractedApp
+    from plumbline.cdk.outcomes import SynthReport
+    from plumbline.cdk.synth import SynthOptions
+
 OUTCOME_STYLE = {
     "passed": "bold green",
     "infra_error": "bold yellow",
@@ -131,16 +135,10 @@ def check(
     Exit status: 0 passed, 1 the app failed, 3 infrastructure error (nothing was judged).
     """
     # Imported here so that `plumbline --help` does not load the CDK machinery.
-    from rich.panel import Panel
-    from rich.syntax import Syntax
-    from rich.table import Table
-
     from plumbline.cdk.extract import extract_app, extract_from_source
     from plumbline.cdk.outcomes import SynthReport
-    from plumbline.cdk.scorer import CdkExecutor, make_synthesizer
     from plumbline.cdk.synth import SynthOptions, build_job
-    from plumbline.cluster.connect import ClusterError
-    from plumbline.sandbox import ResourceLimits, SandboxUnavailable
+    from plumbline.sandbox import ResourceLimits
 
     text = file.read_text(encoding="utf-8", errors="replace")
     read_as = _read_as(file, text, mode)
@@ -158,59 +156,75 @@ def check(
     if isinstance(unrunnable, SynthReport):
         report = unrunnable  # nothing to run: no sandbox needed to say why
     else:
-        executor = CdkExecutor("ray" if cdk_executor == "ray" else "local", ray_address, 1)
-        try:
-            synthesizer = make_synthesizer(options, executor)
-            try:
-                report = synthesizer.check_app(app)
-            finally:
-                synthesizer.close()
-        except (SandboxUnavailable, ClusterError) as error:
-            error_console.print(f"[bold red]error:[/] {terminal(error)}")
-            sys.exit(EXIT_INFRA)
+        report = _synthesize(app, options, cdk_executor, ray_address)
     result = {"file": str(file), "read_as": read_as, **report.to_dict()}
-
-    def render(console: Console) -> None:
-        style = OUTCOME_STYLE.get(report.outcome.value, "bold red")
-        console.print(f"[{style}]{report.outcome.value}[/]  {terminal(report.reason)}")
-        summary = Table.grid(padding=(0, 2))
-        summary.add_row("read as", read_as)
-        summary.add_row("entry point", terminal(report.entry or "-"))
-        summary.add_row("exception", terminal(report.exception_type or "-"))
-        count = "-" if report.resource_count is None else str(report.resource_count)
-        summary.add_row("resources", count)
-        summary.add_row("templates", terminal(", ".join(report.templates) or "-"))
-        counts = report.lint_counts
-        summary.add_row(
-            "cfn-lint",
-            f"{counts['error']} error(s), {counts['warning']} warning(s), "
-            f"{counts['informational']} informational",
-        )
-        summary.add_row("engine", f"{report.engine}, {report.seconds:.2f} s")
-        console.print(summary)
-        for note in report.notes:
-            console.print(f"[dim]note:[/] {terminal(note)}")
-        for name, source in report.files.items():
-            lexer = "json" if name.endswith(".json") else "python"
-            code = Syntax(visible_controls(source), lexer, line_numbers=True)
-            console.print(Panel(code, title=terminal(name)))
-        if report.lint:
-            table = Table("rule", "severity", "template", "line", "message", title="cfn-lint")
-            for finding in report.lint:
-                table.add_row(
-                    terminal(finding.rule),
-                    terminal(finding.severity),
-                    terminal(finding.template),
-                    "" if finding.line is None else str(finding.line),
-                    terminal(finding.message),
-                )
-            console.print(table)
-        if report.stderr_head:
-            console.print(Panel(terminal(report.stderr_head), title="first lines of stderr"))
-        if report.log.strip():
-            console.print(Panel(terminal(report.log.rstrip()), title="log"))
-
-    emit(result, json_path, render)
+    emit(result, json_path, lambda console: _render_check(console, report, read_as))
     if report.outcome.value == "infra_error":
         sys.exit(EXIT_INFRA)
     sys.exit(EXIT_OK if report.outcome.passed else EXIT_FAILED)
+
+
+def _synthesize(
+    app: ExtractedApp, options: SynthOptions, cdk_executor: str, ray_address: str | None
+) -> SynthReport:
+    """Check the app on the chosen executor; exit 3 if no sandbox or cluster can run it."""
+    from plumbline.cdk.scorer import CdkExecutor, make_synthesizer
+    from plumbline.cluster.connect import ClusterError
+    from plumbline.sandbox import SandboxUnavailable
+
+    executor = CdkExecutor("ray" if cdk_executor == "ray" else "local", ray_address, 1)
+    try:
+        synthesizer = make_synthesizer(options, executor)
+        try:
+            return synthesizer.check_app(app)
+        finally:
+            synthesizer.close()
+    except (SandboxUnavailable, ClusterError) as error:
+        error_console.print(f"[bold red]error:[/] {terminal(error)}")
+        sys.exit(EXIT_INFRA)
+
+
+def _render_check(console: Console, report: SynthReport, read_as: str) -> None:
+    """Print the outcome, a summary, the synthesized files, the cfn-lint findings and logs."""
+    from rich.panel import Panel
+    from rich.syntax import Syntax
+    from rich.table import Table
+
+    style = OUTCOME_STYLE.get(report.outcome.value, "bold red")
+    console.print(f"[{style}]{report.outcome.value}[/]  {terminal(report.reason)}")
+    summary = Table.grid(padding=(0, 2))
+    summary.add_row("read as", read_as)
+    summary.add_row("entry point", terminal(report.entry or "-"))
+    summary.add_row("exception", terminal(report.exception_type or "-"))
+    count = "-" if report.resource_count is None else str(report.resource_count)
+    summary.add_row("resources", count)
+    summary.add_row("templates", terminal(", ".join(report.templates) or "-"))
+    counts = report.lint_counts
+    summary.add_row(
+        "cfn-lint",
+        f"{counts['error']} error(s), {counts['warning']} warning(s), "
+        f"{counts['informational']} informational",
+    )
+    summary.add_row("engine", f"{report.engine}, {report.seconds:.2f} s")
+    console.print(summary)
+    for note in report.notes:
+        console.print(f"[dim]note:[/] {terminal(note)}")
+    for name, source in report.files.items():
+        lexer = "json" if name.endswith(".json") else "python"
+        code = Syntax(visible_controls(source), lexer, line_numbers=True)
+        console.print(Panel(code, title=terminal(name)))
+    if report.lint:
+        table = Table("rule", "severity", "template", "line", "message", title="cfn-lint")
+        for finding in report.lint:
+            table.add_row(
+                terminal(finding.rule),
+                terminal(finding.severity),
+                terminal(finding.template),
+                "" if finding.line is None else str(finding.line),
+                terminal(finding.message),
+            )
+        console.print(table)
+    if report.stderr_head:
+        console.print(Panel(terminal(report.stderr_head), title="first lines of stderr"))
+    if report.log.strip():
+        console.print(Panel(terminal(report.log.rstrip()), title="log"))

@@ -27,7 +27,13 @@ from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_RESAMPLES
 
 if TYPE_CHECKING:
-    from plumbline.compare.result import CompareReport, Margins, SequentialSettings
+    from plumbline.compare.result import (
+        CompareReport,
+        CompareSettings,
+        Margins,
+        SequentialSettings,
+    )
+    from plumbline.records.run_record import RunRecordTable
 
 MAX_SHOWN_ERRORS = 20
 
@@ -170,29 +176,11 @@ def compare(
     --sequential stops at the first pair (in time order) where an anytime-valid confidence
     sequence decides, or at the cap; the success gate reads that verdict.
     """
-    if not records:
-        hint = (
-            f" (--json took {json_path!r} as its output path: put the record files first, or "
-            "use --json with no path last)"
-            if json_path not in (None, "-")
-            else ""
-        )
-        raise click.UsageError(f"give at least one run record file{hint}")
-    from plumbline.compare.analysis import CompareError, compare_runs
+    _require_records(records, json_path)
     from plumbline.compare.result import CompareSettings
-    from plumbline.records.io import InvalidRecordError
-    from plumbline.records.run_record import read_run_records
-    from plumbline.views.compare import render_markdown, render_terminal
 
-    _check_inputs(records, rule)
-    try:
-        table = read_run_records(list(records), strict=strict)
-    except InvalidRecordError as error:
-        raise InputError(str(error)) from None
-    for problem in table.errors[:MAX_SHOWN_ERRORS]:
-        error_console.print(terminal(problem), soft_wrap=True)
-    if len(table.errors) > MAX_SHOWN_ERRORS:
-        error_console.print(f"... and {len(table.errors) - MAX_SHOWN_ERRORS} more problems")
+    _check_inputs(records, rule, sequential)
+    table = _read_records(records, strict)
     sequential_settings = _sequential_settings(
         click.get_current_context(), sequential, effect, baseline, alpha, margins
     )
@@ -204,9 +192,51 @@ def compare(
         level=level,
         seed=seed,
     )
+    report = _compare_arms(table, treatments, control, settings)
+    _write_report(report, table, records, json_path, markdown_path, parquet_path, html_dir)
+    _exit_on_failure(report, table, fail_unless)
+
+
+def _require_records(records: tuple[str, ...], json_path: str | None) -> None:
+    """Usage error without record files, with a hint when `--json` swallowed the only one."""
+    if not records:
+        hint = (
+            f" (--json took {json_path!r} as its output path: put the record files first, or "
+            "use --json with no path last)"
+            if json_path not in (None, "-")
+            else ""
+        )
+        raise click.UsageError(f"give at least one run record file{hint}")
+
+
+def _read_records(records: tuple[str, ...], strict: bool) -> RunRecordTable:
+    """Read the run records, printing the first problems with invalid ones to stderr."""
+    from plumbline.records.io import InvalidRecordError
+    from plumbline.records.run_record import read_run_records
+
+    try:
+        table = read_run_records(list(records), strict=strict)
+    except InvalidRecordError as error:
+        raise InputError(str(error)) from None
+    for problem in table.errors[:MAX_SHOWN_ERRORS]:
+        error_console.print(terminal(problem), soft_wrap=True)
+    if len(table.errors) > MAX_SHOWN_ERRORS:
+        error_console.print(f"... and {len(table.errors) - MAX_SHOWN_ERRORS} more problems")
+    return table
+
+
+def _compare_arms(
+    table: RunRecordTable,
+    treatments: tuple[str, ...],
+    control: str | None,
+    settings: CompareSettings,
+) -> CompareReport:
+    """Run the comparison under a progress bar; an arm choice that does not fit is a usage error."""
+    from plumbline.compare.analysis import CompareError, compare_runs
+
     try:
         with progress_bar("comparing") as progress:
-            report = compare_runs(
+            return compare_runs(
                 table,
                 treatments=list(treatments) or None,
                 control=control,
@@ -215,6 +245,20 @@ def compare(
             )
     except CompareError as error:
         raise click.UsageError(str(error)) from None
+
+
+def _write_report(
+    report: CompareReport,
+    table: RunRecordTable,
+    records: tuple[str, ...],
+    json_path: str | None,
+    markdown_path: str | None,
+    parquet_path: str | None,
+    html_dir: Path | None,
+) -> None:
+    """Print the report (or its JSON on stdout) and write the JSON, Markdown, Parquet, HTML."""
+    from plumbline.views.compare import render_markdown, render_terminal
+
     if json_path == "-":
         click.echo(dumps(report))
     else:
@@ -235,6 +279,10 @@ def compare(
             html_dir,
             quiet=json_path == "-",
         )
+
+
+def _exit_on_failure(report: CompareReport, table: RunRecordTable, fail_unless: str | None) -> None:
+    """Exit 1 when `--fail-unless prefer-treatment` fails or invalid records were left out."""
     if fail_unless == "prefer-treatment" and not report.all_prefer_treatment():
         for line in fail_unless_reasons(report):
             click.echo(f"--fail-unless prefer-treatment: {line}", err=True)
@@ -248,16 +296,18 @@ def compare(
         raise SystemExit(EXIT_FAILED)
 
 
-def _check_inputs(records: tuple[str, ...], rule: str) -> None:
-    """Usage errors before any work: `--margin` without `--rule ci`, a record file that is
-    missing or a directory (pipes and process substitution, `<(cat runs.jsonl)`, are files)."""
+def _check_inputs(records: tuple[str, ...], rule: str, sequential: bool = False) -> None:
+    """Usage errors before any work: `--margin` without `--rule ci` or `--sequential`, a record
+    file that is missing or a directory (pipes and process substitution, `<(cat runs.jsonl)`,
+    are files)."""
     ctx = click.get_current_context()
     if (
         rule != "ci"
+        and not sequential
         and ctx.get_parameter_source("margins") is click.core.ParameterSource.COMMANDLINE
     ):
         raise click.UsageError(
-            "--margin applies only to --rule ci: add --rule ci, or drop --margin"
+            "--margin applies only to --rule ci or --sequential: add one, or drop --margin"
         )
     for path in records:
         # pipes and process substitution (`<(cat runs.jsonl)`) are ordinary inputs

@@ -68,6 +68,19 @@ def demo_steps(output: Path) -> list[DemoStep]:
     runs = str(example_path("agent_runs.jsonl"))
     trials = str(example_path("trials.jsonl"))
     return [
+        *_leaderboard_steps(output),
+        *_judge_steps(output),
+        *_statistics_steps(),
+        *_ab_steps(output, runs),
+        *_reliability_steps(output, trials),
+        *_regression_steps(output),
+        *_site_steps(output, runs),
+    ]
+
+
+def _leaderboard_steps(output: Path) -> list[DemoStep]:
+    """The leaderboard job: two runs of SA Bench (scripted and real models) and one leaderboard."""
+    return [
         DemoStep(
             "Which model is best? (an SA Bench leaderboard)",
             "Two offline scripted models (an oracle and a seeded weak one) run 5 samples of each "
@@ -130,6 +143,12 @@ def demo_steps(output: Path) -> list[DemoStep]:
                 *not_run_arguments(),
             ),
         ),
+    ]
+
+
+def _judge_steps(output: Path) -> list[DemoStep]:
+    """The real model as an LLM judge, on a few calibration items."""
+    return [
         DemoStep(
             "Can the real model judge? (a few calibration items)",
             "The LLM judge's calibration on 3 hand-scored items: a reply that is no verdict is "
@@ -152,6 +171,12 @@ def demo_steps(output: Path) -> list[DemoStep]:
             ),
             findings_exit=True,
         ),
+    ]
+
+
+def _statistics_steps() -> list[DemoStep]:
+    """The statistics commands: an interval and a power analysis."""
+    return [
         DemoStep(
             "How sure is 42 out of 50?",
             "Every score needs its interval: Wilson is the default, exact and Wald for contrast.",
@@ -167,6 +192,12 @@ def demo_steps(output: Path) -> list[DemoStep]:
             "Power analysis for a paired comparison of two models on the same questions.",
             ("power", "--baseline", "0.80", "--effect", "0.05", "--paired"),
         ),
+    ]
+
+
+def _ab_steps(output: Path, runs: str) -> list[DemoStep]:
+    """The A/B job: a decision between two arms of bundled agent run records."""
+    return [
         DemoStep(
             "Did the change help the agent? (the A/B schema: three gates, paired deltas)",
             "Bundled run records of two arms of a coding agent, paired by task and repeat.",
@@ -185,6 +216,12 @@ def demo_steps(output: Path) -> list[DemoStep]:
                 str(output / "compare.md"),
             ),
         ),
+    ]
+
+
+def _reliability_steps(output: Path, trials: str) -> list[DemoStep]:
+    """The reliability job: probe the real model, then CERT metrics on its and bundled trials."""
+    return [
         DemoStep(
             "Probing the real model: the same prompts, repeated",
             f"{REAL_MODEL} answers each prompt 3 times (a seed per trial), journaled as trial "
@@ -221,6 +258,12 @@ def demo_steps(output: Path) -> list[DemoStep]:
                 str(output / "reliability.md"),
             ),
         ),
+    ]
+
+
+def _regression_steps(output: Path) -> list[DemoStep]:
+    """A regression check: a second probe as the update, compared with the first."""
+    return [
         DemoStep(
             "Did the update make it worse? (a regression check between two runs)",
             f"A tiny second probe of {REAL_MODEL} stands in for an update (shorter answers: "
@@ -261,6 +304,12 @@ def demo_steps(output: Path) -> list[DemoStep]:
                 str(output / "regression.md"),
             ),
         ),
+    ]
+
+
+def _site_steps(output: Path, runs: str) -> list[DemoStep]:
+    """The report site built from every result above."""
+    return [
         DemoStep(
             "The report site: every result as pages people look at",
             "A static site (no network needed) with the leaderboard and each model's samples, "

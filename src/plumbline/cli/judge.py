@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -28,6 +28,12 @@ from plumbline.core.limits import MAX_CONCURRENCY, MAX_EPOCHS
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from plumbline.suites.sa_bench.scorers.calibration import (
+        CalibrationItem,
+        CalibrationReport,
+        JudgeCalibration,
+    )
 
 
 PLAN_HINT = (
@@ -125,27 +131,13 @@ def calibrate(
     import logging
 
     from inspect_ai.model import get_model
-    from rich.table import Table
 
     from plumbline.suites.sa_bench.scorers.calibration import (
         calibrate as run_calibration,
     )
-    from plumbline.suites.sa_bench.scorers.calibration import (
-        calibration_subset,
-        heuristic_baseline,
-        load_calibration,
-    )
-    from plumbline.suites.sa_bench.scorers.judge import load_rubric
+    from plumbline.suites.sa_bench.scorers.calibration import heuristic_baseline
 
-    try:
-        items = load_calibration(calibration_set)
-        load_rubric(rubric_version)
-        if limit is not None:
-            items = calibration_subset(items, limit, seed)
-    except ValueError as error:
-        # plain echo: a `file:line:` location must never be wrapped across lines
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_USAGE)
+    items = _calibration_items(calibration_set, rubric_version, limit, seed)
     extra = parse_model_args(model_args)
     models = [get_model(name, memoize=False, **extra) for name in judge_models]
     report = asyncio.run(
@@ -164,56 +156,87 @@ def calibrate(
     logging.getLogger(__name__).debug(
         "graded %d items with %s", len(items), ", ".join(judge_models)
     )
-
-    def render(console: Console) -> None:
-        for calibration in [*report.judges, *([report.mean_judge] if report.mean_judge else [])]:
-            verdict = "[green]PASS[/green]" if calibration.passed else "[red]FAIL[/red]"
-            table = Table(
-                title=f"{terminal(calibration.judge)}: {calibration.items} items × "
-                f"{calibration.runs} runs — {verdict}",
-                title_justify="left",
-            )
-            for column in (
-                "dimension",
-                "MAE",
-                "within ±0.15",
-                "Spearman",
-                "Pearson r",
-                "run spread",
-            ):
-                table.add_column(column, justify="left" if column == "dimension" else "right")
-            for name, dim in calibration.dimensions.items():
-                table.add_row(
-                    name,
-                    present.fixed(dim.mae, 3),
-                    present.percent(dim.within_share, 0),
-                    present.fixed(dim.spearman, 2),
-                    present.fixed(dim.correlation, 2),
-                    present.fixed(dim.run_spread, 3),
-                )
-            console.print(table)
-            adversarial = ", ".join(
-                f"{a['id']} {a['tier']} {present.fixed(a['judged'], 2)}"
-                f"{_adversarial_mark(a['fooled'])}"
-                for a in calibration.adversarial
-            )
-            console.print(f"  adversarial (hand ≈ 0): {terminal(adversarial)}")
-            console.print(f"  unscored verdicts: {calibration.unscored}")
-            for failure in calibration.failures:
-                console.print(f"  [red]✗[/red] {terminal(failure)}")
-        console.print(PLAN_HINT)
-        if report.agreement:
-            alphas = ", ".join(f"{k} {present.fixed(v, 2)}" for k, v in report.agreement.items())
-            console.print(f"Krippendorff's alpha between judges (interval): {terminal(alphas)}")
-        base = result["heuristic_baseline"]["dimensions"]
-        console.print(
-            "heuristic scorer on the same set (for reference, not gated): Spearman "
-            + ", ".join(f"{k} {present.fixed(v['spearman'], 2)}" for k, v in base.items())
-        )
-
-    emit(result, json_path, render)
+    emit(result, json_path, lambda console: _render_calibration(console, report, result))
     if not report.passed:
         sys.exit(EXIT_FAILED)
+
+
+def _calibration_items(
+    calibration_set: Path | None, rubric_version: str, limit: int | None, seed: int
+) -> list[CalibrationItem]:
+    """The calibration items to grade (a seeded subset with `--limit`); exit 2 if unusable."""
+    from plumbline.suites.sa_bench.scorers.calibration import (
+        calibration_subset,
+        load_calibration,
+    )
+    from plumbline.suites.sa_bench.scorers.judge import load_rubric
+
+    try:
+        items = load_calibration(calibration_set)
+        load_rubric(rubric_version)
+        if limit is not None:
+            items = calibration_subset(items, limit, seed)
+    except ValueError as error:
+        # plain echo: a `file:line:` location must never be wrapped across lines
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    return items
+
+
+def _render_calibration(
+    console: Console, report: CalibrationReport, result: dict[str, Any]
+) -> None:
+    """Print each judge's (and the mean judge's) calibration, then agreement and baseline."""
+    for calibration in [*report.judges, *([report.mean_judge] if report.mean_judge else [])]:
+        _render_judge_calibration(console, calibration)
+    console.print(PLAN_HINT)
+    if report.agreement:
+        alphas = ", ".join(f"{k} {present.fixed(v, 2)}" for k, v in report.agreement.items())
+        console.print(f"Krippendorff's alpha between judges (interval): {terminal(alphas)}")
+    base = result["heuristic_baseline"]["dimensions"]
+    console.print(
+        "heuristic scorer on the same set (for reference, not gated): Spearman "
+        + ", ".join(f"{k} {present.fixed(v['spearman'], 2)}" for k, v in base.items())
+    )
+
+
+def _render_judge_calibration(console: Console, calibration: JudgeCalibration) -> None:
+    """One judge's table per dimension, its adversarial scores, unscored count and failures."""
+    from rich.table import Table
+
+    verdict = "[green]PASS[/green]" if calibration.passed else "[red]FAIL[/red]"
+    table = Table(
+        title=f"{terminal(calibration.judge)}: {calibration.items} items × "
+        f"{calibration.runs} runs — {verdict}",
+        title_justify="left",
+    )
+    for column in (
+        "dimension",
+        "MAE",
+        "within ±0.15",
+        "Spearman",
+        "Pearson r",
+        "run spread",
+    ):
+        table.add_column(column, justify="left" if column == "dimension" else "right")
+    for name, dim in calibration.dimensions.items():
+        table.add_row(
+            name,
+            present.fixed(dim.mae, 3),
+            present.percent(dim.within_share, 0),
+            present.fixed(dim.spearman, 2),
+            present.fixed(dim.correlation, 2),
+            present.fixed(dim.run_spread, 3),
+        )
+    console.print(table)
+    adversarial = ", ".join(
+        f"{a['id']} {a['tier']} {present.fixed(a['judged'], 2)}{_adversarial_mark(a['fooled'])}"
+        for a in calibration.adversarial
+    )
+    console.print(f"  adversarial (hand ≈ 0): {terminal(adversarial)}")
+    console.print(f"  unscored verdicts: {calibration.unscored}")
+    for failure in calibration.failures:
+        console.print(f"  [red]✗[/red] {terminal(failure)}")
 
 
 @judge.command("sample", directory_inputs=log_inputs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,10 @@ from plumbline.core.escape import terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from plumbline.leaderboard.board import Leaderboard
+    from plumbline.leaderboard.result import LeaderboardDocument
+    from plumbline.leaderboard.suite import Suite
 
 BUILD = "build"
 
@@ -178,30 +183,33 @@ def build(
     leaderboard is still written, with the problem in it), or, with --strict, when the input
     has any problem.
     """
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    from plumbline.app.leaderboard_outputs import write_outputs
-    from plumbline.cli.output import quiet
-    from plumbline.leaderboard import (
-        LeaderboardFileError,
-        SuiteError,
-        build_leaderboard,
-        load_suite,
-    )
-    from plumbline.records.inspect_logs import is_remote
-    from plumbline.views.leaderboard import render_terminal
+    from plumbline.leaderboard import SuiteError, load_suite
 
     try:
         resolved = load_suite(suite)
     except SuiteError as error:
         _fail(str(error))
         return
+    skipped = _not_run_reasons(not_run, resolved)
+    labels = _read_labels(labels_path, half_width)
+    board = _build_board(logs, resolved, errors, run_id, skipped, labels, half_width)
+    _write_board(board, logs, resolved, output, csv_path, markdown_path, parquet_path)
+    if not board.models:
+        warn("no scorable logs found in %s", ", ".join(str(p) for p in logs))
+    document = board.document()
+    index = None
+    if html_dir is not None:
+        index = _write_board_site(document, logs, output, html_dir)
+    emit(
+        document.to_json(),
+        json_path,
+        _board_renderer(document, output, csv_path, markdown_path, parquet_path, index, html_dir),
+    )
+    _exit_on_problems(board, strict)
+
+
+def _not_run_reasons(not_run: tuple[str, ...], resolved: Suite) -> dict[str, str]:
+    """The `--not-run CATEGORY=REASON` entries by category, checked against the suite."""
     skipped: dict[str, str] = {}
     for entry in not_run:
         key, separator, reason = entry.partition("=")
@@ -212,7 +220,29 @@ def build(
                 param_hint="--not-run",
             )
         skipped[key] = reason.strip()
-    labels = _read_labels(labels_path, half_width)
+    return skipped
+
+
+def _build_board(
+    logs: tuple[str, ...],
+    resolved: Suite,
+    errors: str,
+    run_id: str | None,
+    skipped: dict[str, str],
+    labels: list[Any] | None,
+    half_width: float | None,
+) -> Leaderboard:
+    """Build the leaderboard from the logs, with a progress bar on an interactive stderr."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from plumbline.cli.output import quiet
+    from plumbline.leaderboard import build_leaderboard
 
     with Progress(
         TextColumn("reading logs"),
@@ -228,7 +258,7 @@ def build(
         def advance(done: int, total: int, path: str) -> None:
             progress.update(task, completed=done, total=total)
 
-        board = build_leaderboard(
+        return build_leaderboard(
             list(logs),
             resolved,
             errors="zero" if errors == "zero" else "exclude",
@@ -239,6 +269,21 @@ def build(
             half_width=half_width,
         )
 
+
+def _write_board(
+    board: Leaderboard,
+    logs: tuple[str, ...],
+    resolved: Suite,
+    output: Path | None,
+    csv_path: Path | None,
+    markdown_path: Path | None,
+    parquet_path: Path | None,
+) -> None:
+    """Write the JSON, CSV, Markdown and Parquet outputs asked for; exit 2 if the board fails
+    its own validation."""
+    from plumbline.app.leaderboard_outputs import write_outputs
+    from plumbline.leaderboard import LeaderboardFileError
+
     try:
         write_outputs(board, json_path=output, csv_path=csv_path, markdown_path=markdown_path)
     except LeaderboardFileError as error:
@@ -247,14 +292,30 @@ def build(
         from plumbline.app.frames import leaderboard_frame, write_parquet
 
         write_parquet(leaderboard_frame(list(logs), resolved), parquet_path)
-    if not board.models:
-        warn("no scorable logs found in %s", ", ".join(str(p) for p in logs))
-    document = board.document()
-    index = None
-    if html_dir is not None:
-        name = output.stem if output is not None else "leaderboard"
-        local = [Path(log) for log in logs if not is_remote(log)]
-        index = write_html("leaderboard", name, document.to_json(), local, html_dir).index
+
+
+def _write_board_site(
+    document: LeaderboardDocument, logs: tuple[str, ...], output: Path | None, html_dir: Path
+) -> Path:
+    """Add the leaderboard page, with the local logs as its sources, to the site in `html_dir`."""
+    from plumbline.records.inspect_logs import is_remote
+
+    name = output.stem if output is not None else "leaderboard"
+    local = [Path(log) for log in logs if not is_remote(log)]
+    return write_html("leaderboard", name, document.to_json(), local, html_dir).index
+
+
+def _board_renderer(
+    document: LeaderboardDocument,
+    output: Path | None,
+    csv_path: Path | None,
+    markdown_path: Path | None,
+    parquet_path: Path | None,
+    index: Path | None,
+    html_dir: Path | None,
+) -> Callable[[Console], None]:
+    """The terminal view of `leaderboard`: the board, then every file written."""
+    from plumbline.views.leaderboard import render_terminal
 
     def render(console: Console) -> None:
         render_terminal(document, console)
@@ -272,7 +333,12 @@ def build(
                 soft_wrap=True,
             )
 
-    emit(document.to_json(), json_path, render)
+    return render
+
+
+def _exit_on_problems(board: Leaderboard, strict: bool) -> None:
+    """Warn about empty categories and failed models; exit 1 for them, no models, or with
+    `--strict` any problem."""
     empty = [p.category for p in board.problems if p.kind == "category_empty" and p.category]
     if empty and board.models:
         warn(

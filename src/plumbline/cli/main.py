@@ -111,7 +111,7 @@ class LazyGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except ModuleNotFoundError as error:  # an extra not installed: say which, in a line
-            from plumbline.extras import missing_extra_line
+            from plumbline.core.extras import missing_extra_line
 
             line = missing_extra_line(error)
             if line is None or _debugging(ctx):

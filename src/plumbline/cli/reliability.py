@@ -40,7 +40,9 @@ from plumbline.core.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
+    from plumbline.records.io import ReadResult
     from plumbline.records.trial_record import TrialRecord
+    from plumbline.reliability.runner import ProbeSettings, ProbeSummary, Prompt
 
 
 def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
@@ -144,28 +146,9 @@ def probe(
     journal keeps one generation configuration unless --allow-config-change. Then run
     `plumbline reliability OUTPUT`.
     """
-    import asyncio
+    from plumbline.reliability.runner import ProbeSettings
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from plumbline.core.redaction import secret_arguments
-    from plumbline.reliability.errors import redact, secrets_from_environment
-    from plumbline.reliability.runner import (
-        ProbeSettings,
-        Prompt,
-        load_prompts,
-        prompt_id_for,
-        run_probe,
-    )
-
-    prompts = [Prompt(prompt_id_for(text), text) for text in prompt_texts]
-    if prompts_file is not None:
-        try:
-            prompts += load_prompts(prompts_file)
-        except ValueError as error:
-            raise click.BadParameter(str(error), param_hint="--prompts") from None
-    if not prompts:
-        raise click.UsageError("give at least one --prompt or a --prompts file")
+    prompts = _probe_prompts(prompt_texts, prompts_file)
     try:
         settings = ProbeSettings(
             models=models,
@@ -182,6 +165,41 @@ def probe(
         )
     except ValueError as error:
         raise click.UsageError(str(error)) from None
+
+    summary = _run_probe(settings, output, allow_config_change, progress, json_path)
+    emit(summary, json_path, lambda out: _render_probe_summary(out, summary, output))
+
+
+def _probe_prompts(prompt_texts: tuple[str, ...], prompts_file: Path | None) -> list[Prompt]:
+    """The `--prompt` texts, then the `--prompts` file's; at least one is a usage rule."""
+    from plumbline.reliability.runner import Prompt, load_prompts, prompt_id_for
+
+    prompts = [Prompt(prompt_id_for(text), text) for text in prompt_texts]
+    if prompts_file is not None:
+        try:
+            prompts += load_prompts(prompts_file)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--prompts") from None
+    if not prompts:
+        raise click.UsageError("give at least one --prompt or a --prompts file")
+    return prompts
+
+
+def _run_probe(
+    settings: ProbeSettings,
+    output: Path,
+    allow_config_change: bool,
+    progress: bool,
+    json_path: str | None,
+) -> ProbeSummary:
+    """Run the probe with a progress bar counting failed trials; Ctrl-C stops it resumably."""
+    import asyncio
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from plumbline.core.redaction import secret_arguments
+    from plumbline.reliability.errors import redact, secrets_from_environment
+    from plumbline.reliability.runner import run_probe
 
     secrets = [*secrets_from_environment(), *secret_arguments(settings.model_args)]
     bar = Progress(
@@ -210,7 +228,7 @@ def probe(
 
     try:
         with bar, stdout_for_json_only(json_path):
-            summary = asyncio.run(
+            return asyncio.run(
                 run_probe(
                     settings,
                     output,
@@ -225,27 +243,27 @@ def probe(
     except (RuntimeError, ValueError) as error:
         raise InputError(redact(str(error), secrets)) from None  # a setting or model to fix
 
-    def render(out: Any) -> None:
-        out.print(
-            f"{summary.completed} trials run, {summary.already_done} already in "
-            f"{terminal(output)} "
-            f"({summary.planned} planned) in {summary.elapsed_seconds:.1f} s "
-            f"({summary.trials_per_second:.1f} trials/s)"
-        )
-        if summary.errors:
-            counts = ", ".join(f"{name} {count}" for name, count in sorted(summary.errors.items()))
-            out.print(f"failed trials by class: {counts}")
-        if summary.config_mismatches:
-            out.print(
-                f"note: {summary.config_mismatches} trials in {output} were sent with other "
-                "generation settings (--allow-config-change); reliability reports each "
-                "configuration separately"
-            )
-        if summary.duplicates_in_journal:
-            out.print(f"warning: the journal holds {summary.duplicates_in_journal} duplicates")
-        out.print(f"next: plumbline reliability {terminal(output)}")
 
-    emit(summary, json_path, render)
+def _render_probe_summary(out: Any, summary: ProbeSummary, output: Path) -> None:
+    """What the probe ran, failed trials by class, journal notes, and the next command."""
+    out.print(
+        f"{summary.completed} trials run, {summary.already_done} already in "
+        f"{terminal(output)} "
+        f"({summary.planned} planned) in {summary.elapsed_seconds:.1f} s "
+        f"({summary.trials_per_second:.1f} trials/s)"
+    )
+    if summary.errors:
+        counts = ", ".join(f"{name} {count}" for name, count in sorted(summary.errors.items()))
+        out.print(f"failed trials by class: {counts}")
+    if summary.config_mismatches:
+        out.print(
+            f"note: {summary.config_mismatches} trials in {output} were sent with other "
+            "generation settings (--allow-config-change); reliability reports each "
+            "configuration separately"
+        )
+    if summary.duplicates_in_journal:
+        out.print(f"warning: the journal holds {summary.duplicates_in_journal} duplicates")
+    out.print(f"next: plumbline reliability {terminal(output)}")
 
 
 def _parse_price(values: tuple[str, ...]) -> dict[str, Any]:
@@ -410,30 +428,15 @@ def reliability(
     With --baseline OLD.jsonl: also compare every metric with the baseline run, on the prompts
     both share, and exit 1 with --fail-on-regression when any metric regressed.
     """
-    from plumbline.records.trial_record import read_trial_records
     from plumbline.reliability.analysis import analyze
     from plumbline.reliability.config import BenchmarkConfig
     from plumbline.reliability.embeddings import Embedder
-    from plumbline.views.reliability import render_markdown, render_terminal
 
     price_table = _parse_price(prices)
     margin_table, pair_table = _regression_options(
         baseline_paths, margins, pairs, fail_on_regression
     )
-    result = read_trial_records(paths)
-    problems = [str(error) for error in result.errors]
-    if not result.records:
-        for problem in problems[:20]:
-            error_console.print(terminal(problem))
-        raise click.ClickException("no valid trial records found")  # EXIT_FAILED
-    present_models = sorted({record.model for record in result.records})
-    absent = sorted(set(price_table) - set(present_models))
-    if absent:
-        raise click.BadParameter(
-            f"no trial records of {', '.join(map(repr, absent))}: the records hold "
-            f"{', '.join(map(repr, present_models))}",
-            param_hint="--price",
-        )
+    result, problems = _read_trials(paths, price_table)
     config = BenchmarkConfig(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
     )
@@ -460,12 +463,57 @@ def reliability(
             )
     except RuntimeError as error:  # the embedding model cannot be loaded
         raise InfraError(str(error)) from None
+    _write_reliability(
+        report, result.records, paths, json_path, markdown_path, parquet_path, html_dir
+    )
+    comparison = report.baseline_comparison
+    if fail_on_regression and comparison is not None and comparison.regressed:
+        sys.exit(EXIT_FAILED)
+
+
+def _read_trials(
+    paths: tuple[Path, ...], price_table: dict[str, Any]
+) -> tuple[ReadResult[TrialRecord], list[str]]:
+    """The trial records and their problems; no valid record, or a price for a model the
+    records lack, is an error."""
+    from plumbline.records.trial_record import read_trial_records
+
+    result = read_trial_records(paths)
+    problems = [str(error) for error in result.errors]
+    if not result.records:
+        for problem in problems[:20]:
+            error_console.print(terminal(problem))
+        raise click.ClickException("no valid trial records found")  # EXIT_FAILED
+    present_models = sorted({record.model for record in result.records})
+    absent = sorted(set(price_table) - set(present_models))
+    if absent:
+        raise click.BadParameter(
+            f"no trial records of {', '.join(map(repr, absent))}: the records hold "
+            f"{', '.join(map(repr, present_models))}",
+            param_hint="--price",
+        )
+    return result, problems
+
+
+def _write_reliability(
+    report: Any,
+    records: list[TrialRecord],
+    paths: tuple[Path, ...],
+    json_path: str | None,
+    markdown_path: Path | None,
+    parquet_path: Path | None,
+    html_dir: Path | None,
+) -> None:
+    """Write the Markdown, Parquet and JSON asked for, print the report (or its JSON on
+    stdout), and add it to the HTML site."""
+    from plumbline.views.reliability import render_markdown, render_terminal
+
     if markdown_path is not None:
         write_output(markdown_path, render_markdown(report), "Markdown")
     if parquet_path is not None:
         from plumbline.app.frames import parquet_bytes, trials_frame
 
-        write_output(parquet_path, parquet_bytes(trials_frame(result.records)))
+        write_output(parquet_path, parquet_bytes(trials_frame(records)))
     document = report.json_document()
     if json_path is not None and json_path != "-":
         write_output(json_path, dumps(document) + "\n", "JSON")
@@ -475,9 +523,6 @@ def reliability(
         render_terminal(report, console)
     if html_dir is not None:
         announce_html("reliability", document, tuple(paths), html_dir, quiet=json_path == "-")
-    comparison = report.baseline_comparison
-    if fail_on_regression and comparison is not None and comparison.regressed:
-        sys.exit(EXIT_FAILED)
 
 
 def _with_baseline(

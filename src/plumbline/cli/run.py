@@ -243,12 +243,7 @@ def run(
     except SuiteError as error:
         _fail(*str(error).splitlines())
         return
-    duplicates = sorted({m for m in models if models.count(m) > 1})
-    if duplicates:
-        _fail(f"--model given more than once: {', '.join(duplicates)}")
-    problems = model_problems([*models, *judges], model_base_url)
-    if problems:
-        _fail(*problems)
+    _check_models(models, judges, model_base_url)
 
     use_cdk_executor(cdk_executor, ray_address)
     try:
@@ -259,6 +254,69 @@ def run(
     tasks = prepared.tasks
     for key, reason in prepared.not_run.items():
         warn("category %s is not run: %s", key, reason)
+    options = _eval_set_options(
+        seed=seed,
+        max_retries=max_retries,
+        fail_on_error=fail_on_error,
+        max_tokens=max_tokens,
+        timeout=timeout,
+        concurrency=concurrency,
+        retry_attempts=retry_attempts,
+        display=display,
+        json_path=json_path,
+        model_base_url=model_base_url,
+        model_args=model_args,
+    )
+    success, logs = _run_tasks(tasks, log_dir, models, epochs, options, json_path)
+    _leaderboard(
+        resolved.suite,
+        [log_path(log.location) for log in logs],
+        output or log_dir / "leaderboard.json",
+        markdown_path,
+        errors,
+        json_path,
+        html_dir,
+        prepared.not_run,
+    )
+    if not success:
+        _exit_unfinished(logs)
+
+
+def _exit_unfinished(logs: list[Any]) -> None:
+    """Warn how many task runs did not finish (a rerun resumes them) and exit 1."""
+    unfinished = [log for log in logs if log.status != "success"]
+    warn(
+        "%d task run(s) did not finish; run the same command again to resume them",
+        len(unfinished),
+    )
+    raise SystemExit(EXIT_FAILED)
+
+
+def _check_models(models: tuple[str, ...], judges: tuple[str, ...], base_url: str | None) -> None:
+    """Exit 2 on a `--model` given twice or a model (or judge) that cannot be run as named."""
+    duplicates = sorted({m for m in models if models.count(m) > 1})
+    if duplicates:
+        _fail(f"--model given more than once: {', '.join(duplicates)}")
+    problems = model_problems([*models, *judges], base_url)
+    if problems:
+        _fail(*problems)
+
+
+def _eval_set_options(
+    *,
+    seed: int,
+    max_retries: int,
+    fail_on_error: bool,
+    max_tokens: int | None,
+    timeout: float | None,
+    concurrency: int | None,
+    retry_attempts: int | None,
+    display: str | None,
+    json_path: str | None,
+    model_base_url: str | None,
+    model_args: tuple[str, ...],
+) -> dict[str, Any]:
+    """The keyword arguments of Inspect's `eval_set` from `run`'s options."""
     # By default a sample that errors (a model that cannot take its image, a call that failed
     # its --max-retries) is recorded in its log and counted on the leaderboard; it does not fail
     # its whole task, which eval_set would rerun from the start, up to --retry-attempts times
@@ -287,7 +345,18 @@ def run(
         options["model_base_url"] = model_base_url
     if model_args:
         options["model_args"] = parse_model_args(model_args)
+    return options
 
+
+def _run_tasks(
+    tasks: Sequence[Any],
+    log_dir: Path,
+    models: tuple[str, ...],
+    epochs: int,
+    options: dict[str, Any],
+    json_path: str | None,
+) -> tuple[bool, list[Any]]:
+    """Run the tasks through Inspect's `eval_set` (nothing to run: success, no logs)."""
     from inspect_ai import eval_set
 
     from plumbline.models.guard_hook import enable_answer_guard
@@ -309,23 +378,7 @@ def run(
                 epochs=epochs,
                 **options,
             )
-    _leaderboard(
-        resolved.suite,
-        [log_path(log.location) for log in logs],
-        output or log_dir / "leaderboard.json",
-        markdown_path,
-        errors,
-        json_path,
-        html_dir,
-        prepared.not_run,
-    )
-    if not success:
-        unfinished = [log for log in logs if log.status != "success"]
-        warn(
-            "%d task run(s) did not finish; run the same command again to resume them",
-            len(unfinished),
-        )
-        raise SystemExit(EXIT_FAILED)
+    return success, logs
 
 
 def _leaderboard(

@@ -18,17 +18,6 @@ if TYPE_CHECKING:
 OPEN_UNIT = FiniteFloatRange(0, 1, min_open=True, max_open=True)
 
 
-def _check_power(power: float, alpha: float) -> None:
-    """A requested power must exceed alpha: a test detects any effect, even none, with
-    probability alpha, so a power at or below it needs no data at all."""
-    if power <= alpha:
-        raise click.BadParameter(
-            f"{power:g} is not above --alpha {alpha:g}: a test detects any effect, even none, "
-            "with probability alpha, so a power at or below it needs no data at all",
-            param_hint="--power",
-        )
-
-
 #: Repeat counts shown in the `power` table when repeats can help (within-share > 0).
 REPEAT_TABLE = (1, 2, 4, 8, 16)
 
@@ -412,15 +401,9 @@ def power(
     of questions where exactly one arm is right. Repeats (--epochs) shrink only the run-to-run
     share of the variance (--within-share, estimated from a pilot by repeated_measures_mean).
     """
+    _check_power_options(baseline, effect, n, sd, power_, alpha)
     if sd is not None:
         paired = True
-    elif baseline is None:
-        raise click.UsageError("give --baseline (a success rate), or --sd for continuous scores")
-    if n is None and effect is None:
-        raise click.UsageError("give --effect to get the questions needed, or --n for the MDE")
-    if n is not None and effect is not None:
-        raise click.UsageError("give either --effect (questions needed) or --n (MDE), not both")
-    _check_power(power_, alpha)
     common: dict[str, Any] = {
         "alpha": alpha,
         "power": power_,
@@ -455,16 +438,7 @@ def power(
         show_table = within_share > 0
         table: list[dict[str, Any]] = []
         if show_table:
-            for k in sorted({*REPEAT_TABLE, epochs}):
-                row = _sample_size(
-                    baseline=baseline,
-                    effect=effect,
-                    paired=paired,
-                    sd=sd,
-                    common={**common, "epochs": k},
-                    pairing=pairing,
-                )
-                table.append({"epochs": k, "n": row.n, "total_runs": row.total_runs})
+            table = _repeats_table(baseline, effect, paired, sd, epochs, common, pairing)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     emit(
@@ -472,3 +446,50 @@ def power(
         json_path,
         lambda console: _render_sample_size(console, result, table, paired, show_table),
     )
+
+
+def _check_power_options(
+    baseline: float | None,
+    effect: float | None,
+    n: int | None,
+    sd: float | None,
+    power_: float,
+    alpha: float,
+) -> None:
+    """Usage errors for option combinations `power` cannot answer."""
+    if sd is None and baseline is None:
+        raise click.UsageError("give --baseline (a success rate), or --sd for continuous scores")
+    if n is None and effect is None:
+        raise click.UsageError("give --effect to get the questions needed, or --n for the MDE")
+    if n is not None and effect is not None:
+        raise click.UsageError("give either --effect (questions needed) or --n (MDE), not both")
+    if power_ <= alpha:
+        raise click.BadParameter(
+            f"{power_:g} is not above --alpha {alpha:g}: a test detects any effect, even none, "
+            "with probability alpha, so a power at or below it needs no data at all",
+            param_hint="--power",
+        )
+
+
+def _repeats_table(
+    baseline: float | None,
+    effect: float,
+    paired: bool,
+    sd: float | None,
+    epochs: int,
+    common: dict[str, Any],
+    pairing: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Questions and total runs needed at each repeat count of the table (and --epochs)."""
+    table: list[dict[str, Any]] = []
+    for k in sorted({*REPEAT_TABLE, epochs}):
+        row = _sample_size(
+            baseline=baseline,
+            effect=effect,
+            paired=paired,
+            sd=sd,
+            common={**common, "epochs": k},
+            pairing=pairing,
+        )
+        table.append({"epochs": k, "n": row.n, "total_runs": row.total_runs})
+    return table

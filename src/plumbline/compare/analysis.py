@@ -351,12 +351,7 @@ def _comparison(
         )
     else:
         gates = schema_gates(summaries[treatment], summaries[control])
-    sequential = None
-    if settings.sequential is not None:
-        sequential = sequential_comparison(prepared, treatment, control, settings.sequential)
-        gates[0] = sequential_gate(summaries[treatment], summaries[control], sequential)
-        if sequential is None:
-            warnings.append(f"{treatment} vs {control}: no pairs, so no sequential verdict")
+    sequential = _sequential(prepared, summaries, treatment, control, settings, gates, warnings)
     decision = decide(treatment, control, gates, settings.rule)
     if decision.tie:
         warnings.append(
@@ -406,6 +401,25 @@ def _comparison(
         warnings=warnings,
         sequential=sequential,
     )
+
+
+def _sequential(
+    prepared: PreparedRuns,
+    summaries: dict[str, ArmSummary],
+    treatment: str,
+    control: str,
+    settings: CompareSettings,
+    gates: list[Gate],
+    warnings: list[str],
+) -> SequentialComparison | None:
+    """With `--sequential`: the verdict, which the success gate (`gates[0]`) then reads."""
+    if settings.sequential is None:
+        return None
+    sequential = sequential_comparison(prepared, treatment, control, settings.sequential)
+    gates[0] = sequential_gate(summaries[treatment], summaries[control], sequential)
+    if sequential is None:
+        warnings.append(f"{treatment} vs {control}: no pairs, so no sequential verdict")
+    return sequential
 
 
 def _arm_comparison(

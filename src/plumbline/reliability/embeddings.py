@@ -80,6 +80,11 @@ def load_sentence_transformer(name: str = DEFAULT_EMBEDDING_MODEL) -> Any:
         return model
 
 
+#: Characters per token of the model's window that a text keeps before tokenizing (see
+#: `Embedder.readable_part`): 128, above WordPiece's 100-character words plus separators.
+CHARS_PER_TOKEN = 128
+
+
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -102,6 +107,17 @@ class Embedder:
             self._model = load_sentence_transformer(self.model_name)
         return self._model
 
+    def readable_part(self, text: str) -> str:
+        """The start of `text` the model can read: it embeds its first `max_seq_length` tokens
+        only, and a token covers at most `CHARS_PER_TOKEN` characters here (WordPiece reads a
+        word of over 100 characters as one unknown token), so a longer text is cut before it is
+        tokenized. Tokenizing a whole 100 MB response took gigabytes to keep 256 tokens."""
+        limit = getattr(self.model, "max_seq_length", None)
+        if not isinstance(limit, int) or limit <= 0:
+            return text
+        cut = limit * CHARS_PER_TOKEN
+        return text if len(text) <= cut else text[:cut]
+
     def __call__(self, texts: Sequence[str]) -> FloatArray:
         return self.encode(texts)
 
@@ -114,7 +130,7 @@ class Embedder:
                 missing[key] = text
         if missing:
             vectors = self.model.encode(
-                list(missing.values()),
+                [self.readable_part(text) for text in missing.values()],
                 batch_size=self.batch_size,
                 convert_to_numpy=True,
                 show_progress_bar=False,

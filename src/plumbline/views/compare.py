@@ -169,6 +169,14 @@ def sequential_lines(comparison: ArmComparison) -> list[str]:
     ]
 
 
+def _sequential_markdown(comparison: ArmComparison) -> list[str]:
+    """The `### Sequential` section (`--sequential`); nothing without it."""
+    lines = sequential_lines(comparison)
+    if not lines:
+        return []
+    return ["### Sequential", "", *[part for line in lines for part in (markdown(line), "")]]
+
+
 def _detectable(report: CompareReport, comparison: ArmComparison) -> str | None:
     if comparison.minimum_detectable_pass_delta is None:
         return None
@@ -283,19 +291,7 @@ def render_markdown(report: CompareReport) -> str:
                 [_gate_line(g, comparison) for g in comparison.gates],
             ),
             "",
-            *(
-                [
-                    "### Sequential",
-                    "",
-                    *[
-                        part
-                        for line in sequential_lines(comparison)
-                        for part in (markdown(line), "")
-                    ],
-                ]
-                if comparison.sequential is not None
-                else []
-            ),
+            *_sequential_markdown(comparison),
             "### Paired deltas",
             "",
             table(
