@@ -142,6 +142,11 @@ CASES = [
     Case(("reliability",), _trials, runs=False),
     Case(("probe",), _probe, runs=False),
     Case(("judge", "calibrate"), _judge, runs=False),
+    Case(("judge", "sample"), _leaderboard, runs=False),
+    Case(
+        ("judge", "plan"),
+        lambda w, s: (["--correlation", "0.5", "--judged", "100", "--half-width", "0.05"], []),
+    ),
     Case(("run",), _run, runs=False),
     Case(("agent", "run"), _suite_file, runs=False),
     Case(("agent", "plan"), _suite_file, runs=False),
@@ -234,7 +239,8 @@ def refusals(kind: output.OutputType, has_inputs: bool) -> set[str]:
 
 
 def _has_inputs(case: Case) -> bool:
-    return case.make not in (_nothing,) and case.words not in (("interval",), ("power",))
+    no_inputs = (("interval",), ("power",), ("judge", "plan"))
+    return case.make is not _nothing and case.words not in no_inputs
 
 
 @st.composite

@@ -136,3 +136,19 @@ def test_a_scorer_that_matches_nothing_is_a_problem(
     missing = [p for p in board.problems if p.kind == "scorer_missing"]
     assert {p.category for p in missing} == {"qa", "qa_low"}
     assert all("holds no scores at all" in p.message for p in missing)
+
+
+def test_label_files_for_humans_are_never_formulas_and_read_back(tmp_path: Path) -> None:
+    from plumbline.leaderboard.label_sampling import COLUMNS, write_label_rows
+    from plumbline.leaderboard.labels import read_labels
+
+    row = dict.fromkeys(COLUMNS, "")
+    row |= {"model": "=cmd|' /C calc'!A0", "task": "t", "sample_id": "-1", "epoch": 1}
+    row |= {"response": "@SUM(1+1)", "value": 0.5, "judge_score": 0.75}
+    path = tmp_path / "labels.csv"
+    write_label_rows(path, [row])
+    (written,) = list(csv.DictReader(io.StringIO(path.read_text())))
+    assert written["model"].startswith("'=") and written["response"] == "'@SUM(1+1)"
+    assert written["sample_id"] == "'-1" and written["judge_score"] == "0.75"
+    (label,) = read_labels(path)
+    assert (label.model, label.sample_id, label.value) == ("=cmd|' /C calc'!A0", "-1", 0.5)

@@ -16,6 +16,7 @@ from plumbline.cli.output import (
     concurrency_option,
     emit,
     json_option,
+    log_inputs,
     model_args_option,
     parse_model_args,
     renamed,
@@ -238,7 +239,7 @@ def _render_judge_calibration(console: Console, calibration: JudgeCalibration) -
         console.print(f"  [red]✗[/red] {terminal(failure)}")
 
 
-@judge.command("sample")
+@judge.command("sample", directory_inputs=log_inputs)
 @click.argument("logs", nargs=-1, required=True)
 @click.option(
     "--per-model",
@@ -252,7 +253,7 @@ def _render_judge_calibration(console: Console, calibration: JudgeCalibration) -
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputFile(path_type=Path),
     help="Rows to label: JSONL, or CSV when the name ends in .csv (written atomically).",
 )
 @click.option(

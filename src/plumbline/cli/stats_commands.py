@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 #: A number strictly between 0 and 1 (a level, a rate, a power).
 OPEN_UNIT = FiniteFloatRange(0, 1, min_open=True, max_open=True)
 
+
 #: Repeat counts shown in the `power` table when repeats can help (within-share > 0).
 REPEAT_TABLE = (1, 2, 4, 8, 16)
 

@@ -73,3 +73,10 @@ def spreadsheet_cell(value: object) -> object:
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
+
+
+def from_spreadsheet_cell(text: str) -> str:
+    """The text `spreadsheet_cell` neutralised, back (`'=x` -> `=x`); other text unchanged."""
+    if text.startswith("'") and text[1:].startswith(_FORMULA_START):
+        return text[1:]
+    return text

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from plumbline.core.escape import spreadsheet_cell
 from plumbline.leaderboard.result import LeaderboardDocument
 from plumbline.leaderboard.samples import read_leaderboard_samples
 from plumbline.records.io import write_atomic
@@ -85,7 +86,10 @@ def write_label_rows(path: Path, rows: list[dict[str, Any]]) -> None:
         writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: "" if row[k] is None else row[k] for k in COLUMNS})
+            # model-written text is data: never a formula (OWASP, CSV injection)
+            writer.writerow(
+                {k: "" if row[k] is None else spreadsheet_cell(row[k]) for k in COLUMNS}
+            )
         write_atomic(path, buffer.getvalue())
     else:
         write_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from plumbline.core.escape import from_spreadsheet_cell
 from plumbline.core.result import Interval
 from plumbline.leaderboard.collect import CategoryData
 from plumbline.leaderboard.correction import Correction
@@ -102,7 +103,10 @@ def read_labels(path: str | Path) -> list[HumanLabel]:
                     f"{file}:1: header: missing column(s) {', '.join(sorted(missing))}"
                 )
             for number, row in enumerate(reader, start=2):
-                labels.append(_label(row, f"{file}:{number}"))
+                cells = {
+                    k: from_spreadsheet_cell(v) if isinstance(v, str) else v for k, v in row.items()
+                }
+                labels.append(_label(cells, f"{file}:{number}"))
             return labels
         for record in iter_json_values(file):
             if isinstance(record, RecordError):
