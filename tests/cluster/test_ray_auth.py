@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -67,7 +66,6 @@ def test_connecting_without_a_token_warns_once_with_what_to_set(
     assert connect_module.warn_if_open("10.0.0.6:6379") is False
 
 
-@pytest.mark.skipif(shutil.which("ss") is None, reason="needs `ss` (iproute2)")
 def test_a_one_node_cluster_listens_on_loopback_only() -> None:
     with LocalCluster(nodes=1, cpus=1) as single:
         listening = subprocess.run(
@@ -87,3 +85,42 @@ def test_a_one_node_cluster_listens_on_loopback_only() -> None:
         )
         admitted = _client(single, single.client_env)
         assert "answer 42" in admitted.stdout, admitted.stderr[-2000:]
+
+
+LOCAL_PROBE = """
+import socket, ray
+from plumbline.cluster.connect import connect
+connect(None)
+host, port = ray.get_runtime_context().gcs_address.rsplit(":", 1)
+print("gcs", host)
+print("answer", ray.get(ray.remote(lambda: 6 * 7).remote()))
+# this machine's own address on its network (a UDP "connection" sends nothing)
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+    probe.connect(("192.0.2.1", 9))
+    outside = probe.getsockname()[0]
+print("outside", outside)
+try:
+    socket.create_connection((outside, int(port)), timeout=5).close()
+    print("reachable")
+except OSError:
+    print("refused")
+"""
+
+
+def test_the_instance_plumbline_starts_itself_listens_on_loopback_only() -> None:
+    """`--executor ray` without an address starts a local Ray instance: its ports take no
+    connection from the machine's network address, only from 127.0.0.1."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    done = subprocess.run(
+        [sys.executable, "-c", LOCAL_PROBE],
+        env={**base, "RAY_USAGE_STATS_ENABLED": "0"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert lines.get("answer") == "42", done.stderr[-2000:]
+    assert lines["gcs"] == "127.0.0.1"
+    assert not lines["outside"].startswith("127."), "the machine needs a network address"
+    assert "refused" in done.stdout.split() and "reachable" not in done.stdout.split(), done.stdout

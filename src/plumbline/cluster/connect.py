@@ -86,6 +86,7 @@ def connect(address: str | None) -> bool:
         options["include_dashboard"] = False
         # a new local instance with token authentication (Ray >= 2.59 does it by default)
         os.environ.setdefault(AUTH_MODE, "token")
+        _loopback_only(ray, options)
     _refresh_auth_settings()
     # Ray's core installs its own SIGTERM handler (which aborts the process); the caller's
     # (the CLI's: stop the trials, record nothing of them) is put back.
@@ -109,6 +110,24 @@ def connect(address: str | None) -> bool:
     if not local:
         warn_if_open(address or os.environ.get("RAY_ADDRESS", "auto"))
     return True
+
+
+#: Ray binds a node's ports to the machine's address unless this is "0" (it then keeps
+#: 127.0.0.1, and no other machine can join: right for an instance of this machine alone).
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def _loopback_only(ray: Any, options: dict[str, object]) -> None:
+    """Make the local instance this process starts listen on 127.0.0.1 only: nothing beyond
+    this machine reaches its ports, token or not."""
+    os.environ.setdefault(LOOPBACK_ENV, "0")
+    if os.environ[LOOPBACK_ENV] != "0":
+        return  # the user asked for a joinable instance
+    # Ray reads the variable once, when it is imported (an earlier import may have come first).
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
+        constants.ENABLE_RAY_CLUSTER = False
+    options["_node_ip_address"] = "127.0.0.1"
 
 
 def _authentication_refused(error: BaseException) -> bool:
