@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     coverage = ", ".join(
         f"{metric} {hit / total:.1%}" for metric, (hit, total) in identical.covered.items() if total
     )
-    print(f"  identical runs, share of 98.33% intervals holding the true change 0: {coverage}")
+    print(f"  identical runs, share of 99.17% intervals holding the true change 0: {coverage}")
     print(f"  {time.perf_counter() - start:.0f} s")
     ok = (
         identical.any_rate <= FALSE_REGRESSION_LIMIT

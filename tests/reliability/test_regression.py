@@ -69,7 +69,7 @@ def test_a_slower_update_regresses_and_identical_runs_do_not() -> None:
     assert all(e.verdict != "regressed" for e in identical.entries)
     (pair,) = identical.pairs
     assert pair.paired_by == "single model" and pair.shared_prompts == 10
-    assert identical.level == pytest.approx(1 - 0.1 / 6)
+    assert identical.level == pytest.approx(1 - 0.05 / 6)
 
     comparison = compare_to_baseline(baseline, old_records, slower, slower_records)
     verdicts = {e.metric: e.verdict for e in comparison.entries}

@@ -294,7 +294,7 @@ def test_reliability_baseline_regression_check(journal: Path, tmp_path: Path) ->
     )
     assert unchanged.exit_code == 0, unchanged.output
     comparison = json.loads(unchanged.stdout)["baseline_comparison"]
-    assert comparison["level"] == pytest.approx(1 - 0.1 / 6)
+    assert comparison["level"] == pytest.approx(1 - 0.05 / 6)
     entries = {e["metric"]: e for e in comparison["entries"]}
     assert set(entries) == {
         "consistency",

@@ -27,7 +27,7 @@ REAL_MODEL = "plumbline/smollm2"
 REAL_LIMIT = 2
 REAL_MAX_TOKENS = 32
 #: The "update" of the regression check: the same model with shorter answers.
-UPDATE_MAX_TOKENS = 12
+UPDATE_MAX_TOKENS = 8
 REAL_PROMPTS = (
     "Name one AWS service for object storage.",
     "What does Amazon SQS do? Answer in one sentence.",

@@ -532,13 +532,11 @@ class BaselineComparison(ResultModel):
     """`plumbline reliability CURRENT --baseline BASELINE`: every metric's change per model."""
 
     family_level: float = unit_field(
-        "1 − the largest chance of any false 'regressed' for a model pair (and, separately, of "
-        "any false 'improved'): Bonferroni over its metrics.",
+        "1 − the largest chance that any interval of a model pair misses (and so of any false "
+        "'regressed' or 'improved'): Bonferroni over its metrics.",
         "probability",
     )
-    level: float = unit_field(
-        "Level of each metric's interval: 1 − 2·0.05/6 (each side at 0.05/6).", "probability"
-    )
+    level: float = unit_field("Level of each metric's interval: 1 − 0.05/6.", "probability")
     multiplicity: str = Field(description="How the error rate across metrics is controlled.")
     margins: dict[str, float] = unit_field(
         "Equivalence margin per metric (latency: fraction of the baseline value; "

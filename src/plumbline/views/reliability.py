@@ -51,7 +51,8 @@ def interval_basis(interval: Interval | None) -> str:
     if interval.simulated_coverage is not None:
         claim += f" (simulated {present.percent(interval.simulated_coverage, 0)})"
     prompts = f"{interval.prompts} prompt{'s' if interval.prompts != 1 else ''}"
-    return f"{interval.method}; {prompts}, {interval.trials} trials; {claim}"
+    method = interval.method.removesuffix(", approximate")  # the claim says it once
+    return f"{method}; {prompts}, {interval.trials} trials; {claim}"
 
 
 def _estimate(statistic: float, interval: Interval | None, decimals: int = 3) -> str:
