@@ -11,6 +11,7 @@ path), the others to completion.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -303,7 +304,9 @@ def test_no_output_path_changes_an_input_or_replaces_a_link_or_fifo(
             target.symlink_to(work / "made-through-the-link")
             links[target] = os.readlink(target)
         text = "" if path_kind == "empty" else str(target)
-        result = CliRunner().invoke(main, [*case.words, *args, option, text])
+        # in the work directory: an output left at its default (`report -o site`) lands there
+        with contextlib.chdir(work):
+            result = CliRunner().invoke(main, [*case.words, *args, option, text])
         received = drain.close() if drain is not None else b""
 
         assert "Traceback" not in result.output and "internal error" not in result.output
