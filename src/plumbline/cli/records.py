@@ -34,11 +34,20 @@ MAX_SHOWN_ERRORS = 20
 
 
 def expand_inputs(inputs: tuple[str, ...], source: str) -> list[Path]:
-    """Files as given; directories searched recursively for the source's file types."""
+    """Files as given; directories searched recursively for the source's file types (for
+    Inspect, its logs only: `eval-set.json`, `logs.json` and our own outputs beside them are
+    not logs)."""
     paths: list[Path] = []
     for text in inputs:
         path = Path(text)
-        if path.is_dir():
+        if path.is_dir() and source == "inspect":
+            from plumbline.records.inspect_logs import find_log_files
+
+            found = sorted(Path(str(log)) for log in find_log_files([path]).logs)
+            if not found:
+                raise InputError(f"{path}: no Inspect logs (.eval or .json) inside")
+            paths.extend(found)
+        elif path.is_dir():
             found = sorted(
                 p for p in path.rglob("*") if p.is_file() and p.suffix in _SUFFIXES[source]
             )

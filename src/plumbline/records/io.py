@@ -15,18 +15,17 @@ import json
 import math
 import os
 import re
-import shutil
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from plumbline.records.lines import LineTooLongError, bounded_lines
+from plumbline.records.lines import LineTooLongError, bounded_lines, max_line_bytes
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -424,6 +423,21 @@ def read_records(
 
 
 @contextlib.contextmanager
+def _copy_bounded(stream: BinaryIO, copy: BinaryIO) -> None:
+    """Copy a stream line by line; a line longer than the bound is copied up to one byte past
+    it and the copy ends there, so the reader of the copy names it (`file:line`) instead of an
+    endless line (`/dev/zero`, a FIFO) filling the disk."""
+    bound = max_line_bytes()
+    while True:
+        # bound + 2: room for "\r\n" after a line of exactly `bound` bytes
+        line = stream.readline(bound + 2)
+        if not line:
+            return
+        copy.write(line)
+        if not line.endswith(b"\n") and len(line) > bound:
+            return
+
+
 def as_regular_file(path: str | Path) -> Iterator[Path]:
     """`path` itself when it is a regular file; otherwise (a FIFO, a pipe such as
     `<(cat runs.jsonl)`, a character device) its content, read once, in a temporary file.
@@ -442,7 +456,7 @@ def as_regular_file(path: str | Path) -> Iterator[Path]:
     fd, temporary = tempfile.mkstemp(prefix=".plumbline-input-", suffix=source.suffix)
     try:
         with os.fdopen(fd, "wb") as copy, source.open("rb") as stream:
-            shutil.copyfileobj(stream, copy, 1 << 20)
+            _copy_bounded(stream, copy)
         yield Path(temporary)
     finally:
         Path(temporary).unlink(missing_ok=True)
