@@ -422,7 +422,6 @@ def read_records(
     return result
 
 
-@contextlib.contextmanager
 def _copy_bounded(stream: BinaryIO, copy: BinaryIO) -> None:
     """Copy a stream line by line; a line longer than the bound is copied up to one byte past
     it and the copy ends there, so the reader of the copy names it (`file:line`) instead of an
@@ -438,6 +437,7 @@ def _copy_bounded(stream: BinaryIO, copy: BinaryIO) -> None:
             return
 
 
+@contextlib.contextmanager
 def as_regular_file(path: str | Path) -> Iterator[Path]:
     """`path` itself when it is a regular file; otherwise (a FIFO, a pipe such as
     `<(cat runs.jsonl)`, a character device) its content, read once, in a temporary file.
