@@ -322,7 +322,9 @@ def assert_numbers_in_range(value: Any, path: str = "") -> None:
         elif path.split(".")[2:3] in (["consistency"], ["agreement"], ["performance"]) and not (
             "distance" in path or path.endswith(("standard_error", ".std"))
         ):
-            assert -1e-9 <= value <= 1.0 + 1e-9, (path, value)
+            # agreement is a mean cosine similarity: its range (and its interval's) is -1 to 1
+            low = -1.0 if path.split(".")[2] == "agreement" else 0.0
+            assert low - 1e-9 <= value <= 1.0 + 1e-9, (path, value)
 
 
 # ---------------------------------------------------------------------------------------------
