@@ -26,8 +26,11 @@ from tests.support.small_inputs import (
     write_suite,
 )
 
+import plumbline
 from plumbline.cli import output
 from plumbline.cli.main import main
+
+EXAMPLES = Path(plumbline.__file__).parent / "examples"
 
 #: Options that name something a command writes (by their spelling on the command line).
 OUTPUT_SPELLINGS = {"-o", "--output", "--json", "--csv", "--markdown", "--parquet", "--html"}
@@ -383,3 +386,19 @@ def test_numeric_options_are_validated(tmp_path: Path) -> None:
     assert margin.exit_code == output.EXIT_USAGE and "--rule ci" in margin.output
     directory = invoke("compare", str(runs), *ARMS, "--json", str(tmp_path))
     assert directory.exit_code == output.EXIT_USAGE and "is a directory" in directory.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["reliability", "--baseline", "\x00", str(EXAMPLES / "trials.jsonl")],
+        ["report", "--output", "a\x00b", str(EXAMPLES / "trials.jsonl")],
+        ["leaderboard", str(EXAMPLES), "--labels", "\x00"],
+    ],
+    ids=["input --baseline", "output --output", "input --labels"],
+)
+def test_a_path_with_a_nul_byte_is_a_usage_error(args: list[str]) -> None:
+    """`os.stat` refuses a NUL byte with a ValueError: it was an internal error (exit 3)."""
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "a path cannot hold a NUL byte" in result.output

@@ -14,6 +14,7 @@ from plumbline.cli.output import (
     EXIT_USAGE,
     FiniteFloatRange,
     Group,
+    InputFile,
     OutputFile,
     emit,
     error_console,
@@ -147,7 +148,7 @@ def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any
 @click.option(
     "--labels",
     "labels_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=InputFile(),
     help="Human labels (JSONL or CSV: model, task, sample_id, epoch, value in [0, 1]) that "
     "correct each labelled judged category by prediction-powered inference (PPI++).",
 )

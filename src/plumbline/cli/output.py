@@ -212,6 +212,22 @@ else:
     _ParamType = click.ParamType
 
 
+class InputFile(click.Path):
+    """An existing file a command reads: click's `Path(exists=True, dir_okay=False)`, with a
+    usage error (not an internal one) for a path holding a NUL byte, which `os.stat` refuses."""
+
+    def __init__(self) -> None:
+        super().__init__(exists=True, dir_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import os
+
+        text = os.fsdecode(value) if isinstance(value, bytes) else str(value)
+        if "\x00" in text:
+            self.fail("a path cannot hold a NUL byte", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class OutputType(_ParamType):
     """The type of every option that names something a command writes (see `Command`).
 
@@ -240,6 +256,8 @@ class OutputType(_ParamType):
                 param,
                 ctx,
             )
+        if "\x00" in text:
+            self.fail("a path cannot hold a NUL byte", param, ctx)
         problem = self.problem(text)
         if problem:
             self.fail(f"{text}: {problem}", param, ctx)

@@ -16,6 +16,7 @@ from plumbline.cli.output import (
     FiniteFloatRange,
     InfraError,
     InputError,
+    InputFile,
     OutputFile,
     OutputJournal,
     concurrency_option,
@@ -349,7 +350,7 @@ def _regression_options(
     "--baseline",
     "baseline_paths",
     multiple=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=InputFile(),
     help="Trial records of the baseline run (repeatable): compare every metric with it, "
     "paired by prompt, and give each a verdict (regressed, improved, unchanged, inconclusive).",
 )
