@@ -19,7 +19,7 @@ from plumbline.coverage import (
     simulated_prompts,
     simulated_records,
 )
-from plumbline.reliability.analysis import analyze
+from plumbline.reliability.analysis import Embed, analyze
 from plumbline.reliability.regression import compare_to_baseline, pair_models, verdict_of
 from plumbline.reliability.result import METRICS, ReliabilityReport
 from plumbline.views.reliability import render_markdown
@@ -35,6 +35,12 @@ def _run(
     drawn = drawn[drop:]
     records = simulated_records(drawn, trials, np.random.default_rng([seed, 1]), model)
     return analyze(records, embedding_table(drawn)), records
+
+
+def _embed(prompts: int, seed: int) -> Embed:
+    """The embedding of every text the runs of `_run` with this many prompts and seed hold
+    (the answers' texts do not depend on the model's probabilities)."""
+    return embedding_table(simulated_prompts(prompts, np.random.default_rng(seed), MODEL, "t"))
 
 
 def test_verdicts_equivalence_first_then_the_side_of_zero() -> None:
@@ -63,7 +69,7 @@ def test_a_slower_update_regresses_and_identical_runs_do_not() -> None:
     slower_model = replace(MODEL, name="sim/new", latency_median=2.0)
     slower, slower_records = _run(slower_model, 10, 10, seed=1)
 
-    identical = compare_to_baseline(baseline, old_records, same, same_records)
+    identical = compare_to_baseline(baseline, old_records, same, same_records, _embed(10, 1))
     # same prompts and answers, the same draws: every change is exactly 0
     assert {e.metric for e in identical.entries} == set(METRICS)
     assert all(e.verdict != "regressed" for e in identical.entries)
@@ -71,7 +77,7 @@ def test_a_slower_update_regresses_and_identical_runs_do_not() -> None:
     assert pair.paired_by == "single model" and pair.shared_prompts == 10
     assert identical.level == pytest.approx(1 - 0.05 / 6)
 
-    comparison = compare_to_baseline(baseline, old_records, slower, slower_records)
+    comparison = compare_to_baseline(baseline, old_records, slower, slower_records, _embed(10, 1))
     verdicts = {e.metric: e.verdict for e in comparison.entries}
     assert verdicts["latency_p50"] == "regressed"
     assert comparison.regressed and comparison.pairs[0].verdict == "regressed"
@@ -86,7 +92,7 @@ def test_different_prompt_sets_compare_on_the_shared_prompts_and_list_the_rest()
     baseline, old_records = _run(MODEL, 6, 5, seed=3)
     current, new_records = _run(replace(MODEL, name="sim/new"), 6, 5, seed=3, drop=2)
     comparison = compare_to_baseline(
-        baseline, old_records, current, new_records, margins={"error_rate": 5.0}
+        baseline, old_records, current, new_records, _embed(6, 3), margins={"error_rate": 5.0}
     )
     (pair,) = comparison.pairs
     assert pair.shared_prompts == 4
@@ -110,4 +116,23 @@ def test_different_prompt_sets_compare_on_the_shared_prompts_and_list_the_rest()
 def test_unknown_margin_is_refused() -> None:
     baseline, records = _run(MODEL, 3, 5, seed=4)
     with pytest.raises(ValueError, match="unknown metric"):
-        compare_to_baseline(baseline, records, baseline, records, margins={"speed": 1.0})
+        compare_to_baseline(
+            baseline, records, baseline, records, _embed(3, 4), margins={"speed": 1.0}
+        )
+
+
+def test_a_consistency_drop_is_called_by_the_test_of_no_change() -> None:
+    baseline, old_records = _run(MODEL, 10, 10, seed=5)
+    collapsed = replace(MODEL, name="sim/new", collapse=0.9)
+    current, new_records = _run(collapsed, 10, 10, seed=5)
+    comparison = compare_to_baseline(baseline, old_records, current, new_records, _embed(10, 5))
+    consistency = next(e for e in comparison.entries if e.metric == "consistency")
+    assert consistency.test is not None and consistency.test.prompts == 10
+    assert consistency.test.z < 0 and consistency.test.p_worse <= consistency.test.alpha
+    assert consistency.verdict == "regressed"
+    # the test decides the scores only; latency and the error rate keep their interval rule
+    latency = next(e for e in comparison.entries if e.metric == "latency_p50")
+    assert latency.test is None
+    assert consistency.detectable_change == pytest.approx(
+        (2.394 + 0.8416) * consistency.test.null_standard_error, rel=1e-3
+    )

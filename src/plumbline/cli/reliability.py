@@ -553,6 +553,7 @@ def _with_baseline(
             baseline_read.records,
             report,
             records,
+            embed,
             margins=margins,
             pairs=pairs,
             seed=config.random_seed,

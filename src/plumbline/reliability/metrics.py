@@ -176,6 +176,31 @@ def pair_similarity_jackknife(unit: FloatArray, level: float = 0.95) -> tuple[fl
     return mean, mean - half, mean + half
 
 
+def _pair_values_of_draws(embeddings: Any, draws: npt.NDArray[np.intp]) -> FloatArray:
+    """Cosine similarities of every pair i < j of each draw (`draws`: rows of indices into
+    the embeddings, one draw per row): shape (draws, pairs)."""
+    unit = _unit_rows(_matrix(embeddings))
+    gram = unit @ unit.T
+    first, second = np.triu_indices(draws.shape[1], k=1)
+    return np.asarray(gram[draws[:, first], draws[:, second]], dtype=np.float64)
+
+
+def consistency_of_draws(embeddings: Any, draws: npt.NDArray[np.intp]) -> FloatArray:
+    """`consistency_score(embeddings[d]).score` for each draw d (a row of `draws`), at once."""
+    distances = np.clip(1.0 - _pair_values_of_draws(embeddings, draws), 0.0, 2.0)
+    mean = distances.mean(axis=1)
+    spread = distances.std(axis=1)
+    safe = np.where(mean > _EPS, mean, 1.0)
+    scores = np.where(mean > _EPS, np.maximum(0.0, 1.0 - spread / safe), 1.0)
+    return np.asarray(np.minimum(1.0, scores), dtype=np.float64)
+
+
+def agreement_of_draws(embeddings: Any, draws: npt.NDArray[np.intp]) -> FloatArray:
+    """`semantic_agreement(embeddings[d]).similarity` for each draw d, at once."""
+    similarity = _pair_values_of_draws(embeddings, draws).mean(axis=1)
+    return np.asarray(np.clip(similarity, -1.0, 1.0), dtype=np.float64)
+
+
 def semantic_agreement(embeddings: Any, *, level: float = 0.95) -> AgreementResult:
     """Mean pairwise cosine similarity `(2 / n(n−1)) Σ_{i<j} cos(e_i, e_j)`, with a jackknife t
     interval over responses (`pair_similarity_jackknife`)."""

@@ -13,16 +13,21 @@ runs share, the change `current − baseline` gets an interval and a verdict:
   of two independent proportions, in percentage points.
 
 Multiplicity (Bonferroni): each of the six intervals of a model pair is at `1 − 0.05/6`
-(99.17%), so the chance that any of them misses its true change, and with it the chance of any
-false `regressed` or `improved` for the pair, is at most 5%. (Splitting the 5% one side at a
-time, 98.33% intervals, gave 6% false regressions at 10 prompts × 10 trials in simulation: the
-t over 10 prompts undercovers slightly in its far tails.)
+(99.17%), so the chance that any of them misses its true change is at most 5%.
 
 Verdicts, with the worse direction of each metric (lower scores, higher latency and errors):
 `unchanged` when the whole interval lies inside ±margin (equivalence, TOST-style: Schuirmann
-1987); otherwise `regressed` when it lies wholly on the worse side of 0, `improved` on the better
-side, else `inconclusive`, with the smallest change the data could have detected (80% power at
-the interval's level: `(c + z_0.8) · SE`, SE the interval's half-width over its critical value c).
+1987). Otherwise, for latency and the error rate, `regressed` when the interval lies wholly on the
+worse side of 0, `improved` on the better side. For the three scores a test decides
+(`reliability.no_change`): `regressed` when the current run is worse than the baseline's own
+run-to-run noise allows at one-sided α = 0.05/6, `improved` likewise on the better side. The
+intervals must hold whatever the current model does (a model that answers more erratically makes
+its own scores noisier), the test only when nothing changed, so it is sharper: at 10 prompts ×
+10 trials it finds a 0.2 drop in CERT consistency about 1.5 times as often as the interval.
+Either way a false `regressed` has a chance of at most 0.05/6 per score and 0.05/12 per
+latency or error metric, at most 5% for the pair. Else `inconclusive`, with the smallest change
+the data could have detected (80% power: `(c + z_0.8) · SE`, SE the test's null standard error,
+or the interval's half-width over its critical value c).
 """
 
 from __future__ import annotations
@@ -38,12 +43,26 @@ from scipy import stats as sps
 
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.configs import split_by_config
+from plumbline.reliability.metrics import (
+    agreement_of_draws,
+    consistency_of_draws,
+    performance_scores,
+    valid_responses,
+)
+from plumbline.reliability.no_change import (
+    FloatArray,
+    NoChange,
+    Statistic,
+    mean_of_draws,
+    no_change_test,
+)
 from plumbline.reliability.result import (
     METRICS,
     BaselineComparison,
     Difference,
     MetricChange,
     ModelPairing,
+    NoChangeTest,
     ReliabilityInterval,
     Verdict,
 )
@@ -51,6 +70,7 @@ from plumbline.stats import wilson_interval
 from plumbline.stats.mover import mover_difference
 
 if TYPE_CHECKING:
+    from plumbline.reliability.analysis import Embed
     from plumbline.reliability.result import ModelReliability, ReliabilityReport
 
 
@@ -87,6 +107,12 @@ FAMILY_LEVEL = 0.95
 LATENCY_CHANGE_COVERAGE = 0.985
 POWER = 0.8
 RESAMPLES = 4000
+#: The one-sided level of a score's test of no change: the 5% split over the six metrics.
+TEST_ALPHA = (1 - FAMILY_LEVEL) / 6
+TEST_METHOD = (
+    "bootstrap test of no change: z = Δ / SD of Δ with both runs drawn from the baseline's own "
+    "answers to each prompt (Efron & Tibshirani 1993, §16.2); one-sided normal p-value"
+)
 
 
 def margin_text(metric: str, margin: float) -> str:
@@ -326,6 +352,87 @@ class _PairRuns:
 Change = tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]
 
 
+def _answers_by_prompt(
+    records: Sequence[TrialRecord], prompts: Sequence[str]
+) -> dict[str, list[TrialRecord]]:
+    by_prompt: dict[str, list[TrialRecord]] = defaultdict(list)
+    for record in records:
+        if record.ok and record.response is not None and record.prompt_id in prompts:
+            by_prompt[record.prompt_id].append(record)
+    return by_prompt
+
+
+def _run_samples(
+    records: Sequence[TrialRecord], prompts: Sequence[str], embed: Embed
+) -> dict[str, dict[str, FloatArray]]:
+    """Per score metric, per prompt: what its per-prompt statistic reads (the embeddings of the
+    valid answers; the performance heuristic of each successful answer), as `analyze` does."""
+    rows: dict[str, dict[str, FloatArray]] = {"consistency": {}, "agreement": {}, "performance": {}}
+    for prompt, group in sorted(_answers_by_prompt(records, prompts).items()):
+        texts = valid_responses(r.response for r in group)
+        if len(texts) >= 2:
+            vectors = np.asarray(embed(texts), dtype=np.float64)
+            rows["consistency"][prompt] = rows["agreement"][prompt] = vectors
+        responses = [r.response or "" for r in group]
+        vectors = np.asarray(embed([r.prompt for r in group] + responses), dtype=np.float64)
+        scores = performance_scores(vectors[: len(group)], vectors[len(group) :], responses)
+        rows["performance"][prompt] = np.asarray(scores.score, dtype=np.float64)
+    return rows
+
+
+@dataclass(frozen=True)
+class _ScoreSamples:
+    """Both runs' per-prompt answers for the tests of the three scores."""
+
+    old: dict[str, dict[str, FloatArray]]
+    new: dict[str, dict[str, FloatArray]]
+    statistics: Mapping[str, Statistic]
+
+    @classmethod
+    def of(cls, runs: _PairRuns, embed: Embed) -> _ScoreSamples:
+        shared = runs.shared
+        return cls(
+            _run_samples(runs.old_records, shared, embed),
+            _run_samples(runs.new_records, shared, embed),
+            {
+                "consistency": consistency_of_draws,
+                "agreement": agreement_of_draws,
+                "performance": mean_of_draws,
+            },
+        )
+
+    def test(self, metric: str, seed: int) -> NoChange | None:
+        minimum = 1 if metric == "performance" else 2
+        return no_change_test(
+            self.old[metric],
+            self.new[metric],
+            self.statistics[metric],
+            rng=np.random.default_rng(seed),
+            minimum=minimum,
+        )
+
+
+def _published_test(result: NoChange, higher_is_better: bool) -> NoChangeTest:
+    return NoChangeTest(
+        method=TEST_METHOD,
+        z=result.z,
+        null_standard_error=result.null_standard_error,
+        p_worse=result.p_lower if higher_is_better else result.p_higher,
+        alpha=TEST_ALPHA,
+        prompts=result.prompts,
+        resamples=result.resamples,
+        coverage="approximate",
+    )
+
+
+def _tested_verdict(test: NoChangeTest) -> Verdict:
+    if test.p_worse <= test.alpha:
+        return "regressed"
+    if 1 - test.p_worse <= test.alpha:
+        return "improved"
+    return "inconclusive"
+
+
 def _measure(runs: _PairRuns, metric: str, level: float, seed: int, resamples: int) -> Change:
     """(baseline, current, difference, interval, detectable change) of one metric."""
     shared = runs.shared
@@ -348,7 +455,13 @@ def _measure(runs: _PairRuns, metric: str, level: float, seed: int, resamples: i
 
 
 def _metric_change(
-    runs: _PairRuns, metric: str, margin: float, level: float, seed: int, resamples: int
+    runs: _PairRuns,
+    samples: _ScoreSamples,
+    metric: str,
+    margin: float,
+    level: float,
+    seed: int,
+    resamples: int,
 ) -> MetricChange:
     """One metric's change, its margin in the difference's unit, and its verdict."""
     old_value, new_value, estimate, interval, detectable = _measure(
@@ -365,6 +478,16 @@ def _metric_change(
         note = "no values on shared prompts"
     else:
         note = "an interval needs at least 2 shared prompts with values"
+    test = None
+    if metric in samples.statistics:
+        result = samples.test(metric, seed)
+        if result is not None:
+            test = _published_test(result, better_high)
+            detectable = (float(sps.norm.isf(TEST_ALPHA)) + float(sps.norm.ppf(POWER))) * (
+                result.null_standard_error
+            )
+            if verdict != "unchanged":
+                verdict = _tested_verdict(test)
     return MetricChange(
         model=runs.new.model,
         baseline_model=runs.old.model,
@@ -379,6 +502,7 @@ def _metric_change(
         detectable_change=detectable
         if detectable is not None and math.isfinite(detectable)
         else None,
+        test=test,
         note=note,
     )
 
@@ -409,6 +533,7 @@ def compare_to_baseline(
     baseline_records: Sequence[TrialRecord],
     current: ReliabilityReport,
     current_records: Sequence[TrialRecord],
+    embed: Embed,
     *,
     margins: Mapping[str, float] | None = None,
     pairs: Mapping[str, str] | None = None,
@@ -436,8 +561,9 @@ def compare_to_baseline(
             old_records.get(old_name, []),
             new_records.get(new_name, []),
         )
+        samples = _ScoreSamples.of(runs, embed)
         changes = [
-            _metric_change(runs, metric, chosen[metric], level, seed + index, resamples)
+            _metric_change(runs, samples, metric, chosen[metric], level, seed + index, resamples)
             for index, metric in enumerate(METRICS)
         ]
         pairings.append(_pairing(runs, how, changes))
@@ -449,8 +575,11 @@ def compare_to_baseline(
         level=level,
         multiplicity=(
             f"Bonferroni over the {len(METRICS)} metrics of each model pair: each interval is at "
-            f"{level:.2%}, so the chance that any of them misses its true change, and of any "
-            f"false 'regressed' or 'improved' for the pair, is at most {1 - FAMILY_LEVEL:.0%}"
+            f"{level:.2%}, so the chance that any of them misses its true change is at most "
+            f"{1 - FAMILY_LEVEL:.0%}; a score is called regressed or improved by a one-sided "
+            f"test of no change at {TEST_ALPHA:.4f} (0.05/6), latency and the error rate by "
+            f"their interval (at most 0.05/12 a side), so the chance of any false 'regressed' "
+            f"for the pair is at most {1 - FAMILY_LEVEL:.0%}"
         ),
         margins=chosen,
         pairs=pairings,

@@ -481,6 +481,30 @@ class Difference(ResultModel):
     interval: ReliabilityInterval | None = Field(description="Null when there is no interval.")
 
 
+class NoChangeTest(ResultModel):
+    """The test behind a score's `regressed` or `improved`: could the current run have come
+    from the baseline model? (`reliability.no_change`)."""
+
+    method: str = Field(description="How the null spread was estimated.")
+    z: float = unit_field("Δ / the null standard error.", "ratio")
+    null_standard_error: float = unit_field(
+        "SD of Δ when both runs are drawn from the baseline's own answers.", "same as estimate"
+    )
+    p_worse: float = unit_field(
+        "One-sided p-value of a change this far in the worse direction under no change.",
+        "probability",
+    )
+    alpha: float = unit_field(
+        "The one-sided level a `regressed` or `improved` needs: 0.05/6.", "probability"
+    )
+    prompts: int = unit_field("Shared prompts with at least 2 answers in both runs.", "count")
+    resamples: int = unit_field("Draws behind the null standard error.", "count")
+    coverage: Coverage = Field(
+        description="`approximate`: a bootstrap test (its simulated false-alarm rate is in "
+        "docs/statistics.md)."
+    )
+
+
 class MetricChange(ResultModel):
     """One metric of one model pair: baseline, current, their difference and the verdict."""
 
@@ -506,6 +530,11 @@ class MetricChange(ResultModel):
         "The smallest change this comparison detects with 80% power at its level (same unit "
         "as the difference); null without an interval.",
         "same as estimate",
+    )
+    test: NoChangeTest | None = Field(
+        default=None,
+        description="Consistency, agreement, performance: the test of no change that decides "
+        "`regressed` or `improved` (null for latency and the error rate, whose interval decides).",
     )
     note: str = Field(default="", description="Why there is no interval, when there is none.")
 

@@ -286,10 +286,15 @@ def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
     rows = []
     for entry in comparison.entries:
         verdict: str = entry.verdict
+        details = []
+        if entry.test is not None and verdict != "unchanged":
+            details.append(f"test z {entry.test.z:+.2f}, p {entry.test.p_worse:.2g}")
         if verdict == "inconclusive" and entry.detectable_change is not None:
-            verdict += f" (could detect ±{present.fixed(entry.detectable_change)})"
+            details.append(f"could detect ±{present.fixed(entry.detectable_change)}")
         elif entry.note:
-            verdict += f" ({entry.note})"
+            details.append(entry.note)
+        if details:
+            verdict += f" ({'; '.join(details)})"
         rows.append(
             [
                 entry.model,
@@ -311,9 +316,12 @@ def baseline_notes(comparison: BaselineComparison) -> list[str]:
     """What a reader must know about the comparison: multiplicity, prompts left out, unpaired."""
     notes = [
         f"Intervals at {present.level(comparison.level)} each; {comparison.multiplicity}.",
-        "A verdict: unchanged when the whole interval lies within ±margin; regressed or improved "
-        "when it lies wholly on one side of 0; otherwise inconclusive (with the smallest change "
-        "the data could have detected, 80% power).",
+        "A verdict: unchanged when the whole interval lies within ±margin; otherwise, for "
+        "consistency, agreement and performance, regressed or improved when a test of no change "
+        "(the baseline's own run-to-run noise, resampled) rejects on that side at one-sided "
+        "0.05/6 (its z and p beside the verdict, p towards the worse side); for latency and the "
+        "error rate when the interval lies wholly on one side of 0; otherwise inconclusive (with "
+        "the smallest change the data could have detected, 80% power).",
     ]
     for pair in comparison.pairs:
         if pair.only_in_baseline or pair.only_in_current:

@@ -1,0 +1,109 @@
+"""A test of "no change" for the per-prompt scores, calibrated by the baseline's own noise.
+
+The regression check's intervals for consistency, agreement and performance (paired t over
+prompts) hold whatever the current model does, so they must be as wide as the noisier of the two
+runs allows. A claim of `regressed` or `improved` needs less: only that the current run could
+not have come from the baseline model. Under that null hypothesis both runs of a prompt are
+independent draws of the baseline model's answers to it, so the spread of
+
+    Δ = mean over shared prompts of (s(current answers) − s(baseline answers))
+
+under the null is estimated by drawing both sets from the baseline's own answers to each
+prompt (with replacement, at each run's size), `resamples` times: `SE₀ = SD(Δ*)`. The test
+statistic is `z = Δ / SE₀`, referred to the normal distribution (one-sided p-values). This is a
+bootstrap test that resamples from a distribution obeying the null (Efron & Tibshirani 1993,
+§16.2, "An Introduction to the Bootstrap"); its false-alarm rate is approximate and simulated
+in `benchmarks/bench_reliability_regression.py`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats as sps
+
+FloatArray = npt.NDArray[np.float64]
+#: A per-prompt score of sets of answers: given one prompt's answers (embedding rows for
+#: consistency and agreement, per-answer values for performance) and draws (each row a set of
+#: indices into them), the score of each draw.
+Statistic = Callable[[FloatArray, npt.NDArray[np.intp]], FloatArray]
+#: Resamples behind the null standard error (its relative error is about 1/√(2·400) ≈ 3.5%).
+NULL_RESAMPLES = 400
+
+
+@dataclass(frozen=True)
+class NoChange:
+    """The result of `no_change_test`."""
+
+    estimate: float
+    null_standard_error: float
+    z: float
+    #: One-sided p-value for a change downwards (`Δ` this low or lower under the null).
+    p_lower: float
+    #: One-sided p-value for a change upwards.
+    p_higher: float
+    prompts: int
+    resamples: int
+
+
+def _all(rows: FloatArray) -> npt.NDArray[np.intp]:
+    return np.arange(rows.shape[0])[None, :]
+
+
+def mean_of_draws(values: FloatArray, draws: npt.NDArray[np.intp]) -> FloatArray:
+    """The mean of each draw of per-answer values."""
+    return np.asarray(values[draws].mean(axis=1), dtype=np.float64)
+
+
+def no_change_test(
+    baseline: Mapping[str, FloatArray],
+    current: Mapping[str, FloatArray],
+    statistic: Statistic,
+    *,
+    rng: np.random.Generator,
+    resamples: int = NULL_RESAMPLES,
+    minimum: int = 2,
+) -> NoChange | None:
+    """`z = Δ / SE₀` over the prompts both runs answered at least `minimum` times; None when
+    none did or the null spread is 0 (every resample gives the same Δ)."""
+    shared = sorted(
+        p
+        for p in set(baseline) & set(current)
+        if baseline[p].shape[0] >= minimum and current[p].shape[0] >= minimum
+    )
+    if not shared:
+        return None
+    observed = float(
+        np.mean(
+            [
+                statistic(current[p], _all(current[p]))[0]
+                - statistic(baseline[p], _all(baseline[p]))[0]
+                for p in shared
+            ]
+        )
+    )
+    null = np.zeros(resamples)
+    for prompt in shared:
+        rows, new_size = baseline[prompt], current[prompt].shape[0]
+        old_size = rows.shape[0]
+        as_new = rng.integers(0, old_size, (resamples, new_size))
+        as_old = rng.integers(0, old_size, (resamples, old_size))
+        null += statistic(rows, as_new) - statistic(rows, as_old)
+    null /= len(shared)
+    spread = float(np.std(null, ddof=1))
+    if not math.isfinite(spread) or spread <= 0:
+        return None
+    z = observed / spread
+    return NoChange(
+        estimate=observed,
+        null_standard_error=spread,
+        z=z,
+        p_lower=float(sps.norm.cdf(z)),
+        p_higher=float(sps.norm.sf(z)),
+        prompts=len(shared),
+        resamples=resamples,
+    )
