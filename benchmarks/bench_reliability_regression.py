@@ -56,6 +56,8 @@ class Outcome:
     #: Per metric: runs whose interval holds the true change of 0 (identical scenario), of runs
     #: with an interval.
     covered: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Per metric: runs in which it was `regressed`.
+    regressed_by_metric: dict[str, int] = field(default_factory=dict)
 
     @property
     def any_rate(self) -> float:
@@ -79,6 +81,7 @@ def simulate(
     """`runs` baseline/current pairs on the same prompts; count `regressed` verdicts."""
     any_count = target_count = 0
     covered: dict[str, list[int]] = {}
+    by_metric: dict[str, int] = {}
     for run in range(runs):
         tag = f"{scenario}-{run}-"
         # the same prompts and answer pools for both runs; the current model may change them
@@ -97,6 +100,8 @@ def simulate(
         )
         regressed = {e.metric for e in comparison.entries if e.verdict == "regressed"}
         any_count += bool(regressed)
+        for metric in regressed:
+            by_metric[metric] = by_metric.get(metric, 0) + 1
         target_count += bool(regressed & set(targets))
         for entry in comparison.entries:
             interval = entry.difference.interval
@@ -110,6 +115,7 @@ def simulate(
         any_count,
         target_count,
         {metric: (hit, total) for metric, (hit, total) in covered.items()},
+        by_metric,
     )
 
 
@@ -140,6 +146,13 @@ def main(argv: list[str] | None = None) -> int:
         f"  false regression (identical distributions, any of 6 metrics): "
         f"{identical.any_rate:.1%} ({identical.regressed_any}/{identical.runs}); "
         f"limit {FALSE_REGRESSION_LIMIT:.0%}"
+    )
+    print(
+        "    by metric: "
+        + (
+            ", ".join(f"{m} {n}" for m, n in sorted(identical.regressed_by_metric.items()))
+            or "none"
+        )
     )
     print(
         f"  latency +50%: regressed in {latency.target_rate:.1%} "

@@ -31,8 +31,9 @@ grid (judges × labels × rates) is `plumbline.ppi_coverage`, printed by `benchm
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -565,6 +566,29 @@ class ReliabilityTruth:
     latency_percentiles: dict[str, float]
     error_rate_percent: float
     timeout_rate_percent: float
+    #: Variance of one trial's value over prompts and trials (Cohen's d's pooled SD).
+    performance_variance: float = math.nan
+    latency_variance: float = math.nan
+
+
+def cohens_d_truth(first: ReliabilityTruth, second: ReliabilityTruth, metric: str) -> float:
+    """The population Cohen's d of two simulated models: `(μ₁ − μ₂) / √((σ₁² + σ₂²)/2)` over
+    trial values (equal trials per model)."""
+    if metric == "performance":
+        means = (first.performance, second.performance)
+        variances = (first.performance_variance, second.performance_variance)
+    else:
+        means = (first.latency_mean, second.latency_mean)
+        variances = (first.latency_variance, second.latency_variance)
+    return (means[0] - means[1]) / math.sqrt((variances[0] + variances[1]) / 2)
+
+
+def partner_of(model: SimulatedModel) -> SimulatedModel:
+    """The second model of every simulated reliability run (Cohen's d between two models):
+    1.3 times slower, answering each prompt more often with its likeliest answer (collapse 0.5)."""
+    return replace(
+        model, name=model.name + "-partner", latency_median=1.3 * model.latency_median, collapse=0.5
+    )
 
 
 def reliability_truth(
@@ -584,10 +608,12 @@ def reliability_truth(
             scores.append(consistency_score(prompt.embeddings[picks]).score)
     sigma = model.latency_sigma
     median = model.latency_median
+    performance = float(np.mean([p.expected_performance for p in drawn]))
+    second_moment = float(np.mean([p.probabilities @ p.performance**2 for p in drawn]))
     return ReliabilityTruth(
         consistency=float(np.mean(scores)),
         agreement=float(np.mean([p.agreement for p in drawn])),
-        performance=float(np.mean([p.expected_performance for p in drawn])),
+        performance=performance,
         latency_mean=median * float(np.exp(sigma**2 / 2)),
         latency_percentiles={
             name: median * float(np.exp(sigma * sps.norm.ppf(q)))
@@ -595,6 +621,8 @@ def reliability_truth(
         },
         error_rate_percent=100 * model.error_rate,
         timeout_rate_percent=100 * model.error_rate * model.timeout_share,
+        performance_variance=second_moment - performance**2,
+        latency_variance=median**2 * float(np.exp(sigma**2) * (np.exp(sigma**2) - 1)),
     )
 
 
@@ -611,6 +639,8 @@ RELIABILITY_INTERVALS = (
     "latency.percentile_intervals.p99",
     "robustness.error_rate_interval",
     "robustness.timeout_rate_interval",
+    "comparisons[].effect.interval (latency)",
+    "comparisons[].effect.interval (performance)",
 )
 
 
@@ -667,9 +697,13 @@ class IntervalCoverage:
 
 
 def _published(
-    document: Any, truth: ReliabilityTruth, prompts: dict[str, SimulatedPrompt]
+    document: Any,
+    truth: ReliabilityTruth,
+    prompts: dict[str, SimulatedPrompt],
+    effects: dict[str, float],
 ) -> dict[str, list[tuple[Any, float, tuple[float, float]]]]:
-    """(interval, truth, range) of every published interval of one model's entry."""
+    """(interval, truth, range) of every published interval of the first model's entry, and of
+    the effect sizes between it and its partner (`effects`: the true d per metric)."""
     entry = document.models[0]
     found: dict[str, list[tuple[Any, float, tuple[float, float]]]] = {
         name: [] for name in RELIABILITY_INTERVALS
@@ -711,6 +745,12 @@ def _published(
         truth.timeout_rate_percent,
         (0, 100),
     )
+    inf = float("inf")
+    for comparison in document.comparisons:
+        if comparison.effect is not None and comparison.model_a == entry.model:
+            metric = "latency" if comparison.metric == "latency_seconds" else "performance"
+            name = f"comparisons[].effect.interval ({metric})"
+            add(name, comparison.effect.interval, effects[metric], (-inf, inf))
     return found
 
 
@@ -729,6 +769,12 @@ def reliability_coverage(
     from plumbline.reliability.analysis import analyze
 
     truth = truth if truth is not None else reliability_truth(model, trials)
+    partner = partner_of(model)
+    partner_truth = reliability_truth(partner, trials, prompts=TRUTH_PROMPTS // 4)
+    effects = {
+        metric: cohens_d_truth(truth, partner_truth, metric)
+        for metric in ("latency", "performance")
+    }
     rng = np.random.default_rng(seed)
     hits: dict[str, list[bool]] = {name: [] for name in RELIABILITY_INTERVALS}
     one_sided = dict.fromkeys(RELIABILITY_INTERVALS, 0)
@@ -738,11 +784,17 @@ def reliability_coverage(
     out = dict.fromkeys(RELIABILITY_INTERVALS, 0)
     eps = 1e-9
     for index in range(datasets):
-        drawn = simulated_prompts(prompts, rng, model, tag=f"d{index}-")
+        # the same prompts (and answer texts) for both models, each with its own probabilities
+        prompt_seed = int(rng.integers(2**63))
+        drawn = simulated_prompts(prompts, np.random.default_rng(prompt_seed), model, f"d{index}-")
+        paired = simulated_prompts(
+            prompts, np.random.default_rng(prompt_seed), partner, f"d{index}-"
+        )
         records = simulated_records(drawn, trials, rng, model)
-        document = analyze(records, embedding_table(drawn))
+        records += simulated_records(paired, trials, rng, partner)
+        document = analyze(records, embedding_table(drawn + paired))
         by_id = {p.prompt_id: p for p in drawn}
-        for name, entries in _published(document, truth, by_id).items():
+        for name, entries in _published(document, truth, by_id, effects).items():
             for interval, value, (lower, upper) in entries:
                 low, high = interval.low, interval.high
                 if low is None and high is None:

@@ -13,6 +13,7 @@ from plumbline.stats import (
     benjamini_hochberg,
     cliffs_delta,
     cohens_d,
+    cohens_d_clustered,
     geometric_mean_ratio,
     hodges_lehmann,
     holm,
@@ -209,3 +210,39 @@ def test_hodges_lehmann_selection_equals_sorting_every_walsh_sum(decimals: int) 
     assert result.statistic == (sums[middle - 1] + sums[middle]) / 4
     assert result.interval.low == sums[k - 1] / 2
     assert result.interval.high == sums[sums.size - k] / 2
+
+
+def test_cohens_d_clustered_by_hand() -> None:
+    x, y = [1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 1.0, 2.0]
+    clusters = ["a", "a", "b", "b"]
+    result = cohens_d_clustered(x, y, clusters, clusters)
+    plain = cohens_d(x, y)
+    assert result.statistic == pytest.approx(plain.statistic)
+    # influence per cluster: a: (−1.5 − 0.5)/4 − (−1 + 0)/4 = −0.25; b: +0.25; C/(C−1) = 2
+    variance = 2 * (0.25**2 + 0.25**2)
+    pooled = plain.details["pooled_sd"]
+    d = plain.statistic
+    se = math.sqrt(variance / pooled**2 + d * d / 16)
+    assert result.standard_error == pytest.approx(se)
+    half = sps.t.ppf(0.975, 1) * se
+    assert result.interval.low == pytest.approx(d - half)
+    assert result.interval.high == pytest.approx(d + half)
+    assert result.details["clusters"] == 2
+
+
+def test_cohens_d_clustered_counts_prompts_not_trials() -> None:
+    rng = np.random.default_rng(3)
+    prompts = np.repeat(np.arange(8), 20)
+    offsets = rng.normal(0, 2, 8)[prompts]
+    noise = rng.normal(0, 0.3, (2, prompts.size))
+    # a prompt effect both models share cancels: narrower than trials-as-independent
+    shared = cohens_d_clustered(offsets + noise[0] + 0.1, offsets + noise[1], prompts, prompts)
+    assert (
+        shared.standard_error
+        < cohens_d(offsets + noise[0] + 0.1, offsets + noise[1]).standard_error
+    )
+    # one model's own prompt effect: the 8 prompts, not the 160 trials, set the width
+    own = cohens_d_clustered(offsets + noise[0], noise[1], prompts, prompts)
+    assert own.standard_error > 2 * cohens_d(offsets + noise[0], noise[1]).standard_error
+    with pytest.raises(ValueError, match="at least 2 distinct clusters"):
+        cohens_d_clustered([1.0, 2.0], [0.0, 1.0], ["a", "a"], ["a", "a"])

@@ -16,12 +16,11 @@ import numpy as np
 import numpy.typing as npt
 
 from plumbline.core.progress import ProgressCallback, no_progress
-from plumbline.core.result import Interval
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.bands import agreement_band, consistency_band, performance_band
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.configs import split_by_config
-from plumbline.reliability.intervals import CONSISTENCY_COVERAGE, over_prompts
+from plumbline.reliability.intervals import CONSISTENCY_COVERAGE, effect_interval, over_prompts
 from plumbline.reliability.metrics import (
     agreement_conflict,
     consistency_score,
@@ -60,7 +59,7 @@ from plumbline.reliability.result import (
     SampledResponse,
 )
 from plumbline.reliability.verdict import model_verdict
-from plumbline.stats import cohens_d
+from plumbline.stats import cohens_d_clustered
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float64]]
 
@@ -401,19 +400,26 @@ def _analyze_model(
     return entry.model_copy(update={"verdict": model_verdict(entry)}), warnings
 
 
-def _effect(a: str, b: str, metric: str, x: Sequence[float], y: Sequence[float]) -> ModelPairEffect:
+def _effect(a: str, b: str, metric: str, x: _Values, y: _Values) -> ModelPairEffect:
+    """CERT's Cohen's d over the trial values; its interval counts prompts, not trials, as the
+    unit (`cohens_d_clustered`)."""
     pair = {"model_a": a, "model_b": b, "metric": metric, "label": METRIC_LABELS[metric]}
-    if len(x) < 2 or len(y) < 2:
+    if len(x.values) < 2 or len(y.values) < 2:
         return ModelPairEffect(**pair, effect=None, note="needs at least 2 values per model")
+    if len(set(x.prompts) | set(y.prompts)) < 2:
+        return ModelPairEffect(
+            **pair, effect=None, note="an interval over prompts needs at least 2 prompts"
+        )
     try:
-        d = cohens_d(x, y)
+        d = cohens_d_clustered(x.values, y.values, x.prompts, y.prompts)
     except ValueError as error:
         return ModelPairEffect(**pair, effect=None, note=str(error))
+    interval = effect_interval(d.interval.low, d.interval.high, d.details["clusters"], d.n)
     effect = EffectSize(
         statistic=d.statistic,
         n=d.n,
         standard_error=d.standard_error,
-        interval=Interval.of(d.interval),
+        interval=interval,
         n_x=d.details["n_x"],
         n_y=d.details["n_y"],
         pooled_sd=d.details["pooled_sd"],
@@ -472,6 +478,14 @@ def _first_of_each_key(
     return unique, notes
 
 
+@dataclass(frozen=True)
+class _Values:
+    """A model's trial values of one metric and the prompt of each."""
+
+    values: list[float]
+    prompts: list[str]
+
+
 def _model_comparisons(
     models: list[ModelReliability],
     by_model: Mapping[str, list[TrialRecord]],
@@ -481,24 +495,26 @@ def _model_comparisons(
     """Cohen's d on latency and on the performance heuristic for every pair of models."""
     comparisons: list[ModelPairEffect] = []
     for first, second in itertools.combinations(models, 2):
-        latencies = [
-            [r.latency_seconds for r in by_model[m.model] if r.ok and r.latency_seconds is not None]
-            for m in (first, second)
-        ]
+        latencies = []
+        for m in (first, second):
+            timed = [r for r in by_model[m.model] if r.ok and r.latency_seconds is not None]
+            latencies.append(
+                _Values([r.latency_seconds or 0.0 for r in timed], [r.prompt_id for r in timed])
+            )
         comparisons.append(
             _effect(first.model, second.model, "latency_seconds", latencies[0], latencies[1])
         )
-        perf: list[list[float]] = []
+        perf: list[_Values] = []
         for m in (first, second):
             ok = [r for r in by_model[m.model] if r.ok and r.response is not None]
+            scores: list[float] = []
             if ok:
                 vectors = embed([r.prompt for r in ok] + [r.response or "" for r in ok])
-                scores = performance_scores(
+                computed = performance_scores(
                     vectors[: len(ok)], vectors[len(ok) :], [r.response or "" for r in ok]
                 )
-                perf.append([float(s) for s in scores.score])
-            else:
-                perf.append([])
+                scores = [float(s) for s in computed.score]
+            perf.append(_Values(scores, [r.prompt_id for r in ok]))
         comparisons.append(_effect(first.model, second.model, "performance", perf[0], perf[1]))
         step(f"{first.model} vs {second.model}: effect sizes")
     return comparisons

@@ -37,6 +37,10 @@ PROMPT_AGREEMENT_COVERAGE = 0.90
 #: at 10 prompts, so it is labelled approximate.
 CONSISTENCY_COVERAGE = 0.90
 
+#: The lowest simulated coverage of Cohen's d's cluster-robust interval between two models
+#: (docs/statistics.md); None while every simulated design is within 93.5–97%.
+EFFECT_COVERAGE: float | None = None
+
 OVER_PROMPTS = "t over prompt means (two-stage: prompts, then trials within each prompt)"
 
 
@@ -162,4 +166,19 @@ def prompt_agreement_interval(
         trials=responses,
         coverage="approximate",
         simulated_coverage=PROMPT_AGREEMENT_COVERAGE,
+    )
+
+
+def effect_interval(low: float, high: float, prompts: int, values: int) -> ReliabilityInterval:
+    """The document form of Cohen's d's cluster-robust interval (`cohens_d_clustered`)."""
+    return ReliabilityInterval(
+        low=low,
+        high=high,
+        level=0.95,
+        method="cluster-robust t over prompts (CR1, t with prompts − 1 df; delta method for the "
+        "pooled SD)",
+        prompts=prompts,
+        trials=values,
+        coverage="approximate" if EFFECT_COVERAGE is not None else "guaranteed",
+        simulated_coverage=EFFECT_COVERAGE,
     )

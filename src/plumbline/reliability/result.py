@@ -377,12 +377,16 @@ class ModelReliability(ResultModel):
 
 
 class EffectSize(ResultModel):
-    """Cohen's d with its normal-approximation interval, and Hedges' g."""
+    """Cohen's d (CERT: trial values, pooled SD) with an interval over prompts, and Hedges' g."""
 
     statistic: float = unit_field("Cohen's d (pooled SD), first model minus second.", "ratio")
     n: int = unit_field("Values compared (both models).", "count")
-    standard_error: float | None = unit_field("Standard error of d.", "ratio")
-    interval: Interval = Field(description="Normal-approximation interval of d.")
+    standard_error: float | None = unit_field(
+        "Standard error of d (cluster-robust over prompts).", "ratio"
+    )
+    interval: ReliabilityInterval = Field(
+        description="95% cluster-robust t interval of d, the prompt as the unit."
+    )
     n_x: int = unit_field("Values of the first model.", "count")
     n_y: int = unit_field("Values of the second model.", "count")
     pooled_sd: float = unit_field("Pooled standard deviation (the metric's unit).", "score")

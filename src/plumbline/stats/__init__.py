@@ -11,7 +11,12 @@ from plumbline.stats.bootstrap import (
     cluster_bootstrap,
     paired_bootstrap,
 )
-from plumbline.stats.effect_sizes import cliffs_delta, cohens_d, geometric_mean_ratio
+from plumbline.stats.effect_sizes import (
+    cliffs_delta,
+    cohens_d,
+    cohens_d_clustered,
+    geometric_mean_ratio,
+)
 from plumbline.stats.means import (
     cert_ci_95,
     clustered_mean,
@@ -75,6 +80,7 @@ __all__ = [
     "cluster_bootstrap",
     "clustered_mean",
     "cohens_d",
+    "cohens_d_clustered",
     "expected_pairs",
     "geometric_mean_ratio",
     "hodges_lehmann",

@@ -50,6 +50,56 @@ def cohens_d(x: ArrayLike, y: ArrayLike, *, level: float = 0.95) -> EstimateResu
     )
 
 
+def cohens_d_clustered(
+    x: ArrayLike,
+    y: ArrayLike,
+    x_clusters: ArrayLike,
+    y_clusters: ArrayLike,
+    *,
+    level: float = 0.95,
+) -> EstimateResult:
+    """Cohen's d (as `cohens_d`) with an interval for values that come in clusters.
+
+    The values of both groups fall into clusters (the prompts a model was asked, each several
+    times); a cluster may hold values of both groups (the same prompt asked of both models), so
+    their shared cause cancels in the difference. The mean difference gets the cluster-robust
+    (CR1) variance of its influence values, `V = C/(C−1) · Σ_c (Σ_{i∈c} (x_i − x̄)/n_x −
+    Σ_{j∈c} (y_j − ȳ)/n_y)²`, and d the delta method's `SE² = V / s_p² + d² / (2(n_x + n_y))`
+    (the second term from Hedges & Olkin's, for the pooled SD); the interval is
+    `d ± t_{C−1} · SE`, C the clusters.
+    Reference: Cameron & Miller (2015), "A Practitioner's Guide to Cluster-Robust Inference",
+    J. Human Resources 50(2), §II–III; Hedges & Olkin (1985), eq. 5.8.
+    """
+    plain = cohens_d(x, y, level=level)
+    first = as_float_vector(x, "x", min_size=2)
+    second = as_float_vector(y, "y", min_size=2)
+    labels = np.concatenate([np.asarray(x_clusters), np.asarray(y_clusters)])
+    if labels.ndim != 1 or labels.size != first.size + second.size:
+        raise ValueError("x_clusters and y_clusters must give one label per value")
+    uniques, codes = np.unique(labels, return_inverse=True)
+    c = int(uniques.size)
+    if c < 2:
+        raise ValueError(f"the values need at least 2 distinct clusters, got {c}")
+    influence = np.concatenate(
+        [(first - first.mean()) / first.size, -(second - second.mean()) / second.size]
+    )
+    per_cluster = np.bincount(codes, weights=influence, minlength=c)
+    variance = c / (c - 1) * float(np.sum(per_cluster**2))
+    pooled = float(plain.details["pooled_sd"])
+    d = plain.statistic
+    se = math.sqrt(variance / pooled**2 + d * d / (2 * (first.size + second.size)))
+    half = t_critical(level, c - 1) * se
+    return EstimateResult(
+        statistic=d,
+        n=plain.n,
+        interval=ConfidenceInterval(
+            low=d - half, high=d + half, level=level, method="cluster-robust t"
+        ),
+        standard_error=se,
+        details={**plain.details, "clusters": c},
+    )
+
+
 def cliffs_delta(x: ArrayLike, y: ArrayLike, *, level: float = 0.95) -> EstimateResult:
     """Cliff's delta: `δ = (#{x_i > y_j} − #{x_i < y_j}) / (n_x n_y)`, in [−1, 1].
 
