@@ -344,6 +344,10 @@ def _effect(comparison: ModelPairEffect) -> str:
     return _estimate(effect.statistic, effect.interval, 2)
 
 
+def _effect_basis(comparison: ModelPairEffect) -> str:
+    return interval_basis(comparison.effect.interval) if comparison.effect is not None else ""
+
+
 def render_terminal(report: ReliabilityReport, console: Console) -> None:
     for model in report.models:
         console.print(terminal(model.verdict), highlight=False)
@@ -370,11 +374,13 @@ def render_terminal(report: ReliabilityReport, console: Console) -> None:
         table.add_column("models")
         table.add_column("metric")
         table.add_column("d [95% CI]")
+        table.add_column("interval: method; n; coverage")
         for comparison_row in report.comparisons:
             table.add_row(
                 f"{terminal(comparison_row.model_a)} vs {terminal(comparison_row.model_b)}",
                 terminal(comparison_row.metric),
                 terminal(_effect(comparison_row)),
+                terminal(_effect_basis(comparison_row)),
             )
         console.print(table)
     if comparison is not None:
@@ -451,8 +457,11 @@ def render_markdown(report: ReliabilityReport) -> str:
             "Cohen's d (pooled SD), first model minus second.",
             "",
             present.markdown_table(
-                ["models", "metric", "d [95% CI]"],
-                [[f"{c.model_a} vs {c.model_b}", c.metric, _effect(c)] for c in report.comparisons],
+                ["models", "metric", "d [95% CI]", "interval: method; n; coverage"],
+                [
+                    [f"{c.model_a} vs {c.model_b}", c.metric, _effect(c), _effect_basis(c)]
+                    for c in report.comparisons
+                ],
             ),
             "",
         ]

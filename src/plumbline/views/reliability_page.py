@@ -728,7 +728,7 @@ def effects(comparisons: Sequence[ModelPairEffect]) -> tuple[list[list[Cell]], l
                     number_cell(effect.statistic, present.signed),
                     text_cell(interval_text(effect.interval)),
                     number_cell(effect.hedges_g, present.signed),
-                    text_cell(""),
+                    text_cell(interval_basis(effect.interval)),
                 ]
             )
             by_metric[comparison.metric].append(
