@@ -242,7 +242,10 @@ spread around the prompt's centre by a per-prompt amount (answers clustered in p
 differing in how variably they are answered); {error:.0%} of trials fail (half of them
 timeouts); latencies are lognormal (median {median:g} s, σ {sigma:g}: strongly skewed). Truths:
 agreement and performance exact per prompt, averaged over 4,000 simulated prompts; CERT
-consistency at this many trials simulated over 4,000 prompts; latency and rates exact. A
+consistency at this many trials simulated over 4,000 prompts; latency and rates exact. Each
+run also holds a second model on the same prompts (1.3 times slower, answering more often with
+each prompt's likeliest answer), so Cohen's d between the two has a truth: `(μ₁ − μ₂) /
+√((σ₁² + σ₂²)/2)` over trial values, from the same population moments. A
 one-sided bound covers when the truth is on its side. Monte Carlo standard error at 400 models:
 about 1.1 points.
 
@@ -262,6 +265,8 @@ METHODS = {
     "latency.percentile_intervals.p99": "order statistics; one-sided below 299 trials",
     "robustness.error_rate_interval": "Wilson (trials as the unit)",
     "robustness.timeout_rate_interval": "Wilson (trials as the unit)",
+    "comparisons[].effect.interval (latency)": "Cohen's d, cluster-robust t over prompts",
+    "comparisons[].effect.interval (performance)": "Cohen's d, cluster-robust t over prompts",
 }
 
 

@@ -45,7 +45,7 @@ def test_a_shift_far_beyond_the_baseline_noise_is_found_on_its_side() -> None:
     old = {f"p{i}": rng.normal(size=10) for i in range(6)}
     new = {key: values - 2.0 for key, values in old.items()}
     result = no_change_test(old, new, _mean, rng=np.random.default_rng(3))
-    assert result is not None and result.estimate == -2.0
+    assert result is not None and result.estimate == pytest.approx(-2.0)
     # the null spread is the baseline's: SD of a difference of two means of 10, over 6 prompts
     assert 0.1 < result.null_standard_error < 0.35
     assert result.p_lower < 1e-6 and result.p_higher > 1 - 1e-6

@@ -59,6 +59,19 @@ def mean_of_draws(values: FloatArray, draws: npt.NDArray[np.intp]) -> FloatArray
     return np.asarray(values[draws].mean(axis=1), dtype=np.float64)
 
 
+def _precision_weights(variances: FloatArray) -> FloatArray | None:
+    """Weights ∝ 1 / (v_p + median v): a prompt whose score the baseline measures precisely
+    counts more; the median keeps a prompt the baseline happened to answer identically every
+    time (v_p = 0) from deciding alone."""
+    floor = float(np.median(variances))
+    if not floor > 0:
+        floor = float(np.mean(variances))
+    if not floor > 0:
+        return None
+    raw = 1.0 / (variances + floor)
+    return np.asarray(raw / raw.sum(), dtype=np.float64)
+
+
 def no_change_test(
     baseline: Mapping[str, FloatArray],
     current: Mapping[str, FloatArray],
@@ -77,26 +90,30 @@ def no_change_test(
     )
     if not shared:
         return None
-    observed = float(
-        np.mean(
-            [
-                statistic(current[p], _all(current[p]))[0]
-                - statistic(baseline[p], _all(baseline[p]))[0]
-                for p in shared
-            ]
-        )
+    observed = np.array(
+        [
+            statistic(current[p], _all(current[p]))[0]
+            - statistic(baseline[p], _all(baseline[p]))[0]
+            for p in shared
+        ]
     )
-    null = np.zeros(resamples)
-    for prompt in shared:
+    null = np.empty((len(shared), resamples))
+    for index, prompt in enumerate(shared):
         rows, new_size = baseline[prompt], current[prompt].shape[0]
         old_size = rows.shape[0]
         as_new = rng.integers(0, old_size, (resamples, new_size))
         as_old = rng.integers(0, old_size, (resamples, old_size))
-        null += statistic(rows, as_new) - statistic(rows, as_old)
-    null /= len(shared)
-    spread = float(np.std(null, ddof=1))
+        drawn = statistic(rows, as_new) - statistic(rows, as_old)
+        # a bootstrap from n answers has (n − 1)/n of their variance: give it back
+        null[index] = drawn.mean() + (drawn - drawn.mean()) * math.sqrt(old_size / (old_size - 1))
+    weights = _precision_weights(null.var(axis=1, ddof=1))
+    if weights is None:
+        return None
+    estimate = float(weights @ observed)
+    spread = float(np.std(weights @ null, ddof=1))
     if not math.isfinite(spread) or spread <= 0:
         return None
+    observed = estimate
     z = observed / spread
     return NoChange(
         estimate=observed,
