@@ -14,6 +14,12 @@
 // every table value can be recreated; otherwise the engine is built as usual.
 'use strict';
 
+// Baseline-compiled WebAssembly only: the validation itself is short, and V8's optimizing
+// tier recompiled the 8.8 MB module's hot functions in background threads for about 1.5 CPU
+// seconds per runtime, more than it saved (the only WebAssembly in a jsii runtime is this one).
+// Not a NODE_OPTIONS flag: Node.js accepts few V8 flags there.
+require('v8').setFlagsFromString('--liftoff-only');
+
 const crypto = require('crypto');
 const fs = require('fs');
 const path = require('path');
