@@ -173,9 +173,7 @@ def _write_validator_snapshot(library: Path, target: Path) -> None:
         "PLUMBLINE_CFN_VALIDATE_SNAPSHOT_WRITE": "1",
         **silence_node_warnings(),
     }
-    script = (
-        f"require({json.dumps(str(plugin))}).CloudFormationValidatePlugin._singletonInstance()"
-    )
+    script = f"require({json.dumps(str(plugin))}).CloudFormationValidatePlugin._singletonInstance()"
     try:
         completed = subprocess.run(
             ["node", "--require", str(VALIDATOR_SCRIPT), "-e", script],

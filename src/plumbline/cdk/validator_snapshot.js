@@ -140,12 +140,25 @@ function patchCompositeEngine(exported, bridge) {
         const engine = Object.create(new.target.prototype);
         engine.inner = restored;
         engines += 1;
+        CompositeEngine.restoredFromSnapshot += 1;
         return engine;
       }
       engines += 1;
     }
   }
+  CompositeEngine.restoredFromSnapshot = 0; // engines restored rather than built (for tests)
   exported.CompositeEngine = CompositeEngine;
+  // Restoring replaces the whole WebAssembly memory: never once anything else lives in it.
+  for (const name of ['RegoEngine', 'CelEngine', 'SchemaValidator', 'TemplateModel']) {
+    const Other = exported[name];
+    if (typeof Other !== 'function') continue;
+    exported[name] = class extends Other {
+      constructor(...args) {
+        super(...args);
+        engines += 1;
+      }
+    };
+  }
 }
 
 watchWebAssembly();
