@@ -94,13 +94,14 @@ class SynthOptions:
             runtime is one (workers without it suit only apps that never reach CDK).
         expected_samples: how many samples will be checked, if known (no spare workers).
         builtin_validation: let aws-cdk-lib run its built-in CloudFormation validator at synth
-            time. Off by default: it costs about 3 CPU seconds per sample (a WebAssembly rule
-            engine is built in every fresh runtime) and, unless the app itself sets
-            ``@aws-cdk/core:validateAgainstDefaultRules`` (which keeps it on), its findings
-            are only warnings that never change the outcome; cfn-lint checks every template.
+            time. Off by default: it costs about 0.5 CPU seconds per sample (its WebAssembly
+            rule engine restored from ``validator_snapshot``; 3.4 s to build it) and, unless
+            the app itself sets ``@aws-cdk/core:validateAgainstDefaultRules`` (which keeps it
+            on), its findings are only warnings that never change the outcome; cfn-lint
+            checks every template.
         validator_snapshot: restore that validator's engine from a snapshot built once on the
-            host (about 0.5 CPU seconds instead of 3.4 per sample; same findings) rather than
-            building it in every runtime.
+            host by a trusted process (`ensure_validator_snapshot`), read-only in the sandbox,
+            rather than building it in every runtime; the findings are the same.
     """
 
     limits: ResourceLimits = field(default_factory=ResourceLimits)
