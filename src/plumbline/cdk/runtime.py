@@ -166,6 +166,7 @@ def ensure_validator_snapshot(cache: Path | None = None) -> Path | None:
 
 def _write_validator_snapshot(library: Path, target: Path) -> None:
     building = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
+    building.chmod(0o755)  # readable like the jsii package cache next to it
     plugin = library / _VALIDATOR_PARTS[0]
     environment = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
