@@ -80,6 +80,7 @@ function tableValue(entry) {
 }
 
 function write(config, engine) {
+  if (instance === null) return;
   const exports = instance.exports;
   const table = describeTable(exports.__wbindgen_externrefs);
   if (table === null || moduleDigest === null) return;
