@@ -47,8 +47,10 @@ docs: $(STAMP)
 
 test: lint typecheck docs unit
 
+# Every benchmark, one after another; a summary of every target line at the end; exits 1 when
+# any target is missed. `make bench BENCH=leaderboard,probe` runs some.
 bench: $(STAMP) cdk-cli
-	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
+	$(BIN)/python benchmarks/run_all.py $(if $(BENCH),--only $(BENCH))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build/site

@@ -60,12 +60,10 @@ def mean_of_draws(values: FloatArray, draws: npt.NDArray[np.intp]) -> FloatArray
 
 
 def _precision_weights(variances: FloatArray) -> FloatArray | None:
-    """Weights ∝ 1 / (v_p + median v): a prompt whose score the baseline measures precisely
-    counts more; the median keeps a prompt the baseline happened to answer identically every
-    time (v_p = 0) from deciding alone."""
-    floor = float(np.median(variances))
-    if not floor > 0:
-        floor = float(np.mean(variances))
+    """Weights ∝ 1 / (v_p + v̄): a prompt whose score the baseline measures far less precisely
+    than the average prompt counts less; the others count about equally (v̄, the mean, keeps
+    weights from following the noise of small v_p estimates)."""
+    floor = float(np.mean(variances))
     if not floor > 0:
         return None
     raw = 1.0 / (variances + floor)
