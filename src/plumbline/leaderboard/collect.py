@@ -15,10 +15,15 @@ cannot be used is reported as a `Problem`, never dropped silently:
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +36,11 @@ from plumbline.records.inspect_logs import (
     LogFiles,
     LogHeader,
     LogReadError,
-    SampleScore,
+    ScoreColumns,
     find_log_files,
     is_unsupported_input,
     read_log_header,
-    read_samples_and_names,
+    read_score_columns,
 )
 
 ERROR_POLICIES: tuple[ErrorPolicy, ...] = ("zero", "exclude")
@@ -100,6 +105,28 @@ class _Chunk:
 
 
 @dataclass
+class _Part:
+    """One log's scores in one category, before its questions are numbered (`_Chunk`)."""
+
+    category: str
+    question_set: str
+    scorer: str
+    keys: list[str]
+    epochs: IntArray
+    values: FloatArray
+
+
+@dataclass
+class _LogRead:
+    """What one log contributes: its header (None when unreadable), problems and parts."""
+
+    path: str
+    header: LogHeader | None
+    problems: list[Problem]
+    parts: list[_Part]
+
+
+@dataclass
 class Collected:
     """The result of reading logs: per (model, category) data, problems, and what was read."""
 
@@ -111,19 +138,22 @@ class Collected:
     question_labels: dict[str, list[str]] = field(default_factory=dict)
 
 
+def question_keys(ids: list[int | str]) -> list[str]:
+    """Sample ids as the question index keys them (the type kept: 1 and "1" differ)."""
+    return [f"{type(sample_id).__name__}:{sample_id}" for sample_id in ids]
+
+
 class _QuestionIndex:
     """Interns (task, sample id) per category as small integers shared by every model."""
 
     def __init__(self) -> None:
         self._codes: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
 
-    def codes(self, category: str, task: str, ids: list[int | str]) -> IntArray:
+    def codes(self, category: str, task: str, keys: list[str]) -> IntArray:
+        """The codes of sample ids given as `question_keys`, new ones numbered on."""
         table = self._codes[category]
-        out = np.empty(len(ids), dtype=np.int64)
-        for position, sample_id in enumerate(ids):
-            key = (task, f"{type(sample_id).__name__}:{sample_id}")
-            out[position] = table.setdefault(key, len(table))
-        return out
+        codes = [table.setdefault((task, key), len(table)) for key in keys]
+        return np.array(codes, dtype=np.int64)
 
     def labels(self) -> dict[str, list[str]]:
         result: dict[str, list[str]] = {}
@@ -186,7 +216,7 @@ def _location_problems(files: LogFiles) -> list[Problem]:
     return problems
 
 
-def _incomplete_log_problem(header: LogHeader, samples: list[SampleScore]) -> Problem:
+def _incomplete_log_problem(header: LogHeader, samples: ScoreColumns) -> Problem:
     """An `incomplete_log` problem: the log did not finish, yet its recorded samples are used."""
     return _log_problem(
         "incomplete_log",
@@ -198,24 +228,14 @@ def _incomplete_log_problem(header: LogHeader, samples: list[SampleScore]) -> Pr
     )
 
 
-def _category_chunk(
-    header: LogHeader,
-    category: Category,
-    scorer: str,
-    samples: list[SampleScore],
-    index: _QuestionIndex,
-) -> tuple[_Chunk, list[Problem]]:
+def _category_part(
+    header: LogHeader, category: Category, scorer: str, samples: ScoreColumns
+) -> tuple[_Part, list[Problem]]:
     """One log's scores in one category, unusable values set to NaN, and the problems found."""
     problems: list[Problem] = []
-    ids = [sample.id for sample in samples]
-    values = np.array(
-        [np.nan if (value := sample.value(scorer)) is None else value for sample in samples],
-        dtype=np.float64,
-    )
+    values = samples.values_of(scorer)
     unreadable = [
-        sample.unreadable[scorer]
-        for sample in samples
-        if scorer in sample.unreadable and sample.error is None
+        why for row, why in samples.unreadable.get(scorer, {}).items() if row not in samples.errors
     ]
     if unreadable:
         problems.append(
@@ -244,14 +264,15 @@ def _category_chunk(
         )
         values[outside] = np.nan
     problems.extend(_outcome_problems(header, category, scorer, samples))
-    chunk = _Chunk(
-        header=header,
+    part = _Part(
+        category=category.key,
+        question_set=category.question_set(header.task),
         scorer=scorer,
-        questions=index.codes(category.key, category.question_set(header.task), ids),
-        epochs=np.array([sample.epoch for sample in samples], dtype=np.int64),
+        keys=question_keys(samples.ids),
+        epochs=np.array(samples.epochs, dtype=np.int64),
         values=values,
     )
-    return chunk, problems
+    return part, problems
 
 
 def _merged_data(
@@ -272,14 +293,91 @@ def _merged_data(
     return data, problems
 
 
+def _read_log(path: Path | str, suite: Suite, fast: bool = True) -> _LogRead:
+    """Read one log and reduce it to its parts per category, with the problems found."""
+    location = str(path)
+    try:
+        header = read_log_header(path, fast=fast)
+        categories = suite.categories_for_task(header.task)
+        if not categories:
+            message = f"task {header.task!r} matches no category of suite {suite.name!r}"
+            skipped = _log_problem("no_category", header, message + "; log skipped")
+            return _LogRead(location, header, [skipped], [])
+        samples, names = read_score_columns(path, suite.scorer_names(), fast=fast)
+    except LogReadError as error:
+        unreadable = Problem(
+            kind="unreadable_log", message=f"{error.problem}; log skipped", path=location
+        )
+        return _LogRead(location, None, [unreadable], [])
+    problems: list[Problem] = []
+    parts: list[_Part] = []
+    if header.status != "success":
+        problems.append(_incomplete_log_problem(header, samples))
+    for category in categories:
+        scorer, problem = pick_scorer(header, names, category)
+        if problem is not None:
+            problems.append(problem)
+        if scorer is None:
+            continue
+        part, part_problems = _category_part(header, category, scorer, samples)
+        problems.extend(part_problems)
+        parts.append(part)
+    return _LogRead(location, header, problems, parts)
+
+
+#: A process pool reads the logs when they are this many and this large at least (below,
+#: starting the workers costs more than they save).
+POOL_MIN_LOGS = 4
+POOL_MIN_BYTES = 32 * 2**20
+
+
+def pool_workers(paths: list[Path | str]) -> int:
+    """How many processes should read these logs: the usable cores, when the logs are local
+    files large enough to pay for a pool and processes can be forked; else 1."""
+    if sys.platform != "linux" or len(paths) < POOL_MIN_LOGS:
+        return 1
+    if not all(isinstance(path, Path) for path in paths):
+        return 1  # remote logs are read in-process, through Inspect's clients
+    try:
+        size = sum(Path(path).stat().st_size for path in paths)
+    except OSError:
+        return 1
+    if size < POOL_MIN_BYTES:
+        return 1
+    return max(1, min(len(os.sched_getaffinity(0)), len(paths)))
+
+
+def _read_logs(
+    paths: list[Path | str], suite: Suite, workers: int, fast: bool
+) -> Iterator[_LogRead]:
+    """Each log's `_LogRead`, in order: in this process, or in `workers` forked processes."""
+    if workers <= 1:
+        for path in paths:
+            yield _read_log(path, suite, fast)
+        return
+    # fork: the workers start with every module already imported (a fresh interpreter would
+    # import numpy, scipy and pydantic models again); each returns compact arrays per log.
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        yield from pool.map(partial(_read_log, suite=suite, fast=fast), paths)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def collect(
     paths: Iterable[str | Path],
     suite: Suite,
     *,
     errors: ErrorPolicy = "zero",
     progress: ProgressCallback | None = None,
+    workers: int | None = None,
+    fast: bool = True,
 ) -> Collected:
-    """Read every log under `paths` and build per (model, category) score matrices."""
+    """Read every log under `paths` and build per (model, category) score matrices.
+
+    `workers` processes read the logs (default: `pool_workers`); `fast` False reads every log
+    through Inspect's readers (the result is the same; see `read_log_header`).
+    """
     if errors not in ERROR_POLICIES:
         raise ValueError(f"errors must be 'zero' or 'exclude', got {errors!r}")
     files = find_log_files(paths)
@@ -289,48 +387,20 @@ def collect(
     models: set[str] = set()
     used = 0
     total = len(files.logs)
-    scorers = suite.scorer_names()
-    for done, path in enumerate(files.logs, start=1):
-        try:
-            header = read_log_header(path)
-            categories = suite.categories_for_task(header.task)
-            if not categories:
-                problems.append(
-                    _log_problem(
-                        "no_category",
-                        header,
-                        f"task {header.task!r} matches no category of suite {suite.name!r}; "
-                        "log skipped",
-                    )
-                )
-                continue
-            samples, names = read_samples_and_names(path, scorers)
-        except LogReadError as error:
-            problems.append(
-                Problem(
-                    kind="unreadable_log", message=f"{error.problem}; log skipped", path=str(path)
-                )
-            )
+    count = pool_workers(files.logs) if workers is None else workers
+    for done, read in enumerate(_read_logs(files.logs, suite, count, fast), start=1):
+        if progress is not None:
+            progress(done, total, read.path)
+        problems.extend(read.problems)
+        if read.header is None or not read.parts:
             continue
-        finally:
-            if progress is not None:
-                progress(done, total, str(path))
-        used_here = False
-        if header.status != "success":
-            problems.append(_incomplete_log_problem(header, samples))
-        for category in categories:
-            scorer, problem = pick_scorer(header, names, category)
-            if problem is not None:
-                problems.append(problem)
-            if scorer is None:
-                continue
-            chunk, chunk_problems = _category_chunk(header, category, scorer, samples, index)
-            problems.extend(chunk_problems)
-            chunks[(header.model, category.key)].append(chunk)
-            used_here = True
-        if used_here:
-            models.add(header.model)
-            used += 1
+        header = read.header
+        for part in read.parts:
+            questions = index.codes(part.category, part.question_set, part.keys)
+            chunk = _Chunk(header, part.scorer, questions, part.epochs, part.values)
+            chunks[(header.model, part.category)].append(chunk)
+        models.add(header.model)
+        used += 1
 
     data, merge_problems = _merged_data(chunks, suite, errors)
     problems.extend(merge_problems)
@@ -354,13 +424,16 @@ def _id_list(ids: list[str]) -> str:
 
 
 def _outcome_problems(
-    header: LogHeader, category: Category, scorer: str, samples: list[SampleScore]
+    header: LogHeader, category: Category, scorer: str, samples: ScoreColumns
 ) -> list[Problem]:
     """Samples the model could not take (unsupported input) and answers the scorer could not
     find (no answer extracted): both score as errors or 0 as before, and are named here."""
     problems = []
+    ids, epochs = samples.ids, samples.epochs
     unsupported = [
-        f"{sample.id}#{sample.epoch}" for sample in samples if is_unsupported_input(sample.error)
+        f"{ids[row]}#{epochs[row]}"
+        for row, error in samples.errors.items()
+        if is_unsupported_input(error)
     ]
     if unsupported:
         problems.append(
@@ -374,9 +447,9 @@ def _outcome_problems(
             )
         )
     no_answer = [
-        f"{sample.id}#{sample.epoch}"
-        for sample in samples
-        if sample.error is None and scorer in sample.no_answer
+        f"{ids[row]}#{epochs[row]}"
+        for row in samples.no_answer.get(scorer, [])
+        if row not in samples.errors
     ]
     if no_answer:
         problems.append(

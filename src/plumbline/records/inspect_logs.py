@@ -26,6 +26,8 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 import msgspec
+import numpy as np
+import numpy.typing as npt
 
 from plumbline.records.eval_zip import Declined, read_members
 
@@ -82,6 +84,60 @@ class SampleScore:
         if self.error is not None:
             return None
         return self.values.get(scorer)
+
+
+@dataclass(frozen=True)
+class ScoreColumns:
+    """A log's sample scores by column: row i is its i-th sample × epoch.
+
+    The same content as a list of `SampleScore`s (`from_samples`), for readers that reduce a
+    log to arrays: building thousands of `SampleScore`s costs more than reading the log.
+    """
+
+    ids: list[int | str]
+    epochs: list[int]
+    values: dict[str, list[float]]
+    """Kept scorer -> its value in each row (NaN: no value), whether or not the row errored."""
+    errors: dict[int, str]
+    """Row -> error, for the rows that errored."""
+    unreadable: dict[str, dict[int, str]]
+    """Kept scorer -> row -> why its value is no score (see `SampleScore.unreadable`)."""
+    no_answer: dict[str, list[int]]
+    """Kept scorer -> the rows in which it found no answer (see `SampleScore.no_answer`)."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def values_of(self, scorer: str) -> npt.NDArray[np.float64]:
+        """`SampleScore.value(scorer)` of every row, NaN for None (errored rows included)."""
+        column = self.values.get(scorer)
+        values = np.full(len(self), np.nan) if column is None else np.array(column, np.float64)
+        if self.errors:
+            values[list(self.errors)] = np.nan
+        return values
+
+    @classmethod
+    def from_samples(cls, samples: list[SampleScore]) -> ScoreColumns:
+        """The columns of a list of `SampleScore`s."""
+        values: dict[str, list[float]] = {}
+        unreadable: dict[str, dict[int, str]] = {}
+        no_answer: dict[str, list[int]] = {}
+        for row, sample in enumerate(samples):
+            for name, value in sample.values.items():
+                column = values.setdefault(name, [math.nan] * len(samples))
+                column[row] = math.nan if value is None else value
+            for name, why in sample.unreadable.items():
+                unreadable.setdefault(name, {})[row] = why
+            for name in sorted(sample.no_answer):
+                no_answer.setdefault(name, []).append(row)
+        return cls(
+            ids=[sample.id for sample in samples],
+            epochs=[sample.epoch for sample in samples],
+            values=values,
+            errors={row: s.error for row, s in enumerate(samples) if s.error is not None},
+            unreadable=unreadable,
+            no_answer=no_answer,
+        )
 
 
 @dataclass(frozen=True)
@@ -217,6 +273,33 @@ def _listed(directory: str) -> list[str]:
     return [info.name for info in list_eval_logs(directory, recursive=True, descending=False)]
 
 
+#: Inspect's rule (`inspect_ai.log._file.is_log_file`): `.eval` files, and `.json` files whose
+#: name starts with a timestamp.
+_INSPECT_LOG_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}.*$")
+
+
+def _listed_local(directory: str) -> list[str]:
+    """`_listed` of a local directory, walked as Inspect walks it (fsspec's `walk`), without
+    importing Inspect or reading any header (Inspect reads one for each `.eval` log whose name
+    is not its own, to show its task)."""
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(directory)
+    names: list[str] = []
+    try:
+        for _, _, files in fs.walk(root, detail=True, on_error="raise"):
+            for info in files.values():
+                base = info["name"].replace("\\", "/").split("/")[-1]
+                if info["type"] == "file" and (
+                    base.endswith(".eval")
+                    or (_INSPECT_LOG_NAME.match(base) and base.endswith((".eval", ".json")))
+                ):
+                    names.append(fs.unstrip_protocol(info["name"]))
+    except FileNotFoundError:
+        return []
+    return names
+
+
 def _find_remote(location: str, found: LogFiles, seen: set[str]) -> None:
     import fsspec
 
@@ -255,7 +338,7 @@ def find_log_files(paths: Iterable[str | Path]) -> LogFiles:
             continue
         path = _local(raw)
         if path.is_dir():
-            candidates = sorted(_local(name) for name in _listed(str(path)))
+            candidates = sorted(_local(name) for name in _listed_local(str(path)))
             listed = set(candidates)
             # Inspect lists .json logs by file name; one renamed is found by its first bytes.
             for other in sorted(path.rglob("*.json")):
@@ -292,14 +375,15 @@ def _parse_created(text: str, path: str) -> datetime:
     return created
 
 
-def read_log_header(path: str | Path) -> LogHeader:
+def read_log_header(path: str | Path, *, fast: bool = True) -> LogHeader:
     """Read a log's header only. Raises `LogReadError` when the log cannot be read.
 
     A local `.eval` log is read by `fast_log_header` when it can vouch for the log (the same
-    header as Inspect reads); any other log, or one it declines, is read through Inspect.
+    header as Inspect reads); any other log, one it declines, or any log when `fast` is False,
+    is read through Inspect.
     """
     location = str(path)
-    if _fast_candidate(location):
+    if fast and _fast_candidate(location):
         try:
             return fast_log_header(location)
         except Declined:
@@ -476,6 +560,14 @@ class _Summary(msgspec.Struct):
 _SUMMARIES = msgspec.json.Decoder(list[_Summary])
 
 
+def _decode_summaries(location: str) -> list[_Summary]:
+    try:
+        summaries: list[_Summary] = _SUMMARIES.decode(_member(location, "summaries.json"))
+    except msgspec.MsgspecError as error:  # also NaN, which msgspec does not parse
+        raise _decline(f"summaries: {error}") from error
+    return summaries
+
+
 def _no_answer(score: _Score) -> bool:
     """`no_answer_extracted` of the score Inspect's summary (lifted, thinned) would hold."""
     if score.history:
@@ -497,10 +589,7 @@ def fast_samples_and_names(
     """`read_samples_and_names` of a local `.eval` log from its `summaries.json`, de-duplicated
     as Inspect does (the last row of each (id, epoch) wins). Raises `Declined`, also for
     non-finite numbers (JSON's NaN, which msgspec does not parse)."""
-    try:
-        summaries = _SUMMARIES.decode(_member(location, "summaries.json"))
-    except msgspec.MsgspecError as error:
-        raise _decline(f"summaries: {error}") from error
+    summaries = _decode_summaries(location)
     wanted = None if scorers is None else set(scorers)
     by_key: dict[tuple[str, int], SampleScore] = {}
     names: set[str] = set()
@@ -514,6 +603,81 @@ def fast_samples_and_names(
     return list(by_key.values()), frozenset(names)
 
 
+#: Score values already converted (a log repeats a few values thousands of times), by type and
+#: value; bounded, as continuous scores would fill it with values seen once.
+_CONVERTED: dict[tuple[type, Any], float | None] = {}
+_CONVERTED_MAX = 4096
+
+
+def _score_float(value: Any) -> float | None:
+    """`score_value_to_float(value)`, remembered for scalar values."""
+    kind = type(value)
+    if kind is not str and kind is not int and kind is not float and kind is not bool:
+        return score_value_to_float(value)
+    key = (kind, value)
+    try:
+        return _CONVERTED[key]
+    except KeyError:
+        converted = score_value_to_float(value)  # raises UnreadableScore: nothing remembered
+        if len(_CONVERTED) < _CONVERTED_MAX:
+            _CONVERTED[key] = converted
+        return converted
+
+
+def fast_score_columns(
+    location: str, scorers: Collection[str]
+) -> tuple[ScoreColumns, frozenset[str]]:
+    """`read_score_columns` of a local `.eval` log from its `summaries.json`. Raises
+    `Declined` (also when an (id, epoch) repeats: `fast_samples_and_names` de-duplicates)."""
+    summaries = _decode_summaries(location)
+    count = len(summaries)
+    ids = [summary.id for summary in summaries]
+    epochs = [summary.epoch for summary in summaries]
+    if len(set(zip(map(str, ids), epochs, strict=True))) != count:
+        raise _decline("repeated (id, epoch)")
+    wanted = set(scorers)
+    values: dict[str, list[float]] = {}
+    errors: dict[int, str] = {}
+    unreadable: dict[str, dict[int, str]] = {}
+    no_answer: dict[str, list[int]] = {}
+    names: set[str] = set()
+    for row, summary in enumerate(summaries):
+        if summary.error:
+            errors[row] = summary.error
+        for name, score in (summary.scores or {}).items():
+            found_none = _no_answer(score)
+            names.add(name)
+            if name not in wanted:
+                continue
+            column = values.get(name) or values.setdefault(name, [math.nan] * count)
+            try:
+                value = _score_float(score.value)
+            except UnreadableScore as problem:
+                unreadable.setdefault(name, {})[row] = str(problem)
+            else:
+                if value is not None:
+                    column[row] = value
+            if found_none:
+                no_answer.setdefault(name, []).append(row)
+    columns = ScoreColumns(ids, epochs, values, errors, unreadable, no_answer)
+    return columns, frozenset(names)
+
+
+def read_score_columns(
+    path: str | Path, scorers: Collection[str], *, fast: bool = True
+) -> tuple[ScoreColumns, frozenset[str]]:
+    """`read_samples_and_names` by column (`ScoreColumns`): the scores of `scorers` and every
+    score name in the log. Raises `LogReadError`."""
+    location = str(path)
+    if fast and _fast_candidate(location):
+        try:
+            return fast_score_columns(location, scorers)
+        except Declined:
+            pass
+    samples, names = read_samples_and_names(location, scorers, fast=fast)
+    return ScoreColumns.from_samples(samples), names
+
+
 def read_sample_scores(
     path: str | Path, scorers: Collection[str] | None = None
 ) -> list[SampleScore]:
@@ -525,15 +689,16 @@ def read_sample_scores(
 
 
 def read_samples_and_names(
-    path: str | Path, scorers: Collection[str] | None
+    path: str | Path, scorers: Collection[str] | None, *, fast: bool = True
 ) -> tuple[list[SampleScore], frozenset[str]]:
     """Sample scores (kept for `scorers`, all when None) and every score name in the log.
 
     A local `.eval` log is read by `fast_samples_and_names` when it can vouch for the log;
-    any other log, or one it declines, is read through Inspect's sample summaries.
+    any other log, one it declines, or any log when `fast` is False, is read through
+    Inspect's sample summaries.
     """
     location = str(path)
-    if _fast_candidate(location):
+    if fast and _fast_candidate(location):
         try:
             return fast_samples_and_names(location, scorers)
         except Declined:
