@@ -11,6 +11,7 @@ is wrong in its own words.
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from collections.abc import Collection
@@ -51,9 +52,9 @@ def _central_directory(handle: BinaryIO, size: int) -> bytes:
     return directory
 
 
-def _find_entries(directory: bytes, names: Collection[bytes]) -> dict[bytes, tuple[int, ...]]:
+def _top_level_entries(directory: bytes) -> dict[bytes, tuple[int, ...]]:
     """(method, flags, crc, compressed size, size, local header offset) of the last entry of
-    each name (the one `zipfile` reads when a name repeats)."""
+    each name outside any folder (the one `zipfile` reads when a name repeats)."""
     found: dict[bytes, tuple[int, ...]] = {}
     offset, end = 0, len(directory)
     unpack = struct.unpack_from
@@ -62,7 +63,7 @@ def _find_entries(directory: bytes, names: Collection[bytes]) -> dict[bytes, tup
             raise Declined("damaged central directory")
         name_length, extra_length, comment_length = unpack("<HHH", directory, offset + 28)
         name = directory[offset + 46 : offset + 46 + name_length]
-        if name in names:
+        if b"/" not in name:
             flags, method = unpack("<HH", directory, offset + 8)
             crc, compressed, size = unpack("<III", directory, offset + 16)
             (local,) = unpack("<I", directory, offset + 42)
@@ -107,15 +108,26 @@ def _read_entry(handle: BinaryIO, entry: tuple[int, ...]) -> bytes:
     return content
 
 
+#: The top-level entries of the archive read last, by (path, size, modification time): a
+#: log's header and its summaries are read one after the other.
+_last: tuple[tuple[str, int, int], dict[bytes, tuple[int, ...]]] | None = None
+
+
 def read_members(path: str | Path, names: Collection[str]) -> dict[str, bytes]:
-    """The content of each named member present in the archive (absent names are left out).
+    """The content of each named member outside any folder (`header.json`, not
+    `samples/...`) present in the archive; absent names are left out.
 
     Raises `Declined` when the archive cannot be read this way, `OSError` when the file cannot
     be opened.
     """
-    wanted = {name.encode("utf-8"): name for name in names}
+    global _last
     with open(path, "rb") as handle:
-        size = handle.seek(0, 2)
-        directory = _central_directory(handle, size)
-        entries = _find_entries(directory, wanted)
-        return {wanted[name]: _read_entry(handle, entry) for name, entry in entries.items()}
+        stat = os.fstat(handle.fileno())
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        if _last is not None and _last[0] == key:
+            entries = _last[1]
+        else:
+            entries = _top_level_entries(_central_directory(handle, stat.st_size))
+            _last = (key, entries)
+        found = {name: entries.get(name.encode("utf-8")) for name in names}
+        return {name: _read_entry(handle, entry) for name, entry in found.items() if entry}
