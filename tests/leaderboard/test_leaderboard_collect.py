@@ -16,7 +16,9 @@ from pathlib import Path
 from leaderboard_scenario import Fixture
 
 from plumbline.leaderboard import build_leaderboard, load_suite
+from plumbline.records import log_pool
 from plumbline.records.inspect_logs import find_log_files
+from plumbline.records.log_pool import LogReader
 
 collect_module = sys.modules["plumbline.leaderboard.collect"]
 
@@ -52,12 +54,19 @@ def test_progress_follows_the_logs_in_order(inspect_logs: Fixture) -> None:
 
 def test_small_inputs_are_read_in_process(inspect_logs: Fixture, tmp_path: Path) -> None:
     logs = find_log_files([inspect_logs.logs]).logs
-    assert len(logs) >= collect_module.POOL_MIN_LOGS
-    assert collect_module.pool_workers(logs) == 1  # a few KiB: a pool would cost more
+    assert len(logs) >= log_pool.POOL_MIN_LOGS
+    assert log_pool.pool_workers(logs) == 1  # a few KiB: a pool would cost more
     big = tmp_path / "big.eval"
     with big.open("wb") as handle:
-        handle.truncate(collect_module.POOL_MIN_BYTES)
-    assert collect_module.pool_workers([*logs, big]) == min(
-        len(collect_module.os.sched_getaffinity(0)), len(logs) + 1
+        handle.truncate(log_pool.POOL_MIN_BYTES)
+    assert log_pool.pool_workers([*logs, big]) == min(
+        len(log_pool.os.sched_getaffinity(0)), len(logs) + 1
     )
-    assert collect_module.pool_workers([*map(str, logs), str(big)]) == 1  # remote-like
+    assert log_pool.pool_workers([*map(str, logs), str(big)]) == 1  # remote-like
+
+
+def test_a_reader_closed_early_leaves_no_worker(inspect_logs: Fixture) -> None:
+    with LogReader([inspect_logs.logs], workers=2) as reader:
+        first = next(iter(reader))
+        assert first.path == str(reader.files.logs[0])
+    assert multiprocessing.active_children() == []

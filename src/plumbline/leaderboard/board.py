@@ -47,6 +47,7 @@ from plumbline.leaderboard.scores import (
 )
 from plumbline.leaderboard.suite import Suite, load_suite
 from plumbline.leaderboard.ties import ALPHA, SA_BENCH_EQUIVALENCE, rank_models
+from plumbline.records.log_pool import LogReader
 
 TIE_RULE = (
     "adjacent models are tied unless the paired MOVER interval of their overall difference, "
@@ -338,6 +339,7 @@ def build_leaderboard(
     half_width: float | None = None,
     workers: int | None = None,
     fast: bool = True,
+    reader: LogReader | None = None,
 ) -> Leaderboard:
     """Build a leaderboard from Inspect logs (files and/or directories, searched recursively).
 
@@ -359,7 +361,13 @@ def build_leaderboard(
     paths = [logs] if isinstance(logs, str | Path) else list(logs)
     moment = generated_at or datetime.now(UTC)
     collected = collect(
-        paths, resolved, errors=errors, progress=progress, workers=workers, fast=fast
+        paths,
+        resolved,
+        errors=errors,
+        progress=progress,
+        workers=workers,
+        fast=fast,
+        reader=reader,
     )
     failed = failed_models(collected.models, collected.data)
     problems = [*collected.problems, *_failure_problems(failed)]

@@ -15,15 +15,10 @@ cannot be used is reported as a `Problem`, never dropped silently:
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +30,10 @@ from plumbline.leaderboard.suite import Category, Suite
 from plumbline.records.inspect_logs import (
     LogFiles,
     LogHeader,
-    LogReadError,
     ScoreColumns,
-    find_log_files,
     is_unsupported_input,
-    read_log_header,
-    read_score_columns,
 )
+from plumbline.records.log_pool import LogRead, LogReader
 
 ERROR_POLICIES: tuple[ErrorPolicy, ...] = ("zero", "exclude")
 
@@ -293,28 +285,25 @@ def _merged_data(
     return data, problems
 
 
-def _read_log(path: Path | str, suite: Suite, fast: bool = True) -> _LogRead:
-    """Read one log and reduce it to its parts per category, with the problems found."""
-    location = str(path)
-    try:
-        header = read_log_header(path, fast=fast)
-        categories = suite.categories_for_task(header.task)
-        if not categories:
-            message = f"task {header.task!r} matches no category of suite {suite.name!r}"
-            skipped = _log_problem("no_category", header, message + "; log skipped")
-            return _LogRead(location, header, [skipped], [])
-        samples, names = read_score_columns(path, suite.scorer_names(), fast=fast)
-    except LogReadError as error:
-        unreadable = Problem(
-            kind="unreadable_log", message=f"{error.problem}; log skipped", path=location
-        )
-        return _LogRead(location, None, [unreadable], [])
+def _log_parts(read: LogRead, suite: Suite) -> tuple[list[Problem], list[_Part]]:
+    """One log's parts per category and the problems found (a log whose task no category
+    takes is skipped whether or not its samples could be read)."""
+    header = read.header
+    if header is None:
+        return [_unreadable(read.path, read.header_problem)], []
+    categories = suite.categories_for_task(header.task)
+    if not categories:
+        message = f"task {header.task!r} matches no category of suite {suite.name!r}"
+        return [_log_problem("no_category", header, message + "; log skipped")], []
+    samples = read.columns
+    if samples is None:
+        return [_unreadable(read.path, read.samples_problem)], []
     problems: list[Problem] = []
     parts: list[_Part] = []
     if header.status != "success":
         problems.append(_incomplete_log_problem(header, samples))
     for category in categories:
-        scorer, problem = pick_scorer(header, names, category)
+        scorer, problem = pick_scorer(header, read.names, category)
         if problem is not None:
             problems.append(problem)
         if scorer is None:
@@ -322,46 +311,11 @@ def _read_log(path: Path | str, suite: Suite, fast: bool = True) -> _LogRead:
         part, part_problems = _category_part(header, category, scorer, samples)
         problems.extend(part_problems)
         parts.append(part)
-    return _LogRead(location, header, problems, parts)
+    return problems, parts
 
 
-#: A process pool reads the logs when they are this many and this large at least (below,
-#: starting the workers costs more than they save).
-POOL_MIN_LOGS = 4
-POOL_MIN_BYTES = 32 * 2**20
-
-
-def pool_workers(paths: list[Path | str]) -> int:
-    """How many processes should read these logs: the usable cores, when the logs are local
-    files large enough to pay for a pool and processes can be forked; else 1."""
-    if sys.platform != "linux" or len(paths) < POOL_MIN_LOGS:
-        return 1
-    if not all(isinstance(path, Path) for path in paths):
-        return 1  # remote logs are read in-process, through Inspect's clients
-    try:
-        size = sum(Path(path).stat().st_size for path in paths)
-    except OSError:
-        return 1
-    if size < POOL_MIN_BYTES:
-        return 1
-    return max(1, min(len(os.sched_getaffinity(0)), len(paths)))
-
-
-def _read_logs(
-    paths: list[Path | str], suite: Suite, workers: int, fast: bool
-) -> Iterator[_LogRead]:
-    """Each log's `_LogRead`, in order: in this process, or in `workers` forked processes."""
-    if workers <= 1:
-        for path in paths:
-            yield _read_log(path, suite, fast)
-        return
-    # fork: the workers start with every module already imported (a fresh interpreter would
-    # import numpy, scipy and pydantic models again); each returns compact arrays per log.
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-    try:
-        yield from pool.map(partial(_read_log, suite=suite, fast=fast), paths)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+def _unreadable(path: str, problem: str | None) -> Problem:
+    return Problem(kind="unreadable_log", message=f"{problem}; log skipped", path=path)
 
 
 def collect(
@@ -372,30 +326,34 @@ def collect(
     progress: ProgressCallback | None = None,
     workers: int | None = None,
     fast: bool = True,
+    reader: LogReader | None = None,
 ) -> Collected:
     """Read every log under `paths` and build per (model, category) score matrices.
 
     `workers` processes read the logs (default: `pool_workers`); `fast` False reads every log
-    through Inspect's readers (the result is the same; see `read_log_header`).
+    through Inspect's readers (the result is the same; see `read_log_header`). A `reader`
+    already made (and reading) for `paths` is used instead of both.
     """
     if errors not in ERROR_POLICIES:
         raise ValueError(f"errors must be 'zero' or 'exclude', got {errors!r}")
-    files = find_log_files(paths)
+    if reader is None:
+        reader = LogReader(paths, workers=workers, fast=fast)
+    files = reader.files
     problems = _location_problems(files)
     index = _QuestionIndex()
     chunks: dict[tuple[str, str], list[_Chunk]] = defaultdict(list)
     models: set[str] = set()
     used = 0
     total = len(files.logs)
-    count = pool_workers(files.logs) if workers is None else workers
-    for done, read in enumerate(_read_logs(files.logs, suite, count, fast), start=1):
+    for done, read in enumerate(reader, start=1):
         if progress is not None:
             progress(done, total, read.path)
-        problems.extend(read.problems)
-        if read.header is None or not read.parts:
+        log_problems, parts = _log_parts(read, suite)
+        problems.extend(log_problems)
+        if read.header is None or not parts:
             continue
         header = read.header
-        for part in read.parts:
+        for part in parts:
             questions = index.codes(part.category, part.question_set, part.keys)
             chunk = _Chunk(header, part.scorer, questions, part.epochs, part.values)
             chunks[(header.model, part.category)].append(chunk)

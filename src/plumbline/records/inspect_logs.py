@@ -625,7 +625,7 @@ def _score_float(value: Any) -> float | None:
 
 
 def fast_score_columns(
-    location: str, scorers: Collection[str]
+    location: str, scorers: Collection[str] | None
 ) -> tuple[ScoreColumns, frozenset[str]]:
     """`read_score_columns` of a local `.eval` log from its `summaries.json`. Raises
     `Declined` (also when an (id, epoch) repeats: `fast_samples_and_names` de-duplicates)."""
@@ -635,7 +635,7 @@ def fast_score_columns(
     epochs = [summary.epoch for summary in summaries]
     if len(set(zip(map(str, ids), epochs, strict=True))) != count:
         raise _decline("repeated (id, epoch)")
-    wanted = set(scorers)
+    wanted = None if scorers is None else set(scorers)
     values: dict[str, list[float]] = {}
     errors: dict[int, str] = {}
     unreadable: dict[str, dict[int, str]] = {}
@@ -647,7 +647,7 @@ def fast_score_columns(
         for name, score in (summary.scores or {}).items():
             found_none = _no_answer(score)
             names.add(name)
-            if name not in wanted:
+            if wanted is not None and name not in wanted:
                 continue
             column = values.get(name) or values.setdefault(name, [math.nan] * count)
             try:
@@ -664,10 +664,10 @@ def fast_score_columns(
 
 
 def read_score_columns(
-    path: str | Path, scorers: Collection[str], *, fast: bool = True
+    path: str | Path, scorers: Collection[str] | None, *, fast: bool = True
 ) -> tuple[ScoreColumns, frozenset[str]]:
-    """`read_samples_and_names` by column (`ScoreColumns`): the scores of `scorers` and every
-    score name in the log. Raises `LogReadError`."""
+    """`read_samples_and_names` by column (`ScoreColumns`): the scores of `scorers` (all when
+    None) and every score name in the log. Raises `LogReadError`."""
     location = str(path)
     if fast and _fast_candidate(location):
         try:
