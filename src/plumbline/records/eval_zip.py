@@ -59,7 +59,7 @@ def _top_level_entries(directory: bytes) -> dict[bytes, tuple[int, ...]]:
     offset, end = 0, len(directory)
     unpack = struct.unpack_from
     while offset < end:
-        if directory[offset : offset + 4] != _CENTRAL:
+        if offset + 46 > end or directory[offset : offset + 4] != _CENTRAL:
             raise Declined("damaged central directory")
         name_length, extra_length, comment_length = unpack("<HHH", directory, offset + 28)
         name = directory[offset + 46 : offset + 46 + name_length]

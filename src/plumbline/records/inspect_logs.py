@@ -386,7 +386,7 @@ def read_log_header(path: str | Path, *, fast: bool = True) -> LogHeader:
     if fast and _fast_candidate(location):
         try:
             return fast_log_header(location)
-        except Declined:
+        except Exception:  # Declined, or anything unforeseen: Inspect's reader decides
             pass
     return _inspect_log_header(location)
 
@@ -672,7 +672,7 @@ def read_score_columns(
     if fast and _fast_candidate(location):
         try:
             return fast_score_columns(location, scorers)
-        except Declined:
+        except Exception:  # Declined, or anything unforeseen: Inspect's reader decides
             pass
     samples, names = read_samples_and_names(location, scorers, fast=fast)
     return ScoreColumns.from_samples(samples), names
@@ -701,7 +701,7 @@ def read_samples_and_names(
     if fast and _fast_candidate(location):
         try:
             return fast_samples_and_names(location, scorers)
-        except Declined:
+        except Exception:  # Declined, or anything unforeseen: Inspect's reader decides
             pass
     return _inspect_samples_and_names(location, scorers)
 
