@@ -130,11 +130,6 @@ class Collected:
     question_labels: dict[str, list[str]] = field(default_factory=dict)
 
 
-def question_keys(ids: list[int | str]) -> list[str]:
-    """Sample ids as the question index keys them (the type kept: 1 and "1" differ)."""
-    return [f"{type(sample_id).__name__}:{sample_id}" for sample_id in ids]
-
-
 class _QuestionIndex:
     """Interns (task, sample id) per category as small integers shared by every model."""
 
@@ -142,7 +137,7 @@ class _QuestionIndex:
         self._codes: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
 
     def codes(self, category: str, task: str, keys: list[str]) -> IntArray:
-        """The codes of sample ids given as `question_keys`, new ones numbered on."""
+        """The codes of sample ids given as `ScoreColumns.id_keys`, new ones numbered on."""
         table = self._codes[category]
         codes = [table.setdefault((task, key), len(table)) for key in keys]
         return np.array(codes, dtype=np.int64)
@@ -260,7 +255,7 @@ def _category_part(
         category=category.key,
         question_set=category.question_set(header.task),
         scorer=scorer,
-        keys=question_keys(samples.ids),
+        keys=samples.id_keys,
         epochs=np.array(samples.epochs, dtype=np.int64),
         values=values,
     )

@@ -20,6 +20,7 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -107,6 +108,11 @@ class ScoreColumns:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @cached_property
+    def id_keys(self) -> list[str]:
+        """Each row's sample id with its type (1 and "1" are different samples)."""
+        return [f"{type(sample_id).__name__}:{sample_id}" for sample_id in self.ids]
 
     def values_of(self, scorer: str) -> npt.NDArray[np.float64]:
         """`SampleScore.value(scorer)` of every row, NaN for None (errored rows included)."""

@@ -62,6 +62,7 @@ def read_log(path: Path | str, fast: bool = True) -> LogRead:
         columns, names = read_score_columns(path, None, fast=fast)
     except LogReadError as error:
         return LogRead(location, header, samples_problem=error.problem)
+    columns.id_keys  # noqa: B018  (computed here: in a worker, while the caller does other work)
     return LogRead(location, header, columns=columns, names=names)
 
 
