@@ -266,11 +266,16 @@ def _report(
     print()
     ok = True
     ours_wall = results[("ours", args.logs)][0]
+    ours_cpu = results[("ours", args.logs)][1]
     for who, target in TARGETS.items():
         ratio = results[(who, args.logs)][0] / ours_wall
         verdict = "ok" if ratio >= target else "MISSED"
         ok = ok and ratio >= target
-        print(f"leaderboard vs {who}: {ratio:.1f}× (target ≥ {target:g}×) {verdict}")
+        cpu_ratio = results[(who, args.logs)][1] / ours_cpu
+        print(
+            f"leaderboard vs {who}: {ratio:.1f}× (target ≥ {target:g}×) {verdict}  "
+            f"[CPU time: {cpu_ratio:.1f}×]"
+        )
     small_rss = results[("ours", args.small)][2]
     large_rss = results[("ours", args.logs)][2]
     print(
