@@ -609,24 +609,26 @@ def fast_samples_and_names(
     return list(by_key.values()), frozenset(names)
 
 
-#: Score values already converted (a log repeats a few values thousands of times), by type and
-#: value; bounded, as continuous scores would fill it with values seen once.
-_CONVERTED: dict[tuple[type, Any], float | None] = {}
+#: Score words already converted (a log repeats a few thousands of times); bounded, as
+#: numeric strings could fill it with values seen once.
+_CONVERTED: dict[str, float | None] = {}
 _CONVERTED_MAX = 4096
 
 
 def _score_float(value: Any) -> float | None:
-    """`score_value_to_float(value)`, remembered for scalar values."""
+    """`score_value_to_float(value)`, with its common cases first."""
     kind = type(value)
-    if kind is not str and kind is not int and kind is not float and kind is not bool:
+    if kind is float or kind is int or kind is bool:
+        number = float(value)
+        return number if math.isfinite(number) else None
+    if kind is not str:
         return score_value_to_float(value)
-    key = (kind, value)
     try:
-        return _CONVERTED[key]
+        return _CONVERTED[value]
     except KeyError:
         converted = score_value_to_float(value)  # raises UnreadableScore: nothing remembered
         if len(_CONVERTED) < _CONVERTED_MAX:
-            _CONVERTED[key] = converted
+            _CONVERTED[value] = converted
         return converted
 
 
@@ -651,7 +653,8 @@ def fast_score_columns(
         if summary.error:
             errors[row] = summary.error
         for name, score in (summary.scores or {}).items():
-            found_none = _no_answer(score)
+            plain = score.reason is None and score.metadata is None and not score.history
+            found_none = not plain and _no_answer(score)
             names.add(name)
             if wanted is not None and name not in wanted:
                 continue
