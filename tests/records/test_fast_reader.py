@@ -201,3 +201,12 @@ def test_local_listing_is_inspects(varied: Path, tmp_path: Path) -> None:
         ours = sorted(_local(name) for name in _listed_local(directory))
         assert ours == sorted(_local(name) for name in _listed(directory))
         assert root / "notes.json" not in ours and root / "deep" / varied.name in ours
+
+
+def test_an_integer_past_float_range_is_no_score() -> None:
+    from plumbline.records.inspect_logs import UnreadableScore, _score_float, score_value_to_float
+
+    for convert in (score_value_to_float, _score_float):
+        with pytest.raises(UnreadableScore):
+            convert(10**400)
+        assert convert(2**60) == float(2**60) and convert(True) == 1.0

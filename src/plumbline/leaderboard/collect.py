@@ -1,7 +1,9 @@
 """From Inspect logs to one question × epoch score matrix per model and category.
 
-Logs are read one at a time (header, then sample summaries) and reduced at once to compact
-arrays, so memory follows the number of scored values, not the size of the logs. Every log that
+Each log is read (header, then sample summaries, by `records.log_pool.LogReader`: in this
+process, or in a pool of forked processes when the logs are large enough to pay for one) and
+reduced at once to compact arrays, a bounded number of logs ahead, so memory follows the number
+of scored values, not the size or the number of the logs. Every log that
 cannot be used is reported as a `Problem`, never dropped silently:
 
 - an unreadable or truncated log (skipped);
@@ -106,16 +108,6 @@ class _Part:
     keys: list[str]
     epochs: IntArray
     values: FloatArray
-
-
-@dataclass
-class _LogRead:
-    """What one log contributes: its header (None when unreadable), problems and parts."""
-
-    path: str
-    header: LogHeader | None
-    problems: list[Problem]
-    parts: list[_Part]
 
 
 @dataclass
@@ -325,9 +317,9 @@ def collect(
 ) -> Collected:
     """Read every log under `paths` and build per (model, category) score matrices.
 
-    `workers` processes read the logs (default: `pool_workers`); `fast` False reads every log
-    through Inspect's readers (the result is the same; see `read_log_header`). A `reader`
-    already made (and reading) for `paths` is used instead of both.
+    `workers` processes read the logs (default: `records.log_pool.pool_workers`); `fast`
+    False reads every log through Inspect's readers (the result is the same; see
+    `read_log_header`). A `reader` already made (and reading) for `paths` is used instead.
     """
     if errors not in ERROR_POLICIES:
         raise ValueError(f"errors must be 'zero' or 'exclude', got {errors!r}")

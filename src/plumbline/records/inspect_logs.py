@@ -189,7 +189,10 @@ def score_value_to_float(value: Any) -> float | None:
         numbers = [number for number in converted if number is not None]
         return math.fsum(numbers) / len(numbers) if numbers else None
     if isinstance(value, bool | int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past float's range is no score either
+            raise UnreadableScore(value) from None
     elif isinstance(value, str):
         word = value.strip().lower()
         if word in _SCORE_WORDS:
@@ -618,7 +621,7 @@ _CONVERTED_MAX = 4096
 def _score_float(value: Any) -> float | None:
     """`score_value_to_float(value)`, with its common cases first."""
     kind = type(value)
-    if kind is float or kind is int or kind is bool:
+    if kind is float or kind is bool or (kind is int and -(2**53) <= value <= 2**53):
         number = float(value)
         return number if math.isfinite(number) else None
     if kind is not str:
