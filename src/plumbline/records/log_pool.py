@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -66,6 +67,12 @@ def read_log(path: Path | str, fast: bool = True) -> LogRead:
     return LogRead(location, header, columns=columns, names=names)
 
 
+def _read_packed(path: Path | str, fast: bool) -> bytes:
+    """`read_log` in a worker, pickled: the caller holds the logs read ahead as bytes (a
+    few hundred KiB each), not as the thousands of objects each unpacks to."""
+    return pickle.dumps(read_log(path, fast), protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def pool_workers(paths: list[Path | str]) -> int:
     """How many processes should read these logs: the usable cores, when the logs are local
     files large enough to pay for a pool and processes can be forked; else 1."""
@@ -94,7 +101,7 @@ class LogReader:
         self.fast = fast
         count = pool_workers(self.files.logs) if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
-        self._pending: deque[Future[LogRead]] = deque()
+        self._pending: deque[Future[bytes]] = deque()
         self._todo = iter(self.files.logs)
         if count > 1 and len(self.files.logs) > 1:
             # fork: the workers start with what is imported already (a fresh interpreter
@@ -109,7 +116,7 @@ class LogReader:
         path = next(self._todo, None)
         if path is None or self._pool is None:
             return False
-        self._pending.append(self._pool.submit(read_log, path, self.fast))
+        self._pending.append(self._pool.submit(_read_packed, path, self.fast))
         return True
 
     def __iter__(self) -> Iterator[LogRead]:
@@ -121,7 +128,8 @@ class LogReader:
             while self._pending:
                 future = self._pending.popleft()
                 self._submit()
-                yield future.result()
+                read: LogRead = pickle.loads(future.result())
+                yield read
         finally:
             self.close()
 
