@@ -1,4 +1,4 @@
-"""Benchmark: `plumbline leaderboard` against reading every full log with `read_eval_log`.
+"""Benchmark: `plumbline leaderboard` against `read_eval_log` and Inspect's `samples_df`.
 
 Generates 50 Inspect logs × 2,000 samples × 3 epochs: one real run of a practice_exam task
 through Inspect with mockllm provides the template log (every field Inspect writes); it is
@@ -6,17 +6,26 @@ rewritten through inspect_ai's own `write_eval_log` into one 2,000 × 3 log per 
 (each with its scorer's name), and the 50 logs (17 models × 3 tasks) are copies of those whose
 headers are rewritten per model with `write_eval_log(header_only=True)`.
 
-Then, each in its own subprocess (so wall time and peak RSS are measured separately, by
-`os.wait4`):
+Then, each in its own subprocess (so wall time, CPU time and peak RSS are measured separately,
+by `os.wait4`; a process pool's workers count in the CPU time and in the peak RSS of the
+largest process):
 
-- ours: `plumbline leaderboard LOGDIR -o leaderboard.json` (headers + sample summaries);
-- baseline: `read_eval_log(path)` of each full log, then averaging the scores in Python, the
-  way the reference aggregator did (one log at a time, so its memory does not grow either).
+- ours: `plumbline leaderboard LOGDIR -o leaderboard.json` (headers + sample summaries, in a
+  process pool over the logs);
+- `read_eval_log`: each full log read, then its scores averaged in Python, the way the
+  reference aggregator did (one log at a time, so its memory does not grow either);
+- `samples_df`: what an analyst would use, Inspect's own data frame of every sample
+  (`samples_df(logs, columns=SampleSummary + EvalModel + EvalTask)`), then the same mean per
+  model and task from the frame.
 
-Both run at 10 and at 50 logs to show how peak memory grows with the number of logs.
-Prints both figures and the ratio; exits 1 when ours is less than 5× faster at 50 logs.
+The baselines run at 50 logs, ours at 10 and at 50 (its peak RSS at both shows memory flat
+in the number of logs). Prints the ratios at 50 logs beside their targets (≥ 20×
+`read_eval_log`, ≥ 3× `samples_df`), the growth of our peak RSS and the load average; exits 1
+when a target is missed. Every command runs `--rounds` times, interleaved, and the fastest
+round counts (a busy machine slows all alike; the best round is the least disturbed).
 
     .venv/bin/python benchmarks/bench_leaderboard.py [--logs 50] [--samples 2000] [--epochs 3]
+    .venv/bin/python benchmarks/bench_leaderboard.py --quick   # 12 logs × 500 samples, smoke
 """
 
 from __future__ import annotations
@@ -55,6 +64,28 @@ for path in sorted(Path(sys.argv[1]).rglob("*.eval")):
     totals[(log.eval.model, log.eval.task)] = sum(values) / len(values)
 print(len(totals))
 """
+
+SAMPLES_DF = r"""
+import math
+import sys
+from pathlib import Path
+from inspect_ai.analysis import EvalModel, EvalTask, SampleSummary, samples_df
+from inspect_ai.scorer import value_to_float
+
+to_float = value_to_float()
+SCORERS = {"practice_exam": "choice", "architecture_design": "architecture_scorer",
+           "cdk_synth": "cdk_verify"}
+logs = [str(path) for path in sorted(Path(sys.argv[1]).rglob("*.eval"))]
+frame = samples_df(logs, columns=SampleSummary + EvalModel + EvalTask, quiet=True)
+totals = {}
+for (model, task), group in frame.groupby(["model", "task_name"]):
+    values = [to_float(v) for v in group[f"score_{SCORERS[task]}"] if isinstance(v, str)
+              or (v is not None and not math.isnan(v))]
+    totals[(model, task)] = sum(values) / len(values)
+print(len(totals))
+"""
+
+TARGETS = {"read_eval_log": 20.0, "samples_df": 3.0}
 
 
 def template_log(workdir: Path) -> Path:
@@ -167,8 +198,8 @@ def write_logs(template: Path, out: Path, n_logs: int, n_samples: int, epochs: i
         write_eval_log(header, str(target), "eval", header_only=True)
 
 
-def measure(command: list[str]) -> tuple[float, float, str]:
-    """Wall seconds and peak RSS (MiB) of one subprocess, by os.wait4."""
+def measure(command: list[str]) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (children included) and peak RSS (MiB) of one subprocess."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdout is not None and process.stderr is not None
@@ -178,7 +209,83 @@ def measure(command: list[str]) -> tuple[float, float, str]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise RuntimeError(f"{command[:3]} failed ({process.returncode}):\n{stderr[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024, stdout
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stdout
+
+
+def _generate(args: argparse.Namespace, workdir: Path, full: Path, small: Path) -> None:
+    if not full.exists():
+        started = time.perf_counter()
+        template = template_log(workdir)
+        write_logs(template, full, args.logs, args.samples, args.epochs)
+        print(
+            f"generated {args.logs} logs × {args.samples} samples × {args.epochs} epochs "
+            f"in {time.perf_counter() - started:.1f} s"
+        )
+    if not small.exists():
+        small.mkdir()
+        for path in sorted(full.glob("*.eval"))[: args.small]:
+            shutil.copy(path, small / path.name)
+
+
+def _commands(workdir: Path, directory: Path, count: int) -> dict[str, list[str]]:
+    bindir = Path(sys.executable).parent
+    out = workdir / f"leaderboard-{count}.json"
+    return {
+        "ours": [str(bindir / "plumbline"), "leaderboard", str(directory), "-o", str(out)],
+        "read_eval_log": [sys.executable, "-c", BASELINE, str(directory)],
+        "samples_df": [sys.executable, "-c", SAMPLES_DF, str(directory)],
+    }
+
+
+def _run_all(
+    args: argparse.Namespace, workdir: Path, sizes: list[tuple[int, Path]]
+) -> dict[tuple[str, int], tuple[float, float, float]]:
+    """(wall, CPU, peak RSS) of each command at each size: the fastest of `--rounds`."""
+    best: dict[tuple[str, int], tuple[float, float, float]] = {}
+    for _ in range(args.rounds):
+        for count, directory in sizes:
+            for who, command in _commands(workdir, directory, count).items():
+                if who != "ours" and count != args.logs:
+                    continue  # the baselines only where the ratios are taken
+                wall, cpu, rss, _ = measure(command)
+                if (who, count) not in best or wall < best[(who, count)][0]:
+                    best[(who, count)] = (wall, cpu, rss)
+    return best
+
+
+def _report(
+    args: argparse.Namespace, results: dict[tuple[str, int], tuple[float, float, float]]
+) -> bool:
+    labels = {
+        "ours": "plumbline leaderboard",
+        "read_eval_log": "read_eval_log (full logs)",
+        "samples_df": "samples_df (Inspect frame)",
+    }
+    print()
+    print(f"{'':30}{'logs':>6}{'wall s':>9}{'CPU s':>9}{'peak RSS MiB':>15}")
+    for (who, count), (wall, cpu, rss) in sorted(results.items(), key=lambda kv: kv[0][1]):
+        print(f"{labels[who]:30}{count:>6}{wall:>9.2f}{cpu:>9.2f}{rss:>15.1f}")
+    print()
+    ok = True
+    ours_wall = results[("ours", args.logs)][0]
+    ours_cpu = results[("ours", args.logs)][1]
+    for who, target in TARGETS.items():
+        ratio = results[(who, args.logs)][0] / ours_wall
+        verdict = "ok" if ratio >= target else "MISSED"
+        ok = ok and ratio >= target
+        cpu_ratio = results[(who, args.logs)][1] / ours_cpu
+        print(
+            f"leaderboard vs {who}: {ratio:.1f}× (target ≥ {target:g}×) {verdict}  "
+            f"[CPU time: {cpu_ratio:.1f}×]"
+        )
+    small_rss = results[("ours", args.small)][2]
+    large_rss = results[("ours", args.logs)][2]
+    print(
+        f"peak RSS of ours: {small_rss:.1f} MiB at {args.small} logs, {large_rss:.1f} MiB at "
+        f"{args.logs} logs ({large_rss / small_rss:.2f}×)"
+    )
+    print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+    return ok
 
 
 def main() -> int:
@@ -187,54 +294,27 @@ def main() -> int:
     parser.add_argument("--small", type=int, default=10, help="log count of the memory check")
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each command (best)")
+    parser.add_argument("--quick", action="store_true", help="12 logs × 500 samples × 3 epochs")
     parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory")
     args = parser.parse_args()
+    if args.quick:
+        args.logs, args.small, args.samples = 12, 4, 500
 
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="bench-leaderboard-"))
     try:
         full = workdir / f"logs-{args.logs}"
         small = workdir / f"logs-{args.small}"
-        if not full.exists():
-            started = time.perf_counter()
-            template = template_log(workdir)
-            write_logs(template, full, args.logs, args.samples, args.epochs)
-            print(
-                f"generated {args.logs} logs × {args.samples} samples × {args.epochs} epochs "
-                f"in {time.perf_counter() - started:.1f} s"
-            )
-        if not small.exists():
-            small.mkdir()
-            for path in sorted(full.glob("*.eval"))[: args.small]:
-                shutil.copy(path, small / path.name)
+        _generate(args, workdir, full, small)
         size = sum(p.stat().st_size for p in full.glob("*.eval")) / 2**20
-        print(f"log directory: {size:.1f} MiB")
-
-        bindir = Path(sys.executable).parent
-        plumbline = str(bindir / "plumbline")
-        results: dict[tuple[str, int], tuple[float, float]] = {}
-        for count, directory in ((args.small, small), (args.logs, full)):
-            out = workdir / f"leaderboard-{count}.json"
-            ours = measure([plumbline, "leaderboard", str(directory), "-o", str(out)])
-            baseline = measure([sys.executable, "-c", BASELINE, str(directory)])
-            results[("ours", count)] = ours[:2]
-            results[("baseline", count)] = baseline[:2]
-
-        print()
-        print(f"{'':32}{'logs':>6}{'seconds':>10}{'peak RSS MiB':>15}")
-        for (who, count), (seconds, rss) in sorted(results.items(), key=lambda kv: kv[0][1]):
-            label = "plumbline leaderboard" if who == "ours" else "baseline read_eval_log (full)"
-            print(f"{label:32}{count:>6}{seconds:>10.2f}{rss:>15.1f}")
-        ours_time, ours_rss = results[("ours", args.logs)]
-        base_time, base_rss = results[("baseline", args.logs)]
-        ratio = base_time / ours_time
-        growth = ours_rss / results[("ours", args.small)][1]
-        print()
-        print(f"speed-up at {args.logs} logs: {ratio:.1f}× (target ≥ 5×)")
-        print(
-            f"peak RSS, ours: {ours_rss:.1f} MiB; baseline: {base_rss:.1f} MiB; "
-            f"ours at {args.logs} vs {args.small} logs: {growth:.2f}×"
-        )
-        return 0 if ratio >= 5 else 1
+        print(f"log directory: {size:.1f} MiB; load average {os.getloadavg()[0]:.2f}")
+        results = _run_all(args, workdir, [(args.small, small), (args.logs, full)])
+        met = _report(args, results)
+        if args.quick:
+            # At this size our fixed cost (interpreter, imports) dominates: a smoke run.
+            print("--quick: a smoke run; the targets apply at the default size")
+            return 0
+        return 0 if met else 1
     finally:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from plumbline.leaderboard.board import Leaderboard
     from plumbline.leaderboard.result import LeaderboardDocument
     from plumbline.leaderboard.suite import Suite
+    from plumbline.records.log_pool import LogReader
 
 BUILD = "build"
 
@@ -184,16 +185,20 @@ def build(
     leaderboard is still written, with the problem in it), or, with --strict, when the input
     has any problem.
     """
-    from plumbline.leaderboard import SuiteError, load_suite
+    from plumbline.records.log_pool import LogReader
 
-    try:
-        resolved = load_suite(suite)
-    except SuiteError as error:
-        _fail(str(error))
-        return
-    skipped = _not_run_reasons(not_run, resolved)
-    labels = _read_labels(labels_path, half_width)
-    board = _build_board(logs, resolved, errors, run_id, skipped, labels, half_width)
+    # Made first: its workers read the logs while the leaderboard's modules are imported.
+    with LogReader(list(logs)) as reader:
+        from plumbline.leaderboard import SuiteError, load_suite
+
+        try:
+            resolved = load_suite(suite)
+        except SuiteError as error:
+            _fail(str(error))
+            return
+        skipped = _not_run_reasons(not_run, resolved)
+        labels = _read_labels(labels_path, half_width)
+        board = _build_board(logs, resolved, errors, run_id, skipped, labels, half_width, reader)
     _write_board(board, logs, resolved, output, csv_path, markdown_path, parquet_path)
     if not board.models:
         warn("no scorable logs found in %s", ", ".join(str(p) for p in logs))
@@ -232,6 +237,7 @@ def _build_board(
     skipped: dict[str, str],
     labels: list[Any] | None,
     half_width: float | None,
+    reader: LogReader,
 ) -> Leaderboard:
     """Build the leaderboard from the logs, with a progress bar on an interactive stderr."""
     from rich.progress import (
@@ -268,6 +274,7 @@ def _build_board(
             not_run=skipped,
             labels=labels,
             half_width=half_width,
+            reader=reader,
         )
 
 

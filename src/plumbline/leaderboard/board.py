@@ -47,6 +47,7 @@ from plumbline.leaderboard.scores import (
 )
 from plumbline.leaderboard.suite import Suite, load_suite
 from plumbline.leaderboard.ties import ALPHA, SA_BENCH_EQUIVALENCE, rank_models
+from plumbline.records.log_pool import LogReader
 
 TIE_RULE = (
     "adjacent models are tied unless the paired MOVER interval of their overall difference, "
@@ -336,6 +337,9 @@ def build_leaderboard(
     not_run: Mapping[str, str] | None = None,
     labels: list[HumanLabel] | None = None,
     half_width: float | None = None,
+    workers: int | None = None,
+    fast: bool = True,
+    reader: LogReader | None = None,
 ) -> Leaderboard:
     """Build a leaderboard from Inspect logs (files and/or directories, searched recursively).
 
@@ -347,7 +351,8 @@ def build_leaderboard(
     were not run at all and why (each becomes a `category_not_run` problem too). `labels`
     (`leaderboard.labels.read_labels`) correct each labelled category by prediction-powered
     inference: its value and interval become the PPI ones, and ranks, tie groups, overall and
-    differences use them; `half_width` asks how many more labels would reach it.
+    differences use them; `half_width` asks how many more labels would reach it. `workers`
+    and `fast` choose how logs are read (`collect`); the leaderboard is the same either way.
     """
     resolved = suite if isinstance(suite, Suite) else load_suite(suite)
     skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
@@ -355,7 +360,15 @@ def build_leaderboard(
     resolved = ran_suite(resolved, skipped)
     paths = [logs] if isinstance(logs, str | Path) else list(logs)
     moment = generated_at or datetime.now(UTC)
-    collected = collect(paths, resolved, errors=errors, progress=progress)
+    collected = collect(
+        paths,
+        resolved,
+        errors=errors,
+        progress=progress,
+        workers=workers,
+        fast=fast,
+        reader=reader,
+    )
     failed = failed_models(collected.models, collected.data)
     problems = [*collected.problems, *_failure_problems(failed)]
     failed_names = {failure.model for failure in failed}

@@ -1,7 +1,9 @@
 """From Inspect logs to one question × epoch score matrix per model and category.
 
-Logs are read one at a time (header, then sample summaries) and reduced at once to compact
-arrays, so memory follows the number of scored values, not the size of the logs. Every log that
+Each log is read (header, then sample summaries, by `records.log_pool.LogReader`: in this
+process, or in a pool of forked processes when the logs are large enough to pay for one) and
+reduced at once to compact arrays, a bounded number of logs ahead, so memory follows the number
+of scored values, not the size or the number of the logs. Every log that
 cannot be used is reported as a `Problem`, never dropped silently:
 
 - an unreadable or truncated log (skipped);
@@ -30,13 +32,10 @@ from plumbline.leaderboard.suite import Category, Suite
 from plumbline.records.inspect_logs import (
     LogFiles,
     LogHeader,
-    LogReadError,
-    SampleScore,
-    find_log_files,
+    ScoreColumns,
     is_unsupported_input,
-    read_log_header,
-    read_samples_and_names,
 )
+from plumbline.records.log_pool import LogRead, LogReader
 
 ERROR_POLICIES: tuple[ErrorPolicy, ...] = ("zero", "exclude")
 
@@ -100,6 +99,18 @@ class _Chunk:
 
 
 @dataclass
+class _Part:
+    """One log's scores in one category, before its questions are numbered (`_Chunk`)."""
+
+    category: str
+    question_set: str
+    scorer: str
+    keys: list[str]
+    epochs: IntArray
+    values: FloatArray
+
+
+@dataclass
 class Collected:
     """The result of reading logs: per (model, category) data, problems, and what was read."""
 
@@ -117,13 +128,11 @@ class _QuestionIndex:
     def __init__(self) -> None:
         self._codes: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
 
-    def codes(self, category: str, task: str, ids: list[int | str]) -> IntArray:
+    def codes(self, category: str, task: str, keys: list[str]) -> IntArray:
+        """The codes of sample ids given as `ScoreColumns.id_keys`, new ones numbered on."""
         table = self._codes[category]
-        out = np.empty(len(ids), dtype=np.int64)
-        for position, sample_id in enumerate(ids):
-            key = (task, f"{type(sample_id).__name__}:{sample_id}")
-            out[position] = table.setdefault(key, len(table))
-        return out
+        codes = [table.setdefault((task, key), len(table)) for key in keys]
+        return np.array(codes, dtype=np.int64)
 
     def labels(self) -> dict[str, list[str]]:
         result: dict[str, list[str]] = {}
@@ -186,7 +195,7 @@ def _location_problems(files: LogFiles) -> list[Problem]:
     return problems
 
 
-def _incomplete_log_problem(header: LogHeader, samples: list[SampleScore]) -> Problem:
+def _incomplete_log_problem(header: LogHeader, samples: ScoreColumns) -> Problem:
     """An `incomplete_log` problem: the log did not finish, yet its recorded samples are used."""
     return _log_problem(
         "incomplete_log",
@@ -198,24 +207,14 @@ def _incomplete_log_problem(header: LogHeader, samples: list[SampleScore]) -> Pr
     )
 
 
-def _category_chunk(
-    header: LogHeader,
-    category: Category,
-    scorer: str,
-    samples: list[SampleScore],
-    index: _QuestionIndex,
-) -> tuple[_Chunk, list[Problem]]:
+def _category_part(
+    header: LogHeader, category: Category, scorer: str, samples: ScoreColumns
+) -> tuple[_Part, list[Problem]]:
     """One log's scores in one category, unusable values set to NaN, and the problems found."""
     problems: list[Problem] = []
-    ids = [sample.id for sample in samples]
-    values = np.array(
-        [np.nan if (value := sample.value(scorer)) is None else value for sample in samples],
-        dtype=np.float64,
-    )
+    values = samples.values_of(scorer)
     unreadable = [
-        sample.unreadable[scorer]
-        for sample in samples
-        if scorer in sample.unreadable and sample.error is None
+        why for row, why in samples.unreadable.get(scorer, {}).items() if row not in samples.errors
     ]
     if unreadable:
         problems.append(
@@ -244,14 +243,15 @@ def _category_chunk(
         )
         values[outside] = np.nan
     problems.extend(_outcome_problems(header, category, scorer, samples))
-    chunk = _Chunk(
-        header=header,
+    part = _Part(
+        category=category.key,
+        question_set=category.question_set(header.task),
         scorer=scorer,
-        questions=index.codes(category.key, category.question_set(header.task), ids),
-        epochs=np.array([sample.epoch for sample in samples], dtype=np.int64),
+        keys=samples.id_keys,
+        epochs=np.array(samples.epochs, dtype=np.int64),
         values=values,
     )
-    return chunk, problems
+    return part, problems
 
 
 def _merged_data(
@@ -272,65 +272,80 @@ def _merged_data(
     return data, problems
 
 
+def _log_parts(read: LogRead, suite: Suite) -> tuple[list[Problem], list[_Part]]:
+    """One log's parts per category and the problems found (a log whose task no category
+    takes is skipped whether or not its samples could be read)."""
+    header = read.header
+    if header is None:
+        return [_unreadable(read.path, read.header_problem)], []
+    categories = suite.categories_for_task(header.task)
+    if not categories:
+        message = f"task {header.task!r} matches no category of suite {suite.name!r}"
+        return [_log_problem("no_category", header, message + "; log skipped")], []
+    samples = read.columns
+    if samples is None:
+        return [_unreadable(read.path, read.samples_problem)], []
+    problems: list[Problem] = []
+    parts: list[_Part] = []
+    if header.status != "success":
+        problems.append(_incomplete_log_problem(header, samples))
+    for category in categories:
+        scorer, problem = pick_scorer(header, read.names, category)
+        if problem is not None:
+            problems.append(problem)
+        if scorer is None:
+            continue
+        part, part_problems = _category_part(header, category, scorer, samples)
+        problems.extend(part_problems)
+        parts.append(part)
+    return problems, parts
+
+
+def _unreadable(path: str, problem: str | None) -> Problem:
+    return Problem(kind="unreadable_log", message=f"{problem}; log skipped", path=path)
+
+
 def collect(
     paths: Iterable[str | Path],
     suite: Suite,
     *,
     errors: ErrorPolicy = "zero",
     progress: ProgressCallback | None = None,
+    workers: int | None = None,
+    fast: bool = True,
+    reader: LogReader | None = None,
 ) -> Collected:
-    """Read every log under `paths` and build per (model, category) score matrices."""
+    """Read every log under `paths` and build per (model, category) score matrices.
+
+    `workers` processes read the logs (default: `records.log_pool.pool_workers`); `fast`
+    False reads every log through Inspect's readers (the result is the same; see
+    `read_log_header`). A `reader` already made (and reading) for `paths` is used instead.
+    """
     if errors not in ERROR_POLICIES:
         raise ValueError(f"errors must be 'zero' or 'exclude', got {errors!r}")
-    files = find_log_files(paths)
+    if reader is None:
+        reader = LogReader(paths, workers=workers, fast=fast)
+    files = reader.files
     problems = _location_problems(files)
     index = _QuestionIndex()
     chunks: dict[tuple[str, str], list[_Chunk]] = defaultdict(list)
     models: set[str] = set()
     used = 0
     total = len(files.logs)
-    scorers = suite.scorer_names()
-    for done, path in enumerate(files.logs, start=1):
-        try:
-            header = read_log_header(path)
-            categories = suite.categories_for_task(header.task)
-            if not categories:
-                problems.append(
-                    _log_problem(
-                        "no_category",
-                        header,
-                        f"task {header.task!r} matches no category of suite {suite.name!r}; "
-                        "log skipped",
-                    )
-                )
-                continue
-            samples, names = read_samples_and_names(path, scorers)
-        except LogReadError as error:
-            problems.append(
-                Problem(
-                    kind="unreadable_log", message=f"{error.problem}; log skipped", path=str(path)
-                )
-            )
+    for done, read in enumerate(reader, start=1):
+        if progress is not None:
+            progress(done, total, read.path)
+        log_problems, parts = _log_parts(read, suite)
+        problems.extend(log_problems)
+        if read.header is None or not parts:
             continue
-        finally:
-            if progress is not None:
-                progress(done, total, str(path))
-        used_here = False
-        if header.status != "success":
-            problems.append(_incomplete_log_problem(header, samples))
-        for category in categories:
-            scorer, problem = pick_scorer(header, names, category)
-            if problem is not None:
-                problems.append(problem)
-            if scorer is None:
-                continue
-            chunk, chunk_problems = _category_chunk(header, category, scorer, samples, index)
-            problems.extend(chunk_problems)
-            chunks[(header.model, category.key)].append(chunk)
-            used_here = True
-        if used_here:
-            models.add(header.model)
-            used += 1
+        header = read.header
+        for part in parts:
+            questions = index.codes(part.category, part.question_set, part.keys)
+            chunk = _Chunk(header, part.scorer, questions, part.epochs, part.values)
+            chunks[(header.model, part.category)].append(chunk)
+        models.add(header.model)
+        used += 1
 
     data, merge_problems = _merged_data(chunks, suite, errors)
     problems.extend(merge_problems)
@@ -354,13 +369,16 @@ def _id_list(ids: list[str]) -> str:
 
 
 def _outcome_problems(
-    header: LogHeader, category: Category, scorer: str, samples: list[SampleScore]
+    header: LogHeader, category: Category, scorer: str, samples: ScoreColumns
 ) -> list[Problem]:
     """Samples the model could not take (unsupported input) and answers the scorer could not
     find (no answer extracted): both score as errors or 0 as before, and are named here."""
     problems = []
+    ids, epochs = samples.ids, samples.epochs
     unsupported = [
-        f"{sample.id}#{sample.epoch}" for sample in samples if is_unsupported_input(sample.error)
+        f"{ids[row]}#{epochs[row]}"
+        for row, error in samples.errors.items()
+        if is_unsupported_input(error)
     ]
     if unsupported:
         problems.append(
@@ -374,9 +392,9 @@ def _outcome_problems(
             )
         )
     no_answer = [
-        f"{sample.id}#{sample.epoch}"
-        for sample in samples
-        if sample.error is None and scorer in sample.no_answer
+        f"{ids[row]}#{epochs[row]}"
+        for row in samples.no_answer.get(scorer, [])
+        if row not in samples.errors
     ]
     if no_answer:
         problems.append(

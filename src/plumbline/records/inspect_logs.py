@@ -14,15 +14,23 @@ value (`None`): what that means is the caller's policy, never this reader's.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 from urllib.request import url2pathname
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from plumbline.records.eval_zip import Declined, read_members
 
 # Inspect's `.json` logs are named `<ISO timestamp>_<task>_<id>.json`; other `.json` files in a
 # log directory (eval-set manifests, listings, our own outputs) must not be mistaken for logs.
@@ -80,6 +88,65 @@ class SampleScore:
 
 
 @dataclass(frozen=True)
+class ScoreColumns:
+    """A log's sample scores by column: row i is its i-th sample × epoch.
+
+    The same content as a list of `SampleScore`s (`from_samples`), for readers that reduce a
+    log to arrays: building thousands of `SampleScore`s costs more than reading the log.
+    """
+
+    ids: list[int | str]
+    epochs: list[int]
+    values: dict[str, list[float]]
+    """Kept scorer -> its value in each row (NaN: no value), whether or not the row errored."""
+    errors: dict[int, str]
+    """Row -> error, for the rows that errored."""
+    unreadable: dict[str, dict[int, str]]
+    """Kept scorer -> row -> why its value is no score (see `SampleScore.unreadable`)."""
+    no_answer: dict[str, list[int]]
+    """Kept scorer -> the rows in which it found no answer (see `SampleScore.no_answer`)."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @cached_property
+    def id_keys(self) -> list[str]:
+        """Each row's sample id with its type (1 and "1" are different samples)."""
+        return [f"{type(sample_id).__name__}:{sample_id}" for sample_id in self.ids]
+
+    def values_of(self, scorer: str) -> npt.NDArray[np.float64]:
+        """`SampleScore.value(scorer)` of every row, NaN for None (errored rows included)."""
+        column = self.values.get(scorer)
+        values = np.full(len(self), np.nan) if column is None else np.array(column, np.float64)
+        if self.errors:
+            values[list(self.errors)] = np.nan
+        return values
+
+    @classmethod
+    def from_samples(cls, samples: list[SampleScore]) -> ScoreColumns:
+        """The columns of a list of `SampleScore`s."""
+        values: dict[str, list[float]] = {}
+        unreadable: dict[str, dict[int, str]] = {}
+        no_answer: dict[str, list[int]] = {}
+        for row, sample in enumerate(samples):
+            for name, value in sample.values.items():
+                column = values.setdefault(name, [math.nan] * len(samples))
+                column[row] = math.nan if value is None else value
+            for name, why in sample.unreadable.items():
+                unreadable.setdefault(name, {})[row] = why
+            for name in sorted(sample.no_answer):
+                no_answer.setdefault(name, []).append(row)
+        return cls(
+            ids=[sample.id for sample in samples],
+            epochs=[sample.epoch for sample in samples],
+            values=values,
+            errors={row: s.error for row, s in enumerate(samples) if s.error is not None},
+            unreadable=unreadable,
+            no_answer=no_answer,
+        )
+
+
+@dataclass(frozen=True)
 class LogScores:
     """A log's header and its per-sample scores."""
 
@@ -122,7 +189,10 @@ def score_value_to_float(value: Any) -> float | None:
         numbers = [number for number in converted if number is not None]
         return math.fsum(numbers) / len(numbers) if numbers else None
     if isinstance(value, bool | int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past float's range is no score either
+            raise UnreadableScore(value) from None
     elif isinstance(value, str):
         word = value.strip().lower()
         if word in _SCORE_WORDS:
@@ -212,6 +282,33 @@ def _listed(directory: str) -> list[str]:
     return [info.name for info in list_eval_logs(directory, recursive=True, descending=False)]
 
 
+#: Inspect's rule (`inspect_ai.log._file.is_log_file`): `.eval` files, and `.json` files whose
+#: name starts with a timestamp.
+_INSPECT_LOG_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}.*$")
+
+
+def _listed_local(directory: str) -> list[str]:
+    """`_listed` of a local directory, walked as Inspect walks it (fsspec's `walk`), without
+    importing Inspect or reading any header (Inspect reads one for each `.eval` log whose name
+    is not its own, to show its task)."""
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(directory)
+    names: list[str] = []
+    try:
+        for _, _, files in fs.walk(root, detail=True, on_error="raise"):
+            for info in files.values():
+                base = info["name"].replace("\\", "/").split("/")[-1]
+                if info["type"] == "file" and (
+                    base.endswith(".eval")
+                    or (_INSPECT_LOG_NAME.match(base) and base.endswith((".eval", ".json")))
+                ):
+                    names.append(fs.unstrip_protocol(info["name"]))
+    except FileNotFoundError:
+        return []
+    return names
+
+
 def _find_remote(location: str, found: LogFiles, seen: set[str]) -> None:
     import fsspec
 
@@ -250,7 +347,7 @@ def find_log_files(paths: Iterable[str | Path]) -> LogFiles:
             continue
         path = _local(raw)
         if path.is_dir():
-            candidates = sorted(_local(name) for name in _listed(str(path)))
+            candidates = sorted(_local(name) for name in _listed_local(str(path)))
             listed = set(candidates)
             # Inspect lists .json logs by file name; one renamed is found by its first bytes.
             for other in sorted(path.rglob("*.json")):
@@ -287,11 +384,25 @@ def _parse_created(text: str, path: str) -> datetime:
     return created
 
 
-def read_log_header(path: str | Path) -> LogHeader:
-    """Read a log's header only. Raises `LogReadError` when the log cannot be read."""
+def read_log_header(path: str | Path, *, fast: bool = True) -> LogHeader:
+    """Read a log's header only. Raises `LogReadError` when the log cannot be read.
+
+    A local `.eval` log is read by `fast_log_header` when it can vouch for the log (the same
+    header as Inspect reads); any other log, one it declines, or any log when `fast` is False,
+    is read through Inspect.
+    """
+    location = str(path)
+    if fast and _fast_candidate(location):
+        try:
+            return fast_log_header(location)
+        except Exception:  # Declined, or anything unforeseen: Inspect's reader decides
+            pass
+    return _inspect_log_header(location)
+
+
+def _inspect_log_header(location: str) -> LogHeader:
     from inspect_ai.log import read_eval_log
 
-    location = str(path)
     try:
         log = read_eval_log(location, header_only=True)
     except Exception as error:  # inspect raises zip, JSON, pydantic and OS errors alike
@@ -316,6 +427,269 @@ def read_log_header(path: str | Path) -> LogHeader:
     )
 
 
+# The fast reader of local `.eval` logs. It reads `header.json` and `summaries.json` only
+# (orjson parses them) and builds from the fields the leaderboard uses the same `LogHeader` and
+# `SampleScore`s as Inspect's own readers (pydantic models of every field) would. Each field it
+# uses is checked as Inspect's models check it; whatever it cannot vouch for (an older log
+# version, a running log without `summaries.json`, a value Inspect would reject or rewrite)
+# raises `Declined`, and the log is read through Inspect, which also words every error.
+
+_STATUSES = frozenset({"started", "success", "cancelled", "error"})
+
+
+def _fast_candidate(location: str) -> bool:
+    return location.endswith(".eval") and not is_remote(location) and "://" not in location
+
+
+def _decline(why: str) -> Declined:
+    return Declined(why)
+
+
+def _member(location: str, name: str) -> bytes:
+    try:
+        found = read_members(location, (name,))
+    except OSError as error:
+        raise _decline(f"cannot open: {error}") from error
+    if name not in found:
+        raise _decline(f"no {name}")
+    return found[name]
+
+
+def _field(data: Any, key: str, kinds: tuple[type, ...], default: Any = ...) -> Any:
+    """`data[key]` when its exact type is one of `kinds` (None included when listed)."""
+    if type(data) is not dict:
+        raise _decline("not an object")
+    if key not in data:
+        if default is ...:
+            raise _decline(f"no {key}")
+        return default
+    value = data[key]
+    if type(value) not in kinds:
+        raise _decline(f"{key}: unexpected type")
+    return value
+
+
+def _fast_created(text: str) -> datetime:
+    """`eval.created` as Inspect normalises it (an aware time, to UTC), then as read here."""
+    try:
+        normal = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
+        created = datetime.fromisoformat(normal)
+    except ValueError as error:
+        raise _decline("created is no ISO time") from error
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return datetime.fromisoformat(created.astimezone(UTC).isoformat())
+
+
+def fast_log_header(location: str) -> LogHeader:
+    """The header of a local `.eval` log from its `header.json`. Raises `Declined`."""
+    try:  # the standard parser, as Inspect's: a header's metrics may be NaN
+        data = json.loads(_member(location, "header.json"))
+    except ValueError as problem:
+        raise _decline(f"not JSON: {problem}") from problem
+    if _field(data, "version", (int,)) != 2:
+        raise _decline("log version")
+    status = _field(data, "status", (str,), "started")
+    if status not in _STATUSES:
+        raise _decline("status")
+    spec = _field(data, "eval", (dict,))
+    config = _field(spec, "config", (dict,))
+    dataset = _field(spec, "dataset", (dict,))
+    sample_ids = _field(dataset, "sample_ids", (list, type(None)), None)
+    if sample_ids is not None and any(type(i) not in (int, str) for i in sample_ids):
+        raise _decline("sample_ids")
+    results = _field(data, "results", (dict, type(None)), None)
+    scorers: tuple[str, ...] = ()
+    if results is not None:
+        if "scorer" in results:
+            raise _decline("results in an older layout")
+        scores = _field(results, "scores", (list,), [])
+        scorers = tuple(_field(score, "name", (str,)) for score in scores)
+    error = _field(data, "error", (dict, type(None)), None)
+    eval_id = _field(spec, "eval_id", (str,))
+    if not eval_id:
+        raise _decline("no eval_id")  # Inspect derives one
+    return LogHeader(
+        path=location,
+        format="eval",
+        task=_field(spec, "task", (str,)),
+        model=_field(spec, "model", (str,)),
+        created=_fast_created(_field(spec, "created", (str,))),
+        status=status,
+        epochs=int(_field(config, "epochs", (int, type(None)), None) or 1),
+        run_id=_field(spec, "run_id", (str,), ""),
+        eval_id=eval_id,
+        scorers=scorers,
+        dataset_samples=(
+            len(sample_ids)
+            if sample_ids is not None
+            else _field(dataset, "samples", (int, type(None)), None)
+        ),
+        error=None if error is None else _field(error, "message", (str,)),
+    )
+
+
+def _thin_equals(text: Any, words: Collection[str]) -> bool:
+    """Whether Inspect's summary thinning (whitespace collapsed, long text shortened) leaves
+    `text` one of `words`; declined where thinning could matter."""
+    if type(text) is not str:
+        return False
+    if text in words:
+        return True
+    if any(word in text for word in words):
+        raise _decline("text the summary would thin")
+    return False
+
+
+_Scalar = str | int | float | bool
+
+
+class _Score(msgspec.Struct):
+    """The fields of Inspect's `Score` read here, typed as its `Value` admits them."""
+
+    value: _Scalar | list[_Scalar] | dict[str, _Scalar | None]
+    answer: str | None = None
+    explanation: str | None = None
+    reason: str | None = None
+    metadata: dict[str, Any] | None = None
+    history: list[Any] = msgspec.field(default_factory=list)
+
+
+class _Summary(msgspec.Struct):
+    """The fields of Inspect's `EvalSampleSummary` read here (input and target: required)."""
+
+    id: int | str
+    epoch: int
+    input: msgspec.Raw
+    target: msgspec.Raw
+    error: str | None = None
+    scores: dict[str, _Score] | None = None
+
+
+_SUMMARIES = msgspec.json.Decoder(list[_Summary])
+
+
+def _decode_summaries(location: str) -> list[_Summary]:
+    try:
+        summaries: list[_Summary] = _SUMMARIES.decode(_member(location, "summaries.json"))
+    except msgspec.MsgspecError as error:  # also NaN, which msgspec does not parse
+        raise _decline(f"summaries: {error}") from error
+    return summaries
+
+
+def _no_answer(score: _Score) -> bool:
+    """`no_answer_extracted` of the score Inspect's summary (lifted, thinned) would hold."""
+    if score.history:
+        raise _decline("score history")
+    reason: Any = score.reason
+    metadata = score.metadata
+    if reason is None and metadata is not None and metadata.get("unscored_reason") is not None:
+        reason = metadata["unscored_reason"]  # Inspect lifts the legacy key into `reason`
+        if type(reason) is not str:
+            raise _decline("unscored_reason")
+    if reason is not None and _thin_equals(reason, NO_ANSWER_REASONS):
+        return True
+    return metadata is not None and _thin_equals(metadata.get("outcome"), ("extraction_failed",))
+
+
+def fast_samples_and_names(
+    location: str, scorers: Collection[str] | None
+) -> tuple[list[SampleScore], frozenset[str]]:
+    """`read_samples_and_names` of a local `.eval` log from its `summaries.json`, de-duplicated
+    as Inspect does (the last row of each (id, epoch) wins). Raises `Declined`, also for
+    non-finite numbers (JSON's NaN, which msgspec does not parse)."""
+    summaries = _decode_summaries(location)
+    wanted = None if scorers is None else set(scorers)
+    by_key: dict[tuple[str, int], SampleScore] = {}
+    names: set[str] = set()
+    for summary in summaries:
+        raw = summary.scores or {}
+        scores = [(name, score.value, _no_answer(score)) for name, score in raw.items()]
+        names.update(raw)
+        by_key[(str(summary.id), summary.epoch)] = _sample_score(
+            summary.id, summary.epoch, summary.error, scores, wanted
+        )
+    return list(by_key.values()), frozenset(names)
+
+
+#: Score words already converted (a log repeats a few thousands of times); bounded, as
+#: numeric strings could fill it with values seen once.
+_CONVERTED: dict[str, float | None] = {}
+_CONVERTED_MAX = 4096
+
+
+def _score_float(value: Any) -> float | None:
+    """`score_value_to_float(value)`, with its common cases first."""
+    kind = type(value)
+    if kind is float or kind is bool or (kind is int and -(2**53) <= value <= 2**53):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    if kind is not str:
+        return score_value_to_float(value)
+    try:
+        return _CONVERTED[value]
+    except KeyError:
+        converted = score_value_to_float(value)  # raises UnreadableScore: nothing remembered
+        if len(_CONVERTED) < _CONVERTED_MAX:
+            _CONVERTED[value] = converted
+        return converted
+
+
+def fast_score_columns(
+    location: str, scorers: Collection[str] | None
+) -> tuple[ScoreColumns, frozenset[str]]:
+    """`read_score_columns` of a local `.eval` log from its `summaries.json`. Raises
+    `Declined` (also when an (id, epoch) repeats: `fast_samples_and_names` de-duplicates)."""
+    summaries = _decode_summaries(location)
+    count = len(summaries)
+    ids = [summary.id for summary in summaries]
+    epochs = [summary.epoch for summary in summaries]
+    if len(set(zip(map(str, ids), epochs, strict=True))) != count:
+        raise _decline("repeated (id, epoch)")
+    wanted = None if scorers is None else set(scorers)
+    values: dict[str, list[float]] = {}
+    errors: dict[int, str] = {}
+    unreadable: dict[str, dict[int, str]] = {}
+    no_answer: dict[str, list[int]] = {}
+    names: set[str] = set()
+    for row, summary in enumerate(summaries):
+        if summary.error:
+            errors[row] = summary.error
+        for name, score in (summary.scores or {}).items():
+            plain = score.reason is None and score.metadata is None and not score.history
+            found_none = not plain and _no_answer(score)
+            names.add(name)
+            if wanted is not None and name not in wanted:
+                continue
+            column = values.get(name) or values.setdefault(name, [math.nan] * count)
+            try:
+                value = _score_float(score.value)
+            except UnreadableScore as problem:
+                unreadable.setdefault(name, {})[row] = str(problem)
+            else:
+                if value is not None:
+                    column[row] = value
+            if found_none:
+                no_answer.setdefault(name, []).append(row)
+    columns = ScoreColumns(ids, epochs, values, errors, unreadable, no_answer)
+    return columns, frozenset(names)
+
+
+def read_score_columns(
+    path: str | Path, scorers: Collection[str] | None, *, fast: bool = True
+) -> tuple[ScoreColumns, frozenset[str]]:
+    """`read_samples_and_names` by column (`ScoreColumns`): the scores of `scorers` (all when
+    None) and every score name in the log. Raises `LogReadError`."""
+    location = str(path)
+    if fast and _fast_candidate(location):
+        try:
+            return fast_score_columns(location, scorers)
+        except Exception:  # Declined, or anything unforeseen: Inspect's reader decides
+            pass
+    samples, names = read_samples_and_names(location, scorers, fast=fast)
+    return ScoreColumns.from_samples(samples), names
+
+
 def read_sample_scores(
     path: str | Path, scorers: Collection[str] | None = None
 ) -> list[SampleScore]:
@@ -327,12 +701,28 @@ def read_sample_scores(
 
 
 def read_samples_and_names(
-    path: str | Path, scorers: Collection[str] | None
+    path: str | Path, scorers: Collection[str] | None, *, fast: bool = True
 ) -> tuple[list[SampleScore], frozenset[str]]:
-    """Sample scores (kept for `scorers`, all when None) and every score name in the log."""
+    """Sample scores (kept for `scorers`, all when None) and every score name in the log.
+
+    A local `.eval` log is read by `fast_samples_and_names` when it can vouch for the log;
+    any other log, one it declines, or any log when `fast` is False, is read through
+    Inspect's sample summaries.
+    """
+    location = str(path)
+    if fast and _fast_candidate(location):
+        try:
+            return fast_samples_and_names(location, scorers)
+        except Exception:  # Declined, or anything unforeseen: Inspect's reader decides
+            pass
+    return _inspect_samples_and_names(location, scorers)
+
+
+def _inspect_samples_and_names(
+    location: str, scorers: Collection[str] | None
+) -> tuple[list[SampleScore], frozenset[str]]:
     from inspect_ai.log import read_eval_log_sample_summaries
 
-    location = str(path)
     try:
         summaries = read_eval_log_sample_summaries(location)
     except Exception as error:
@@ -341,30 +731,43 @@ def read_samples_and_names(
     samples: list[SampleScore] = []
     names: set[str] = set()
     for summary in summaries:
-        values: dict[str, float | None] = {}
-        unreadable: dict[str, str] = {}
-        no_answer: set[str] = set()
-        for name, score in (summary.scores or {}).items():
-            names.add(name)
-            if wanted is None or name in wanted:
-                try:
-                    values[name] = score_value_to_float(score.value)
-                except UnreadableScore as error:
-                    values[name] = None
-                    unreadable[name] = str(error)
-                if no_answer_extracted(score):
-                    no_answer.add(name)
-        samples.append(
-            SampleScore(
-                id=summary.id,
-                epoch=int(summary.epoch),
-                values=values,
-                error=summary.error or None,
-                unreadable=unreadable,
-                no_answer=frozenset(no_answer),
-            )
-        )
+        scores = [
+            (name, score.value, no_answer_extracted(score))
+            for name, score in (summary.scores or {}).items()
+        ]
+        names.update(name for name, _, _ in scores)
+        samples.append(_sample_score(summary.id, summary.epoch, summary.error, scores, wanted))
     return samples, frozenset(names)
+
+
+def _sample_score(
+    sample_id: int | str,
+    epoch: int,
+    error: str | None,
+    scores: Iterable[tuple[str, Any, bool]],
+    wanted: Collection[str] | None,
+) -> SampleScore:
+    """One summary's `SampleScore` from its (score name, value, no answer found) triples."""
+    values: dict[str, float | None] = {}
+    unreadable: dict[str, str] = {}
+    no_answer: set[str] = set()
+    for name, value, found_none in scores:
+        if wanted is None or name in wanted:
+            try:
+                values[name] = score_value_to_float(value)
+            except UnreadableScore as problem:
+                values[name] = None
+                unreadable[name] = str(problem)
+            if found_none:
+                no_answer.add(name)
+    return SampleScore(
+        id=sample_id,
+        epoch=int(epoch),
+        values=values,
+        error=error or None,
+        unreadable=unreadable,
+        no_answer=frozenset(no_answer),
+    )
 
 
 def read_log_scores(path: str | Path, scorers: Collection[str] | None = None) -> LogScores:
