@@ -4,8 +4,9 @@ Calls go through Inspect AI's model API, so every Inspect provider works (includ
 `openai-api/<service>/<model>` with `<SERVICE>_BASE_URL` and `<SERVICE>_API_KEY` for local
 servers). The plan of (model, prompt, trial) keys is shuffled with the seed, so every model is
 measured across the same time window rather than one after the other; a bounded pool of async
-workers runs it. Every trial, failed or not, is appended to a JSONL journal and flushed as it
-completes, so a rerun skips what is done and a killed run loses only the calls in flight.
+workers runs it. Every trial, failed or not, is appended to a JSONL journal and made durable
+(group commit, `reliability.journal`) before it is counted, so a rerun skips what is done and
+a killed run loses only the calls in flight.
 
 Retries are off unless asked for, at every layer: Inspect's retry loop (`max_retries=0`), the
 provider SDK's own (`client.max_retries = 0`), and ours (`retries`, counted per trial in
@@ -22,7 +23,6 @@ import hashlib
 import importlib
 import json
 import math
-import os
 import random
 import sys
 import time
@@ -52,6 +52,7 @@ from plumbline.reliability.errors import (
     redact,
     secrets_from_environment,
 )
+from plumbline.reliability.journal import GroupCommitJournal
 
 TrialKey = tuple[str, str, int]
 
@@ -529,23 +530,6 @@ def completed_keys(
     return done, duplicates, mismatches
 
 
-SYNC_INTERVAL = 1.0
-
-
-def _fsync_path(path: Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-async def _sync_periodically(path: Path, interval: float) -> None:
-    while True:
-        await asyncio.sleep(interval)
-        await asyncio.to_thread(_fsync_path, path)
-
-
 async def run_probe(
     settings: ProbeSettings,
     output: str | Path,
@@ -586,10 +570,8 @@ async def _run_probe(
     on_plan: Callable[[int, int], None] | None,
     allow_config_change: bool,
 ) -> ProbeSummary:
-    # Each record is flushed to the OS as it completes, which survives a killed process; fsync
-    # (which survives a power cut) runs once a second off the event loop, because at ~15 ms a
-    # call on a busy disk, an fsync per trial would cap a run near 60 trials/s.
-    appender = JsonlAppender(path, sync=False)  # repairs a partial last line of a killed run
+    # Records are group-committed (reliability.journal): durable before they are counted.
+    appender = JsonlAppender(path)  # repairs a partial last line of a killed run
     try:
         done, duplicates, mismatches = completed_keys(
             path, settings, allow_config_change=allow_config_change
@@ -622,6 +604,15 @@ async def _run_probe(
             queue.put_nowait(key)
         started = time.monotonic()
 
+        def on_durable(record: TrialRecord) -> None:
+            summary.completed += 1
+            if record.error_class is not None:
+                errors[record.error_class.value] += 1
+            if on_record is not None:
+                on_record(record)
+
+        journal = GroupCommitJournal(appender, on_durable)
+
         async def worker() -> None:
             while True:
                 try:
@@ -632,23 +623,17 @@ async def _run_probe(
                     record = await active(model, prompts[prompt_id], trial)
                 except Exception as error:  # a caller's defect costs this trial only
                     record = failed_trial(settings, model, prompts[prompt_id], trial, error)
-                appender.append(record)
-                summary.completed += 1
-                if record.error_class is not None:
-                    errors[record.error_class.value] += 1
-                if on_record is not None:
-                    on_record(record)
+                journal.submit(record)
 
-        syncer = asyncio.create_task(_sync_periodically(path, SYNC_INTERVAL))
         try:
             async with asyncio.TaskGroup() as group:
-                for _ in range(min(settings.concurrency, len(todo))):
-                    group.create_task(worker())
+                group.create_task(journal.run())
+                async with asyncio.TaskGroup() as workers:
+                    for _ in range(min(settings.concurrency, len(todo))):
+                        workers.create_task(worker())
+                journal.close()
         finally:
-            syncer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await syncer
-            await asyncio.to_thread(_fsync_path, path)
+            journal.commit_now()  # an interrupted run keeps every trial that completed
             summary.elapsed_seconds = time.monotonic() - started
             summary.errors = dict(errors)
             if inspect_caller is not None:
