@@ -46,7 +46,8 @@ class GroupCommitJournal:
 
     async def run(self) -> None:
         while True:
-            await self._wake.wait()
+            if not (self._lines or self._closed):
+                await self._wake.wait()
             self._wake.clear()
             if self._lines:
                 records = self._records

@@ -235,10 +235,75 @@ class _Answer:
         )
 
 
+@dataclass(frozen=True)
+class _DirectCall:
+    """A non-streamed call straight to the provider of an `openai-api/...` model.
+
+    `Model.generate` around the provider records a transcript event, merges and copies the
+    config, wraps the call in a retry loop and a concurrency limiter, and checks sample limits
+    and hooks: about a quarter of a trial's client CPU, none of it used by a probe (no
+    transcript, retries off, its own concurrency). The provider call itself, where the request
+    is built, sent and read and its errors and content filters are judged, is the same, and a
+    failure is raised as `Model.generate` raises it, so records are identical.
+    """
+
+    api: Any
+    config: Any
+    user_message: Callable[[str], Any]
+    generate_error: Callable[..., Exception]
+
+    @classmethod
+    def of(cls, model: Any) -> _DirectCall | None:
+        from inspect_ai.model import ChatMessageUser
+        from inspect_ai.model._model import ModelGenerateError
+        from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
+
+        # only the provider class this path was checked against (subclasses may rely on the
+        # Model layer), and not when Inspect runs inside an eval (its active config applies)
+        if type(model.api) is not OpenAICompatibleAPI or model.api.responses_api:
+            return None
+        config = model._resolve_config(None)
+        if config.max_tokens is None:
+            config.max_tokens = model.api.max_tokens_for_config(config) or model.api.max_tokens()
+        return cls(
+            model.api, config, lambda text: ChatMessageUser(content=text), ModelGenerateError
+        )
+
+    async def generate(self, text: str, seed: int | None) -> Any:
+        config = self.config.model_copy(update={"seed": seed})
+        result = await self.api.generate(
+            input=[self.user_message(text)], tools=[], tool_choice="none", config=config
+        )
+        output, call = result if isinstance(result, tuple) else (result, None)
+        if isinstance(output, Exception):
+            raise self._error(output, call) from output
+        return output
+
+    def _error(self, output: Exception, call: Any) -> Exception:
+        # as Model.generate wraps a provider error it is returned (inspect_ai/model/_model.py)
+        from inspect_ai._util.http import status_code_of
+
+        request = json.dumps(call.request, indent=2) if call is not None else ""
+        lines = request.splitlines()
+        if len(lines) > 200:
+            request = "\n".join([f"... ({len(lines) - 200} lines truncated) ...", *lines[-200:]])
+        return self.generate_error(
+            f"\nRequest:\n{request}\n\n{output!r}",
+            status_code=status_code_of(output),
+            provider_message=str(output),
+        )
+
+
 class InspectCaller:
     """Calls models through Inspect AI's model API with retries off unless allowed."""
 
-    def __init__(self, settings: ProbeSettings, *, secrets: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        settings: ProbeSettings,
+        *,
+        secrets: Sequence[str] | None = None,
+        direct: bool = True,
+    ) -> None:
         from inspect_ai.model import GenerateConfig, get_model
 
         self.settings = settings
@@ -249,6 +314,7 @@ class InspectCaller:
         )
         self._exactly = Redactor(self.secrets)
         self._models: dict[str, Any] = {}
+        self._direct: dict[str, _DirectCall | None] = {}
         base = GenerateConfig(
             max_retries=0,
             timeout=math.ceil(settings.timeout),
@@ -268,6 +334,8 @@ class InspectCaller:
             install_answer_guard(model)
             self._warm_up(model)
             self._models[name] = model
+            if direct and not settings.stream:
+                self._direct[name] = _DirectCall.of(model)
         self._config_type = GenerateConfig
         _use_plain_tracebacks()
 
@@ -307,8 +375,9 @@ class InspectCaller:
                     await closer()
 
     async def _attempt(
-        self, model: Any, prompt: Prompt, trial: int
+        self, model_name: str, prompt: Prompt, trial: int
     ) -> tuple[_Answer | None, float | None, Classification | None]:
+        model = self._models[model_name]
         started = time.monotonic()
         first_text: list[float] = []
 
@@ -317,9 +386,12 @@ class InspectCaller:
                 first_text.append(time.monotonic() - started)
 
         config = self._config_type(seed=self.settings.trial_seed(trial))
+        direct = self._direct.get(model_name)
         try:
             async with asyncio.timeout(self.settings.timeout):
-                if self.settings.stream:
+                if direct is not None:
+                    output = await direct.generate(prompt.text, config.seed)
+                elif self.settings.stream:
                     output = await model.generate(prompt.text, config=config, on_stream=on_stream)
                 else:
                     output = await model.generate(prompt.text, config=config)
@@ -335,14 +407,13 @@ class InspectCaller:
 
     async def __call__(self, model: str, prompt: Prompt, trial: int) -> TrialRecord:
         model_name = model
-        api = self._models[model_name]
         timestamp = datetime.now(UTC)
         started = time.monotonic()
         backoff = random.Random(f"{self.settings.seed}:{model_name}:{prompt.id}:{trial}")
         attempts = 0
         while True:
             attempts += 1
-            output, ttft, failure = await self._attempt(api, prompt, trial)
+            output, ttft, failure = await self._attempt(model_name, prompt, trial)
             if failure is None or failure.error_class not in RETRYABLE:
                 break
             if attempts > self.settings.retries:
