@@ -45,7 +45,7 @@ def test_direct_and_model_paths_write_identical_records(
         monkeypatch.setenv("LOCAL_API_KEY", FAKE_KEY)
         caller = InspectCaller(settings, direct=direct)
         # the direct path is really taken (and really not, for the comparison)
-        assert (caller._direct.get(model_name("m")) is not None) == direct
+        assert (caller._direct[model_name("m")][0] is not None) == direct
         out = tmp_path / f"direct-{direct}.jsonl"
         summary = asyncio.run(run_probe(settings, out, caller=caller))
         assert summary.completed == len(faults)
@@ -67,4 +67,19 @@ def test_a_streamed_probe_goes_through_model_generate() -> None:
         patch.setenv("LOCAL_API_KEY", FAKE_KEY)
         caller = InspectCaller(settings)
     # time to first token is measured by Model.generate's stream observer only
-    assert caller._direct == {}
+    assert caller._direct == {"openai-api/local/m": [None]}
+
+
+def test_high_concurrency_spreads_calls_over_clients_of_32_connections() -> None:
+    settings = ProbeSettings(
+        models=("openai-api/local/m",), prompts=(Prompt("p", "hi"),), concurrency=100
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOCAL_BASE_URL", "http://127.0.0.1:9/v1")
+        patch.setenv("LOCAL_API_KEY", FAKE_KEY)
+        caller = InspectCaller(settings)
+    models = caller._models["openai-api/local/m"]
+    # four clients, each with its own connection pool, all on the direct path
+    assert len(models) == 4
+    assert len({id(model.api.http_client) for model in models}) == 4
+    assert all(call is not None for call in caller._direct["openai-api/local/m"])

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import hashlib
 import importlib
+import itertools
 import json
 import math
 import random
@@ -28,7 +29,7 @@ import sys
 import time
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,6 +67,8 @@ RETRYABLE = frozenset(
         ErrorClass.MALFORMED_RESPONSE,
     }
 )
+# Connections per model client (see InspectCaller.__init__).
+POOL_SHARD = 32
 # Modules the openai and anthropic SDKs import lazily on their first request.
 _WARM_MODULES = (
     "openai.resources.chat",
@@ -313,8 +316,9 @@ class InspectCaller:
             {*given, *secret_arguments(settings.model_args)}, key=len, reverse=True
         )
         self._exactly = Redactor(self.secrets)
-        self._models: dict[str, Any] = {}
-        self._direct: dict[str, _DirectCall | None] = {}
+        self._models: dict[str, list[Any]] = {}
+        self._direct: dict[str, list[_DirectCall | None]] = {}
+        self._turn: dict[str, Iterator[int]] = {}
         base = GenerateConfig(
             max_retries=0,
             timeout=math.ceil(settings.timeout),
@@ -323,21 +327,31 @@ class InspectCaller:
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
         )
+        # httpcore scans every connection of its pool for each request; at high concurrency
+        # that scan dominated a trial's CPU, so calls are spread over clients of at most
+        # POOL_SHARD connections each (the same provider, the same settings)
+        shards = math.ceil(settings.concurrency / POOL_SHARD)
         for name in settings.models:
-            try:
-                model = get_model(name, config=base, memoize=False, **dict(settings.model_args))
-            except Exception as error:
-                raise RuntimeError(
-                    f"cannot set up model {name!r}: {redact(str(error), self.secrets)}"
-                ) from None
-            self._disable_sdk_retries(model)
-            install_answer_guard(model)
-            self._warm_up(model)
-            self._models[name] = model
-            if direct and not settings.stream:
-                self._direct[name] = _DirectCall.of(model)
+            self._models[name] = [self._set_up(get_model, name, base) for _ in range(shards)]
+            self._direct[name] = [
+                _DirectCall.of(model) if direct and not settings.stream else None
+                for model in self._models[name]
+            ]
+            self._turn[name] = itertools.cycle(range(shards))
         self._config_type = GenerateConfig
         _use_plain_tracebacks()
+
+    def _set_up(self, get_model: Callable[..., Any], name: str, base: Any) -> Any:
+        try:
+            model = get_model(name, config=base, memoize=False, **dict(self.settings.model_args))
+        except Exception as error:
+            raise RuntimeError(
+                f"cannot set up model {name!r}: {redact(str(error), self.secrets)}"
+            ) from None
+        self._disable_sdk_retries(model)
+        install_answer_guard(model)
+        self._warm_up(model)
+        return model
 
     @staticmethod
     def _disable_sdk_retries(model: Any) -> None:
@@ -367,7 +381,7 @@ class InspectCaller:
                 importlib.import_module(module)
 
     async def aclose(self) -> None:
-        for model in self._models.values():
+        for model in itertools.chain.from_iterable(self._models.values()):
             closer = getattr(getattr(model, "api", None), "aclose", None)
             if closer is not None:
                 # closing is best effort: the trials are already recorded
@@ -377,7 +391,8 @@ class InspectCaller:
     async def _attempt(
         self, model_name: str, prompt: Prompt, trial: int
     ) -> tuple[_Answer | None, float | None, Classification | None]:
-        model = self._models[model_name]
+        shard = next(self._turn[model_name])
+        model = self._models[model_name][shard]
         started = time.monotonic()
         first_text: list[float] = []
 
@@ -386,7 +401,7 @@ class InspectCaller:
                 first_text.append(time.monotonic() - started)
 
         config = self._config_type(seed=self.settings.trial_seed(trial))
-        direct = self._direct.get(model_name)
+        direct = self._direct[model_name][shard]
         try:
             async with asyncio.timeout(self.settings.timeout):
                 if direct is not None:
