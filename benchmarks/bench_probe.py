@@ -1,11 +1,13 @@
-"""Probe throughput: plumbline's async trial runner vs the reference's sequential blocking calls.
+"""Probe throughput: plumbline's async trial runner vs sequential blocking calls.
 
 Against the local OpenAI-compatible server (its own process, 200 ms per response), run
-2,000 trials at concurrency 32 through Inspect's `openai-api` provider with plumbline's runner,
-and 100 trials the reference's way (one blocking SDK call after another). Prints trials per
-second for both, the ratio, the share of the ideal 32 / 0.2 s = 160 trials/s, and peak RSS.
+plumbline's runner through Inspect's `openai-api` provider at concurrency 32 (target: >= 90% of
+the ideal 32 / 0.2 s = 160 trials/s) and at concurrency 256 (targets: >= 600 trials/s, and
+<= 1.5 ms of client CPU per trial), and the sequential baseline (one blocking SDK call after
+another) in the same run. Prints each figure beside its target, the server's own CPU per
+request (so a server bottleneck would show), and the load average; exits 1 on a miss.
 
-    .venv/bin/python benchmarks/bench_probe.py [--trials 2000] [--concurrency 32]
+    .venv/bin/python benchmarks/bench_probe.py [--quick] [--trials-32 2000] [--trials-256 6000]
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -22,13 +23,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.openai_server import serve_in_subprocess  # noqa: E402
+from tests.support.openai_server import serve_process  # noqa: E402
 
 LATENCY = 0.2
 KEY = "sk-bench-not-a-real-key-0000"
+SHARE_32 = 0.90
+RATE_256 = 600.0
+CPU_MS_256 = 1.5
 
 
-def run_ours(base_url: str, trials: int, concurrency: int, journal: Path) -> tuple[float, float]:
+def _server_cpu(pid: int) -> float:
+    """The server process's CPU seconds so far (user + system, from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_ours(trials: int, concurrency: int, journal: Path) -> tuple[float, float]:
     """Trials per second, and client CPU seconds per trial."""
     from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
 
@@ -50,7 +60,7 @@ def run_ours(base_url: str, trials: int, concurrency: int, journal: Path) -> tup
 
 
 def run_reference(base_url: str, trials: int) -> float:
-    """The reference's approach: a blocking SDK call per trial, one after another."""
+    """The baseline: a blocking SDK call per trial, one after another."""
     from openai import OpenAI
 
     client = OpenAI(base_url=base_url, api_key=KEY, max_retries=0, timeout=30)
@@ -66,33 +76,55 @@ def run_reference(base_url: str, trials: int) -> float:
     return trials / (time.monotonic() - started)
 
 
+def _verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--trials", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--reference-trials", type=int, default=100)
+    parser.add_argument("--trials-32", type=int, default=2000)
+    parser.add_argument("--trials-256", type=int, default=6000)
+    parser.add_argument("--reference-trials", type=int, default=50)
+    parser.add_argument("--quick", action="store_true", help="640 and 2,560 trials, 20 baseline")
     args = parser.parse_args()
+    if args.quick:
+        args.trials_32, args.trials_256, args.reference_trials = 640, 2560, 20
     config = {"default": {"latency": {"kind": "constant", "a": LATENCY}}}
-    with serve_in_subprocess(config) as base_url, tempfile.TemporaryDirectory() as tmp:
+    with serve_process(config) as (base_url, pid), tempfile.TemporaryDirectory() as tmp:
         os.environ["BENCH_BASE_URL"] = base_url
         os.environ["BENCH_API_KEY"] = KEY
         reference = run_reference(base_url, args.reference_trials)
-        ours, cpu_per_trial = run_ours(
-            base_url, args.trials, args.concurrency, Path(tmp) / "trials.jsonl"
-        )
-    ideal = args.concurrency / LATENCY
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"server latency {LATENCY * 1000:.0f} ms, concurrency {args.concurrency}")
-    print(f"reference (sequential blocking, {args.reference_trials} trials): {reference:.1f} /s")
-    print(f"plumbline probe ({args.trials} trials): {ours:.1f} trials/s")
-    print(f"ratio plumbline / reference: {ours / reference:.1f}x")
-    print(f"share of the ideal {ideal:.0f} trials/s: {100 * ours / ideal:.0f}% (target >= 70%)")
+        rate_32, cpu_32 = run_ours(args.trials_32, 32, Path(tmp) / "c32.jsonl")
+        load_32 = os.getloadavg()[0]
+        server_before = _server_cpu(pid)
+        rate_256, cpu_256 = run_ours(args.trials_256, 256, Path(tmp) / "c256.jsonl")
+        server_ms = (_server_cpu(pid) - server_before) / args.trials_256 * 1000
+        load_256 = os.getloadavg()[0]
+    share = rate_32 / (32 / LATENCY)
+    checks = [share >= SHARE_32, rate_256 >= RATE_256, cpu_256 * 1000 <= CPU_MS_256]
+    cpus = os.cpu_count()
+    print(f"server latency {LATENCY * 1000:.0f} ms; {cpus} CPUs")
+    print(f"baseline (sequential blocking, {args.reference_trials} trials): {reference:.1f} /s")
     print(
-        f"client CPU per trial: {cpu_per_trial * 1000:.1f} ms "
-        f"(one free core could drive {1 / cpu_per_trial:.0f} trials/s)"
+        f"probe c=32 ({args.trials_32} trials): {rate_32:.1f} trials/s, {share:.0%} of the "
+        f"ideal 160 (target >= {SHARE_32:.0%}) {_verdict(checks[0])}; "
+        f"{rate_32 / reference:.1f}x the baseline; client CPU {cpu_32 * 1000:.2f} ms/trial; "
+        f"load {load_32:.1f}"
     )
-    print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print(f"peak RSS: {peak_mb:.0f} MB")
+    print(
+        f"probe c=256 ({args.trials_256} trials): {rate_256:.1f} trials/s "
+        f"(target >= {RATE_256:.0f}) {_verdict(checks[1])}; load {load_256:.1f}"
+    )
+    print(
+        f"client CPU per trial at c=256: {cpu_256 * 1000:.2f} ms "
+        f"(target <= {CPU_MS_256}) {_verdict(checks[2])}"
+    )
+    print(
+        f"server CPU per request at c=256: {server_ms:.2f} ms "
+        f"(one core serves up to {1000 / server_ms:.0f} requests/s)"
+    )
+    if not all(checks):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

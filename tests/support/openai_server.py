@@ -528,6 +528,13 @@ class OpenAIServer:
 @contextlib.contextmanager
 def serve_in_subprocess(config: dict[str, Any]) -> Iterator[str]:
     """Run the server in its own Python process; yield its base URL; stop it on exit."""
+    with serve_process(config) as (base_url, _pid):
+        yield base_url
+
+
+@contextlib.contextmanager
+def serve_process(config: dict[str, Any]) -> Iterator[tuple[str, int]]:
+    """`serve_in_subprocess`, yielding the server's process id too (to read its CPU time)."""
     root = Path(__file__).resolve().parents[2]
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.support.openai_server", "--config", json.dumps(config)],
@@ -541,7 +548,7 @@ def serve_in_subprocess(config: dict[str, Any]) -> Iterator[str]:
         line = process.stdout.readline()
         if not line.startswith("listening "):
             raise RuntimeError(f"the server did not start: {line!r}")
-        yield line.split()[1]
+        yield line.split()[1], process.pid
     finally:
         process.send_signal(signal.SIGTERM)
         try:

@@ -557,12 +557,21 @@ class JsonlAppender:
         truncate_partial_line(self.path)
         self._handle = self.path.open("a", encoding="utf-8")
 
-    def append(self, record: dict[str, Any] | BaseModel) -> None:
+    @staticmethod
+    def line(record: dict[str, Any] | BaseModel) -> str:
+        """The journal line of a record (with its newline)."""
         value = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
-        line = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        self._handle.write(line + "\n")
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+
+    def append(self, record: dict[str, Any] | BaseModel) -> None:
+        self.write_lines([self.line(record)])
+
+    def write_lines(self, lines: list[str], *, sync: bool | None = None) -> None:
+        """Append complete lines in one write, flushed, and synced when `sync` (default: the
+        appender's setting): a group commit of several records costs one fsync."""
+        self._handle.write("".join(lines))
         self._handle.flush()
-        if self.sync:
+        if self.sync if sync is None else sync:
             os.fsync(self._handle.fileno())
 
     def close(self) -> None:

@@ -2,10 +2,13 @@
 
 Calls go through Inspect AI's model API, so every Inspect provider works (including
 `openai-api/<service>/<model>` with `<SERVICE>_BASE_URL` and `<SERVICE>_API_KEY` for local
-servers). The plan of (model, prompt, trial) keys is shuffled with the seed, so every model is
-measured across the same time window rather than one after the other; a bounded pool of async
-workers runs it. Every trial, failed or not, is appended to a JSONL journal and flushed as it
-completes, so a rerun skips what is done and a killed run loses only the calls in flight.
+servers); a non-streamed `openai-api` call goes straight to Inspect's provider, without the
+`Model.generate` bookkeeping a probe does not use (`_DirectCall`; the records are the same).
+The plan of (model, prompt, trial) keys is shuffled with the seed, so every model is measured
+across the same time window rather than one after the other; a bounded pool of async
+workers runs it. Every trial, failed or not, is appended to a JSONL journal and made durable
+(group commit, `reliability.journal`) before it is counted, so a rerun skips what is done and
+a killed run loses only the calls in flight.
 
 Retries are off unless asked for, at every layer: Inspect's retry loop (`max_retries=0`), the
 provider SDK's own (`client.max_retries = 0`), and ours (`retries`, counted per trial in
@@ -20,15 +23,15 @@ import asyncio
 import contextlib
 import hashlib
 import importlib
+import itertools
 import json
 import math
-import os
 import random
 import sys
 import time
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,6 +55,7 @@ from plumbline.reliability.errors import (
     redact,
     secrets_from_environment,
 )
+from plumbline.reliability.journal import GroupCommitJournal
 
 TrialKey = tuple[str, str, int]
 
@@ -65,6 +69,8 @@ RETRYABLE = frozenset(
         ErrorClass.MALFORMED_RESPONSE,
     }
 )
+# Connections per model client (see InspectCaller.__init__).
+POOL_SHARD = 32
 # Modules the openai and anthropic SDKs import lazily on their first request.
 _WARM_MODULES = (
     "openai.resources.chat",
@@ -234,10 +240,75 @@ class _Answer:
         )
 
 
+@dataclass(frozen=True)
+class _DirectCall:
+    """A non-streamed call straight to the provider of an `openai-api/...` model.
+
+    `Model.generate` around the provider records a transcript event, merges and copies the
+    config, wraps the call in a retry loop and a concurrency limiter, and checks sample limits
+    and hooks: about a quarter of a trial's client CPU, none of it used by a probe (no
+    transcript, retries off, its own concurrency). The provider call itself, where the request
+    is built, sent and read and its errors and content filters are judged, is the same, and a
+    failure is raised as `Model.generate` raises it, so records are identical.
+    """
+
+    api: Any
+    config: Any
+    user_message: Callable[[str], Any]
+    generate_error: Callable[..., Exception]
+
+    @classmethod
+    def of(cls, model: Any) -> _DirectCall | None:
+        from inspect_ai.model import ChatMessageUser
+        from inspect_ai.model._model import ModelGenerateError
+        from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
+
+        # only the provider class this path was checked against (subclasses may rely on the
+        # Model layer), and not when Inspect runs inside an eval (its active config applies)
+        if type(model.api) is not OpenAICompatibleAPI or model.api.responses_api:
+            return None
+        config = model._resolve_config(None)
+        if config.max_tokens is None:
+            config.max_tokens = model.api.max_tokens_for_config(config) or model.api.max_tokens()
+        return cls(
+            model.api, config, lambda text: ChatMessageUser(content=text), ModelGenerateError
+        )
+
+    async def generate(self, text: str, seed: int | None) -> Any:
+        config = self.config.model_copy(update={"seed": seed})
+        result = await self.api.generate(
+            input=[self.user_message(text)], tools=[], tool_choice="none", config=config
+        )
+        output, call = result if isinstance(result, tuple) else (result, None)
+        if isinstance(output, Exception):
+            raise self._error(output, call) from output
+        return output
+
+    def _error(self, output: Exception, call: Any) -> Exception:
+        # as Model.generate wraps a provider error it is returned (inspect_ai/model/_model.py)
+        from inspect_ai._util.http import status_code_of
+
+        request = json.dumps(call.request, indent=2) if call is not None else ""
+        lines = request.splitlines()
+        if len(lines) > 200:
+            request = "\n".join([f"... ({len(lines) - 200} lines truncated) ...", *lines[-200:]])
+        return self.generate_error(
+            f"\nRequest:\n{request}\n\n{output!r}",
+            status_code=status_code_of(output),
+            provider_message=str(output),
+        )
+
+
 class InspectCaller:
     """Calls models through Inspect AI's model API with retries off unless allowed."""
 
-    def __init__(self, settings: ProbeSettings, *, secrets: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        settings: ProbeSettings,
+        *,
+        secrets: Sequence[str] | None = None,
+        direct: bool = True,
+    ) -> None:
         from inspect_ai.model import GenerateConfig, get_model
 
         self.settings = settings
@@ -247,7 +318,9 @@ class InspectCaller:
             {*given, *secret_arguments(settings.model_args)}, key=len, reverse=True
         )
         self._exactly = Redactor(self.secrets)
-        self._models: dict[str, Any] = {}
+        self._models: dict[str, list[Any]] = {}
+        self._direct: dict[str, list[_DirectCall | None]] = {}
+        self._turn: dict[str, Iterator[int]] = {}
         base = GenerateConfig(
             max_retries=0,
             timeout=math.ceil(settings.timeout),
@@ -256,19 +329,31 @@ class InspectCaller:
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
         )
+        # httpcore scans every connection of its pool for each request; at high concurrency
+        # that scan dominated a trial's CPU, so calls are spread over clients of at most
+        # POOL_SHARD connections each (the same provider, the same settings)
+        shards = math.ceil(settings.concurrency / POOL_SHARD)
         for name in settings.models:
-            try:
-                model = get_model(name, config=base, memoize=False, **dict(settings.model_args))
-            except Exception as error:
-                raise RuntimeError(
-                    f"cannot set up model {name!r}: {redact(str(error), self.secrets)}"
-                ) from None
-            self._disable_sdk_retries(model)
-            install_answer_guard(model)
-            self._warm_up(model)
-            self._models[name] = model
+            self._models[name] = [self._set_up(get_model, name, base) for _ in range(shards)]
+            self._direct[name] = [
+                _DirectCall.of(model) if direct and not settings.stream else None
+                for model in self._models[name]
+            ]
+            self._turn[name] = itertools.cycle(range(shards))
         self._config_type = GenerateConfig
         _use_plain_tracebacks()
+
+    def _set_up(self, get_model: Callable[..., Any], name: str, base: Any) -> Any:
+        try:
+            model = get_model(name, config=base, memoize=False, **dict(self.settings.model_args))
+        except Exception as error:
+            raise RuntimeError(
+                f"cannot set up model {name!r}: {redact(str(error), self.secrets)}"
+            ) from None
+        self._disable_sdk_retries(model)
+        install_answer_guard(model)
+        self._warm_up(model)
+        return model
 
     @staticmethod
     def _disable_sdk_retries(model: Any) -> None:
@@ -298,7 +383,7 @@ class InspectCaller:
                 importlib.import_module(module)
 
     async def aclose(self) -> None:
-        for model in self._models.values():
+        for model in itertools.chain.from_iterable(self._models.values()):
             closer = getattr(getattr(model, "api", None), "aclose", None)
             if closer is not None:
                 # closing is best effort: the trials are already recorded
@@ -306,8 +391,10 @@ class InspectCaller:
                     await closer()
 
     async def _attempt(
-        self, model: Any, prompt: Prompt, trial: int
+        self, model_name: str, prompt: Prompt, trial: int
     ) -> tuple[_Answer | None, float | None, Classification | None]:
+        shard = next(self._turn[model_name])
+        model = self._models[model_name][shard]
         started = time.monotonic()
         first_text: list[float] = []
 
@@ -316,9 +403,12 @@ class InspectCaller:
                 first_text.append(time.monotonic() - started)
 
         config = self._config_type(seed=self.settings.trial_seed(trial))
+        direct = self._direct[model_name][shard]
         try:
             async with asyncio.timeout(self.settings.timeout):
-                if self.settings.stream:
+                if direct is not None:
+                    output = await direct.generate(prompt.text, config.seed)
+                elif self.settings.stream:
                     output = await model.generate(prompt.text, config=config, on_stream=on_stream)
                 else:
                     output = await model.generate(prompt.text, config=config)
@@ -334,14 +424,13 @@ class InspectCaller:
 
     async def __call__(self, model: str, prompt: Prompt, trial: int) -> TrialRecord:
         model_name = model
-        api = self._models[model_name]
         timestamp = datetime.now(UTC)
         started = time.monotonic()
         backoff = random.Random(f"{self.settings.seed}:{model_name}:{prompt.id}:{trial}")
         attempts = 0
         while True:
             attempts += 1
-            output, ttft, failure = await self._attempt(api, prompt, trial)
+            output, ttft, failure = await self._attempt(model_name, prompt, trial)
             if failure is None or failure.error_class not in RETRYABLE:
                 break
             if attempts > self.settings.retries:
@@ -529,23 +618,6 @@ def completed_keys(
     return done, duplicates, mismatches
 
 
-SYNC_INTERVAL = 1.0
-
-
-def _fsync_path(path: Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-async def _sync_periodically(path: Path, interval: float) -> None:
-    while True:
-        await asyncio.sleep(interval)
-        await asyncio.to_thread(_fsync_path, path)
-
-
 async def run_probe(
     settings: ProbeSettings,
     output: str | Path,
@@ -586,10 +658,8 @@ async def _run_probe(
     on_plan: Callable[[int, int], None] | None,
     allow_config_change: bool,
 ) -> ProbeSummary:
-    # Each record is flushed to the OS as it completes, which survives a killed process; fsync
-    # (which survives a power cut) runs once a second off the event loop, because at ~15 ms a
-    # call on a busy disk, an fsync per trial would cap a run near 60 trials/s.
-    appender = JsonlAppender(path, sync=False)  # repairs a partial last line of a killed run
+    # Records are group-committed (reliability.journal): durable before they are counted.
+    appender = JsonlAppender(path)  # repairs a partial last line of a killed run
     try:
         done, duplicates, mismatches = completed_keys(
             path, settings, allow_config_change=allow_config_change
@@ -622,6 +692,15 @@ async def _run_probe(
             queue.put_nowait(key)
         started = time.monotonic()
 
+        def on_durable(record: TrialRecord) -> None:
+            summary.completed += 1
+            if record.error_class is not None:
+                errors[record.error_class.value] += 1
+            if on_record is not None:
+                on_record(record)
+
+        journal = GroupCommitJournal(appender, on_durable)
+
         async def worker() -> None:
             while True:
                 try:
@@ -632,23 +711,17 @@ async def _run_probe(
                     record = await active(model, prompts[prompt_id], trial)
                 except Exception as error:  # a caller's defect costs this trial only
                     record = failed_trial(settings, model, prompts[prompt_id], trial, error)
-                appender.append(record)
-                summary.completed += 1
-                if record.error_class is not None:
-                    errors[record.error_class.value] += 1
-                if on_record is not None:
-                    on_record(record)
+                journal.submit(record)
 
-        syncer = asyncio.create_task(_sync_periodically(path, SYNC_INTERVAL))
         try:
             async with asyncio.TaskGroup() as group:
-                for _ in range(min(settings.concurrency, len(todo))):
-                    group.create_task(worker())
+                group.create_task(journal.run())
+                async with asyncio.TaskGroup() as workers:
+                    for _ in range(min(settings.concurrency, len(todo))):
+                        workers.create_task(worker())
+                journal.close()
         finally:
-            syncer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await syncer
-            await asyncio.to_thread(_fsync_path, path)
+            journal.commit_now()  # an interrupted run keeps every trial that completed
             summary.elapsed_seconds = time.monotonic() - started
             summary.errors = dict(errors)
             if inspect_caller is not None:

@@ -1,0 +1,85 @@
+"""The direct provider call of `openai-api/...` models gives the records `Model.generate` gives."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.reliability.helpers import FAKE_KEY, model_name
+from tests.support.openai_server import FAULTS, Latency, ModelProfile
+
+from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
+
+# what differs between two runs of the same trials whatever the path
+_MEASURED = ("latency_seconds", "ttft_seconds", "timestamp")
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return [{k: v for k, v in r.items() if k not in _MEASURED} for r in records]
+
+
+@pytest.mark.slow
+def test_direct_and_model_paths_write_identical_records(
+    server_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    faults = ["ok", *FAULTS, "ok"]
+    settings = ProbeSettings(
+        models=(model_name("m"),),
+        prompts=(Prompt("p", "Explain what a circuit breaker does."),),
+        trials=len(faults),
+        concurrency=1,  # the k-th request gets faults[k]: the same trial meets the same fault
+        timeout=1.0,
+    )
+    journals: dict[bool, list[dict[str, Any]]] = {}
+    for direct in (True, False):
+        # a fresh server per path, so both see the same fault sequence
+        profile = ModelProfile(
+            latency=Latency("constant", 0.01), faults=faults, hang_seconds=30, api_key=FAKE_KEY
+        )
+        server = server_factory({"m": profile})
+        monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
+        monkeypatch.setenv("LOCAL_API_KEY", FAKE_KEY)
+        caller = InspectCaller(settings, direct=direct)
+        # the direct path is really taken (and really not, for the comparison)
+        assert (caller._direct[model_name("m")][0] is not None) == direct
+        out = tmp_path / f"direct-{direct}.jsonl"
+        summary = asyncio.run(run_probe(settings, out, caller=caller))
+        assert summary.completed == len(faults)
+        assert len(server.requests_for("m")) == len(faults)
+        journals[direct] = sorted(_records(out), key=lambda r: r["trial"])
+    assert journals[True] == journals[False]
+    classes = {r["error_class"] for r in journals[True]}
+    # the comparison covers answers and every kind of failure
+    assert None in classes and {"TimeoutError", "ServerError", "ContentFilterError"} <= classes
+    assert "MalformedResponseError" in classes and "RateLimitError" in classes
+
+
+def test_a_streamed_probe_goes_through_model_generate() -> None:
+    settings = ProbeSettings(
+        models=("openai-api/local/m",), prompts=(Prompt("p", "hi"),), stream=True
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOCAL_BASE_URL", "http://127.0.0.1:9/v1")
+        patch.setenv("LOCAL_API_KEY", FAKE_KEY)
+        caller = InspectCaller(settings)
+    # time to first token is measured by Model.generate's stream observer only
+    assert caller._direct == {"openai-api/local/m": [None]}
+
+
+def test_high_concurrency_spreads_calls_over_clients_of_32_connections() -> None:
+    settings = ProbeSettings(
+        models=("openai-api/local/m",), prompts=(Prompt("p", "hi"),), concurrency=100
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOCAL_BASE_URL", "http://127.0.0.1:9/v1")
+        patch.setenv("LOCAL_API_KEY", FAKE_KEY)
+        caller = InspectCaller(settings)
+    models = caller._models["openai-api/local/m"]
+    # four clients, each with its own connection pool, all on the direct path
+    assert len(models) == 4
+    assert len({id(model.api.http_client) for model in models}) == 4
+    assert all(call is not None for call in caller._direct["openai-api/local/m"])
