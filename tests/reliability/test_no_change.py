@@ -11,9 +11,12 @@ from plumbline.reliability.metrics import (
     consistency_score,
     semantic_agreement,
 )
-from plumbline.reliability.no_change import mean_of_draws, no_change_test
+from plumbline.reliability.no_change import no_change_test
 
-_mean = mean_of_draws
+
+def _mean(values: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """The mean of each draw of per-answer values (the simplest per-prompt statistic)."""
+    return values[draws].mean(axis=1)
 
 
 def test_the_scores_of_draws_are_the_published_scores_of_the_drawn_answers() -> None:

@@ -1,19 +1,19 @@
-"""A test of "no change" for the per-prompt scores, calibrated by the baseline's own noise.
+"""A test of "no change" for consistency and agreement, calibrated by the baseline's own noise.
 
-The regression check's intervals for consistency, agreement and performance (paired t over
-prompts) hold whatever the current model does, so they must be as wide as the noisier of the two
-runs allows. A claim of `regressed` or `improved` needs less: only that the current run could
-not have come from the baseline model. Under that null hypothesis both runs of a prompt are
-independent draws of the baseline model's answers to it, so the spread of
-
-    Δ = mean over shared prompts of (s(current answers) − s(baseline answers))
-
-under the null is estimated by drawing both sets from the baseline's own answers to each
-prompt (with replacement, at each run's size), `resamples` times: `SE₀ = SD(Δ*)`. The test
-statistic is `z = Δ / SE₀`, referred to the normal distribution (one-sided p-values). This is a
-bootstrap test that resamples from a distribution obeying the null (Efron & Tibshirani 1993,
-§16.2, "An Introduction to the Bootstrap"); its false-alarm rate is approximate and simulated
-in `benchmarks/bench_reliability_regression.py`.
+The regression check's intervals (paired t over prompts) hold whatever the current model does,
+so they must be as wide as the noisier of the two runs allows. A claim of `regressed` or
+`improved` needs less: only that the current run could not have come from the baseline model.
+Under that null hypothesis both runs of a prompt are independent draws of the baseline model's
+answers to it, so the null spread of each prompt's change `Δ_p = s(current) − s(baseline)` is
+estimated by drawing both sets from the baseline's own answers (with replacement, at each run's
+size), `resamples` times, with the bootstrap's (n − 1)/n share of the variance given back. The
+statistic is a weighted mean of the changes, `T = Σ w_p Δ_p` with `w_p ∝ 1 / (v_p + v̄)` (`v_p`
+the null variance of prompt p, `v̄` their mean): a prompt the baseline answers so erratically
+that its score is mostly noise counts less, the others about equally. `z = T / SD(T*)` over the
+same draws, referred to the normal distribution (one-sided p-values). A bootstrap test that
+resamples from a distribution obeying the null: Efron & Tibshirani (1993), "An Introduction to
+the Bootstrap", §16.2; its false-alarm rate is approximate and simulated in
+`benchmarks/bench_reliability_regression.py`.
 """
 
 from __future__ import annotations
@@ -54,11 +54,6 @@ def _all(rows: FloatArray) -> npt.NDArray[np.intp]:
     return np.arange(rows.shape[0])[None, :]
 
 
-def mean_of_draws(values: FloatArray, draws: npt.NDArray[np.intp]) -> FloatArray:
-    """The mean of each draw of per-answer values."""
-    return np.asarray(values[draws].mean(axis=1), dtype=np.float64)
-
-
 def _precision_weights(variances: FloatArray) -> FloatArray | None:
     """Weights ∝ 1 / (v_p + v̄): a prompt whose score the baseline measures far less precisely
     than the average prompt counts less; the others count about equally (v̄, the mean, keeps
@@ -88,7 +83,7 @@ def no_change_test(
     )
     if not shared:
         return None
-    observed = np.array(
+    changes = np.array(
         [
             statistic(current[p], _all(current[p]))[0]
             - statistic(baseline[p], _all(baseline[p]))[0]
@@ -107,14 +102,13 @@ def no_change_test(
     weights = _precision_weights(null.var(axis=1, ddof=1))
     if weights is None:
         return None
-    estimate = float(weights @ observed)
+    estimate = float(weights @ changes)
     spread = float(np.std(weights @ null, ddof=1))
     if not math.isfinite(spread) or spread <= 0:
         return None
-    observed = estimate
-    z = observed / spread
+    z = estimate / spread
     return NoChange(
-        estimate=observed,
+        estimate=estimate,
         null_standard_error=spread,
         z=z,
         p_lower=float(sps.norm.cdf(z)),

@@ -489,10 +489,14 @@ class NoChangeTest(ResultModel):
     """The test behind a score's `regressed` or `improved`: could the current run have come
     from the baseline model? (`reliability.no_change`)."""
 
-    method: str = Field(description="How the null spread was estimated.")
-    z: float = unit_field("Δ / the null standard error.", "ratio")
+    method: str = Field(description="The statistic and how its null spread was estimated.")
+    weighted_change: float = unit_field(
+        "T: the changes of the shared prompts, weighted by the baseline's precision.",
+        "same as estimate",
+    )
+    z: float = unit_field("T / its null standard error.", "ratio")
     null_standard_error: float = unit_field(
-        "SD of Δ when both runs are drawn from the baseline's own answers.", "same as estimate"
+        "SD of T when both runs are drawn from the baseline's own answers.", "same as estimate"
     )
     p_worse: float = unit_field(
         "One-sided p-value of a change this far in the worse direction under no change.",
@@ -537,8 +541,8 @@ class MetricChange(ResultModel):
     )
     test: NoChangeTest | None = Field(
         default=None,
-        description="Consistency, agreement, performance: the test of no change that decides "
-        "`regressed` or `improved` (null for latency and the error rate, whose interval decides).",
+        description="Consistency and agreement: the test of no change that decides `regressed` "
+        "or `improved` (null for the other metrics, whose interval decides).",
     )
     note: str = Field(default="", description="Why there is no interval, when there is none.")
 
