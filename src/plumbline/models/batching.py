@@ -1,11 +1,13 @@
 """Batched decoding for the local model: requests that arrive together decode together.
 
 A CPU forward pass of a 135M model on one token costs about as much as on a handful: the
-weights are read either way. So concurrent requests share forward passes: `Batcher.run` queues
-a request; a caller that finds no batch running becomes the leader, takes the queued requests
-(after a short window when requests have been arriving concurrently) and decodes them as one
-batch, while requests arriving meanwhile queue for the next batch. No thread of its own: every
-forward pass runs in a caller's thread, as a plain `generate` would.
+weights are read either way. So concurrent requests share forward passes: a caller queues its
+request (`Batcher.arriving`) and waits for it (`Batcher.wait`); a caller that finds no batch
+running becomes the leader, takes the queued requests (after a short window while other
+callers are still preparing theirs, or when requests have been arriving while batches ran, so
+a sequential caller never waits) and decodes them as one batch, while requests arriving
+meanwhile queue for the next batch. No thread of its own: every forward pass runs in a
+caller's thread, as a plain `generate` would.
 
 Per request the result is what an unbatched `model.generate` gives: prompts are left-padded
 with an attention mask and per-row position ids; each row picks its token from its own logits
@@ -19,16 +21,19 @@ matrix products can differ in the last bits of a float; the tests and
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 #: Requests decoded together at most (more only queue for the next batch).
 MAX_BATCH = 8
-#: Seconds a leader waits for more requests once requests have been arriving concurrently.
-WINDOW = 0.02
+#: Seconds a leader waits at most for requests being prepared or expected (see `_lead`).
+WINDOW = 0.05
 
 
 @dataclass
@@ -55,18 +60,45 @@ class Batcher:
         self.model = model
         self.eos = eos
         self.pad = pad
+        # transformers 5 renamed forward's `past_key_values` to `cache` (the old name warns)
+        parameters = inspect.signature(model.forward).parameters
+        self._cache_argument = "cache" if "cache" in parameters else "past_key_values"
         self._queue: deque[Request] = deque()
         self._changed = threading.Condition()
         self._running = False
+        self._incoming = 0  # callers preparing a request (see `arriving`)
         self._concurrent = False  # requests arrived while a batch ran: worth a window
 
-    def run(self, request: Request) -> None:
-        """Decode `request` (with whatever else is queued); its fields hold the result."""
+    @contextlib.contextmanager
+    def arriving(self) -> Iterator[Callable[[Request], None]]:
+        """A caller preparing a request: a leader waits for it (briefly) before it submits.
+
+        Yields `submit`, which queues the request; call `wait` with it afterwards.
+        """
+        submitted = False
+
+        def submit(request: Request) -> None:
+            nonlocal submitted
+            with self._changed:
+                if self._running or self._queue:
+                    self._concurrent = True
+                self._queue.append(request)
+                self._incoming -= 1
+                submitted = True
+                self._changed.notify_all()
+
         with self._changed:
-            if self._running or self._queue:
-                self._concurrent = True
-            self._queue.append(request)
-            self._changed.notify_all()
+            self._incoming += 1
+        try:
+            yield submit
+        finally:
+            if not submitted:
+                with self._changed:
+                    self._incoming -= 1
+                    self._changed.notify_all()
+
+    def wait(self, request: Request) -> None:
+        """Block until `request` (submitted) is decoded, leading batches when none is running."""
         while True:
             with self._changed:
                 while self._running and not request.done:
@@ -85,16 +117,20 @@ class Batcher:
 
     def _lead(self) -> None:
         """Take a batch off the queue (after the window, when useful) and decode it."""
-        if self._concurrent:
-            end = time.monotonic() + WINDOW
-            with self._changed:
-                while len(self._queue) < MAX_BATCH and (left := end - time.monotonic()) > 0:
-                    self._changed.wait(left)
+        end = time.monotonic() + WINDOW
         with self._changed:
+            # wait for callers still preparing their request, or (when requests have been
+            # arriving while batches ran) for the next ones, but never past the window
+            while (
+                len(self._queue) < MAX_BATCH
+                and (self._incoming > 0 or self._concurrent)
+                and (left := end - time.monotonic()) > 0
+            ):
+                self._changed.wait(left)
             batch = [self._queue.popleft() for _ in range(min(MAX_BATCH, len(self._queue)))]
             self._concurrent = False
         try:
-            decode(self.model, batch, self.eos, self.pad, self._arrived)
+            decode(self.model, batch, self.eos, self.pad, self._arrived, self._cache_argument)
         except BaseException as error:
             for request in batch:
                 if not request.done:
@@ -110,7 +146,14 @@ class Batcher:
             self._concurrent = True
 
 
-def decode(model: Any, batch: list[Request], eos: set[int], pad: int, between: Any) -> None:
+def decode(
+    model: Any,
+    batch: list[Request],
+    eos: set[int],
+    pad: int,
+    between: Callable[[], None],
+    cache_argument: str = "past_key_values",
+) -> None:
     """Greedy or sampled decoding of `batch` with a shared KV cache; fills each request."""
     import torch
     from transformers import DynamicCache
@@ -132,9 +175,9 @@ def decode(model: Any, batch: list[Request], eos: set[int], pad: int, between: A
                 input_ids=ids,
                 attention_mask=mask,
                 position_ids=positions,
-                past_key_values=cache,
                 use_cache=True,
                 logits_to_keep=1,
+                **{cache_argument: cache},
             )
             logits = output.logits[:, -1].to(copy=True, dtype=torch.float32)
             keep = []

@@ -224,21 +224,23 @@ class LocalEngine:
         """
         event = cancel if cancel is not None else threading.Event()
         chosen_seed = seed if seed is not None else secrets.randbits(31)
-        input_ids = self.prompt_ids(messages)
-        prompt_tokens = int(input_ids.shape[1])
-        budget = self._budget(prompt_tokens, max_new_tokens)
-        request = Request(
-            prompt=[int(token) for token in input_ids[0]],
-            budget=budget,
-            sampling=self._sampling(temperature, top_p, top_k),
-            seed=chosen_seed,
-            cancel=event,
-            deadline=deadline,
-        )
         with _tracked(event):
-            if event.is_set():
-                raise GenerationCancelled("cancelled before it started")
-            self._batcher.run(request)
+            with self._batcher.arriving() as submit:
+                input_ids = self.prompt_ids(messages)
+                prompt_tokens = int(input_ids.shape[1])
+                budget = self._budget(prompt_tokens, max_new_tokens)
+                request = Request(
+                    prompt=[int(token) for token in input_ids[0]],
+                    budget=budget,
+                    sampling=self._sampling(temperature, top_p, top_k),
+                    seed=chosen_seed,
+                    cancel=event,
+                    deadline=deadline,
+                )
+                if event.is_set():
+                    raise GenerationCancelled("cancelled before it started")
+                submit(request)
+            self._batcher.wait(request)
         if event.is_set():
             raise GenerationCancelled("generation cancelled")
         if request.timed_out:
