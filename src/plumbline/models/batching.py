@@ -4,10 +4,10 @@ A CPU forward pass of a 135M model on one token costs about as much as on a hand
 weights are read either way. So concurrent requests share forward passes: a caller queues its
 request (`Batcher.arriving`) and waits for it (`Batcher.wait`); a caller that finds no batch
 running becomes the leader, takes the queued requests (after a short window while other
-callers are still preparing theirs, or when requests have been arriving while batches ran, so
-a sequential caller never waits) and decodes them as one batch, while requests arriving
-meanwhile queue for the next batch. No thread of its own: every forward pass runs in a
-caller's thread, as a plain `generate` would.
+callers are still preparing theirs, or when requests have been arriving while batches ran;
+else after a 10 ms grace, all a sequential caller waits) and decodes them as one batch,
+while requests arriving meanwhile queue for the next batch. No thread of its own: every
+forward pass runs in a caller's thread, as a plain `generate` would.
 
 Per request the result is what an unbatched `model.generate` gives: prompts are left-padded
 with an attention mask and per-row position ids; each row picks its token from its own logits
@@ -34,6 +34,8 @@ from typing import Any
 MAX_BATCH = 8
 #: Seconds a leader waits at most for requests being prepared or expected (see `_lead`).
 WINDOW = 0.05
+#: Seconds a leader waits otherwise: requests made at the same moment share the batch.
+GRACE = 0.01
 
 
 @dataclass
@@ -117,15 +119,16 @@ class Batcher:
 
     def _lead(self) -> None:
         """Take a batch off the queue (after the window, when useful) and decode it."""
-        end = time.monotonic() + WINDOW
+        started = time.monotonic()
         with self._changed:
             # wait for callers still preparing their request, or (when requests have been
-            # arriving while batches ran) for the next ones, but never past the window
-            while (
-                len(self._queue) < MAX_BATCH
-                and (self._incoming > 0 or self._concurrent)
-                and (left := end - time.monotonic()) > 0
-            ):
+            # arriving while batches ran) for the next ones, up to the window; otherwise only
+            # a grace period, for callers that arrive at the same moment
+            while len(self._queue) < MAX_BATCH:
+                expected = self._incoming > 0 or self._concurrent
+                left = started + (WINDOW if expected else GRACE) - time.monotonic()
+                if left <= 0:
+                    break
                 self._changed.wait(left)
             batch = [self._queue.popleft() for _ in range(min(MAX_BATCH, len(self._queue)))]
             self._concurrent = False

@@ -42,6 +42,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from plumbline.models.batching import MAX_BATCH
 from plumbline.models.local import GenerationCancelled, LocalEngine, shared_engine
 
 PROVIDER = "plumbline"
@@ -112,8 +113,8 @@ class SmolLM2API(ModelAPI):
         return self._engine
 
     def max_connections(self) -> int:
-        # one CPU model generates one answer at a time; more connections only queue
-        return 1
+        # concurrent calls decode together, up to a batch (plumbline.models.batching)
+        return MAX_BATCH
 
     async def generate(
         self,
