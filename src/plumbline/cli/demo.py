@@ -26,6 +26,8 @@ DEMO_LIMIT = 5
 REAL_MODEL = "plumbline/smollm2"
 REAL_LIMIT = 2
 REAL_MAX_TOKENS = 32
+# The real model's steps make their calls at once (--concurrency): they decode together in
+# one batch (plumbline.models.batching), each call giving the tokens it gives alone.
 #: The "update" of the regression check: the same model with shorter answers.
 UPDATE_MAX_TOKENS = 8
 REAL_PROMPTS = (
@@ -165,7 +167,7 @@ def _judge_steps(output: Path) -> list[DemoStep]:
                 "--max-tokens",
                 "48",
                 "--concurrency",
-                "1",
+                "3",
                 "--json",
                 str(output / "judge-smollm2.json"),
             ),
@@ -234,7 +236,7 @@ def _reliability_steps(output: Path, trials: str) -> list[DemoStep]:
                 "--trials",
                 "3",
                 "--concurrency",
-                "1",
+                "6",
                 "--max-tokens",
                 "24",
                 "--timeout",
@@ -280,7 +282,7 @@ def _regression_steps(output: Path) -> list[DemoStep]:
                 "--seed",
                 "7",
                 "--concurrency",
-                "1",
+                "4",
                 "--max-tokens",
                 str(UPDATE_MAX_TOKENS),
                 "--timeout",
