@@ -26,8 +26,10 @@ DEMO_LIMIT = 5
 REAL_MODEL = "plumbline/smollm2"
 REAL_LIMIT = 2
 REAL_MAX_TOKENS = 32
-# The real model's steps make their calls at once (--concurrency): they decode together in
-# one batch (plumbline.models.batching), each call giving the tokens it gives alone.
+# The judge step makes its calls at once (--concurrency): they decode together in one batch
+# (plumbline.models.batching), each call giving the tokens it gives alone. The probes stay
+# sequential: their journal keeps the trials in the order they finish, and the reliability
+# metrics summed in another order differ in the last digits.
 #: The "update" of the regression check: the same model with shorter answers.
 UPDATE_MAX_TOKENS = 8
 REAL_PROMPTS = (
@@ -236,7 +238,7 @@ def _reliability_steps(output: Path, trials: str) -> list[DemoStep]:
                 "--trials",
                 "3",
                 "--concurrency",
-                "6",
+                "1",
                 "--max-tokens",
                 "24",
                 "--timeout",
@@ -282,7 +284,7 @@ def _regression_steps(output: Path) -> list[DemoStep]:
                 "--seed",
                 "7",
                 "--concurrency",
-                "4",
+                "1",
                 "--max-tokens",
                 str(UPDATE_MAX_TOKENS),
                 "--timeout",
