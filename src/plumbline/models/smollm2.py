@@ -42,7 +42,6 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from plumbline.models.batching import MAX_BATCH
 from plumbline.models.local import GenerationCancelled, LocalEngine, shared_engine
 
 PROVIDER = "plumbline"
@@ -113,8 +112,10 @@ class SmolLM2API(ModelAPI):
         return self._engine
 
     def max_connections(self) -> int:
-        # concurrent calls decode together, up to a batch (plumbline.models.batching)
-        return MAX_BATCH
+        # one call at a time unless the caller asks for more (--concurrency): concurrent calls
+        # decode together (plumbline.models.batching) with the same tokens, but finish in
+        # another order, and an Inspect log keeps its samples in the order they finish
+        return 1
 
     async def generate(
         self,
