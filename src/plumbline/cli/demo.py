@@ -26,6 +26,10 @@ DEMO_LIMIT = 5
 REAL_MODEL = "plumbline/smollm2"
 REAL_LIMIT = 2
 REAL_MAX_TOKENS = 32
+# The judge step makes its calls at once (--concurrency): they decode together in one batch
+# (plumbline.models.batching), each call giving the tokens it gives alone. The probes stay
+# sequential: their journal keeps the trials in the order they finish, and the reliability
+# metrics summed in another order differ in the last digits.
 #: The "update" of the regression check: the same model with shorter answers.
 UPDATE_MAX_TOKENS = 8
 REAL_PROMPTS = (
@@ -165,7 +169,7 @@ def _judge_steps(output: Path) -> list[DemoStep]:
                 "--max-tokens",
                 "48",
                 "--concurrency",
-                "1",
+                "3",
                 "--json",
                 str(output / "judge-smollm2.json"),
             ),

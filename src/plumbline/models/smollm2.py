@@ -112,7 +112,9 @@ class SmolLM2API(ModelAPI):
         return self._engine
 
     def max_connections(self) -> int:
-        # one CPU model generates one answer at a time; more connections only queue
+        # one call at a time unless the caller asks for more (--concurrency): concurrent calls
+        # decode together (plumbline.models.batching) with the same tokens, but finish in
+        # another order, and an Inspect log keeps its samples in the order they finish
         return 1
 
     async def generate(

@@ -1,0 +1,256 @@
+"""Batched decoding for the local model: requests that arrive together decode together.
+
+A CPU forward pass of a 135M model on one token costs about as much as on a handful: the
+weights are read either way. So concurrent requests share forward passes: a caller queues its
+request (`Batcher.arriving`) and waits for it (`Batcher.wait`); a caller that finds no batch
+running becomes the leader, takes the queued requests (after a short window while other
+callers are still preparing theirs, or when requests have been arriving while batches ran;
+else after a 10 ms grace, all a sequential caller waits) and decodes them as one batch,
+while requests arriving meanwhile queue for the next batch. No thread of its own: every
+forward pass runs in a caller's thread, as a plain `generate` would.
+
+Per request the result is what an unbatched `model.generate` gives: prompts are left-padded
+with an attention mask and per-row position ids; each row picks its token from its own logits
+with transformers' own warpers (temperature, top-k, top-p, applied in `generate`'s order) and,
+when sampling, its own `torch.Generator` seeded with the request's seed, so a seeded answer
+does not depend on which requests shared its batch. A row leaves the batch when it ends (an
+end-of-sequence token, its budget, its caller's cancel or deadline). Batched and single-row
+matrix products can differ in the last bits of a float; the tests and
+`benchmarks/bench_local_batching.py` check token identity on real prompts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Requests decoded together at most (more only queue for the next batch).
+MAX_BATCH = 8
+#: Seconds a leader waits at most for requests being prepared or expected (see `_lead`).
+WINDOW = 0.05
+#: Seconds a leader waits otherwise: requests made at the same moment share the batch.
+GRACE = 0.01
+
+
+@dataclass
+class Request:
+    """One generation: its prompt, budget, decoding options, and (once done) its result."""
+
+    prompt: list[int]
+    budget: int
+    sampling: dict[str, Any]  # temperature/top_k/top_p when sampling; empty for greedy
+    seed: int
+    cancel: threading.Event
+    deadline: float | None
+    tokens: list[int] = field(default_factory=list)
+    timed_out: bool = False
+    seconds: float = 0.0
+    error: BaseException | None = None
+    done: bool = False
+
+
+class Batcher:
+    """Runs queued requests in batches on one model; `run` is thread-safe and blocking."""
+
+    def __init__(self, model: Any, eos: set[int], pad: int) -> None:
+        self.model = model
+        self.eos = eos
+        self.pad = pad
+        # transformers 5 renamed forward's `past_key_values` to `cache` (the old name warns)
+        parameters = inspect.signature(model.forward).parameters
+        self._cache_argument = "cache" if "cache" in parameters else "past_key_values"
+        self._queue: deque[Request] = deque()
+        self._changed = threading.Condition()
+        self._running = False
+        self._incoming = 0  # callers preparing a request (see `arriving`)
+        self._concurrent = False  # requests arrived while a batch ran: worth a window
+
+    @contextlib.contextmanager
+    def arriving(self) -> Iterator[Callable[[Request], None]]:
+        """A caller preparing a request: a leader waits for it (briefly) before it submits.
+
+        Yields `submit`, which queues the request; call `wait` with it afterwards.
+        """
+        submitted = False
+
+        def submit(request: Request) -> None:
+            nonlocal submitted
+            with self._changed:
+                if self._running or self._queue:
+                    self._concurrent = True
+                self._queue.append(request)
+                self._incoming -= 1
+                submitted = True
+                self._changed.notify_all()
+
+        with self._changed:
+            self._incoming += 1
+        try:
+            yield submit
+        finally:
+            if not submitted:
+                with self._changed:
+                    self._incoming -= 1
+                    self._changed.notify_all()
+
+    def wait(self, request: Request) -> None:
+        """Block until `request` (submitted) is decoded, leading batches when none is running."""
+        while True:
+            with self._changed:
+                while self._running and not request.done:
+                    self._changed.wait()
+                if request.done:
+                    break
+                self._running = True
+            try:
+                self._lead()
+            finally:
+                with self._changed:
+                    self._running = False
+                    self._changed.notify_all()
+        if request.error is not None:
+            raise request.error
+
+    def _lead(self) -> None:
+        """Take a batch off the queue (after the window, when useful) and decode it."""
+        started = time.monotonic()
+        with self._changed:
+            # wait for callers still preparing their request, or (when requests have been
+            # arriving while batches ran) for the next ones, up to the window; otherwise only
+            # a grace period, for callers that arrive at the same moment
+            while len(self._queue) < MAX_BATCH:
+                expected = self._incoming > 0 or self._concurrent
+                left = started + (WINDOW if expected else GRACE) - time.monotonic()
+                if left <= 0:
+                    break
+                self._changed.wait(left)
+            batch = [self._queue.popleft() for _ in range(min(MAX_BATCH, len(self._queue)))]
+            self._concurrent = False
+        try:
+            decode(self.model, batch, self.eos, self.pad, self._arrived, self._cache_argument)
+        except BaseException as error:
+            for request in batch:
+                if not request.done:
+                    request.error = error
+        finally:
+            with self._changed:
+                for request in batch:
+                    request.done = True
+
+    def _arrived(self) -> None:
+        """Called between steps: a request queued meanwhile means callers are concurrent."""
+        if self._queue:
+            self._concurrent = True
+
+
+def decode(
+    model: Any,
+    batch: list[Request],
+    eos: set[int],
+    pad: int,
+    between: Callable[[], None],
+    cache_argument: str = "past_key_values",
+) -> None:
+    """Greedy or sampled decoding of `batch` with a shared KV cache; fills each request."""
+    import torch
+    from transformers import DynamicCache
+
+    started = time.perf_counter()
+    width = max(len(request.prompt) for request in batch)
+    ids = torch.full((len(batch), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, request in enumerate(batch):
+        ids[row, width - len(request.prompt) :] = torch.tensor(request.prompt)
+        mask[row, width - len(request.prompt) :] = 1
+    positions = (mask.cumsum(-1) - 1).masked_fill_(mask == 0, 1)
+    pickers = [_Picker(request, eos) for request in batch]
+    active = list(range(len(batch)))
+    cache = DynamicCache()
+    with torch.inference_mode():
+        while True:
+            output = model(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=positions,
+                use_cache=True,
+                logits_to_keep=1,
+                **{cache_argument: cache},
+            )
+            logits = output.logits[:, -1].to(copy=True, dtype=torch.float32)
+            keep = []
+            for row, index in enumerate(active):
+                if pickers[index].step(logits[row : row + 1]):
+                    keep.append(row)
+                else:
+                    batch[index].seconds = time.perf_counter() - started
+            between()
+            if not keep:
+                return
+            if len(keep) < len(active):
+                rows = torch.tensor(keep)
+                cache.batch_select_indices(rows)
+                mask, positions = mask[rows], positions[rows]
+                active = [active[row] for row in keep]
+            ids = torch.tensor([[batch[index].tokens[-1]] for index in active])
+            mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=-1)
+            positions = positions[:, -1:] + 1
+
+
+class _Picker:
+    """Chooses one request's tokens from its logits, as `generate` would for it alone."""
+
+    def __init__(self, request: Request, eos: set[int]) -> None:
+        import torch
+        from transformers import (
+            LogitsProcessorList,
+            TemperatureLogitsWarper,
+            TopKLogitsWarper,
+            TopPLogitsWarper,
+        )
+
+        self.request = request
+        self.eos = eos
+        self.generator: Any = None
+        self.warpers = LogitsProcessorList()
+        options = request.sampling
+        if options:
+            self.generator = torch.Generator().manual_seed(request.seed)
+            temperature, top_k, top_p = options["temperature"], options["top_k"], options["top_p"]
+            if temperature != 1.0:
+                self.warpers.append(TemperatureLogitsWarper(temperature))
+            if top_k:
+                self.warpers.append(TopKLogitsWarper(top_k=top_k, min_tokens_to_keep=1))
+            if top_p < 1.0:
+                self.warpers.append(TopPLogitsWarper(top_p=top_p, min_tokens_to_keep=1))
+        self.ids: Any = torch.tensor([request.prompt])
+
+    def step(self, logits: Any) -> bool:
+        """Pick the next token from `logits` (1 × vocabulary); False once the request ends."""
+        import torch
+
+        request = self.request
+        if request.cancel.is_set():
+            return False
+        if self.generator is None:
+            token = int(torch.argmax(logits, dim=-1))
+        else:
+            scores = self.warpers(self.ids, logits) if self.warpers else logits
+            probs = torch.nn.functional.softmax(scores, dim=-1)
+            token = int(torch.multinomial(probs, num_samples=1, generator=self.generator))
+        request.tokens.append(token)
+        if self.warpers:
+            self.ids = torch.cat([self.ids, self.ids.new_tensor([[token]])], dim=-1)
+        if request.deadline is not None and time.monotonic() >= request.deadline:
+            request.timed_out = True
+        return not (
+            token in self.eos
+            or len(request.tokens) >= request.budget
+            or request.cancel.is_set()
+            or request.timed_out
+        )
