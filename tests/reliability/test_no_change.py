@@ -57,8 +57,14 @@ def test_a_shift_far_beyond_the_baseline_noise_is_found_on_its_side() -> None:
 def test_only_prompts_with_enough_answers_in_both_runs_count() -> None:
     old = {"a": np.array([1.0, 2.0]), "b": np.array([1.0]), "c": np.array([3.0, 4.0])}
     new = {"a": np.array([1.0, 3.0]), "b": np.array([1.0, 2.0])}
-    result = no_change_test(old, new, _mean, rng=np.random.default_rng(0))
+    result = no_change_test(old, new, _mean, rng=np.random.default_rng(0), prompts=1)
     assert result is not None and result.prompts == 1 and result.estimate == 0.5
-    assert no_change_test({"b": old["b"]}, new, _mean, rng=np.random.default_rng(0)) is None
+    # below 5 shared prompts (the default) there is no test
+    assert no_change_test(old, new, _mean, rng=np.random.default_rng(0)) is None
+    assert (
+        no_change_test({"b": old["b"]}, new, _mean, rng=np.random.default_rng(0), prompts=1) is None
+    )
     constant = {"a": np.array([1.0, 1.0])}
-    assert no_change_test(constant, constant, _mean, rng=np.random.default_rng(0)) is None
+    assert (
+        no_change_test(constant, constant, _mean, rng=np.random.default_rng(0), prompts=1) is None
+    )

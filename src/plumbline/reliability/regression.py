@@ -20,7 +20,8 @@ Verdicts, with the worse direction of each metric (lower scores, higher latency 
 1987). Otherwise, for performance, latency and the error rate, `regressed` when the interval lies
 wholly on the worse side of 0, `improved` on the better side. For consistency and agreement
 (pairwise statistics of a prompt's answers, whose noise differs between prompts by orders of
-magnitude) a test decides (`reliability.no_change`): `regressed` when the current run is worse
+magnitude) a test decides when at least 5 prompts are shared (`reliability.no_change`; with
+fewer, the interval): `regressed` when the current run is worse
 than the baseline's own run-to-run noise allows at one-sided α = 0.05/6, `improved` likewise. The
 intervals must hold whatever the current model does (a model that answers more erratically makes
 its own scores noisier), the test only when nothing changed, and it weights each prompt by how

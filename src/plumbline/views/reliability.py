@@ -317,7 +317,8 @@ def baseline_notes(comparison: BaselineComparison) -> list[str]:
     notes = [
         f"Intervals at {present.level(comparison.level)} each; {comparison.multiplicity}.",
         "A verdict: unchanged when the whole interval lies within ±margin; otherwise, for "
-        "consistency and agreement, regressed or improved when a test of no change "
+        "consistency and agreement (at least 5 shared prompts), regressed or improved when a "
+        "test of no change "
         "(the baseline's own run-to-run noise, resampled) rejects on that side at one-sided "
         "0.05/6 (its z and p beside the verdict, p towards the worse side); for the other metrics "
         "when the interval lies wholly on one side of 0; otherwise inconclusive (with "
