@@ -240,6 +240,27 @@ class _Answer:
         )
 
 
+# Generation parameters the lean request path sends as they are (plain JSON values in the body);
+# any other parameter (extra_body, response_format, ...) keeps the provider's request path.
+_LEAN_PARAMS = frozenset(
+    {
+        "model",
+        "max_tokens",
+        "max_completion_tokens",
+        "seed",
+        "temperature",
+        "top_p",
+        "stop",
+        "frequency_penalty",
+        "presence_penalty",
+        "logit_bias",
+        "n",
+        "logprobs",
+        "top_logprobs",
+    }
+)
+
+
 @dataclass(frozen=True)
 class _DirectCall:
     """A non-streamed call straight to the provider of an `openai-api/...` model.
@@ -247,18 +268,27 @@ class _DirectCall:
     `Model.generate` around the provider records a transcript event, merges and copies the
     config, wraps the call in a retry loop and a concurrency limiter, and checks sample limits
     and hooks: about a quarter of a trial's client CPU, none of it used by a probe (no
-    transcript, retries off, its own concurrency). The provider call itself, where the request
-    is built, sent and read and its errors and content filters are judged, is the same, and a
-    failure is raised as `Model.generate` raises it, so records are identical.
+    transcript, retries off, its own concurrency). A failure is raised as `Model.generate`
+    raises it, so records are identical.
+
+    With `lean` (plain generation parameters, no tool emulation), the provider's request
+    building is skipped too: the body the SDK would send (the user message and the provider's
+    completion parameters) is posted with the SDK client's own `post`, so sending, timeouts,
+    connection errors, HTTP status errors and the decoding of the answer are the SDK's; the
+    answer is then read and its errors judged by the provider's own functions, as in
+    `OpenAICompatibleAPI.generate`. What is skipped: the provider's message conversion and the
+    SDK's parameter transform (both identity for one text message), and the call log (a deep
+    copy of every request and answer) that a probe never reads.
     """
 
     api: Any
     config: Any
     user_message: Callable[[str], Any]
     generate_error: Callable[..., Exception]
+    lean: bool = True
 
     @classmethod
-    def of(cls, model: Any) -> _DirectCall | None:
+    def of(cls, model: Any, *, lean: bool = True) -> _DirectCall | None:
         from inspect_ai.model import ChatMessageUser
         from inspect_ai.model._model import ModelGenerateError
         from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
@@ -270,25 +300,80 @@ class _DirectCall:
         config = model._resolve_config(None)
         if config.max_tokens is None:
             config.max_tokens = model.api.max_tokens_for_config(config) or model.api.max_tokens()
+        lean = lean and not model.api.emulate_tools and not config.extra_headers
+        lean = lean and set(model.api.completion_params(config=config, tools=False)) <= _LEAN_PARAMS
         return cls(
-            model.api, config, lambda text: ChatMessageUser(content=text), ModelGenerateError
+            model.api,
+            config,
+            lambda text: ChatMessageUser(content=text),
+            ModelGenerateError,
+            lean=lean and not model.api.request_headers(config),
         )
 
     async def generate(self, text: str, seed: int | None) -> Any:
         config = self.config.model_copy(update={"seed": seed})
-        result = await self.api.generate(
-            input=[self.user_message(text)], tools=[], tool_choice="none", config=config
-        )
-        output, call = result if isinstance(result, tuple) else (result, None)
+        if self.lean:
+            request = {
+                "messages": [{"role": "user", "content": text}],
+                **self.api.completion_params(config=config, tools=False),
+            }
+            output = await self._lean_generate(request)
+        else:
+            result = await self.api.generate(
+                input=[self.user_message(text)], tools=[], tool_choice="none", config=config
+            )
+            output, call = result if isinstance(result, tuple) else (result, None)
+            request = call.request if call is not None else None
         if isinstance(output, Exception):
-            raise self._error(output, call) from output
+            raise self._error(output, request) from output
         return output
 
-    def _error(self, output: Exception, call: Any) -> Exception:
+    async def _lean_generate(self, request: dict[str, Any]) -> Any:
+        # the steps of OpenAICompatibleAPI.generate after its request is built, in its order
+        from inspect_ai.model._openai import OpenAIResponseError, model_output_from_openai
+        from openai import (
+            APIError,
+            APIStatusError,
+            AsyncStream,
+            BadRequestError,
+            PermissionDeniedError,
+            UnprocessableEntityError,
+        )
+        from openai._base_client import make_request_options
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        try:
+            completion = await self.api.client.post(
+                "/chat/completions",
+                body=request,
+                options=make_request_options(security={"bearer_auth": True}),
+                cast_to=ChatCompletion,
+                stream=False,
+                stream_cls=AsyncStream[ChatCompletionChunk],
+            )
+            if not isinstance(completion, ChatCompletion):
+                raise OpenAIResponseError(
+                    "server_error", f"Unexpected non-ChatCompletion response: {completion!r}"
+                )
+            choices = self.api.chat_choices_from_completion(completion, [])
+            return model_output_from_openai(completion, choices)
+        except (BadRequestError, UnprocessableEntityError, PermissionDeniedError) as ex:
+            return self.api.handle_bad_request(ex)
+        except APIStatusError as ex:
+            if ex.status_code == 413:
+                return self.api.handle_bad_request(ex)
+            raise
+        except APIError as ex:
+            output = self.api.handle_stream_error(ex)
+            if output is None:
+                raise
+            return output
+
+    def _error(self, output: Exception, call_request: Any) -> Exception:
         # as Model.generate wraps a provider error it is returned (inspect_ai/model/_model.py)
         from inspect_ai._util.http import status_code_of
 
-        request = json.dumps(call.request, indent=2) if call is not None else ""
+        request = json.dumps(call_request, indent=2) if call_request is not None else ""
         lines = request.splitlines()
         if len(lines) > 200:
             request = "\n".join([f"... ({len(lines) - 200} lines truncated) ...", *lines[-200:]])
@@ -308,6 +393,7 @@ class InspectCaller:
         *,
         secrets: Sequence[str] | None = None,
         direct: bool = True,
+        lean: bool = True,
     ) -> None:
         from inspect_ai.model import GenerateConfig, get_model
 
@@ -336,7 +422,7 @@ class InspectCaller:
         for name in settings.models:
             self._models[name] = [self._set_up(get_model, name, base) for _ in range(shards)]
             self._direct[name] = [
-                _DirectCall.of(model) if direct and not settings.stream else None
+                _DirectCall.of(model, lean=lean) if direct and not settings.stream else None
                 for model in self._models[name]
             ]
             self._turn[name] = itertools.cycle(range(shards))
