@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import importlib
 import itertools
 import json
 import math
+import os
 import random
 import sys
 import time
@@ -39,6 +41,7 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from plumbline.core.answer_guard import install_answer_guard
+from plumbline.core.event_loop import run as run_event_loop
 from plumbline.core.redaction import Redactor, public_arguments, secret_arguments
 from plumbline.records.io import JsonlAppender, RecordError, iter_json_values, read_text_file
 from plumbline.records.locks import LockBusy, exclusive
@@ -312,6 +315,7 @@ class _DirectCall:
 
     async def generate(self, text: str, seed: int | None) -> Any:
         config = self.config.model_copy(update={"seed": seed})
+        request: Any
         if self.lean:
             request = {
                 "messages": [{"role": "user", "content": text}],
@@ -712,12 +716,17 @@ async def run_probe(
     on_record: Callable[[TrialRecord], None] | None = None,
     on_plan: Callable[[int, int], None] | None = None,
     allow_config_change: bool = False,
+    processes: int | None = None,
+    workers: ProbeProcesses | None = None,
 ) -> ProbeSummary:
     """Run every trial not already in `output`, appending each record as it completes.
 
     One writer per journal: a second probe on the same `output` stops at once (`JournalBusy`).
     A journal holding trials of other generation settings stops the run (`ConfigChanged`)
-    unless `allow_config_change`.
+    unless `allow_config_change`. The calls of a run at high concurrency are shared by worker
+    processes (`processes`; by default one per core when the concurrency is at least
+    `SHARD_CONCURRENCY`, and never with a given `caller`; or `workers` set up ahead); this
+    process alone writes the journal.
     """
     path = Path(output)
     busy = (
@@ -732,6 +741,8 @@ async def run_probe(
             on_record=on_record,
             on_plan=on_plan,
             allow_config_change=allow_config_change,
+            processes=processes,
+            workers=workers,
         )
 
 
@@ -743,6 +754,8 @@ async def _run_probe(
     on_record: Callable[[TrialRecord], None] | None,
     on_plan: Callable[[int, int], None] | None,
     allow_config_change: bool,
+    processes: int | None,
+    workers: ProbeProcesses | None,
 ) -> ProbeSummary:
     # Records are group-committed (reliability.journal): durable before they are counted.
     appender = JsonlAppender(path)  # repairs a partial last line of a killed run
@@ -764,18 +777,14 @@ async def _run_probe(
         )
         if not todo:
             return summary
-        inspect_caller = InspectCaller(settings) if caller is None else None
-        active: TrialCaller
-        if caller is not None:
-            active = caller
-        else:
-            assert inspect_caller is not None
-            active = inspect_caller
-        prompts = {prompt.id: prompt for prompt in settings.prompts}
+        own_workers: ProbeProcesses | None = None
+        if workers is None and caller is None:
+            count = process_count(settings, len(todo), processes)
+            # set up before the clock starts, as the in-process caller below is
+            own_workers = ProbeProcesses(settings, count) if count > 1 else None
+            workers = own_workers
+        inspect_caller = InspectCaller(settings) if caller is None and workers is None else None
         errors: Counter[str] = Counter()
-        queue: asyncio.Queue[TrialKey] = asyncio.Queue()
-        for key in todo:
-            queue.put_nowait(key)
         started = time.monotonic()
 
         def on_durable(record: TrialRecord) -> None:
@@ -786,25 +795,15 @@ async def _run_probe(
                 on_record(record)
 
         journal = GroupCommitJournal(appender, on_durable)
-
-        async def worker() -> None:
-            while True:
-                try:
-                    model, prompt_id, trial = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                try:
-                    record = await active(model, prompts[prompt_id], trial)
-                except Exception as error:  # a caller's defect costs this trial only
-                    record = failed_trial(settings, model, prompts[prompt_id], trial, error)
-                journal.submit(record)
-
         try:
             async with asyncio.TaskGroup() as group:
                 group.create_task(journal.run())
-                async with asyncio.TaskGroup() as workers:
-                    for _ in range(min(settings.concurrency, len(todo))):
-                        workers.create_task(worker())
+                if workers is not None:
+                    await workers.run(todo, journal.submit)
+                else:
+                    active = caller if caller is not None else inspect_caller
+                    assert active is not None
+                    await run_trials(settings, todo, active, journal.submit)
                 journal.close()
         finally:
             journal.commit_now()  # an interrupted run keeps every trial that completed
@@ -812,9 +811,171 @@ async def _run_probe(
             summary.errors = dict(errors)
             if inspect_caller is not None:
                 await inspect_caller.aclose()
+            if own_workers is not None:
+                own_workers.close()
         return summary
     finally:
         appender.close()
+
+
+async def run_trials(
+    settings: ProbeSettings,
+    keys: Sequence[TrialKey],
+    caller: TrialCaller,
+    submit: Callable[[TrialRecord], None],
+) -> None:
+    """Run `keys` on at most `settings.concurrency` concurrent workers, handing each record to
+    `submit` as it completes."""
+    prompts = {prompt.id: prompt for prompt in settings.prompts}
+    pending = iter(keys)  # shared by the workers: they take turns on one event loop
+
+    async def worker() -> None:
+        for model, prompt_id, trial in pending:
+            try:
+                record = await caller(model, prompts[prompt_id], trial)
+            except Exception as error:  # a caller's defect costs this trial only
+                record = failed_trial(settings, model, prompts[prompt_id], trial, error)
+            submit(record)
+
+    async with asyncio.TaskGroup() as workers:
+        for _ in range(min(settings.concurrency, len(keys))):
+            workers.create_task(worker())
+
+
+# The concurrency from which a probe's calls are shared by worker processes, and the least
+# concurrency each process is given: below it one process's event loop keeps up (at 32, the
+# client spends about a third of a core), above it the client's CPU per call is the limit.
+SHARD_CONCURRENCY = 64
+_SHARD_LEAST = 32
+
+
+def process_count(settings: ProbeSettings, trials: int, processes: int | None = None) -> int:
+    """How many worker processes run `trials` trials (1: this process runs them)."""
+    if processes is None:
+        if settings.concurrency < SHARD_CONCURRENCY:
+            return 1
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        processes = min(cores or 1, settings.concurrency // _SHARD_LEAST)
+    return max(1, min(processes, settings.concurrency, trials))
+
+
+@dataclass(frozen=True)
+class _ShardReady:
+    """A worker process has set up its model clients and waits for its trials."""
+
+
+@dataclass(frozen=True)
+class _ShardEnd:
+    """A worker process's last message: it ran all its trials (with the CPU seconds that took),
+    or why it could not."""
+
+    error: str | None = None
+    cpu_seconds: float = 0.0
+
+
+def _run_shard(settings: ProbeSettings, connection: Any) -> None:
+    """A worker process: set up the model clients, then run the trials it is sent, sending each
+    record to the parent as it completes."""
+
+    async def run(caller: InspectCaller, keys: list[TrialKey]) -> None:
+        try:
+            await run_trials(settings, keys, caller, connection.send)
+        finally:
+            await caller.aclose()
+
+    try:
+        try:
+            caller = InspectCaller(settings)
+        except (RuntimeError, ValueError) as error:  # a model that cannot be set up
+            connection.send(_ShardEnd(str(error)))
+            return
+        connection.send(_ShardReady())
+        keys = connection.recv()
+        started = time.process_time()
+        run_event_loop(run(caller, keys))
+        connection.send(_ShardEnd(cpu_seconds=time.process_time() - started))
+    except (KeyboardInterrupt, BrokenPipeError, EOFError):
+        pass  # interrupted, or the parent is gone: the journal keeps what it received
+    finally:
+        connection.close()
+
+
+def _drain(
+    connection: Any, loop: asyncio.AbstractEventLoop, submit: Callable[..., None]
+) -> _ShardEnd:
+    """Hand a worker process's records to `submit` on `loop` until it ends."""
+    while True:
+        try:
+            message = connection.recv()
+        except (EOFError, OSError):
+            return _ShardEnd("a probe worker process stopped early; rerun to resume")
+        if isinstance(message, _ShardEnd):
+            return message
+        try:
+            loop.call_soon_threadsafe(submit, message)
+        except RuntimeError:  # the run was torn down
+            return _ShardEnd("interrupted")
+
+
+class ProbeProcesses:
+    """Worker processes for a probe: each with its own event loop, model clients and share of
+    the concurrency, started and set up ahead of a run (`run_probe(workers=...)`). The records
+    come back to the process that runs the probe, which alone writes the journal."""
+
+    def __init__(self, settings: ProbeSettings, count: int) -> None:
+        import multiprocessing
+
+        # spawn, not fork: the parent may have an event loop and threads running
+        context = multiprocessing.get_context("spawn")
+        share = dataclasses.replace(settings, concurrency=settings.concurrency // count)
+        self.count = count
+        #: the worker processes' CPU seconds for their trials (set-up excluded), once run
+        self.cpu_seconds = 0.0
+        self._workers: list[tuple[Any, Any]] = []
+        self._done = False
+        try:
+            for _ in range(count):
+                parent_end, child_end = context.Pipe()
+                worker = context.Process(target=_run_shard, args=(share, child_end), daemon=True)
+                worker.start()
+                child_end.close()
+                self._workers.append((worker, parent_end))
+            for _, connection in self._workers:
+                ready = connection.recv()
+                if isinstance(ready, _ShardEnd):
+                    raise RuntimeError(ready.error)
+        except BaseException:
+            self.close()
+            raise
+
+    async def run(self, keys: Sequence[TrialKey], submit: Callable[[TrialRecord], None]) -> None:
+        """Run `keys` (shared round-robin), handing each record to `submit` as it arrives."""
+        loop = asyncio.get_running_loop()
+        drains = []
+        for index, (_, connection) in enumerate(self._workers):
+            connection.send(list(keys[index :: self.count]))
+            drains.append(asyncio.to_thread(_drain, connection, loop, submit))
+        ends = await asyncio.gather(*drains)
+        self._done = True
+        self.cpu_seconds = sum(end.cpu_seconds for end in ends)
+        problem = next((end.error for end in ends if end.error), None)
+        if problem is not None:
+            raise RuntimeError(problem)
+
+    def close(self) -> None:
+        """Wait for the processes; an interrupted run's are stopped (its calls in flight are
+        lost, as in a killed run)."""
+        for worker, connection in self._workers:
+            if not self._done:
+                worker.terminate()
+            worker.join()
+            connection.close()
+
+    def __enter__(self) -> ProbeProcesses:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def dump_settings(settings: ProbeSettings) -> str:
