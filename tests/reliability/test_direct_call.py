@@ -96,3 +96,88 @@ def test_high_concurrency_spreads_calls_over_clients_of_32_connections() -> None
     assert len(models) == 4
     assert len({id(model.api.http_client) for model in models}) == 4
     assert all(call is not None and call.lean for call in caller._direct["openai-api/local/m"])
+
+
+def _completion(**changes: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "An answer."},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
+    }
+    for path, value in changes.items():
+        *parents, leaf = path.split("__")
+        target: Any = body
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target[part]
+        target[leaf] = value
+    return body
+
+
+# plain answers (read directly) and answers that are not (read by the SDK and Inspect)
+_ANSWERS = {
+    "plain": _completion(),
+    "length": _completion(choices__0__finish_reason="length"),
+    "no finish reason": _completion(choices__0__finish_reason=None),
+    "odd finish reason": _completion(choices__0__finish_reason="eos_token"),
+    "empty text": _completion(choices__0__message__content=""),
+    "no usage": _completion(usage=None),
+    "cached tokens": _completion(
+        usage__prompt_tokens_details={"cached_tokens": 4, "audio_tokens": 0},
+        usage__completion_tokens_details={"reasoning_tokens": 0},
+    ),
+    "think tag": _completion(choices__0__message__content="<think>hmm</think>The answer."),
+    "reasoning field": _completion(choices__0__message__reasoning_content="hmm"),
+    "refusal": _completion(choices__0__message__refusal="I cannot."),
+    "null content": _completion(choices__0__message__content=None),
+    "tool call": _completion(
+        choices__0__message__tool_calls=[
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        ]
+    ),
+    "logprobs": _completion(choices__0__logprobs={"content": []}),
+    "vllm prompt logprobs": _completion(prompt_logprobs=None),
+    "two choices": _completion(
+        choices=[
+            {"index": 1, "message": {"role": "assistant", "content": "b"}, "finish_reason": "stop"},
+            {"index": 0, "message": {"role": "assistant", "content": "a"}, "finish_reason": "stop"},
+        ]
+    ),
+}
+_PLAIN = {
+    "plain",
+    "length",
+    "no finish reason",
+    "odd finish reason",
+    "empty text",
+    "no usage",
+    "cached tokens",
+}
+
+
+@pytest.mark.parametrize("name", list(_ANSWERS))
+def test_a_plain_answer_is_read_as_inspect_reads_it(name: str) -> None:
+    from inspect_ai.model._model_output import as_stop_reason
+    from inspect_ai.model._openai import chat_choices_from_openai, model_output_from_openai
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletion
+
+    from plumbline.reliability.runner import _Answer, _plain_answer
+
+    body = _ANSWERS[name]
+    completion = construct_type(type_=ChatCompletion, value=json.loads(json.dumps(body)))
+    expected = _Answer.of(
+        model_output_from_openai(completion, chat_choices_from_openai(completion, []))
+    )
+    read = _plain_answer(body, as_stop_reason)
+    assert (read is not None) == (name in _PLAIN)
+    if read is not None:
+        assert read == expected

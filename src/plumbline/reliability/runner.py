@@ -232,6 +232,8 @@ class _Answer:
 
     @classmethod
     def of(cls, output: Any) -> _Answer:
+        if isinstance(output, _Answer):  # read from a plain answer already (`_plain_answer`)
+            return output
         if not output.choices:
             raise IndexError("the answer has no choices")
         usage = output.usage
@@ -241,6 +243,91 @@ class _Answer:
             input_tokens=getattr(usage, "input_tokens", None),
             output_tokens=getattr(usage, "output_tokens", None),
         )
+
+
+# What a plain chat completion answer may hold for `_plain_answer` to read it; anything else
+# (reasoning, refusals, tool calls, logprobs, unknown fields) is read by the SDK and Inspect.
+_PLAIN_BODY = frozenset(
+    {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier"}
+)
+_PLAIN_CHOICE = frozenset({"index", "message", "finish_reason", "logprobs"})
+_PLAIN_MESSAGE = frozenset(
+    {"role", "content", "refusal", "tool_calls", "function_call", "annotations", "audio"}
+)
+_PLAIN_USAGE = frozenset(
+    {
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "prompt_tokens_details",
+        "completion_tokens_details",
+    }
+)
+
+
+def _plain_tokens(usage: Any) -> tuple[int | None, int | None] | None:
+    """(input, output) tokens as Inspect counts them (cached prompt tokens apart), or None when
+    the usage is not plain."""
+    if usage is None:
+        return None, None
+    if not isinstance(usage, dict) or not usage.keys() <= _PLAIN_USAGE:
+        return None
+    if not all(
+        type(usage.get(k)) is int for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+    ):
+        return None
+    details = usage.get("prompt_tokens_details")
+    cached = written = 0
+    if details is not None:
+        if not isinstance(details, dict):
+            return None
+        cached, written = details.get("cached_tokens") or 0, details.get("cache_write_tokens") or 0
+        if type(cached) is not int or type(written) is not int:
+            return None
+    if not isinstance(usage.get("completion_tokens_details") or {}, dict):
+        return None
+    prompt: int = usage["prompt_tokens"]
+    return prompt - cached - written, usage["completion_tokens"]
+
+
+def _plain_answer(body: Any, stop_reason: Callable[[str | None], str]) -> _Answer | None:
+    """What `_Answer.of` reads from the `ModelOutput` Inspect builds of a chat completion answer,
+    read from the decoded body directly; None when the answer is not a plain one (one choice,
+    text content, no reasoning, refusal, tool call or logprobs, known fields only)."""
+    if not isinstance(body, dict) or not body.keys() <= _PLAIN_BODY:
+        return None
+    choices = body.get("choices")
+    if not isinstance(body.get("model"), str) or not isinstance(choices, list) or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if not isinstance(choice, dict) or not choice.keys() <= _PLAIN_CHOICE:
+        return None
+    message, finish = choice.get("message"), choice.get("finish_reason")
+    if choice.get("logprobs") is not None or not (finish is None or isinstance(finish, str)):
+        return None
+    if not isinstance(message, dict) or not message.keys() <= _PLAIN_MESSAGE:
+        return None
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, str) or "<think" in content:
+        return None
+    if any(message.get(k) is not None for k in _PLAIN_MESSAGE - {"role", "content"}):
+        return None
+    tokens = _plain_tokens(body.get("usage"))
+    if tokens is None:
+        return None
+    return _Answer(content, stop_reason(finish), *tokens)
+
+
+def _read_plain(response: Any, stop_reason: Callable[[str | None], str]) -> _Answer | None:
+    """`_plain_answer` of a JSON answer (by the SDK's test of its content type), or None."""
+    content_type = response.headers.get("content-type", "*").split(";")[0]
+    if not content_type.endswith("json"):
+        return None
+    try:
+        body = response.json()
+    except ValueError:  # the SDK's reading raises it
+        return None
+    return _plain_answer(body, stop_reason)
 
 
 # Generation parameters the lean request path sends as they are (plain JSON values in the body);
@@ -334,6 +421,8 @@ class _DirectCall:
 
     async def _lean_generate(self, request: dict[str, Any]) -> Any:
         # the steps of OpenAICompatibleAPI.generate after its request is built, in its order
+        import httpx2
+        from inspect_ai.model._model_output import as_stop_reason
         from inspect_ai.model._openai import OpenAIResponseError, model_output_from_openai
         from openai import (
             APIError,
@@ -344,17 +433,35 @@ class _DirectCall:
             UnprocessableEntityError,
         )
         from openai._base_client import make_request_options
+        from openai._models import FinalRequestOptions
+        from openai._response import AsyncAPIResponse
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+        options = make_request_options(security={"bearer_auth": True})
         try:
-            completion = await self.api.client.post(
+            response = await self.api.client.post(
                 "/chat/completions",
                 body=request,
-                options=make_request_options(security={"bearer_auth": True}),
-                cast_to=ChatCompletion,
+                options=options,
+                cast_to=httpx2.Response,  # the answer as received, status errors raised
                 stream=False,
                 stream_cls=AsyncStream[ChatCompletionChunk],
             )
+            answer = _read_plain(response, as_stop_reason)
+            if answer is not None:
+                return answer
+            # the SDK reads any other answer, as it reads every answer on the provider's path
+            final = FinalRequestOptions.construct(
+                method="post", url="/chat/completions", json_data=request, **options
+            )
+            completion = await AsyncAPIResponse(
+                raw=response,
+                cast_to=ChatCompletion,
+                client=self.api.client,
+                stream=False,
+                stream_cls=AsyncStream[ChatCompletionChunk],
+                options=final,
+            ).parse()
             if not isinstance(completion, ChatCompletion):
                 raise OpenAIResponseError(
                     "server_error", f"Unexpected non-ChatCompletion response: {completion!r}"
