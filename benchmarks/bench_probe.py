@@ -13,6 +13,7 @@ request (so a server bottleneck would show), and the load average; exits 1 on a 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import sys
@@ -41,7 +42,6 @@ def _server_cpu(pid: int) -> float:
 def run_ours(trials: int, concurrency: int, journal: Path) -> tuple[float, float, int]:
     """Trials per second, client CPU seconds per trial (every client process counted), and
     how many processes ran the calls."""
-    from plumbline.core.event_loop import run
     from plumbline.reliability.runner import (
         InspectCaller,
         ProbeProcesses,
@@ -67,7 +67,7 @@ def run_ours(trials: int, concurrency: int, journal: Path) -> tuple[float, float
             None if processes == 1 else stack.enter_context(ProbeProcesses(settings, processes))
         )
         cpu_before = time.process_time()
-        summary = run(run_probe(settings, journal, caller=caller, workers=workers))
+        summary = asyncio.run(run_probe(settings, journal, caller=caller, workers=workers))
         # this process's CPU (the journal, and the calls when it runs them) and the workers'
         cpu = time.process_time() - cpu_before + (workers.cpu_seconds if workers else 0.0)
     if summary.completed != trials or summary.errors:

@@ -194,7 +194,7 @@ def _run_probe(
     json_path: str | None,
 ) -> ProbeSummary:
     """Run the probe with a progress bar counting failed trials; Ctrl-C stops it resumably."""
-    from plumbline.core.event_loop import run as run_event_loop
+    import asyncio
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -229,7 +229,7 @@ def _run_probe(
 
     try:
         with bar, stdout_for_json_only(json_path):
-            return run_event_loop(
+            return asyncio.run(
                 run_probe(
                     settings,
                     output,

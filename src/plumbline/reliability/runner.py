@@ -41,7 +41,6 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from plumbline.core.answer_guard import install_answer_guard
-from plumbline.core.event_loop import run as run_event_loop
 from plumbline.core.redaction import Redactor, public_arguments, secret_arguments
 from plumbline.records.io import JsonlAppender, RecordError, iter_json_values, read_text_file
 from plumbline.records.locks import LockBusy, exclusive
@@ -999,7 +998,7 @@ def _run_shard(settings: ProbeSettings, connection: Any) -> None:
         connection.send(_ShardReady())
         keys = connection.recv()
         started = time.process_time()
-        run_event_loop(run(caller, keys))
+        asyncio.run(run(caller, keys))
         connection.send(_ShardEnd(cpu_seconds=time.process_time() - started))
     except (KeyboardInterrupt, BrokenPipeError, EOFError):
         pass  # interrupted, or the parent is gone: the journal keeps what it received
