@@ -822,17 +822,20 @@ async def run_probe(
     on_record: Callable[[TrialRecord], None] | None = None,
     on_plan: Callable[[int, int], None] | None = None,
     allow_config_change: bool = False,
-    processes: int | None = None,
+    processes: int | None = 1,
     workers: ProbeProcesses | None = None,
 ) -> ProbeSummary:
     """Run every trial not already in `output`, appending each record as it completes.
 
     One writer per journal: a second probe on the same `output` stops at once (`JournalBusy`).
     A journal holding trials of other generation settings stops the run (`ConfigChanged`)
-    unless `allow_config_change`. The calls of a run at high concurrency are shared by worker
-    processes (`processes`; by default one per core when the concurrency is at least
-    `SHARD_CONCURRENCY`, and never with a given `caller`; or `workers` set up ahead); this
-    process alone writes the journal.
+    unless `allow_config_change`.
+
+    The calls can be shared by `processes` worker processes (None: one per core when the
+    concurrency is at least `SHARD_CONCURRENCY`, as `plumbline probe` runs; never with a given
+    `caller`), or by `workers` set up ahead; this process alone writes the journal. Worker
+    processes are spawned: a script that runs a probe with them needs the
+    `if __name__ == "__main__":` guard of `multiprocessing`.
     """
     path = Path(output)
     busy = (
