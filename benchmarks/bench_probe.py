@@ -5,8 +5,9 @@ plumbline's runner through Inspect's `openai-api` provider at concurrency 32 (ta
 the ideal 32 / 0.2 s = 160 trials/s) and at concurrency 256 (targets: >= 600 trials/s, and
 <= 1.5 ms of client CPU per trial, every client process counted: at 256 the calls are shared
 by one worker process per core, as `plumbline probe` shares them), and the sequential baseline
-(one blocking SDK call after another) in the same run. Prints each figure beside its target, the server's own CPU per
-request (so a server bottleneck would show), and the load average; exits 1 on a miss.
+(one blocking SDK call after another) in the same run. Prints each figure beside its target,
+the server's own CPU per request (so a server bottleneck would show), and the load average;
+exits 1 on a miss.
 
     .venv/bin/python benchmarks/bench_probe.py [--quick] [--trials-32 2000] [--trials-256 6000]
 """
