@@ -1,4 +1,5 @@
-"""The direct provider call of `openai-api/...` models gives the records `Model.generate` gives."""
+"""The direct provider call of `openai-api/...` models (lean or not) sends the requests and
+gives the records `Model.generate` gives."""
 
 from __future__ import annotations
 
@@ -22,8 +23,12 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in _MEASURED} for r in records]
 
 
+# (direct, lean): the lean request path, the provider's own request path, Model.generate
+_PATHS = ((True, True), (True, False), (False, False))
+
+
 @pytest.mark.slow
-def test_direct_and_model_paths_write_identical_records(
+def test_lean_direct_and_model_paths_send_and_write_identical_records(
     server_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     faults = ["ok", *FAULTS, "ok"]
@@ -34,28 +39,36 @@ def test_direct_and_model_paths_write_identical_records(
         concurrency=1,  # the k-th request gets faults[k]: the same trial meets the same fault
         timeout=1.0,
     )
-    journals: dict[bool, list[dict[str, Any]]] = {}
-    for direct in (True, False):
-        # a fresh server per path, so both see the same fault sequence
+    journals: dict[tuple[bool, bool], list[dict[str, Any]]] = {}
+    bodies: dict[tuple[bool, bool], list[Any]] = {}
+    for direct, lean in _PATHS:
+        # a fresh server per path, so every path sees the same fault sequence
         profile = ModelProfile(
             latency=Latency("constant", 0.01), faults=faults, hang_seconds=30, api_key=FAKE_KEY
         )
         server = server_factory({"m": profile})
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
         monkeypatch.setenv("LOCAL_API_KEY", FAKE_KEY)
-        caller = InspectCaller(settings, direct=direct)
-        # the direct path is really taken (and really not, for the comparison)
-        assert (caller._direct[model_name("m")][0] is not None) == direct
-        out = tmp_path / f"direct-{direct}.jsonl"
+        caller = InspectCaller(settings, direct=direct, lean=lean)
+        # each path is really taken
+        call = caller._direct[model_name("m")][0]
+        assert (call is not None) == direct and (call is not None and call.lean) == lean
+        out = tmp_path / f"direct-{direct}-{lean}.jsonl"
         summary = asyncio.run(run_probe(settings, out, caller=caller))
         assert summary.completed == len(faults)
-        assert len(server.requests_for("m")) == len(faults)
-        journals[direct] = sorted(_records(out), key=lambda r: r["trial"])
-    assert journals[True] == journals[False]
-    classes = {r["error_class"] for r in journals[True]}
+        requests = server.requests_for("m")
+        assert len(requests) == len(faults)
+        assert all(request.authorized for request in requests)
+        bodies[(direct, lean)] = sorted((r.body for r in requests), key=lambda b: b["seed"])
+        journals[(direct, lean)] = sorted(_records(out), key=lambda r: r["trial"])
+    # the server received the same requests, and the journals hold the same records
+    assert bodies[_PATHS[0]] == bodies[_PATHS[1]] == bodies[_PATHS[2]]
+    assert journals[_PATHS[0]] == journals[_PATHS[1]] == journals[_PATHS[2]]
+    classes = {r["error_class"] for r in journals[_PATHS[0]]}
     # the comparison covers answers and every kind of failure
     assert None in classes and {"TimeoutError", "ServerError", "ContentFilterError"} <= classes
     assert "MalformedResponseError" in classes and "RateLimitError" in classes
+    assert "ConnectionError" in classes and "InvalidRequestError" in classes
 
 
 def test_a_streamed_probe_goes_through_model_generate() -> None:
@@ -79,7 +92,92 @@ def test_high_concurrency_spreads_calls_over_clients_of_32_connections() -> None
         patch.setenv("LOCAL_API_KEY", FAKE_KEY)
         caller = InspectCaller(settings)
     models = caller._models["openai-api/local/m"]
-    # four clients, each with its own connection pool, all on the direct path
+    # four clients, each with its own connection pool, all on the lean direct path
     assert len(models) == 4
     assert len({id(model.api.http_client) for model in models}) == 4
-    assert all(call is not None for call in caller._direct["openai-api/local/m"])
+    assert all(call is not None and call.lean for call in caller._direct["openai-api/local/m"])
+
+
+def _completion(**changes: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "An answer."},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
+    }
+    for path, value in changes.items():
+        *parents, leaf = path.split("__")
+        target: Any = body
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target[part]
+        target[leaf] = value
+    return body
+
+
+# plain answers (read directly) and answers that are not (read by the SDK and Inspect)
+_ANSWERS = {
+    "plain": _completion(),
+    "length": _completion(choices__0__finish_reason="length"),
+    "no finish reason": _completion(choices__0__finish_reason=None),
+    "odd finish reason": _completion(choices__0__finish_reason="eos_token"),
+    "empty text": _completion(choices__0__message__content=""),
+    "no usage": _completion(usage=None),
+    "cached tokens": _completion(
+        usage__prompt_tokens_details={"cached_tokens": 4, "audio_tokens": 0},
+        usage__completion_tokens_details={"reasoning_tokens": 0},
+    ),
+    "think tag": _completion(choices__0__message__content="<think>hmm</think>The answer."),
+    "reasoning field": _completion(choices__0__message__reasoning_content="hmm"),
+    "refusal": _completion(choices__0__message__refusal="I cannot."),
+    "null content": _completion(choices__0__message__content=None),
+    "tool call": _completion(
+        choices__0__message__tool_calls=[
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        ]
+    ),
+    "logprobs": _completion(choices__0__logprobs={"content": []}),
+    "vllm prompt logprobs": _completion(prompt_logprobs=None),
+    "two choices": _completion(
+        choices=[
+            {"index": 1, "message": {"role": "assistant", "content": "b"}, "finish_reason": "stop"},
+            {"index": 0, "message": {"role": "assistant", "content": "a"}, "finish_reason": "stop"},
+        ]
+    ),
+}
+_PLAIN = {
+    "plain",
+    "length",
+    "no finish reason",
+    "odd finish reason",
+    "empty text",
+    "no usage",
+    "cached tokens",
+}
+
+
+@pytest.mark.parametrize("name", list(_ANSWERS))
+def test_a_plain_answer_is_read_as_inspect_reads_it(name: str) -> None:
+    from inspect_ai.model._model_output import as_stop_reason
+    from inspect_ai.model._openai import chat_choices_from_openai, model_output_from_openai
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletion
+
+    from plumbline.reliability.runner import _Answer, _plain_answer
+
+    body = _ANSWERS[name]
+    completion = construct_type(type_=ChatCompletion, value=json.loads(json.dumps(body)))
+    expected = _Answer.of(
+        model_output_from_openai(completion, chat_choices_from_openai(completion, []))
+    )
+    read = _plain_answer(body, as_stop_reason)
+    assert (read is not None) == (name in _PLAIN)
+    if read is not None:
+        assert read == expected

@@ -175,6 +175,7 @@ class RequestLog:
     authorized: bool
     latency: float
     prompt: str
+    body: dict[str, Any] | None = None  # the decoded request
 
 
 class _Closed(Exception):
@@ -352,7 +353,7 @@ class OpenAIServer:
             fault = self._choose_fault(profile, index, rng) if authorized else "401"
             latency = profile.latency.sample(rng)
             text = self._choose_text(profile, prompt, rng)
-            self.log.append(RequestLog(model, fault, stream, authorized, latency, prompt))
+            self.log.append(RequestLog(model, fault, stream, authorized, latency, prompt, request))
 
         if fault == "timeout":
             await asyncio.sleep(profile.hang_seconds)

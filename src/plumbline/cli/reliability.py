@@ -236,6 +236,7 @@ def _run_probe(
                     on_record=on_record,
                     on_plan=on_plan,
                     allow_config_change=allow_config_change,
+                    processes=None,  # one per core at high concurrency
                 )
             )
     except KeyboardInterrupt:

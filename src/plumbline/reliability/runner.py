@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import importlib
 import itertools
 import json
 import math
+import os
 import random
 import sys
 import time
@@ -229,6 +231,8 @@ class _Answer:
 
     @classmethod
     def of(cls, output: Any) -> _Answer:
+        if isinstance(output, _Answer):  # read from a plain answer already (`_plain_answer`)
+            return output
         if not output.choices:
             raise IndexError("the answer has no choices")
         usage = output.usage
@@ -240,6 +244,112 @@ class _Answer:
         )
 
 
+# What a plain chat completion answer may hold for `_plain_answer` to read it; anything else
+# (reasoning, refusals, tool calls, logprobs, unknown fields) is read by the SDK and Inspect.
+_PLAIN_BODY = frozenset(
+    {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier"}
+)
+_PLAIN_CHOICE = frozenset({"index", "message", "finish_reason", "logprobs"})
+_PLAIN_MESSAGE = frozenset(
+    {"role", "content", "refusal", "tool_calls", "function_call", "annotations", "audio"}
+)
+_PLAIN_USAGE = frozenset(
+    {
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "prompt_tokens_details",
+        "completion_tokens_details",
+    }
+)
+
+
+def _plain_tokens(usage: Any) -> tuple[int | None, int | None] | None:
+    """(input, output) tokens as Inspect counts them (cached prompt tokens apart), or None when
+    the usage is not plain."""
+    if usage is None:
+        return None, None
+    if not isinstance(usage, dict) or not usage.keys() <= _PLAIN_USAGE:
+        return None
+    if not all(
+        type(usage.get(k)) is int for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+    ):
+        return None
+    details = usage.get("prompt_tokens_details")
+    cached = written = 0
+    if details is not None:
+        if not isinstance(details, dict):
+            return None
+        cached, written = details.get("cached_tokens") or 0, details.get("cache_write_tokens") or 0
+        if type(cached) is not int or type(written) is not int:
+            return None
+    if not isinstance(usage.get("completion_tokens_details") or {}, dict):
+        return None
+    prompt: int = usage["prompt_tokens"]
+    return prompt - cached - written, usage["completion_tokens"]
+
+
+def _plain_answer(body: Any, stop_reason: Callable[[str | None], str]) -> _Answer | None:
+    """What `_Answer.of` reads from the `ModelOutput` Inspect builds of a chat completion answer,
+    read from the decoded body directly; None when the answer is not a plain one (one choice,
+    text content, no reasoning, refusal, tool call or logprobs, known fields only)."""
+    if not isinstance(body, dict) or not body.keys() <= _PLAIN_BODY:
+        return None
+    choices = body.get("choices")
+    if not isinstance(body.get("model"), str) or not isinstance(choices, list) or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if not isinstance(choice, dict) or not choice.keys() <= _PLAIN_CHOICE:
+        return None
+    message, finish = choice.get("message"), choice.get("finish_reason")
+    if choice.get("logprobs") is not None or not (finish is None or isinstance(finish, str)):
+        return None
+    if not isinstance(message, dict) or not message.keys() <= _PLAIN_MESSAGE:
+        return None
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, str) or "<think" in content:
+        return None
+    if any(message.get(k) is not None for k in _PLAIN_MESSAGE - {"role", "content"}):
+        return None
+    tokens = _plain_tokens(body.get("usage"))
+    if tokens is None:
+        return None
+    return _Answer(content, stop_reason(finish), *tokens)
+
+
+def _read_plain(response: Any, stop_reason: Callable[[str | None], str]) -> _Answer | None:
+    """`_plain_answer` of a JSON answer (by the SDK's test of its content type), or None."""
+    content_type = response.headers.get("content-type", "*").split(";")[0]
+    if not content_type.endswith("json"):
+        return None
+    try:
+        body = response.json()
+    except ValueError:  # the SDK's reading raises it
+        return None
+    return _plain_answer(body, stop_reason)
+
+
+# Generation parameters the lean request path sends as they are (plain JSON values in the body);
+# any other parameter (extra_body, response_format, ...) keeps the provider's request path.
+_LEAN_PARAMS = frozenset(
+    {
+        "model",
+        "max_tokens",
+        "max_completion_tokens",
+        "seed",
+        "temperature",
+        "top_p",
+        "stop",
+        "frequency_penalty",
+        "presence_penalty",
+        "logit_bias",
+        "n",
+        "logprobs",
+        "top_logprobs",
+    }
+)
+
+
 @dataclass(frozen=True)
 class _DirectCall:
     """A non-streamed call straight to the provider of an `openai-api/...` model.
@@ -247,18 +357,27 @@ class _DirectCall:
     `Model.generate` around the provider records a transcript event, merges and copies the
     config, wraps the call in a retry loop and a concurrency limiter, and checks sample limits
     and hooks: about a quarter of a trial's client CPU, none of it used by a probe (no
-    transcript, retries off, its own concurrency). The provider call itself, where the request
-    is built, sent and read and its errors and content filters are judged, is the same, and a
-    failure is raised as `Model.generate` raises it, so records are identical.
+    transcript, retries off, its own concurrency). A failure is raised as `Model.generate`
+    raises it, so records are identical.
+
+    With `lean` (plain generation parameters, no tool emulation), the provider's request
+    building is skipped too: the body the SDK would send (the user message and the provider's
+    completion parameters) is posted with the SDK client's own `post`, so sending, timeouts,
+    connection errors, HTTP status errors and the decoding of the answer are the SDK's; the
+    answer is then read and its errors judged by the provider's own functions, as in
+    `OpenAICompatibleAPI.generate`. What is skipped: the provider's message conversion and the
+    SDK's parameter transform (both identity for one text message), and the call log (a deep
+    copy of every request and answer) that a probe never reads.
     """
 
     api: Any
     config: Any
     user_message: Callable[[str], Any]
     generate_error: Callable[..., Exception]
+    lean: bool = True
 
     @classmethod
-    def of(cls, model: Any) -> _DirectCall | None:
+    def of(cls, model: Any, *, lean: bool = True) -> _DirectCall | None:
         from inspect_ai.model import ChatMessageUser
         from inspect_ai.model._model import ModelGenerateError
         from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
@@ -270,25 +389,101 @@ class _DirectCall:
         config = model._resolve_config(None)
         if config.max_tokens is None:
             config.max_tokens = model.api.max_tokens_for_config(config) or model.api.max_tokens()
+        lean = lean and not model.api.emulate_tools and not config.extra_headers
+        lean = lean and set(model.api.completion_params(config=config, tools=False)) <= _LEAN_PARAMS
         return cls(
-            model.api, config, lambda text: ChatMessageUser(content=text), ModelGenerateError
+            model.api,
+            config,
+            lambda text: ChatMessageUser(content=text),
+            ModelGenerateError,
+            lean=lean and not model.api.request_headers(config),
         )
 
     async def generate(self, text: str, seed: int | None) -> Any:
         config = self.config.model_copy(update={"seed": seed})
-        result = await self.api.generate(
-            input=[self.user_message(text)], tools=[], tool_choice="none", config=config
-        )
-        output, call = result if isinstance(result, tuple) else (result, None)
+        request: Any
+        if self.lean:
+            request = {
+                "messages": [{"role": "user", "content": text}],
+                **self.api.completion_params(config=config, tools=False),
+            }
+            output = await self._lean_generate(request)
+        else:
+            result = await self.api.generate(
+                input=[self.user_message(text)], tools=[], tool_choice="none", config=config
+            )
+            output, call = result if isinstance(result, tuple) else (result, None)
+            request = call.request if call is not None else None
         if isinstance(output, Exception):
-            raise self._error(output, call) from output
+            raise self._error(output, request) from output
         return output
 
-    def _error(self, output: Exception, call: Any) -> Exception:
+    async def _lean_generate(self, request: dict[str, Any]) -> Any:
+        # the steps of OpenAICompatibleAPI.generate after its request is built, in its order
+        import httpx2
+        from inspect_ai.model._model_output import as_stop_reason
+        from inspect_ai.model._openai import OpenAIResponseError, model_output_from_openai
+        from openai import (
+            APIError,
+            APIStatusError,
+            AsyncStream,
+            BadRequestError,
+            PermissionDeniedError,
+            UnprocessableEntityError,
+        )
+        from openai._base_client import make_request_options
+        from openai._models import FinalRequestOptions
+        from openai._response import AsyncAPIResponse
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        options = make_request_options(security={"bearer_auth": True})
+        try:
+            response = await self.api.client.post(
+                "/chat/completions",
+                body=request,
+                options=options,
+                cast_to=httpx2.Response,  # the answer as received, status errors raised
+                stream=False,
+                stream_cls=AsyncStream[ChatCompletionChunk],
+            )
+            answer = _read_plain(response, as_stop_reason)
+            if answer is not None:
+                return answer
+            # the SDK reads any other answer, as it reads every answer on the provider's path
+            final = FinalRequestOptions.construct(
+                method="post", url="/chat/completions", json_data=request, **options
+            )
+            completion = await AsyncAPIResponse(
+                raw=response,
+                cast_to=ChatCompletion,
+                client=self.api.client,
+                stream=False,
+                stream_cls=AsyncStream[ChatCompletionChunk],
+                options=final,
+            ).parse()
+            if not isinstance(completion, ChatCompletion):
+                raise OpenAIResponseError(
+                    "server_error", f"Unexpected non-ChatCompletion response: {completion!r}"
+                )
+            choices = self.api.chat_choices_from_completion(completion, [])
+            return model_output_from_openai(completion, choices)
+        except (BadRequestError, UnprocessableEntityError, PermissionDeniedError) as ex:
+            return self.api.handle_bad_request(ex)
+        except APIStatusError as ex:
+            if ex.status_code == 413:
+                return self.api.handle_bad_request(ex)
+            raise
+        except APIError as ex:
+            output = self.api.handle_stream_error(ex)
+            if output is None:
+                raise
+            return output
+
+    def _error(self, output: Exception, call_request: Any) -> Exception:
         # as Model.generate wraps a provider error it is returned (inspect_ai/model/_model.py)
         from inspect_ai._util.http import status_code_of
 
-        request = json.dumps(call.request, indent=2) if call is not None else ""
+        request = json.dumps(call_request, indent=2) if call_request is not None else ""
         lines = request.splitlines()
         if len(lines) > 200:
             request = "\n".join([f"... ({len(lines) - 200} lines truncated) ...", *lines[-200:]])
@@ -308,6 +503,7 @@ class InspectCaller:
         *,
         secrets: Sequence[str] | None = None,
         direct: bool = True,
+        lean: bool = True,
     ) -> None:
         from inspect_ai.model import GenerateConfig, get_model
 
@@ -336,7 +532,7 @@ class InspectCaller:
         for name in settings.models:
             self._models[name] = [self._set_up(get_model, name, base) for _ in range(shards)]
             self._direct[name] = [
-                _DirectCall.of(model) if direct and not settings.stream else None
+                _DirectCall.of(model, lean=lean) if direct and not settings.stream else None
                 for model in self._models[name]
             ]
             self._turn[name] = itertools.cycle(range(shards))
@@ -626,12 +822,20 @@ async def run_probe(
     on_record: Callable[[TrialRecord], None] | None = None,
     on_plan: Callable[[int, int], None] | None = None,
     allow_config_change: bool = False,
+    processes: int | None = 1,
+    workers: ProbeProcesses | None = None,
 ) -> ProbeSummary:
     """Run every trial not already in `output`, appending each record as it completes.
 
     One writer per journal: a second probe on the same `output` stops at once (`JournalBusy`).
     A journal holding trials of other generation settings stops the run (`ConfigChanged`)
     unless `allow_config_change`.
+
+    The calls can be shared by `processes` worker processes (None: one per core when the
+    concurrency is at least `SHARD_CONCURRENCY`, as `plumbline probe` runs; never with a given
+    `caller`), or by `workers` set up ahead; this process alone writes the journal. Worker
+    processes are spawned: a script that runs a probe with them needs the
+    `if __name__ == "__main__":` guard of `multiprocessing`.
     """
     path = Path(output)
     busy = (
@@ -646,6 +850,8 @@ async def run_probe(
             on_record=on_record,
             on_plan=on_plan,
             allow_config_change=allow_config_change,
+            processes=processes,
+            workers=workers,
         )
 
 
@@ -657,6 +863,8 @@ async def _run_probe(
     on_record: Callable[[TrialRecord], None] | None,
     on_plan: Callable[[int, int], None] | None,
     allow_config_change: bool,
+    processes: int | None,
+    workers: ProbeProcesses | None,
 ) -> ProbeSummary:
     # Records are group-committed (reliability.journal): durable before they are counted.
     appender = JsonlAppender(path)  # repairs a partial last line of a killed run
@@ -678,18 +886,14 @@ async def _run_probe(
         )
         if not todo:
             return summary
-        inspect_caller = InspectCaller(settings) if caller is None else None
-        active: TrialCaller
-        if caller is not None:
-            active = caller
-        else:
-            assert inspect_caller is not None
-            active = inspect_caller
-        prompts = {prompt.id: prompt for prompt in settings.prompts}
+        own_workers: ProbeProcesses | None = None
+        if workers is None and caller is None:
+            count = process_count(settings, len(todo), processes)
+            # set up before the clock starts, as the in-process caller below is
+            own_workers = ProbeProcesses(settings, count) if count > 1 else None
+            workers = own_workers
+        inspect_caller = InspectCaller(settings) if caller is None and workers is None else None
         errors: Counter[str] = Counter()
-        queue: asyncio.Queue[TrialKey] = asyncio.Queue()
-        for key in todo:
-            queue.put_nowait(key)
         started = time.monotonic()
 
         def on_durable(record: TrialRecord) -> None:
@@ -700,25 +904,15 @@ async def _run_probe(
                 on_record(record)
 
         journal = GroupCommitJournal(appender, on_durable)
-
-        async def worker() -> None:
-            while True:
-                try:
-                    model, prompt_id, trial = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                try:
-                    record = await active(model, prompts[prompt_id], trial)
-                except Exception as error:  # a caller's defect costs this trial only
-                    record = failed_trial(settings, model, prompts[prompt_id], trial, error)
-                journal.submit(record)
-
         try:
             async with asyncio.TaskGroup() as group:
                 group.create_task(journal.run())
-                async with asyncio.TaskGroup() as workers:
-                    for _ in range(min(settings.concurrency, len(todo))):
-                        workers.create_task(worker())
+                if workers is not None:
+                    await workers.run(todo, journal.submit)
+                else:
+                    active = caller if caller is not None else inspect_caller
+                    assert active is not None
+                    await run_trials(settings, todo, active, journal.submit)
                 journal.close()
         finally:
             journal.commit_now()  # an interrupted run keeps every trial that completed
@@ -726,9 +920,171 @@ async def _run_probe(
             summary.errors = dict(errors)
             if inspect_caller is not None:
                 await inspect_caller.aclose()
+            if own_workers is not None:
+                own_workers.close()
         return summary
     finally:
         appender.close()
+
+
+async def run_trials(
+    settings: ProbeSettings,
+    keys: Sequence[TrialKey],
+    caller: TrialCaller,
+    submit: Callable[[TrialRecord], None],
+) -> None:
+    """Run `keys` on at most `settings.concurrency` concurrent workers, handing each record to
+    `submit` as it completes."""
+    prompts = {prompt.id: prompt for prompt in settings.prompts}
+    pending = iter(keys)  # shared by the workers: they take turns on one event loop
+
+    async def worker() -> None:
+        for model, prompt_id, trial in pending:
+            try:
+                record = await caller(model, prompts[prompt_id], trial)
+            except Exception as error:  # a caller's defect costs this trial only
+                record = failed_trial(settings, model, prompts[prompt_id], trial, error)
+            submit(record)
+
+    async with asyncio.TaskGroup() as workers:
+        for _ in range(min(settings.concurrency, len(keys))):
+            workers.create_task(worker())
+
+
+# The concurrency from which a probe's calls are shared by worker processes, and the least
+# concurrency each process is given: below it one process's event loop keeps up (at 32, the
+# client spends about a third of a core), above it the client's CPU per call is the limit.
+SHARD_CONCURRENCY = 64
+_SHARD_LEAST = 32
+
+
+def process_count(settings: ProbeSettings, trials: int, processes: int | None = None) -> int:
+    """How many worker processes run `trials` trials (1: this process runs them)."""
+    if processes is None:
+        if settings.concurrency < SHARD_CONCURRENCY:
+            return 1
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        processes = min(cores or 1, settings.concurrency // _SHARD_LEAST)
+    return max(1, min(processes, settings.concurrency, trials))
+
+
+@dataclass(frozen=True)
+class _ShardReady:
+    """A worker process has set up its model clients and waits for its trials."""
+
+
+@dataclass(frozen=True)
+class _ShardEnd:
+    """A worker process's last message: it ran all its trials (with the CPU seconds that took),
+    or why it could not."""
+
+    error: str | None = None
+    cpu_seconds: float = 0.0
+
+
+def _run_shard(settings: ProbeSettings, connection: Any) -> None:
+    """A worker process: set up the model clients, then run the trials it is sent, sending each
+    record to the parent as it completes."""
+
+    async def run(caller: InspectCaller, keys: list[TrialKey]) -> None:
+        try:
+            await run_trials(settings, keys, caller, connection.send)
+        finally:
+            await caller.aclose()
+
+    try:
+        try:
+            caller = InspectCaller(settings)
+        except (RuntimeError, ValueError) as error:  # a model that cannot be set up
+            connection.send(_ShardEnd(str(error)))
+            return
+        connection.send(_ShardReady())
+        keys = connection.recv()
+        started = time.process_time()
+        asyncio.run(run(caller, keys))
+        connection.send(_ShardEnd(cpu_seconds=time.process_time() - started))
+    except (KeyboardInterrupt, BrokenPipeError, EOFError):
+        pass  # interrupted, or the parent is gone: the journal keeps what it received
+    finally:
+        connection.close()
+
+
+def _drain(
+    connection: Any, loop: asyncio.AbstractEventLoop, submit: Callable[..., None]
+) -> _ShardEnd:
+    """Hand a worker process's records to `submit` on `loop` until it ends."""
+    while True:
+        try:
+            message = connection.recv()
+        except (EOFError, OSError):
+            return _ShardEnd("a probe worker process stopped early; rerun to resume")
+        if isinstance(message, _ShardEnd):
+            return message
+        try:
+            loop.call_soon_threadsafe(submit, message)
+        except RuntimeError:  # the run was torn down
+            return _ShardEnd("interrupted")
+
+
+class ProbeProcesses:
+    """Worker processes for a probe: each with its own event loop, model clients and share of
+    the concurrency, started and set up ahead of a run (`run_probe(workers=...)`). The records
+    come back to the process that runs the probe, which alone writes the journal."""
+
+    def __init__(self, settings: ProbeSettings, count: int) -> None:
+        import multiprocessing
+
+        # spawn, not fork: the parent may have an event loop and threads running
+        context = multiprocessing.get_context("spawn")
+        share = dataclasses.replace(settings, concurrency=settings.concurrency // count)
+        self.count = count
+        #: the worker processes' CPU seconds for their trials (set-up excluded), once run
+        self.cpu_seconds = 0.0
+        self._workers: list[tuple[Any, Any]] = []
+        self._done = False
+        try:
+            for _ in range(count):
+                parent_end, child_end = context.Pipe()
+                worker = context.Process(target=_run_shard, args=(share, child_end), daemon=True)
+                worker.start()
+                child_end.close()
+                self._workers.append((worker, parent_end))
+            for _, connection in self._workers:
+                ready = connection.recv()
+                if isinstance(ready, _ShardEnd):
+                    raise RuntimeError(ready.error)
+        except BaseException:
+            self.close()
+            raise
+
+    async def run(self, keys: Sequence[TrialKey], submit: Callable[[TrialRecord], None]) -> None:
+        """Run `keys` (shared round-robin), handing each record to `submit` as it arrives."""
+        loop = asyncio.get_running_loop()
+        drains = []
+        for index, (_, connection) in enumerate(self._workers):
+            connection.send(list(keys[index :: self.count]))
+            drains.append(asyncio.to_thread(_drain, connection, loop, submit))
+        ends = await asyncio.gather(*drains)
+        self._done = True
+        self.cpu_seconds = sum(end.cpu_seconds for end in ends)
+        problem = next((end.error for end in ends if end.error), None)
+        if problem is not None:
+            raise RuntimeError(problem)
+
+    def close(self) -> None:
+        """Wait for the processes; an interrupted run's are stopped (its calls in flight are
+        lost, as in a killed run)."""
+        for worker, connection in self._workers:
+            if not self._done:
+                worker.terminate()
+            worker.join()
+            connection.close()
+
+    def __enter__(self) -> ProbeProcesses:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def dump_settings(settings: ProbeSettings) -> str:
