@@ -233,31 +233,77 @@ def render(
 
 #: The regression check's figures, from benchmarks/bench_reliability_regression.py (a separate
 #: run: 400 simulated pairs per row take minutes each).
-REGRESSION_SECTION = """
-## Reliability: the regression check (`reliability --baseline`)
-
-`benchmarks/bench_reliability_regression.py` simulates pairs of runs (the records above,
-analysed by `analyze` and compared by `compare_to_baseline`, as `plumbline reliability NEW
---baseline OLD` does), 400 pairs per row, lognormal latency σ 0.5. "False regression" is the
-share of pairs of identical models with any of the six metrics `regressed` (the claim: at most
-5%); the change intervals (99.17% each) hold the true change 0 in 97.0–100% of pairs (latency's
-bootstrap is labelled approximate with its lowest figure, 97.0% at 3 × 5).
-
-| prompts × trials | false regression (by metric) | latency +50% regressed | consistency drop regressed |
-|---|---|---|---|
-| 10 × 10 (seed 0) | 4.0% (consistency 7, agreement 3, latency p50 3, p95 2, performance 1 of 400) | 98.2% | 85.0% (a 0.20 drop) |
-| 10 × 10 (seed 1) | 3.2% (consistency 5, latency p50 2, p95 3, performance 3) | 99.5% | 85.2% (0.20) |
-| 3 × 5 | 3.0% (agreement 1, latency p50 4, p95 6, performance 1) | 35.0% | 1.0% (0.12; no test below 5 prompts) |
-
-Consistency and agreement are decided by the bootstrap test of no change
-(`reliability.no_change`: the prompts' changes weighted by the baseline's precision, the null
-spread from the baseline's own answers), the other metrics by their interval. The interval rule
-alone (a paired t over 10 prompts at 99.17%) called even a 0.24 consistency drop in only
-52.5% of pairs.
-The test's false alarms run above its nominal 0.83% (consistency 1.2–1.8% at 10 × 10, agreement
-2.5% at 3 × 5 before the 5-prompt minimum), which the 5% family budget absorbs: Bonferroni's
-six shares add to 3.75% on the regression side.
-"""
+REGRESSION_SECTION = "\n".join(
+    [
+        "",
+        "## Reliability: the regression check (`reliability --baseline`)",
+        "",
+        (
+            "`benchmarks/bench_reliability_regression.py` simulates pairs of runs (the "
+            "records above,"
+        ),
+        (
+            "analysed by `analyze` and compared by `compare_to_baseline`, as `plumbline "
+            "reliability NEW"
+        ),
+        (
+            '--baseline OLD` does), 400 pairs per row, lognormal latency σ 0.5. "False '
+            'regression" is the'
+        ),
+        (
+            "share of pairs of identical models with any of the six metrics `regressed` (the "
+            "claim: at most"
+        ),
+        (
+            "5%); the change intervals (99.17% each) hold the true change 0 in 97.0–100% of "
+            "pairs (latency's"
+        ),
+        "bootstrap is labelled approximate with its lowest figure, 97.0% at 3 × 5).",
+        "",
+        (
+            "| prompts × trials | false regression (by metric) | latency +50% regressed | "
+            "consistency drop regressed |"
+        ),
+        "|---|---|---|---|",
+        (
+            "| 10 × 10 (seed 0) | 4.0% (consistency 7, agreement 3, latency p50 3, p95 2, "
+            "performance 1 of 400) | 98.2% | 85.0% (a 0.20 drop) |"
+        ),
+        (
+            "| 10 × 10 (seed 1) | 3.2% (consistency 5, latency p50 2, p95 3, performance 3) | "
+            "99.5% | 85.2% (0.20) |"
+        ),
+        (
+            "| 3 × 5 | 3.0% (agreement 1, latency p50 4, p95 6, performance 1) | 35.0% | 1.0% "
+            "(0.12; no test below 5 prompts) |"
+        ),
+        "",
+        "Consistency and agreement are decided by the bootstrap test of no change",
+        (
+            "(`reliability.no_change`: the prompts' changes weighted by the baseline's "
+            "precision, the null"
+        ),
+        (
+            "spread from the baseline's own answers), the other metrics by their interval. "
+            "The interval rule"
+        ),
+        (
+            "alone (a paired t over 10 prompts at 99.17%) called even a 0.24 consistency drop "
+            "in only"
+        ),
+        "52.5% of pairs.",
+        (
+            "The test's false alarms run above its nominal 0.83% (consistency 1.2–1.8% at 10 "
+            "× 10, agreement"
+        ),
+        (
+            "2.5% at 3 × 5 before the 5-prompt minimum), which the 5% family budget absorbs: "
+            "Bonferroni's"
+        ),
+        "six shares add to 3.75% on the regression side.",
+        "",
+    ]
+)
 
 RELIABILITY_HEADER = """## Reliability: every interval of the document
 
