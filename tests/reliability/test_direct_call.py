@@ -3,8 +3,10 @@ gives the records `Model.generate` gives."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +14,9 @@ import pytest
 from tests.reliability.helpers import FAKE_KEY, model_name
 from tests.support.openai_server import FAULTS, Latency, ModelProfile
 
-from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
+from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt
 
+ROOT = Path(__file__).resolve().parents[2]
 # what differs between two runs of the same trials whatever the path
 _MEASURED = ("latency_seconds", "ttft_seconds", "timestamp")
 
@@ -29,33 +32,32 @@ _PATHS = ((True, True), (True, False), (False, False))
 
 @pytest.mark.slow
 def test_lean_direct_and_model_paths_send_and_write_identical_records(
-    server_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server_factory: Any, tmp_path: Path
 ) -> None:
     faults = ["ok", *FAULTS, "ok"]
-    settings = ProbeSettings(
-        models=(model_name("m"),),
-        prompts=(Prompt("p", "Explain what a circuit breaker does."),),
-        trials=len(faults),
-        concurrency=1,  # the k-th request gets faults[k]: the same trial meets the same fault
-        timeout=1.0,
-    )
     journals: dict[tuple[bool, bool], list[dict[str, Any]]] = {}
     bodies: dict[tuple[bool, bool], list[Any]] = {}
     for direct, lean in _PATHS:
-        # a fresh server per path, so every path sees the same fault sequence
+        # a fresh server per path, so every path sees the same fault sequence (concurrency 1:
+        # the k-th request gets faults[k])
         profile = ModelProfile(
             latency=Latency("constant", 0.01), faults=faults, hang_seconds=30, api_key=FAKE_KEY
         )
         server = server_factory({"m": profile})
-        monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
-        monkeypatch.setenv("LOCAL_API_KEY", FAKE_KEY)
-        caller = InspectCaller(settings, direct=direct, lean=lean)
-        # each path is really taken
-        call = caller._direct[model_name("m")][0]
-        assert (call is not None) == direct and (call is not None and call.lean) == lean
         out = tmp_path / f"direct-{direct}-{lean}.jsonl"
-        summary = asyncio.run(run_probe(settings, out, caller=caller))
-        assert summary.completed == len(faults)
+        # each path in a fresh interpreter, as the CLI runs it (the script checks the path is
+        # really taken)
+        env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": FAKE_KEY}
+        arguments = [out, model_name("m"), len(faults), int(direct), int(lean)]
+        finished = subprocess.run(
+            [sys.executable, "-m", "tests.support.probe_path", *map(str, arguments)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert finished.returncode == 0, finished.stderr[-2000:]
         requests = server.requests_for("m")
         assert len(requests) == len(faults)
         assert all(request.authorized for request in requests)

@@ -1,0 +1,38 @@
+"""Run one probe through a chosen call path in a fresh interpreter, as `plumbline probe` runs.
+
+    python -m tests.support.probe_path OUT MODEL TRIALS DIRECT LEAN
+
+The model is asked one prompt TRIALS times at concurrency 1 (timeout 1 s); the journal goes to
+OUT. LOCAL_BASE_URL and LOCAL_API_KEY come from the environment. The identity test of the call
+paths runs each path here so no earlier test's Inspect state (an eval run in the same process
+leaves its HTTP transports behind) reaches the comparison.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
+
+PROMPT = Prompt("p", "Explain what a circuit breaker does.")
+
+
+def main(argv: list[str]) -> int:
+    out, model, trials, direct, lean = argv
+    settings = ProbeSettings(
+        models=(model,), prompts=(PROMPT,), trials=int(trials), concurrency=1, timeout=1.0
+    )
+    caller = InspectCaller(settings, direct=direct == "1", lean=lean == "1")
+    call = caller._direct[model][0]
+    taken = (call is not None, call is not None and call.lean)
+    if taken != (direct == "1", lean == "1"):
+        print(f"path not taken: asked direct={direct} lean={lean}, got {taken}", file=sys.stderr)
+        return 3
+    summary = asyncio.run(run_probe(settings, Path(out), caller=caller))
+    return 0 if summary.completed == int(trials) else 4
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
