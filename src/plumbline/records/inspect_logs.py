@@ -14,15 +14,16 @@ value (`None`): what that means is the caller's policy, never this reader's.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
@@ -392,12 +393,9 @@ def read_log_header(path: str | Path, *, fast: bool = True) -> LogHeader:
     is read through Inspect.
     """
     location = str(path)
-    if fast and _fast_candidate(location):
-        try:
-            return fast_log_header(location)
-        except Exception:  # Declined, or anything unforeseen: Inspect's reader decides
-            pass
-    return _inspect_log_header(location)
+    return _fast_or_inspect(
+        location, fast, lambda: fast_log_header(location), lambda: _inspect_log_header(location)
+    )
 
 
 def _inspect_log_header(location: str) -> LogHeader:
@@ -437,8 +435,23 @@ def _inspect_log_header(location: str) -> LogHeader:
 _STATUSES = frozenset({"started", "success", "cancelled", "error"})
 
 
+_T = TypeVar("_T")
+
+
 def _fast_candidate(location: str) -> bool:
     return location.endswith(".eval") and not is_remote(location) and "://" not in location
+
+
+def _fast_or_inspect(
+    location: str, fast: bool, fast_read: Callable[[], _T], inspect_read: Callable[[], _T]
+) -> _T:
+    """`fast_read()` for a local `.eval` log when `fast`; when it declines the log, or fails in
+    any unforeseen way, and for every other log, `inspect_read()` decides (and words any
+    error)."""
+    if fast and _fast_candidate(location):
+        with contextlib.suppress(Exception):
+            return fast_read()
+    return inspect_read()
 
 
 def _decline(why: str) -> Declined:
@@ -681,13 +694,14 @@ def read_score_columns(
     """`read_samples_and_names` by column (`ScoreColumns`): the scores of `scorers` (all when
     None) and every score name in the log. Raises `LogReadError`."""
     location = str(path)
-    if fast and _fast_candidate(location):
-        try:
-            return fast_score_columns(location, scorers)
-        except Exception:  # Declined, or anything unforeseen: Inspect's reader decides
-            pass
-    samples, names = read_samples_and_names(location, scorers, fast=fast)
-    return ScoreColumns.from_samples(samples), names
+
+    def through_samples() -> tuple[ScoreColumns, frozenset[str]]:
+        samples, names = read_samples_and_names(location, scorers, fast=fast)
+        return ScoreColumns.from_samples(samples), names
+
+    return _fast_or_inspect(
+        location, fast, lambda: fast_score_columns(location, scorers), through_samples
+    )
 
 
 def read_sample_scores(
@@ -710,12 +724,12 @@ def read_samples_and_names(
     Inspect's sample summaries.
     """
     location = str(path)
-    if fast and _fast_candidate(location):
-        try:
-            return fast_samples_and_names(location, scorers)
-        except Exception:  # Declined, or anything unforeseen: Inspect's reader decides
-            pass
-    return _inspect_samples_and_names(location, scorers)
+    return _fast_or_inspect(
+        location,
+        fast,
+        lambda: fast_samples_and_names(location, scorers),
+        lambda: _inspect_samples_and_names(location, scorers),
+    )
 
 
 def _inspect_samples_and_names(

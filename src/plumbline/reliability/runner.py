@@ -992,7 +992,11 @@ def _run_shard(settings: ProbeSettings, connection: Any) -> None:
         finally:
             await caller.aclose()
 
-    try:
+    # interrupted, or the parent gone: the worker just ends (the journal keeps what it received)
+    with (
+        contextlib.closing(connection),
+        contextlib.suppress(KeyboardInterrupt, BrokenPipeError, EOFError),
+    ):
         try:
             caller = InspectCaller(settings)
         except (RuntimeError, ValueError) as error:  # a model that cannot be set up
@@ -1003,10 +1007,6 @@ def _run_shard(settings: ProbeSettings, connection: Any) -> None:
         started = time.process_time()
         asyncio.run(run(caller, keys))
         connection.send(_ShardEnd(cpu_seconds=time.process_time() - started))
-    except (KeyboardInterrupt, BrokenPipeError, EOFError):
-        pass  # interrupted, or the parent is gone: the journal keeps what it received
-    finally:
-        connection.close()
 
 
 def _drain(
