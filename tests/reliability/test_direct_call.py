@@ -37,6 +37,7 @@ def test_lean_direct_and_model_paths_send_and_write_identical_records(
     faults = ["ok", *FAULTS, "ok"]
     journals: dict[tuple[bool, bool], list[dict[str, Any]]] = {}
     bodies: dict[tuple[bool, bool], list[Any]] = {}
+    headers: dict[tuple[bool, bool], list[dict[str, str]]] = {}
     for direct, lean in _PATHS:
         # a fresh server per path, so every path sees the same fault sequence (concurrency 1:
         # the k-th request gets faults[k])
@@ -62,9 +63,18 @@ def test_lean_direct_and_model_paths_send_and_write_identical_records(
         assert len(requests) == len(faults)
         assert all(request.authorized for request in requests)
         bodies[(direct, lean)] = sorted((r.body for r in requests), key=lambda b: b["seed"])
+        in_order = sorted(requests, key=lambda r: r.body["seed"])
+        # the host names each path's own server; Inspect's provider adds its request id
+        # (`x-irid`, for its transcript) on the provider's paths
+        headers[(direct, lean)] = [
+            {**{k: v for k, v in r.headers.items() if k != "x-irid"}, "host": "server"}
+            for r in in_order
+        ]
         journals[(direct, lean)] = sorted(_records(out), key=lambda r: r["trial"])
     # the server received the same requests, and the journals hold the same records
     assert bodies[_PATHS[0]] == bodies[_PATHS[1]] == bodies[_PATHS[2]]
+    assert headers[_PATHS[0]] == headers[_PATHS[1]] == headers[_PATHS[2]]
+    assert {"authorization", "user-agent", "x-stainless-retry-count"} <= set(headers[_PATHS[0]][0])
     assert journals[_PATHS[0]] == journals[_PATHS[1]] == journals[_PATHS[2]]
     classes = {r["error_class"] for r in journals[_PATHS[0]]}
     # the comparison covers answers and every kind of failure

@@ -176,6 +176,7 @@ class RequestLog:
     latency: float
     prompt: str
     body: dict[str, Any] | None = None  # the decoded request
+    headers: dict[str, str] = field(default_factory=dict)  # names in lower case
 
 
 class _Closed(Exception):
@@ -353,7 +354,9 @@ class OpenAIServer:
             fault = self._choose_fault(profile, index, rng) if authorized else "401"
             latency = profile.latency.sample(rng)
             text = self._choose_text(profile, prompt, rng)
-            self.log.append(RequestLog(model, fault, stream, authorized, latency, prompt, request))
+            self.log.append(
+                RequestLog(model, fault, stream, authorized, latency, prompt, request, headers)
+            )
 
         if fault == "timeout":
             await asyncio.sleep(profile.hang_seconds)

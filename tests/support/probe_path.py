@@ -14,6 +14,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from plumbline.reliability.lean_http import LeanTransport
 from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
 
 PROMPT = Prompt("p", "Explain what a circuit breaker does.")
@@ -26,7 +27,13 @@ def main(argv: list[str]) -> int:
     )
     caller = InspectCaller(settings, direct=direct == "1", lean=lean == "1")
     call = caller._direct[model][0]
-    taken = (call is not None, call is not None and call.lean)
+    # the lean path sends the SDK's prepared request over the lean transport
+    lean_below = (
+        call is not None
+        and call.post is not None
+        and isinstance(call.api.client._client._transport, LeanTransport)
+    )
+    taken = (call is not None, call is not None and call.lean and lean_below)
     if taken != (direct == "1", lean == "1"):
         print(f"path not taken: asked direct={direct} lean={lean}, got {taken}", file=sys.stderr)
         return 3

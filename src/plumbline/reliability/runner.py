@@ -58,6 +58,7 @@ from plumbline.reliability.errors import (
     secrets_from_environment,
 )
 from plumbline.reliability.journal import GroupCommitJournal
+from plumbline.reliability.lean_http import PreparedPost, install_lean_transport
 
 TrialKey = tuple[str, str, int]
 
@@ -367,7 +368,9 @@ class _DirectCall:
     answer is then read and its errors judged by the provider's own functions, as in
     `OpenAICompatibleAPI.generate`. What is skipped: the provider's message conversion and the
     SDK's parameter transform (both identity for one text message), and the call log (a deep
-    copy of every request and answer) that a probe never reads.
+    copy of every request and answer) that a probe never reads. Below the SDK, the lean path
+    sends the SDK's prepared request (`lean_http.PreparedPost`) over a lean HTTP/1.1 transport
+    (`lean_http.LeanTransport`); both raise what the SDK and httpx raise.
     """
 
     api: Any
@@ -375,6 +378,7 @@ class _DirectCall:
     user_message: Callable[[str], Any]
     generate_error: Callable[..., Exception]
     lean: bool = True
+    post: PreparedPost | None = None
 
     @classmethod
     def of(cls, model: Any, *, lean: bool = True) -> _DirectCall | None:
@@ -391,12 +395,19 @@ class _DirectCall:
             config.max_tokens = model.api.max_tokens_for_config(config) or model.api.max_tokens()
         lean = lean and not model.api.emulate_tools and not config.extra_headers
         lean = lean and set(model.api.completion_params(config=config, tools=False)) <= _LEAN_PARAMS
+        lean = lean and not model.api.request_headers(config)
+        post = None
+        if lean:
+            client = model.api.client
+            install_lean_transport(client._client, str(client.base_url))
+            post = PreparedPost.of(client, "/chat/completions")
         return cls(
             model.api,
             config,
             lambda text: ChatMessageUser(content=text),
             ModelGenerateError,
-            lean=lean and not model.api.request_headers(config),
+            lean,
+            post,
         )
 
     async def generate(self, text: str, seed: int | None) -> Any:
@@ -438,14 +449,17 @@ class _DirectCall:
 
         options = make_request_options(security={"bearer_auth": True})
         try:
-            response = await self.api.client.post(
-                "/chat/completions",
-                body=request,
-                options=options,
-                cast_to=httpx2.Response,  # the answer as received, status errors raised
-                stream=False,
-                stream_cls=AsyncStream[ChatCompletionChunk],
-            )
+            if self.post is not None:
+                response = await self.post.send(request)
+            else:
+                response = await self.api.client.post(
+                    "/chat/completions",
+                    body=request,
+                    options=options,
+                    cast_to=httpx2.Response,  # the answer as received, status errors raised
+                    stream=False,
+                    stream_cls=AsyncStream[ChatCompletionChunk],
+                )
             answer = _read_plain(response, as_stop_reason)
             if answer is not None:
                 return answer
