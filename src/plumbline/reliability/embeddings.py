@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from plumbline.core import torch_thread
 from plumbline.reliability.config import DEFAULT_EMBEDDING_MODEL
 
 FloatArray = npt.NDArray[np.float64]
@@ -66,10 +67,10 @@ def load_sentence_transformer(name: str = DEFAULT_EMBEDDING_MODEL) -> Any:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            model = SentenceTransformer(str(local), device="cpu")
+            model = torch_thread.run(SentenceTransformer, str(local), device="cpu")
         else:
             try:
-                model = SentenceTransformer(name, device="cpu")
+                model = torch_thread.run(SentenceTransformer, name, device="cpu")
             except OSError as error:
                 raise RuntimeError(
                     f"cannot load embedding model {name!r}: it is not installed locally and the "
@@ -129,7 +130,8 @@ class Embedder:
             if key not in self._cache and key not in missing:
                 missing[key] = text
         if missing:
-            vectors = self.model.encode(
+            vectors = torch_thread.run(
+                self.model.encode,
                 [self.readable_part(text) for text in missing.values()],
                 batch_size=self.batch_size,
                 convert_to_numpy=True,

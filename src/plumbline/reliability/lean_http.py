@@ -514,8 +514,8 @@ class PreparedPost:
     async def _build(self) -> None:
         # in the event loop, as the SDK builds it: some headers name the async library
         from openai._base_client import get_platform
-        from openai._utils import asyncify
         from openai._models import FinalRequestOptions
+        from openai._utils import asyncify
 
         if self.client._platform is None:
             self.client._platform = await asyncify(get_platform)()
