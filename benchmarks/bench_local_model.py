@@ -26,10 +26,10 @@ import sys
 import tempfile
 import time
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from plumbline.core import torch_thread
 from plumbline.models.local import shared_engine
 from plumbline.records.trial_record import read_trial_records
 from plumbline.reliability.runner import ProbeSettings, Prompt, prompt_id_for, run_probe
@@ -119,10 +119,10 @@ def main() -> int:
     probe_tokens: list[int] = []
     errors = 0
     for _ in range(args.rounds):
-        # in a worker thread, as Inspect runs the model's calls: on a loaded machine torch's
-        # main thread ran the same forward passes up to 20× slower here
-        with ThreadPoolExecutor(1) as pool:
-            seconds, plain_tokens = pool.submit(plain_loop, settings).result()
+        # on the torch thread, where plumbline runs every forward pass: torch's OpenMP runtime
+        # slows every thread's parallel work once a second thread has run torch work
+        # (`plumbline.core.torch_thread`), so the loop gets the one team a plain script has
+        seconds, plain_tokens = torch_thread.run(plain_loop, settings)
         plain_times.append(seconds)
         seconds, probe_tokens, errors = probe_once(settings)
         probe_times.append(seconds)

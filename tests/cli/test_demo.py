@@ -6,7 +6,10 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -22,10 +25,24 @@ def test_demo_steps_use_bundled_examples_that_exist(tmp_path: Path) -> None:
     assert {"run", "interval", "power", "compare", "reliability", "report"} <= commands
 
 
-def test_demo_writes_every_result(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["demo", "-o", str(tmp_path)])
+@dataclass(frozen=True)
+class Demo:
+    output: Path
+    text: str
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    output = tmp_path_factory.mktemp("demo")
+    result = CliRunner().invoke(main, ["demo", "-o", str(output)])
     assert result.exit_code == 0, result.output
-    assert "0.840 [0.715, 0.917] Wilson 95%, n=50" in result.output
+    return Demo(output, result.output)
+
+
+def test_demo_writes_every_result(demo: Demo) -> None:
+    tmp_path = demo.output
+    result = demo
+    assert "0.840 [0.715, 0.917] Wilson 95%, n=50" in result.text
     analysis = json.loads((tmp_path / "compare.json").read_text())
     assert analysis["decision"] == "mixed results - inspect paired deltas"
     leaderboard = json.loads((tmp_path / "leaderboard.json").read_text())
@@ -42,7 +59,7 @@ def test_demo_writes_every_result(tmp_path: Path) -> None:
     [calibration] = judge["judges"]
     for item in calibration["adversarial"]:
         assert item["fooled"] is (None if item["judged"] is None else item["fooled"])
-    assert "FOOLED" not in result.output or any(a["fooled"] for a in calibration["adversarial"])
+    assert "FOOLED" not in result.text or any(a["fooled"] for a in calibration["adversarial"])
     trials = (tmp_path / "smollm2-trials.jsonl").read_text().splitlines()
     assert len(trials) == 6
     reliability = json.loads((tmp_path / "reliability.json").read_text())
@@ -51,10 +68,10 @@ def test_demo_writes_every_result(tmp_path: Path) -> None:
     regression = json.loads((tmp_path / "regression.json").read_text())["baseline_comparison"]
     assert [p["paired_by"] for p in regression["pairs"]] == ["name"]
     assert len(regression["entries"]) == 6
-    assert "baseline: plumbline/smollm2" in " ".join(result.output.split())
+    assert "baseline: plumbline/smollm2" in " ".join(result.text.split())
     for name in ("leaderboard.md", "compare.md", "reliability.md"):
         assert (tmp_path / name).read_text().strip()
-    assert "Demo finished" in result.output
+    assert "Demo finished" in result.text
     site = tmp_path / "site"
     for page in ("index.html", "leaderboard/index.html", "compare/index.html"):
         assert (site / page).is_file(), page
@@ -62,7 +79,43 @@ def test_demo_writes_every_result(tmp_path: Path) -> None:
     assert len(list((site / "leaderboard" / "models").glob("*.html"))) == 3
     for name in ("leaderboard", "compare", "reliability"):
         assert json.loads((site / "data" / f"{name}.json").read_text())
-    assert f"Open {(site / 'index.html').resolve().as_uri()}" in result.output.replace("\n", "")
+    assert f"Open {(site / 'index.html').resolve().as_uri()}" in result.text.replace("\n", "")
+
+
+def _normalised(path: Path) -> Any:
+    from scripts.demo_diff import normalise
+
+    return normalise(json.loads(path.read_text()))
+
+
+def test_the_demos_results_are_the_plain_paths_results(demo: Demo) -> None:
+    """The speed-ups change no result on the demo's data: its leaderboard read with the fast
+    reader in a process pool is the one Inspect's reader gives in process, and its judge's
+    verdicts decoded in a batch (concurrency 3) are the ones decoded one at a time."""
+    from plumbline.leaderboard import build_leaderboard
+
+    logs = [demo.output / "logs", demo.output / "logs-smollm2"]
+    moment = datetime(2026, 11, 27, tzinfo=UTC)
+    boards = [
+        build_leaderboard(
+            logs, "sa-bench", run_id="same", generated_at=moment, workers=workers, fast=fast
+        ).document()
+        for workers, fast in ((2, True), (1, False))
+    ]
+    assert boards[0].model_dump_json() == boards[1].model_dump_json()
+    assert len(boards[0].models) == 3
+    [judge_step] = [
+        step for step in demo_steps(demo.output) if step.args[:2] == ("judge", "calibrate")
+    ]
+    args = list(judge_step.args)
+    args[args.index("--concurrency") + 1] = "1"
+    one_at_a_time = demo.output / "judge-one-at-a-time.json"
+    args[args.index("--json") + 1] = str(one_at_a_time)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code in (0, 1), result.output  # 1: the calibration's findings
+    batched = _normalised(demo.output / "judge-smollm2.json")
+    assert batched == _normalised(one_at_a_time)
+    assert json.dumps(batched).count('"judged"') >= 3
 
 
 @pytest.mark.slow
