@@ -540,7 +540,10 @@ class PreparedPost:
             self.url,
             headers=self.headers,
             content=self.dumps(body),
-            extensions=self.extensions,
+            # a copy per request, as the SDK builds it: request hooks may change the timeouts
+            extensions={
+                k: dict(v) if isinstance(v, dict) else v for k, v in self.extensions.items()
+            },
         )
         try:
             response: httpx2.Response = await self.client._send_request(request, stream=False)
