@@ -255,9 +255,10 @@ def decode(
                 )
             prefill = False
             logits = output.logits[:, -1].to(copy=True, dtype=torch.float32)
+            best = logits.argmax(dim=-1).tolist()  # every row's greedy token, in one pass
             keep = []
             for row, index in enumerate(active):
-                if pickers[index].step(logits[row : row + 1]):
+                if pickers[index].step(logits[row : row + 1], best[row]):
                     keep.append(row)
                 else:
                     batch[index].seconds = time.perf_counter() - started
@@ -302,15 +303,16 @@ class _Picker:
                 self.warpers.append(TopPLogitsWarper(top_p=top_p, min_tokens_to_keep=1))
         self.ids: Any = torch.tensor([request.prompt])
 
-    def step(self, logits: Any) -> bool:
-        """Pick the next token from `logits` (1 × vocabulary); False once the request ends."""
+    def step(self, logits: Any, best: int) -> bool:
+        """Pick the next token from `logits` (1 × vocabulary, whose argmax is `best`); False
+        once the request ends."""
         import torch
 
         request = self.request
         if request.cancel.is_set():
             return False
         if self.generator is None:
-            token = int(torch.argmax(logits, dim=-1))
+            token = best
         else:
             scores = self.warpers(self.ids, logits) if self.warpers else logits
             probs = torch.nn.functional.softmax(scores, dim=-1)
