@@ -3,6 +3,7 @@ gives the records `Model.generate` gives."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from tests.reliability.helpers import FAKE_KEY, model_name
 from tests.support.openai_server import FAULTS, Latency, ModelProfile
 
-from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt
+from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
 
 ROOT = Path(__file__).resolve().parents[2]
 # what differs between two runs of the same trials whatever the path
@@ -193,3 +194,50 @@ def test_a_plain_answer_is_read_as_inspect_reads_it(name: str) -> None:
     assert (read is not None) == (name in _PLAIN)
     if read is not None:
         assert read == expected
+
+
+@pytest.mark.slow
+def test_an_eval_run_earlier_in_the_process_does_not_turn_retries_on(
+    server_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inspect's model calls inherit the last eval's retries and timeout from a context
+    variable it leaves set; a probe's calls (on every path) keep retries off."""
+    from inspect_ai import Task, eval_set
+    from inspect_ai.dataset import Sample
+
+    faults = ["500", "429", "503", "ok"]
+    profiles = {
+        "task": ModelProfile(latency=Latency("constant", 0.01), api_key=FAKE_KEY),
+        "m": ModelProfile(latency=Latency("constant", 0.01), faults=faults * 3, api_key=FAKE_KEY),
+    }
+    server = server_factory(profiles)
+    monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
+    monkeypatch.setenv("LOCAL_API_KEY", FAKE_KEY)
+    done, [log] = eval_set(
+        Task(dataset=[Sample(input="hi")]),
+        model=model_name("task"),
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        max_retries=5,
+        timeout=30,
+    )
+    assert done and log.status == "success"
+    settings = ProbeSettings(
+        models=(model_name("m"),),
+        prompts=(Prompt("p", "Explain."),),
+        trials=len(faults),
+        concurrency=1,
+        timeout=1.0,
+    )
+    for direct, lean in _PATHS:
+        out = tmp_path / f"after-eval-{direct}-{lean}.jsonl"
+        caller = InspectCaller(settings, direct=direct, lean=lean)
+        summary = asyncio.run(run_probe(settings, out, caller=caller))
+        records = _records(out)
+        assert summary.completed == len(faults)
+        # every call was made once: the server faults are recorded as such, not retried away
+        assert sorted(str(r["error_class"]) for r in records) == sorted(
+            ["ServerError", "RateLimitError", "ServerError", "None"]
+        ), (direct, lean)
+        assert all(r["attempts"] == 1 for r in records)
+    assert len(server.requests_for("m")) == 3 * len(faults)

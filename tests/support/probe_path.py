@@ -4,8 +4,9 @@
 
 The model is asked one prompt TRIALS times at concurrency 1 (timeout 1 s); the journal goes to
 OUT. LOCAL_BASE_URL and LOCAL_API_KEY come from the environment. The identity test of the call
-paths runs each path here so no earlier test's Inspect state (an eval run in the same process
-leaves its HTTP transports behind) reaches the comparison.
+paths runs each path here so that nothing an earlier test left in its process reaches the
+comparison (an `eval_set` leaves its generate config behind: `runner.outside_any_eval` keeps a
+probe's calls from it, tested on its own in `test_direct_call.py`).
 """
 
 from __future__ import annotations

@@ -508,6 +508,23 @@ class _DirectCall:
         )
 
 
+@contextlib.contextmanager
+def outside_any_eval() -> Iterator[None]:
+    """Inspect's model calls made outside an eval take the retries, timeout, connection limit
+    and cache of the last eval run in the same context (`Model._resolve_config` merges the
+    active generate config, which `eval_set` leaves set behind it); inside this block they
+    take only their own, so a probe after a `plumbline run` in the same process (the demo, a
+    script) keeps its retries off."""
+    from inspect_ai.model import GenerateConfig
+    from inspect_ai.model._generate_config import active_generate_config_context_var
+
+    token = active_generate_config_context_var.set(GenerateConfig())
+    try:
+        yield
+    finally:
+        active_generate_config_context_var.reset(token)
+
+
 class InspectCaller:
     """Calls models through Inspect AI's model API with retries off unless allowed."""
 
@@ -543,13 +560,14 @@ class InspectCaller:
         # that scan dominated a trial's CPU, so calls are spread over clients of at most
         # POOL_SHARD connections each (the same provider, the same settings)
         shards = math.ceil(settings.concurrency / POOL_SHARD)
-        for name in settings.models:
-            self._models[name] = [self._set_up(get_model, name, base) for _ in range(shards)]
-            self._direct[name] = [
-                _DirectCall.of(model, lean=lean) if direct and not settings.stream else None
-                for model in self._models[name]
-            ]
-            self._turn[name] = itertools.cycle(range(shards))
+        with outside_any_eval():  # the direct calls resolve their config here
+            for name in settings.models:
+                self._models[name] = [self._set_up(get_model, name, base) for _ in range(shards)]
+                self._direct[name] = [
+                    _DirectCall.of(model, lean=lean) if direct and not settings.stream else None
+                    for model in self._models[name]
+                ]
+                self._turn[name] = itertools.cycle(range(shards))
         self._config_type = GenerateConfig
         _use_plain_tracebacks()
 
@@ -856,7 +874,7 @@ async def run_probe(
         f"{path} is being written by another `plumbline probe` ({{holder}}); wait for it to "
         "finish, or write to another file (-o)"
     )
-    with exclusive(lock_path(path), busy, JournalBusy):
+    with exclusive(lock_path(path), busy, JournalBusy), outside_any_eval():
         return await _run_probe(
             settings,
             path,
