@@ -519,6 +519,8 @@ class PreparedPost:
 
         if self.client._platform is None:
             self.client._platform = await asyncify(get_platform)()
+        if self.headers is not None and self.client.api_key == self.api_key:
+            return  # built by a call that ran while this one waited
         options = FinalRequestOptions.construct(
             method="post", url=self.path, json_data={}, **self.options
         )
