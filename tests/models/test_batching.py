@@ -135,3 +135,12 @@ def test_skinny_products_change_no_bits_when_off_and_no_tokens_when_on(
     assert torch.equal(plain.argmax(-1), skinny.argmax(-1))
     assert torch.allclose(plain, skinny, atol=1e-3, rtol=1e-4)
     assert not engine._batcher.products.active
+
+
+def test_generate_from_inside_torch_work_is_refused_not_deadlocked(engine: LocalEngine) -> None:
+    from plumbline.core import torch_thread
+
+    messages = [{"role": "user", "content": PROMPTS[0]}]
+    with pytest.raises(RuntimeError, match="cannot be called from the torch thread"):
+        torch_thread.run(engine.generate, messages, max_new_tokens=2, seed=1)
+    assert engine.generate(messages, max_new_tokens=2, seed=1).output_tokens > 0

@@ -95,6 +95,11 @@ CASES: dict[str, tuple[bytes, str]] = {
     "hang in the body": (_answer("200 OK", ["Content-Length: 100"], b"0123456789"), "hang"),
     "not http": (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "close"),
     "bad status": (b"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n", "close"),
+    "negative length": (b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\nabc", "close"),
+    "signed chunk size": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+2\r\nok\r\n0\r\n\r\n",
+        "close",
+    ),
 }
 
 
@@ -378,3 +383,28 @@ def test_a_proxy_keeps_the_standard_transport(monkeypatch: pytest.MonkeyPatch) -
     client = httpx2.AsyncClient(**default_client_kwargs())
     assert not install_lean_transport(client, "http://api.example.com/v1")
     assert not isinstance(client._transport, LeanTransport)
+
+
+def test_connect_retries_wait_as_httpcores() -> None:
+    from httpcore2._async.connection import RETRIES_BACKOFF_FACTOR, exponential_backoff
+
+    from plumbline.reliability.lean_http import _connect_delays
+
+    ours = _connect_delays(RETRIES_BACKOFF_FACTOR)
+    theirs = exponential_backoff(RETRIES_BACKOFF_FACTOR)
+    assert [next(ours) for _ in range(5)] == [next(theirs) for _ in range(5)]
+
+
+def test_a_client_used_by_several_event_loops_keeps_only_the_live_loops_pool() -> None:
+    _, lean = _clients()
+    transport = lean._transport
+    assert isinstance(transport, LeanTransport)
+
+    async def one_call() -> Any:
+        server = ScriptedServer()
+        async with serving(server) as url:
+            return (await _outcome(lean, f"{url}/case/length"))[0]
+
+    assert [asyncio.run(one_call()) for _ in range(3)] == [200, 200, 200]
+    # each run's pool is dropped when the next loop starts: one left, the last one's
+    assert len(transport._pools) == 1

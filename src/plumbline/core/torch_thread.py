@@ -57,7 +57,12 @@ def run(function: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> _
     """`function(*args, **kwargs)` on the torch thread (see the module docstring)."""
     if threading.current_thread() is _thread:
         return function(*args, **kwargs)
-    return _torch_executor().submit(function, *args, **kwargs).result()
+    future = _torch_executor().submit(function, *args, **kwargs)
+    try:
+        return future.result()
+    except BaseException:
+        future.cancel()  # an interrupted caller's work does not start later (once started, it
+        raise  # runs to its end: the caller stops a decoding through its requests' events)
 
 
 def on_torch_thread() -> bool:

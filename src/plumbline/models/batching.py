@@ -200,6 +200,10 @@ class Batcher:
             for request in batch:
                 if not request.done:
                     request.error = error
+                if not isinstance(error, Exception):
+                    # the leader was interrupted (Ctrl-C) while the torch thread decodes: stop
+                    # the batch there within a step, as `cancel_all` could no longer
+                    request.cancel.set()
         finally:
             with self._changed:
                 for request in batch:

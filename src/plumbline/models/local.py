@@ -231,6 +231,9 @@ class LocalEngine:
         Raises `GenerationCancelled` when `cancel` is set, `TimeoutError` when the monotonic
         `deadline` passes, and `ValueError` when the prompt leaves no room to generate.
         """
+        if torch_thread.on_torch_thread():
+            # it would wait for a batch that needs this very thread
+            raise RuntimeError("LocalEngine.generate cannot be called from the torch thread")
         event = cancel if cancel is not None else threading.Event()
         chosen_seed = seed if seed is not None else secrets.randbits(31)
         with _tracked(event):

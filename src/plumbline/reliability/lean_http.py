@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import ssl
 import time
 import weakref
@@ -38,12 +39,13 @@ import httpx2
 MAX_HEAD = 64 * 1024
 _DEFAULT_PORTS = {b"http": 80, b"https": 443}
 _NO_BODY_STATUS = (204, 304)
+_HEX = re.compile(rb"[0-9A-Fa-f]+")
 
 _Key = tuple[bytes, str, int]
 
 
 def _connect_delays(factor: float = 0.5) -> Iterator[float]:
-    """httpcore's backoff between connect attempts: 0, then factor * 2**n."""
+    """httpcore's waits before each connect retry: 0, then factor * 2**n."""
     yield 0.0
     for n in itertools.count():
         yield factor * 2**n
@@ -131,6 +133,8 @@ class _Connection(asyncio.Protocol):
 
     async def _take(self, size: int, timeout: float | None, request: httpx2.Request) -> bytes:
         while len(self.buffer) < size:
+            if self.eof and self.lost is not None:
+                raise httpx2.ReadError(str(self.lost), request=request)
             if self.eof:
                 raise httpx2.RemoteProtocolError(
                     "peer closed connection without sending complete message body: "
@@ -169,11 +173,9 @@ class _Connection(asyncio.Protocol):
         elif b"chunked" in fields.get(b"transfer-encoding", b"").lower():
             body = await self._chunked(timeout, request)
         elif (length := fields.get(b"content-length")) is not None:
-            try:
-                size = int(length)
-            except ValueError:
-                raise httpx2.RemoteProtocolError("bad Content-Length", request=request) from None
-            body = await self._take(size, timeout, request)
+            if not length.isdigit():
+                raise httpx2.RemoteProtocolError("bad Content-Length", request=request)
+            body = await self._take(int(length), timeout, request)
         else:  # the body runs to the end of the connection
             while not self.eof:
                 await self._more(timeout, request)
@@ -208,10 +210,9 @@ class _Connection(asyncio.Protocol):
         body = bytearray()
         while True:
             size_field = (await self._line(timeout, request)).split(b";", 1)[0].strip()
-            try:
-                size = int(size_field, 16)
-            except ValueError:
-                raise httpx2.RemoteProtocolError("bad chunk size", request=request) from None
+            if not _HEX.fullmatch(size_field):
+                raise httpx2.RemoteProtocolError("bad chunk size", request=request)
+            size = int(size_field, 16)
             if size == 0:
                 while await self._line(timeout, request):
                     pass  # trailers, up to the empty line
@@ -236,6 +237,7 @@ class _Pool:
         self.idle: dict[_Key, list[_Connection]] = {}
         self.count = 0
         self.waiters: deque[asyncio.Future[None]] = deque()
+        self.closed = False
 
     async def acquire(self, key: _Key, timeouts: dict[str, Any]) -> _Connection:
         expiry = self.transport.keepalive_expiry
@@ -275,7 +277,7 @@ class _Pool:
                     self._notify()  # a wake-up this request can no longer use goes on
 
     def release(self, connection: _Connection, reusable: bool) -> None:
-        if reusable and connection.usable:
+        if reusable and connection.usable and not self.closed:
             keep = self.transport.max_keepalive_connections
             if keep is None or sum(map(len, self.idle.values())) < keep:
                 connection.idle_since = time.monotonic()
@@ -304,6 +306,8 @@ class _Pool:
                 return
 
     def close(self) -> None:
+        """Close the idle connections; those in use are closed when they come back."""
+        self.closed = True
         for connections in self.idle.values():
             for connection in connections:
                 connection.close()
@@ -339,7 +343,11 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
         if pool is None:
-            # a pool bound to a closed loop is dropped, not closed (closing it is what fails)
+            # pools of closed loops are dropped, not closed (closing is what fails there): the
+            # sockets' finalizers close them (a pool holds its loop, so the weak key alone
+            # would keep them)
+            for other in [other for other in self._pools if other.is_closed()]:
+                del self._pools[other]
             pool = self._pools[loop] = _Pool(self, loop)
         return pool
 
@@ -392,9 +400,8 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         """A new connection, with httpcore's connect retries and error mapping."""
         delays = _connect_delays()
         for attempt in range(self.connect_retries + 1):
-            delay = next(delays)
-            if delay:
-                await asyncio.sleep(delay)
+            if attempt:
+                await asyncio.sleep(next(delays))
             try:
                 return await self._open(loop, key, timeouts.get("connect"))
             except (httpx2.ConnectError, httpx2.ConnectTimeout):
@@ -409,24 +416,35 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         timeout: float | None,
     ) -> _Connection:
         scheme, host, port = key
-        tls = scheme == b"https"
         try:
             async with asyncio.timeout(timeout):
                 transport, connection = await loop.create_connection(
-                    _protocol_factory(loop, key),
-                    host,
-                    port,
-                    ssl=self.ssl_context if tls else None,
-                    server_hostname=host if tls else None,
+                    _protocol_factory(loop, key), host, port
                 )
         except TimeoutError:
             raise httpx2.ConnectTimeout("timed out") from None
-        except (OSError, ssl.SSLError) as error:
+        except OSError as error:
             raise httpx2.ConnectError(str(error)) from None
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            for option in self.socket_options:
-                sock.setsockopt(*option)
+        # as httpcore: socket options once connected, then TLS under a timeout of its own
+        try:
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                for option in self.socket_options:
+                    sock.setsockopt(*option)
+            if scheme == b"https":
+                async with asyncio.timeout(timeout):
+                    secured = await loop.start_tls(
+                        transport, connection, self.ssl_context, server_hostname=host
+                    )
+                assert isinstance(secured, asyncio.Transport)
+                connection.transport = secured
+        except BaseException as error:
+            transport.close()
+            if isinstance(error, TimeoutError):
+                raise httpx2.ConnectTimeout("timed out") from None
+            if isinstance(error, OSError):  # ssl.SSLError included
+                raise httpx2.ConnectError(str(error)) from None
+            raise
         return connection
 
     async def aclose(self) -> None:
