@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.support.openai_server import OpenAIServer
 
 # A recognisable fake key: it must never show up in any output.
@@ -56,3 +59,29 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def model_name(name: str) -> str:
     return f"openai-api/{SERVICE}/{name}"
+
+
+def kill_once_written(args: list[str], env: dict[str, str], out: Path, lines: int = 10) -> int:
+    """Start `plumbline ARGS`, SIGKILL it once `out` holds `lines` records; the lines left."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plumbline", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not (out.exists() and out.read_text().count("\n") >= lines):
+            if process.poll() is not None:
+                pytest.fail("the probe finished before it could be killed")
+            if time.monotonic() > deadline:
+                pytest.fail("the probe made no progress")
+            time.sleep(0.02)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == -signal.SIGKILL
+    return out.read_text().count("\n")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 from tests.reliability.helpers import (
     FAKE_KEY,
     cli_env,
+    kill_once_written,
     model_name,
     read_jsonl,
     run_cli,
@@ -229,31 +229,8 @@ def test_sigkill_mid_run_then_rerun_gives_every_trial_exactly_once(
     args += ["--prompt", "Why is the sky blue?", "--prompt", "Define entropy."]
     args += ["--trials", "15", "--concurrency", "4", "-o", str(out), "--no-progress"]
     env = cli_env(server)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "plumbline", *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            if out.exists() and out.read_text().count("\n") >= 10:
-                break
-            if process.poll() is not None:
-                pytest.fail("the probe finished before it could be killed")
-            time.sleep(0.05)
-        else:
-            pytest.fail("the probe made no progress")
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == -signal.SIGKILL
+    killed_at = kill_once_written(args, env, out)
     before = read_jsonl(out) if out.read_text().endswith("\n") else None
-    killed_at = out.read_text().count("\n")
     assert 10 <= killed_at < 60
 
     result = run_cli(args, env)

@@ -5,16 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.reliability.helpers import FAKE_KEY, cli_env, model_name, read_jsonl, run_cli
+from tests.reliability.helpers import (
+    FAKE_KEY,
+    cli_env,
+    kill_once_written,
+    model_name,
+    read_jsonl,
+    run_cli,
+)
 from tests.support.openai_server import Latency, ModelProfile
 
 from plumbline.reliability.runner import (
@@ -89,28 +92,7 @@ def test_sigkill_of_a_sharded_run_then_rerun_gives_every_trial_exactly_once(
     args = ["probe", "--model", model_name("a"), "--model", model_name("b")]
     args += ["--prompt", "Why is the sky blue?", "--prompt", "Define entropy."]
     args += ["--trials", "100", "--concurrency", "64", "-o", str(out), "--no-progress"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "plumbline", *args],
-        env=cli_env(server),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 240
-        while not (out.exists() and out.read_text().count("\n") >= 10):
-            if process.poll() is not None:
-                pytest.fail("the probe finished before it could be killed")
-            if time.monotonic() > deadline:
-                pytest.fail("the probe made no progress")
-            time.sleep(0.02)
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == -signal.SIGKILL
-    killed_at = out.read_text().count("\n")
+    killed_at = kill_once_written(args, cli_env(server), out)
     assert 10 <= killed_at < 400
 
     result = run_cli(args, cli_env(server))

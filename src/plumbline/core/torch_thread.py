@@ -55,7 +55,7 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 def run(function: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
     """`function(*args, **kwargs)` on the torch thread (see the module docstring)."""
-    if threading.current_thread() is _thread:
+    if on_torch_thread():
         return function(*args, **kwargs)
     future = _torch_executor().submit(function, *args, **kwargs)
     try:

@@ -223,12 +223,12 @@ def decode(
     eos: set[int],
     pad: int,
     between: Callable[[int], None],
-    cache_argument: str = "past_key_values",
-    products: SkinnyProducts | None = None,
+    cache_argument: str,
+    products: SkinnyProducts,
 ) -> None:
     """Greedy or sampled decoding of `batch` with a shared KV cache; fills each request.
 
-    With `products`, the decoding steps of two or more rows use its weight copies.
+    The decoding steps of two or more rows use the weight copies of `products`.
     """
     import torch
     from transformers import DynamicCache
@@ -247,8 +247,7 @@ def decode(
     with torch.inference_mode():
         prefill = True
         while True:
-            skinny = products is not None and not prefill and len(active) > 1
-            with products.on(skinny) if products is not None else contextlib.nullcontext():
+            with products.on(not prefill and len(active) > 1):
                 output = model(
                     input_ids=ids,
                     attention_mask=mask,

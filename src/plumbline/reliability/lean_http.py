@@ -214,8 +214,9 @@ class _Connection(asyncio.Protocol):
                 raise httpx2.RemoteProtocolError("bad chunk size", request=request)
             size = int(size_field, 16)
             if size == 0:
-                while await self._line(timeout, request):
-                    pass  # trailers, up to the empty line
+                trailer = await self._line(timeout, request)
+                while trailer:  # trailers are read and dropped, up to the empty line
+                    trailer = await self._line(timeout, request)
                 return bytes(body)
             chunk = await self._take(size + 2, timeout, request)
             if chunk[-2:] != b"\r\n":
