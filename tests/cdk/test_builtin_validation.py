@@ -68,3 +68,53 @@ def test_builtin_validation_option_runs_it_as_warnings(
     notes = builtin_notes(report)
     assert any("Invalid_Name!!" in note for note in notes), report.notes
     assert report.outcome is Outcome.PASSED, report.reason  # warnings only, lint off
+
+
+SLOW_RELAY = """\
+import sys
+import time
+
+from aws_cdk import App, Stack, aws_s3 as s3
+
+
+class SlowBuffer:
+    def __init__(self, raw):
+        self.raw = raw
+
+    def write(self, data):
+        time.sleep(0.5)  # the jsii runtime's reader thread relays Node.js output through this
+        return self.raw.write(data)
+
+    def flush(self):
+        self.raw.flush()
+
+
+class SlowStderr:
+    def __init__(self, real):
+        self.real, self.buffer = real, SlowBuffer(real.buffer)
+
+    def write(self, text):
+        return self.real.write(text)
+
+    def flush(self):
+        self.real.flush()
+
+
+sys.stderr = SlowStderr(sys.stderr)
+app = App()
+stack = Stack(app, "Storage")
+s3.CfnBucket(stack, "Bucket", bucket_name="Invalid_Name!!")
+app.synth()
+"""
+
+
+@pytest.mark.slow
+def test_the_validators_report_reaches_the_log_when_relaying_it_is_slow(
+    validating_synthesizer: CdkSynthesizer,
+) -> None:
+    # Node.js prints the report; the jsii runtime relays it from a thread of its own after
+    # synth() returned. The worker must wait for that thread before it exits.
+    report = validating_synthesizer.check_source(SLOW_RELAY)
+    assert report.outcome is Outcome.PASSED, report.reason
+    assert "Invalid_Name!!" in report.log, report.log
+    assert "Template validation found issues" in report.stderr_head

@@ -13,7 +13,8 @@ Life of a worker:
 4. Write the job's files into the private work directory, apply the remaining limits (address
    space, CPU seconds), forbid creating processes (seccomp), and run the entry point in this
    process, as ``python ENTRY`` would.
-5. Collect the requested output files, write ``{"event": "result", ...}`` and exit. A worker
+5. Stop the jsii runtime if the job used it (its relayed output then reaches the log),
+   collect the requested output files, write ``{"event": "result", ...}`` and exit. A worker
    never serves a second job.
 
 The protocol channel is the original stdout, duplicated before the job runs; the job's own
@@ -308,6 +309,24 @@ def _record_synthesis(cwd: Path, record: dict[str, str]) -> None:
         setattr(cls, "synth", wrap(cls.__dict__["synth"]))  # noqa: B010
 
 
+def _stop_jsii_runtime() -> None:
+    """Stop the jsii runtime (Node.js) the job used, so that its last output reaches the log.
+
+    The runtime relays what the app's JavaScript side prints (aws-cdk-lib's validation report,
+    for example) through a reader thread of its own, after the call that printed it has
+    returned. ``os._exit`` would drop what that thread had not yet written; stopping the
+    runtime closes its output and waits for the thread to finish.
+    """
+    if "aws_cdk" not in sys.modules:  # then the runtime was never started
+        return
+    try:
+        from jsii._runtime import kernel
+
+        kernel.provider._process.stop()  # type: ignore[attr-defined]
+    except BaseException as error:  # the job may have replaced any of this; the log says so
+        print(f"plumbline: could not stop the jsii runtime: {error!r}", file=sys.stderr)
+
+
 def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dict[str, Any]:
     root = Path(job["workdir"])
     _write_files(root, job["files"])
@@ -357,6 +376,7 @@ def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dic
         _lift_soft_limit(resource.RLIMIT_AS)  # formatting a MemoryError needs memory
         status, exception = "exception", _exception_info(error)
     finally:
+        _stop_jsii_runtime()
         sys.stdout.flush()
         sys.stderr.flush()
 
