@@ -33,9 +33,17 @@ from tests.cluster.helpers import (
 )
 from tests.support.ray_cluster import LocalCluster
 
-from plumbline.agent.harness import Harness, RunOptions
+from plumbline.agent.harness import Harness, RunOptions, TrialOutput
 from plumbline.agent.plan import Plan
-from plumbline.cluster.trials import NODE_LEASES, lease_scope
+from plumbline.cluster.connect import connect, disconnect, require_ray
+from plumbline.cluster.stop import new_stop_signal, send_stop
+from plumbline.cluster.trials import (
+    NODE_LEASES,
+    ShippedMaterials,
+    WorkerSettings,
+    lease_scope,
+    run_trial,
+)
 
 pytestmark = [pytest.mark.slow]
 
@@ -208,3 +216,45 @@ def test_an_interrupted_driver_stops_its_trials_on_the_nodes(
     # The interrupted trial has no record (it runs again on resume); at most the other one.
     records = output / "records.jsonl"
     assert len(read_jsonl(records) if records.exists() else []) <= 1
+
+
+def test_the_stop_signal_ends_a_running_trial_and_a_later_one_runs_nothing(
+    cluster: LocalCluster, work: Path
+) -> None:
+    signals = work / "stop-signals"
+    signals.mkdir()
+    suite = write_suite(
+        work / "stop-suite",
+        {"tasks": one_task(), "env": {"FAKE_SIGNAL_DIR": str(signals), "FAKE_BLOCK_AT": "1"}},
+    )
+    plan = plan_of(suite)
+    trials = work / "stop-trials"
+    trials.mkdir()
+    settings = WorkerSettings(
+        workdir=str(trials),
+        scope="stop-test",
+        keep_workspaces=False,
+        kill_grace=1.0,
+        duration_from="agent",
+    )
+    connected = connect(cluster.address)
+    try:
+        ray = require_ray()
+        task = ray.remote(run_trial).options(num_cpus=1, max_retries=0)
+        materials = ray.put(ShippedMaterials(plan))
+        stop = new_stop_signal()
+        first, second = plan.schedule[:2]
+        running = task.remote(plan, materials, settings, {}, first, stop)
+        wait_for(lambda: list(signals.glob("*.child")), "the blocked agent's child")
+        send_stop(stop)
+        (ready, _) = ray.wait([running], timeout=60)
+        assert ready, "the running trial did not end when the run was stopped"
+        child = next(signals.glob("*.child"))
+        blocked = [int(child.read_text()), int(child.with_suffix(".started").read_text())]
+        assert all(gone(pid, timeout=30) for pid in blocked), "the trial's processes kept running"
+        started = len(list(signals.glob("*.started")))
+        later: TrialOutput = ray.get(task.remote(plan, materials, settings, {}, second, stop))
+        assert later.record is None
+        assert len(list(signals.glob("*.started"))) == started, "a stopped run started an agent"
+    finally:
+        disconnect(connected)

@@ -20,7 +20,9 @@ error raised by the trial code) is submitted again, up to `infra_retries` times,
 the unit is recorded exactly once. The processes a lost trial leaves on a surviving node are
 ended by the next trial there: every node keeps leases of its running trials under
 `<workdir>/plumbline-ray-leases/<output>/`, and a trial first reclaims those whose worker is
-gone. A
+gone. An
+interrupted driver (Ctrl-C, SIGTERM) sets the run's stop signal (`plumbline.cluster.stop`) and
+waits a little: every trial ends its own processes. A
 driver killed with SIGKILL takes its tasks with it (Ray ends an owner's workers); rerunning the
 same command reclaims every node's leftovers first and runs the units without a record.
 """
@@ -53,6 +55,7 @@ from plumbline.agent.schedule import Unit
 from plumbline.agent.suite import Arm, FileToAdd, Task
 from plumbline.agent.workspace import git
 from plumbline.cluster.connect import ClusterError, connect, disconnect, require_ray
+from plumbline.cluster.stop import new_stop_signal, send_stop, stop_requested, watch
 
 if TYPE_CHECKING:
     from ray import ObjectRef
@@ -178,8 +181,12 @@ def run_trial(
     settings: WorkerSettings,
     secrets: dict[str, str],
     unit: Unit,
+    stop: Any,
 ) -> TrialOutput:
-    """On a worker: run one unit in a fresh trial directory of this node."""
+    """On a worker: run one unit in a fresh trial directory of this node; nothing once the
+    run's `stop` signal (a `StopSignal` actor) is set, and its processes end when it is."""
+    if stop_requested(stop):
+        return TrialOutput(None)
     base = _node_base(settings)
     leases = _leases(settings)
     # Trials of workers that died here (with a node's Ray processes, or a killed driver's).
@@ -193,11 +200,12 @@ def run_trial(
         duration_from="harness" if settings.duration_from == "harness" else "agent",
     )
     harness = Harness(plan, options, materials=materials)
-    with harness.baselines():
+    with harness.baselines(), watch(stop, harness.registry.kill_all):
         try:
             output = harness.run_trial(unit)
         except BaseException:
-            # Cancelled (the driver was interrupted): nothing of the trial keeps running.
+            # Interrupted on the worker (its process is ending): nothing of the trial keeps
+            # running.
             harness.registry.kill_all()
             raise
     if output.record is not None:
@@ -280,13 +288,14 @@ class RayExecutor:
         if self.options.memory_per_trial is not None:
             submit_options["memory"] = self.options.memory_per_trial
         task = task.options(**submit_options)
+        stop = new_stop_signal()
         plan_ref = ray.put(harness.plan)
         materials_ref = ray.put(ShippedMaterials(harness.plan))
         secrets = dict(harness.options.pass_env)
 
         def submit(unit: Unit) -> ObjectRef[TrialOutput]:
             ref: ObjectRef[TrialOutput] = task.remote(
-                plan_ref, materials_ref, self.settings, secrets, unit
+                plan_ref, materials_ref, self.settings, secrets, unit, stop
             )
             return ref
 
@@ -325,7 +334,7 @@ class RayExecutor:
                 harness.finish(unit, output, **({"infra_retries": lost} if lost else {}))
                 top_up()
         except BaseException:
-            self._cancel(list(running))
+            self._stop(stop, list(running))
             raise
         return retries
 
@@ -335,11 +344,11 @@ class RayExecutor:
         record = harness.base_record(unit, f"{name}.{uuid.uuid4().hex[:8]}")
         return TrialOutput(harness.infra_record(record, kind, reason))
 
-    def _cancel(self, refs: list[ObjectRef[TrialOutput]]) -> None:
-        """Stop the running trials (each ends its processes) and wait a little for them."""
+    def _stop(self, stop: Any, refs: list[ObjectRef[TrialOutput]]) -> None:
+        """Stop the submitted trials (each ends its processes) and wait a little for them.
+        Trials that have not started yet return at once when they do."""
         ray = require_ray()
-        for ref in refs:
-            ray.cancel(ref)
+        send_stop(stop)
         if refs:
             ray.wait(refs, num_returns=len(refs), timeout=self.harness.options.kill_grace + 5)
 
