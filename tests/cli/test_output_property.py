@@ -20,6 +20,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,7 +204,8 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 class Drain:
     """Reads a FIFO while a command writes into it (opened non-blocking, so a command that
-    never writes is never waited for)."""
+    never writes is never waited for). `poll`, not `select`: a test process may hold more
+    than FD_SETSIZE descriptors."""
 
     def __init__(self, fifo: Path) -> None:
         self.fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
@@ -213,12 +215,24 @@ class Drain:
         self.thread.start()
 
     def _run(self) -> None:
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        while not self.stop.is_set():
+            if poller.poll(50) and not self._read_available():
+                time.sleep(0.01)  # the writer closed: nothing to read until the next one
+        self._read_available()  # what was written just before `close`
+
+    def _read_available(self) -> bool:
+        got = False
         while True:
-            ready, _, _ = select.select([self.fd], [], [], 0.05)
-            chunk = os.read(self.fd, 1 << 16) if ready else b""
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return got
+            if not chunk:
+                return got
             self.data.extend(chunk)
-            if not chunk and self.stop.is_set():
-                return
+            got = True
 
     def close(self) -> bytes:
         self.stop.set()
