@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.agent.helpers import fake_agent, read_jsonl, write_suite
+from tests.agent.helpers import fake_agent, gone, one_task, read_jsonl, write_suite
 from tests.support.ray_cluster import LocalCluster
 
 import plumbline
@@ -93,3 +96,27 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 120) -> 
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
         time.sleep(0.05)
+
+
+def blocking_suite(work: Path, name: str, block_at: int) -> tuple[Path, Path]:
+    """The example's first task alone, whose `block_at`-th agent to start never finishes: the
+    suite, and the directory where each agent marks its start (`*.started`, `*.child`)."""
+    signals = work / f"{name}-signals"
+    signals.mkdir()
+    env = {"FAKE_SIGNAL_DIR": str(signals), "FAKE_BLOCK_AT": str(block_at)}
+    return write_suite(work / f"{name}-suite", {"tasks": one_task(), "env": env}), signals
+
+
+def blocked_agent(signals: Path) -> list[int]:
+    """The blocked agent's child and the agent itself (their process ids)."""
+    child = next(signals.glob("*.child"))
+    return [int(child.read_text()), int(child.with_suffix(".started").read_text())]
+
+
+def ended(pids: list[int], timeout: float = 30) -> bool:
+    """Whether every process ended within `timeout`; whatever still runs is then killed."""
+    result = all(gone(pid, timeout) for pid in pids)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return result

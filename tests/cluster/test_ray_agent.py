@@ -8,7 +8,6 @@ and when the second node dies mid-run (test_ray_faults.py).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -22,7 +21,10 @@ from tests.cluster.helpers import (
     SECRET,
     SECRET_NAME,
     SRC,
+    blocked_agent,
+    blocking_suite,
     diffs,
+    ended,
     normal,
     on_ray,
     once_each,
@@ -117,13 +119,8 @@ def test_a_trial_over_its_time_limit_is_killed_on_its_node_with_its_process_grou
 def test_a_driver_killed_with_sigkill_resumes_from_the_records_file(
     cluster: LocalCluster, work: Path
 ) -> None:
-    signals = work / "kill9-signals"
-    signals.mkdir()
     # The third agent to start never finishes: the driver is killed while it runs.
-    suite = write_suite(
-        work / "kill9-suite",
-        {"tasks": one_task(), "env": {"FAKE_SIGNAL_DIR": str(signals), "FAKE_BLOCK_AT": "3"}},
-    )
+    suite, signals = blocking_suite(work, "kill9", block_at=3)
     output = work / "kill9"
     trials = work / "kill9-trials"
     trials.mkdir()
@@ -166,10 +163,7 @@ def test_a_driver_killed_with_sigkill_resumes_from_the_records_file(
     try:
         rerun = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     finally:
-        reclaimed_in_time = all(gone(pid) for pid in alive)
-        for pid in alive:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        reclaimed_in_time = ended(alive, timeout=10)
     assert rerun.returncode == 0, rerun.stderr
     assert reclaimed_in_time, "the rerun left the killed driver's agent running on its node"
     document = json.loads(rerun.stdout)
@@ -186,13 +180,8 @@ def test_a_driver_killed_with_sigkill_resumes_from_the_records_file(
 def test_an_interrupted_driver_stops_its_trials_on_the_nodes(
     cluster: LocalCluster, work: Path
 ) -> None:
-    signals = work / "term-signals"
-    signals.mkdir()
     # The first agent to start never finishes; SIGTERM (as Ctrl-C) interrupts the driver.
-    suite = write_suite(
-        work / "term-suite",
-        {"tasks": one_task(), "env": {"FAKE_SIGNAL_DIR": str(signals), "FAKE_BLOCK_AT": "1"}},
-    )
+    suite, signals = blocking_suite(work, "term", block_at=1)
     output = work / "term"
     command = [sys.executable, "-m", "plumbline", "agent", "run", str(suite), "--agent"]
     command += [fake_agent(), "-o", str(output), "--repeats", "1", "--json"]
@@ -206,12 +195,7 @@ def test_an_interrupted_driver_stops_its_trials_on_the_nodes(
         driver.send_signal(signal.SIGTERM)
         _, stderr = driver.communicate(timeout=120)
     assert driver.returncode == 130, stderr
-    child = next(signals.glob("*.child"))
-    blocked = [int(child.read_text()), int(child.with_suffix(".started").read_text())]
-    stopped = all(gone(pid, timeout=30) for pid in blocked)
-    for pid in blocked:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    stopped = ended(blocked_agent(signals))
     assert stopped, "the cancelled trial's processes kept running on their node"
     # The interrupted trial has no record (it runs again on resume); at most the other one.
     records = output / "records.jsonl"
@@ -221,12 +205,7 @@ def test_an_interrupted_driver_stops_its_trials_on_the_nodes(
 def test_the_stop_signal_ends_a_running_trial_and_a_later_one_runs_nothing(
     cluster: LocalCluster, work: Path
 ) -> None:
-    signals = work / "stop-signals"
-    signals.mkdir()
-    suite = write_suite(
-        work / "stop-suite",
-        {"tasks": one_task(), "env": {"FAKE_SIGNAL_DIR": str(signals), "FAKE_BLOCK_AT": "1"}},
-    )
+    suite, signals = blocking_suite(work, "stop", block_at=1)
     plan = plan_of(suite)
     trials = work / "stop-trials"
     trials.mkdir()
@@ -249,9 +228,7 @@ def test_the_stop_signal_ends_a_running_trial_and_a_later_one_runs_nothing(
         send_stop(stop)
         (ready, _) = ray.wait([running], timeout=60)
         assert ready, "the running trial did not end when the run was stopped"
-        child = next(signals.glob("*.child"))
-        blocked = [int(child.read_text()), int(child.with_suffix(".started").read_text())]
-        assert all(gone(pid, timeout=30) for pid in blocked), "the trial's processes kept running"
+        assert ended(blocked_agent(signals)), "the trial's processes kept running"
         started = len(list(signals.glob("*.started")))
         later: TrialOutput = ray.get(task.remote(plan, materials, settings, {}, second, stop))
         assert later.record is None

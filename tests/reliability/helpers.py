@@ -61,8 +61,10 @@ def model_name(name: str) -> str:
     return f"openai-api/{SERVICE}/{name}"
 
 
-def kill_once_written(args: list[str], env: dict[str, str], out: Path, lines: int = 10) -> int:
-    """Start `plumbline ARGS`, SIGKILL it once `out` holds `lines` records; the lines left."""
+def start_until_written(
+    args: list[str], env: dict[str, str], out: Path, lines: int, seconds: float = 240
+) -> subprocess.Popen[bytes]:
+    """Start `plumbline ARGS` and return it, still running, once `out` holds `lines` records."""
     process = subprocess.Popen(
         [sys.executable, "-m", "plumbline", *args],
         env=env,
@@ -70,13 +72,24 @@ def kill_once_written(args: list[str], env: dict[str, str], out: Path, lines: in
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 240
+        deadline = time.monotonic() + seconds
         while not (out.exists() and out.read_text().count("\n") >= lines):
             if process.poll() is not None:
-                pytest.fail("the probe finished before it could be killed")
+                pytest.fail(f"plumbline {args[0]} ended before {out.name} held {lines} lines")
             if time.monotonic() > deadline:
-                pytest.fail("the probe made no progress")
+                pytest.fail(f"plumbline {args[0]} made no progress")
             time.sleep(0.02)
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    return process
+
+
+def kill_once_written(args: list[str], env: dict[str, str], out: Path, lines: int = 10) -> int:
+    """Start `plumbline ARGS`, SIGKILL it once `out` holds `lines` records; the lines left."""
+    process = start_until_written(args, env, out, lines)
+    try:
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
     finally:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,7 @@ from tests.reliability.helpers import (
     model_name,
     read_jsonl,
     run_cli,
+    start_until_written,
 )
 from tests.support.openai_server import FAULTS, Latency, ModelProfile
 
@@ -191,18 +189,8 @@ def test_one_probe_writes_a_journal_at_a_time(server_factory: Any, tmp_path: Pat
     args = ["probe", "--model", model_name("a"), "--prompt", "p", "--trials", "40"]
     args += ["--concurrency", "1", "-o", str(out), "--no-progress"]
     env = cli_env(server)
-    first = subprocess.Popen(
-        [sys.executable, "-m", "plumbline", *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    first = start_until_written(args, env, out, lines=1, seconds=120)
     try:
-        deadline = time.monotonic() + 120
-        while not (out.exists() and out.read_text().count("\n") >= 1):
-            assert first.poll() is None, "the first probe ended early"
-            assert time.monotonic() < deadline, "the first probe wrote nothing"
-            time.sleep(0.05)
         second = run_cli(args, env)
         assert first.poll() is None, "the first probe finished before the second was refused"
         assert second.returncode != 0

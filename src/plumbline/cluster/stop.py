@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from plumbline.cluster.connect import require_ray
@@ -58,7 +57,7 @@ def stop_requested(signal: Any) -> bool:
         return False
 
 
-@contextmanager
+@contextlib.contextmanager
 def watch(signal: Any, on_stop: Callable[[], None]) -> Iterator[None]:
     """Call `on_stop` (from another thread) if the run is stopped while the block runs; the
     watcher is not waited for at the end (a late call finds nothing left to stop)."""
