@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.plumbline-installed
 
-.PHONY: demo test lint typecheck docs unit bench clean cdk-cli system-packages
+.PHONY: demo test lint typecheck docs unit bench clean cdk-cli agents system-packages
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
-unit: system-packages $(STAMP)
+unit: system-packages $(STAMP) agents
 	$(BIN)/pytest -n 2 --dist loadgroup -q
 
 # The documentation site (mkdocs.yml, docs/), strict: a broken link, a docstring the API
@@ -64,3 +64,23 @@ cdk-cli: $(CDK_CLI)
 
 $(CDK_CLI):
 	npm install --prefix .tools/cdk-cli --no-audit --no-fund --silent aws-cdk@$(CDK_CLI_VERSION)
+
+# Three published coding-agent CLIs, pinned, project-local, for the end-to-end test that runs
+# each through `plumbline agent run` against a scripted local model (tests/agent/
+# test_real_agents.py; it fails, never skips, without them). One npm install for the three;
+# each ships its native build as an npm optional dependency, so nothing else is downloaded.
+CODEX_VERSION := 0.171.0
+OPENCODE_VERSION := 1.18.33
+CLAUDE_CODE_VERSION := 2.1.332
+AGENTS := .tools/agents
+AGENTS_STAMP := $(AGENTS)/.installed-$(CODEX_VERSION)-$(OPENCODE_VERSION)-$(CLAUDE_CODE_VERSION)
+
+agents: $(AGENTS_STAMP)
+
+$(AGENTS_STAMP):
+	@command -v npm >/dev/null || { echo "make agents: npm is missing (it comes with Node.js)"; exit 1; }
+	rm -rf $(AGENTS)
+	npm install --prefix $(AGENTS) --no-audit --no-fund --silent \
+		@openai/codex@$(CODEX_VERSION) opencode-ai@$(OPENCODE_VERSION) \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	touch $(AGENTS_STAMP)

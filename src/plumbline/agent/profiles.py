@@ -130,7 +130,8 @@ PROFILES: dict[str, Profile] = {
     "claude-code": Profile(
         "claude-code",
         "claude",
-        "claude -p {prompt} --output-format json",
+        "claude -p {prompt} --output-format stream-json --verbose "
+        "--allowedTools Bash,Edit,Write,Read,Glob,Grep",
         _claude,
         _claude_commands,
     ),
@@ -138,7 +139,11 @@ PROFILES: dict[str, Profile] = {
         "opencode", "opencode", "opencode run --format json {prompt}", _opencode, _opencode_commands
     ),
     "codex": Profile(
-        "codex", "codex", "codex exec --json --full-auto {prompt}", _codex, _codex_commands
+        "codex",
+        "codex",
+        "codex exec --json --dangerously-bypass-approvals-and-sandbox {prompt}",
+        _codex,
+        _codex_commands,
     ),
     "generic": Profile("generic", None, None, _generic),
 }
