@@ -95,8 +95,10 @@ def run_process(
     stdin: Path | None = None,
     grace: float = 5.0,
     registry: ProcessRegistry | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ProcessResult:
-    """Run `argv` in its own process group with a time limit on the whole group."""
+    """Run `argv` in its own process group with a time limit on the whole group (`pass_fds`:
+    descriptors the process inherits)."""
     if registry is not None and registry.stopping.is_set():
         return ProcessResult(None, False, 0.0, InterruptedError("the harness is stopping"))
     started = time.monotonic()
@@ -114,6 +116,7 @@ def run_process(
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
+                pass_fds=tuple(pass_fds),
             )
         except OSError as error:
             return ProcessResult(None, False, time.monotonic() - started, error)
@@ -154,6 +157,7 @@ def run_shell(
     stderr: Path,
     grace: float = 5.0,
     registry: ProcessRegistry | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ProcessResult:
     """Run a shell command line (`/bin/sh -c`) like `run_process`."""
     return run_process(
@@ -165,6 +169,7 @@ def run_shell(
         stderr=stderr,
         grace=grace,
         registry=registry,
+        pass_fds=pass_fds,
     )
 
 

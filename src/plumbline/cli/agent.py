@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from plumbline.agent.harness import Harness, RunOptions, RunResult
     from plumbline.agent.plan import Plan
+    from plumbline.agent.sandbox import SandboxOptions
     from plumbline.agent.sequential import SequentialMonitor
     from plumbline.records.run_record import RunRecord
 
@@ -358,6 +359,39 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 )
 @click.option("--keep-workspaces", is_flag=True, help="Keep trial directories after each run.")
 @click.option(
+    "--sandbox",
+    "sandbox_kind",
+    type=click.Choice(["bubblewrap", "none"]),
+    default="bubblewrap",
+    show_default=True,
+    help="Where each trial's agent and acceptance check run: bubblewrap (the workspace, its "
+    "own HOME and /tmp writable; no home, suite, results or other trial visible), or none "
+    "(on the host, unconfined; every record says so).",
+)
+@click.option(
+    "--network",
+    type=click.Choice(["host", "none"]),
+    default="host",
+    show_default=True,
+    help="host: trials reach the network (agents call their APIs); none: no network.",
+)
+@click.option(
+    "--mount-ro",
+    "mount_ro",
+    multiple=True,
+    metavar="PATH",
+    type=click.Path(exists=True),
+    help="A host path every trial sees read-only (a toolchain, a cache); repeatable.",
+)
+@click.option(
+    "--home-file",
+    "home_files",
+    multiple=True,
+    metavar="SRC[:DEST]",
+    help="Copy a file into every trial's HOME (DEST relative to HOME; default: SRC's path "
+    "below your home); its content is redacted like --pass-env values. Repeatable.",
+)
+@click.option(
     "--kill-grace",
     type=FiniteFloatRange(min=0),
     default=5.0,
@@ -443,6 +477,10 @@ def run_command(
     pass_env: tuple[str, ...],
     workdir: str | None,
     keep_workspaces: bool,
+    sandbox_kind: str,
+    network: str,
+    mount_ro: tuple[str, ...],
+    home_files: tuple[str, ...],
     kill_grace: float,
     retry_infra: bool,
     duration_from: str,
@@ -492,6 +530,8 @@ def run_command(
         cpus_per_trial=cpus_per_trial,
         memory_per_trial=memory_per_trial,
         infra_retries=infra_retries,
+        sandbox=_sandbox_options(sandbox_kind, network, mount_ro),
+        home_files=_home_files(home_files),
     )
     if not wants_json(json_path):
         render_differences(plan, console)
@@ -528,6 +568,8 @@ def _run_options(
     cpus_per_trial: float,
     memory_per_trial: str | None,
     infra_retries: int,
+    sandbox: SandboxOptions,
+    home_files: dict[str, bytes],
 ) -> RunOptions:
     """The harness's options from `agent run`'s command-line options."""
     from plumbline.agent.harness import RayOptions, RunOptions
@@ -550,7 +592,33 @@ def _run_options(
         force=force,
         executor="ray" if executor == "ray" else "local",
         ray=ray_options,
+        sandbox=sandbox,
+        home_files=home_files,
     )
+
+
+def _sandbox_options(kind: str, network: str, mount_ro: tuple[str, ...]) -> SandboxOptions:
+    from plumbline.agent.sandbox import SandboxOptions
+
+    return SandboxOptions(
+        kind=kind,
+        network="none" if network == "none" else "host",
+        mount_ro=tuple(Path(p).resolve() for p in mount_ro),
+    )
+
+
+def _home_files(specs: tuple[str, ...]) -> dict[str, bytes]:
+    """`--home-file SRC[:DEST]` values as HOME-relative path -> content."""
+    from plumbline.agent.sandbox import HomeFile, SandboxError
+
+    files: dict[str, bytes] = {}
+    for spec in specs:
+        try:
+            home_file = HomeFile.parse(spec)
+            files[home_file.destination] = home_file.source.read_bytes()
+        except (SandboxError, OSError) as error:
+            raise click.BadParameter(str(error), param_hint="--home-file") from None
+    return files
 
 
 def _run_harness(plan: Plan, options: RunOptions, monitor: SequentialMonitor | None) -> RunResult:
@@ -671,13 +739,18 @@ def _until_decided(
 
 
 def _analyze(plan: Plan, result: RunResult, monitor: SequentialMonitor | None = None) -> Any:
+    import polars as pl
+
     from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
     from plumbline.compare.result import SequentialSettings
     from plumbline.records.io import write_atomic
     from plumbline.records.run_record import read_run_records
     from plumbline.views.compare import render_markdown
 
+    # The records the harness counted (one per unit of its plan), never other lines of the file.
     table = read_run_records([result.records_path])
+    counted = {record.run_id for record in result.records}
+    table.frame = table.frame.filter(pl.col("run_id").is_in(list(counted)))
     settings = CompareSettings()
     if monitor is not None:
         design = monitor.plan

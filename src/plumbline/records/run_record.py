@@ -151,6 +151,9 @@ class RunRecord(BaseModel):
     schedule_position: NonNegativeInt | None = None
     failure_reason: str | None = None
     agent_report_error: str | None = None
+    # Written by `plumbline agent run` since trials are sandboxed.
+    sandbox: str | None = None
+    shadowing_files: list[str] | None = None
     # Written by the Ray executor (`agent run --executor ray`).
     node: str | None = None
     infra_retries: NonNegativeInt | None = None
@@ -209,6 +212,7 @@ FRAME_SCHEMA: dict[str, Any] = {
     "run_id": pl.String,
     "started_at_utc": pl.String,
     "ended_at_utc": pl.String,
+    "sandbox": pl.String,
 }
 _NOT_NULL = ("task_id", "arm", "repeat", "success", "duration_seconds")
 _NULLABLE_REQUIRED = tuple(name for name in REQUIRED_FIELDS if name not in _NOT_NULL)
