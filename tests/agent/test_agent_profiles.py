@@ -93,7 +93,7 @@ def test_codex_without_usage_leaves_tokens_unknown() -> None:
 def test_codex_profile_parses_jsonl_output(tmp_path: Path) -> None:
     stdout = tmp_path / "agent.stdout"
     stdout.write_text("".join(json.dumps(e) + "\n" for e in CODEX_EVENTS))
-    command = resolve_agent("codex exec --json --full-auto {prompt}")
+    command = resolve_agent("codex exec --json --dangerously-bypass-approvals-and-sandbox {prompt}")
     assert command.profile.name == "codex"
     parsed, commands = command.report(stdout)
     assert parsed["input_tokens"] == 1_315 and parsed["tool_call_count"] == 3
@@ -167,7 +167,10 @@ def test_template_keeps_the_prompt_one_argument(tmp_path: Path) -> None:
 
 
 def test_profile_names_and_detection() -> None:
-    assert resolve_agent("claude-code").template == "claude -p {prompt} --output-format json"
+    assert resolve_agent("claude-code").template == (
+        "claude -p {prompt} --output-format stream-json --verbose "
+        "--allowedTools Bash,Edit,Write,Read,Glob,Grep"
+    )
     assert resolve_agent("/opt/bin/claude -p {prompt}").profile.name == "claude-code"
     assert resolve_agent("python fake.py {prompt}", "claude-code").profile.name == "claude-code"
     with pytest.raises(AgentCommandError, match="unknown profile"):

@@ -6,16 +6,24 @@ tests, then a final message. Each agent must solve the task (the acceptance test
 its tokens, cost and turns, parsed by its profile from its REAL output, must equal what the
 server sent it.
 
-What each agent needed (configuration by environment only, no file in its HOME; no network but
-127.0.0.1: telemetry, update checks and model-list downloads turned off):
-- Codex CLI: `OPENAI_BASE_URL` (its built-in OpenAI provider, Responses API with SSE at
-  /v1/responses) and `OPENAI_API_KEY`; `--dangerously-bypass-approvals-and-sandbox`, because
-  its own sandbox cannot start inside a trial (it refuses to install its sandbox helper under a
-  temporary directory, and would nest bubblewrap in plumbline's).
+Every trial runs in plumbline's bubblewrap sandbox (the default), with the agent's install
+prefix (.tools/agents/node_modules, found from the executable) mounted read-only by the
+harness; nothing else of the host is mounted. The network stays on (`--network host`) because
+the scripted model listens on the host's loopback. What each agent needed besides (no network
+used but 127.0.0.1: telemetry, update checks, model-list and plugin downloads turned off):
+- Codex CLI: a HOME file, `--home-file codex.toml:.codex/config.toml` (the harness sets
+  CODEX_HOME to HOME/.codex), naming a model provider of its own (`base_url`, `wire_api =
+  "responses"`: SSE at /v1/responses, `env_key`) with analytics and feedback off: its built-in
+  OpenAI provider ignores `OPENAI_BASE_URL` and tries a WebSocket to api.openai.com; the key
+  through `--pass-env`; `--dangerously-bypass-approvals-and-sandbox` (the profile's command),
+  because its own sandbox cannot start inside a trial (it refuses to install its sandbox
+  helper under a temporary directory, and would nest bubblewrap in plumbline's).
 - OpenCode: the whole configuration in `OPENCODE_CONFIG_CONTENT` (an openai-compatible
   provider with `baseURL`, the key as `{env:...}`, per-token prices so it reports a cost), and
   `OPENCODE_DISABLE_AUTOUPDATE`, `OPENCODE_DISABLE_MODELS_FETCH`,
-  `OPENCODE_DISABLE_LSP_DOWNLOAD`, `OPENCODE_DISABLE_DEFAULT_PLUGINS`.
+  `OPENCODE_DISABLE_LSP_DOWNLOAD`, `OPENCODE_DISABLE_DEFAULT_PLUGINS`, and
+  `npm_config_offline=true` (else it installs `@opencode-ai/plugin` from the npm registry into
+  its config directory at every start).
 - Claude Code: `ANTHROPIC_BASE_URL` (the Messages API at /v1/messages), `ANTHROPIC_API_KEY`,
   `ANTHROPIC_MODEL`, `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`, `DISABLE_TELEMETRY`,
   `DISABLE_AUTOUPDATER`, `DISABLE_ERROR_REPORTING`; `--allowedTools` for its edit and shell
@@ -35,7 +43,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from tests.agent.helpers import example_data, read_jsonl, write_suite
-from tests.support.agent_server import Reply, ScriptedAgentServer, Script, Served, Step, ToolCall
+from tests.support.agent_server import Reply, Script, ScriptedAgentServer, Served, Step, ToolCall
 
 from plumbline.agent.profiles import PROFILES
 from plumbline.cli.main import main
@@ -70,6 +78,8 @@ class RealAgent:
     steps: list[Step]
     env: Callable[[ScriptedAgentServer], dict[str, str]]
     key_variable: str
+    #: Files the agent needs in its HOME (path below HOME -> content), given with --home-file.
+    home_files: Callable[[ScriptedAgentServer], dict[str, str]] = lambda server: {}
 
     @property
     def path(self) -> Path:
@@ -77,7 +87,29 @@ class RealAgent:
 
 
 def _codex_env(server: ScriptedAgentServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": server.base_url}
+    return {}
+
+
+def _codex_home_files(server: ScriptedAgentServer) -> dict[str, str]:
+    # $CODEX_HOME/config.toml (the harness sets CODEX_HOME to HOME/.codex): a provider of its
+    # own, since the built-in OpenAI one ignores OPENAI_BASE_URL and tries a WebSocket first.
+    config = f"""model = "gpt-5.5"
+model_provider = "scripted"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[model_providers.scripted]
+name = "Scripted"
+base_url = "{server.base_url}"
+env_key = "SCRIPTED_API_KEY"
+wire_api = "responses"
+"""
+    return {".codex/config.toml": config}
 
 
 def _opencode_env(server: ScriptedAgentServer) -> dict[str, str]:
@@ -101,6 +133,9 @@ def _opencode_env(server: ScriptedAgentServer) -> dict[str, str]:
         "OPENCODE_DISABLE_MODELS_FETCH": "1",
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
         "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        # Else it installs @opencode-ai/plugin from the npm registry into every config
+        # directory at start-up, in the background; offline, that fails with a warning.
+        "npm_config_offline": "true",
     }
 
 
@@ -138,7 +173,8 @@ AGENTS = {
             Reply(DONE),
         ],
         _codex_env,
-        "OPENAI_API_KEY",
+        "SCRIPTED_API_KEY",
+        _codex_home_files,
     ),
     "opencode": RealAgent(
         "opencode",
@@ -263,6 +299,12 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
     out = tmp_path / "results"
     with ScriptedAgentServer(Script(agent.steps)) as server:
         suite = fix_mean_suite(tmp_path / "suite", agent.env(server))
+        home_files: list[str] = []
+        for destination, content in agent.home_files(server).items():
+            source = tmp_path / "home-files" / destination
+            source.parent.mkdir(parents=True, exist_ok=True)
+            source.write_text(content)
+            home_files += ["--home-file", f"{source}:{destination}"]
         result = CliRunner().invoke(
             main,
             [
@@ -273,6 +315,7 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
                 f"{executable} {agent.arguments}",
                 "--pass-env",
                 agent.key_variable,
+                *home_files,
                 "-o",
                 str(out),
                 "--json",
@@ -283,7 +326,9 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
         paths = {path for path, _ in server.requests}
     assert result.exit_code == 0, result.output
     records = read_jsonl(out / "records.jsonl")
-    logs = "\n".join(p.read_text(errors="replace") for p in (out / "logs").rglob("*") if p.is_file())
+    logs = "\n".join(
+        p.read_text(errors="replace") for p in (out / "logs").rglob("*") if p.is_file()
+    )
     assert len(records) == 2, logs[-4000:]
     # Both trials solved the task: the acceptance test passes on the agent's edit.
     for record in records:

@@ -21,11 +21,10 @@ served (`served`), so a test can compare the tokens an agent reported with what 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -194,7 +193,8 @@ class ScriptedAgentServer:
             return [s for s in self.served if s.step is not None]
 
     def answer(self, api: str, body: dict[str, Any]) -> tuple[Step, Usage, str, str]:
-        """The step for this request, its usage, the model name and a response id."""
+        """The step for this request, its usage, the model name and a response id. A
+        freeform tool call (text arguments) exists on the Responses API only."""
         tools = _tool_names(api, body)
         wanted = {s.name for s in self.script.steps if isinstance(s, ToolCall)}
         scripted = bool(wanted & set(tools)) or (not wanted and bool(tools))
@@ -204,6 +204,8 @@ class ScriptedAgentServer:
             if scripted:
                 index = min(_tool_results(api, body), len(self.script.steps) - 1)
                 step: Step = _with_cwd(self.script.steps[index], body)
+                if api != "responses" and isinstance(step, ToolCall):
+                    assert isinstance(step.arguments, dict), f"{step.name}: {api} takes JSON"
             else:
                 index, step = -1, Reply(self.script.side_reply)
             model = str(body.get("model", "scripted"))
@@ -467,7 +469,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if block["type"] == "tool_use":
             opening = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(step.arguments)}  # type: ignore[union-attr]
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(step.arguments)}
         else:
             opening = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
@@ -478,7 +480,10 @@ class _Handler(BaseHTTPRequestHandler):
                     "content_block_start",
                     {"type": "content_block_start", "index": 0, "content_block": opening},
                 ),
-                ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": 0, "delta": delta},
+                ),
                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
                 (
                     "message_delta",
@@ -493,13 +498,6 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
-@contextlib.contextmanager
-def scripted_server(script: Script) -> Iterator[ScriptedAgentServer]:
-    """`ScriptedAgentServer` as a plain context manager function."""
-    with ScriptedAgentServer(script) as server:
-        yield server
-
-
 __all__ = [
     "Reply",
     "Script",
@@ -508,5 +506,4 @@ __all__ = [
     "Step",
     "ToolCall",
     "Usage",
-    "scripted_server",
 ]

@@ -1,15 +1,21 @@
 """Codex CLI: `codex exec --json` event streams (one JSON event per line).
 
 Events: `thread.started` (`thread_id`), `turn.started`, `turn.completed` (`usage{input_tokens,
-cached_input_tokens, output_tokens}`), `turn.failed`, `item.started` / `item.updated` /
-`item.completed` (an `item` whose `type` is `agent_message`, `reasoning`, `command_execution`,
-`file_change`, `mcp_tool_call`, `web_search`, `todo_list` or `error`) and `error`.
+cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_output_tokens}`: Codex
+CLI 0.171 prints all five, older releases the first three), `turn.failed`, `item.started` /
+`item.updated` / `item.completed` (an `item` whose `type` is `agent_message`, `reasoning`,
+`command_execution`, `file_change`, `mcp_tool_call`, `web_search`, `todo_list` or `error`) and
+`error`.
 
-Mapping: usage is summed over `turn.completed` events. OpenAI counts cached prompt tokens
-inside `input_tokens`, so `input_tokens = input_tokens - cached_input_tokens` (the uncached
-part) and `cache_read_tokens = cached_input_tokens`; OpenAI prompt caching has no write
-tokens, so `cache_write_tokens` is 0 whenever usage was reported. Codex reports no cost
-(`total_cost_usd` stays null) and no per-request steps (`step_count` stays null).
+Mapping: usage is summed over `turn.completed` events (each turn's usage covers every model
+request of that turn). OpenAI counts cache reads and writes inside `input_tokens`, so
+`input_tokens = input_tokens - cached_input_tokens - cache_write_input_tokens` (the uncached
+part, as in the Anthropic convention of the run record), `cache_read_tokens =
+cached_input_tokens` and `cache_write_tokens = cache_write_input_tokens` (0 when a turn's usage
+does not name it: older Codex releases, and OpenAI's own prompt caching, write none).
+Reasoning tokens are part of `output_tokens` already (OpenAI counts them there). Codex reports
+no cost (`total_cost_usd` stays null) and not how many model requests a turn made
+(`step_count` stays null).
 `tool_call_count` counts completed command, file-change, MCP-tool and web-search items.
 """
 
@@ -29,7 +35,7 @@ def _count(usage: dict[str, Any], name: str) -> int:
 
 def events_to_fields(events: Iterable[Any]) -> dict[str, Any]:
     """Run-record fields from one `codex exec --json` event stream."""
-    input_tokens = cached = output = 0
+    input_tokens = cached = written = output = 0
     reported = False
     tools = 0
     thread_id: str | None = None
@@ -44,14 +50,15 @@ def events_to_fields(events: Iterable[Any]) -> dict[str, Any]:
             reported = True
             input_tokens += _count(usage, "input_tokens")
             cached += _count(usage, "cached_input_tokens")
+            written += _count(usage, "cache_write_input_tokens")
             output += _count(usage, "output_tokens")
         elif kind == "item.completed" and isinstance(event.get("item"), dict):
             tools += event["item"].get("type") in TOOL_ITEMS
     return {
-        "input_tokens": max(input_tokens - cached, 0) if reported else None,
+        "input_tokens": max(input_tokens - cached - written, 0) if reported else None,
         "output_tokens": output if reported else None,
         "cache_read_tokens": cached if reported else None,
-        "cache_write_tokens": 0 if reported else None,
+        "cache_write_tokens": written if reported else None,
         "total_cost_usd": None,
         "step_count": None,
         "tool_call_count": tools,
