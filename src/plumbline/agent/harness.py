@@ -858,7 +858,9 @@ class Harness:
             sandbox = self.sandbox()
         except (OSError, SandboxError) as error:
             return self.infra_record(record, "sandbox_failed", f"preparing the trial: {error}")
-        confinement = self._agent_confinement(scope, Path(executable), prompt_file, agent_env)
+        confinement = self._agent_confinement(
+            scope, Path(executable), _argument_files(argv[1:]), prompt_file, agent_env
+        )
         stdout = trial.logs / "agent.stdout"
         result = self._run_confined(
             sandbox,
@@ -880,10 +882,16 @@ class Harness:
             target.chmod(0o600)
 
     def _agent_confinement(
-        self, scope: _TrialScope, executable: Path, prompt_file: Path, env: dict[str, str]
+        self,
+        scope: _TrialScope,
+        executable: Path,
+        argument_files: list[Path],
+        prompt_file: Path,
+        env: dict[str, str],
     ) -> Confinement:
         """The agent's walls: its workspace and HOME writable; the runtimes, its install
-        prefix, its prompt file and the mounts read-only; the network as asked."""
+        prefix, the files its command line names (a script given to an interpreter), its
+        prompt file and the mounts read-only; the network as asked."""
         trial = scope.trial
         prefixes, links = install_paths(executable, env.get("PATH", ""))
         refused = (self.plan.loaded.path.parent.resolve(), *self.sources, self.options.output)
@@ -894,6 +902,7 @@ class Harness:
             for p in prefixes
             if not p.is_relative_to(trial.workspace)
         ]
+        read_only += [f for f in argument_files if not any(f.is_relative_to(r) for r in refused)]
         return Confinement(
             writable=(trial.workspace, trial.home),
             read_only=tuple(
@@ -1173,6 +1182,12 @@ def _changed(previous: dict[str, Any], plan: Plan) -> list[str]:
         if before != source:
             found.append(f"task {task}'s repository content changed")
     return found
+
+
+def _argument_files(arguments: list[str]) -> list[Path]:
+    """The existing files an agent's command line names by absolute path (`python
+    /opt/agent/run.py`): the sandbox shows them read-only."""
+    return [Path(a).resolve() for a in arguments if os.path.isabs(a) and os.path.isfile(a)]
 
 
 def _usable(workspace: Path) -> bool:
