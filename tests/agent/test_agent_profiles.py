@@ -85,6 +85,22 @@ def test_codex_usage_summed_over_turns_with_cached_input_split_out() -> None:
     assert fields["session_id"] == "0199a213-81c0-7800-8aa1-bbab2a035a53"
 
 
+def test_codex_cache_writes_are_kept_apart_from_the_input() -> None:
+    # The turn.completed line Codex CLI 0.171 printed in tests/agent/test_real_agents.py: four
+    # Responses API answers of 1000..1300 input tokens, 800 cached and 50 written to the cache.
+    usage = {
+        "input_tokens": 4600,
+        "cached_input_tokens": 3200,
+        "cache_write_input_tokens": 200,
+        "output_tokens": 86,
+        "reasoning_output_tokens": 0,
+    }
+    fields = codex.events_to_fields([{"type": "turn.completed", "usage": usage}])
+    assert fields["input_tokens"] == 1200  # neither read from nor written to the cache
+    assert fields["cache_read_tokens"] == 3200 and fields["cache_write_tokens"] == 200
+    assert fields["output_tokens"] == 86
+
+
 def test_codex_without_usage_leaves_tokens_unknown() -> None:
     fields = codex.events_to_fields([{"type": "thread.started", "thread_id": "t"}])
     assert fields["input_tokens"] is None and fields["cache_write_tokens"] is None

@@ -45,7 +45,6 @@ from click.testing import CliRunner
 from tests.agent.helpers import example_data, read_jsonl, write_suite
 from tests.support.agent_server import Reply, Script, ScriptedAgentServer, Served, Step, ToolCall
 
-from plumbline.agent.profiles import PROFILES
 from plumbline.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +73,6 @@ class RealAgent:
 
     profile: str
     executable: str
-    arguments: str  # after the executable; the profile's usual command
     steps: list[Step]
     env: Callable[[ScriptedAgentServer], dict[str, str]]
     key_variable: str
@@ -150,17 +148,10 @@ def _claude_env(server: ScriptedAgentServer) -> dict[str, str]:
     }
 
 
-def _arguments(profile: str) -> str:
-    template = PROFILES[profile].template
-    assert template is not None
-    return template.split(" ", 1)[1]
-
-
 AGENTS = {
     "codex": RealAgent(
         "codex",
         "codex",
-        _arguments("codex"),
         [
             ToolCall("exec_command", {"cmd": "cat mean.py"}),
             # apply_patch is a freeform tool: its input is the patch text, not JSON.
@@ -179,7 +170,6 @@ AGENTS = {
     "opencode": RealAgent(
         "opencode",
         "opencode",
-        _arguments("opencode"),
         [
             ToolCall("read", {"filePath": "mean.py"}),
             ToolCall("edit", {"filePath": "mean.py", "oldString": BROKEN, "newString": FIXED}),
@@ -192,7 +182,6 @@ AGENTS = {
     "claude-code": RealAgent(
         "claude-code",
         "claude",
-        _arguments("claude-code"),
         [
             # Claude Code's file tools take absolute paths only.
             ToolCall("Read", {"file_path": "{cwd}/mean.py"}),
@@ -296,6 +285,9 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
     agent = AGENTS[name]
     executable = installed(agent)
     monkeypatch.setenv(agent.key_variable, KEY)
+    # The README's command: `--agent <profile>` with the CLI on PATH (the harness resolves it
+    # there and mounts its install prefix read-only in the sandbox).
+    monkeypatch.setenv("PATH", f"{executable.parent}{os.pathsep}{os.environ['PATH']}")
     out = tmp_path / "results"
     with ScriptedAgentServer(Script(agent.steps)) as server:
         suite = fix_mean_suite(tmp_path / "suite", agent.env(server))
@@ -312,7 +304,9 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
                 "run",
                 str(suite),
                 "--agent",
-                f"{executable} {agent.arguments}",
+                agent.profile,
+                "--sandbox",
+                "bubblewrap",
                 "--pass-env",
                 agent.key_variable,
                 *home_files,
@@ -334,6 +328,7 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
     for record in records:
         assert record["success"] is True, (record, logs[-4000:])
         assert record["agent"] == agent.profile and not record["infra_failure"]
+        assert record["sandbox"] == "bubblewrap"
         diff = (out / record["diff_file"]).read_text()
         assert f"-    {BROKEN}" in diff and f"+    {FIXED}" in diff
         # The agent ran the acceptance command itself once (its output names its commands).
