@@ -139,7 +139,7 @@ def test_tutorial_commands_and_options_exist() -> None:
             if word.startswith("-") and word != "-":
                 assert word.split("=", 1)[0] in options, (page, command.name, word)
         seen += 1
-    assert seen == 19  # every command line of the five tutorials
+    assert seen == 23  # every command line of the six tutorials
 
 
 def test_tutorial_suite_example_is_a_valid_suite() -> None:
