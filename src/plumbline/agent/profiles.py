@@ -126,6 +126,11 @@ class Profile:
     commands: Commands = _no_commands
 
 
+#: The usual command of each agent. Claude Code: `-p` mode denies every tool not allowed on the
+#: command line (and refuses `--dangerously-skip-permissions` to root), and `stream-json` names
+#: the tool calls and shell commands. Codex CLI: its own sandbox cannot start inside a trial (it
+#: will not install its helper under a temporary directory, and would nest bubblewrap in the
+#: trial's), so the trial sandbox is the wall (docs/tutorials/agents-in-the-sandbox.md).
 PROFILES: dict[str, Profile] = {
     "claude-code": Profile(
         "claude-code",
