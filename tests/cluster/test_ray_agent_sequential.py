@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 from tests.agent.helpers import read_jsonl
-from tests.cluster.helpers import SECRET, SECRET_NAME, on_ray, plan_of, suite_with
+from tests.cluster.helpers import (
+    SECRET,
+    SECRET_NAME,
+    UNCONFINED,
+    on_ray,
+    plan_of,
+    suite_with,
+)
 from tests.support.ray_cluster import LocalCluster
 
 from plumbline.agent.harness import Harness, RunOptions
@@ -26,6 +33,7 @@ def _harness(plan: Plan, output: Path, cluster: LocalCluster, work: Path) -> Har
             output=output,
             pass_env={SECRET_NAME: SECRET},
             concurrency=2,
+            sandbox=UNCONFINED,
             **on_ray(cluster, work / "seq-trials"),
         ),
     )
