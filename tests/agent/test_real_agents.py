@@ -9,11 +9,13 @@ server sent it.
 Every trial runs in plumbline's bubblewrap sandbox (the default), with the agent's install
 prefix (.tools/agents/node_modules, found from the executable) mounted read-only by the
 harness; nothing else of the host is mounted. The network stays on (`--network host`) because
-the scripted model listens on the host's loopback. What each agent needed besides (no network
-used but 127.0.0.1: telemetry, update checks, model-list and plugin downloads turned off):
+the scripted model listens on the host's loopback; every other host goes to a proxy that
+forwards nothing (`ProxyTrap`), and no agent may try one. What each agent needed besides (no
+network used but 127.0.0.1: telemetry, update checks, model-list and plugin downloads off):
 - Codex CLI: a HOME file, `--home-file codex.toml:.codex/config.toml` (the harness sets
   CODEX_HOME to HOME/.codex), naming a model provider of its own (`base_url`, `wire_api =
-  "responses"`: SSE at /v1/responses, `env_key`) with analytics and feedback off: its built-in
+  "responses"`: SSE at /v1/responses, `env_key`) with analytics, feedback and plugins off (the
+  plugin catalog is synced from github.com and chatgpt.com at every start): its built-in
   OpenAI provider ignores `OPENAI_BASE_URL` and tries a WebSocket to api.openai.com; the key
   through `--pass-env`; `--dangerously-bypass-approvals-and-sandbox` (the profile's command),
   because its own sandbox cannot start inside a trial (it refuses to install its sandbox
@@ -43,7 +45,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from tests.agent.helpers import example_data, read_jsonl, write_suite
-from tests.support.agent_server import Reply, Script, ScriptedAgentServer, Served, Step, ToolCall
+from tests.support.agent_server import (
+    ProxyTrap,
+    Reply,
+    Script,
+    ScriptedAgentServer,
+    Served,
+    Step,
+    ToolCall,
+)
 
 from plumbline.cli.main import main
 
@@ -100,6 +110,10 @@ enabled = false
 
 [feedback]
 enabled = false
+
+# Else it syncs a plugin catalog from github.com and chatgpt.com at start-up.
+[features]
+plugins = false
 
 [model_providers.scripted]
 name = "Scripted"
@@ -289,8 +303,9 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
     # there and mounts its install prefix read-only in the sandbox).
     monkeypatch.setenv("PATH", f"{executable.parent}{os.pathsep}{os.environ['PATH']}")
     out = tmp_path / "results"
-    with ScriptedAgentServer(Script(agent.steps)) as server:
-        suite = fix_mean_suite(tmp_path / "suite", agent.env(server))
+    with ProxyTrap() as trap, ScriptedAgentServer(Script(agent.steps)) as server:
+        # Every host but loopback goes through the trap: the agent must try to reach none.
+        suite = fix_mean_suite(tmp_path / "suite", {**agent.env(server), **trap.environment()})
         home_files: list[str] = []
         for destination, content in agent.home_files(server).items():
             source = tmp_path / "home-files" / destination
@@ -338,6 +353,8 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
     assert all(KEY not in line for line in logs.splitlines())
     api = {"codex": "/v1/responses", "opencode": "/v1/chat/completions"}.get(name, "/v1/messages")
     assert api in paths
+    # No telemetry, update check, plugin or model-list download: no host but the model's.
+    assert trap.requests == []
     # Tokens, cost and turns parsed from the agent's real output equal what the server sent.
     for record, trial in zip(records, (served[:4], served[4:]), strict=True):
         for field, wanted in expected_fields(name, trial).items():

@@ -17,12 +17,17 @@ session title, a summary) gets a short text answer and does not advance anything
 
 Every answer reports token usage, `Usage(input, cached, output)`, and the server logs what it
 served (`served`), so a test can compare the tokens an agent reported with what it was sent.
+
+`ProxyTrap` is an HTTP proxy that forwards nothing: pointed at by `HTTPS_PROXY`/`HTTP_PROXY`
+(with `NO_PROXY=127.0.0.1`), it records every connection an agent tries to make to any other
+host (its telemetry, update checks, downloads) and closes it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -498,7 +503,56 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
+class ProxyTrap:
+    """A proxy on 127.0.0.1 that records the first line of every request (`CONNECT host:443`
+    for HTTPS) and answers none; a context manager."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self._thread = threading.Thread(target=self._accept, name="proxy-trap", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+
+    def environment(self) -> dict[str, str]:
+        """Proxy variables (both spellings) sending every host but loopback to the trap."""
+        local = "127.0.0.1,localhost"
+        return {
+            "HTTPS_PROXY": self.url,
+            "HTTP_PROXY": self.url,
+            "https_proxy": self.url,
+            "http_proxy": self.url,
+            "NO_PROXY": local,
+            "no_proxy": local,
+        }
+
+    def __enter__(self) -> ProxyTrap:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._socket.close()
+        self._thread.join(timeout=30)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self._socket.accept()
+            except OSError:  # closed
+                return
+            with connection:
+                connection.settimeout(5)
+                try:
+                    first = connection.recv(1024).split(b"\r\n", 1)[0]
+                except OSError as error:
+                    first = f"<{error}>".encode()
+                self.requests.append(first.decode("latin-1"))
+
+
 __all__ = [
+    "ProxyTrap",
     "Reply",
     "Script",
     "ScriptedAgentServer",
