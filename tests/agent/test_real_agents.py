@@ -57,6 +57,8 @@ from tests.support.agent_server import (
 
 from plumbline.cli.main import main
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Where `make agents` installs the three CLIs (npm --prefix).
 AGENTS_PREFIX = ROOT / ".tools" / "agents"

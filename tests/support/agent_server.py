@@ -25,6 +25,7 @@ host (its telemetry, update checks, downloads) and closes it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -533,6 +534,9 @@ class ProxyTrap:
         return self
 
     def __exit__(self, *_: object) -> None:
+        # shutdown() wakes the thread blocked in accept(); close() alone would not.
+        with contextlib.suppress(OSError):
+            self._socket.shutdown(socket.SHUT_RDWR)
         self._socket.close()
         self._thread.join(timeout=30)
 
