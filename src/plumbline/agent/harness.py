@@ -428,6 +428,12 @@ class Harness:
         if plan_file.exists() and not self.options.force:
             previous = json.loads(plan_file.read_text(encoding="utf-8"))
             changed = _changed(previous, self.plan)
+            before = (previous.get("sandbox") or {}).get("kind")
+            if before is not None and before != self.options.sandbox.kind:
+                changed.append(
+                    f"its trials ran with --sandbox {before}, these would run with "
+                    f"--sandbox {self.options.sandbox.kind}"
+                )
             if changed:
                 raise RunError(
                     f"{output} holds runs of a different experiment ({'; '.join(changed)}); "
@@ -436,6 +442,12 @@ class Harness:
         document = self.plan.to_dict()
         document["pass_env"] = sorted(self.options.pass_env)
         document["duration_from"] = self.options.duration_from
+        document["sandbox"] = {
+            "kind": self.options.sandbox.kind,
+            "network": self.options.sandbox.network,
+            "mounts": [str(path) for path in self.mounts()],
+            "home_files": sorted(self.options.home_files),
+        }
         write_json_atomic(plan_file, document)
         for task in self.plan.loaded.suite.tasks:
             for arm in self.plan.loaded.suite.arms:
