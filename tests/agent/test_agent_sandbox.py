@@ -26,6 +26,7 @@ import pytest
 from tests.agent.helpers import read_jsonl, write_suite
 
 from plumbline.agent.sandbox import install_paths
+from plumbline.agent.workspace import file_names, shadowing_files
 
 HOSTILE = Path(__file__).with_name("hostile_agent.py")
 IMPOSSIBLE_TEST = (
@@ -293,3 +294,101 @@ def test_a_node_package_is_mounted_by_its_node_modules_and_its_link(tmp_path: Pa
     prefixes, links = install_paths(elsewhere / "agent", "/usr/bin:/bin")
     assert prefixes == (tmp_path / "prefix" / "node_modules",)
     assert (str(bin_dir / "agent"), elsewhere / "agent") in links
+
+
+def test_shadowing_files_are_new_top_level_modules_named_like_importable_ones(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "workspace"
+    (workspace / "pkg").mkdir(parents=True)
+    (workspace / "pkg" / "__init__.py").write_text("")
+    (workspace / "tests").mkdir()
+    (workspace / "conftest.py").write_text("")
+    before = file_names(workspace)
+    for name in (
+        "json.py",  # a standard-library module, at the top
+        "pkg/json.py",  # inside a package: `pkg.json`, shadows nothing
+        "tests/json.py",  # tests/ is no package: pytest puts it on the path
+        "unittest/__init__.py",
+        "numpy/__init__.py",  # an installed distribution's module
+        "mymodule.py",
+        "sitecustomize.py",
+        "pkg/usercustomize.py",
+        "tests/conftest.py",  # a conftest where the task had none
+        "extra.pth",
+        "json.cpython-311-x86_64-linux-gnu.so",
+    ):
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text("")
+    (workspace / "conftest.py").write_text("changed")  # the task's own: not new
+    assert shadowing_files(workspace, before) == [
+        "extra.pth",
+        "json.cpython-311-x86_64-linux-gnu.so",
+        "json.py",
+        "numpy/__init__.py",
+        "pkg/usercustomize.py",
+        "sitecustomize.py",
+        "tests/conftest.py",
+        "tests/json.py",
+        "unittest/__init__.py",
+    ]
+    allowed = ["json", "tests/conftest.py", "extra.pth"]
+    assert shadowing_files(workspace, before, allowed) == [
+        "numpy/__init__.py",
+        "pkg/usercustomize.py",
+        "sitecustomize.py",
+        "unittest/__init__.py",
+    ]
+
+
+def test_a_mount_inside_the_suite_or_results_is_refused(tmp_path: Path, listener: int) -> None:
+    here = scene(tmp_path, listener)
+    for inside in (here.root / "suite", here.root / "suite" / "repo"):
+        completed = agent_run(here, "--mount-ro", str(inside))
+        assert completed.returncode == 2
+        assert "trials must not see" in completed.stderr, completed.stderr
+    # The results directory: refused as an input of the command that writes it.
+    here.results.mkdir(exist_ok=True)
+    completed = agent_run(here, "--mount-ro", str(here.results))
+    assert completed.returncode == 2 and "both an input and an output" in completed.stderr
+
+
+def test_resuming_under_another_sandbox_is_refused(tmp_path: Path, listener: int) -> None:
+    here = scene(tmp_path, listener)
+    # (The unconfined agent must not plant a file in the source or rewrite the plan: either
+    # makes the output one of a different experiment.)
+    data = json.loads(here.suite.read_text())
+    targets = {k: v for k, v in here.targets.items() if k not in ("source", "results")}
+    data["env"]["HOSTILE_TARGETS"] = json.dumps(targets)
+    here.suite.write_text(json.dumps(data))
+    assert agent_run(here, "--sandbox", "none").returncode == 0
+    again = agent_run(here)
+    assert again.returncode == 2
+    assert "--sandbox none" in again.stderr and "--force" in again.stderr
+
+
+def test_compare_warns_when_the_arms_ran_in_different_sandboxes(
+    tmp_path: Path, listener: int
+) -> None:
+    runs = {}
+    for kind in ("bubblewrap", "none"):
+        here = scene(tmp_path / kind, listener)
+        completed = agent_run(here, "--sandbox", kind, "--repeats", "2")
+        assert completed.returncode == 0, completed.stderr
+        runs[kind] = read_jsonl(here.results / "records.jsonl")
+    mixed = tmp_path / "mixed.jsonl"
+    chosen = [r for r in runs["bubblewrap"] if r["arm"] == "with_hint"]
+    chosen += [r for r in runs["none"] if r["arm"] == "without_hint" and "run_id" in r]
+    mixed.write_text("".join(json.dumps(r) + "\n" for r in chosen))
+    command = [sys.executable, "-m", "plumbline", "compare", str(mixed), "--json"]
+    command += ["--treatment", "with_hint", "--control", "without_hint"]
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+    warnings = json.loads(completed.stdout)["comparisons"][0]["warnings"]
+    assert any("ran in different sandboxes" in w for w in warnings), warnings
+    same = tmp_path / "same.jsonl"
+    same.write_text("".join(json.dumps(r) + "\n" for r in runs["bubblewrap"]))
+    command[4] = str(same)
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    warnings = json.loads(completed.stdout)["comparisons"][0]["warnings"]
+    assert not any("different sandboxes" in w for w in warnings)

@@ -219,6 +219,7 @@ def test_the_stop_signal_ends_a_running_trial_and_a_later_one_runs_nothing(
         keep_workspaces=False,
         kill_grace=1.0,
         duration_from="agent",
+        sandbox=UNCONFINED,
     )
     connected = connect(cluster.address)
     try:
@@ -227,14 +228,14 @@ def test_the_stop_signal_ends_a_running_trial_and_a_later_one_runs_nothing(
         materials = ray.put(ShippedMaterials(plan))
         stop = new_stop_signal()
         first, second = plan.schedule[:2]
-        running = task.remote(plan, materials, settings, {}, first, stop)
+        running = task.remote(plan, materials, settings, {}, {}, first, stop)
         wait_for(lambda: list(signals.glob("*.child")), "the blocked agent's child")
         send_stop(stop)
         (ready, _) = ray.wait([running], timeout=60)
         assert ready, "the running trial did not end when the run was stopped"
         assert ended(blocked_agent(signals)), "the trial's processes kept running"
         started = len(list(signals.glob("*.started")))
-        later: TrialOutput = ray.get(task.remote(plan, materials, settings, {}, second, stop))
+        later: TrialOutput = ray.get(task.remote(plan, materials, settings, {}, {}, second, stop))
         assert later.record is None
         assert len(list(signals.glob("*.started"))) == started, "a stopped run started an agent"
     finally:

@@ -428,6 +428,12 @@ class Harness:
         if plan_file.exists() and not self.options.force:
             previous = json.loads(plan_file.read_text(encoding="utf-8"))
             changed = _changed(previous, self.plan)
+            before = (previous.get("sandbox") or {}).get("kind")
+            if before is not None and before != self.options.sandbox.kind:
+                changed.append(
+                    f"its trials ran with --sandbox {before}, these would run with "
+                    f"--sandbox {self.options.sandbox.kind}"
+                )
             if changed:
                 raise RunError(
                     f"{output} holds runs of a different experiment ({'; '.join(changed)}); "
@@ -436,6 +442,12 @@ class Harness:
         document = self.plan.to_dict()
         document["pass_env"] = sorted(self.options.pass_env)
         document["duration_from"] = self.options.duration_from
+        document["sandbox"] = {
+            "kind": self.options.sandbox.kind,
+            "network": self.options.sandbox.network,
+            "mounts": [str(path) for path in self.mounts()],
+            "home_files": sorted(self.options.home_files),
+        }
         write_json_atomic(plan_file, document)
         for task in self.plan.loaded.suite.tasks:
             for arm in self.plan.loaded.suite.arms:
@@ -755,7 +767,7 @@ class Harness:
         baseline: Path,
         output: TrialOutput,
     ) -> dict[str, Any] | None:
-        scope = self._scope(unit, trial)
+        scope = self.scope(unit, trial)
         initial = self._prepare_workspace(scope, record, baseline)
         if not isinstance(initial, _InitialState):
             return initial
@@ -784,7 +796,7 @@ class Harness:
             return failure
         return self._accept(scope, record, agent_timed_out=result.timed_out)
 
-    def _scope(self, unit: Unit, trial: Trial) -> _TrialScope:
+    def scope(self, unit: Unit, trial: Trial) -> _TrialScope:
         """The unit's task and arm, in this trial, with the environment its commands get."""
         suite = self.plan.loaded.suite
         task_plan = self.plan.tasks[unit.task_id]
@@ -858,11 +870,11 @@ class Harness:
             sandbox = self.sandbox()
         except (OSError, SandboxError) as error:
             return self.infra_record(record, "sandbox_failed", f"preparing the trial: {error}")
-        confinement = self._agent_confinement(
+        confinement = self.agent_confinement(
             scope, Path(executable), _argument_files(argv[1:]), prompt_file, agent_env
         )
         stdout = trial.logs / "agent.stdout"
-        result = self._run_confined(
+        result = self.run_confined(
             sandbox,
             argv,
             confinement,
@@ -881,7 +893,7 @@ class Harness:
             target.write_bytes(content)
             target.chmod(0o600)
 
-    def _agent_confinement(
+    def agent_confinement(
         self,
         scope: _TrialScope,
         executable: Path,
@@ -919,7 +931,7 @@ class Harness:
     def _confines(self) -> bool:
         return self.options.sandbox.kind != "none"
 
-    def _run_confined(
+    def run_confined(
         self,
         sandbox: TrialSandbox,
         argv: list[str],
@@ -1067,7 +1079,7 @@ class Harness:
         """Run the acceptance check, in a fresh sandbox, and complete the record (None: the
         run is being stopped)."""
         trial, workspace = scope.trial, scope.trial.workspace
-        acceptance = self._run_confined(
+        acceptance = self.run_confined(
             self.sandbox(),
             ["/bin/sh", "-c", scope.task_plan.task.acceptance],
             self._acceptance_confinement(scope),

@@ -5,7 +5,8 @@ gets SIGTERM, then SIGKILL after a grace period; when the leader exits on its ow
 left running in its group is killed too, so nothing keeps editing the workspace during the
 acceptance check. The leader is waited for without being reaped (`waitid` with `WNOWAIT`), so
 its process-group id cannot be reused before the group is killed. A process that starts a new
-session of its own leaves the group and is out of reach; agents do not do this.
+session of its own leaves the group: in a sandboxed trial (`plumbline.agent.sandbox`) the PID
+namespace ends it with the trial; unconfined (`--sandbox none`) it is out of reach.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from plumbline.core.registry import Registry
+from plumbline.core.registry import Registry, RegistryError
 from plumbline.sandbox.bwrap import ETC_FILES, find_bwrap, runtime_paths, system_arguments
 
 Network = Literal["host", "none"]
@@ -303,7 +303,10 @@ def _bubblewrap_problem(network: bool) -> str | None:
 
 def require(options: SandboxOptions) -> TrialSandbox:
     """The sandbox `options` names, checked to work here; `SandboxError` says why not."""
-    sandbox = TRIAL_SANDBOXES.get(options.kind)
+    try:
+        sandbox = TRIAL_SANDBOXES.get(options.kind)
+    except RegistryError as error:
+        raise SandboxError(f"--sandbox {options.kind}: {error}") from None
     problem = sandbox.unavailable(options.network)
     if problem is not None:
         hint = "" if options.kind == "none" else "; --sandbox none runs trials unconfined"

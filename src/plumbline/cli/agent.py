@@ -361,12 +361,13 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 @click.option(
     "--sandbox",
     "sandbox_kind",
-    type=click.Choice(["bubblewrap", "none"]),
     default="bubblewrap",
     show_default=True,
+    metavar="bubblewrap|none|PLUGIN",
     help="Where each trial's agent and acceptance check run: bubblewrap (the workspace, its "
-    "own HOME and /tmp writable; no home, suite, results or other trial visible), or none "
-    "(on the host, unconfined; every record says so).",
+    "own HOME and /tmp writable; no home, suite, results or other trial visible), none (on "
+    "the host, unconfined; every record says so), or a sandbox registered in the "
+    "plumbline.trial_sandboxes entry-point group.",
 )
 @click.option(
     "--network",
