@@ -12,7 +12,7 @@ harness; nothing else of the host is mounted. The network stays on (`--network h
 the scripted model listens on the host's loopback; every other host goes to a proxy that
 forwards nothing (`ProxyTrap`), and no agent may try one. What each agent needed besides (no
 network used but 127.0.0.1: telemetry, update checks, model-list and plugin downloads off):
-- Codex CLI: a HOME file, `--home-file codex.toml:.codex/config.toml` (the harness sets
+- Codex CLI: a HOME file, `--home-file FILE:.codex/config.toml` (the harness sets
   CODEX_HOME to HOME/.codex), naming a model provider of its own (`base_url`, `wire_api =
   "responses"`: SSE at /v1/responses, `env_key`) with analytics, feedback and plugins off (the
   plugin catalog is synced from github.com and chatgpt.com at every start): its built-in
