@@ -404,11 +404,13 @@ def runtimes() -> tuple[Path, ...]:
 
 def home_file_secrets(files: Mapping[str, bytes]) -> dict[str, str]:
     """What of each HOME file is redacted from everything the harness writes: the whole
-    text, every JSON string value (a token in a credential file), every line."""
+    text, every JSON string value (a token in a credential file), and every line's value (of
+    `key = value` or `key: value`, else the whole line) of `MIN_HOME_SECRET` characters or
+    more."""
     secrets: dict[str, str] = {}
     for relative, content in files.items():
         text = content.decode("utf-8", "replace")
-        values = {text.strip(), *(line.strip() for line in text.splitlines())}
+        values = {text.strip(), *(_line_value(line) for line in text.splitlines())}
         with contextlib.suppress(ValueError):
             values |= set(_json_strings(json.loads(text)))
         for index, value in enumerate(sorted(v for v in values if len(v) >= MIN_HOME_SECRET)):
@@ -418,6 +420,15 @@ def home_file_secrets(files: Mapping[str, bytes]) -> dict[str, str]:
 
 #: Shorter strings of a HOME file are not redacted (they would match ordinary text).
 MIN_HOME_SECRET = 8
+
+
+def _line_value(line: str) -> str:
+    """The value of a `key = value` or `key: value` line (quotes removed), else the line."""
+    for separator in ("=", ":"):
+        key, found, value = line.partition(separator)
+        if found and key.strip() and " " not in key.strip():
+            return value.strip().strip("\"'")
+    return line.strip()
 
 
 def _json_strings(value: object) -> list[str]:
