@@ -65,6 +65,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from scipy import stats as sps
 
 from plumbline.stats._validation import (
     ArrayLike,
@@ -414,6 +415,75 @@ def ppi_mean_difference(
     )
 
 
+#: Level of the check that the labelled items are a uniform random sample.
+SELECTION_ALPHA = 0.01
+SELECTION_EXACT = "hypergeometric (exact): judge verdicts on labelled vs all items"
+SELECTION_NORMAL = "normal, sampling without replacement (Hájek 1960)"
+
+
+@dataclass(frozen=True)
+class SelectionCheck:
+    """Do the labelled items look drawn uniformly at random? The judge's mean on them against
+    its mean on the others; `chosen` when the two-sided p-value is below `alpha`."""
+
+    labelled_mean: float
+    unlabelled_mean: float
+    pvalue: float
+    alpha: float
+    method: str
+
+    @property
+    def chosen(self) -> bool:
+        return self.pvalue < self.alpha
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "chosen": self.chosen}
+
+
+def selection_check(
+    judge_labelled: ArrayLike, judge_unlabelled: ArrayLike, *, alpha: float = SELECTION_ALPHA
+) -> SelectionCheck:
+    """Test that the n labelled items are a simple random sample of the n + N judged ones.
+
+    PPI's guarantee rests on the labelled items being drawn uniformly at random; labels chosen
+    by hand (the hard cases, the ones the judge liked) make its estimate biased with no sign in
+    its interval. Under a uniform draw the judge's scores on the labelled items are a simple
+    random sample of all its scores, so their mean is tested against that finite population:
+    for 0/1 judge scores exactly (the labelled count of 1s is hypergeometric; two-sided p =
+    2 × the smaller tail, at most 1: Fisher's exact test of labelled × verdict), otherwise by
+    the normal approximation of a sample mean without replacement, variance
+    `S²/n · N/(n + N)` with S² over all judged items (Hájek 1960, Publ. Math. Inst. Hungar.
+    Acad. Sci. 5:361–374). A small p says the labelled set looks chosen; a large one cannot
+    prove it was random (only selections that move the judge's mean are seen).
+    """
+    f = as_float_vector(judge_labelled, "judge_labelled", min_size=1)
+    u = as_float_vector(judge_unlabelled, "judge_unlabelled", min_size=1)
+    alpha = check_probability(alpha, "alpha")
+    every = np.concatenate([f, u])
+    n, total = f.size, every.size
+    if np.all((every == 0.0) | (every == 1.0)):
+        ones = int(every.sum())
+        k = int(f.sum())
+        distribution = sps.hypergeom(total, ones, n)
+        tails = min(float(distribution.cdf(k)), float(distribution.sf(k - 1)))
+        pvalue, method = min(1.0, 2 * tails), SELECTION_EXACT
+    else:
+        variance = float(every.var(ddof=1)) / n * (u.size / total)
+        if variance <= 0:
+            pvalue = 1.0
+        else:
+            z = (float(f.mean()) - float(every.mean())) / math.sqrt(variance)
+            pvalue = float(2 * sps.norm.sf(abs(z)))
+        method = SELECTION_NORMAL
+    return SelectionCheck(
+        labelled_mean=float(f.mean()),
+        unlabelled_mean=float(u.mean()),
+        pvalue=pvalue,
+        alpha=alpha,
+        method=method,
+    )
+
+
 @dataclass(frozen=True)
 class LabelBudget:
     """Human labels needed for a half-width, with the judge (PPI++) and without it."""
@@ -488,11 +558,13 @@ __all__ = [
     "DIFFERENCE_METHOD",
     "METHOD",
     "LabelBudget",
+    "SelectionCheck",
     "cross_fit_lambdas",
     "label_budget",
     "ppi_bounds_batch",
     "ppi_difference_bounds_batch",
     "ppi_mean",
     "ppi_mean_difference",
+    "selection_check",
     "tuned_lambda",
 ]
