@@ -334,7 +334,7 @@ def ppi_bias_cells(replicates: int, rng: np.random.Generator) -> list[Cell]:
                     replicates,
                     "bias",
                     bias,
-                    "|bias| ≤ 3 MC errors and ≤ 0.005",
+                    "bias within 3 MC errors of 0, and ≤ 0.005 in size",
                     abs(bias) <= max(3 * error, 1e-4) and abs(bias) <= 0.005,
                     f"± {error:.4f} MC; λ tuned on the same labels: "
                     f"{float(in_sample.mean() - rate):+.4f}; coverage {coverage:.1%}",
