@@ -510,12 +510,10 @@ def run_command(
     sequential = None
     if monitor is not None:
         sequential = document["sequential"] = _sequential_summary(monitor, plan, result)
-    report = None
     index = None
-    if collect_analyze or html_dir is not None:
-        report = _analyze(plan, result, monitor)
-        if report is not None:
-            document["compare"] = report.model_dump(mode="json")
+    report = _analyze(plan, result, monitor) if collect_analyze or html_dir is not None else None
+    if report is not None:
+        document["compare"] = report.model_dump(mode="json")
     if html_dir is not None and report is not None:
         index = _write_compare_page(plan, result, report, html_dir)
     emit(document, json_path, _run_renderer(result, sequential, report, index, html_dir))

@@ -126,6 +126,18 @@ def _sample_size(
     return two_proportion_sample_size(baseline, effect, **common)
 
 
+def _sequential_correlation(correlation: float) -> float:
+    """`--correlation` as given, else the sequential plan's default (0, not the paired design's
+    0.5): the plan never assumes a positive correlation it was not given, so its power holds
+    whatever the true correlation >= 0 (`stats.sequential`)."""
+    from click.core import ParameterSource
+
+    from plumbline.stats.sequential import DEFAULT_CORRELATION
+
+    source = click.get_current_context().get_parameter_source("correlation")
+    return DEFAULT_CORRELATION if source in (ParameterSource.DEFAULT, None) else correlation
+
+
 def _power_sequential(
     baseline: float | None,
     effect: float | None,
@@ -423,15 +435,7 @@ def power(
     }
     pairing: dict[str, Any] = {"correlation": correlation, "discordant": discordant}
     if sequential:
-        from click.core import ParameterSource
-
-        from plumbline.stats.sequential import DEFAULT_CORRELATION
-
-        source = click.get_current_context().get_parameter_source("correlation")
-        if source in (ParameterSource.DEFAULT, None):
-            # The sequential plan never assumes a positive correlation it was not given: at 0
-            # the power holds whatever the true correlation >= 0 (stats.sequential).
-            pairing["correlation"] = DEFAULT_CORRELATION
+        pairing["correlation"] = _sequential_correlation(correlation)
         _power_sequential(baseline, effect, sd, n, epochs, within_share, common, pairing, json_path)
         return
     try:
