@@ -124,7 +124,7 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     "--sequential",
     is_flag=True,
     help="Anytime-valid sequential verdict on paired success, pairs in a random order "
-    "seeded by --seed (whatever the records' order); the success gate reads it.",
+    "drawn from --seed (whatever the records' order); the success gate reads it.",
 )
 @click.option(
     "--effect",
@@ -181,7 +181,7 @@ def compare(
     --treatment and --control (with only --control, every other arm is a treatment; with only
     --treatment, the one arm left is the control).
 
-    --sequential takes the pairs in a random order (seeded by --seed, whatever the records'
+    --sequential takes the pairs in a random order (drawn from --seed, whatever the records'
     order) and stops at the first pair where an anytime-valid confidence sequence decides, or
     at the cap; the success gate reads that verdict.
     """
