@@ -464,6 +464,13 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     type=click.IntRange(min=1),
     help="--until-decided: the cap on pairs (default: the smallest reaching 80% power).",
 )
+@click.option(
+    "--correlation",
+    type=FiniteFloatRange(-1, 1, max_open=True),
+    help="--until-decided: assumed correlation of the two arms' outcomes within a pair, for "
+    "planning (0, independent arms, needs the most pairs of any correlation >= 0)  "
+    "[default: 0]",
+)
 @html_option
 @json_option
 def run_command(
@@ -495,6 +502,7 @@ def run_command(
     until_decided: bool,
     effect: float | None,
     max_pairs: int | None,
+    correlation: float | None,
     html_dir: Path | None,
     json_path: str | None,
 ) -> None:
@@ -515,6 +523,7 @@ def run_command(
         max_pairs,
         repeats,
         lambda r: _plan(suite, agent, profile, r, seed, order),
+        correlation=correlation,
     )
     options = _run_options(
         output=output,
@@ -542,12 +551,10 @@ def run_command(
     sequential = None
     if monitor is not None:
         sequential = document["sequential"] = _sequential_summary(monitor, plan, result)
-    report = None
     index = None
-    if collect_analyze or html_dir is not None:
-        report = _analyze(plan, result, monitor)
-        if report is not None:
-            document["compare"] = report.model_dump(mode="json")
+    report = _analyze(plan, result, monitor) if collect_analyze or html_dir is not None else None
+    if report is not None:
+        document["compare"] = report.model_dump(mode="json")
     if html_dir is not None and report is not None:
         index = _write_compare_page(plan, result, report, html_dir)
     emit(document, json_path, _run_renderer(result, sequential, report, index, html_dir))
@@ -696,20 +703,33 @@ def _until_decided(
     max_pairs: int | None,
     repeats: int | None,
     replan: Any,
+    *,
+    correlation: float | None = None,
 ) -> tuple[Plan, SequentialMonitor | None]:
     """With --until-decided: the sequential design, enough repeats (unless --repeats) for its
     cap, and the monitor the harness consults after every record, which takes pairs in
-    schedule order; rerunning resumes to the same verdict."""
+    schedule order; rerunning resumes to the same verdict. Only the random schedule is
+    accepted: its order is a draw over all the suite's (task, repeat) blocks, while `abba`
+    runs the tasks in the same order in every repeat, so the first tasks would decide for
+    the suite (`stats.sequential`, "Order")."""
     import math
 
     if not until_decided:
-        if effect is not None or max_pairs is not None:
-            raise click.UsageError("--effect and --max-pairs only apply with --until-decided")
+        if effect is not None or max_pairs is not None or correlation is not None:
+            raise click.UsageError(
+                "--effect, --max-pairs and --correlation only apply with --until-decided"
+            )
         return plan, None
+    if plan.order != "random":
+        raise click.UsageError(
+            f"--until-decided needs --order random, not {plan.order}: {plan.order} runs the "
+            "tasks in the same order in every repeat, so the first tasks' pairs would decide "
+            "for the whole suite; the random order makes every pair a draw from all of it"
+        )
 
     from plumbline.agent.sequential import SequentialMonitor
     from plumbline.compare.sequential import DEFAULT_BASELINE, DEFAULT_EFFECT
-    from plumbline.stats.sequential import plan_sequential
+    from plumbline.stats.sequential import DEFAULT_CORRELATION, plan_sequential
 
     arms = [arm.name for arm in plan.loaded.suite.arms]
     if len(arms) != 2:
@@ -722,6 +742,7 @@ def _until_decided(
         design = plan_sequential(
             DEFAULT_BASELINE,
             DEFAULT_EFFECT if effect is None else effect,
+            correlation=DEFAULT_CORRELATION if correlation is None else correlation,
             max_pairs=max_pairs,
         )
     except ValueError as error:
@@ -762,6 +783,7 @@ def _analyze(plan: Plan, result: RunResult, monitor: SequentialMonitor | None = 
                 baseline=design.baseline,
                 alpha=design.alpha,
                 max_pairs=monitor.max_pairs_given,
+                correlation=float(design.assumptions["correlation"]),
             )
         )
     try:

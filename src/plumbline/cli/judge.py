@@ -246,8 +246,8 @@ def _render_judge_calibration(console: Console, calibration: JudgeCalibration) -
     "per_model",
     required=True,
     type=click.IntRange(min=1),
-    help="Questions to label per model (the same questions for every model, so that "
-    "differences pair up).",
+    help="Questions to label per model, drawn uniformly from that model's judged questions "
+    "(the same questions for models scored on the same ones, so that differences pair up).",
 )
 @click.option(
     "-o",
@@ -287,7 +287,11 @@ def sample(
     the filled file to `plumbline leaderboard LOGS --labels FILE`.
     """
     from plumbline.leaderboard import SuiteError, build_leaderboard, load_suite
-    from plumbline.leaderboard.label_sampling import draw_label_rows, write_label_rows
+    from plumbline.leaderboard.label_sampling import (
+        draw_label_rows,
+        paired_questions,
+        write_label_rows,
+    )
 
     try:
         resolved = load_suite(suite)
@@ -309,7 +313,19 @@ def sample(
         sys.exit(EXIT_FAILED)
     write_label_rows(output, rows)
     models = sorted({row["model"] for row in rows})
-    summary = {"output": str(output), "rows": len(rows), "models": models, "seed": seed}
+    paired = paired_questions(rows)
+    draw = (
+        "uniform over each model's own judged questions (one seeded order for all models); "
+        "no question is added from outside a model's own"
+    )
+    summary = {
+        "output": str(output),
+        "rows": len(rows),
+        "models": models,
+        "seed": seed,
+        "draw": draw,
+        "paired_questions": paired,
+    }
 
     def render(console: Console) -> None:
         console.print(
@@ -318,6 +334,13 @@ def sample(
             "`plumbline leaderboard LOGS --labels FILE`",
             soft_wrap=True,
         )
+        console.print(f"Drawn {draw}.", soft_wrap=True)
+        if len(models) > 1 and paired * len(models) < len(rows):
+            console.print(
+                f"The models were scored on different questions: {paired} of the drawn "
+                "questions are labelled for every model (only those pair up for differences).",
+                soft_wrap=True,
+            )
 
     emit(summary, json_path, render)
 

@@ -208,6 +208,26 @@ class JudgeCorrection(ResultModel):
     requested_half_width: float | None = _optional_unit(
         "The half-width `more_labels_needed` aims at.", "proportion", gt=0
     )
+    lambda_method: str | None = _optional(
+        "How λ was chosen: cross-fitted (each label's λ from the other labels) or fixed."
+    )
+    judge_labelled_mean: float | None = _optional_unit(
+        "The judge's mean on the labelled questions.", "proportion"
+    )
+    judge_unlabelled_mean: float | None = _optional_unit(
+        "The judge's mean on the other questions.", "proportion"
+    )
+    selection_pvalue: float | None = _optional_unit(
+        "Two-sided p-value of 'the labelled questions are a uniform random draw' (the judge's "
+        "mean on them against the others).",
+        "probability",
+    )
+    selection_alpha: float | None = _optional_unit("Level of that check (0.01).", "probability")
+    selection_method: str | None = _optional("How that p-value was computed.")
+    labels_look_chosen: bool | None = _optional(
+        "True when selection_pvalue < selection_alpha: the labels look chosen, not drawn, and "
+        "the corrected score may be biased."
+    )
 
 
 def _category_values_schema(schema: dict[str, Any]) -> None:

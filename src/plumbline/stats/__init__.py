@@ -40,9 +40,11 @@ from plumbline.stats.power import (
 )
 from plumbline.stats.ppi import (
     LabelBudget,
+    SelectionCheck,
     label_budget,
     ppi_mean,
     ppi_mean_difference,
+    selection_check,
 )
 from plumbline.stats.proportions import (
     clopper_pearson_interval,
@@ -67,6 +69,7 @@ __all__ = [
     "EstimateResult",
     "LabelBudget",
     "SampleSizeResult",
+    "SelectionCheck",
     "SequentialPlan",
     "SequentialResult",
     "TestResult",
@@ -104,6 +107,7 @@ __all__ = [
     "repeat_variance_factor",
     "repeated_measures_mean",
     "run_sequential",
+    "selection_check",
     "sign_test",
     "t_interval",
     "two_proportion_minimum_detectable_effect",

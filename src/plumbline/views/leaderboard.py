@@ -24,6 +24,7 @@ from plumbline.leaderboard.result import (
     AdjacentPair,
     CheckResult,
     DocumentReview,
+    JudgeCorrection,
     LeaderboardDocument,
     LeaderboardRow,
 )
@@ -73,7 +74,22 @@ CORRECTION_HEADER = [
     "λ",
     "ρ",
     "more labels",
+    "labels drawn at random?",
 ]
+
+
+def selection_cell(fix: JudgeCorrection) -> str:
+    """The check that the labelled questions are a uniform draw, in words: the judge's mean on
+    the labelled vs the other questions and the p-value of the 1%-level test."""
+    if fix.selection_pvalue is None:
+        return present.MISSING
+    verdict = "NO: look chosen" if fix.labels_look_chosen else "yes"
+    return (
+        f"{verdict} (judge {present.fixed(fix.judge_labelled_mean)} labelled vs "
+        f"{present.fixed(fix.judge_unlabelled_mean)} others, p = "
+        f"{present.number(fix.selection_pvalue, 2)}, a test at the "
+        f"{present.percent(fix.selection_alpha or 0.01, 0)} level)"
+    )
 
 
 def correction_rows(document: LeaderboardDocument) -> list[list[str]]:
@@ -101,6 +117,7 @@ def correction_rows(document: LeaderboardDocument) -> list[list[str]]:
                     present.fixed(fix.lambda_, 2),
                     present.fixed(fix.correlation, 2),
                     more,
+                    selection_cell(fix),
                 ]
             )
     return rows
@@ -328,7 +345,7 @@ def render_markdown(document: LeaderboardDocument) -> str:
     corrections = correction_rows(document)
     if corrections:
         lines += ["", "## Judge corrected with human labels", ""]
-        lines.append(present.markdown_table(CORRECTION_HEADER, corrections, align="llrrrrrrr"))
+        lines.append(present.markdown_table(CORRECTION_HEADER, corrections, align="llrrrrrrrl"))
     if document.problems:
         lines += ["", "## Problems with the input", ""]
         lines += [f"- **{markdown(p.kind)}**: {markdown(str(p))}" for p in document.problems]
