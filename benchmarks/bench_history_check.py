@@ -32,9 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy import stats as sps
 
 from plumbline.leaderboard.scores import category_bounds_batch
-from plumbline.stats.change import detect_change
+from plumbline.stats.change import ChangeDetection, detect_change
 
 ALPHA = 0.05
 HORIZON = 50
@@ -84,8 +85,8 @@ def leaderboard_series(
     return Series(estimates, lows, highs, sizes)
 
 
-def first_alarm(series: Series) -> int | None:
-    result = detect_change(
+def check(series: Series) -> ChangeDetection:
+    return detect_change(
         series.estimates,
         series.lows,
         series.highs,
@@ -93,7 +94,10 @@ def first_alarm(series: Series) -> int | None:
         alpha=ALPHA,
         horizon=HORIZON,
     )
-    return result.first_alarm
+
+
+def first_alarm(series: Series) -> int | None:
+    return check(series).first_alarm
 
 
 def allowance(runs: int) -> float:
@@ -143,6 +147,11 @@ class DelayRow:
     runs: int
     early: int
     delays: tuple[int, ...]
+    #: |changed_at − the true first changed run| of each detected series
+    misplaced: tuple[int, ...]
+
+    def located(self, within: int) -> float:
+        return float(np.mean(np.asarray(self.misplaced) <= within)) if self.misplaced else math.nan
 
     @property
     def detected(self) -> float:
@@ -161,15 +170,49 @@ def delay_row(rng: np.random.Generator, runs: int, n: int, shift: float) -> Dela
     )
     early = 0
     delays: list[int] = []
+    misplaced: list[int] = []
     for _ in range(runs):
-        alarm = first_alarm(leaderboard_series(rng, sizes, truths))
-        if alarm is None:
+        result = check(leaderboard_series(rng, sizes, truths))
+        if result.first_alarm is None or result.changed_at is None:
             continue
-        if alarm < CHANGE_AT:
+        if result.first_alarm < CHANGE_AT:
             early += 1
         else:
-            delays.append(alarm - CHANGE_AT + 1)
-    return DelayRow(n, shift, runs, early, tuple(delays))
+            delays.append(result.first_alarm - CHANGE_AT + 1)
+            misplaced.append(abs(result.changed_at - CHANGE_AT))
+    return DelayRow(n, shift, runs, early, tuple(delays), tuple(misplaced))
+
+
+def fixed_questions_series(rng: np.random.Generator, n: int, p: float, rho: float) -> Series:
+    """The same `n` questions every night: a latent difficulty per question (latent correlation
+    `rho` between two answers to one question), so consecutive runs share their questions."""
+    threshold = float(sps.norm.ppf(p))
+    difficulty = math.sqrt(rho) * rng.standard_normal(n)
+    latent = difficulty + math.sqrt(1 - rho) * rng.standard_normal((HORIZON, n))
+    means = (latent < threshold).astype(np.float64)
+    low, high, _ = category_bounds_batch(means)
+    return Series(means.mean(axis=1), low, high, np.full(HORIZON, n, dtype=np.int64))
+
+
+def assumption_rows(rng: np.random.Generator, runs: int) -> list[tuple[str, float]]:
+    """False-alarm rates when the runs are not independent draws with the published noise."""
+    n, p = 200, 0.5
+    rows: list[tuple[str, float]] = []
+    alarms = sum(
+        first_alarm(fixed_questions_series(rng, n, p, 0.6)) is not None for _ in range(runs)
+    )
+    rows.append((f"the same {n} questions every night (latent difficulty, ρ = 0.6)", alarms / runs))
+    sizes = np.full(HORIZON, n, dtype=np.int64)
+    se = math.sqrt(p * (1 - p) / n)
+    for extra in (0.25, 0.5, 1.0):
+        alarms = 0
+        for _ in range(runs):
+            truths = np.clip(p + extra * se * rng.standard_normal(HORIZON), 0, 1)
+            alarms += first_alarm(leaderboard_series(rng, sizes, truths)) is not None
+        rows.append(
+            (f"night-to-night noise of {extra:g} SE beyond the interval's (n = {n})", alarms / runs)
+        )
+    return rows
 
 
 def beyond_horizon(rng: np.random.Generator, runs: int, n: int = 200, p: float = 0.5) -> str:
@@ -228,8 +271,11 @@ def main() -> int:
         f"(runs to the first alarm; 1 = with the first changed run)"
     )
     print()
-    print("| n per run | δ | detected by run 50 | median delay | 90% within | alarmed before |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| n per run | δ | detected by run 50 | median delay | 90% within | changed_at exact "
+        "| within 1 run | alarmed before |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     delays: list[DelayRow] = []
     for n in DELAY_SIZES:
         for shift in SHIFTS:
@@ -237,10 +283,18 @@ def main() -> int:
             delays.append(row)
             print(
                 f"| {n:,} | {shift:g} | {row.detected:.1%} | {row.quantile(0.5):g} | "
-                f"{row.quantile(0.9):g} | {row.early / row.runs:.1%} |"
+                f"{row.quantile(0.9):g} | {row.located(0):.0%} | {row.located(1):.0%} | "
+                f"{row.early / row.runs:.1%} |"
             )
     print()
     print(beyond_horizon(rng, beyond_runs))
+    print()
+    print(f"When the assumptions fail (n = 200, p = 0.5, {null_runs:,} series each)")
+    print()
+    print("| series | any alarm |")
+    print("|---|---:|")
+    for label, rate in assumption_rows(rng, null_runs):
+        print(f"| {label} | {rate:.1%} |")
     for row in delays:
         if row.shift == 5 and row.quantile(0.5) > 2:
             failures.append(f"median delay {row.quantile(0.5):g} > 2 runs at 5 SE, n {row.n}")
