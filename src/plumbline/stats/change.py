@@ -77,6 +77,8 @@ PATHS = 40_000
 CHUNK = 4_000
 #: The seed of the calibration paths.
 SEED = 40
+#: The longest horizon accepted: the calibration costs PATHS × horizon² / 2 operations.
+MAX_HORIZON = 200
 #: The horizon the α guarantee covers when not given.
 DEFAULT_HORIZON = 50
 METHOD = (
@@ -157,11 +159,10 @@ def _validate(
     return x, low, high, n
 
 
-@functools.lru_cache(maxsize=4)
-def _null_draws(horizon: int) -> FloatArray:
-    """Standard normal draws (PATHS × horizon), the same for every call: prefix-consistent."""
-    rng = np.random.default_rng([SEED, horizon])
-    return rng.standard_normal((PATHS, horizon))
+def _null_draws(horizon: int, block: int) -> FloatArray:
+    """Standard normal draws for one block of paths (CHUNK × horizon), the same in every call:
+    the calibration of a prefix of runs sees the same paths as that of the whole series."""
+    return np.random.default_rng([SEED, horizon, block]).standard_normal((CHUNK, horizon))
 
 
 def _null_maxima(ns: tuple[float, ...], horizon: int) -> FloatArray:
@@ -170,11 +171,11 @@ def _null_maxima(ns: tuple[float, ...], horizon: int) -> FloatArray:
     length = n.size
     w = np.cumsum(n)
     maxima = np.zeros((length, PATHS))
-    draws = _null_draws(horizon)
     # x_i = ε_i/√n_i with σ = 1, so n_i·x_i = √n_i·ε_i. Runs along the first axis and paths in
     # blocks, so that every operation (and the max over splits) runs along contiguous paths.
-    for begin in range(0, PATHS, CHUNK):
-        u = np.ascontiguousarray(np.cumsum(draws[begin : begin + CHUNK, :length] * np.sqrt(n), 1).T)
+    for block, begin in enumerate(range(0, PATHS, CHUNK)):
+        draws = _null_draws(horizon, block)[:, :length]
+        u = np.ascontiguousarray(np.cumsum(draws * np.sqrt(n), axis=1).T)
         buffer = np.empty_like(u)
         for t in range(1, length):
             wk = w[:t]
@@ -283,6 +284,11 @@ def detect_change(
     alpha = check_probability(alpha, "alpha")
     confidence = check_probability(confidence, "confidence")
     horizon = check_count(horizon, "horizon", minimum=2)
+    if horizon > MAX_HORIZON:
+        raise ValueError(
+            f"horizon must be at most {MAX_HORIZON} runs (the calibration's cost grows with its "
+            f"square), got {horizon}"
+        )
     x, low, high, n = _validate(estimates, lows, highs, ns)
     z = z_critical(confidence)
     # σᵢ² = sᵢ²·(nᵢ + z²)·nᵢ/(nᵢ − 1): Wilson's interval has the width of a Wald interval on
