@@ -18,15 +18,16 @@ average. Without them a proportion's spread is understated at small n: by 4% of 
 n = 20 and p = 0.5, which the far tail the boundary sits in turns into 6.6% false alarms
 instead of 5%. For a Wald or t interval both err on the safe side (the spread is overstated by
 25% of the variance at n = 20, 5% at n = 100, 0.2% at n = 2,000), at some cost in delay.
-With nothing changing every run
-measures the same quantity on the same kind of sample, so the runs share one spread: the check
-pools it over the runs seen so far, `σ̂ₜ² = Σ_{i≤t} nᵢσᵢ² / Σ_{i≤t} nᵢ`, and uses `σ̂ₜ/√nᵢ` as
-run `i`'s standard error. Pooling (rather than each run's own `sᵢ`) keeps a run's weight from
-depending on its own estimate (at n = 20 a Wilson interval at 0% is narrower than at 5%, which
-would pull a weighted mean towards the extremes), lets a run with a zero-width interval (Wald at
-0% or 100%) count with the others' spread, and averages away the noise of small runs'
-intervals. A series whose intervals are all zero-width is treated as exact: any difference
-between its estimates is a change.
+
+With nothing changing every run measures the same quantity on the same kind of sample, so the
+runs share one spread: the check pools it over the runs seen so far,
+`σ̂ₜ² = Σ_{i≤t} nᵢσᵢ² / Σ_{i≤t} nᵢ`, and uses `σ̂ₜ/√nᵢ` as run `i`'s standard error (a run of
+2,000 weighs 100 times one of 20). Pooling (rather than each run's own `sᵢ`) keeps a run's
+weight from depending on its own estimate (at n = 20 a Wilson interval at 0% is narrower than at
+5%, which would pull a weighted mean towards the extremes), lets a run with a zero-width
+interval (Wald at 0% or 100%) count with the others' spread, and averages away the noise of
+small runs' intervals. A series whose intervals are all zero-width is treated as exact: any
+difference between its estimates is a change.
 
 **The statistic.** With `Wₖ = Σ_{i≤k} nᵢ` and `Uₖ = Σ_{i≤k} nᵢxᵢ` (runs counted from 1), the
 two-sample z statistic for "the first `k` runs against runs `k+1..t`" is
@@ -51,9 +52,24 @@ horizon (alpha spending, Lan & DeMets 1983, Biometrika 70(3):659–663): `cₜ` 
 standard errors, so that the Monte Carlo error of the thresholds stays on the safe side.
 
 **Beyond the horizon.** At run `t > H` the check looks at the last `H` runs (runs `t−H+1..t`),
-with that window's thresholds, at the last check of the horizon: a stationary detector. The α
-guarantee covers the first `H` runs; later runs keep a small per-run false-alarm chance, measured
-in `benchmarks/bench_history_check.py`.
+with that window's thresholds, at the last check of the horizon: a stationary detector that
+forgets runs older than the horizon. The α guarantee covers the first `H` runs; each later run
+keeps a small false-alarm chance of its own (measured in `benchmarks/bench_history_check.py`:
+about 0.3% per run at α = 0.05, H = 50), so a series checked for twice the horizon can reach
+about twice α.
+
+**Assumptions.** (1) The runs are independent, and each run's estimate is approximately normal
+around the common value with the standard error its interval implies; (2) the spread per sample
+is the same for every run (the same kind of questions, scorer and design), so that a run's
+standard error scales as `1/√n`; (3) every interval is at `confidence`. When runs share their
+questions (the same suite every night) their estimates vary less than their intervals say and
+the check is conservative (fewer false alarms, slower alarms). When the night-to-night variation
+is larger than the intervals say (a judge or a provider that varies from day to day) the false
+alarms grow quickly: with extra noise of half a standard error, about 3 times α. Near 0% or 100%
+at small n, Wilson's interval floors the spread and the check is conservative there.
+
+**Cost.** One calibration (`PATHS × t²/2` operations, about half a second for 50 runs) per
+distinct sequence of sample sizes, cached; the checks themselves are `O(t²)` per series.
 """
 
 from __future__ import annotations
