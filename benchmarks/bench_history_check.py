@@ -9,7 +9,8 @@ Wilson for 0/1 scores, Wilson at the effective n for a rubric) with `n` the numb
 - **False alarms**: nothing changes over a 50-run series; the share of series with any alarm
   must be at most α = 0.05 (less two Monte Carlo standard errors of allowance) at n = 20, 50, 200
   and 2,000 per run and p from 0.02 to 0.98, and with n varying within a series (each run's n
-  drawn log-uniformly from 20 to 2,000).
+  drawn log-uniformly from 20 to 2,000; and runs of 20 and 2,000 alternating, where the small
+  runs are skewed near 0 or 1).
 - **Detection delay**: the true score drops by δ standard errors of one run
   (`δ·√(p(1−p)/n)`, p = 0.7) from run 26 on (25 runs before); delay 1 = the alarm comes with the
   first changed run. Series with an alarm before the change are left out of the delays (they are
@@ -43,6 +44,9 @@ NULL_SIZES = (20, 50, 200, 2000)
 NULL_RATES = (0.02, 0.1, 0.5, 0.9, 0.98)
 RUBRIC_SIZES = (20, 200)
 VARYING_RATES = (0.1, 0.5)
+#: Small runs between large ones: skewed small runs are the hard case for a pooled spread.
+ALTERNATING = np.array([20, 2000] * (50 // 2), dtype=np.int64)
+ALTERNATING_RATES = (0.02, 0.1, 0.5)
 SHIFTS = (2.0, 3.0, 5.0)
 DELAY_SIZES = (20, 200, 2000)
 BASE = 0.7
@@ -130,9 +134,13 @@ def null_rate(
         sizes = sizes_of(rng) if callable(sizes_of) else np.asarray(sizes_of)
         truths = np.full(sizes.size, p)
         alarms += first_alarm(leaderboard_series(rng, sizes, truths, rubric=rubric)) is not None
-    n_label = (
-        "20–2,000 (log-uniform)" if callable(sizes_of) else f"{int(np.asarray(sizes_of)[0]):,}"
-    )
+    fixed = None if callable(sizes_of) else np.asarray(sizes_of)
+    if fixed is None:
+        n_label = "20–2,000 (log-uniform)"
+    elif np.all(fixed == fixed[0]):
+        n_label = f"{int(fixed[0]):,}"
+    else:
+        n_label = "20 and 2,000 alternating"
     return NullRow(label, n_label, f"{p:g}", runs, alarms)
 
 
@@ -255,6 +263,8 @@ def main() -> int:
         rows.append(null_rate(rng, "rubric", null_runs, np.full(HORIZON, n), 0.5, True))
     for p in VARYING_RATES:
         rows.append(null_rate(rng, "binary", varying_runs, varying_sizes, p, False))
+    for p in ALTERNATING_RATES:
+        rows.append(null_rate(rng, "binary", null_runs, ALTERNATING, p, False))
     print(f"False alarms: any alarm in a {HORIZON}-run series with nothing changing (α = {ALPHA})")
     print()
     print("| scores | n per run | p | series | any alarm |")

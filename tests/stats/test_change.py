@@ -166,6 +166,16 @@ def test_the_level_holds_at_twenty_questions_and_p_one_half() -> None:
     assert alarms / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
 
 
+def test_small_skewed_runs_between_large_ones_keep_the_level() -> None:
+    # 20 questions at p = 0.02 between runs of 2,000: far from normal. With the pooled spread
+    # alone 19% of these series alarm; the run's own (wider) interval keeps them near 1%.
+    rng = np.random.default_rng(2002)
+    sizes = np.array([20, 2000] * 25)
+    runs = 1000
+    alarms = sum(_binomial_series(rng, sizes, 0.02).changed for _ in range(runs))
+    assert alarms / runs <= 0.05
+
+
 def test_a_five_standard_error_drop_is_found_within_two_runs() -> None:
     rng = np.random.default_rng(5)
     sizes = np.full(40, 200)
