@@ -7,14 +7,14 @@ Wilson for 0/1 scores, Wilson at the effective n for a rubric) with `n` the numb
 `detect_change` is run on the whole series; its `alarms` are the checks after every run.
 
 - **False alarms**: nothing changes over a 50-run series; the share of series with any alarm
-  must be at most α = 0.05 (less two Monte Carlo standard errors of allowance) at n = 20, 50, 200
+  must be at most α = 0.05 (plus two Monte Carlo standard errors of allowance) at n = 20, 50, 200
   and 2,000 per run and p from 0.02 to 0.98, and with n varying within a series (each run's n
   drawn log-uniformly from 20 to 2,000; and runs of 20 and 2,000 alternating, where the small
   runs are skewed near 0 or 1).
 - **Detection delay**: the true score drops by δ standard errors of one run
-  (`δ·√(p(1−p)/n)`, p = 0.7) from run 26 on (25 runs before); delay 1 = the alarm comes with the
-  first changed run. Series with an alarm before the change are left out of the delays (they are
-  the false alarms above) and counted.
+  (`δ·√(p(1−p)/n)`, p = 0.7), or an error rate of 5% rises by δ of them, from run 26 on (25 runs
+  before); delay 1 = the alarm comes with the first changed run. Series with an alarm before
+  the change are left out of the delays (they are the false alarms above) and counted.
 - **Beyond the horizon**: 100-run series with nothing changing: alarms in runs 1–50 (the
   guarantee) and in runs 51–100 (the sliding 50-run window).
 
@@ -49,7 +49,8 @@ ALTERNATING = np.array([20, 2000] * (50 // 2), dtype=np.int64)
 ALTERNATING_RATES = (0.02, 0.1, 0.5)
 SHIFTS = (2.0, 3.0, 5.0)
 DELAY_SIZES = (20, 200, 2000)
-BASE = 0.7
+#: (p before the change, direction): a score that drops, and an error rate near 0 that rises
+DELAY_SCENARIOS = ((0.7, -1.0, DELAY_SIZES), (0.05, 1.0, (200, 2000)))
 CHANGE_AT = 25  # 0-based index of the first changed run: 25 runs before it
 #: Answers averaged per question in the rubric scenario (scores in quarters).
 RUBRIC_ANSWERS = 4
@@ -151,6 +152,7 @@ def varying_sizes(rng: np.random.Generator) -> IntArray:
 @dataclass(frozen=True)
 class DelayRow:
     n: int
+    base: float
     shift: float
     runs: int
     early: int
@@ -171,10 +173,11 @@ class DelayRow:
         return float(np.quantile(self.delays, q, method="inverted_cdf"))
 
 
-def delay_row(rng: np.random.Generator, runs: int, n: int, shift: float) -> DelayRow:
+def delay_row(rng: np.random.Generator, runs: int, n: int, base: float, shift: float) -> DelayRow:
+    """`shift` standard errors of one run (negative: a drop) from run CHANGE_AT on."""
     sizes = np.full(HORIZON, n, dtype=np.int64)
     truths = np.where(
-        np.arange(HORIZON) >= CHANGE_AT, BASE - shift * math.sqrt(BASE * (1 - BASE) / n), BASE
+        np.arange(HORIZON) >= CHANGE_AT, base + shift * math.sqrt(base * (1 - base) / n), base
     )
     early = 0
     delays: list[int] = []
@@ -188,7 +191,7 @@ def delay_row(rng: np.random.Generator, runs: int, n: int, shift: float) -> Dela
         else:
             delays.append(result.first_alarm - CHANGE_AT + 1)
             misplaced.append(abs(result.changed_at - CHANGE_AT))
-    return DelayRow(n, shift, runs, early, tuple(delays), tuple(misplaced))
+    return DelayRow(n, base, shift, runs, early, tuple(delays), tuple(misplaced))
 
 
 def fixed_questions_series(rng: np.random.Generator, n: int, p: float, rho: float) -> Series:
@@ -277,25 +280,27 @@ def main() -> int:
     print()
 
     print(
-        f"Detection delay: p {BASE} drops by δ standard errors of one run after run {CHANGE_AT} "
+        f"Detection delay: p moves by δ standard errors of one run from run {CHANGE_AT + 1} on "
         f"(runs to the first alarm; 1 = with the first changed run)"
     )
     print()
     print(
-        "| n per run | δ | detected by run 50 | median delay | 90% within | changed_at exact "
-        "| within 1 run | alarmed before |"
+        "| p before | n per run | δ | detected by run 50 | median delay | 90% within "
+        "| changed_at exact | within 1 run | alarmed before |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     delays: list[DelayRow] = []
-    for n in DELAY_SIZES:
-        for shift in SHIFTS:
-            row = delay_row(rng, delay_runs, n, shift)
-            delays.append(row)
-            print(
-                f"| {n:,} | {shift:g} | {row.detected:.1%} | {row.quantile(0.5):g} | "
-                f"{row.quantile(0.9):g} | {row.located(0):.0%} | {row.located(1):.0%} | "
-                f"{row.early / row.runs:.1%} |"
-            )
+    for base, sign, sizes in DELAY_SCENARIOS:
+        for n in sizes:
+            for shift in SHIFTS:
+                row = delay_row(rng, delay_runs, n, base, sign * shift)
+                delays.append(row)
+                print(
+                    f"| {base:g} | {n:,} | {sign * shift:+g} | {row.detected:.1%} | "
+                    f"{row.quantile(0.5):g} | "
+                    f"{row.quantile(0.9):g} | {row.located(0):.0%} | {row.located(1):.0%} | "
+                    f"{row.early / row.runs:.1%} |"
+                )
     print()
     print(beyond_horizon(rng, beyond_runs))
     print()
@@ -306,9 +311,9 @@ def main() -> int:
     for label, rate in assumption_rows(rng, null_runs):
         print(f"| {label} | {rate:.1%} |")
     for row in delays:
-        if row.shift == 5 and row.quantile(0.5) > 2:
+        if abs(row.shift) == 5 and row.quantile(0.5) > 2:
             failures.append(f"median delay {row.quantile(0.5):g} > 2 runs at 5 SE, n {row.n}")
-        if row.shift == 3 and row.quantile(0.5) > 3:
+        if abs(row.shift) == 3 and row.quantile(0.5) > 3:
             failures.append(f"median delay {row.quantile(0.5):g} > 3 runs at 3 SE, n {row.n}")
     print(f"\n{time.perf_counter() - started:.0f} s (seed {args.seed})")
     for failure in failures:
