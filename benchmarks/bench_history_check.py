@@ -285,8 +285,8 @@ def main() -> int:
     )
     print()
     print(
-        "| p before | n per run | δ | detected by run 50 | median delay | 90% within "
-        "| changed_at exact | within 1 run | alarmed before |"
+        "| p before | n | δ | found by run 50 | median delay | 90% within | changed_at exact "
+        "| ±1 | early |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     delays: list[DelayRow] = []
