@@ -395,13 +395,15 @@ spent less than α. One calibration takes about half a second and is cached per 
 sample sizes (a nightly suite of a fixed size calibrates once).
 
 **The guarantee.** With nothing changing, the chance that any check of the first 50 runs (the
-horizon, `horizon=` in the API, at most 200) alarms is at most α. A shift of 3 standard errors of
-one run is found in a median of 2 runs (90% within 4), 5 standard errors with the first changed
-run (90% within 2), 2 standard errors in 4–5 runs. **Beyond the horizon** the check at run `t`
-looks at the last 50 runs only (a sliding window, at the boundary of the horizon's last check),
-so it forgets older runs and keeps alarming on new changes; the guarantee does not extend: each
-further run adds about 0.4% of false-alarm chance (measured below: 7.6% of 100-run series alarm
-somewhere in runs 51–100). Start a new series (`--since`) after a change you accept.
+horizon, `horizon=` in the API, at most 200) alarms is at most α (from 0.01: smaller α needs
+more calibration paths; at α = 0.01, n = 200, p = 0.5: 0.85% of 4,000 series). A shift of 3
+standard errors of one run is found in a median of 2 runs (90% within 4), 5 standard errors with
+the first changed run (90% within 2), 2 standard errors in 4–5 runs. **Beyond the horizon** the
+check at run `t` looks at the last 50 runs only (a sliding window, at the boundary of the
+horizon's last check), so it forgets older runs and keeps alarming on new changes; the guarantee
+does not extend: each further run adds about 0.4% of false-alarm chance (measured below: 7.6% of
+100-run series alarm somewhere in runs 51–100). Start a new series (`--since`) after a change
+you accept.
 
 **Assumptions, and what happens when they fail.** (1) Runs are independent and each estimate is
 approximately normal around the common value with the standard error its interval implies;

@@ -125,6 +125,7 @@ def test_beyond_the_horizon_the_last_horizon_runs_are_checked() -> None:
         (([0.5], [0.4], [0.6], [0]), {}, "ns[0] must be >= 1"),
         (([0.5], [0.4], [0.6], [2.5]), {}, "ns[0] must be an integer"),
         (([0.5], [0.4], [0.6], [10]), {"alpha": 1.5}, "alpha must be strictly between 0 and 1"),
+        (([0.5], [0.4], [0.6], [10]), {"alpha": 0.001}, "alpha must be at least 0.01"),
         (([0.5], [0.4], [0.6], [10]), {"horizon": 1}, "horizon must be >= 2"),
         (([0.5], [0.4], [0.6], [10]), {"horizon": 500}, "horizon must be at most 200 runs"),
         (([0.5], [0.4], [0.6], [10]), {"confidence": 0}, "confidence must be strictly"),

@@ -100,6 +100,8 @@ PATHS = 40_000
 CHUNK = 4_000
 #: The seed of the calibration paths.
 SEED = 40
+#: The smallest α accepted: below it, fewer than about 7 of the PATHS paths would cross per check.
+MIN_ALPHA = 0.01
 #: The longest horizon accepted: the calibration costs PATHS × horizon² / 2 operations.
 MAX_HORIZON = 200
 #: The horizon the α guarantee covers when not given.
@@ -310,6 +312,11 @@ def detect_change(
     (Lan & DeMets 1983). See the module docstring for the details and assumptions.
     """
     alpha = check_probability(alpha, "alpha")
+    if alpha < MIN_ALPHA:
+        raise ValueError(
+            f"alpha must be at least {MIN_ALPHA} (the {PATHS:,} calibration paths resolve no "
+            f"smaller family-wise error over the horizon), got {alpha!r}"
+        )
     confidence = check_probability(confidence, "confidence")
     horizon = check_count(horizon, "horizon", minimum=2)
     if horizon > MAX_HORIZON:
