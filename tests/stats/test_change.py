@@ -4,6 +4,7 @@ changing, few 50-run series raise any alarm; a clear shift is found within a few
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -65,6 +66,10 @@ def test_all_zero_width_intervals_are_exact_values() -> None:
     assert not any(same.alarms)
     moved = detect_change([1.0, 1.0, 0.95], [1.0, 1.0, 0.95], [1.0, 1.0, 0.95], [20, 20, 20])
     assert moved.alarms == (False, False, True) and moved.changed_at == 2
+    # strict JSON has no infinity: the first run's threshold and the exact statistic are null
+    document = json.loads(json.dumps(moved.to_dict(), allow_nan=False))
+    assert document["thresholds"][0] is None and document["statistics"][2] is None
+    assert document["first_alarm"] == 2 and document["alarms"] == [False, False, True]
 
 
 def test_a_check_never_changes_when_later_runs_arrive() -> None:

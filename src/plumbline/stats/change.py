@@ -144,7 +144,15 @@ class ChangeDetection:
         return self.first_alarm is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as JSON-ready values: an infinite statistic or threshold (the first run's,
+        or an exact series that moved) becomes None, which JSON can carry."""
+        data = asdict(self)
+        for name in ("statistics", "thresholds"):
+            data[name] = [value if math.isfinite(value) else None for value in data[name]]
+        for name in ("shift_z",):
+            value = data[name]
+            data[name] = value if value is None or math.isfinite(value) else None
+        return data
 
 
 def _validate(
