@@ -294,31 +294,7 @@ def _window_checks(x: FloatArray, n: FloatArray, unit_var: FloatArray) -> _Windo
     return _WindowChecks(statistics, split + 1, shift[split, columns])
 
 
-def detect_change(
-    estimates: Sequence[float],
-    lows: Sequence[float],
-    highs: Sequence[float],
-    ns: Sequence[int],
-    *,
-    alpha: float = 0.05,
-    horizon: int = DEFAULT_HORIZON,
-    confidence: float = 0.95,
-) -> ChangeDetection:
-    """Check a series of runs for a change beyond noise, as if checked after every run.
-
-    Each run `i` gives its estimate, its interval `[lows[i], highs[i]]` at `confidence` and its
-    sample size `ns[i]` (runs in time order). Returns the alarm of the check at each run, the
-    first alarm and where the change is estimated to start; with nothing changing, the chance
-    that any of the checks of a series of up to `horizon` runs alarms is at most `alpha`.
-
-    Statistic: `M_t = max_k |Z_{k,t}|`, the GLR change-point statistic for a shift in a normal
-    mean with both levels unknown (Hawkins, Qiu & Kang 2003), each run weighted by `nᵢ` with
-    each run's variance `max(σ̂², σᵢ²)/nᵢ` from the spread pooled over the runs' intervals
-    (`σᵢ² = ((highᵢ − lowᵢ)/2z)²·(nᵢ + z²)·nᵢ/(nᵢ − 1)`);
-    boundary
-    calibrated for these sample sizes by Monte Carlo with α spent evenly over the horizon
-    (Lan & DeMets 1983). See the module docstring for the details and assumptions.
-    """
+def _check_parameters(alpha: float, horizon: int, confidence: float) -> tuple[float, int, float]:
     alpha = check_probability(alpha, "alpha")
     if alpha < MIN_ALPHA:
         raise ValueError(
@@ -332,14 +308,24 @@ def detect_change(
             f"horizon must be at most {MAX_HORIZON} runs (the calibration's cost grows with its "
             f"square), got {horizon}"
         )
-    x, low, high, n = _validate(estimates, lows, highs, ns)
-    z = z_critical(confidence)
-    # σᵢ² = sᵢ²·(nᵢ + z²)·nᵢ/(nᵢ − 1): Wilson's interval has the width of a Wald interval on
-    # nᵢ + z² trials (Agresti & Coull 1998), and a plug-in variance p̂(1 − p̂) is low by
-    # (nᵢ − 1)/nᵢ on average; without both a proportion's spread is understated at small n
-    bessel = np.where(n > 1, n / np.maximum(n - 1, 1), 1.0)
-    unit_var = ((high - low) / (2 * z)) ** 2 * (n + z * z) * bessel
+    return alpha, horizon, confidence
 
+
+def _unit_variances(low: FloatArray, high: FloatArray, n: FloatArray, z: float) -> FloatArray:
+    """σᵢ² = sᵢ²·(nᵢ + z²)·nᵢ/(nᵢ − 1) with sᵢ = (highᵢ − lowᵢ)/2z.
+
+    Wilson's interval has the width of a Wald interval on nᵢ + z² trials (Agresti & Coull
+    1998), and a plug-in variance p̂(1 − p̂) is low by (nᵢ − 1)/nᵢ on average; without both a
+    proportion's spread is understated at small n.
+    """
+    bessel = np.where(n > 1, n / np.maximum(n - 1, 1), 1.0)
+    return np.asarray(((high - low) / (2 * z)) ** 2 * (n + z * z) * bessel, dtype=np.float64)
+
+
+def _checks_by_run(
+    x: FloatArray, n: FloatArray, unit_var: FloatArray, alpha: float, horizon: int
+) -> tuple[FloatArray, FloatArray, _WindowChecks]:
+    """`(M_t, c_t, the checks' splits and shifts)` of the check at every run of the series."""
     size = x.size
     statistics = np.zeros(size)
     thresholds = np.full(size, math.inf)
@@ -359,14 +345,45 @@ def detect_change(
         splits[t] = t - horizon + 1 + checks.splits[-1]
         shifts[t] = checks.shifts[-1]
         thresholds[t] = _thresholds(tuple(n[window].tolist()), alpha, horizon)[-1]
+    return statistics, thresholds, _WindowChecks(statistics, splits, shifts)
+
+
+def detect_change(
+    estimates: Sequence[float],
+    lows: Sequence[float],
+    highs: Sequence[float],
+    ns: Sequence[int],
+    *,
+    alpha: float = 0.05,
+    horizon: int = DEFAULT_HORIZON,
+    confidence: float = 0.95,
+) -> ChangeDetection:
+    """Check a series of runs for a change beyond noise, as if checked after every run.
+
+    Each run `i` gives its estimate, its interval `[lows[i], highs[i]]` at `confidence` and its
+    sample size `ns[i]` (runs in time order). Returns the alarm of the check at each run, the
+    first alarm and where the change is estimated to start; with nothing changing, the chance
+    that any of the checks of a series of up to `horizon` runs alarms is at most `alpha`.
+
+    Statistic: `M_t = max_k |Z_{k,t}|`, the GLR change-point statistic for a shift in a normal
+    mean with both levels unknown (Hawkins, Qiu & Kang 2003), each run weighted by `nᵢ`, with
+    the variance `max(σ̂², σᵢ²)/nᵢ` from the spread pooled over the runs' intervals
+    (`σᵢ² = ((highᵢ − lowᵢ)/2z)²·(nᵢ + z²)·nᵢ/(nᵢ − 1)`); the boundary is calibrated for these
+    sample sizes by Monte Carlo with α spent evenly over the horizon (Lan & DeMets 1983).
+    See the module docstring for the details and assumptions. Raises ValueError naming the
+    argument on invalid input (`alpha` from 0.01, `horizon` 2 to 200).
+    """
+    alpha, horizon, confidence = _check_parameters(alpha, horizon, confidence)
+    x, low, high, n = _validate(estimates, lows, highs, ns)
+    unit_var = _unit_variances(low, high, n, z_critical(confidence))
+    statistics, thresholds, checks = _checks_by_run(x, n, unit_var, alpha, horizon)
     alarms = statistics > thresholds
     first_alarm = int(np.argmax(alarms)) if alarms.any() else None
-    changed_at = None if first_alarm is None else int(splits[first_alarm])
-    shift = None if first_alarm is None else float(shifts[first_alarm])
-    shift_z = None
-    if first_alarm is not None and shift is not None:
+    changed_at = shift = shift_z = None
+    if first_alarm is not None:
+        changed_at = int(checks.splits[first_alarm])
+        shift = float(checks.shifts[first_alarm])
         shift_z = math.copysign(float(statistics[first_alarm]), shift)
-    pooled = float(np.sum(n * unit_var) / np.sum(n))
     return ChangeDetection(
         alarms=tuple(bool(a) for a in alarms),
         first_alarm=first_alarm,
@@ -379,5 +396,5 @@ def detect_change(
         thresholds=tuple(float(v) for v in thresholds),
         shift=shift,
         shift_z=shift_z,
-        spread=math.sqrt(pooled),
+        spread=math.sqrt(float(np.sum(n * unit_var) / np.sum(n))),
     )
