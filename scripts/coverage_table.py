@@ -287,6 +287,12 @@ METHODS = {
 }
 
 
+#: The history change alarms section (figures from benchmarks/bench_history_check.py, a separate
+#: run of about ten minutes), kept in scripts/statistics_history.md so that regenerating the page
+#: keeps it.
+HISTORY_SECTION = (Path(__file__).parent / "statistics_history.md").read_text("utf-8")
+
+
 def _reliability_mark(cell: IntervalCoverage) -> str:
     if not cell.intervals:
         return "not published"
@@ -359,7 +365,7 @@ def reliability_only(out: Path) -> int:
     cells = run_reliability_cells(
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
-    write_atomic(out, kept + "\n" + render_reliability(cells, model))
+    write_atomic(out, kept + "\n" + render_reliability(cells, model) + "\n" + HISTORY_SECTION)
     print(f"wrote {out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) else 1
 
@@ -406,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
     text = render(cells, seconds, args.resamples, compare_sizes)
-    text += "\n" + render_reliability(reliability, model)
+    text += "\n" + render_reliability(reliability, model) + "\n" + HISTORY_SECTION
     write_atomic(args.out, text)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) and all(c.acceptable for c in reliability) else 1
