@@ -157,18 +157,20 @@ def _load_tasks_publicly(spec: str) -> list[Any]:
     path = Path(file)
     if not (path.suffix == ".py" and path.is_file()):
         return [registry_create("task", spec)]
-    names = [name] if name else [info.name for info in list_tasks(str(path))]
+    folder = path.resolve().parent
+    # the folder given: list_tasks's default is the working directory when Inspect was imported
+    names = [name] if name else [info.name for info in list_tasks(path.name, root_dir=folder)]
     module_name = f"plumbline_user_task_{abs(hash(path.resolve()))}"
     module_spec = importlib.util.spec_from_file_location(module_name, path)
     if module_spec is None or module_spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module
-    sys.path.insert(0, str(path.resolve().parent))  # as Inspect loads it: its siblings import
+    sys.path.insert(0, str(folder))  # as Inspect loads it: its siblings import
     try:
         module_spec.loader.exec_module(module)
     finally:
-        sys.path.remove(str(path.resolve().parent))
+        sys.path.remove(str(folder))
     if not names:
         raise ValueError(f"{path}: no @task function found")
     tasks: list[Any] = []
