@@ -122,6 +122,7 @@ def test_high_concurrency_spreads_calls_over_clients_of_32_connections() -> None
         models=("openai-api/local/m",), prompts=(Prompt("p", "hi"),), concurrency=100
     )
     with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PLUMBLINE_COMPAT", raising=False)  # the fast path, whatever the run's
         patch.setenv("LOCAL_BASE_URL", "http://127.0.0.1:9/v1")
         patch.setenv("LOCAL_API_KEY", FAKE_KEY)
         caller = InspectCaller(settings)

@@ -1,8 +1,9 @@
 """The private names of plumbline's dependencies, one guarded adapter per dependency.
 
 plumbline takes a few shortcuts through private parts of Inspect AI (`compat.inspect`), the
-openai SDK (`compat.openai`) and jsii (`compat.jsii`): the probe's direct call, which saves
-most of the client CPU a trial costs, and the CDK worker's early stop of the jsii runtime.
+openai SDK (`compat.openai`), jsii (`compat.jsii`) and Ray (`compat.ray`): the probe's direct
+call, which saves most of the client CPU a trial costs, the CDK worker's early stop of the jsii
+runtime, and Ray's re-reading of its authentication settings.
 Nothing else in `src/` imports a private module of another package
 (`tests/compat/test_private_imports.py` walks the source and fails on one).
 
@@ -10,8 +11,9 @@ Each adapter declares the versions of its distribution it was checked against an
 names it needs, and probes them once per process (`Adapter.status`): when the version is
 outside the checked range, a name is missing, or the environment asks for the public paths,
 its callers take the public path instead (the probe through `Model.generate`, the CDK worker
-without the early stop) and one debug line says why (logger ``plumbline.compat``). Trial
-records name the path that sent them (`TrialRecord.call_path`).
+without the early stop, Inspect's public task registry, Ray without the refresh) and one
+debug line says why (logger ``plumbline.compat``). Trial records name the path that sent them
+(`TrialRecord.call_path`).
 
 ``PLUMBLINE_COMPAT=public`` forces every adapter to its public path;
 ``PLUMBLINE_COMPAT=public:openai,jsii`` forces the named ones only. The public paths give the
@@ -170,7 +172,10 @@ def _problem(adapter: Adapter, version: str | None, environment: str) -> str:
         except Exception as error:  # any failure to import or find it closes the fast path
             return f"{adapter.distribution} {version}: {dotted} not found ({error!r})"
     if adapter.extra_check is not None:
-        problem = adapter.extra_check()
+        try:
+            problem = adapter.extra_check()
+        except Exception as error:  # a check that cannot run closes the fast path too
+            problem = f"the check failed ({error!r})"
         if problem:
             return f"{adapter.distribution} {version}: {problem}"
     return ""

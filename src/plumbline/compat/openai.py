@@ -89,10 +89,10 @@ class PreparedPost:
 
     @classmethod
     def of(cls, client: Any, path: str = CHAT_COMPLETIONS) -> PreparedPost | None:
-        import httpx2
-
         if not ADAPTER.fast:
             return None
+        import httpx2
+
         plain = (
             getattr(client, "_provider_runtime", None) is None
             and getattr(client, "_workload_identity_auth", None) is None
