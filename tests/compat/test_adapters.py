@@ -148,3 +148,28 @@ def test_a_user_task_loads_the_same_through_inspects_public_registry(
 
     assert seen(public) == seen(fast)
     assert len(fast) == (1 if suffix else 2)
+
+
+def test_the_cdk_worker_is_told_of_the_early_stop_only_on_the_fast_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(compat.ENVIRONMENT, raising=False)
+    assert jsii_compat.worker_environment("/x/jsii_runtime.py") == {
+        "PLUMBLINE_JSII_ADAPTER": "/x/jsii_runtime.py"
+    }
+    monkeypatch.setenv(compat.ENVIRONMENT, "public:jsii")
+    assert jsii_compat.worker_environment("/x/jsii_runtime.py") == {}
+
+
+def test_the_worker_side_stop_uses_the_standard_library_only() -> None:
+    """It runs inside the sandbox by path, where plumbline is not importable."""
+    import ast
+
+    tree = ast.parse(jsii_compat.RUNTIME_SCRIPT.read_text(encoding="utf-8"))
+    imported = {
+        (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == {"__future__", "jsii._runtime"}
