@@ -14,12 +14,14 @@ from plumbline.compat import inspect as inspect_compat
 from plumbline.compat import jsii as jsii_compat
 from plumbline.compat import openai as openai_compat
 from plumbline.compat import ray as ray_compat
+from plumbline.compat import transformers as transformers_compat
 
 REAL = {
     "inspect": inspect_compat.ADAPTER,
     "openai": openai_compat.ADAPTER,
     "jsii": jsii_compat.ADAPTER,
     "ray": ray_compat.ADAPTER,
+    "transformers": transformers_compat.ADAPTER,
 }
 
 
@@ -173,3 +175,14 @@ def test_the_worker_side_stop_uses_the_standard_library_only() -> None:
         for alias in node.names
     }
     assert imported == {"__future__", "jsii._runtime"}
+
+
+def test_the_documented_sampling_defaults_are_the_ones_transformers_applies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(compat.ENVIRONMENT, raising=False)
+    applied = transformers_compat.generation_defaults()
+    monkeypatch.setenv(compat.ENVIRONMENT, "public:transformers")
+    documented = transformers_compat.generation_defaults()
+    assert documented == transformers_compat.DOCUMENTED_DEFAULTS
+    assert {k: applied[k] for k in documented} == documented

@@ -1,9 +1,10 @@
 """The private names of plumbline's dependencies, one guarded adapter per dependency.
 
 plumbline takes a few shortcuts through private parts of Inspect AI (`compat.inspect`), the
-openai SDK (`compat.openai`), jsii (`compat.jsii`) and Ray (`compat.ray`): the probe's direct
-call, which saves most of the client CPU a trial costs, the CDK worker's early stop of the jsii
-runtime, and Ray's re-reading of its authentication settings.
+openai SDK (`compat.openai`), jsii (`compat.jsii`), Ray (`compat.ray`) and transformers
+(`compat.transformers`): the probe's direct call, which saves most of the client CPU a trial
+costs, the CDK worker's early stop of the jsii runtime, Ray's re-reading of its authentication
+settings, and `generate`'s sampling defaults.
 Nothing else in `src/` imports a private module of another package
 (`tests/compat/test_private_imports.py` walks the source and fails on one).
 
@@ -11,9 +12,9 @@ Each adapter declares the versions of its distribution it was checked against an
 names it needs, and probes them once per process (`Adapter.status`): when the version is
 outside the checked range, a name is missing, or the environment asks for the public paths,
 its callers take the public path instead (the probe through `Model.generate`, the CDK worker
-without the early stop, Inspect's public task registry, Ray without the refresh) and one
-debug line says why (logger ``plumbline.compat``). Trial records name the path that sent them
-(`TrialRecord.call_path`).
+without the early stop, Inspect's public task registry, Ray without the refresh, transformers'
+documented defaults) and one debug line says why (logger ``plumbline.compat``). Trial records
+name the path that sent them (`TrialRecord.call_path`).
 
 ``PLUMBLINE_COMPAT=public`` forces every adapter to its public path;
 ``PLUMBLINE_COMPAT=public:openai,jsii`` forces the named ones only. The public paths give the
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 #: The environment variable that forces adapters to their public paths (see the docstring).
 ENVIRONMENT = "PLUMBLINE_COMPAT"
 #: The adapters there are, by name.
-ADAPTERS = ("inspect", "openai", "jsii", "ray")
+ADAPTERS = ("inspect", "openai", "jsii", "ray", "transformers")
 
 logger = logging.getLogger("plumbline.compat")
 
