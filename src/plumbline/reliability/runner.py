@@ -3,7 +3,8 @@
 Calls go through Inspect AI's model API, so every Inspect provider works (including
 `openai-api/<service>/<model>` with `<SERVICE>_BASE_URL` and `<SERVICE>_API_KEY` for local
 servers); a non-streamed `openai-api` call goes straight to Inspect's provider, without the
-`Model.generate` bookkeeping a probe does not use (`_DirectCall`; the records are the same).
+`Model.generate` bookkeeping a probe does not use (`_DirectCall`, through the private names
+`plumbline.compat` guards; the records are the same, and each names its `call_path`).
 The plan of (model, prompt, trial) keys is shuffled with the seed, so every model is measured
 across the same time window rather than one after the other; a bounded pool of async
 workers runs it. Every trial, failed or not, is appended to a JSONL journal and made durable
