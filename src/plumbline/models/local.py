@@ -265,9 +265,9 @@ class LocalEngine:
         """The warpers' settings when sampling (as `generate` resolves them); {} for greedy."""
         if not temperature:
             return {}
-        from transformers import GenerationConfig
+        from plumbline.compat.transformers import generation_defaults
 
-        defaults = GenerationConfig._get_default_generation_params()
+        defaults = generation_defaults()
         config = self.model.generation_config
 
         def resolved(given: Any, name: str) -> Any:

@@ -52,6 +52,20 @@ class ErrorClass(StrEnum):
     UNKNOWN = "UnknownError"
 
 
+class CallPath(StrEnum):
+    """The code that sent a probe trial's call (`plumbline.compat`: the fast paths take
+    private names of Inspect and the openai SDK; `model_generate` is Inspect's public API)."""
+
+    #: the openai SDK's request built once per client, sent by the direct call
+    PREPARED_REQUEST = "prepared_request"
+    #: the openai SDK client's own `post`, called by the direct call
+    SDK_POST = "sdk_post"
+    #: Inspect's `openai-api` provider, called directly (its own request building)
+    INSPECT_PROVIDER = "inspect_provider"
+    #: Inspect's `Model.generate`
+    MODEL_GENERATE = "model_generate"
+
+
 class GenerationSettings(BaseModel):
     """The generation config a trial was sent with."""
 
@@ -102,6 +116,13 @@ class TrialRecord(BaseModel):
     attempts: int = Field(default=1, ge=1, le=1001, description="Calls made: 1 + retries used.")
     timestamp: datetime
     config: GenerationSettings
+    call_path: CallPath | None = Field(
+        default=None,
+        description=(
+            "The code that sent the call (plumbline.compat); absent in records of other "
+            "callers and of older plumbline releases."
+        ),
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> TrialRecord:
