@@ -546,13 +546,26 @@ def run_command(
     if not wants_json(json_path):
         render_differences(plan, console)
     result = _run_harness(plan, options, monitor)
+    _emit_run(plan, result, monitor, collect_analyze or html_dir is not None, html_dir, json_path)
+
+
+def _emit_run(
+    plan: Plan,
+    result: RunResult,
+    monitor: SequentialMonitor | None,
+    analyze: bool,
+    html_dir: Path | None,
+    json_path: str | None,
+) -> None:
+    """The run's document (with the A/B analysis when asked) to JSON or the terminal, and its
+    page to the site in `html_dir`."""
     document: dict[str, Any] = result.to_dict()
     document["arm_differences"] = [d.to_dict() for d in plan.differences]
     sequential = None
     if monitor is not None:
         sequential = document["sequential"] = _sequential_summary(monitor, plan, result)
     index = None
-    report = _analyze(plan, result, monitor) if collect_analyze or html_dir is not None else None
+    report = _analyze(plan, result, monitor) if analyze else None
     if report is not None:
         document["compare"] = report.model_dump(mode="json")
     if html_dir is not None and report is not None:
