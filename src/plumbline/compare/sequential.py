@@ -24,6 +24,7 @@ from plumbline.compare.result import (
     SequentialStep,
 )
 from plumbline.core.result import Interval
+from plumbline.core.timestamps import epoch_seconds
 from plumbline.stats.result import ConfidenceInterval
 from plumbline.stats.sequential import SequentialResult, plan_sequential, run_sequential
 
@@ -42,8 +43,9 @@ def _ordered_pairs(
     )
     timed = runs.height > 0 and runs["started_at_utc"].null_count() == 0
     if timed:
-        instant = pl.col("started_at_utc").str.to_datetime(time_zone="UTC", strict=False)
-        runs = runs.with_columns(instant.alias("when"))
+        # read as `records validate` reads it (`core.timestamps`: a naive time is UTC)
+        instants = [epoch_seconds(value) for value in runs["started_at_utc"].to_list()]
+        runs = runs.with_columns(pl.Series("when", instants, dtype=pl.Float64))
         timed = runs["when"].null_count() == 0
     order = "started_at_utc" if timed else "file order"
     ranked = runs.sort(["when", "row"] if timed else ["row"]).with_row_index("position")
