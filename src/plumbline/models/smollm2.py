@@ -18,7 +18,8 @@ fails as a timeout and the process carries on.
 
 The model is text only: a prompt with an image (or any non-text content) or tools fails with
 `UnsupportedInputError`, which `plumbline run` records as an unsupported sample.
-Model arguments (`-M`): `threads` (torch CPU threads; default torch's).
+Model arguments (`-M`): `threads` (torch CPU threads at most; default torch's; fewer while other
+processes keep the cores busy, `batching.threads_for`).
 """
 
 from __future__ import annotations
