@@ -63,3 +63,15 @@ def test_a_batch_on_a_busy_machine_runs_on_one_thread(busy_cores: int) -> None:
     generation = engine.generate([{"role": "user", "content": "Hi"}], max_new_tokens=2)
     assert generation.output_tokens >= 1
     assert generation.threads == 1  # every core is taken by another process
+
+
+def test_probe_loads_the_embedded_model_before_any_trial_is_timed() -> None:
+    """With the default `--timeout 30`, the model's start-up (20 s on a busy 2-core machine)
+    was charged to the first trials: `probe --model plumbline/smollm2`, 2 prompts × 2 trials,
+    recorded 4 TimeoutErrors in 4. The probe's set-up now loads it (`warm_up`)."""
+    from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt
+
+    settings = ProbeSettings(models=("plumbline/smollm2",), prompts=(Prompt("p", "hi"),))
+    caller = InspectCaller(settings)
+    for model in caller._models["plumbline/smollm2"]:
+        assert model.api._engine is not None  # loaded before any call is timed

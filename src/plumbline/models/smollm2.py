@@ -114,6 +114,11 @@ class SmolLM2API(ModelAPI):
             self._engine = shared_engine()
         return self._engine
 
+    def warm_up(self) -> None:
+        """Load the weights before the first call (`probe` calls this before any trial), so a
+        call's timeout measures the call, not the model's start-up."""
+        self.engine()
+
     def max_connections(self) -> int:
         # one call at a time unless the caller asks for more (--concurrency): concurrent calls
         # decode together (plumbline.models.batching) with the same tokens, but finish in
