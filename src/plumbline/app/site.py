@@ -391,7 +391,11 @@ def _publish(
         manifest = {"generator": "plumbline", "version": MANIFEST_VERSION, "reports": reports}
         write_atomic(stage / SITE_MARKER, _json_text(manifest))
         write_atomic(stage / index.path, index.html)
+        inside = _cwd_inside(real)
         exchange_directories(stage, real)
+        if inside is not None:  # `-o .`: follow the site, not the old one about to go
+            with contextlib.suppress(OSError):
+                os.chdir(real / inside)
     except OSError as error:
         # name the file of the site, not of its staged copy (which is gone)
         if isinstance(error.filename, str) and error.filename.startswith(str(stage)):
@@ -404,6 +408,14 @@ def _publish(
     return SiteResult(
         root=root, index=root / index.path, pages=[*written, root / index.path], data=data
     )
+
+
+def _cwd_inside(real: Path) -> Path | None:
+    """The working directory relative to the site `real` when it is inside it, else None."""
+    try:
+        return Path(os.getcwd()).relative_to(real)
+    except (OSError, ValueError):
+        return None
 
 
 #: Every staged site's name starts so (a site's own is `.plumbline-stage-<name>-XXXXXXXX`).
