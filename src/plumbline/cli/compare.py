@@ -24,7 +24,7 @@ from plumbline.cli.output import (
 )
 from plumbline.cli.report import announce_html, html_option
 from plumbline.core.escape import terminal
-from plumbline.core.limits import MAX_RESAMPLES
+from plumbline.core.limits import MAX_RESAMPLES, MIN_SEQUENTIAL_EFFECT
 
 if TYPE_CHECKING:
     from plumbline.compare.result import (
@@ -128,8 +128,9 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
 )
 @click.option(
     "--effect",
-    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
-    help="--sequential: planned pass-rate difference  [default: 0.10]",
+    type=FiniteFloatRange(MIN_SEQUENTIAL_EFFECT, 1, max_open=True),
+    help="--sequential: planned pass-rate difference (smaller ones need more pairs than an "
+    "A/B of agents runs, and their plan takes minutes)  [default: 0.10]",
 )
 @click.option(
     "--baseline",
@@ -189,7 +190,6 @@ def compare(
     from plumbline.compare.result import CompareSettings
 
     _check_inputs(records, rule, sequential)
-    table = _read_records(records, strict)
     sequential_settings = _sequential_settings(
         click.get_current_context(),
         sequential,
@@ -200,6 +200,7 @@ def compare(
         correlation=correlation,
         seed=seed,
     )
+    table = _read_records(records, strict)
     settings = CompareSettings(
         rule="ci" if rule == "ci" else "schema",
         sequential=sequential_settings,
@@ -381,6 +382,7 @@ def _sequential_settings(
     from plumbline.stats.sequential import plan_sequential
 
     try:  # the plan is made again per comparison (its cap is cached)
+        check_sequential_size(fixed_pairs(settings), "--effect, --baseline and --alpha")
         plan_sequential(
             settings.baseline,
             settings.effect,
@@ -393,6 +395,31 @@ def _sequential_settings(
             f"{settings.baseline:g}: {str(error).split(';')[0]}"
         ) from None
     return settings
+
+
+def fixed_pairs(settings: SequentialSettings) -> int:
+    """The pairs of the fixed design behind a sequential plan (closed form, no planning)."""
+    from plumbline.stats.power import mcnemar_sample_size
+
+    from plumbline.stats.sequential import DEFAULT_CORRELATION
+
+    correlation = DEFAULT_CORRELATION if settings.correlation is None else settings.correlation
+    return mcnemar_sample_size(
+        settings.baseline, settings.effect, alpha=settings.alpha, correlation=correlation
+    ).n
+
+
+def check_sequential_size(pairs: int, options: str) -> None:
+    """A usage error before any work when a sequential plan would rest on more than
+    `MAX_SEQUENTIAL_PAIRS` pairs of the fixed design (its planning cost grows with them)."""
+    from plumbline.core.limits import MAX_SEQUENTIAL_PAIRS
+
+    if pairs > MAX_SEQUENTIAL_PAIRS:
+        raise click.UsageError(
+            f"--sequential: the design needs {pairs:,} pairs of the fixed design, more than "
+            f"the bound of {MAX_SEQUENTIAL_PAIRS:,} a sequential plan is made for; plan for a "
+            f"larger difference or a larger error rate ({options})"
+        )
 
 
 def fail_unless_reasons(report: CompareReport) -> list[str]:

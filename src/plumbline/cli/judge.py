@@ -11,6 +11,7 @@ import click
 from plumbline.cli.output import (
     EXIT_FAILED,
     EXIT_USAGE,
+    FiniteFloatRange,
     Group,
     OutputFile,
     concurrency_option,
@@ -349,7 +350,7 @@ def sample(
 @click.option(
     "--correlation",
     required=True,
-    type=click.FloatRange(-1, 1),
+    type=FiniteFloatRange(-1, 1),
     help="Judge–human correlation (from `judge calibrate` or a corrected leaderboard).",
 )
 @click.option(
@@ -359,14 +360,14 @@ def sample(
     "--half-width",
     "half_width",
     required=True,
-    type=click.FloatRange(0, 0.5, min_open=True),
+    type=FiniteFloatRange(0, 0.5, min_open=True),
     help="The 95% interval half-width wanted (0.05 = ±5 points).",
 )
 @click.option(
     "--rate",
     default=0.5,
     show_default=True,
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     help="The expected score (0.5 is the worst case).",
 )
 @json_option

@@ -157,7 +157,13 @@ def _power_sequential(
             "--sequential counts pairs: --epochs and --within-share do not apply"
         )
     assert effect is not None
+    from plumbline.cli.compare import check_sequential_size
+
     try:
+        fixed = _sample_size(
+            baseline=baseline, effect=effect, paired=True, sd=sd, common=common, pairing=pairing
+        )
+        check_sequential_size(fixed.n, "--effect, --sd or --baseline, and --alpha, --power")
         document = _sequential(baseline, effect, sd, common["alpha"], common["power"], pairing)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None

@@ -15,7 +15,7 @@ import math
 import mmap
 import stat
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -33,6 +33,7 @@ from pydantic import (
     field_validator,
 )
 
+from plumbline.core.timestamps import parse_utc
 from plumbline.records.io import InvalidRecordError, RecordError, as_regular_file, read_records
 from plumbline.records.lines import max_line_bytes
 
@@ -71,12 +72,6 @@ MAX_COST_USD = 1e6
 NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
 Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
-
-
-def parse_utc(value: str) -> datetime:
-    """An ISO 8601 date-time (`Z` allowed) as an aware datetime (naive ones are taken as UTC)."""
-    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def time_problems(started: str | None, ended: str | None) -> list[tuple[str, str]]:

@@ -16,8 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from plumbline.core.timestamps import as_utc
 from plumbline.records.io import ReadResult, read_records
 
 SCHEMA_VERSION = "1.0.0"
@@ -114,7 +115,8 @@ class TrialRecord(BaseModel):
     error_message: str | None = None
     timed_out: bool = False
     attempts: int = Field(default=1, ge=1, le=1001, description="Calls made: 1 + retries used.")
-    timestamp: datetime
+    #: a naive time is UTC, as every reader reads one (`core.timestamps`)
+    timestamp: Annotated[datetime, AfterValidator(as_utc)]
     config: GenerationSettings
     call_path: CallPath | None = Field(
         default=None,

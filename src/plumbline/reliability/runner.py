@@ -560,6 +560,11 @@ class InspectCaller:
         for module in _WARM_MODULES:
             with contextlib.suppress(ImportError):
                 importlib.import_module(module)
+        # a provider with its own start-up (the embedded model loads its weights: 20 s on a
+        # busy 2-core machine) does it now, not inside the first trials' timeouts
+        prepare = getattr(getattr(model, "api", None), "warm_up", None)
+        if callable(prepare):
+            prepare()
 
     async def aclose(self) -> None:
         for model in itertools.chain.from_iterable(self._models.values()):

@@ -13,7 +13,6 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -405,18 +404,6 @@ def render_csv(document: LeaderboardDocument) -> str:
     return buffer.getvalue()
 
 
-def print_whole(table: Table, console: Console) -> None:
-    """Print a table at its natural width even when the terminal is narrower: long model names
-    are shown whole (the terminal wraps the line) rather than cut to `openrouter/a…`."""
-    width = Measurement.get(console, console.options.update_width(10_000), table).maximum
-    options = console.options.update_width(max(console.width, width))
-    for line in console.render_lines(table, options, pad=False):
-        text = Text()
-        for segment in line:
-            text.append(segment.text, segment.style)
-        console.print(text, soft_wrap=True, crop=False)
-
-
 def _review_lines(review: DocumentReview, path_label: str, console: Console) -> None:
     for problem in review.problems:
         console.print(Text(f"{path_label}: {problem}", style="yellow"), soft_wrap=True)
@@ -510,15 +497,16 @@ def _category_table(result: CheckResult, longest: int) -> Table:
 
 def render_check(result: CheckResult, console: Console) -> None:
     """Both files' validation, the overall deviations with tolerance and interval verdicts,
-    and the category deviations. Model names are never shortened (long ones wrap)."""
+    and the category deviations. Model names are never shortened: a table too wide for the
+    terminal is drawn as a list (`views.terminal`)."""
     _review_lines(result.new_file, "new", console)
     _review_lines(result.published_file, "published", console)
     longest = max((len(d.model) for d in result.deviations), default=5)
     table = _deviation_table(result, longest)
-    print_whole(table, console)
+    console.print(table)
     if result.categories:
         by_category = _category_table(result, longest)
-        print_whole(by_category, console)
+        console.print(by_category)
     if result.only_new:
         console.print(
             "Only in the new file: " + ", ".join(map(terminal, result.only_new)), soft_wrap=True
