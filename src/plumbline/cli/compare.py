@@ -400,7 +400,6 @@ def _sequential_settings(
 def fixed_pairs(settings: SequentialSettings) -> int:
     """The pairs of the fixed design behind a sequential plan (closed form, no planning)."""
     from plumbline.stats.power import mcnemar_sample_size
-
     from plumbline.stats.sequential import DEFAULT_CORRELATION
 
     correlation = DEFAULT_CORRELATION if settings.correlation is None else settings.correlation
