@@ -240,6 +240,7 @@ def test_records_validate_command(tmp_path: Path) -> None:
         "records": 2,
         "valid": 2,
         "invalid": 0,
+        "duplicate_runs": 0,
         "errors": [],
     }
     bad = write_jsonl(tmp_path / "bad.jsonl", [run(), run(repeat=-1)])
@@ -248,6 +249,37 @@ def test_records_validate_command(tmp_path: Path) -> None:
     assert f"{bad}:2: repeat: Input should be greater than or equal to 0" in failed.output
     strict = CliRunner().invoke(main, ["records", "validate", str(bad), "--strict"])
     assert strict.exit_code == 2
+
+
+def test_records_validate_flags_a_unit_recorded_twice(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from plumbline.cli.main import main
+
+    first = write_jsonl(tmp_path / "a.jsonl", [run(run_id="r1"), run(arm="b", run_id="r2")])
+    second = write_jsonl(tmp_path / "b.jsonl", [run(run_id="r3", success=False)])
+    result = CliRunner().invoke(main, ["records", "validate", str(first), str(second), "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["duplicate_runs"] == 1 and report["invalid"] == 0
+    assert report["errors"] == [
+        f"{second}:1: task_id: duplicate run: task 't1', arm 'a', repeat 1 (first at "
+        f"{first}:1); a comparison leaves both out of its pairing"
+    ]
+    strict = CliRunner().invoke(main, ["records", "validate", str(first), str(second), "--strict"])
+    assert strict.exit_code == 2 and "duplicate run" in strict.stderr
+    # compare never drops them silently: both stay out of the pairing, and it says so
+    runs = write_jsonl(
+        tmp_path / "runs.jsonl",
+        [run(task_id=f"t{i}", arm=arm, run_id=f"{arm}{i}") for i in range(3) for arm in "ab"]
+        + [run(task_id="t0", arm="a", run_id="again", success=False)],
+    )
+    compared = CliRunner().invoke(
+        main, ["compare", str(runs), "-t", "a", "-c", "b", "--resamples", "100", "--json"]
+    )
+    report = json.loads(compared.output)
+    assert report["paired"]["pairs"] == 2
+    assert any("duplicate run t0/a/repeat 1" in w for w in report["warnings"])
 
 
 def test_chunked_scan_counts_needles_straddling_chunks_once(

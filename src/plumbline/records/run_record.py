@@ -573,3 +573,35 @@ def _duplicate_run_ids(frame: pl.DataFrame) -> list[RecordError]:
             )
         )
     return problems
+
+
+def duplicate_units(frame: pl.DataFrame) -> list[RecordError]:
+    """A problem for every record whose `(task_id, arm, repeat)` an earlier record already has.
+
+    Each unit of an A/B comparison is one run: a second record of it is a rerun, a copied file,
+    or task ids that collide (sample 1 of two tasks). The comparison keeps such records out of
+    its pairing and says so; `records validate` reports them here, first location named.
+    """
+    if frame.height == 0:
+        return []
+    keys = frame.select("task_id", "arm", "repeat", "file", "line").with_row_index("_row")
+    repeated = keys.filter(pl.struct("task_id", "arm", "repeat").is_duplicated())
+    if repeated.height == 0:
+        return []
+    first: dict[tuple[str, str, int], str] = {}
+    problems = []
+    for _, task, arm, repeat, path, line in repeated.sort("_row").iter_rows():
+        unit = (task, arm, repeat)
+        if unit not in first:
+            first[unit] = f"{path}:{line}"
+            continue
+        problems.append(
+            RecordError(
+                path,
+                line,
+                "task_id",
+                f"duplicate run: task {task!r}, arm {arm!r}, repeat {repeat} "
+                f"(first at {first[unit]}); a comparison leaves both out of its pairing",
+            )
+        )
+    return problems

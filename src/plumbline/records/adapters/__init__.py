@@ -137,14 +137,18 @@ def load_outcomes(
 
 @dataclass
 class Conversion:
-    """Converted records and the problems found, in input order."""
+    """Converted records, the problems found, in input order, and notes: what was read but
+    gave no record, or was set aside, without being wrong (a log that holds no samples, a run
+    superseded by a rerun)."""
 
     records: list[RunRecord] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def extend(self, other: Conversion) -> None:
         self.records.extend(other.records)
         self.errors.extend(other.errors)
+        self.notes.extend(other.notes)
 
 
 _HINTS = {
