@@ -5,8 +5,8 @@ The original project's tasks and scorers, by name: `aws_solutions_architect` sco
 `architecture_design_llm_judge` by `llm_judge_scorer` (the three architecture tasks run the same
 dataset, `architecture_interpretation.jsonl`, in that project's `evals/architecture_design/
 tasks.py`), `aws_cdk_synth` by `cdk_verify` and `aws_cdk_synth_local` by `cdk_verify_local`.
-Small stand-ins with those names run on mockllm with scripted outputs (usage set, so nothing is downloaded), and the script tables below give every
-expected number.
+Small stand-ins with those names run on mockllm with scripted outputs (usage set, so nothing is
+downloaded), and the script tables below give every expected number.
 """
 
 from __future__ import annotations
