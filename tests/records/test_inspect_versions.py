@@ -12,56 +12,15 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.support.inspect_fixture_logs import LOGS, SUITE
 
 from plumbline.cli.main import main
 from plumbline.records.adapters import RunContext
 from plumbline.records.adapters.inspect_log import convert_inspect, sample_time
 from plumbline.records.inspect_logs import find_log_files
 
-LOGS = Path(__file__).parent / "fixtures" / "inspect_logs"
 OLD = LOGS / "scorer" / "logs" / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
 
-# Each task of the fixtures as a category, read with the scorer its logs hold.
-SUITE = """
-[suite]
-name = "inspect-fixtures"
-
-[[category]]
-key = "popularity"
-name = "Popularity"
-description = "Inspect's popularity example task."
-weight = 0.25
-scoring = "binary"
-tasks = ["popularity"]
-scorer = "match"
-
-[[category]]
-key = "mmlu"
-name = "MMLU"
-description = "MMLU, zero-shot."
-weight = 0.25
-scoring = "binary"
-tasks = ["inspect_evals/mmlu_0_shot"]
-scorer = "choice"
-
-[[category]]
-key = "guess"
-name = "Guess the number"
-description = "A number guessing task."
-weight = 0.25
-scoring = "rubric"
-tasks = ["inspect_test_utils/guess_number"]
-scorer = "closeness_log"
-
-[[category]]
-key = "input"
-name = "Input task"
-description = "A model-graded task."
-weight = 0.25
-scoring = "binary"
-tasks = ["input_task"]
-scorer = "model_graded_fact"
-"""
 CATEGORIES = {
     "popularity": ("popularity", "score_match"),
     "mmlu": ("mmlu_0_shot", "score_choice"),
