@@ -87,6 +87,24 @@ CASES: list[tuple[str, dict[str, Any], bool]] = [
     ("empty arm", run(arm=""), False),
     ("empty task id", run(task_id=""), False),
     ("timed_out null", run(timed_out=None), False),
+    (
+        "per-model usage",
+        run(
+            model_usage=[
+                {"model": "haiku", "input_tokens": 5, "output_tokens": 2, "total_cost_usd": 0.1},
+                {"model": "opus", "input_tokens": None, "cache_read_tokens": 9, "extra": "kept"},
+            ]
+        ),
+        True,
+    ),
+    ("empty per-model usage", run(model_usage=[]), True),
+    ("per-model usage without a model", run(model_usage=[{"input_tokens": 5}]), False),
+    ("per-model usage with an empty model", run(model_usage=[{"model": ""}]), False),
+    ("per-model usage negative", run(model_usage=[{"model": "m", "output_tokens": -1}]), False),
+    ("per-model usage too large", run(model_usage=[{"model": "m", "input_tokens": 10**13}]), False),
+    ("per-model usage fractional", run(model_usage=[{"model": "m", "input_tokens": 1.5}]), False),
+    ("per-model usage as object", run(model_usage={"m": {"input_tokens": 1}}), False),
+    ("per-model usage null entry", run(model_usage=[None]), False),
 ]
 
 
@@ -336,3 +354,33 @@ def test_a_missing_nullable_key_among_nulls_is_reported(tmp_path: Path) -> None:
     table = read_run_records([path])
     assert [str(e) for e in table.errors] == [f"{path}:11: total_cost_usd: Field required"]
     assert table.frame["total_cost_usd"].null_count() == 10
+
+
+USAGE_CASES = [case for case in CASES if "per-model" in case[0]]
+
+
+@pytest.mark.parametrize(("label", "record", "valid"), USAGE_CASES, ids=[c[0] for c in USAGE_CASES])
+def test_the_columnar_reader_agrees_on_per_model_usage(
+    tmp_path: Path, label: str, record: dict[str, Any], valid: bool
+) -> None:
+    """Plain JSONL takes the columnar path: it must accept and reject `model_usage` as the
+    model does, and read the entries the record-by-record reader reads."""
+    records = [run(repeat=i) for i in range(50)]
+    records[20] = record | {"repeat": 20}
+    path = write_jsonl(tmp_path / "runs.jsonl", records)
+    table = read_run_records([path])
+    assert table.frame.height == (50 if valid else 49)
+    assert (table.errors == []) is valid
+    if not valid:
+        assert all(str(e).startswith(f"{path}:21: model_usage") for e in table.errors)
+        return
+    read = table.frame.filter(pl.col("repeat") == 20)["model_usage"].to_list()[0]
+    wanted = record["model_usage"]
+    assert [entry["model"] for entry in read] == [entry["model"] for entry in wanted]
+    assert [entry["input_tokens"] for entry in read] == [e.get("input_tokens") for e in wanted]
+    slow = write_jsonl(tmp_path / "runs.json", records).read_text()
+    array = tmp_path / "array.json"
+    array.write_text("[" + ",".join(slow.splitlines()) + "]")
+    assert_frame_equal(
+        read_run_records([array]).frame.drop("file", "line"), table.frame.drop("file", "line")
+    )

@@ -24,10 +24,11 @@ if TYPE_CHECKING:
     from plumbline.records.adapters import Conversion, RunContext
     from plumbline.records.run_record import RunRecord
 
-SOURCES = ("claude-code", "opencode", "inspect")
+SOURCES = ("claude-code", "opencode", "codex", "inspect")
 _SUFFIXES = {
     "claude-code": (".json", ".jsonl"),
     "opencode": (".json", ".jsonl"),
+    "codex": (".jsonl", ".json"),
     "inspect": (".eval", ".json"),
 }
 MAX_SHOWN_ERRORS = 20
@@ -154,7 +155,7 @@ def convert(
     strict: bool,
     json_path: str | None,
 ) -> None:
-    """Convert agent output (Claude Code, opencode, Inspect logs) to validated run records.
+    """Convert agent output (Claude Code, opencode, Codex, Inspect logs) to validated run records.
 
     The records go to -o (stdout by default); --json [PATH] gives the summary (counts and
     problems), on stdout only when the records go to a file.
@@ -219,6 +220,10 @@ def _convert(
         from plumbline.records.adapters.opencode import convert_opencode
 
         return convert_opencode(paths, context)
+    if source == "codex":
+        from plumbline.records.adapters.codex import convert_codex
+
+        return convert_codex(paths, context)
     from plumbline.records.adapters.inspect_log import convert_inspect
 
     return convert_inspect(
