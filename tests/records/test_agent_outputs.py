@@ -112,6 +112,12 @@ def test_codex_rejects_other_json(tmp_path: Path) -> None:
     result = convert("--from", "codex", str(other), "--arm", "a", "--task-id", "t")
     assert result.exit_code == 1
     assert "no Codex event" in result.stderr
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    nothing = convert("--from", "codex", str(empty), "--arm", "a", "--task-id", "t")
+    assert nothing.exit_code == 1 and f"{empty}:1: <record>: empty: no Codex events" in (
+        nothing.stderr
+    )
 
 
 def test_opencode_export_keeps_each_models_share(tmp_path: Path) -> None:

@@ -86,6 +86,10 @@ def convert_codex(paths: list[str | Path], context: RunContext) -> Conversion:
             else:
                 events.append(item)
         if not events:
+            if not any(error.path == str(path) for error in conversion.errors):
+                conversion.errors.append(
+                    RecordError(str(path), 1, "<record>", "empty: no Codex events")
+                )
             continue
         values = [event.value for event in events]
         if not any(str(value.get("type", "")).startswith(_EVENT_PREFIXES) for value in values):
