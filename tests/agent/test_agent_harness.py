@@ -583,5 +583,6 @@ def test_malformed_usage_is_unknown_and_the_run_still_counts(
     for record in records(out):
         assert record["infra_failure"] is False
         assert record["input_tokens"] is None and record["total_cost_usd"] is None
+        assert record.get("model_usage") is None  # its entry holds the bad count too
         assert record["output_tokens"] is not None  # the valid values are kept
         assert record["success"] is (record["arm"] == "with_hint")

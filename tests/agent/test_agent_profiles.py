@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from plumbline.agent import codex
 from plumbline.agent.profiles import AgentCommandError, count_runs_of, resolve_agent
+from plumbline.records.adapters import codex
 
 # `codex exec --json` output shaped like its documentation (a command, a file change, an MCP
 # tool call and the final message, two turns with usage).

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plumbline.agent import codex
-from plumbline.records.adapters import claude_code, opencode
+from plumbline.records.adapters import claude_code, codex, opencode
 from plumbline.records.io import Located, iter_json_values
 
 _PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|workspace)\}")
@@ -41,6 +40,7 @@ REPORTED_FIELDS = (
     "tool_call_count",
     "session_id",
     "model",
+    "model_usage",
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from functools import cache
@@ -125,6 +126,10 @@ class TrialRecord(BaseModel):
             "callers and of older plumbline releases."
         ),
     )
+    usage_note: str | None = Field(
+        default=None,
+        description="Why a token count the provider reported is null: it was out of range.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> TrialRecord:
@@ -151,6 +156,41 @@ class TrialRecord(BaseModel):
     def key(self) -> tuple[str, str, int]:
         """The identity of a trial: (model, prompt id, trial index)."""
         return (self.model, self.prompt_id, self.trial)
+
+
+@dataclass(frozen=True)
+class UsageCounts:
+    """A provider's token counts as a trial record keeps them, and why any was left out."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    note: str | None = None
+
+
+def usage_counts(input_tokens: Any, output_tokens: Any) -> UsageCounts:
+    """Token counts as reported when they are counts the schema holds (integers in
+    [0, MAX_TOKENS]); any other value is left null, and the note says what was reported.
+
+    A provider's usage block is data about the answer, not part of it: a gateway that counts
+    cached tokens apart reports more cached than prompt tokens (Inspect's input count,
+    prompt − cached − cache-write, is then negative), another reports 10¹² completion tokens.
+    Either way the answer, its latency and its class stand; only the count is unknown.
+    """
+    kept: dict[str, int | None] = {}
+    problems: list[str] = []
+    for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+        if value is None or (
+            isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
+        ):
+            kept[name] = value
+            continue
+        kept[name] = None
+        why = "negative" if isinstance(value, int | float) and value < 0 else "out of range"
+        problems.append(f"{name} {value!r} ({why}; a count is in [0, {MAX_TOKENS:.0e}])")
+    note = None
+    if problems:
+        note = "the provider's usage gave " + "; ".join(problems) + ": left null"
+    return UsageCounts(kept["input_tokens"], kept["output_tokens"], note)
 
 
 @cache

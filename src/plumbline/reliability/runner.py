@@ -52,6 +52,7 @@ from plumbline.records.trial_record import (
     GenerationSettings,
     TrialRecord,
     read_trial_records,
+    usage_counts,
 )
 from plumbline.reliability.configs import differences, run_config
 from plumbline.reliability.errors import (
@@ -651,11 +652,13 @@ class InspectCaller:
                 timed_out=failure.timed_out,
             )
         assert output is not None
+        counts = usage_counts(output.input_tokens, output.output_tokens)
         return TrialRecord(
             **common,
             response=self._exactly.text(output.completion),
-            input_tokens=output.input_tokens,
-            output_tokens=output.output_tokens,
+            input_tokens=counts.input_tokens,
+            output_tokens=counts.output_tokens,
+            usage_note=counts.note,
         )
 
 

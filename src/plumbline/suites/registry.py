@@ -44,7 +44,13 @@ SA_BENCH_TASKS: dict[str, str] = {
 #: The original SA Bench project's task names, recognised in logs by the built-in suite but not
 #: run by plumbline (plumbline runs its own versions of these tasks).
 ORIGINAL_SA_BENCH_TASKS = frozenset(
-    {"aws_solutions_architect", "aws_cdk_synth", "aws_cdk_synth_local"}
+    {
+        "aws_solutions_architect",
+        "architecture_interpretation",
+        "architecture_design_llm_judge",
+        "aws_cdk_synth",
+        "aws_cdk_synth_local",
+    }
 )
 
 JUDGED_TASK = "architecture_design"

@@ -7,6 +7,13 @@ CLI 0.171 prints all five, older releases the first three), `turn.failed`, `item
 `command_execution`, `file_change`, `mcp_tool_call`, `web_search`, `todo_list` or `error`) and
 `error`.
 
+`records convert --from codex` reads one stream per file (`convert_codex`); `plumbline agent
+run` reads the same events with the same parser (`events_to_fields`).
+
+Codex's events carry no time: the duration comes from the harness, as `duration_seconds` or
+`started_at_utc`/`ended_at_utc` on a line of the stream (a harness appends a summary line), in
+the outcomes file, or the end minus the start.
+
 Mapping: usage is summed over `turn.completed` events (each turn's usage covers every model
 request of that turn). OpenAI counts cache reads and writes inside `input_tokens`, so
 `input_tokens = input_tokens - cached_input_tokens - cache_write_input_tokens` (the uncached
@@ -22,7 +29,11 @@ no cost (`total_cost_usd` stays null) and not how many model requests a turn mad
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
+
+from plumbline.records.adapters import Conversion, RunContext, validate
+from plumbline.records.io import Located, RecordError, iter_json_values
 
 AGENT = "codex"
 TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
@@ -67,4 +78,50 @@ def events_to_fields(events: Iterable[Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["AGENT", "TOOL_ITEMS", "events_to_fields"]
+def convert_codex(paths: list[str | Path], context: RunContext) -> Conversion:
+    """Convert `codex exec --json` event streams (one run per file) to run records."""
+    conversion = Conversion()
+    for path in paths:
+        events: list[Located] = []
+        for item in iter_json_values(path):
+            if isinstance(item, RecordError):
+                conversion.errors.append(item)
+            elif not isinstance(item.value, dict):
+                conversion.errors.append(
+                    RecordError(item.path, item.line, "<record>", "not a JSON object")
+                )
+            else:
+                events.append(item)
+        if not events:
+            if not any(error.path == str(path) for error in conversion.errors):
+                conversion.errors.append(
+                    RecordError(str(path), 1, "<record>", "empty: no Codex events")
+                )
+            continue
+        values = [event.value for event in events]
+        if not any(str(value.get("type", "")).startswith(_EVENT_PREFIXES) for value in values):
+            conversion.errors.append(
+                RecordError(
+                    str(path),
+                    events[0].line,
+                    "<record>",
+                    "no Codex event (thread.*, turn.*, item.*); produce the stream with "
+                    "`codex exec --json`",
+                )
+            )
+            continue
+        fields = events_to_fields(values)
+        fields["run_id"] = fields["session_id"]
+        fields["duration_seconds"] = None
+        # Harness keys may ride on any line (a harness appends a summary line).
+        merged: dict[str, Any] = {}
+        for value in values:
+            merged.update(value)
+        context.fill(fields, merged, path)
+        validate(fields, str(path), events[0].line, conversion)
+    return conversion
+
+
+_EVENT_PREFIXES = ("thread.", "turn.", "item.")
+
+__all__ = ["AGENT", "TOOL_ITEMS", "convert_codex", "events_to_fields"]
