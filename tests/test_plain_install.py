@@ -142,7 +142,7 @@ def test_each_adapter_is_fast_on_the_newest_releases(
     range it was checked against) when a new release of Inspect, openai or jsii breaks the
     fast path. plumbline still works then, on the public path; the adapter needs checking
     against that release (see `plumbline.compat`). Ray's adapter is checked against the lock's
-    release only (`tests/compat/test_adapters.py`): its wheels are too large for this."""
+    release only (`tests/compat/test_compat_adapters.py`): its wheels are too large for this."""
     work = tmp_path_factory.mktemp("newest")
     python = _newest_install(work, f"{wheel}[inspect]", *_ADAPTER_PACKAGES)
     env = {k: v for k, v in _clean_env().items() if k != "PLUMBLINE_COMPAT"}
