@@ -3,8 +3,8 @@ unconfined (`--sandbox none`), in the same run.
 
 Two measurements, alternating the two modes so machine load hits both alike:
 
-1. Start-up per command: the same short command (`python3 -c pass`, as an agent's first
-   process would be) started through the harness's own launcher (`Harness.run_confined`)
+1. Start-up per command: the same short command (this interpreter's `-c pass`, as an agent's
+   first process would be) started through the harness's own launcher (`Harness.run_confined`)
    with a trial's real confinement (runtimes, workspace, HOME, hidden paths), sandboxed and
    not; the median difference is the sandbox's start-up cost per command.
 2. Whole trials: `plumbline agent run` of the example suite (2 tasks × 2 arms × REPEATS) with an
@@ -60,7 +60,7 @@ def start_times(kind: str, starts: int, base: Path) -> list[float]:
         began = time.perf_counter()
         result = harness.run_confined(
             sandbox,
-            ["python3", "-c", "pass"],
+            [sys.executable, "-c", "pass"],
             confinement,
             timeout=60,
             stdout=trial.logs / "out",
@@ -71,6 +71,13 @@ def start_times(kind: str, starts: int, base: Path) -> list[float]:
     return times
 
 
+def same_python() -> dict[str, str]:
+    """This environment with this interpreter first on PATH: `python3` is then the same file in
+    and out of the sandbox (not, unconfined, a version manager's shim the sandbox lacks)."""
+    path = f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
+    return {**os.environ, "PATH": path}
+
+
 def run_seconds(kind: str, repeats: int, base: Path, index: int) -> tuple[float, int]:
     """Wall seconds of `agent run` on the example suite, and its number of trials."""
     out = base / f"run-{kind}-{index}"
@@ -78,7 +85,7 @@ def run_seconds(kind: str, repeats: int, base: Path, index: int) -> tuple[float,
     command += ["-o", str(out), "--repeats", str(repeats), "--sandbox", kind, "--json"]
     command += ["--workdir", str(base)]
     began = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
+    subprocess.run(command, check=True, capture_output=True, env=same_python())
     return time.perf_counter() - began, 4 * repeats
 
 
