@@ -496,7 +496,9 @@ def run_command(
     if not wants_json(json_path):
         render_differences(plan, console)
     result = _run_harness(plan, options, monitor)
-    document: dict[str, Any] = result.to_dict()
+    from plumbline.agent.result import SCHEMA_VERSION
+
+    document: dict[str, Any] = {"schema_version": SCHEMA_VERSION, **result.to_dict()}
     document["arm_differences"] = [d.to_dict() for d in plan.differences]
     sequential = None
     if monitor is not None:
