@@ -34,6 +34,7 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.report import html_option, report_name, site_url, write_html
+from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core import present
 from plumbline.core.escape import markdown, terminal
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_REPEATS
@@ -431,6 +432,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 )
 @html_option
 @json_option
+@store_options
 def run_command(
     suite: str,
     agent: str | None,
@@ -458,6 +460,7 @@ def run_command(
     max_pairs: int | None,
     html_dir: Path | None,
     json_path: str | None,
+    store: StoreOptions,
 ) -> None:
     """Run every (task, arm, repeat) of SUITE in hermetic workspaces, interleaving arms, and
     append one validated run record per run to OUTPUT/records.jsonl.
@@ -512,6 +515,7 @@ def run_command(
     if html_dir is not None and report is not None:
         index = _write_compare_page(plan, result, report, html_dir)
     emit(document, json_path, _run_renderer(result, sequential, report, index, html_dir))
+    store_result(document, store, inputs=[result.records_path])
 
 
 def _run_options(

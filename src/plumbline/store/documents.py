@@ -153,7 +153,6 @@ def _reliability(document: Any) -> ResultDocument:
 
 def _agent_run(document: Any) -> ResultDocument:
     from plumbline.agent.result import AgentRunDocument
-
     from plumbline.compare.result import document_problems
 
     run: AgentRunDocument = _validate(AgentRunDocument, document)
