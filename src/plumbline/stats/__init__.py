@@ -11,6 +11,7 @@ from plumbline.stats.bootstrap import (
     cluster_bootstrap,
     paired_bootstrap,
 )
+from plumbline.stats.change import ChangeDetection, detect_change
 from plumbline.stats.effect_sizes import (
     cliffs_delta,
     cohens_d,
@@ -62,6 +63,7 @@ from plumbline.stats.sequential import (
 )
 
 __all__ = [
+    "ChangeDetection",
     "ConfidenceInterval",
     "DetectableEffectResult",
     "EstimateResult",
@@ -81,6 +83,7 @@ __all__ = [
     "clustered_mean",
     "cohens_d",
     "cohens_d_clustered",
+    "detect_change",
     "expected_pairs",
     "geometric_mean_ratio",
     "hodges_lehmann",
