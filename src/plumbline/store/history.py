@@ -132,24 +132,53 @@ def check_series(
     horizon: int,
 ) -> SeriesChange:
     """One series through the change detector. Runs without an estimate or a two-sided
-    interval cannot be weighed and are left out (counted in `left_out`)."""
+    interval and sample size cannot be weighed and are left out (counted in `left_out`)."""
     from plumbline.stats.change import detect_change
 
-    usable: list[tuple[StoredResult, MetricRow, float, float, float]] = [
-        (result, row, row.estimate, row.low, row.high)
+    usable: list[tuple[StoredResult, int, float, float, float, float | None]] = [
+        (result, row.n, row.estimate, row.low, row.high, row.level)
         for result, row in runs
-        if row.estimate is not None and row.low is not None and row.high is not None
+        if row.estimate is not None
+        and row.low is not None
+        and row.high is not None
+        and row.low <= row.high
+        and row.n is not None
+        and row.n >= 1
     ]
-    levels = [row.level for _, row, *_ in usable if row.level is not None]
-    detection = detect_change(
-        [estimate for *_, estimate, _, _ in usable],
-        [low for *_, low, _ in usable],
-        [high for *_, high in usable],
-        [row.n for _, row, *_ in usable],
-        alpha=alpha,
-        horizon=horizon,
-        confidence=max(set(levels), key=levels.count) if levels else 0.95,
-    )
+    left_out = len(runs) - len(usable)
+    if not usable:
+        return SeriesChange(
+            model=subject,
+            metric=metric,
+            runs=[],
+            first_alarm=None,
+            changed_at=None,
+            method="not checked: no run has an estimate, a two-sided interval and a sample size",
+            alpha=alpha,
+            left_out=left_out,
+        )
+    levels = [level for *_, level in usable if level is not None]
+    try:
+        detection = detect_change(
+            [estimate for _, _, estimate, _, _, _ in usable],
+            [low for _, _, _, low, _, _ in usable],
+            [high for _, _, _, _, high, _ in usable],
+            [n for _, n, _, _, _, _ in usable],
+            alpha=alpha,
+            horizon=horizon,
+            confidence=max(set(levels), key=levels.count) if levels else 0.95,
+        )
+    except ValueError as error:  # runs the detector cannot weigh (e.g. all zero-width)
+        return SeriesChange(
+            model=subject,
+            metric=metric,
+            runs=[],
+            first_alarm=None,
+            changed_at=None,
+            method=f"not checked: {error}",
+            alpha=alpha,
+            left_out=len(runs),
+        )
     points = [
         RunPoint(
             id=result.id,
@@ -158,10 +187,10 @@ def check_series(
             estimate=estimate,
             low=low,
             high=high,
-            n=row.n,
+            n=n,
             alarm=bool(alarm),
         )
-        for (result, row, estimate, low, high), alarm in zip(usable, detection.alarms, strict=True)
+        for (result, n, estimate, low, high, _), alarm in zip(usable, detection.alarms, strict=True)
     ]
     changed_at = detection.changed_at
     return SeriesChange(
@@ -172,5 +201,5 @@ def check_series(
         changed_at=None if changed_at is None else points[changed_at].id,
         method=detection.method,
         alpha=detection.alpha,
-        left_out=len(runs) - len(usable),
+        left_out=left_out,
     )

@@ -81,7 +81,7 @@ class RunPoint(ResultModel):
     estimate: float = unit_field("The metric's estimate.", "score")
     low: float = unit_field("Lower bound of its published interval.", "same as estimate")
     high: float = unit_field("Upper bound of its published interval.", "same as estimate")
-    n: int | None = unit_field("Sample size the interval rests on.", "count")
+    n: int = unit_field("Sample size the interval rests on.", "count")
     alarm: bool = Field(description="The detector's alarm is up at this run.")
 
 
@@ -102,7 +102,8 @@ class SeriesChange(ResultModel):
         "The chance of any false alarm over a series of up to `horizon` runs.", "probability"
     )
     left_out: int = unit_field(
-        "Stored runs of this series without an estimate or a two-sided interval (not checked).",
+        "Stored runs of this series without an estimate, a two-sided interval or a sample "
+        "size (not checked).",
         "count",
         default=0,
     )

@@ -81,6 +81,8 @@ def render_history(document: HistoryDocument, console: Console) -> None:
 def series_verdict(series: SeriesChange) -> str:
     """`changed at result 12 (alarm at run 9 of 14)` or `no change beyond noise (14 runs)`."""
     runs = len(series.runs)
+    if not series.runs:
+        return f"not checked: {series.left_out} run(s) without a two-sided interval"
     if series.first_alarm is None:
         return f"no change beyond noise ({runs} run{'s' if runs != 1 else ''})"
     start = f" at result {series.changed_at}" if series.changed_at is not None else ""
@@ -103,7 +105,7 @@ def render_check(report: ChangeReport, console: Console) -> None:
         return
     table = Table()
     for column in ("model", "metric", "runs", "latest: estimate [interval]", "verdict"):
-        table.add_column(column, justify="right" if column == "runs" else "left")
+        table.add_column(column, justify="right" if column == "runs" else "left", overflow="fold")
     ordered = sorted(report.series, key=lambda s: (s.first_alarm is None, s.model, s.metric))
     for series in ordered:
         latest = series.runs[-1] if series.runs else None
