@@ -12,6 +12,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Documents
@@ -152,13 +153,20 @@ def test_a_newer_store_is_refused_with_a_clear_message(store_url: str) -> None:
         Store.open(store_url)
 
 
+def writers() -> Any:
+    """Processes for the writers: forked from a server that imported plumbline once (fresh
+    processes, not copies of this one, without each paying plumbline's imports)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["tests.support.store_writers"])
+    return context
+
+
 def test_eight_processes_write_twenty_five_results_each_at_once(
     store_url: str, documents: Documents
 ) -> None:
     board = documents.json("leaderboard")
     Store.open(store_url).close()
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(8) as pool:
+    with writers().Pool(8) as pool:
         written = pool.starmap(write_many, [(store_url, worker, 25, board) for worker in range(8)])
     ids = [result_id for worker in written for result_id in worker]
     with Store.open(store_url) as store:
@@ -175,7 +183,7 @@ def test_eight_processes_storing_the_same_result_make_one_entry(
 ) -> None:
     board = documents.json("leaderboard")
     Store.open(store_url).close()
-    with multiprocessing.get_context("spawn").Pool(8) as pool:
+    with writers().Pool(8) as pool:
         outcomes = pool.starmap(write_same, [(store_url, board)] * 8)
     assert len({result_id for result_id, _ in outcomes}) == 1
     assert sum(created for _, created in outcomes) == 1
@@ -189,7 +197,13 @@ def test_a_writer_killed_mid_write_leaves_the_store_readable_and_consistent(
 ) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     writer = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.store_writers", store_url, str(documents.leaderboard)],
+        [
+            sys.executable,
+            "-m",
+            "tests.support.store_writers",
+            store_url,
+            str(documents.leaderboard),
+        ],
         stdout=subprocess.PIPE,
         text=True,
         env=env,

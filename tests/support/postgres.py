@@ -91,8 +91,17 @@ def postgres_server() -> Iterator[PostgresServer]:
     run = {"check": True, "capture_output": True, "text": True, "timeout": 120, **as_user}
     try:
         subprocess.run(  # type: ignore[call-overload]
-            [str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
-             "-E", "UTF8", "--no-sync"],
+            [
+                str(binaries / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
             **run,
         )
         port = _start(binaries, data, root, run)
@@ -115,8 +124,19 @@ def _start(binaries: Path, data: Path, root: Path, run: dict[str, object]) -> in
         options = f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off -c max_connections=60"
         try:
             subprocess.run(  # type: ignore[call-overload]
-                [str(binaries / "pg_ctl"), "-D", str(data), "-o", options,
-                 "-l", str(root / "server.log"), "-w", "-t", "60", "start"],
+                [
+                    str(binaries / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-o",
+                    options,
+                    "-l",
+                    str(root / "server.log"),
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                ],
                 **run,
             )
             return port

@@ -11,9 +11,10 @@ import json
 import sys
 from typing import Any
 
+from tests.support.store_results import renamed
+
 from plumbline.store.documents import read_result
 from plumbline.store.store import Store
-from tests.support.store_results import renamed
 
 
 def write_many(url: str, worker: int, count: int, document: dict[str, Any]) -> list[int]:

@@ -24,13 +24,13 @@ from pydantic import BaseModel, ValidationError
 
 from plumbline.core.result import document_kind
 from plumbline.store.metrics import (
-    MetricRow,
     agent_run_metrics,
     compare_metrics,
     compare_subject,
     leaderboard_metrics,
     reliability_metrics,
 )
+from plumbline.store.rows import MetricRow
 
 #: The kinds of result the store keeps.
 STORED_KINDS = ("leaderboard", "compare", "reliability", "agent_run")

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from plumbline.store.metrics import MetricRow
 from plumbline.store.result import (
     ChangeReport,
     HistoryDocument,
@@ -24,6 +23,7 @@ from plumbline.store.result import (
     RunPoint,
     SeriesChange,
 )
+from plumbline.store.rows import MetricRow
 from plumbline.store.store import Query, Store, StoredResult
 
 #: Runs per series the false-alarm bound of `history check` covers.

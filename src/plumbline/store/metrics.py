@@ -12,7 +12,6 @@ interval rests on.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from plumbline.agent.result import AgentRunDocument
 from plumbline.compare.result import PRIMARY_DELTAS, CompareReport
@@ -20,6 +19,7 @@ from plumbline.core.result import Interval
 from plumbline.leaderboard.result import LeaderboardDocument, LeaderboardRow
 from plumbline.reliability.result import Estimate, ModelReliability, ReliabilityReport
 from plumbline.stats.proportions import wilson_interval
+from plumbline.store.rows import MetricRow
 
 #: The metrics a reliability report publishes, in report order.
 RELIABILITY_METRICS = (
@@ -30,20 +30,6 @@ RELIABILITY_METRICS = (
     "latency.p95",
     "error_rate",
 )
-
-
-@dataclass(frozen=True)
-class MetricRow:
-    """One published metric of one subject (a model, a pair of arms, an arm)."""
-
-    subject: str
-    metric: str
-    estimate: float | None
-    low: float | None
-    high: float | None
-    level: float | None
-    method: str | None
-    n: int | None
 
 
 def _finite(value: float | None) -> float | None:
