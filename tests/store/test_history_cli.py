@@ -213,3 +213,30 @@ def test_history_needs_a_store_and_a_date_it_can_read(tmp_path: Path) -> None:
     assert code == 2 and "--store URL" in stderr
     code, _, stderr = invoke(["history", "--store", str(tmp_path / "s.db"), "--since", "soon"])
     assert code == 2 and "ISO 8601" in stderr
+
+
+def test_a_command_keys_its_result_by_its_inputs(tmp_path: Path, nights: list[Path]) -> None:
+    """Nights 0 and 4 scored alike from different logs: two entries; night 0 rebuilt from its
+    own logs: the same entry."""
+    store = str(tmp_path / "s.db")
+    assert NIGHTS[0] == NIGHTS[4]
+    for night in (0, 4, 0):
+        root = nights[night].parent
+        code, _, stderr = invoke(
+            [
+                "leaderboard",
+                str(root / "logs"),
+                "--suite",
+                str(root / "mini.toml"),
+                "-o",
+                str(tmp_path / f"board-{night}.json"),
+                "--store",
+                store,
+            ]
+        )
+        assert code == 0, stderr
+    assert "already stored as result 1" in stderr
+    with Store.open(store) as opened:
+        entries = opened.query(Query(metric="qa"))
+    assert len(entries) == 2
+    assert [e.metrics[0].estimate for e in entries] == [NIGHTS[0] / 40] * 2

@@ -70,6 +70,7 @@ def add(
                 source=str(path),
                 inputs=input_digests([path]),
                 created_at=modified,
+                as_file=True,
             )
             stored.append(
                 {"file": str(path), "id": added.id, "kind": result.kind, "new": added.created}

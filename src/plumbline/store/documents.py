@@ -4,10 +4,10 @@ subjects, creation time, metrics and content digest.
     stored = read_result(json.loads(text))   # ResultDocumentError: every problem, `field: why`
 
 The store keeps four kinds: `leaderboard` (older leaderboards are upgraded first), `compare`,
-`reliability` and `agent_run`. The digest is SHA-256 of the document's canonical JSON without
-the moment it was made (a leaderboard's `generated_at` and `run_id`): the same inputs and
-settings make the same digest, so a result stored twice, or rebuilt from the same inputs, is
-one entry.
+`reliability` and `agent_run`. Two digests identify a result (the store keys it by them, see
+`store.result_key`): `digest`, SHA-256 of the document's canonical JSON without the moment it
+was made (a leaderboard's `generated_at` and `run_id`: the same inputs and settings make the
+same digest), and `document_digest`, SHA-256 of the whole canonical JSON (the same file).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class ResultDocumentError(ValueError):
 @dataclass(frozen=True)
 class ResultDocument:
     """A validated result: its JSON, kind, schema version, suite, subjects (models or arms),
-    the time it records (None when it records none), metrics and digest."""
+    the time it records (None when it records none), metrics and digests (see the module)."""
 
     kind: str
     schema_version: str
@@ -57,6 +57,7 @@ class ResultDocument:
     created_at: datetime | None
     metrics: tuple[MetricRow, ...]
     digest: str
+    document_digest: str
 
 
 def _problems(error: ValidationError) -> list[str]:
@@ -80,7 +81,12 @@ def content_digest(document: dict[str, Any]) -> str:
     if isinstance(metadata, dict):
         metadata.pop("generated_at", None)
         metadata.pop("run_id", None)
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return document_digest(content)
+
+
+def document_digest(document: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of the whole `document`."""
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -111,6 +117,7 @@ def _leaderboard(document: Any) -> ResultDocument:
         created_at=_timestamp(parsed.metadata.generated_at),
         metrics=tuple(leaderboard_metrics(parsed)),
         digest=content_digest(data),
+        document_digest=document_digest(data),
     )
 
 
@@ -131,6 +138,7 @@ def _compare(document: Any) -> ResultDocument:
         created_at=None,
         metrics=tuple(compare_metrics(report)),
         digest=content_digest(data),
+        document_digest=document_digest(data),
     )
 
 
@@ -148,6 +156,7 @@ def _reliability(document: Any) -> ResultDocument:
         created_at=None,
         metrics=tuple(reliability_metrics(report)),
         digest=content_digest(data),
+        document_digest=document_digest(data),
     )
 
 
@@ -170,6 +179,7 @@ def _agent_run(document: Any) -> ResultDocument:
         created_at=None,
         metrics=tuple(agent_run_metrics(run)),
         digest=content_digest(data),
+        document_digest=document_digest(data),
     )
 
 

@@ -54,7 +54,10 @@ class HistoryEntry(ResultModel):
     created_at: str = Field(description="When the result was made (ISO 8601, UTC).")
     labels: dict[str, str] = Field(description="`--label key=value` given when it was stored.")
     source: str | None = Field(description="The file or command it was stored from.")
-    digest: str = Field(description="SHA-256 of its content (one entry per digest).")
+    digest: str = Field(
+        description="Its key in the store: SHA-256 of its content and its inputs' digests "
+        "(one entry per key)."
+    )
     metrics: list[MetricValue] = Field(description="Its metrics (narrowed as the history is).")
     report: str | None = Field(
         default=None, description="With --html: the page of this result in the site."

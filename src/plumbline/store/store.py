@@ -9,7 +9,8 @@ WAL mode (readers never wait for a writer), a busy timeout (a writer waits for t
 writing, it does not fail), and every write transaction begun with `BEGIN IMMEDIATE` (it takes
 the write lock first, so two writers never deadlock upgrading a read). A result is written in
 one transaction (row, metrics and labels together): a writer killed midway leaves nothing of
-it. `add` of a result already stored (same digest) stores nothing new but its new labels.
+it. `add` of a result already stored (same key, `result_key`) stores nothing new but its new
+labels.
 """
 
 from __future__ import annotations
@@ -176,16 +177,18 @@ class Store:
         source: str | None = None,
         inputs: Sequence[Mapping[str, str]] = (),
         created_at: datetime | None = None,
+        as_file: bool = False,
     ) -> Added:
         """Store `result` (one transaction): its row, metrics and labels. A result stored
-        before (same digest) gets only the labels it did not have. Its time is the one the
+        before (same key, see `result_key`; with `as_file`, also any result whose whole
+        document is this one) gets only the labels it did not have. Its time is the one the
         document records, else `created_at`, else now."""
         from sqlalchemy.exc import SQLAlchemyError
 
         moment = result.created_at or created_at or datetime.now(UTC)
         try:
             with self.engine.begin() as connection:
-                return self._add(connection, result, labels or {}, source, inputs, moment)
+                return self._add(connection, result, labels or {}, source, inputs, moment, as_file)
         except SQLAlchemyError as error:
             problem = _first_line(error)
             raise StoreError(f"{self.shown}: cannot write the result: {problem}") from None
@@ -198,13 +201,26 @@ class Store:
         source: str | None,
         inputs: Sequence[Mapping[str, str]],
         moment: datetime,
+        as_file: bool,
     ) -> Added:
         from sqlalchemy import insert, select
 
         from plumbline.store.tables import metrics, results
 
+        if as_file:
+            found = connection.execute(
+                select(results.c.id)
+                .where(results.c.document_digest == result.document_digest)
+                .order_by(results.c.id)
+                .limit(1)
+            ).scalar_one_or_none()
+            if found is not None:
+                self._add_labels(connection, int(found), labels)
+                return Added(id=int(found), created=False)
+        key = result_key(result, inputs, as_file=as_file)
         values = {
-            "digest": result.digest,
+            "digest": key,
+            "document_digest": result.document_digest,
             "kind": result.kind,
             "schema_version": result.schema_version,
             "suite": result.suite,
@@ -219,10 +235,10 @@ class Store:
         row = connection.execute(statement).first()
         created = row is not None
         if row is None:
-            found = connection.execute(
-                select(results.c.id).where(results.c.digest == result.digest)
+            existing = connection.execute(
+                select(results.c.id).where(results.c.digest == key)
             ).scalar_one()
-            result_id = int(found)
+            result_id = int(existing)
         else:
             result_id = int(row[0])
             if result.metrics:
@@ -338,6 +354,28 @@ class Store:
                 yield connection
         except SQLAlchemyError as error:
             raise StoreError(f"{self.shown}: cannot read the store: {_first_line(error)}") from None
+
+
+def result_key(
+    result: ResultDocument, inputs: Sequence[Mapping[str, str]] = (), *, as_file: bool = False
+) -> str:
+    """The key a result is stored under (one entry per key).
+
+    A result made by a command is keyed by its content without the moment it was made and the
+    digests of the input files it was made from: rebuilt from the same inputs it is the same
+    entry, and two runs whose numbers happen to agree but whose inputs differ are two. A
+    result file added on its own (`as_file`, inputs unknown) is keyed by its whole document:
+    the same file added twice is one entry, two nights' files are two.
+    """
+    import hashlib
+
+    if as_file:
+        return result.document_digest
+    shas = sorted(str(item.get("sha256", "")) for item in inputs)
+    if not shas:
+        return result.digest
+    text = json.dumps([result.digest, shas], separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _insert_new(connection: Connection, table: Any, values: dict[str, Any], *keys: str) -> Any:

@@ -1,8 +1,9 @@
 """The store's tables, in SQLAlchemy Core, as the newest migration leaves them.
 
-- `results`: one row per stored result: its kind, schema version, suite, subjects (models or
-  arms), creation time, content digest (unique: storing a result twice is one entry), the
-  digests of the inputs it was made from, where it came from, and the whole document (JSON);
+- `results`: one row per stored result: its key (unique: storing a result twice is one entry,
+  see `store.result_key`), the digest of its whole document, its kind, schema version, suite,
+  subjects (models or arms), creation time, the digests of the inputs it was made from, where
+  it came from, and the whole document (JSON);
 - `metrics`: one row per published metric of a subject: estimate, interval, level, method and
   sample size (`history` reads these, never the documents);
 - `labels`: `key=value` pairs given with `--label` (one value per key and result).
@@ -33,6 +34,7 @@ results = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("digest", String(64), nullable=False, unique=True),
+    Column("document_digest", String(64), nullable=False, index=True),
     Column("kind", String(40), nullable=False, index=True),
     Column("schema_version", String(80), nullable=False),
     Column("suite", String(200), nullable=True, index=True),

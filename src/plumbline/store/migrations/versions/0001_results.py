@@ -20,6 +20,7 @@ def upgrade() -> None:
         "results",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("digest", sa.String(64), nullable=False, unique=True),
+        sa.Column("document_digest", sa.String(64), nullable=False),
         sa.Column("kind", sa.String(40), nullable=False),
         sa.Column("schema_version", sa.String(80), nullable=False),
         sa.Column("suite", sa.String(200), nullable=True),
@@ -30,6 +31,7 @@ def upgrade() -> None:
         sa.Column("inputs", sa.Text, nullable=False),
         sa.Column("document", sa.Text, nullable=False),
     )
+    op.create_index("ix_results_document_digest", "results", ["document_digest"])
     op.create_index("ix_results_kind", "results", ["kind"])
     op.create_index("ix_results_suite", "results", ["suite"])
     op.create_index("ix_results_created_at", "results", ["created_at"])
