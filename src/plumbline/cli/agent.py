@@ -499,15 +499,12 @@ def run_command(
     if not wants_json(json_path):
         render_differences(plan, console)
     result = _run_harness(plan, options, monitor)
-    from plumbline.agent.result import SCHEMA_VERSION
-
-    document: dict[str, Any] = {"schema_version": SCHEMA_VERSION, **result.to_dict()}
+    document: dict[str, Any] = result.to_dict()
     document["arm_differences"] = [d.to_dict() for d in plan.differences]
     sequential = None
     if monitor is not None:
         sequential = document["sequential"] = _sequential_summary(monitor, plan, result)
-    report = None
-    index = None
+    report = index = None
     if collect_analyze or html_dir is not None:
         report = _analyze(plan, result, monitor)
         if report is not None:
