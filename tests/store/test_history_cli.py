@@ -240,3 +240,48 @@ def test_a_command_keys_its_result_by_its_inputs(tmp_path: Path, nights: list[Pa
         entries = opened.query(Query(metric="qa"))
     assert len(entries) == 2
     assert [e.metrics[0].estimate for e in entries] == [NIGHTS[0] / 40] * 2
+
+
+def test_agent_run_stores_each_arms_success_rate_and_its_comparison(tmp_path: Path) -> None:
+    from tests.agent.helpers import fake_agent, write_suite
+
+    suite = write_suite(tmp_path / "suite")
+    store = str(tmp_path / "s.db")
+    result = CliRunner().invoke(
+        main,
+        [
+            "agent",
+            "run",
+            str(suite),
+            "--agent",
+            fake_agent(),
+            "--profile",
+            "claude-code",
+            "-o",
+            str(tmp_path / "results"),
+            "--repeats",
+            "2",
+            "--collect-analyze",
+            "--store",
+            store,
+            "--label",
+            "pr=17",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["schema_version"] == "plumbline.agent_run/1"
+    with Store.open(store) as opened:
+        [entry] = opened.query(Query(kind="agent_run"))
+    assert entry.labels == {"pr": "17"}
+    rates = {row.subject: row for row in entry.metrics if row.metric == "success_rate"}
+    assert set(rates) == set(document["arms"])
+    for arm, tally in document["arms"].items():
+        kept = tally["runs"] - sum(tally["infra_failures"].values())
+        assert rates[arm].n == kept
+        assert rates[arm].estimate == pytest.approx(tally["successes"] / kept)
+        assert rates[arm].low <= rates[arm].estimate <= rates[arm].high
+        assert rates[arm].method.startswith("Wilson")
+    deltas = {row.metric for row in entry.metrics if " vs " in row.subject}
+    assert "pass_delta" in deltas
