@@ -187,7 +187,19 @@ def test_history_lists_results_in_time_order_and_adds_a_page_to_the_site(
 ) -> None:
     store = str(tmp_path / "s.db")
     _store_nights(store, nights)
-    invoke(["store", "add", str(documents.compare), "--store", store, "--label", "x=<b>y</b>"])
+    invoke(
+        [
+            "store",
+            "add",
+            str(documents.compare),
+            "--store",
+            store,
+            "--label",
+            "x=<b>y</b>",
+            "--label",
+            "z=[red]w[/red]",
+        ]
+    )
     code, stdout, _ = invoke(["history", "--store", store, "--model", "mockllm/model", "--json"])
     assert code == 0
     document = json.loads(stdout)
@@ -198,6 +210,7 @@ def test_history_lists_results_in_time_order_and_adds_a_page_to_the_site(
     code, stdout, stderr = invoke(["history", "--store", store, "--html", str(site)])
     assert code == 0, stderr
     assert "overall" in stdout and "[0.3" in stdout  # a metric with its interval
+    assert "z=[red]w[/red]" in stdout.replace("\n", "").replace("│", "").replace(" ", "")
     page = (site / "history" / "index.html").read_text(encoding="utf-8")
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart"') == 2 + 5
     assert "<b>y</b>" not in page and "x=&lt;b&gt;y&lt;/b&gt;" in page
