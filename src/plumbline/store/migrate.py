@@ -58,8 +58,9 @@ def ensure_schema(engine: Engine, shown: str) -> str:
     had before (`"new"` for a new store). A store at an unknown (newer) revision is refused
     with `StoreError`; `shown` names the store in messages."""
     head = head_revision()
-    with engine.connect() as connection:
-        if current_revision(connection) == head:  # the usual case: no lock, no transaction
+    # the usual case: read the version without the write lock (SQLite: a plain BEGIN)
+    with engine.connect().execution_options(plumbline_read=True) as connection:
+        if current_revision(connection) == head:
             return head
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
