@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from plumbline.store.result import HistoryDocument
     from plumbline.store.store import Query, Store
+    from plumbline.views.site import Kind
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,8 +41,12 @@ SHOW = "show"
 #: The most result pages `history --html` adds to the site (the newest results'): each is a
 #: whole report, and a plot's points beyond them link nowhere.
 MAX_LINKED_REPORTS = 500
-#: The kinds of result that have a report page in the site.
-PAGED_KINDS = ("leaderboard", "compare", "reliability")
+#: The kinds of result that have a report page in the site, and that page's kind.
+PAGED_KINDS: dict[str, Kind] = {
+    "leaderboard": "leaderboard",
+    "compare": "compare",
+    "reliability": "reliability",
+}
 
 
 class _DefaultToShow(Group):
@@ -194,7 +199,7 @@ def _write_site(store: Store, document: HistoryDocument, html_dir: Path) -> Path
         if stored is None:
             continue
         name = f"result-{entry.id}"
-        inputs.append(site_input(entry.kind, name, stored, ()))  # type: ignore[arg-type]
+        inputs.append(site_input(PAGED_KINDS[entry.kind], name, stored, ()))
         reports[entry.id] = f"{slugify(name)}/index.html"
     paged = document.model_copy(
         update={
