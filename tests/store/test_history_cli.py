@@ -217,6 +217,9 @@ def test_history_lists_results_in_time_order_and_adds_a_page_to_the_site(
     links = re.findall(r'<a href="\.\./(result-\d+/index\.html)">', page)
     assert links and all((site / link).is_file() for link in links)
     assert 'class="band"' in page and "<title>result 1 · " in page
+    # the jump is marked where `history check` has its alarm up: from night 5 on, both metrics
+    assert page.count('class="alarm"') == 2 * (len(NIGHTS) - STABLE)
+    assert page.count("changed beyond noise") == 2
     index = (site / "index.html").read_text(encoding="utf-8")
     assert "history/index.html" in index
 

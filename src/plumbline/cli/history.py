@@ -7,7 +7,7 @@ series changed beyond noise.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from plumbline.store.result import HistoryDocument
-    from plumbline.store.store import Query, Store
+    from plumbline.store.store import Query, Store, StoredResult
     from plumbline.views.site import Kind
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -169,8 +169,11 @@ def show(
 
     query = _query(kind, suite, model, metric, labels, since)
     with open_store(store_url) as store:
-        document = build_history(store, query)
-        index = _write_site(store, document, html_dir) if html_dir is not None else None
+        found = store.query(query)
+        document = build_history(store, query, found)
+        index = None
+        if html_dir is not None:
+            index = _write_site(store, with_alarms(store, query, document, found), html_dir)
 
     def render(console: Console) -> None:
         render_history(document, console)
@@ -183,6 +186,35 @@ def show(
     emit(document, json_path, render)
     if index is not None and wants_json(json_path):
         click.echo(f"HTML site: {site_url(index)}", err=True)
+
+
+def with_alarms(
+    store: Store, query: Query, document: HistoryDocument, found: Sequence[StoredResult]
+) -> HistoryDocument:
+    """The history with each metric's alarm as `history check` has it (for the page)."""
+    from plumbline.store.history import check_changes
+
+    report = check_changes(store, query, results=found)
+    checked = {(s.model, s.metric, run.id): run.alarm for s in report.series for run in s.runs}
+    return document.model_copy(
+        update={
+            "results": [
+                entry.model_copy(
+                    update={
+                        "metrics": [
+                            value.model_copy(
+                                update={
+                                    "alarm": checked.get((value.subject, value.metric, entry.id))
+                                }
+                            )
+                            for value in entry.metrics
+                        ]
+                    }
+                )
+                for entry in document.results
+            ]
+        }
+    )
 
 
 def _write_site(store: Store, document: HistoryDocument, html_dir: Path) -> Path:

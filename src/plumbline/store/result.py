@@ -41,6 +41,11 @@ class MetricValue(ResultModel):
     level: float | None = unit_field("Confidence level of the interval.", "probability")
     method: str | None = Field(description="How the interval was computed.")
     n: int | None = unit_field("Sample size the interval rests on.", "count")
+    alarm: bool | None = Field(
+        default=None,
+        description="With --html: the change check's alarm is up at this run (as `history "
+        "check` says); null when not checked.",
+    )
 
 
 class HistoryEntry(ResultModel):

@@ -28,6 +28,7 @@ class SeriesPlot:
     runs: int
     latest: str
     svg: Markup
+    alarms: int
 
 
 def _tooltip(entry: HistoryEntry, value: MetricValue) -> str:
@@ -55,6 +56,7 @@ def series_plots(document: HistoryDocument, root: str) -> list[SeriesPlot]:
                 high=value.high,
                 tooltip=_tooltip(entry, value),
                 href=root + entry.report if entry.report else None,
+                alarm=value.alarm is True,
             )
             for entry, value in points
         ]
@@ -66,6 +68,7 @@ def series_plots(document: HistoryDocument, root: str) -> list[SeriesPlot]:
                 runs=len(points),
                 latest=f"{present.number(last.estimate)} {present.interval(last)}",
                 svg=trend_chart(trend, y_label=metric),
+                alarms=sum(point.alarm for point in trend),
             )
         )
     return plots
