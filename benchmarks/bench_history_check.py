@@ -7,13 +7,14 @@ Wilson for 0/1 scores, Wilson at the effective n for a rubric) with `n` the numb
 `detect_change` is run on the whole series; its `alarms` are the checks after every run.
 
 - **False alarms**: nothing changes over a 50-run series; the share of series with any alarm
-  must be at most α = 0.05 (less two Monte Carlo standard errors of allowance) at n = 20, 50, 200
+  must be at most α = 0.05 (plus two Monte Carlo standard errors of allowance) at n = 20, 50, 200
   and 2,000 per run and p from 0.02 to 0.98, and with n varying within a series (each run's n
-  drawn log-uniformly from 20 to 2,000).
+  drawn log-uniformly from 20 to 2,000; and runs of 20 and 2,000 alternating, where the small
+  runs are skewed near 0 or 1).
 - **Detection delay**: the true score drops by δ standard errors of one run
-  (`δ·√(p(1−p)/n)`, p = 0.7) from run 26 on (25 runs before); delay 1 = the alarm comes with the
-  first changed run. Series with an alarm before the change are left out of the delays (they are
-  the false alarms above) and counted.
+  (`δ·√(p(1−p)/n)`, p = 0.7), or an error rate of 5% rises by δ of them, from run 26 on (25 runs
+  before); delay 1 = the alarm comes with the first changed run. Series with an alarm before
+  the change are left out of the delays (they are the false alarms above) and counted.
 - **Beyond the horizon**: 100-run series with nothing changing: alarms in runs 1–50 (the
   guarantee) and in runs 51–100 (the sliding 50-run window).
 
@@ -32,9 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy import stats as sps
 
 from plumbline.leaderboard.scores import category_bounds_batch
-from plumbline.stats.change import detect_change
+from plumbline.stats.change import ChangeDetection, detect_change
 
 ALPHA = 0.05
 HORIZON = 50
@@ -42,9 +44,13 @@ NULL_SIZES = (20, 50, 200, 2000)
 NULL_RATES = (0.02, 0.1, 0.5, 0.9, 0.98)
 RUBRIC_SIZES = (20, 200)
 VARYING_RATES = (0.1, 0.5)
+#: Small runs between large ones: skewed small runs are the hard case for a pooled spread.
+ALTERNATING = np.array([20, 2000] * (50 // 2), dtype=np.int64)
+ALTERNATING_RATES = (0.02, 0.1, 0.5)
 SHIFTS = (2.0, 3.0, 5.0)
 DELAY_SIZES = (20, 200, 2000)
-BASE = 0.7
+#: (p before the change, direction): a score that drops, and an error rate near 0 that rises
+DELAY_SCENARIOS = ((0.7, -1.0, DELAY_SIZES), (0.05, 1.0, (200, 2000)))
 CHANGE_AT = 25  # 0-based index of the first changed run: 25 runs before it
 #: Answers averaged per question in the rubric scenario (scores in quarters).
 RUBRIC_ANSWERS = 4
@@ -84,8 +90,8 @@ def leaderboard_series(
     return Series(estimates, lows, highs, sizes)
 
 
-def first_alarm(series: Series) -> int | None:
-    result = detect_change(
+def check(series: Series) -> ChangeDetection:
+    return detect_change(
         series.estimates,
         series.lows,
         series.highs,
@@ -93,7 +99,10 @@ def first_alarm(series: Series) -> int | None:
         alpha=ALPHA,
         horizon=HORIZON,
     )
-    return result.first_alarm
+
+
+def first_alarm(series: Series) -> int | None:
+    return check(series).first_alarm
 
 
 def allowance(runs: int) -> float:
@@ -126,9 +135,13 @@ def null_rate(
         sizes = sizes_of(rng) if callable(sizes_of) else np.asarray(sizes_of)
         truths = np.full(sizes.size, p)
         alarms += first_alarm(leaderboard_series(rng, sizes, truths, rubric=rubric)) is not None
-    n_label = (
-        "20–2,000 (log-uniform)" if callable(sizes_of) else f"{int(np.asarray(sizes_of)[0]):,}"
-    )
+    fixed = None if callable(sizes_of) else np.asarray(sizes_of)
+    if fixed is None:
+        n_label = "20–2,000 (log-uniform)"
+    elif np.all(fixed == fixed[0]):
+        n_label = f"{int(fixed[0]):,}"
+    else:
+        n_label = "20 and 2,000 alternating"
     return NullRow(label, n_label, f"{p:g}", runs, alarms)
 
 
@@ -139,10 +152,16 @@ def varying_sizes(rng: np.random.Generator) -> IntArray:
 @dataclass(frozen=True)
 class DelayRow:
     n: int
+    base: float
     shift: float
     runs: int
     early: int
     delays: tuple[int, ...]
+    #: |changed_at − the true first changed run| of each detected series
+    misplaced: tuple[int, ...]
+
+    def located(self, within: int) -> float:
+        return float(np.mean(np.asarray(self.misplaced) <= within)) if self.misplaced else math.nan
 
     @property
     def detected(self) -> float:
@@ -154,22 +173,57 @@ class DelayRow:
         return float(np.quantile(self.delays, q, method="inverted_cdf"))
 
 
-def delay_row(rng: np.random.Generator, runs: int, n: int, shift: float) -> DelayRow:
+def delay_row(rng: np.random.Generator, runs: int, n: int, base: float, shift: float) -> DelayRow:
+    """`shift` standard errors of one run (negative: a drop) from run CHANGE_AT on."""
     sizes = np.full(HORIZON, n, dtype=np.int64)
     truths = np.where(
-        np.arange(HORIZON) >= CHANGE_AT, BASE - shift * math.sqrt(BASE * (1 - BASE) / n), BASE
+        np.arange(HORIZON) >= CHANGE_AT, base + shift * math.sqrt(base * (1 - base) / n), base
     )
     early = 0
     delays: list[int] = []
+    misplaced: list[int] = []
     for _ in range(runs):
-        alarm = first_alarm(leaderboard_series(rng, sizes, truths))
-        if alarm is None:
+        result = check(leaderboard_series(rng, sizes, truths))
+        if result.first_alarm is None or result.changed_at is None:
             continue
-        if alarm < CHANGE_AT:
+        if result.first_alarm < CHANGE_AT:
             early += 1
         else:
-            delays.append(alarm - CHANGE_AT + 1)
-    return DelayRow(n, shift, runs, early, tuple(delays))
+            delays.append(result.first_alarm - CHANGE_AT + 1)
+            misplaced.append(abs(result.changed_at - CHANGE_AT))
+    return DelayRow(n, base, shift, runs, early, tuple(delays), tuple(misplaced))
+
+
+def fixed_questions_series(rng: np.random.Generator, n: int, p: float, rho: float) -> Series:
+    """The same `n` questions every night: a latent difficulty per question (latent correlation
+    `rho` between two answers to one question), so consecutive runs share their questions."""
+    threshold = float(sps.norm.ppf(p))
+    difficulty = math.sqrt(rho) * rng.standard_normal(n)
+    latent = difficulty + math.sqrt(1 - rho) * rng.standard_normal((HORIZON, n))
+    means = (latent < threshold).astype(np.float64)
+    low, high, _ = category_bounds_batch(means)
+    return Series(means.mean(axis=1), low, high, np.full(HORIZON, n, dtype=np.int64))
+
+
+def assumption_rows(rng: np.random.Generator, runs: int) -> list[tuple[str, float]]:
+    """False-alarm rates when the runs are not independent draws with the published noise."""
+    n, p = 200, 0.5
+    rows: list[tuple[str, float]] = []
+    alarms = sum(
+        first_alarm(fixed_questions_series(rng, n, p, 0.6)) is not None for _ in range(runs)
+    )
+    rows.append((f"the same {n} questions every night (latent difficulty, ρ = 0.6)", alarms / runs))
+    sizes = np.full(HORIZON, n, dtype=np.int64)
+    se = math.sqrt(p * (1 - p) / n)
+    for extra in (0.25, 0.5, 1.0):
+        alarms = 0
+        for _ in range(runs):
+            truths = np.clip(p + extra * se * rng.standard_normal(HORIZON), 0, 1)
+            alarms += first_alarm(leaderboard_series(rng, sizes, truths)) is not None
+        rows.append(
+            (f"night-to-night noise of {extra:g} SE beyond the interval's (n = {n})", alarms / runs)
+        )
+    return rows
 
 
 def beyond_horizon(rng: np.random.Generator, runs: int, n: int = 200, p: float = 0.5) -> str:
@@ -212,6 +266,8 @@ def main() -> int:
         rows.append(null_rate(rng, "rubric", null_runs, np.full(HORIZON, n), 0.5, True))
     for p in VARYING_RATES:
         rows.append(null_rate(rng, "binary", varying_runs, varying_sizes, p, False))
+    for p in ALTERNATING_RATES:
+        rows.append(null_rate(rng, "binary", null_runs, ALTERNATING, p, False))
     print(f"False alarms: any alarm in a {HORIZON}-run series with nothing changing (α = {ALPHA})")
     print()
     print("| scores | n per run | p | series | any alarm |")
@@ -224,27 +280,40 @@ def main() -> int:
     print()
 
     print(
-        f"Detection delay: p {BASE} drops by δ standard errors of one run after run {CHANGE_AT} "
+        f"Detection delay: p moves by δ standard errors of one run from run {CHANGE_AT + 1} on "
         f"(runs to the first alarm; 1 = with the first changed run)"
     )
     print()
-    print("| n per run | δ | detected by run 50 | median delay | 90% within | alarmed before |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| p before | n | δ | found by run 50 | median delay | 90% within | changed_at exact "
+        "| ±1 | early |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     delays: list[DelayRow] = []
-    for n in DELAY_SIZES:
-        for shift in SHIFTS:
-            row = delay_row(rng, delay_runs, n, shift)
-            delays.append(row)
-            print(
-                f"| {n:,} | {shift:g} | {row.detected:.1%} | {row.quantile(0.5):g} | "
-                f"{row.quantile(0.9):g} | {row.early / row.runs:.1%} |"
-            )
+    for base, sign, sizes in DELAY_SCENARIOS:
+        for n in sizes:
+            for shift in SHIFTS:
+                row = delay_row(rng, delay_runs, n, base, sign * shift)
+                delays.append(row)
+                print(
+                    f"| {base:g} | {n:,} | {sign * shift:+g} | {row.detected:.1%} | "
+                    f"{row.quantile(0.5):g} | "
+                    f"{row.quantile(0.9):g} | {row.located(0):.0%} | {row.located(1):.0%} | "
+                    f"{row.early / row.runs:.1%} |"
+                )
     print()
     print(beyond_horizon(rng, beyond_runs))
+    print()
+    print(f"When the assumptions fail (n = 200, p = 0.5, {null_runs:,} series each)")
+    print()
+    print("| series | any alarm |")
+    print("|---|---:|")
+    for label, rate in assumption_rows(rng, null_runs):
+        print(f"| {label} | {rate:.1%} |")
     for row in delays:
-        if row.shift == 5 and row.quantile(0.5) > 2:
+        if abs(row.shift) == 5 and row.quantile(0.5) > 2:
             failures.append(f"median delay {row.quantile(0.5):g} > 2 runs at 5 SE, n {row.n}")
-        if row.shift == 3 and row.quantile(0.5) > 3:
+        if abs(row.shift) == 3 and row.quantile(0.5) > 3:
             failures.append(f"median delay {row.quantile(0.5):g} > 3 runs at 3 SE, n {row.n}")
     print(f"\n{time.perf_counter() - started:.0f} s (seed {args.seed})")
     for failure in failures:

@@ -344,6 +344,156 @@ METHODS = {
 }
 
 
+#: The history change alarms section (figures from benchmarks/bench_history_check.py, a separate
+#: run of about ten minutes), kept here so that regenerating the page keeps it.
+HISTORY_SECTION = """\
+## History change alarms (`plumbline history check`)
+
+`plumbline history check` (module `plumbline.stats.change`, function `detect_change`) asks of
+every series, one model's metric over the stored runs in time order, whether and when it moved
+beyond noise. Comparing each new run with the earlier ones at 5% every night would raise a
+false alarm in most 50-run series; this check keeps the chance of *any* false alarm over a
+series of up to 50 runs at most α, however often it is checked.
+
+**Each run's noise.** Each run brings its estimate `xᵢ`, its published interval at confidence
+`c` (95% unless the documents say otherwise) and its sample size `nᵢ` (questions, tasks, pairs
+or trials: the unit its interval resamples). The interval's width gives the run's standard error
+`sᵢ = (highᵢ − lowᵢ)/2z` and so the spread per sample `σᵢ² = sᵢ²·(nᵢ + z²)·nᵢ/(nᵢ − 1)`: a
+Wilson interval has the width of a Wald interval on `n + z²` trials (Agresti & Coull 1998), and a
+plug-in variance `p̂(1 − p̂)` is low by `(n − 1)/n` (Bessel). Without these two factors a
+proportion's spread is understated at small n (4% of the variance at n = 20 and p = 0.5), which
+the far tail where the boundary sits turns into 6.6% false alarms instead of 5%; for a Wald or t
+interval they err on the safe side (25% of the variance at n = 20, 5% at n = 100, 0.2% at
+n = 2,000). With nothing changing the runs share one spread, so the check pools it over the runs
+seen so far, `σ̂ₜ² = Σ nᵢσᵢ² / Σ nᵢ`, and gives run `i` the variance `max(σ̂ₜ², σᵢ²)/nᵢ`: runs
+are weighted by their sample size (a run of 2,000 counts 100 times one of 20); a run's weight
+does not depend on its own estimate; a zero-width interval (Wald at 0% or 100%) takes the others'
+spread; and a small run whose own interval is wider than the pooled spread says (a high estimate
+near 0%, skewed) keeps its own width. Only the width of an asymmetric interval is used: using the
+side that faces the other runs (Newcombe's MOVER) measured too conservative near 50% (1.7% false
+alarms at n = 20). A series whose intervals are all zero-width is treated as exact: any
+difference is a change.
+
+**The statistic** is the generalized likelihood ratio for one shift at an unknown run, with the
+level before and after both unknown (Hawkins, Qiu & Kang 2003, "The changepoint model for
+statistical process control", *J. Quality Technology* 35(4); Siegmund & Venkatraman 1995): at run
+`t`, for every split `k < t`, `Z_{k,t}` is the n-weighted mean of runs `k+1..t` minus that of
+runs `1..k`, over its standard error, and the check alarms when `Mₜ = maxₖ |Z_{k,t}|` crosses
+the boundary `cₜ`. The pre-change level is estimated from the earlier runs, not assumed. At the
+first alarm, `changed_at` is the split with the largest `|Z|` (the first run after it), and
+`shift` the difference of the two means.
+
+**The boundary.** With nothing changing (and normal estimates) the joint law of `M₂, …, M₅₀`
+depends only on the sample sizes, so the boundary is calibrated for the series' own `n₁, n₂, …`
+by Monte Carlo (40,000 paths with a fixed seed, the same paths for every prefix of the series),
+spending α evenly over the 49 checks of the horizon (Lan & DeMets 1983): after check `t`,
+`(t − 1)/49` of α (less two Monte Carlo standard errors, 0.2 points) of the paths have crossed.
+The boundary rises from 3.3 at the second run to about 3.7 (equal n). A threshold once used never
+changes when runs are added, so the check at run `t` depends on runs `1..t` only: checking every
+night, once a week or once at the end gives the same alarms. A series of fewer than 50 runs has
+spent less than α. One calibration takes about half a second and is cached per sequence of
+sample sizes (a nightly suite of a fixed size calibrates once).
+
+**The guarantee.** With nothing changing, the chance that any check of the first 50 runs (the
+horizon, `horizon=` in the API, at most 200) alarms is at most α. A shift of 3 standard errors of
+one run is found in a median of 2 runs (90% within 4), 5 standard errors with the first changed
+run (90% within 2), 2 standard errors in 4–5 runs. **Beyond the horizon** the check at run `t`
+looks at the last 50 runs only (a sliding window, at the boundary of the horizon's last check),
+so it forgets older runs and keeps alarming on new changes; the guarantee does not extend: each
+further run adds about 0.4% of false-alarm chance (measured below: 7.6% of 100-run series alarm
+somewhere in runs 51–100). Start a new series (`--since`) after a change you accept.
+
+**Assumptions, and what happens when they fail.** (1) Runs are independent and each estimate is
+approximately normal around the common value with the standard error its interval implies;
+(2) the spread per sample is the same for every run (same kind of questions, scorer and design:
+a run's standard error scales as `1/√n`); (3) the intervals are at the stated confidence.
+When runs share their questions (the same suite every night), their estimates vary less than
+their intervals say and the check is conservative (0.1% false alarms below): slower, never
+noisier. When the night-to-night variation is larger than the intervals say (a judge or a
+provider's serving that varies from night to night beyond what the questions' own noise
+explains), the false alarms grow fast: extra noise of a quarter of a standard error gives
+6.5%, half of one 16.4%, one full standard error 67%. At small n near 0% or 100% Wilson's
+interval is wide for its n and the check is very conservative (0.0–0.2% false alarms at
+n ≤ 50 and p ≤ 0.1 or ≥ 0.9), so a rise of an error rate near 0 is found a run or two later than
+a drop at 70% (below).
+
+**Measured** (`PYTHONPATH=src python benchmarks/bench_history_check.py`, seed 1; `--quick` is the
+small seeded version, and `tests/stats/test_change.py` runs a few seconds of it in CI). Each
+series is a nightly leaderboard: run `i` scores one model on `nᵢ` questions answered right with
+probability p (binary; a rubric is the mean of 4 answers per question) and publishes the
+leaderboard's own category interval (`leaderboard.scores.category_bounds_batch`: Wilson, or
+Wilson at the effective n for a rubric). False alarms: the share of 50-run series with any
+alarm, nothing changing (Monte Carlo standard error about 0.35 points at 4,000 series, 1.3 at
+300).
+
+| scores | n per run | p | series | any alarm |
+|---|---|---:|---:|---:|
+| binary | 20 | 0.02 | 4,000 | 0.0% |
+| binary | 20 | 0.1 | 4,000 | 0.1% |
+| binary | 20 | 0.5 | 4,000 | 4.2% |
+| binary | 20 | 0.9 | 4,000 | 0.1% |
+| binary | 20 | 0.98 | 4,000 | 0.0% |
+| binary | 50 | 0.02 | 4,000 | 0.0% |
+| binary | 50 | 0.1 | 4,000 | 0.1% |
+| binary | 50 | 0.5 | 4,000 | 4.3% |
+| binary | 50 | 0.9 | 4,000 | 0.2% |
+| binary | 50 | 0.98 | 4,000 | 0.0% |
+| binary | 200 | 0.02 | 4,000 | 0.1% |
+| binary | 200 | 0.1 | 4,000 | 1.1% |
+| binary | 200 | 0.5 | 4,000 | 4.6% |
+| binary | 200 | 0.9 | 4,000 | 1.3% |
+| binary | 200 | 0.98 | 4,000 | 0.0% |
+| binary | 2,000 | 0.02 | 4,000 | 1.7% |
+| binary | 2,000 | 0.1 | 4,000 | 3.4% |
+| binary | 2,000 | 0.5 | 4,000 | 4.3% |
+| binary | 2,000 | 0.9 | 4,000 | 2.9% |
+| binary | 2,000 | 0.98 | 4,000 | 1.8% |
+| rubric | 20 | 0.5 | 4,000 | 0.4% |
+| rubric | 200 | 0.5 | 4,000 | 3.6% |
+| binary | 20–2,000 (log-uniform) | 0.1 | 300 | 1.7% |
+| binary | 20–2,000 (log-uniform) | 0.5 | 300 | 3.0% |
+| binary | 20 and 2,000 alternating | 0.02 | 4,000 | 0.8% |
+| binary | 20 and 2,000 alternating | 0.1 | 4,000 | 2.0% |
+| binary | 20 and 2,000 alternating | 0.5 | 4,000 | 3.8% |
+
+Detection delay: the true p moves by δ standard errors of one run (`δ·√(p(1−p)/n)`) from run
+26 on, after 25 runs at p; delay 1 means the alarm comes with the first changed run. Series that
+alarmed before the change (the false alarms) are left out of the delays and counted (`early`);
+`changed_at exact` and `±1` are the shares of detected series whose `changed_at` is the first
+changed run, or within one run of it.
+
+| p before | n | δ | found by run 50 | median delay | 90% within | changed_at exact | ±1 | early |
+|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| 0.7 | 20 | -2 | 99.8% | 5 | 9 | 57% | 80% | 0.8% |
+| 0.7 | 20 | -3 | 100.0% | 2 | 4 | 78% | 93% | 1.5% |
+| 0.7 | 20 | -5 | 100.0% | 1 | 2 | 98% | 100% | 1.1% |
+| 0.7 | 200 | -2 | 99.9% | 4 | 8 | 60% | 82% | 1.1% |
+| 0.7 | 200 | -3 | 100.0% | 2 | 4 | 80% | 93% | 1.4% |
+| 0.7 | 200 | -5 | 100.0% | 1 | 2 | 96% | 99% | 1.8% |
+| 0.7 | 2,000 | -2 | 100.0% | 4 | 8 | 59% | 82% | 2.1% |
+| 0.7 | 2,000 | -3 | 100.0% | 2 | 4 | 81% | 95% | 1.8% |
+| 0.7 | 2,000 | -5 | 100.0% | 1 | 2 | 97% | 99% | 2.2% |
+| 0.05 | 200 | +2 | 99.4% | 6 | 13 | 55% | 79% | 0.2% |
+| 0.05 | 200 | +3 | 100.0% | 3 | 6 | 72% | 90% | 0.1% |
+| 0.05 | 200 | +5 | 100.0% | 2 | 3 | 89% | 96% | 0.2% |
+| 0.05 | 2,000 | +2 | 100.0% | 5 | 9 | 58% | 81% | 1.2% |
+| 0.05 | 2,000 | +3 | 100.0% | 2 | 4 | 80% | 93% | 1.4% |
+| 0.05 | 2,000 | +5 | 100.0% | 1 | 2 | 94% | 98% | 1.1% |
+
+Beyond the horizon (100-run series, n = 200, p = 0.5, 1,000 series): any alarm in runs 1–50
+4.0%; any alarm in runs 51–100 7.6%; alarms per check beyond the horizon 0.43%.
+
+When the assumptions fail (n = 200, p = 0.5, 4,000 series each):
+
+| series | any alarm |
+|---|---:|
+| the same 200 questions every night (latent difficulty, ρ = 0.6) | 0.1% |
+| night-to-night noise of 0.25 SE beyond the interval's (n = 200) | 6.5% |
+| night-to-night noise of 0.5 SE beyond the interval's (n = 200) | 16.4% |
+| night-to-night noise of 1 SE beyond the interval's (n = 200) | 66.6% |
+"""
+
+
 def _reliability_mark(cell: IntervalCoverage) -> str:
     if not cell.intervals:
         return "not published"
@@ -416,7 +566,7 @@ def reliability_only(out: Path) -> int:
     cells = run_reliability_cells(
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
-    write_atomic(out, kept + "\n" + render_reliability(cells, model))
+    write_atomic(out, kept + "\n" + render_reliability(cells, model) + "\n" + HISTORY_SECTION)
     print(f"wrote {out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) else 1
 
@@ -463,7 +613,7 @@ def main(argv: list[str] | None = None) -> int:
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
     text = render(cells, seconds, args.resamples, compare_sizes)
-    text += "\n" + render_reliability(reliability, model)
+    text += "\n" + render_reliability(reliability, model) + "\n" + HISTORY_SECTION
     write_atomic(args.out, text)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) and all(c.acceptable for c in reliability) else 1

@@ -9,8 +9,9 @@ import re
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
-from plumbline.stats.change import ChangeDetection, detect_change
+from plumbline.stats.change import PATHS, ChangeDetection, detect_change
 from plumbline.stats.proportions import proportion_bounds
 
 
@@ -66,6 +67,54 @@ def test_all_zero_width_intervals_are_exact_values() -> None:
     assert moved.alarms == (False, False, True) and moved.changed_at == 2
 
 
+def test_a_check_never_changes_when_later_runs_arrive() -> None:
+    # the decision at run i uses runs <= i only: checking 30 runs or 40 gives the same first 30
+    rng = np.random.default_rng(30)
+    sizes = rng.integers(20, 2000, size=40)
+    k = rng.binomial(sizes, 0.6)
+    k[33:] = rng.binomial(sizes[33:], 0.3)
+    low, high = proportion_bounds(k, sizes)
+    whole = detect_change(k / sizes, low, high, sizes)
+    prefix = detect_change(k[:30] / sizes[:30], low[:30], high[:30], sizes[:30])
+    assert whole.alarms[:30] == prefix.alarms
+    assert whole.thresholds[:30] == prefix.thresholds
+    assert whole.statistics[:30] == pytest.approx(prefix.statistics)
+    assert whole.first_alarm is not None and whole.first_alarm >= 33
+    assert whole.changed_at == 33
+
+
+def test_the_boundary_is_calibrated_for_the_series_sample_sizes() -> None:
+    equal = detect_change(*_wilson_series([60] * 10, 100))
+    varying = detect_change([0.6] * 10, [0.5] * 10, [0.7] * 10, [20, 2000] * 5)
+    # one split: a z test at the first check's share of alpha (Monte Carlo quantiles of it)
+    z = float(sps.norm.isf((0.05 - 2 * np.sqrt(0.05 * 0.95 / PATHS)) / 49 / 2))
+    assert equal.thresholds[1] == pytest.approx(z, abs=0.1)
+    assert varying.thresholds[1] == pytest.approx(z, abs=0.1)
+    assert equal.thresholds[2:] != varying.thresholds[2:]
+    # the same run repeated: the spread, not the sample size, is what a run's width tells
+    assert all(3.2 < c < 4.0 for c in varying.thresholds[1:])
+
+
+def test_only_the_width_of_an_interval_counts() -> None:
+    symmetric = detect_change([0.1, 0.1, 0.3], [0.05, 0.05, 0.25], [0.15, 0.15, 0.35], [50] * 3)
+    skewed = detect_change([0.1, 0.1, 0.3], [0.08, 0.08, 0.2], [0.18, 0.18, 0.3], [50] * 3)
+    assert symmetric.statistics == pytest.approx(skewed.statistics)
+
+
+def test_beyond_the_horizon_the_last_horizon_runs_are_checked() -> None:
+    successes = [60] * 70 + [30] * 5
+    result = detect_change(*_wilson_series(successes, 100), horizon=20)
+    assert len(result.alarms) == 75
+    assert not any(result.alarms[:70])
+    assert result.first_alarm == 70 and result.changed_at == 70
+    # every check beyond the horizon uses the horizon's last boundary (equal n: one value)
+    assert len(set(result.thresholds[19:])) == 1
+    # the window forgets runs older than the horizon: a step long ago no longer alarms
+    old_step = detect_change(*_wilson_series([60] * 10 + [30] * 40, 100), horizon=20)
+    assert old_step.alarms[10] or old_step.alarms[11]
+    assert not any(old_step.alarms[30:])
+
+
 @pytest.mark.parametrize(
     ("args", "kwargs", "message"),
     [
@@ -77,6 +126,7 @@ def test_all_zero_width_intervals_are_exact_values() -> None:
         (([0.5], [0.4], [0.6], [2.5]), {}, "ns[0] must be an integer"),
         (([0.5], [0.4], [0.6], [10]), {"alpha": 1.5}, "alpha must be strictly between 0 and 1"),
         (([0.5], [0.4], [0.6], [10]), {"horizon": 1}, "horizon must be >= 2"),
+        (([0.5], [0.4], [0.6], [10]), {"horizon": 500}, "horizon must be at most 200 runs"),
         (([0.5], [0.4], [0.6], [10]), {"confidence": 0}, "confidence must be strictly"),
         ((["a"], [0.4], [0.6], [10]), {}, "estimates must be a sequence of numbers"),
     ],
@@ -104,6 +154,26 @@ def test_no_change_rarely_alarms_over_fifty_runs(n: int, p: float) -> None:
     alarms = sum(_binomial_series(rng, sizes, p).changed for _ in range(300))
     # alpha 5%: at most 15 of 300 expected; 27 is beyond 3.5 Monte Carlo standard errors
     assert alarms <= 27
+
+
+def test_the_level_holds_at_twenty_questions_and_p_one_half() -> None:
+    # the hardest cell for the spread recovered from a Wilson interval (without Bessel's and
+    # Wilson's corrections: 6.6% of series alarm); 3,000 series, allowance 2 Monte Carlo SEs
+    rng = np.random.default_rng(2020)
+    sizes = np.full(50, 20)
+    runs = 3000
+    alarms = sum(_binomial_series(rng, sizes, 0.5).changed for _ in range(runs))
+    assert alarms / runs <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / runs)
+
+
+def test_small_skewed_runs_between_large_ones_keep_the_level() -> None:
+    # 20 questions at p = 0.02 between runs of 2,000: far from normal. With the pooled spread
+    # alone 19% of these series alarm; the run's own (wider) interval keeps them near 1%.
+    rng = np.random.default_rng(2002)
+    sizes = np.array([20, 2000] * 25)
+    runs = 1000
+    alarms = sum(_binomial_series(rng, sizes, 0.02).changed for _ in range(runs))
+    assert alarms / runs <= 0.05
 
 
 def test_a_five_standard_error_drop_is_found_within_two_runs() -> None:

@@ -18,15 +18,24 @@ average. Without them a proportion's spread is understated at small n: by 4% of 
 n = 20 and p = 0.5, which the far tail the boundary sits in turns into 6.6% false alarms
 instead of 5%. For a Wald or t interval both err on the safe side (the spread is overstated by
 25% of the variance at n = 20, 5% at n = 100, 0.2% at n = 2,000), at some cost in delay.
-With nothing changing every run
-measures the same quantity on the same kind of sample, so the runs share one spread: the check
-pools it over the runs seen so far, `σ̂ₜ² = Σ_{i≤t} nᵢσᵢ² / Σ_{i≤t} nᵢ`, and uses `σ̂ₜ/√nᵢ` as
-run `i`'s standard error. Pooling (rather than each run's own `sᵢ`) keeps a run's weight from
-depending on its own estimate (at n = 20 a Wilson interval at 0% is narrower than at 5%, which
-would pull a weighted mean towards the extremes), lets a run with a zero-width interval (Wald at
-0% or 100%) count with the others' spread, and averages away the noise of small runs'
-intervals. A series whose intervals are all zero-width is treated as exact: any difference
-between its estimates is a change.
+
+With nothing changing every run measures the same quantity on the same kind of sample, so the
+runs share one spread: the check pools it over the runs seen so far,
+`σ̂ₜ² = Σ_{i≤t} nᵢσᵢ² / Σ_{i≤t} nᵢ`, and gives run `i` the variance `max(σ̂ₜ², σᵢ²)/nᵢ` at the
+check of run `t` (a run of 2,000 weighs 100 times one of 20). The pooled spread keeps a run's
+weight from depending on its own estimate (at n = 20 a Wilson interval at 0% is narrower than at
+5%, which would pull a weighted mean towards the extremes), lets a run with a zero-width interval
+(Wald at 0% or 100%) count with the others' spread, and averages away the noise of small runs'
+intervals. The run's own spread, where it is larger, protects against skew: a run of 20
+questions at p = 0.02 between runs of 2,000 is far from normal (3 successes out of 20 is 4 pooled
+standard errors above 0.02 and happens in 0.7% of such runs), and with the pooled spread alone
+19% of such series alarm; a high estimate near 0 has a wider interval, which the `max` uses
+(1.0% alarm). Under the normal model the `max` can only lower `|Z|`, so the boundary below stays
+valid; its price is a run or so of extra delay for rises at small p. Only the width of an
+interval is used, not its two sides separately: a Wilson interval's longer side points towards
+50%, and using the side facing the other runs (Newcombe's MOVER) measured too conservative at
+p = 0.5 and n = 20 (1.7% false alarms) and slower. A series whose intervals are all zero-width is
+treated as exact: any difference between its estimates is a change.
 
 **The statistic.** With `Wₖ = Σ_{i≤k} nᵢ` and `Uₖ = Σ_{i≤k} nᵢxᵢ` (runs counted from 1), the
 two-sample z statistic for "the first `k` runs against runs `k+1..t`" is
@@ -51,9 +60,23 @@ horizon (alpha spending, Lan & DeMets 1983, Biometrika 70(3):659–663): `cₜ` 
 standard errors, so that the Monte Carlo error of the thresholds stays on the safe side.
 
 **Beyond the horizon.** At run `t > H` the check looks at the last `H` runs (runs `t−H+1..t`),
-with that window's thresholds, at the last check of the horizon: a stationary detector. The α
-guarantee covers the first `H` runs; later runs keep a small per-run false-alarm chance, measured
-in `benchmarks/bench_history_check.py`.
+with that window's thresholds, at the last check of the horizon: a stationary detector that
+forgets runs older than the horizon. The α guarantee covers the first `H` runs; each later run
+keeps a small false-alarm chance of its own (measured in `benchmarks/bench_history_check.py`:
+about 0.4% per run at α = 0.05, H = 50; 8% of 100-run series alarm somewhere in runs 51–100).
+
+**Assumptions.** (1) The runs are independent, and each run's estimate is approximately normal
+around the common value with the standard error its interval implies; (2) the spread per sample
+is the same for every run (the same kind of questions, scorer and design), so that a run's
+standard error scales as `1/√n`; (3) every interval is at `confidence`. When runs share their
+questions (the same suite every night) their estimates vary less than their intervals say and
+the check is conservative (fewer false alarms, slower alarms). When the night-to-night variation
+is larger than the intervals say (a judge or a provider that varies from day to day) the false
+alarms grow quickly: with extra noise of half a standard error, about 3 times α. Near 0% or 100%
+at small n, Wilson's interval floors the spread and the check is conservative there.
+
+**Cost.** One calibration (`PATHS × t²/2` operations, about half a second for 50 runs) per
+distinct sequence of sample sizes, cached; the checks themselves are `O(t²)` per series.
 """
 
 from __future__ import annotations
@@ -77,12 +100,14 @@ PATHS = 40_000
 CHUNK = 4_000
 #: The seed of the calibration paths.
 SEED = 40
+#: The longest horizon accepted: the calibration costs PATHS × horizon² / 2 operations.
+MAX_HORIZON = 200
 #: The horizon the α guarantee covers when not given.
 DEFAULT_HORIZON = 50
 METHOD = (
-    "two-sided GLR change-point statistic (Hawkins, Qiu & Kang 2003), pooled spread from the "
-    "runs' intervals, boundary calibrated for the series' sample sizes by Monte Carlo with α "
-    "spent evenly over the horizon (Lan & DeMets 1983)"
+    "two-sided GLR change-point statistic (Hawkins, Qiu & Kang 2003) on n-weighted runs, the "
+    "spread pooled from their intervals (a run's own when wider), boundary calibrated for the "
+    "series' sample sizes by Monte Carlo with α spent evenly over the horizon (Lan & DeMets 1983)"
 )
 
 
@@ -157,11 +182,10 @@ def _validate(
     return x, low, high, n
 
 
-@functools.lru_cache(maxsize=4)
-def _null_draws(horizon: int) -> FloatArray:
-    """Standard normal draws (PATHS × horizon), the same for every call: prefix-consistent."""
-    rng = np.random.default_rng([SEED, horizon])
-    return rng.standard_normal((PATHS, horizon))
+def _null_draws(horizon: int, block: int) -> FloatArray:
+    """Standard normal draws for one block of paths (CHUNK × horizon), the same in every call:
+    the calibration of a prefix of runs sees the same paths as that of the whole series."""
+    return np.random.default_rng([SEED, horizon, block]).standard_normal((CHUNK, horizon))
 
 
 def _null_maxima(ns: tuple[float, ...], horizon: int) -> FloatArray:
@@ -170,11 +194,11 @@ def _null_maxima(ns: tuple[float, ...], horizon: int) -> FloatArray:
     length = n.size
     w = np.cumsum(n)
     maxima = np.zeros((length, PATHS))
-    draws = _null_draws(horizon)
     # x_i = ε_i/√n_i with σ = 1, so n_i·x_i = √n_i·ε_i. Runs along the first axis and paths in
     # blocks, so that every operation (and the max over splits) runs along contiguous paths.
-    for begin in range(0, PATHS, CHUNK):
-        u = np.ascontiguousarray(np.cumsum(draws[begin : begin + CHUNK, :length] * np.sqrt(n), 1).T)
+    for block, begin in enumerate(range(0, PATHS, CHUNK)):
+        draws = _null_draws(horizon, block)[:, :length]
+        u = np.ascontiguousarray(np.cumsum(draws * np.sqrt(n), axis=1).T)
         buffer = np.empty_like(u)
         for t in range(1, length):
             wk = w[:t]
@@ -237,11 +261,15 @@ def _window_checks(x: FloatArray, n: FloatArray, unit_var: FloatArray) -> _Windo
     valid = k < t
     wk = w[:, None]
     wt = w[None, :]
+    # run i's variance at check t, times n_i²: n_i·max(σ̂_t², σ_i²) (rows i, columns t); its
+    # cumulative sums over i give each side's variance for every split at once
+    weighted = np.cumsum(n[:, None] * np.maximum(spread_sq[None, :], unit_var[:, None]), axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
+        before_var = weighted / wk**2
+        after_var = (np.diagonal(weighted)[None, :] - weighted) / (wt - wk) ** 2
         # the mean after the split minus the mean before: (U_t − U_k)/(W_t − W_k) − U_k/W_k
         shift = (u[None, :] - u[:, None]) / (wt - wk) - u[:, None] / wk
-        scale = np.sqrt(spread_sq[None, :] * (1 / wk + 1 / (wt - wk)))
-        z = np.abs(shift) / scale
+        z = np.abs(shift) / np.sqrt(before_var + after_var)
     # every interval so far zero-width: the estimates are exact, any difference is a change
     # (located at the split with the largest difference)
     exact = np.broadcast_to(spread_sq[None, :] == 0, z.shape)
@@ -275,7 +303,8 @@ def detect_change(
 
     Statistic: `M_t = max_k |Z_{k,t}|`, the GLR change-point statistic for a shift in a normal
     mean with both levels unknown (Hawkins, Qiu & Kang 2003), each run weighted by `nᵢ` with
-    the spread pooled from the runs' intervals (`σᵢ² = ((highᵢ − lowᵢ)/2z)²·(nᵢ + z²)·nᵢ/(nᵢ − 1)`);
+    each run's variance `max(σ̂², σᵢ²)/nᵢ` from the spread pooled over the runs' intervals
+    (`σᵢ² = ((highᵢ − lowᵢ)/2z)²·(nᵢ + z²)·nᵢ/(nᵢ − 1)`);
     boundary
     calibrated for these sample sizes by Monte Carlo with α spent evenly over the horizon
     (Lan & DeMets 1983). See the module docstring for the details and assumptions.
@@ -283,6 +312,11 @@ def detect_change(
     alpha = check_probability(alpha, "alpha")
     confidence = check_probability(confidence, "confidence")
     horizon = check_count(horizon, "horizon", minimum=2)
+    if horizon > MAX_HORIZON:
+        raise ValueError(
+            f"horizon must be at most {MAX_HORIZON} runs (the calibration's cost grows with its "
+            f"square), got {horizon}"
+        )
     x, low, high, n = _validate(estimates, lows, highs, ns)
     z = z_critical(confidence)
     # σᵢ² = sᵢ²·(nᵢ + z²)·nᵢ/(nᵢ − 1): Wilson's interval has the width of a Wald interval on
