@@ -62,7 +62,7 @@ def render_history(document: HistoryDocument, console: Console) -> None:
         ("labels", "left"),
         ("metrics: estimate [interval] n", "left"),
     ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        table.add_column(terminal(column), justify=justify)  # type: ignore[arg-type]
     for entry in document.results:
         metrics = "\n".join(
             f"{value.subject} · {value.metric}: {metric_text(value)}" for value in entry.metrics
