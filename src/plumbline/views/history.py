@@ -105,7 +105,9 @@ def render_check(report: ChangeReport, console: Console) -> None:
         return
     table = Table()
     for column in ("model", "metric", "runs", "latest: estimate [interval]", "verdict"):
-        table.add_column(column, justify="right" if column == "runs" else "left", overflow="fold")
+        table.add_column(
+            terminal(column), justify="right" if column == "runs" else "left", overflow="fold"
+        )
     ordered = sorted(report.series, key=lambda s: (s.first_alarm is None, s.model, s.metric))
     for series in ordered:
         latest = series.runs[-1] if series.runs else None
