@@ -119,6 +119,10 @@ def tutorial_commands() -> Iterator[tuple[str, list[str]]]:
                 yield page.name, shlex.split(line)[1:]
 
 
+#: The command a group runs when its first argument names none of its commands.
+DEFAULT_COMMANDS = {"leaderboard": "build", "history": "show"}
+
+
 def test_tutorial_commands_and_options_exist() -> None:
     """A tutorial shows commands and options the CLI has (no stale spellings)."""
     seen = 0
@@ -132,7 +136,7 @@ def test_tutorial_commands_and_options_exist() -> None:
             command, words = sub, words[1:]
             ctx = click.Context(command, info_name=command.name, parent=ctx)
         if isinstance(command, click.Group):  # `leaderboard LOGDIR` is `leaderboard build`
-            default = command.get_command(ctx, "build")
+            default = command.get_command(ctx, DEFAULT_COMMANDS[command.name or ""])
             assert default is not None, (page, words)
             command = default
         options = {name for param in command.params for name in param.opts + param.secondary_opts}

@@ -140,8 +140,9 @@ def test_the_readme_cli_table_matches_help() -> None:
         path = tuple(command_cell.strip("`").split()[1:])
         command = resolve(path)
         if isinstance(command, click.Group):  # `plumbline leaderboard LOGS` is its build
-            command = resolve((*path, "build"))
-            path = (*path, "build")
+            default = {"leaderboard": "build", "history": "show"}[path[-1]]
+            command = resolve((*path, default))
+            path = (*path, default)
         listed.add(path)
         known = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
         for option in re.findall(r"`([^`]+)`", options_cell):

@@ -25,6 +25,22 @@ def test_demo_steps_use_bundled_examples_that_exist(tmp_path: Path) -> None:
     assert {"run", "interval", "power", "compare", "reliability", "report"} <= commands
 
 
+def test_demo_steps_record_each_result_and_end_with_its_history(tmp_path: Path) -> None:
+    from plumbline.cli.storing import StoreOptions
+
+    store = StoreOptions(url=str(tmp_path / "history.db"), labels=(("run", "1"),))
+    steps = demo_steps(tmp_path, store)
+    stored = [step.args[0] for step in steps if "--store" in step.args]
+    assert set(stored) == {"run", "leaderboard", "compare", "reliability", "history"}
+    assert all(
+        step.args[-4:] == ("--store", store.url, "--label", "run=1")
+        for step in steps
+        if step.args[0] in {"run", "leaderboard", "compare", "reliability"}
+    )
+    assert steps[-1].args == ("history", "--store", store.url, "--html", str(tmp_path / "site"))
+    assert "--store" not in {arg for step in demo_steps(tmp_path) for arg in step.args}
+
+
 @dataclass(frozen=True)
 class Demo:
     output: Path
@@ -46,6 +62,15 @@ def test_demo_writes_every_result(demo: Demo) -> None:
     analysis = json.loads((tmp_path / "compare.json").read_text())
     assert analysis["decision"] == "mixed results - inspect paired deltas"
     leaderboard = json.loads((tmp_path / "leaderboard.json").read_text())
+    # every result is in the demo's store, and its history is on the site
+    from plumbline.store.store import Query, Store
+
+    with Store.open(str(tmp_path / "history.db")) as store:
+        kinds = sorted(entry.kind for entry in store.query(Query()))
+    assert kinds.count("compare") == 1 and kinds.count("reliability") == 2
+    assert kinds.count("leaderboard") >= 2
+    assert (tmp_path / "site" / "history" / "index.html").is_file()
+    assert "History of" in result.text
     ranking = [entry["model"] for entry in leaderboard["models"]]
     assert ranking[:2] == ["scripted/oracle", "scripted/weak"]
     assert leaderboard["models"][0]["overall"] > 0.9 > leaderboard["models"][1]["overall"]

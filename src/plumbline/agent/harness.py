@@ -239,7 +239,11 @@ class RunResult:
     records: list[RunRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The run's summary: the start of `agent run`'s document (`agent.result`)."""
+        from plumbline.agent.result import SCHEMA_VERSION
+
         return {
+            "schema_version": SCHEMA_VERSION,
             "executor": self.executor,
             "output": str(self.output),
             "records": str(self.records_path),

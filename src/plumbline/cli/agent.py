@@ -34,6 +34,7 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.report import html_option, report_name, site_url, write_html
+from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core import present
 from plumbline.core.escape import markdown, terminal
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_REPEATS
@@ -473,6 +474,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 )
 @html_option
 @json_option
+@store_options
 def run_command(
     suite: str,
     agent: str | None,
@@ -505,6 +507,7 @@ def run_command(
     correlation: float | None,
     html_dir: Path | None,
     json_path: str | None,
+    store: StoreOptions,
 ) -> None:
     """Run every (task, arm, repeat) of SUITE in hermetic workspaces, interleaving arms, and
     append one validated run record per run to OUTPUT/records.jsonl.
@@ -546,7 +549,8 @@ def run_command(
     if not wants_json(json_path):
         render_differences(plan, console)
     result = _run_harness(plan, options, monitor)
-    _emit_run(plan, result, monitor, collect_analyze or html_dir is not None, html_dir, json_path)
+    analyze = collect_analyze or html_dir is not None
+    _emit_run(plan, result, monitor, analyze, html_dir, json_path, store)
 
 
 def _emit_run(
@@ -556,9 +560,10 @@ def _emit_run(
     analyze: bool,
     html_dir: Path | None,
     json_path: str | None,
+    store: StoreOptions,
 ) -> None:
-    """The run's document (with the A/B analysis when asked) to JSON or the terminal, and its
-    page to the site in `html_dir`."""
+    """The run's document (with the A/B analysis when asked) to JSON or the terminal, its
+    page to the site in `html_dir`, and the result to the store."""
     document: dict[str, Any] = result.to_dict()
     document["arm_differences"] = [d.to_dict() for d in plan.differences]
     sequential = None
@@ -571,6 +576,7 @@ def _emit_run(
     if html_dir is not None and report is not None:
         index = _write_compare_page(plan, result, report, html_dir)
     emit(document, json_path, _run_renderer(result, sequential, report, index, html_dir))
+    store_result(document, store, inputs=[result.records_path])
 
 
 def _run_options(

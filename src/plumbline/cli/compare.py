@@ -23,6 +23,7 @@ from plumbline.cli.output import (
     write_output,
 )
 from plumbline.cli.report import announce_html, html_option
+from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_RESAMPLES, MIN_SEQUENTIAL_EFFECT
 
@@ -154,6 +155,7 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     type=click.Choice(["prefer-treatment"]),
     help="Exit with status 1 unless every treatment is preferred (for CI).",
 )
+@store_options
 def compare(
     records: tuple[str, ...],
     treatments: tuple[str, ...],
@@ -174,6 +176,7 @@ def compare(
     alpha: float | None,
     correlation: float | None,
     fail_unless: str | None,
+    store: StoreOptions,
 ) -> None:
     """Compare agent arms from run records: the A/B schema's three gates, paired deltas
     with bootstrap intervals, paired tests, and a decision.
@@ -211,6 +214,7 @@ def compare(
     )
     report = _compare_arms(table, treatments, control, settings)
     _write_report(report, table, records, json_path, markdown_path, parquet_path, html_dir)
+    store_result(report, store, inputs=records)
     _exit_on_failure(report, table, fail_unless)
 
 

@@ -5,19 +5,22 @@ leaderboard from two scripted offline models and one real offline model (`plumbl
 which also probes and judges), the statistics commands, an A/B decision on bundled
 agent run records, the CERT reliability metrics on bundled trial records, and a regression check
 between two probes of the real model. Every result is also
-written under `-o DIR`, and all three as one static HTML site under `DIR/site/`.
+written under `-o DIR`, and all three as one static HTML site under `DIR/site/`. Every result
+is recorded in a results store (`DIR/history.db`, or `--store`), whose history the demo shows
+last and adds to the site.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
 
 from plumbline.cli.output import Command, OutputDirectory, console
 from plumbline.cli.report import site_url
+from plumbline.cli.storing import StoreOptions, store_options
 from plumbline.core.escape import terminal
 
 #: Samples per SA Bench task in the demo: enough to show intervals, small enough for minutes.
@@ -67,11 +70,21 @@ def not_run_arguments() -> tuple[str, ...]:
     return ("--not-run", f"cdk_synth={sandbox_missing_reason('cdk_synth')}")
 
 
-def demo_steps(output: Path) -> list[DemoStep]:
-    """The demo's commands, writing their JSON and Markdown under `output`."""
+#: The commands whose results the demo records in its store.
+STORED_COMMANDS = frozenset({"run", "leaderboard", "compare", "reliability"})
+
+
+def demo_store(output: Path) -> str:
+    """The demo's results store when `--store` is not given: a SQLite file in its output."""
+    return str(output / "history.db")
+
+
+def demo_steps(output: Path, store: StoreOptions | None = None) -> list[DemoStep]:
+    """The demo's commands, writing their JSON and Markdown under `output`; with `store`, each
+    result is recorded there too and a last step shows the history and adds it to the site."""
     runs = str(example_path("agent_runs.jsonl"))
     trials = str(example_path("trials.jsonl"))
-    return [
+    steps = [
         *_leaderboard_steps(output),
         *_judge_steps(output),
         *_statistics_steps(),
@@ -79,6 +92,28 @@ def demo_steps(output: Path) -> list[DemoStep]:
         *_reliability_steps(output, trials),
         *_regression_steps(output),
         *_site_steps(output, runs),
+    ]
+    if store is None or store.url is None:
+        return steps
+    stored = [
+        replace(step, args=(*step.args, *store.as_arguments()))
+        if step.args[0] in STORED_COMMANDS
+        else step
+        for step in steps
+    ]
+    return [*stored, *_history_steps(output, store.url)]
+
+
+def _history_steps(output: Path, url: str) -> list[DemoStep]:
+    """The history of every result the demo recorded, on the terminal and in the site."""
+    return [
+        DemoStep(
+            "What has changed since the last run? (the results store)",
+            "Every result above was recorded in a results store with its metrics and "
+            "intervals; run the demo again and `plumbline history check` tells whether any "
+            "metric moved beyond noise.",
+            ("history", "--store", url, "--html", str(output / "site")),
+        ),
     ]
 
 
@@ -343,7 +378,8 @@ def _site_steps(output: Path, runs: str) -> list[DemoStep]:
     show_default=True,
     help="Where the demo writes its JSON and Markdown results and the HTML site (DIR/site/).",
 )
-def demo(output: Path) -> None:
+@store_options
+def demo(output: Path, store: StoreOptions) -> None:
     """Run plumbline's jobs on built-in data, offline; write every result and a site under -o."""
     import shlex
 
@@ -353,7 +389,9 @@ def demo(output: Path) -> None:
 
     output.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    for step in demo_steps(output):
+    if store.url is None:
+        store = replace(store, url=demo_store(output))
+    for step in demo_steps(output, store):
         if step.title:
             console.print(Rule(step.title))
             console.print(f"[dim]{step.why}[/dim]")

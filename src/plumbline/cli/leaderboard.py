@@ -23,6 +23,7 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.report import html_option, site_url, write_html
+from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core.escape import terminal
 
 if TYPE_CHECKING:
@@ -162,6 +163,7 @@ def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any
 )
 @html_option
 @json_option
+@store_options
 def build(
     logs: tuple[str, ...],
     suite: str,
@@ -177,6 +179,7 @@ def build(
     half_width: float | None,
     html_dir: Path | None,
     json_path: str | None,
+    store: StoreOptions,
 ) -> None:
     """Build a leaderboard from the Inspect logs (.eval, .json) in LOGS (searched recursively):
     local files and directories, or remote log directories such as s3://bucket/logs.
@@ -211,7 +214,17 @@ def build(
         json_path,
         _board_renderer(document, output, csv_path, markdown_path, parquet_path, index, html_dir),
     )
+    if board.models:
+        store_result(document, store, inputs=_local_logs(logs))
     _exit_on_problems(board, strict)
+
+
+def _local_logs(logs: tuple[str, ...]) -> list[Path]:
+    """The local log files behind a leaderboard (their digests are stored with it)."""
+    from plumbline.records.inspect_logs import find_log_files, is_remote
+
+    local = [log for log in logs if not is_remote(log)]
+    return [Path(str(log)) for log in find_log_files(local).logs] if local else []
 
 
 def _not_run_reasons(not_run: tuple[str, ...], resolved: Suite) -> dict[str, str]:

@@ -32,6 +32,8 @@ COMMANDS: dict[str, str] = {
     "judge": "plumbline.cli.judge:judge",
     "report": "plumbline.cli.report:report",
     "agent": "plumbline.cli.agent:agent",
+    "history": "plumbline.cli.history:history",
+    "store": "plumbline.cli.store:store",
 }
 
 #: name -> the command's short help, as `plumbline --help` lists it (without importing it; a
@@ -43,6 +45,8 @@ SHORT_HELP: dict[str, str] = {
     "deltas with bootstrap intervals, paired tests, and a decision.",
     "demo": "Run plumbline's jobs on built-in data, offline; write every result and a site "
     "under -o.",
+    "history": "Every result recorded in a results store, in time order, and whether any "
+    "metric changed.",
     "interval": "Estimate a success rate with its confidence interval.",
     "judge": "LLM-judge tools for the architecture_design category.",
     "leaderboard": "Weighted multi-category leaderboards from Inspect logs, with intervals and "
@@ -55,6 +59,7 @@ SHORT_HELP: dict[str, str] = {
     "calls).",
     "report": "Render a static site from INPUTS: leaderboard, compare and reliability JSON, and "
     "the Inspect logs, run records or trial records behind them (for drill-down pages).",
+    "store": "The results store: record result files written earlier (see `plumbline history`).",
     "run": "Run SUITE (`sa-bench`, or a suite TOML file) against every --model; print the "
     "leaderboard.",
 }

@@ -35,6 +35,7 @@ from plumbline.cli.output import (
     write_output,
 )
 from plumbline.cli.report import announce_html, html_option
+from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
 
@@ -410,6 +411,7 @@ def _regression_options(
     type=click.IntRange(min=100, max=MAX_RESAMPLES),
     help=f"Bootstrap resamples of --baseline's latency changes (at most {MAX_RESAMPLES:,}).",
 )
+@store_options
 def reliability(
     paths: tuple[Path, ...],
     json_path: str | None,
@@ -424,6 +426,7 @@ def reliability(
     margins: tuple[str, ...],
     pairs: tuple[str, ...],
     fail_on_regression: bool,
+    store: StoreOptions,
 ) -> None:
     """Compute the five CERT metrics, with intervals, from trial records (no model calls).
 
@@ -468,6 +471,7 @@ def reliability(
     _write_reliability(
         report, result.records, paths, json_path, markdown_path, parquet_path, html_dir
     )
+    store_result(report, store, inputs=[*paths, *baseline_paths])
     comparison = report.baseline_comparison
     if fail_on_regression and comparison is not None and comparison.regressed:
         sys.exit(EXIT_FAILED)

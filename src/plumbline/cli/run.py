@@ -40,6 +40,7 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.report import html_option, site_url, write_html
+from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core.escape import terminal, visible_controls
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_EPOCHS
 
@@ -203,6 +204,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
 @cdk_executor_options
 @html_option
 @json_option
+@store_options
 def run(
     suite: str,
     models: tuple[str, ...],
@@ -227,6 +229,7 @@ def run(
     ray_address: str | None,
     html_dir: Path | None,
     json_path: str | None,
+    store: StoreOptions,
 ) -> None:
     """Run SUITE (`sa-bench`, or a suite TOML file) against every --model; print the leaderboard.
 
@@ -277,6 +280,7 @@ def run(
         json_path,
         html_dir,
         prepared.not_run,
+        store,
     )
     if not success:
         _exit_unfinished(logs)
@@ -390,6 +394,7 @@ def _leaderboard(
     json_path: str | None,
     html_dir: Path | None = None,
     not_run: dict[str, str] | None = None,
+    store: StoreOptions | None = None,
 ) -> None:
     from plumbline.app.leaderboard_outputs import write_outputs
     from plumbline.leaderboard import (
@@ -424,3 +429,5 @@ def _leaderboard(
             )
 
     emit(document.to_json(), json_path, render)
+    if store is not None and board.models:
+        store_result(document, store, inputs=[Path(log) for log in logs])

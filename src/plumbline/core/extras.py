@@ -21,6 +21,7 @@ MODULE_EXTRAS: dict[str, str] = {
     "gguf": "local",
     "accelerate": "local",
     "ray": "ray",
+    "psycopg": "postgresql",
 }
 
 

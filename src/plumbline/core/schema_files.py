@@ -22,6 +22,7 @@ JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 #: shipped file name -> "module:function" returning its schema
 GENERATED: dict[str, str] = {
+    "agent_run.schema.json": "plumbline.agent.result:generated_schema",
     "agent_suite.schema.json": "plumbline.agent.suite:generated_schema",
     "compare_report.schema.json": "plumbline.compare.result:generated_schema",
     "leaderboard_suite.schema.json": "plumbline.leaderboard.suite:generated_schema",
@@ -29,11 +30,16 @@ GENERATED: dict[str, str] = {
     "leaderboard_check.schema.json": "plumbline.leaderboard.check:generated_schema",
     "leaderboard_samples.schema.json": "plumbline.leaderboard.samples:generated_schema",
     "reliability_report.schema.json": "plumbline.reliability.result:generated_schema",
+    "history.schema.json": "plumbline.store.result:generated_history_schema",
+    "history_check.schema.json": "plumbline.store.result:generated_check_schema",
 }
 
 #: the generated schemas of result documents (every number states its unit)
 RESULT_SCHEMAS: tuple[str, ...] = (
+    "agent_run.schema.json",
     "compare_report.schema.json",
+    "history.schema.json",
+    "history_check.schema.json",
     "leaderboard.schema.json",
     "leaderboard_check.schema.json",
     "leaderboard_samples.schema.json",

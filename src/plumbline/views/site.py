@@ -16,10 +16,10 @@ from typing import Any, Literal
 from plumbline.leaderboard.result import DocumentReview, LeaderboardDocument, LeaderboardSamples
 from plumbline.views.html import Page, render_page
 
-Kind = Literal["leaderboard", "compare", "reliability"]
+Kind = Literal["leaderboard", "compare", "reliability", "history"]
 
 
-KINDS: tuple[Kind, ...] = ("leaderboard", "compare", "reliability")
+KINDS: tuple[Kind, ...] = ("leaderboard", "compare", "reliability", "history")
 
 
 #: The page renderer of each kind, as "module:function" (imported when that kind is rendered).
@@ -27,6 +27,7 @@ RENDERERS: dict[str, str] = {
     "compare": "plumbline.views.compare_page:render_compare_pages",
     "reliability": "plumbline.views.reliability_page:render_reliability_pages",
     "leaderboard": "plumbline.views.leaderboard_page:render_leaderboard_pages",
+    "history": "plumbline.views.history_page:render_history_pages",
 }
 
 
@@ -34,6 +35,7 @@ KIND_TITLES: dict[str, str] = {
     "leaderboard": "Leaderboard",
     "compare": "A/B comparison",
     "reliability": "Reliability",
+    "history": "History",
 }
 
 
@@ -134,6 +136,8 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
                 else "no warnings",
             ],
         }
+    if site_input.kind == "history":
+        return _history_summary(site_input)
     from pydantic import ValidationError
 
     from plumbline.reliability.result import ReliabilityReport
@@ -154,6 +158,29 @@ def _summary(site_input: SiteInput) -> dict[str, Any]:
         "headline": f"{len(model_names)} model(s) over repeated trials",
         # the one warning list the reliability page shows, in full
         "facts": [f"{len(reliability.warnings)} warning(s)"],
+    }
+
+
+def _history_summary(site_input: SiteInput) -> dict[str, Any]:
+    """The index card of a history: how many results, from when to when."""
+    from pydantic import ValidationError
+
+    from plumbline.store.result import HistoryDocument
+
+    try:
+        history = HistoryDocument.model_validate(site_input.document)
+    except ValidationError:
+        return {
+            "title": site_input.name,
+            "headline": "a history this version cannot read: regenerate it",
+            "facts": [],
+        }
+    results = history.results
+    span = f"{results[0].created_at} to {results[-1].created_at}" if results else "no results"
+    return {
+        "title": "History of the results store",
+        "headline": f"{len(results)} stored result(s), a trend plot per model and metric",
+        "facts": [span],
     }
 
 

@@ -782,3 +782,105 @@ def sequence_chart(
     parts += _sequence_references(frame, margin, percent)
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One run of a trend chart: its estimate and interval (either may be missing), what
+    hovering it says, where clicking it goes, and whether a change alarm is up there."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    tooltip: str
+    href: str | None = None
+    alarm: bool = False
+
+
+def _trend_band(frame: _Frame, points: Sequence[TrendPoint]) -> list[str]:
+    """The interval band: one polygon per stretch of consecutive runs with both bounds."""
+    parts: list[str] = []
+    stretch: list[tuple[int, float, float]] = []
+    for index, point in enumerate([*points, TrendPoint(None, None, None, "")]):
+        low, high = point.low, point.high
+        if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
+            stretch.append((index + 1, low, high))
+            continue
+        if len(stretch) > 1:
+            upper = " ".join(f"{_num(frame.x(i))},{_num(frame.y(h))}" for i, _, h in stretch)
+            lower = " ".join(
+                f"{_num(frame.x(i))},{_num(frame.y(lo))}" for i, lo, _ in reversed(stretch)
+            )
+            parts.append(
+                f'<polygon class="band" points="{upper} {lower}" fill="{PALETTE[0]}" '
+                f'fill-opacity="0.16" stroke="none"><title>published intervals</title></polygon>'
+            )
+        stretch = []
+    return parts
+
+
+def _trend_mark(frame: _Frame, index: int, point: TrendPoint) -> str:
+    """A run: its interval as a whisker and its estimate as a dot (red under an alarm),
+    inside a link to its report when it has one."""
+    colour = PALETTE[5] if point.alarm else PALETTE[0]
+    x = _num(frame.x(index))
+    mark = ""
+    if point.low is not None and point.high is not None:
+        mark += (
+            f'<line x1="{x}" y1="{_num(frame.y(point.low))}" x2="{x}" '
+            f'y2="{_num(frame.y(point.high))}" stroke="{colour}" stroke-width="1.5"/>'
+        )
+    if point.estimate is not None and math.isfinite(point.estimate):
+        mark += (
+            f'<circle class="{"alarm" if point.alarm else "run"}" cx="{x}" '
+            f'cy="{_num(frame.y(point.estimate))}" r="{5 if point.alarm else 4}" '
+            f'fill="{colour}"/>'
+        )
+    else:
+        mark += (
+            f'<text x="{x}" y="{_num(frame.bottom - 6)}" text-anchor="middle" '
+            f'fill="{MISSING_COLOUR}">–</text>'
+        )
+    body = f"<g><title>{_e(point.tooltip)}</title>{mark}</g>"
+    if point.href:
+        return f'<a href="{_e(point.href)}">{body}</a>'
+    return body
+
+
+def trend_chart(
+    points: Sequence[TrendPoint],
+    *,
+    y_label: str,
+    x_label: str = "run (oldest first)",
+    percent: bool = False,
+    width: int = 720,
+    height: int = 260,
+) -> Markup:
+    """A metric over runs: each run's estimate with its published interval (a whisker, and a
+    band through consecutive runs), its tooltip on hover, a link to its report on click; runs
+    under a change alarm in red."""
+    values = [
+        v
+        for point in points
+        for v in (point.estimate, point.low, point.high)
+        if v is not None and math.isfinite(v)
+    ]
+    low, high = _domain_of(values, None)
+    frame = _Frame(64, width - 16, 12, height - 44, 1, max(len(points), 2), low, high)
+    parts = [_svg_open(width, height, f"{y_label} by {x_label}")]
+    parts += _sequence_axes(frame, x_label, y_label, percent)
+    parts += _trend_band(frame, points)
+    estimates = [
+        (index + 1, point.estimate)
+        for index, point in enumerate(points)
+        if point.estimate is not None and math.isfinite(point.estimate)
+    ]
+    if len(estimates) > 1:
+        line = " ".join(f"{_num(frame.x(i))},{_num(frame.y(v))}" for i, v in estimates)
+        parts.append(
+            f'<polyline class="estimate" points="{line}" fill="none" stroke="{PALETTE[0]}" '
+            'stroke-width="1" stroke-opacity="0.6"/>'
+        )
+    parts += [_trend_mark(frame, index + 1, point) for index, point in enumerate(points)]
+    parts.append("</svg>")
+    return Markup("".join(parts))

@@ -1,0 +1,20 @@
+"""A published metric as the store keeps it: one row per subject and metric (light: the
+`history` command reads rows without importing the result models)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One published metric of one subject (a model, a pair of arms, an arm)."""
+
+    subject: str
+    metric: str
+    estimate: float | None
+    low: float | None
+    high: float | None
+    level: float | None
+    method: str | None
+    n: int | None

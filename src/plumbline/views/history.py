@@ -1,0 +1,130 @@
+"""Terminal views of `plumbline history` and `plumbline history check`.
+
+Every number goes through `core.present` and every text from the store (model names, labels,
+sources) through `core.escape.terminal`.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from plumbline.core import present
+from plumbline.core.escape import terminal
+from plumbline.store.result import ChangeReport, HistoryDocument, MetricValue, SeriesChange
+
+
+def metric_text(value: MetricValue) -> str:
+    """`0.841 [0.715, 0.917] n=50` (`—` for what is missing)."""
+    text = f"{present.number(value.estimate)} {present.interval(value)}"
+    return text + (f" n={present.number(value.n)}" if value.n is not None else "")
+
+
+def labels_text(labels: dict[str, str]) -> str:
+    return " ".join(f"{key}={value}" for key, value in labels.items())
+
+
+def _filters_line(document: HistoryDocument | ChangeReport) -> str:
+    filters = document.filters
+    given = [
+        f"{name} {value}"
+        for name, value in (
+            ("kind", filters.kind),
+            ("suite", filters.suite),
+            ("model", filters.model),
+            ("metric", filters.metric),
+            ("since", filters.since),
+        )
+        if value is not None
+    ]
+    given += [f"label {key}={value}" for key, value in filters.labels.items()]
+    return ", ".join(given) if given else "everything"
+
+
+def render_history(document: HistoryDocument, console: Console) -> None:
+    """One row per stored result, oldest first: when, what, labels, and every metric with its
+    interval and sample size."""
+    console.print(
+        f"[bold]History[/] of {terminal(document.store)}: {len(document.results)} result(s) "
+        f"({terminal(_filters_line(document))})",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if not document.results:
+        console.print("No stored result matches.", highlight=False)
+        return
+    table = Table(show_lines=True)
+    for column, justify in (
+        ("id", "right"),
+        ("created (UTC)", "left"),
+        ("kind", "left"),
+        ("suite", "left"),
+        ("labels", "left"),
+        ("metrics: estimate [interval] n", "left"),
+    ):
+        table.add_column(terminal(column), justify=justify)  # type: ignore[arg-type]
+    for entry in document.results:
+        metrics = "\n".join(
+            f"{value.subject} · {value.metric}: {metric_text(value)}" for value in entry.metrics
+        )
+        table.add_row(
+            str(entry.id),
+            entry.created_at.replace("T", " ").removesuffix("Z"),
+            entry.kind,
+            terminal(entry.suite or present.MISSING),
+            terminal(labels_text(entry.labels) or present.MISSING),
+            terminal(metrics or present.MISSING),
+        )
+    console.print(table)
+
+
+def series_verdict(series: SeriesChange) -> str:
+    """`changed at result 12 (alarm at run 9 of 14)` or `no change beyond noise (14 runs)`."""
+    runs = len(series.runs)
+    if not series.runs:
+        return f"not checked: {series.left_out} run(s) without a two-sided interval"
+    if series.first_alarm is None:
+        return f"no change beyond noise ({runs} run{'s' if runs != 1 else ''})"
+    start = f" at result {series.changed_at}" if series.changed_at is not None else ""
+    return f"changed{start} (alarm at run {series.first_alarm + 1} of {runs})"
+
+
+def render_check(report: ChangeReport, console: Console) -> None:
+    """Every series with its latest value and verdict; the changed ones first."""
+    changed = [series for series in report.series if series.first_alarm is not None]
+    console.print(
+        f"[bold]History check[/] of {terminal(report.store)} "
+        f"({terminal(_filters_line(report))}): {len(report.series)} series, "
+        f"{len(changed)} changed beyond noise (false-alarm chance at most "
+        f"{present.shortest(report.alpha)} per series over {report.horizon} runs)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if not report.series:
+        console.print("No stored series matches.", highlight=False)
+        return
+    table = Table()
+    for column in ("model", "metric", "runs", "latest: estimate [interval]", "verdict"):
+        table.add_column(
+            terminal(column), justify="right" if column == "runs" else "left", overflow="fold"
+        )
+    ordered = sorted(report.series, key=lambda s: (s.first_alarm is None, s.model, s.metric))
+    for series in ordered:
+        latest = series.runs[-1] if series.runs else None
+        shown = (
+            present.MISSING
+            if latest is None
+            else f"{present.number(latest.estimate)} {present.interval(latest)}"
+        )
+        colour = "red" if series.first_alarm is not None else "green"
+        table.add_row(
+            terminal(series.model),
+            terminal(series.metric),
+            str(len(series.runs)),
+            shown,
+            f"[{colour}]{terminal(series_verdict(series))}[/]",
+        )
+    console.print(table)
+    methods = sorted({series.method for series in report.series})
+    for method in methods:
+        console.print(f"method: {terminal(method)}", highlight=False, soft_wrap=True)

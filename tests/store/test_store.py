@@ -1,0 +1,287 @@
+"""The results store on both backends (SQLite and a real PostgreSQL server): what a stored
+result keeps, one entry per result, filters, schema migrations, many writers at once and a
+writer killed mid-write."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Documents
+from sqlalchemy import create_engine, text
+from tests.support.store_results import renamed
+from tests.support.store_writers import write_many, write_same
+
+from plumbline.store.documents import ResultDocumentError, read_result
+from plumbline.store.migrate import StoreError, head_revision, upgrade_to
+from plumbline.store.store import Query, Store
+from plumbline.store.url import StoreUrlError, store_url
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_result_is_stored_with_its_metrics_labels_and_document(
+    store_url: str, documents: Documents
+) -> None:
+    board = documents.json("leaderboard")
+    with Store.open(store_url) as store:
+        added = store.add(read_result(board), labels={"commit": "abc123", "branch": "main"})
+        [entry] = store.query(Query())
+        assert store.document(added.id) == read_result(board).document
+    assert added.created
+    assert entry.kind == "leaderboard"
+    assert entry.suite == "mini"
+    assert entry.subjects == ("mockllm/model",)
+    assert entry.labels == {"branch": "main", "commit": "abc123"}
+    assert entry.created_at == datetime.fromisoformat(
+        board["_metadata"]["generated_at"].replace("Z", "+00:00")
+    ).replace(microsecond=entry.created_at.microsecond)
+    by_name = {row.metric: row for row in entry.metrics}
+    assert set(by_name) == {"overall", "qa"}
+    qa = by_name["qa"]
+    row = board["models"][0]
+    assert qa.estimate == pytest.approx(24 / 40) == row["qa"]
+    assert (qa.low, qa.high) == (row["intervals"]["qa"]["low"], row["intervals"]["qa"]["high"])
+    assert qa.n == 40
+    assert qa.method == row["intervals"]["qa"]["method"]
+
+
+def test_every_kind_publishes_its_own_metric_names(store_url: str, documents: Documents) -> None:
+    with Store.open(store_url) as store:
+        for kind in ("compare", "reliability"):
+            store.add(read_result(documents.json(kind)))
+        compare = store.query(Query(kind="compare"))[0]
+        reliability = store.query(Query(kind="reliability"))[0]
+    assert {row.metric for row in compare.metrics} == {
+        "pass_delta",
+        "cost_delta_usd",
+        "duration_delta_seconds",
+        "token_delta",
+        "non_cache_token_delta",
+    }
+    assert {row.subject for row in compare.metrics} == {"with_skelly vs without_skelly"}
+    assert {row.metric for row in reliability.metrics} == {
+        "consistency",
+        "agreement",
+        "performance",
+        "latency.mean",
+        "latency.p95",
+        "error_rate",
+    }
+    report = documents.json("reliability")
+    flaky = next(m for m in report["models"] if m["model"].endswith("flaky"))
+    error_rate = next(
+        row
+        for row in reliability.metrics
+        if row.metric == "error_rate" and row.subject == flaky["model"]
+    )
+    robustness = flaky["robustness"]
+    assert error_rate.estimate == robustness["error_rate"]
+    assert error_rate.low == robustness["error_rate_interval"]["low"]
+    assert error_rate.n == robustness["total_trials"]
+
+
+def test_storing_the_same_result_twice_is_one_entry_with_both_labels(
+    store_url: str, documents: Documents
+) -> None:
+    board = documents.json("leaderboard")
+    rebuilt = dict(board, _metadata=dict(board["_metadata"], generated_at="2030-01-01T00:00:00Z"))
+    with Store.open(store_url) as store:
+        first = store.add(read_result(board), labels={"commit": "a"})
+        again = store.add(read_result(rebuilt), labels={"commit": "b", "nightly": "yes"})
+        assert store.count() == 1
+        [entry] = store.query(Query())
+    assert (first.created, again.created) == (True, False)
+    assert again.id == first.id
+    # the first value of a label stays; a new label is added
+    assert entry.labels == {"commit": "a", "nightly": "yes"}
+
+
+def test_filters_select_by_kind_model_metric_label_and_time(
+    store_url: str, documents: Documents
+) -> None:
+    board = documents.json("leaderboard")
+    now = datetime.now(UTC)
+    with Store.open(store_url) as store:
+        store.add(read_result(renamed(board, "old")), labels={"branch": "main"})
+        store.add(read_result(documents.json("compare")), created_at=now - timedelta(days=3))
+        store.add(read_result(renamed(board, "new")), labels={"branch": "dev"})
+        assert [e.kind for e in store.query(Query(kind="compare"))] == ["compare"]
+        [new] = store.query(Query(model="new"))
+        assert {row.subject for row in new.metrics} == {"new"}
+        [overall] = store.query(Query(model="old", metric="overall"))
+        assert [row.metric for row in overall.metrics] == ["overall"]
+        assert [e.subjects for e in store.query(Query(labels=(("branch", "dev"),)))] == [("new",)]
+        assert store.query(Query(labels=(("branch", "dev"), ("x", "y")))) == []
+        recent = store.query(Query(since=now - timedelta(days=1)))
+        assert sorted(e.kind for e in recent) == ["leaderboard", "leaderboard"]
+        ordered = store.query(Query())
+    assert [e.created_at for e in ordered] == sorted(e.created_at for e in ordered)
+    assert ordered[0].kind == "compare"  # three days older than the others
+
+
+def test_an_older_store_is_upgraded_on_first_use(store_url: str, documents: Documents) -> None:
+    url = store_url_for_engine(store_url)
+    engine = create_engine(url)
+    upgrade_to(engine, "0001")  # the first schema, without the series index
+    with engine.begin() as connection:
+        assert _revision(connection) == "0001"
+        assert "ix_metrics_subject_metric" not in _indexes(connection)
+    engine.dispose()
+    with Store.open(store_url) as store:
+        store.add(read_result(documents.json("compare")))
+        with store.engine.connect() as connection:
+            assert _revision(connection) == head_revision() == "0002"
+            assert "ix_metrics_subject_metric" in _indexes(connection)
+
+
+def test_a_newer_store_is_refused_with_a_clear_message(store_url: str) -> None:
+    Store.open(store_url).close()
+    engine = create_engine(store_url_for_engine(store_url))
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = '9999'"))
+    engine.dispose()
+    with pytest.raises(StoreError, match="schema version is 9999, newer than this plumbline"):
+        Store.open(store_url)
+
+
+def writers() -> Any:
+    """Processes for the writers: forked from a server that imported plumbline once (fresh
+    processes, not copies of this one, without each paying plumbline's imports)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["tests.support.store_writers"])
+    return context
+
+
+def test_eight_processes_write_twenty_five_results_each_at_once(
+    store_url: str, documents: Documents
+) -> None:
+    board = documents.json("leaderboard")
+    Store.open(store_url).close()
+    with writers().Pool(8) as pool:
+        written = pool.starmap(write_many, [(store_url, worker, 25, board) for worker in range(8)])
+    ids = [result_id for worker in written for result_id in worker]
+    with Store.open(store_url) as store:
+        entries = store.query(Query())
+        assert store.count() == 200
+    assert len(set(ids)) == 200
+    assert sorted(e.id for e in entries) == sorted(ids)
+    assert len({e.subjects for e in entries}) == 200
+    assert all(len(e.metrics) == 2 and set(e.labels) == {"worker", "index"} for e in entries)
+
+
+def test_eight_processes_storing_the_same_result_make_one_entry(
+    store_url: str, documents: Documents
+) -> None:
+    board = documents.json("leaderboard")
+    Store.open(store_url).close()
+    with writers().Pool(8) as pool:
+        outcomes = pool.starmap(write_same, [(store_url, board)] * 8)
+    assert len({result_id for result_id, _ in outcomes}) == 1
+    assert sum(created for _, created in outcomes) == 1
+    with Store.open(store_url) as store:
+        assert store.count() == 1
+        assert len(store.query(Query())[0].metrics) == 2
+
+
+def test_a_writer_killed_mid_write_leaves_the_store_readable_and_consistent(
+    store_url: str, documents: Documents
+) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.support.store_writers",
+            store_url,
+            str(documents.leaderboard),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    assert writer.stdout is not None
+    committed = [int(writer.stdout.readline()) for _ in range(20)]  # it keeps writing
+    writer.send_signal(signal.SIGKILL)
+    writer.wait(timeout=30)
+    assert writer.returncode == -signal.SIGKILL
+    with Store.open(store_url) as store:
+        entries = store.query(Query())
+        # every committed result is there, whole: its row, both metrics and its label
+        assert set(committed) <= {e.id for e in entries}
+        assert all(len(e.metrics) == 2 and "run" in e.labels for e in entries)
+        with store.engine.connect() as connection:
+            orphans = connection.execute(
+                text("SELECT count(*) FROM metrics WHERE result_id NOT IN (SELECT id FROM results)")
+            ).scalar_one()
+            if connection.dialect.name == "sqlite":
+                assert connection.execute(text("PRAGMA integrity_check")).scalar_one() == "ok"
+        assert orphans == 0
+        added = store.add(read_result(documents.json("compare")))
+        assert added.created and store.count() == len(entries) + 1
+
+
+def test_a_document_the_store_cannot_keep_says_which_field(documents: Documents) -> None:
+    report = documents.json("compare")
+    del report["paired"]
+    with pytest.raises(ResultDocumentError) as caught:
+        read_result(report)
+    assert caught.value.problems == ["paired: Field required"]
+    with pytest.raises(ResultDocumentError, match="schema_version: a leaderboard_check"):
+        read_result({"schema_version": "plumbline.leaderboard_check/1"})
+
+
+def test_store_urls_and_what_they_refuse(tmp_path: Path) -> None:
+    assert store_url(str(tmp_path / "a.db")) == f"sqlite:///{tmp_path / 'a.db'}"
+    assert store_url("sqlite:///rel.db") == "sqlite:///" + os.path.abspath("rel.db")
+    assert store_url("postgresql://ci@db/x") == "postgresql+psycopg://ci@db/x"
+    for bad in ("", "mysql://x/y", "sqlite://", "sqlite:///:memory:"):
+        with pytest.raises(StoreUrlError):
+            store_url(bad)
+
+
+def test_an_unreachable_server_is_a_store_error_without_the_password(
+    postgres: object,
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(StoreError) as caught:
+        Store.open(f"postgresql://ci:s3cret@127.0.0.1:{port}/x")
+    assert "cannot reach the store" in str(caught.value)
+    assert "s3cret" not in str(caught.value)
+
+
+def store_url_for_engine(given: str) -> str:
+    return store_url(given)
+
+
+def _revision(connection: object) -> str:
+    return str(connection.execute(text("SELECT version_num FROM alembic_version")).scalar_one())  # type: ignore[attr-defined]
+
+
+def _indexes(connection: object) -> set[str]:
+    from sqlalchemy import inspect
+
+    return {index["name"] for index in inspect(connection).get_indexes("metrics")}  # type: ignore[arg-type]
+
+
+def test_the_json_of_a_stored_document_round_trips(store_url: str, documents: Documents) -> None:
+    report = documents.json("reliability")
+    with Store.open(store_url) as store:
+        added = store.add(read_result(report))
+        stored = store.document(added.id)
+    assert json.dumps(stored, sort_keys=True) == json.dumps(
+        read_result(report).document, sort_keys=True
+    )
