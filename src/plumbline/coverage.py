@@ -429,6 +429,15 @@ class SimulatedModel:
     concentration: tuple[float, float] = (0.3, 3.0)
     #: Weight moved onto each prompt's most likely answer (0: none); lowers CERT consistency.
     collapse: float = 0.0
+    #: Draw the concentration log-uniformly over its range (prompts from nearly deterministic
+    #: to erratic, e.g. 0.03–5) rather than uniformly.
+    log_concentration: bool = False
+    #: Share of each prompt's probability moved to the uniform distribution over its answers
+    #: (0: none): the model answers more erratically.
+    erratic: float = 0.0
+    #: Share of prompts of a much harder type (short, unstructured, off-topic answers: a low
+    #: performance heuristic); 0: one prompt type.
+    hard_share: float = 0.0
     latency_median: float = 1.0
     latency_sigma: float = 1.0
     error_rate: float = 0.03
@@ -473,13 +482,26 @@ def simulated_prompts(
         noise = rng.standard_normal((POOL, EMBEDDING_DIMENSIONS))
         embeddings = centre + spread * noise / np.sqrt(EMBEDDING_DIMENSIONS) * 2
         vector = centre + 0.8 * rng.standard_normal(EMBEDDING_DIMENSIONS) / 4
-        probabilities = rng.dirichlet(np.full(POOL, rng.uniform(*model.concentration)))
+        low, high = model.concentration
+        concentration = (
+            float(np.exp(rng.uniform(np.log(low), np.log(high))))
+            if model.log_concentration
+            else rng.uniform(low, high)
+        )
+        probabilities = rng.dirichlet(np.full(POOL, concentration))
         if model.collapse:
             top = np.zeros(POOL)
             top[int(np.argmax(probabilities))] = 1.0
             probabilities = (1 - model.collapse) * probabilities + model.collapse * top
+        if model.erratic:
+            probabilities = (1 - model.erratic) * probabilities + model.erratic / POOL
         words = rng.integers(3, 260, POOL)
         marks = rng.random(POOL) < 0.7
+        if model.hard_share and rng.random() < model.hard_share:
+            # the hard type: answers of a few words, unstructured, pointing away from the prompt
+            words = rng.integers(2, 6, POOL)
+            marks = np.zeros(POOL, dtype=bool)
+            embeddings = embeddings - 1.5 * vector
         answers = tuple(
             f"answer {tag}{index} {a} "
             + " ".join(["word"] * int(words[a]))

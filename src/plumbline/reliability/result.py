@@ -486,30 +486,53 @@ class Difference(ResultModel):
 
 
 class NoChangeTest(ResultModel):
-    """The test behind a score's `regressed` or `improved`: could the current run have come
-    from the baseline model? (`reliability.no_change`)."""
+    """The test behind a metric's `regressed` or `improved`: could the current run have come
+    from the baseline model? A stratified permutation test (`reliability.no_change`): each
+    prompt's trials of both runs relabelled at random; Holm's step-down over the metrics."""
 
-    method: str = Field(description="The statistic and how its null spread was estimated.")
-    weighted_change: float = unit_field(
-        "T: the changes of the shared prompts, weighted by the baseline's precision.",
+    method: str = Field(description="The test, its p-value and the multiplicity correction.")
+    statistic: float = unit_field(
+        "T, current − baseline: the prompts' changes weighted by the precision of each "
+        "(consistency, agreement, performance), the pooled percentile's change (latency), the "
+        "failure share's change in percentage points (error rate).",
         "same as estimate",
     )
-    z: float = unit_field("T / its null standard error.", "ratio")
+    z: float = unit_field("T / its null standard error (descriptive).", "ratio")
     null_standard_error: float = unit_field(
-        "SD of T when both runs are drawn from the baseline's own answers.", "same as estimate"
+        "SD of T over the relabellings (its spread when nothing changed).", "same as estimate"
     )
     p_worse: float = unit_field(
-        "One-sided p-value of a change this far in the worse direction under no change.",
+        "One-sided permutation p-value of a change this far in the worse direction.",
         "probability",
     )
-    alpha: float = unit_field(
-        "The one-sided level a `regressed` or `improved` needs: 0.05/6.", "probability"
+    p_worse_adjusted: float = unit_field(
+        "p_worse adjusted by Holm's step-down over the tested metrics: `regressed` when ≤ alpha.",
+        "probability",
     )
-    prompts: int = unit_field("Shared prompts with at least 2 answers in both runs.", "count")
-    resamples: int = unit_field("Draws behind the null standard error.", "count")
+    p_better: float = unit_field(
+        "One-sided permutation p-value of a change this far in the better direction.",
+        "probability",
+    )
+    p_better_adjusted: float = unit_field(
+        "p_better adjusted by Holm's step-down: `improved` when ≤ alpha.", "probability"
+    )
+    alpha: float = unit_field(
+        "The family level an adjusted p-value is compared with: 0.05 over all metrics.",
+        "probability",
+    )
+    metrics_tested: int = unit_field("Metrics in Holm's family (each with a test).", "count")
+    prompts: int = unit_field("Shared prompts whose trials were relabelled.", "count")
+    resamples: int = unit_field("Random relabellings drawn.", "count")
+    smallest_p: float = unit_field(
+        "The smallest p-value this design can give: 1 / (distinct relabellings of the trials), "
+        "at least 1 / (1 + resamples); above alpha / metrics_tested the metric cannot be called "
+        "regressed at this size.",
+        "probability",
+    )
     coverage: Coverage = Field(
-        description="`approximate`: a bootstrap test (its simulated false-alarm rate is in "
-        "docs/statistics.md)."
+        default="guaranteed",
+        description="`guaranteed`: the chance of a false `regressed` is at most alpha over all "
+        "metrics whenever the trials of a prompt are exchangeable between the runs.",
     )
 
 

@@ -288,11 +288,13 @@ def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
         verdict: str = entry.verdict
         details = []
         if entry.test is not None and verdict != "unchanged":
-            details.append(f"test z {entry.test.z:+.2f}, p {entry.test.p_worse:.2g}")
-        if verdict == "inconclusive" and entry.detectable_change is not None:
-            details.append(f"could detect ±{present.fixed(entry.detectable_change)}")
-        elif entry.note:
+            test = entry.test
+            worse = test.p_worse_adjusted if verdict != "improved" else test.p_better_adjusted
+            details.append(f"permutation p {worse:.2g} after Holm")
+        if entry.note:
             details.append(entry.note)
+        elif verdict == "inconclusive" and entry.detectable_change is not None:
+            details.append(f"could detect ±{present.fixed(entry.detectable_change)}")
         if details:
             verdict += f" ({'; '.join(details)})"
         rows.append(
@@ -316,13 +318,12 @@ def baseline_notes(comparison: BaselineComparison) -> list[str]:
     """What a reader must know about the comparison: multiplicity, prompts left out, unpaired."""
     notes = [
         f"Intervals at {present.level(comparison.level)} each; {comparison.multiplicity}.",
-        "A verdict: unchanged when the whole interval lies within ±margin; otherwise, for "
-        "consistency and agreement (at least 5 shared prompts), regressed or improved when a "
-        "test of no change "
-        "(the baseline's own run-to-run noise, resampled) rejects on that side at one-sided "
-        "0.05/6 (its z and p beside the verdict, p towards the worse side); for the other metrics "
-        "when the interval lies wholly on one side of 0; otherwise inconclusive (with "
-        "the smallest change the data could have detected, 80% power).",
+        "A verdict: unchanged when the whole interval lies within ±margin; otherwise "
+        "regressed or improved when a permutation test of no change (each prompt's trials "
+        "relabelled at random between the two runs; exact whatever the prompts and the latency "
+        "tails) rejects on that side after Holm's correction over the metrics at 0.05 (its "
+        "p-value beside the verdict); otherwise inconclusive (with the smallest change the data "
+        "could have detected, 80% power, or why no test is possible at this size).",
     ]
     for pair in comparison.pairs:
         if pair.only_in_baseline or pair.only_in_current:
