@@ -112,7 +112,7 @@ def _pair_means(side: FloatArray, matrix: FloatArray) -> tuple[FloatArray, Float
     number of trials of each row (`side`: 0/1 rows)."""
     count = side.sum(axis=1)
     pairs = count * (count - 1) / 2
-    total = np.einsum("rn,nm,rm->r", side, matrix, side) / 2
+    total = ((side @ matrix) * side).sum(axis=1) / 2
     return np.divide(total, pairs, out=np.zeros_like(total), where=pairs > 0), count
 
 
