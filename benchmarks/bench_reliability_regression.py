@@ -133,9 +133,10 @@ def simulated_pair(
 
 
 def compare(old_records: list[Any], new_records: list[Any], embed: Any) -> BaselineComparison:
-    """What `plumbline reliability NEW --baseline OLD` computes, with its default settings."""
-    baseline = analyze(old_records, embed, config=CONFIG)
+    """What `plumbline reliability NEW --baseline OLD` computes, with its default settings (the
+    current run analysed first, as the CLI does: an embedding model's batches are the same)."""
     current = analyze(new_records, embed, config=CONFIG)
+    baseline = analyze(old_records, embed, config=CONFIG)
     return compare_to_baseline(
         baseline,
         old_records,
@@ -205,11 +206,23 @@ def _key(name: str) -> int:
 
 
 def run_grid(
-    *, quick: bool, runs: int, seed: int, progress: Callable[[Cell], None] | None = None
+    *,
+    quick: bool,
+    runs: int,
+    seed: int,
+    progress: Callable[[Cell], None] | None = None,
+    only: Sequence[str] = (),
+    sizes: Sequence[tuple[int, int]] = (),
 ) -> list[Cell]:
+    """Every cell (`only`: scenarios whose name holds one of these; `sizes`: those sizes);
+    each cell's draws depend on its scenario, size and `seed` only."""
     cells = []
     for scenario in scenarios(quick):
+        if only and not any(part in scenario.name for part in only):
+            continue
         for prompts, trials in scenario.sizes:
+            if sizes and (prompts, trials) not in sizes:
+                continue
             cell = run_cell(scenario, prompts, trials, runs, seed)
             cells.append(cell)
             if progress is not None:
@@ -247,7 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=None, help=f"pairs per cell ({RUNS})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="write every cell as JSON")
+    parser.add_argument(
+        "--scenario", action="append", default=[], help="only scenarios whose name holds this"
+    )
+    parser.add_argument(
+        "--size", action="append", default=[], help="only this size, PROMPTSxTRIALS (e.g. 8x10)"
+    )
     args = parser.parse_args(argv)
+    sizes = [tuple(int(v) for v in size.split("x")) for size in args.size]
     runs = args.runs if args.runs is not None else QUICK_RUNS if args.quick else RUNS
 
     def show(cell: Cell) -> None:
@@ -266,7 +286,14 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
 
-    cells = run_grid(quick=args.quick, runs=runs, seed=args.seed, progress=show)
+    cells = run_grid(
+        quick=args.quick,
+        runs=runs,
+        seed=args.seed,
+        progress=show,
+        only=args.scenario,
+        sizes=[(p, t) for p, t in sizes],
+    )
     print()
     print(table(cells))
     if args.json is not None:

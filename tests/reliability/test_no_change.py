@@ -14,7 +14,7 @@ from plumbline.reliability.metrics import (
     consistency_score,
     semantic_agreement,
 )
-from plumbline.reliability.no_change import PromptTrials, holm_adjusted, permutation_tests
+from plumbline.reliability.no_change import PromptTrials, permutation_tests
 
 
 def _prompt(
@@ -156,9 +156,3 @@ def test_prompts_without_trials_in_both_runs_are_left_out() -> None:
             latency=np.zeros(2),
             failed=np.zeros(2, dtype=bool),
         )
-
-
-def test_holm_adjusts_step_down() -> None:
-    adjusted = holm_adjusted([0.01, 0.04, 0.03, 0.5])
-    assert adjusted == pytest.approx([0.04, 0.09, 0.09, 0.5])
-    assert holm_adjusted([]) == []

@@ -255,17 +255,3 @@ def permutation_tests(
     for name, statistic in _pooled_statistics(kept, np.hstack(labels)).items():
         results[name] = _result(statistic, len(kept), smallest)
     return {name: results[name] for name in TESTED}
-
-
-def holm_adjusted(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values: sorted ascending, `max_{j≤i} (m − j + 1) p_(j)`,
-    capped at 1 (Holm 1979, Scand. J. Statist. 6(2):65–70). Rejecting where the adjusted value
-    is ≤ α keeps the chance of any false rejection among the m at most α."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted

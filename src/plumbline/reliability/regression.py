@@ -50,7 +50,6 @@ from plumbline.reliability.metrics import performance_scores, valid_responses
 from plumbline.reliability.no_change import (
     FloatArray,
     PromptTrials,
-    holm_adjusted,
     permutation_tests,
 )
 from plumbline.reliability.result import (
@@ -63,7 +62,7 @@ from plumbline.reliability.result import (
     ReliabilityInterval,
     Verdict,
 )
-from plumbline.stats import wilson_interval
+from plumbline.stats import holm, wilson_interval
 from plumbline.stats.mover import mover_difference
 
 if TYPE_CHECKING:
@@ -434,7 +433,8 @@ class _Tests:
         names = [m for m in METRICS if m in found]
         worse = [found[m].p_lower if HIGHER_IS_BETTER[m] else found[m].p_higher for m in names]
         better = [found[m].p_higher if HIGHER_IS_BETTER[m] else found[m].p_lower for m in names]
-        worse_adjusted, better_adjusted = holm_adjusted(worse), holm_adjusted(better)
+        worse_adjusted = [float(p) for p in holm(worse)]
+        better_adjusted = [float(p) for p in holm(better)]
         tests = {
             m: NoChangeTest(
                 method=TEST_METHOD,
