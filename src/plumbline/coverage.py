@@ -651,10 +651,14 @@ def reliability_truth(
 #: Every reliability interval the document publishes, in the order of the table.
 RELIABILITY_INTERVALS = (
     "consistency.interval",
+    "consistency.population_interval",
     "agreement.interval",
+    "agreement.population_interval",
     "prompts[].agreement.interval",
     "performance.ci_95",
+    "performance.population_ci_95",
     "performance_by_prompt.interval",
+    "performance_by_prompt.population_interval",
     "latency.mean_ci_95",
     "latency.percentile_intervals.p50",
     "latency.percentile_intervals.p95",
@@ -718,14 +722,53 @@ class IntervalCoverage:
         }
 
 
+def expected_consistency(
+    prompt: SimulatedPrompt, trials: int, error_rate: float, rng: np.random.Generator, draws: int
+) -> float:
+    """A prompt's expected CERT consistency at `trials` trials (each failing with
+    `error_rate`; fewer than 2 valid answers score nothing), by simulation."""
+    from plumbline.reliability.metrics import consistency_of_draws
+
+    counts = rng.binomial(trials, 1 - error_rate, draws)
+    scores = []
+    for count, times in zip(*np.unique(counts[counts >= 2], return_counts=True), strict=True):
+        picks = rng.choice(POOL, (int(times), int(count)), p=prompt.probabilities)
+        scores.append(consistency_of_draws(prompt.embeddings, picks))
+    return float(np.mean(np.concatenate(scores))) if scores else math.nan
+
+
+@dataclass(frozen=True)
+class DrawnTruth:
+    """The means over the prompts actually drawn (what "these prompts" intervals estimate)."""
+
+    consistency: float
+    agreement: float
+    performance: float
+
+
+def drawn_truth(
+    drawn: list[SimulatedPrompt], model: SimulatedModel, trials: int, rng: np.random.Generator
+) -> DrawnTruth:
+    return DrawnTruth(
+        consistency=float(
+            np.mean([expected_consistency(p, trials, model.error_rate, rng, 300) for p in drawn])
+        ),
+        agreement=float(np.mean([p.agreement for p in drawn])),
+        performance=float(np.mean([p.expected_performance for p in drawn])),
+    )
+
+
 def _published(
     document: Any,
     truth: ReliabilityTruth,
     prompts: dict[str, SimulatedPrompt],
     effects: dict[str, float],
+    these: DrawnTruth,
 ) -> dict[str, list[tuple[Any, float, tuple[float, float]]]]:
     """(interval, truth, range) of every published interval of the first model's entry, and of
-    the effect sizes between it and its partner (`effects`: the true d per metric)."""
+    the effect sizes between it and its partner (`effects`: the true d per metric). An interval
+    over "these prompts" is held to the mean of the prompts drawn (`these`), a population
+    interval to the population's."""
     entry = document.models[0]
     found: dict[str, list[tuple[Any, float, tuple[float, float]]]] = {
         name: [] for name in RELIABILITY_INTERVALS
@@ -736,18 +779,26 @@ def _published(
             found[name].append((interval, value, bounds))
 
     if entry.consistency is not None:
-        add("consistency.interval", entry.consistency.interval, truth.consistency, (0, 1))
+        add("consistency.interval", entry.consistency.interval, these.consistency, (0, 1))
+        population = entry.consistency.population_interval
+        add("consistency.population_interval", population, truth.consistency, (0, 1))
     if entry.agreement is not None:
-        add("agreement.interval", entry.agreement.interval, truth.agreement, (-1, 1))
+        add("agreement.interval", entry.agreement.interval, these.agreement, (-1, 1))
+        population = entry.agreement.population_interval
+        add("agreement.population_interval", population, truth.agreement, (-1, 1))
     for prompt in entry.prompts:
         if prompt.agreement is not None and prompt.agreement.interval is not None:
             exact = prompts[prompt.prompt_id].agreement
             add("prompts[].agreement.interval", prompt.agreement.interval, exact, (-1, 1))
     if entry.performance is not None:
-        add("performance.ci_95", entry.performance.ci_95, truth.performance, (0, 1))
+        add("performance.ci_95", entry.performance.ci_95, these.performance, (0, 1))
+        population = entry.performance.population_ci_95
+        add("performance.population_ci_95", population, truth.performance, (0, 1))
     if entry.performance_by_prompt is not None:
         interval = entry.performance_by_prompt.interval
-        add("performance_by_prompt.interval", interval, truth.performance, (0, 1))
+        add("performance_by_prompt.interval", interval, these.performance, (0, 1))
+        population = entry.performance_by_prompt.population_interval
+        add("performance_by_prompt.population_interval", population, truth.performance, (0, 1))
     if entry.latency is not None:
         inf = float("inf")
         add("latency.mean_ci_95", entry.latency.mean_ci_95, truth.latency_mean, (0, inf))
@@ -816,7 +867,8 @@ def reliability_coverage(
         records += simulated_records(paired, trials, rng, partner)
         document = analyze(records, embedding_table(drawn + paired))
         by_id = {p.prompt_id: p for p in drawn}
-        for name, entries in _published(document, truth, by_id, effects).items():
+        these = drawn_truth(drawn, model, trials, np.random.default_rng([seed, index, 7]))
+        for name, entries in _published(document, truth, by_id, effects, these).items():
             for interval, value, (lower, upper) in entries:
                 low, high = interval.low, interval.high
                 if low is None and high is None:

@@ -117,9 +117,14 @@ class PerformanceResult(ResultModel):
     )
     n: int = unit_field("Successful responses scored.", "count")
     ci_95: ReliabilityInterval | None = Field(
-        description="95% interval of the model's mean over prompts (t over prompt means, trials "
-        "averaged within each prompt first; prompts as the unit, not trials); null below 2 "
-        "prompts."
+        description="95% interval of the mean over these prompts (the prompts run: t over "
+        "prompt means, trials averaged within each prompt first; prompts as the unit, not "
+        "trials); null below 2 prompts."
+    )
+    population_ci_95: ReliabilityInterval | None = Field(
+        default=None,
+        description="95% interval of the mean over the prompt population the prompts were "
+        "drawn from (betting interval, guaranteed for any population); null below 2 prompts.",
     )
     relevance: float = unit_field("Mean semantic relevance component (weight 0.5), 0–1.", "score")
     completeness: float = unit_field("Mean completeness component (weight 0.3), 0–1.", "score")
@@ -280,8 +285,15 @@ class Estimate(ResultModel):
         "Standard error of the mean over prompts; null for one prompt.", "score"
     )
     interval: ReliabilityInterval = Field(
-        description="t over prompt means (prompts, then trials within each prompt), clipped to "
-        "the score's range; no bounds for one prompt."
+        description="The mean over these prompts (the prompts run): t over prompt means "
+        "(prompts, then trials within each prompt), clipped to the score's range; no bounds "
+        "for one prompt."
+    )
+    population_interval: ReliabilityInterval | None = Field(
+        default=None,
+        description="The mean over the prompt population the prompts were drawn from: a "
+        "betting interval over the prompt means, guaranteed for any population of values in "
+        "the score's range (wide at a few prompts); null below 2 prompts.",
     )
     band: Band | None = Field(default=None, description="The reading of the estimate.")
 

@@ -55,8 +55,18 @@ def interval_basis(interval: Interval | None) -> str:
     return f"{method}; {prompts}, {interval.trials} trials; {claim}"
 
 
-def _estimate(statistic: float, interval: Interval | None, decimals: int = 3) -> str:
-    return f"{present.fixed(statistic, decimals)} {_ci(interval)}"
+def _estimate(
+    statistic: float,
+    interval: Interval | None,
+    decimals: int = 3,
+    population: Interval | None = None,
+) -> str:
+    """`0.620 [0.550, 0.690]`; with a population interval, which prompts each is about:
+    `0.620 [0.550, 0.690] these prompts; [0.120, 0.980] prompt population`."""
+    text = f"{present.fixed(statistic, decimals)} {_ci(interval)}"
+    if population is None:
+        return text
+    return f"{text} these prompts; {_ci(population)} prompt population"
 
 
 Row = tuple[str, str, str, str]
@@ -69,7 +79,11 @@ def _score_rows(model: ModelReliability) -> list[Row]:
         rows.append(
             (
                 "consistency (CERT)",
-                _estimate(model.consistency.statistic, model.consistency.interval),
+                _estimate(
+                    model.consistency.statistic,
+                    model.consistency.interval,
+                    population=model.consistency.population_interval,
+                ),
                 model.consistency.band.label if model.consistency.band else "",
                 interval_basis(model.consistency.interval),
             )
@@ -78,7 +92,11 @@ def _score_rows(model: ModelReliability) -> list[Row]:
         rows.append(
             (
                 "semantic_agreement",
-                _estimate(model.agreement.statistic, model.agreement.interval),
+                _estimate(
+                    model.agreement.statistic,
+                    model.agreement.interval,
+                    population=model.agreement.population_interval,
+                ),
                 model.agreement.band.label if model.agreement.band else "",
                 interval_basis(model.agreement.interval),
             )
@@ -87,7 +105,9 @@ def _score_rows(model: ModelReliability) -> list[Row]:
         perf = model.performance
         by_prompt = model.performance_by_prompt
         value = (
-            _estimate(by_prompt.statistic, by_prompt.interval)
+            _estimate(
+                by_prompt.statistic, by_prompt.interval, population=by_prompt.population_interval
+            )
             if by_prompt is not None
             else present.fixed(perf.score)
         )
