@@ -440,6 +440,9 @@ class SimulatedModel:
     hard_share: float = 0.0
     latency_median: float = 1.0
     latency_sigma: float = 1.0
+    #: SD of a per-prompt log-latency factor shared by every model (some prompts are slower
+    #: for everyone); latencies are then lognormal with σ² = latency_sigma² + this².
+    prompt_latency_sigma: float = 0.0
     error_rate: float = 0.03
     timeout_share: float = 0.5
 
@@ -456,6 +459,8 @@ class SimulatedPrompt:
     probabilities: FloatArray
     #: CERT performance score of each candidate answer to this prompt.
     performance: FloatArray
+    #: The prompt's latency factor (1: none).
+    latency_factor: float = 1.0
 
     @property
     def agreement(self) -> float:
@@ -509,6 +514,11 @@ def simulated_prompts(
             for a in range(POOL)
         )
         scores = performance_scores(np.tile(vector, (POOL, 1)), embeddings, answers).score
+        factor = (
+            float(np.exp(model.prompt_latency_sigma * rng.standard_normal()))
+            if model.prompt_latency_sigma
+            else 1.0
+        )
         prompts.append(
             SimulatedPrompt(
                 f"q{index:03d}",
@@ -518,6 +528,7 @@ def simulated_prompts(
                 embeddings,
                 probabilities,
                 np.asarray(scores, dtype=np.float64),
+                factor,
             )
         )
     return prompts
@@ -540,7 +551,11 @@ def simulated_records(
     records = []
     for prompt in prompts:
         picks = rng.choice(POOL, trials, p=prompt.probabilities)
-        latencies = model.latency_median * np.exp(model.latency_sigma * rng.standard_normal(trials))
+        latencies = (
+            model.latency_median
+            * prompt.latency_factor
+            * np.exp(model.latency_sigma * rng.standard_normal(trials))
+        )
         failures = rng.random(trials) < model.error_rate
         timeouts = rng.random(trials) < model.timeout_share
         for trial in range(trials):
@@ -628,7 +643,7 @@ def reliability_truth(
         if valid >= 2:
             picks = rng.choice(POOL, valid, p=prompt.probabilities)
             scores.append(consistency_score(prompt.embeddings[picks]).score)
-    sigma = model.latency_sigma
+    sigma = math.hypot(model.latency_sigma, model.prompt_latency_sigma)
     median = model.latency_median
     performance = float(np.mean([p.expected_performance for p in drawn]))
     second_moment = float(np.mean([p.probabilities @ p.performance**2 for p in drawn]))
