@@ -17,20 +17,15 @@ Multiplicity (Bonferroni): each of the six intervals of a model pair is at `1 �
 
 Verdicts, with the worse direction of each metric (lower scores, higher latency and errors):
 `unchanged` when the whole interval lies inside ±margin (equivalence, TOST-style: Schuirmann
-1987). Otherwise, for performance, latency and the error rate, `regressed` when the interval lies
-wholly on the worse side of 0, `improved` on the better side. For consistency and agreement
-(pairwise statistics of a prompt's answers, whose noise differs between prompts by orders of
-magnitude) a test decides when at least 5 prompts are shared (`reliability.no_change`; with
-fewer, the interval): `regressed` when the current run is worse
-than the baseline's own run-to-run noise allows at one-sided α = 0.05/6, `improved` likewise. The
-intervals must hold whatever the current model does (a model that answers more erratically makes
-its own scores noisier), the test only when nothing changed, and it weights each prompt by how
-precisely the baseline measures it, so it is sharper: at 10 prompts × 10 trials it finds a 0.2
-drop in CERT consistency in about 85% of simulated runs, the interval in about half.
-A false `regressed` has a chance of at most 0.05/6 per test and 0.05/12 per interval (one side
-of a 99.17% interval), at most 5% for the pair. Else `inconclusive`, with the smallest change
-the data could have detected (80% power: `(c + z_0.8) · SE`, SE the test's null standard error,
-or the interval's half-width over its critical value c).
+1987). Otherwise `regressed` or `improved` when the stratified permutation test of no change
+(`reliability.no_change`: each prompt's trials of both runs relabelled at random) rejects on
+that side after Holm's step-down over the metrics at 0.05 (Holm 1979): when nothing changed,
+the chance of any false `regressed` for the pair is at most 5% over all metrics, at any number
+of prompts and trials, whatever the prompts and the latency tails (the trials of a prompt being
+exchangeable between the runs). Else `inconclusive`, with the smallest change the test could
+have detected (80% power: `(z_{α/m} + z_0.8) · SE`, SE the spread of its statistic over the
+relabellings), or, when no outcome of this many trials could reach Holm's first threshold, the
+reason. Measured in `benchmarks/bench_reliability_regression.py` (docs/statistics.md).
 """
 
 from __future__ import annotations
