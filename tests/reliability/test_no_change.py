@@ -156,3 +156,20 @@ def test_prompts_without_trials_in_both_runs_are_left_out() -> None:
             latency=np.zeros(2),
             failed=np.zeros(2, dtype=bool),
         )
+
+
+def test_the_relabellings_are_seeded_by_the_pooled_trials_not_by_their_labels() -> None:
+    """A fixed seed alone would draw the same relabellings for every comparison of one shape,
+    making a Monte Carlo p-value's small error systematic: the draws depend on the pooled data
+    too, never on which run a trial came from."""
+    from plumbline.reliability.no_change import pooled_digest
+
+    rng = np.random.default_rng(9)
+    answers = rng.normal(size=(8, 4))
+    latency = rng.lognormal(0, 1, 8)
+    first = _prompt(answers[:4], answers[4:], latency=latency)
+    order = np.array([5, 1, 7, 0, 3, 6, 2, 4])
+    swapped = _prompt(answers[order][:4], answers[order][4:], latency=latency[order])
+    assert pooled_digest([first]) == pooled_digest([swapped])
+    other = _prompt(answers[:4], answers[4:], latency=latency * 1.01)
+    assert pooled_digest([first]) != pooled_digest([other])

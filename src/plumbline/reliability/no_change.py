@@ -37,6 +37,7 @@ is computed once, so each relabelling's pairwise scores are quadratic forms of i
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -200,6 +201,24 @@ def _log_relabellings(trials: Sequence[PromptTrials]) -> float:
         size, current = t.current.shape[0], int(t.current.sum())
         total += math.lgamma(size + 1) - math.lgamma(current + 1) - math.lgamma(size - current + 1)
     return total
+
+
+def pooled_digest(trials: Sequence[PromptTrials]) -> int:
+    """A number that depends on each prompt's pooled trials but not on which run each came from
+    (their values sorted within the prompt), to seed the relabellings with.
+
+    With one fixed seed, every comparison of the same shape would draw the same relabellings,
+    and a Monte Carlo p-value is only exact on average over its draws: the same draws for every
+    comparison would make its small error systematic. Seeding with the user's seed and this
+    digest keeps the result reproducible while the draws vary with the data; the digest does
+    not see the labels, so the draws stay independent of them."""
+    digest = hashlib.sha256()
+    for t in trials:
+        for values in (t.latency, t.performance):
+            digest.update(np.sort(np.nan_to_num(values, nan=-1.0)).tobytes())
+        digest.update(np.array([t.failed.sum(), t.answered.sum(), t.current.sum()]).tobytes())
+        digest.update(np.sort(np.round(t.similarity, 9), axis=None).tobytes())
+    return int.from_bytes(digest.digest()[:8], "big")
 
 
 def _result(statistic: FloatArray, prompts: int, smallest: float) -> NoChange:

@@ -46,6 +46,7 @@ from plumbline.reliability.no_change import (
     FloatArray,
     PromptTrials,
     permutation_tests,
+    pooled_digest,
 )
 from plumbline.reliability.result import (
     METRICS,
@@ -424,7 +425,8 @@ class _Tests:
     @classmethod
     def of(cls, runs: _PairRuns, embed: Embed, seed: int, resamples: int) -> _Tests:
         trials = prompt_trials(runs.old_records, runs.new_records, runs.shared, embed)
-        found = permutation_tests(trials, rng=np.random.default_rng(seed), resamples=resamples)
+        rng = np.random.default_rng([seed, pooled_digest(trials)])
+        found = permutation_tests(trials, rng=rng, resamples=resamples)
         names = [m for m in METRICS if m in found]
         worse = [found[m].p_lower if HIGHER_IS_BETTER[m] else found[m].p_higher for m in names]
         better = [found[m].p_higher if HIGHER_IS_BETTER[m] else found[m].p_lower for m in names]
