@@ -161,6 +161,8 @@ class Cell:
     regressed_by_metric: dict[str, int] = field(default_factory=dict)
     #: Runs in which a metric was inconclusive because too few relabellings exist.
     untestable_by_metric: dict[str, int] = field(default_factory=dict)
+    #: Null cells: per metric, (runs whose 99.17% change interval holds 0, runs with one).
+    covered: dict[str, list[int]] = field(default_factory=dict)
     seconds: float = 0.0
 
     @property
@@ -193,6 +195,11 @@ def run_cell(scenario: Scenario, prompts: int, trials: int, runs: int, seed: int
         for metric in regressed:
             cell.regressed_by_metric[metric] = cell.regressed_by_metric.get(metric, 0) + 1
         for entry in comparison.entries:
+            interval = entry.difference.interval
+            if scenario.null and interval is not None and None not in (interval.low, interval.high):
+                counts = cell.covered.setdefault(entry.metric, [0, 0])
+                counts[0] += bool(interval.low <= 0.0 <= interval.high)  # type: ignore[operator]
+                counts[1] += 1
             if entry.note.startswith("too few trials to test"):
                 counts = cell.untestable_by_metric
                 counts[entry.metric] = counts.get(entry.metric, 0) + 1
@@ -277,11 +284,13 @@ def main(argv: list[str] | None = None) -> int:
             else f"caught {cell.power:.1%}"
         )
         detail = _metric_counts(cell.regressed_by_metric)
+        covered = ", ".join(f"{m} {hit / n:.1%}" for m, (hit, n) in cell.covered.items() if n)
         untestable = _metric_counts(cell.untestable_by_metric)
         print(
             f"{cell.scenario}, {cell.prompts} × {cell.trials}: {what} ({cell.runs} pairs"
             + (f"; regressed: {detail}" if detail else "")
             + (f"; too few trials to test: {untestable}" if untestable else "")
+            + (f"; change intervals holding 0: {covered}" if covered else "")
             + f"; {cell.seconds:.0f} s)",
             flush=True,
         )
