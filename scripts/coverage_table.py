@@ -79,67 +79,10 @@ def _mark(cell: CellResult) -> str:
     return text
 
 
-#: The sequential A/B section (figures from benchmarks/bench_sequential.py, not from this
-#: script's simulation), kept here so that regenerating the page keeps it.
-SEQUENTIAL_SECTION = """\
-## Sequential A/B: decide as soon as the data allow
-
-`plumbline compare --sequential`, `plumbline agent run --until-decided` and `plumbline power
---sequential` (module `plumbline.stats.sequential`). Looking at an A/B after every pair and
-stopping at the first p < 0.05 makes false positives several times more frequent than 5%
-(measured below: 22–31%). A *confidence sequence* holds at every look at once, so stopping
-whenever it excludes 0 keeps the error rate at α.
-
-**Method.** With `D_i = T_i − C_i` the paired differences in arrival order, `S_n = Σ D_i` and
-`V_n = Σ D_i²` (for success 1/0: the number of discordant pairs), the interval after `n` pairs is
-`[(S_n − b(V_n))/n, (S_n + b(V_n))/n]` with the normal-mixture boundary
-`b(V) = √((V + ρ)(ln((V + ρ)/ρ) + L))` (Robbins' normal mixture, in Howard, Ramdas, McAuliffe &
-Sekhon 2021, *Ann. Statist.* 49(2), Prop. 5). With no effect the signs of the discordant pairs
-are fair coin flips whatever the tasks' difficulty, so `S` is a simple random walk in the
-discordant clock: instead of Ville's conservative `L = 2 ln(1/α)`, `L` is the smallest value
-whose **exact** crossing probability over `max_pairs` steps (dynamic programming on the walk, as
-for Armitage, McPherson & Rowe's 1969 repeated significance tests) is at most α. The procedure
-stops at the cap, so this is exact, not asymptotic. Continuous differences (cost, time) keep
-Ville's `L` (valid at every n for differences symmetric under no effect).
-
-**Tuning, fixed before the data.** The planned effect (default 0.10) and baseline rate (default
-0.5, the most conservative) set the fixed design — the `plumbline power --paired` number
-(McNemar, Connor 1987, correlation 0.5 unless given) — and from it ρ = 0.1 × (discordant pairs
-the fixed design expects), chosen by simulation to stop early when the effect is larger than
-planned. The cap is the smallest number of pairs whose exact power at the planned effect
-reaches the asked power + 0.02 (so that a simulation clears the asked power beyond
-Monte Carlo error). Verdicts: `better` / `worse` (the sequence excludes 0),
-`equivalent` (inside ±margin, when `--margin` is given), `undecided` (the cap, or the records
-ran out first). Under `--sequential` the success gate of the three-gate rule holds for the
-treatment when the verdict is `better` or `equivalent`. `compare` puts runs in `started_at_utc`
-order (else file order) and a pair arrives with its second run; `agent run --until-decided`
-takes pairs in the seeded schedule's order (fixed before any outcome), so a resumed run reaches
-the same verdict at the same pair.
-
-**Measured** (`python benchmarks/bench_sequential.py`, 10,000 runs per row, seed 1; control 0.6,
-planned effect 0.10, α = 0.05, power 0.8, a look after every pair; "shared difficulty": a latent
-task difficulty shared by both arms, latent correlation 0.6):
-
-| pairing | fixed | cap | arms | better | worse | mean pairs | × fixed | naive false pos. |
-|---|---:|---:|---|---:|---:|---:|---:|---:|
-| independent | 359 | 542 (1.51×) | 0.60 v 0.6 | 2.1% | 2.1% | 528 | 1.47 | 31.1% |
-| | | | 0.70 v 0.6 | 82.6% | 0% | 303 | 0.84 | |
-| | | | 0.75 v 0.6 | 99.6% | 0% | 158 | 0.44 | |
-| | | | 0.80 v 0.6 | 100% | 0% | 96 | 0.27 | |
-| shared difficulty | 220 | 332 (1.51×) | 0.60 v 0.6 | 1.7% | 1.7% | 325 | 1.48 | 22.2% |
-| | | | 0.70 v 0.6 | 81.7% | 0% | 191 | 0.87 | |
-| | | | 0.75 v 0.6 | 99.7% | 0% | 102 | 0.46 | |
-| | | | 0.80 v 0.6 | 100% | 0% | 64 | 0.29 | |
-
-False decisions with no effect stay below 5% (3.4–4.2%; the naive test after every pair, McNemar
-exact up to the same cap: 22–31%); power at the planned effect is at least 80% with a cap of
-1.51× the fixed design; the mean pairs used are 0.44–0.46× the fixed design at 1.5× the effect
-and 0.27–0.29× at 2×. The interval at the stop held the true difference in 95.8–99.9% of runs. The
-price: with no effect (or a smaller one than planned) the run goes to the cap, 1.51× the fixed
-design. Continuous differences (Gaussian, effect 0.2 SD): cap 1.78×, false decisions 2.1%,
-power 83.5%, mean pairs 0.55× at 1.5× and 0.35× at 2×. CI runs a seeded validity check
-(`tests/stats/test_sequential.py`).
-"""
+#: The sequential A/B, judge correction and misspecification grid sections (figures from
+#: benchmarks/bench_sequential.py and benchmarks/bench_misspecification.py, not from this
+#: script's simulation), kept beside this script so that regenerating the page keeps them.
+SEQUENTIAL_SECTION = (Path(__file__).parent / "statistics_sequential_ppi.md").read_text("utf-8")
 
 
 def render(
@@ -344,6 +287,12 @@ METHODS = {
 }
 
 
+#: The history change alarms section (figures from benchmarks/bench_history_check.py, a separate
+#: run of about ten minutes), kept in scripts/statistics_history.md so that regenerating the page
+#: keeps it.
+HISTORY_SECTION = (Path(__file__).parent / "statistics_history.md").read_text("utf-8")
+
+
 def _reliability_mark(cell: IntervalCoverage) -> str:
     if not cell.intervals:
         return "not published"
@@ -416,7 +365,7 @@ def reliability_only(out: Path) -> int:
     cells = run_reliability_cells(
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
-    write_atomic(out, kept + "\n" + render_reliability(cells, model))
+    write_atomic(out, kept + "\n" + render_reliability(cells, model) + "\n" + HISTORY_SECTION)
     print(f"wrote {out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) else 1
 
@@ -463,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
     text = render(cells, seconds, args.resamples, compare_sizes)
-    text += "\n" + render_reliability(reliability, model)
+    text += "\n" + render_reliability(reliability, model) + "\n" + HISTORY_SECTION
     write_atomic(args.out, text)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) and all(c.acceptable for c in reliability) else 1

@@ -5,6 +5,7 @@ and options exist."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -139,9 +140,32 @@ def test_tutorial_commands_and_options_exist() -> None:
             if word.startswith("-") and word != "-":
                 assert word.split("=", 1)[0] in options, (page, command.name, word)
         seen += 1
-    assert seen == 19  # every command line of the five tutorials
+    assert seen == 23  # every command line of the six tutorials
 
 
 def test_tutorial_suite_example_is_a_valid_suite() -> None:
     suite = load_suite(DOCS / "tutorials" / "platform-suite.toml")
     assert [category.key for category in suite.categories] == ["support", "infra"]
+
+
+#: An attribute or CSS reference that makes a browser load something: `src=`, `href=` of a
+#: stylesheet, script, font or icon, `url(...)` and `@import` in CSS.
+_LOADS = re.compile(
+    r"""(?:<(?:script|img|iframe|source|audio|video|embed)\b[^>]*?\bsrc\s*=\s*["']?|"""
+    r"""<link\b[^>]*?\bhref\s*=\s*["']?|url\(\s*["']?|@import\s+(?:url\(\s*)?["']?)"""
+    r"""((?:https?:)?//[^"')\s>]+)""",
+    re.IGNORECASE,
+)
+
+
+def test_the_site_loads_nothing_from_the_network(site: Path) -> None:
+    """Every page, stylesheet and script of the built site refers to files of the site only:
+    no web fonts, scripts or stylesheets fetched from a CDN (issue 38, item 10). Links the
+    reader follows (`<a href>`) may point anywhere."""
+    remote: list[str] = []
+    for path in sorted(site.rglob("*")):
+        if path.suffix not in (".html", ".css", ".js") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        remote += [f"{path.relative_to(site)}: {m.group(1)}" for m in _LOADS.finditer(text)]
+    assert not remote, "\n".join(remote[:20])

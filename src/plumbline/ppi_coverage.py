@@ -122,7 +122,7 @@ def simulate_cell(
     seed: int = 0,
     chunk: int = 2_000,
 ) -> PPICell:
-    """One cell: coverage, mean width and bias of `ppi_bounds_batch` (tuned λ), PPI++'s CLT
+    """One cell: coverage, mean width and bias of `ppi_bounds_batch` (cross-fitted λ), PPI++'s CLT
     interval and Wilson on the labels alone, over `datasets` seeded datasets."""
     rng = np.random.default_rng([seed, JUDGES.index(judge), int(rate * 1000), n])
     z = z_critical(0.95)

@@ -129,6 +129,7 @@ def main() -> None:
         result["result"] = f"key {os.environ.get(os.environ['FAKE_SECRET_NAME'], '')}"
     if os.environ.get("FAKE_BAD_USAGE"):
         result["usage"] = {**result["usage"], "input_tokens": -5}
+        result["modelUsage"] = {"claude-sonnet-4-5": {"inputTokens": -5}}
         result["total_cost_usd"] = "cheap"
     if output_format == "stream-json":
         print(json.dumps({"type": "system", "subtype": "init", "session_id": "s"}))

@@ -25,12 +25,17 @@ MakeSuite = Callable[..., Path]
 
 
 def control_record(
-    make_suite: MakeSuite, tmp_path: Path, env: dict[str, str], **suite: Any
+    make_suite: MakeSuite,
+    tmp_path: Path,
+    env: dict[str, str],
+    *extra: str,
+    **suite: Any,
 ) -> dict[str, Any]:
-    """Run the control arm once with `env` for the fake agent; its validated record."""
+    """Run the control arm once with `env` for the fake agent (and `extra` options of `agent
+    run`); its validated record."""
     tasks = suite.pop("tasks", None) or one_task()
     out = tmp_path / "results"
-    run(make_suite({"tasks": tasks, "arms": arms(without={"env": env}), **suite}), out)
+    run(make_suite({"tasks": tasks, "arms": arms(without={"env": env}), **suite}), out, *extra)
     found = records(out)
     validator = jsonschema.Draft202012Validator(run_record_schema())
     for record in found:
@@ -86,8 +91,10 @@ def test_unrestorable_protected_files_fail_the_run_without_acceptance(
 ) -> None:
     # The agent replaces its workspace with a file: the tests cannot be put back, so the
     # acceptance check must not run on whatever is there.
+    # Unconfined (--sandbox none): in a sandbox the workspace is a mount point no agent can
+    # remove (tests/agent/test_agent_sandbox.py).
     shell = "cd .. && rm -rf workspace && echo nothing > workspace"
-    record = control_record(make_suite, tmp_path, {"FAKE_SHELL": shell})
+    record = control_record(make_suite, tmp_path, {"FAKE_SHELL": shell}, "--sandbox", "none")
     assert record["success"] is False and record["infra_failure"] is False
     assert record.get("acceptance_exit_code") is None
     assert record["failure_reason"]
@@ -171,7 +178,9 @@ def test_output_the_profile_cannot_read_leaves_usage_unknown(
 def test_an_agent_deleting_its_workspace_fails_its_arm_not_the_infrastructure(
     make_suite: MakeSuite, tmp_path: Path, shell: str
 ) -> None:
-    record = control_record(make_suite, tmp_path, {"FAKE_SHELL": shell})
+    # Unconfined (--sandbox none): a sandboxed agent cannot remove its workspace or see its
+    # trial directory (tests/agent/test_agent_sandbox.py).
+    record = control_record(make_suite, tmp_path, {"FAKE_SHELL": shell}, "--sandbox", "none")
     assert record["infra_failure"] is False and record.get("infra_failure_kind") is None
     assert record["success"] is False and record.get("acceptance_exit_code") is None
     assert "removed or replaced its workspace" in record["failure_reason"]
@@ -189,7 +198,8 @@ def test_an_instruction_file_planted_above_the_trials_stops_the_run(
     out = tmp_path / "results"
     command = ["agent", "run", str(suite), "--agent", fake_agent(), "--profile", "claude-code"]
     command += ["-o", str(out), "--repeats", "3", "--seed", "3", "--workdir", str(workdir)]
-    result = CliRunner().invoke(main, command)
+    # Unconfined (--sandbox none): a sandboxed agent cannot reach the trial base at all.
+    result = CliRunner().invoke(main, [*command, "--sandbox", "none"])
     assert result.exit_code == 2, result.output
     assert str(planted) in result.output and "rerun the same command" in result.output
     # The trials up to the first control trial (which planted it) ran; none after it.

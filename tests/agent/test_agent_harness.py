@@ -174,6 +174,7 @@ def test_trials_are_hermetic_and_the_control_cannot_see_the_treatment(
         assert Path(report["claude_config_dir"]).is_relative_to(trial)
         assert report["git_log"] == "plumbline <plumbline@localhost> 2000-01-01T00:00:00+00:00"
         allowed = {*ALLOWED_ENV, "HOME", "TMPDIR", "GIT_CEILING_DIRECTORIES", "CLAUDE_CONFIG_DIR"}
+        allowed.add("PWD")  # set by bubblewrap's --chdir
         allowed |= {"CODEX_HOME", "FAKE_REPORT", "TREATMENT_ONLY"}
         allowed |= {n for n in report["env_names"] if n.startswith("XDG_")}
         assert set(report["env_names"]) <= allowed
@@ -208,7 +209,9 @@ def test_timeout_kills_the_agent_group_and_counts_as_a_failure(
         }
     )
     out = tmp_path / "results"
-    document = run(suite, out, "--repeats", "1")
+    # Unconfined (--sandbox none), where the process group is the only wall: the grandchild's
+    # pid file is on the host. Sandboxed trials: tests/agent/test_agent_sandbox.py.
+    document = run(suite, out, "--repeats", "1", "--sandbox", "none")
     by_arm = {r["arm"]: r for r in records(out)}
     timed = by_arm["with_hint"]
     assert timed["timed_out"] is True and timed["success"] is False
@@ -269,7 +272,8 @@ def test_a_missing_agent_is_a_usage_error_before_any_trial(
     monkeypatch.chdir(here)
     out = tmp_path / "relative"
     relative = "bin/agent.sh -p {prompt} --output-format json"
-    document = run(suite, out, "--repeats", "1", agent=relative)
+    # The script runs the fake agent by a path only its text names: mounted read-only.
+    document = run(suite, out, "--repeats", "1", "--mount-ro", str(FAKE_AGENT), agent=relative)
     assert document["ran"] == 2
     found = records(out)
     assert [r["infra_failure"] for r in found] == [False, False]
@@ -579,5 +583,6 @@ def test_malformed_usage_is_unknown_and_the_run_still_counts(
     for record in records(out):
         assert record["infra_failure"] is False
         assert record["input_tokens"] is None and record["total_cost_usd"] is None
+        assert record.get("model_usage") is None  # its entry holds the bad count too
         assert record["output_tokens"] is not None  # the valid values are kept
         assert record["success"] is (record["arm"] == "with_hint")

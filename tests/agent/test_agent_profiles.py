@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from plumbline.agent import codex
 from plumbline.agent.profiles import AgentCommandError, count_runs_of, resolve_agent
+from plumbline.records.adapters import codex
 
 # `codex exec --json` output shaped like its documentation (a command, a file change, an MCP
 # tool call and the final message, two turns with usage).
@@ -85,6 +85,22 @@ def test_codex_usage_summed_over_turns_with_cached_input_split_out() -> None:
     assert fields["session_id"] == "0199a213-81c0-7800-8aa1-bbab2a035a53"
 
 
+def test_codex_cache_writes_are_kept_apart_from_the_input() -> None:
+    # The turn.completed line Codex CLI 0.171 printed in tests/agent/test_real_agents.py: four
+    # Responses API answers of 1000..1300 input tokens, 800 cached and 50 written to the cache.
+    usage = {
+        "input_tokens": 4600,
+        "cached_input_tokens": 3200,
+        "cache_write_input_tokens": 200,
+        "output_tokens": 86,
+        "reasoning_output_tokens": 0,
+    }
+    fields = codex.events_to_fields([{"type": "turn.completed", "usage": usage}])
+    assert fields["input_tokens"] == 1200  # neither read from nor written to the cache
+    assert fields["cache_read_tokens"] == 3200 and fields["cache_write_tokens"] == 200
+    assert fields["output_tokens"] == 86
+
+
 def test_codex_without_usage_leaves_tokens_unknown() -> None:
     fields = codex.events_to_fields([{"type": "thread.started", "thread_id": "t"}])
     assert fields["input_tokens"] is None and fields["cache_write_tokens"] is None
@@ -93,7 +109,7 @@ def test_codex_without_usage_leaves_tokens_unknown() -> None:
 def test_codex_profile_parses_jsonl_output(tmp_path: Path) -> None:
     stdout = tmp_path / "agent.stdout"
     stdout.write_text("".join(json.dumps(e) + "\n" for e in CODEX_EVENTS))
-    command = resolve_agent("codex exec --json --full-auto {prompt}")
+    command = resolve_agent("codex exec --json --dangerously-bypass-approvals-and-sandbox {prompt}")
     assert command.profile.name == "codex"
     parsed, commands = command.report(stdout)
     assert parsed["input_tokens"] == 1_315 and parsed["tool_call_count"] == 3
@@ -167,7 +183,10 @@ def test_template_keeps_the_prompt_one_argument(tmp_path: Path) -> None:
 
 
 def test_profile_names_and_detection() -> None:
-    assert resolve_agent("claude-code").template == "claude -p {prompt} --output-format json"
+    assert resolve_agent("claude-code").template == (
+        "claude -p {prompt} --output-format stream-json --verbose "
+        "--allowedTools Bash,Edit,Write,Read,Glob,Grep"
+    )
     assert resolve_agent("/opt/bin/claude -p {prompt}").profile.name == "claude-code"
     assert resolve_agent("python fake.py {prompt}", "claude-code").profile.name == "claude-code"
     with pytest.raises(AgentCommandError, match="unknown profile"):

@@ -35,6 +35,7 @@ def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
         {"tasks": one_task(), "env": {"FAKE_SIGNAL_DIR": str(signals), "FAKE_BLOCK_AT": "3"}}
     )
     out = tmp_path / "results"
+    # Unconfined (--sandbox none): the agents signal through a host directory.
     command = [
         sys.executable,
         "-m",
@@ -42,6 +43,8 @@ def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
         "agent",
         "run",
         str(suite),
+        "--sandbox",
+        "none",
         "--agent",
         fake_agent(),
         "-o",
@@ -109,7 +112,8 @@ def test_sigterm_stops_running_agents_and_records_nothing_for_them(
     )
     out = tmp_path / "results"
     command = [sys.executable, "-m", "plumbline", "agent", "run", str(suite)]
-    command += ["--agent", fake_agent(), "-o", str(out), "--repeats", "1"]
+    # Unconfined (--sandbox none): the agents signal through a host directory.
+    command += ["--sandbox", "none", "--agent", fake_agent(), "-o", str(out), "--repeats", "1"]
     harness = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _wait_for(lambda: len(list(signals.glob("*.started"))) == 1, "the first agent")
     agent = int(next(signals.glob("*.started")).read_text())

@@ -17,7 +17,7 @@ from plumbline.agent.schedule import build_schedule
 from plumbline.agent.sequential import SequentialMonitor
 from plumbline.cli.main import main
 from plumbline.records.run_record import RunRecord
-from plumbline.stats import plan_sequential
+from plumbline.stats import plan_sequential, run_sequential
 
 MakeSuite = Callable[..., Path]
 
@@ -62,7 +62,8 @@ def test_until_decided_stops_a_real_run_early_and_resumes_to_the_same_verdict(
     assert sequential["fixed_pairs"] == design.fixed_pairs
     assert sequential["max_pairs"] == design.max_pairs
     # every pair is +1: the boundary is crossed after the same pairs as run_sequential says
-    assert sequential["pairs_used"] == 7
+    wins = run_sequential([1] * design.max_pairs, [0] * design.max_pairs, design).stopped_at
+    assert sequential["pairs_used"] == wins
     # the schedule holds enough pairs for the cap; most of it never ran
     assert sequential["scheduled_pairs"] >= design.max_pairs
     found = read_jsonl(out / "records.jsonl")
@@ -77,8 +78,10 @@ def test_until_decided_stops_a_real_run_early_and_resumes_to_the_same_verdict(
     assert again.exit_code == 0, again.output
     text = " ".join(again.output.split())
     assert "ran 0, already recorded" in text
-    assert "with_hint vs without_hint better after 7 pairs" in text
+    assert f"with_hint vs without_hint better after {wins} pairs" in text
     assert f"The fixed design would have needed {design.fixed_pairs} pairs" in text
+    assert "assuming a within-pair correlation 0 (independent arms: the most pairs)" in text
+    assert "an approximate confidence sequence elsewhere" in text
     assert len(read_jsonl(out / "records.jsonl")) == len(found)
 
 
@@ -101,6 +104,37 @@ def test_options_need_until_decided_and_two_arms(make_suite: MakeSuite, tmp_path
         ["agent", "run", str(make_suite()), "-o", str(tmp_path / "o"), "--effect", "0.2"],
     )
     assert result.exit_code == 2 and "only apply with --until-decided" in result.output
+    result = CliRunner().invoke(
+        main,
+        ["agent", "run", str(make_suite()), "-o", str(tmp_path / "o"), "--correlation", "0.5"],
+    )
+    assert result.exit_code == 2 and "only apply with --until-decided" in result.output
+
+
+def test_until_decided_refuses_the_abba_order(make_suite: MakeSuite, tmp_path: Path) -> None:
+    """abba runs the tasks in the same order in every repeat: the first tasks would decide for
+    the suite, so the sequential verdict needs the random schedule (and says why)."""
+    out = tmp_path / "results"
+    result = _run(make_suite(), out, "--order", "abba")
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert "--until-decided needs --order random, not abba" in text
+    assert "the first tasks' pairs would decide for the whole suite" in text
+    assert not (out / "records.jsonl").exists()
+
+
+def test_a_stated_correlation_is_planned_for_and_shown(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    out = tmp_path / "results"
+    design = plan_sequential(0.5, 0.3, correlation=0.5)
+    result = _run(make_suite(), out, "--correlation", "0.5", "--json")
+    assert result.exit_code == 0, result.output
+    sequential = json.loads(result.stdout)["sequential"]
+    assert sequential["correlation"] == 0.5
+    assert sequential["fixed_pairs"] == design.fixed_pairs
+    assert sequential["max_pairs"] == design.max_pairs
+    assert design.max_pairs < plan_sequential(0.5, 0.3).max_pairs
 
 
 def _record(task: str, arm: str, repeat: int, success: bool) -> RunRecord:
@@ -132,7 +166,8 @@ def test_the_monitor_reads_pairs_in_schedule_order_not_finishing_order() -> None
         backward.add(record)
     assert forward.stopped and backward.stopped
     assert forward.result is not None and backward.result is not None
-    assert forward.result.stopped_at == backward.result.stopped_at == 7
+    wins = run_sequential([1] * design.max_pairs, [0] * design.max_pairs, design).stopped_at
+    assert forward.result.stopped_at == backward.result.stopped_at == wins
     # a pair whose first unit is missing holds the prefix back
     gap = SequentialMonitor(schedule, "T", "C", design)
     for record in records[2:]:

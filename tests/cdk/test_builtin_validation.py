@@ -40,7 +40,12 @@ def validating_synthesizer() -> Iterator[CdkSynthesizer]:
         builtin_validation=True,
         lint=False,
     )
-    with CdkSynthesizer(options) as synthesizer:
+    # the early stop of the jsii runtime is what the slow-relay test below checks: on, even when
+    # the suite runs with every adapter on its public path (`make unit-public`)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PLUMBLINE_COMPAT", raising=False)
+        synthesizer = CdkSynthesizer(options)
+    with synthesizer:
         yield synthesizer
 
 

@@ -19,16 +19,25 @@ def _run(*args: str) -> tuple[int, str]:
 def test_power_sequential_prints_the_cap_and_expected_pairs() -> None:
     code, output = _run("--baseline", "0.6", "--effect", "0.1", "--sequential")
     assert code == 0, output
-    fixed = mcnemar_sample_size(0.6, 0.1).n
+    # without --correlation the sequential plan assumes independent arms (0), and says so
+    fixed = mcnemar_sample_size(0.6, 0.1, correlation=0.0).n
     plan = plan_sequential(0.6, 0.1)
     text = " ".join(output.split())
     assert f"fixed design: {fixed} pairs" in text
     assert f"cap: {plan.max_pairs} pairs" in text
+    assert "assumes correlation 0 between the arms' outcomes within a pair" in text
     for multiple in ("1x", "1.5x", "2x"):
         assert f"{multiple} (" in text
-    # the fixed design is the one `power --paired` prints
-    code, paired = _run("--baseline", "0.6", "--effect", "0.1", "--paired")
+    # the fixed design is the one `power --paired` prints under the same assumption
+    code, paired = _run("--baseline", "0.6", "--effect", "0.1", "--paired", "--correlation", "0")
     assert f"{fixed} questions" in " ".join(paired.split())
+    # a stated correlation is used by both
+    code, output = _run(
+        "--baseline", "0.6", "--effect", "0.1", "--sequential", "--correlation", "0.5"
+    )
+    text = " ".join(output.split())
+    assert f"fixed design: {mcnemar_sample_size(0.6, 0.1, correlation=0.5).n} pairs" in text
+    assert "assumes correlation 0.5" in text
 
 
 def test_power_sequential_json() -> None:

@@ -18,6 +18,7 @@ import plumbline
 from plumbline.agent.harness import Harness, RayOptions, RunOptions, RunResult
 from plumbline.agent.plan import Plan, make_plan
 from plumbline.agent.profiles import resolve_agent
+from plumbline.agent.sandbox import SandboxOptions
 from plumbline.agent.suite import load_suite
 
 #: The code under test, for the cluster's workers.
@@ -57,7 +58,13 @@ def suite_with(directory: Path, sleep: float, signals: Path) -> Path:
     return write_suite(directory, {"env": {**env, "FAKE_SECRET_NAME": SECRET_NAME}})
 
 
+#: The executor tests' agents signal through host directories and are watched by host process
+#: ids: their trials run unconfined (the sandbox on Ray: test_ray_sandbox.py).
+UNCONFINED = SandboxOptions(kind="none")
+
+
 def run(plan: Plan, output: Path, **options: Any) -> RunResult:
+    options.setdefault("sandbox", UNCONFINED)
     return Harness(plan, RunOptions(output=output, pass_env={SECRET_NAME: SECRET}, **options)).run()
 
 

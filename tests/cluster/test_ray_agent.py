@@ -21,6 +21,7 @@ from tests.cluster.helpers import (
     SECRET,
     SECRET_NAME,
     SRC,
+    UNCONFINED,
     blocked_agent,
     blocking_suite,
     diffs,
@@ -107,7 +108,9 @@ def test_a_trial_over_its_time_limit_is_killed_on_its_node_with_its_process_grou
     )
     plan = plan_of(suite, repeats=1)
     options = on_ray(cluster, work / "timeout-trials")
-    result = Harness(plan, RunOptions(output=work / "timeout", kill_grace=0.5, **options)).run()
+    result = Harness(
+        plan, RunOptions(output=work / "timeout", kill_grace=0.5, sandbox=UNCONFINED, **options)
+    ).run()
 
     records = read_jsonl(work / "timeout" / "records.jsonl")
     assert result.ran == 2 and all(r["timed_out"] and not r["success"] for r in records)
@@ -126,6 +129,7 @@ def test_a_driver_killed_with_sigkill_resumes_from_the_records_file(
     trials.mkdir()
     command = [sys.executable, "-m", "plumbline", "agent", "run", str(suite), "--agent"]
     command += [fake_agent(), "-o", str(output), "--repeats", "2", "--json", "--seed", "3"]
+    command += ["--sandbox", "none"]
     command += ["--executor", "ray", "--ray-address", cluster.address, "--workdir", str(trials)]
     env = {**os.environ, "PYTHONPATH": SRC}
     driver = subprocess.Popen(
@@ -184,7 +188,7 @@ def test_an_interrupted_driver_stops_its_trials_on_the_nodes(
     suite, signals = blocking_suite(work, "term", block_at=1)
     output = work / "term"
     command = [sys.executable, "-m", "plumbline", "agent", "run", str(suite), "--agent"]
-    command += [fake_agent(), "-o", str(output), "--repeats", "1", "--json"]
+    command += [fake_agent(), "-o", str(output), "--repeats", "1", "--json", "--sandbox", "none"]
     command += ["--executor", "ray", "--ray-address", cluster.address]
     command += ["--workdir", str(on_ray(cluster, work / "term-trials")["workdir"])]
     env = {**os.environ, "PYTHONPATH": SRC}
@@ -215,6 +219,7 @@ def test_the_stop_signal_ends_a_running_trial_and_a_later_one_runs_nothing(
         keep_workspaces=False,
         kill_grace=1.0,
         duration_from="agent",
+        sandbox=UNCONFINED,
     )
     connected = connect(cluster.address)
     try:
@@ -223,14 +228,14 @@ def test_the_stop_signal_ends_a_running_trial_and_a_later_one_runs_nothing(
         materials = ray.put(ShippedMaterials(plan))
         stop = new_stop_signal()
         first, second = plan.schedule[:2]
-        running = task.remote(plan, materials, settings, {}, first, stop)
+        running = task.remote(plan, materials, settings, {}, {}, first, stop)
         wait_for(lambda: list(signals.glob("*.child")), "the blocked agent's child")
         send_stop(stop)
         (ready, _) = ray.wait([running], timeout=60)
         assert ready, "the running trial did not end when the run was stopped"
         assert ended(blocked_agent(signals)), "the trial's processes kept running"
         started = len(list(signals.glob("*.started")))
-        later: TrialOutput = ray.get(task.remote(plan, materials, settings, {}, second, stop))
+        later: TrialOutput = ray.get(task.remote(plan, materials, settings, {}, {}, second, stop))
         assert later.record is None
         assert len(list(signals.glob("*.started"))) == started, "a stopped run started an agent"
     finally:

@@ -1,5 +1,6 @@
-"""`plumbline compare --sequential`: stops early on a clear win in run records in time order,
-declares no winner on identical arms, and shows the verdict in every view."""
+"""`plumbline compare --sequential`: stops early on a clear win whatever the records' order,
+declares no winner on identical arms nor on a suite whose tasks differ but whose mean
+difference is 0 (records grouped by task), and shows the verdict in every view."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def invoke(*args: str) -> Any:
     return CliRunner().invoke(main, ["compare", *args], catch_exceptions=False)
 
 
-def test_a_clear_win_stops_early_in_time_order(tmp_path: Path) -> None:
+def test_a_clear_win_stops_early_whatever_the_records_order(tmp_path: Path) -> None:
     records = _records(0.9, 0.4, seed=1)
     path = _write(tmp_path / "runs.jsonl", records)
     result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
@@ -63,7 +64,9 @@ def test_a_clear_win_stops_early_in_time_order(tmp_path: Path) -> None:
     report = json.loads(result.output)
     sequential = report["sequential"]
     assert sequential["verdict"] == "better"
-    assert sequential["order"] == "started_at_utc"
+    assert sequential["order"].startswith("a random order (seed 42)")
+    assert sequential["settings"]["correlation"] == 0.0
+    assert "approximate" in sequential["interval_guarantee"]
     assert sequential["pairs_used"] < sequential["fixed_pairs"] / 3
     assert sequential["pairs_available"] == 300
     assert sequential["interval"]["low"] > 0
@@ -72,12 +75,54 @@ def test_a_clear_win_stops_early_in_time_order(tmp_path: Path) -> None:
     assert report["gates"][0]["holds_for_treatment"] is True
     assert report["decision"] == "prefer new"  # the other gates are ties
     assert report["settings"]["sequential"]["effect"] == 0.10
-    # the same records in time order give the same stop: the file order is not used
+    # the same records in time order, or grouped by task, give the same stop: neither the
+    # file order nor the times are used
     ordered = sorted(records, key=lambda r: r["started_at_utc"])
-    again = invoke(
-        _write(tmp_path / "ordered.jsonl", ordered), "-t", "new", "-c", "old", "--sequential"
-    )
-    assert f"better after {sequential['pairs_used']} pairs" in " ".join(again.output.split())
+    grouped = sorted(records, key=lambda r: (r["task_id"], r["repeat"]))
+    for name, variant in (("ordered", ordered), ("grouped", grouped)):
+        again = invoke(
+            _write(tmp_path / f"{name}.jsonl", variant), "-t", "new", "-c", "old", "--sequential"
+        )
+        text = " ".join(again.output.split())
+        assert f"better after {sequential['pairs_used']} pairs" in text
+        assert "assuming a within-pair correlation of 0 (independent arms" in text
+
+
+def test_tasks_that_differ_with_a_mean_of_zero_decide_nothing(tmp_path: Path) -> None:
+    """Half the tasks favour each arm by 0.4 and the records come grouped by task, as a harness
+    that runs a task's repeats back to back writes them: the suite's mean difference is 0.
+    Pairs taken in time order called this `better` in every simulated run (issue 37)."""
+    rng = random.Random(11)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    records: list[dict[str, Any]] = []
+    for task in range(40):
+        favoured = task < 20  # the tasks run first favour the treatment
+        for repeat in range(1, 11):
+            for arm in ("new", "old"):
+                rate = 0.7 if (arm == "new") == favoured else 0.3
+                records.append(
+                    {
+                        "task_id": f"task{task:03d}",
+                        "arm": arm,
+                        "repeat": repeat,
+                        "success": rng.random() < rate,
+                        "duration_seconds": 10.0,
+                        "total_cost_usd": 0.1,
+                        "input_tokens": 1000,
+                        "output_tokens": 100,
+                        "cache_read_tokens": 0,
+                        "cache_write_tokens": 0,
+                        "started_at_utc": (start + timedelta(minutes=len(records))).strftime(
+                            "%Y-%m-%dT%H:%M:%SZ"
+                        ),
+                    }
+                )
+    path = _write(tmp_path / "grouped.jsonl", records)
+    result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    sequential = json.loads(result.output)["sequential"]
+    assert sequential["verdict"] == "undecided"
+    assert sequential["pairs_used"] == sequential["pairs_available"] == 400
 
 
 def test_identical_arms_declare_no_winner(tmp_path: Path) -> None:
@@ -86,8 +131,15 @@ def test_identical_arms_declare_no_winner(tmp_path: Path) -> None:
     result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
     sequential = json.loads(result.output)["sequential"]
     assert sequential["verdict"] == "undecided"
-    assert sequential["reason"] == "cap"
-    assert sequential["pairs_used"] == sequential["max_pairs"]
+    # the plan at correlation 0 caps beyond the 300 pairs at hand: more pairs may decide
+    assert sequential["reason"] == "data" and sequential["complete"] is False
+    assert sequential["pairs_used"] == sequential["pairs_available"] < sequential["max_pairs"]
+    capped = invoke(
+        path, "-t", "new", "-c", "old", "--sequential", "--correlation", "0.5", *FAST, "--json"
+    )
+    at_cap = json.loads(capped.output)["sequential"]
+    assert at_cap["verdict"] == "undecided" and at_cap["reason"] == "cap"
+    assert at_cap["pairs_used"] == at_cap["max_pairs"]
     report = json.loads(result.output)
     assert report["decision"] == "mixed results - inspect paired deltas"
     assert report["gates"][0]["verdict"] == "neither"
@@ -128,17 +180,21 @@ def test_every_view_shows_the_verdict(tmp_path: Path) -> None:
     assert '<polygon class="band"' in page and "Sequential verdict" in page
 
 
-def test_file_order_without_times_and_bad_options(tmp_path: Path) -> None:
+def test_records_without_times_and_bad_options(tmp_path: Path) -> None:
     records = _records(0.9, 0.4, seed=4)
     for record in records:
         del record["started_at_utc"]
     path = _write(tmp_path / "runs.jsonl", records)
     result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
-    assert json.loads(result.output)["sequential"]["order"] == "file order"
+    assert json.loads(result.output)["sequential"]["verdict"] == "better"
     misuse = CliRunner().invoke(
         main, ["compare", path, "-t", "new", "-c", "old", "--effect", "0.1"]
     )
     assert misuse.exit_code == 2 and "only apply with --sequential" in misuse.output
+    misuse = CliRunner().invoke(
+        main, ["compare", path, "-t", "new", "-c", "old", "--correlation", "0.5"]
+    )
+    assert misuse.exit_code == 2 and "--correlation only apply with --sequential" in (misuse.output)
     too_big = CliRunner().invoke(
         main,
         ["compare", path, "-t", "new", "-c", "old", "--sequential", "--baseline", "0.95"],
@@ -154,10 +210,47 @@ def test_an_impossible_design_is_a_usage_error(tmp_path: Path) -> None:
     path = _write(tmp_path / "runs.jsonl", _records(0.9, 0.4, seed=5, tasks=5))
     result = CliRunner().invoke(
         main,
-        ["compare", path, "-t", "new", "-c", "old", "--sequential", "--effect", "0.45"],
+        [
+            "compare",
+            path,
+            "-t",
+            "new",
+            "-c",
+            "old",
+            "--sequential",
+            "--effect",
+            "0.45",
+            "--correlation",
+            "0.9",
+        ],
     )
     assert result.exit_code == 2
     assert "no design for --effect 0.45 from --baseline 0.5" in result.output
+    assert "correlation 0.9 is impossible" in result.output
+
+
+def test_a_stated_correlation_plans_fewer_pairs_and_is_shown(tmp_path: Path) -> None:
+    path = _write(tmp_path / "runs.jsonl", _records(0.6, 0.6, seed=8, tasks=20))
+    reports = {}
+    for correlation in ("0", "0.5"):
+        result = invoke(
+            path,
+            "-t",
+            "new",
+            "-c",
+            "old",
+            "--sequential",
+            "--correlation",
+            correlation,
+            *FAST,
+            "--json",
+        )
+        assert result.exit_code == 0, result.output
+        reports[correlation] = json.loads(result.output)["sequential"]
+    assert reports["0.5"]["settings"]["correlation"] == 0.5
+    assert reports["0.5"]["fixed_pairs"] < reports["0"]["fixed_pairs"]
+    assert reports["0.5"]["max_pairs"] < reports["0"]["max_pairs"]
+    assert "within-pair correlation of 0.5;" in reports["0.5"]["summary"]
 
 
 def test_several_treatments_share_alpha(tmp_path: Path) -> None:

@@ -247,3 +247,58 @@ def test_the_page_shows_judge_only_next_to_corrected_and_the_agreement_plot(
         fix = _model(document, name)["corrections"]["answers"]
         assert f"{fix['judge_only'] * 100:.1f}%" in page
         assert f"{fix['estimate'] * 100:.1f}%" in page
+
+
+def test_hand_picked_labels_are_flagged_in_every_view(judged: JudgedLogs, tmp_path: Path) -> None:
+    """Labels put only on questions the judge accepted (a labeller checking the judge's "yes")
+    are not a uniform draw: the judge's mean on them is 1 against its mean on the rest, and the
+    1%-level check says so in the JSON, the terminal, the Markdown and the page. A uniform draw
+    (`judge sample`) is not flagged."""
+    labels = tmp_path / "picked.jsonl"
+    rows = []
+    for name in ("better", "worse"):
+        accepted = [sid for sid, score in sorted(judged.judge[name].items()) if score == 1][:40]
+        rows += [
+            {"model": f"mockllm/{name}", "task": "judged_answers", "sample_id": sid,
+             "value": judged.human[name][sid]}
+            for sid in accepted
+        ]  # fmt: skip
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    board, markdown, site = tmp_path / "board.json", tmp_path / "board.md", tmp_path / "site"
+    result = run(
+        "leaderboard", judged.logs, "--suite", judged.suite, "--labels", labels,
+        "-o", board, "--markdown", markdown, "--html", site,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = json.loads(board.read_text())
+    jsonschema.validate(document, shipped("leaderboard.schema.json"))
+    for name in ("better", "worse"):
+        fix = _model(document, name)["corrections"]["answers"]
+        assert fix["labels_look_chosen"] is True
+        assert fix["judge_labelled_mean"] == 1.0
+        assert fix["selection_pvalue"] < 0.01 and fix["selection_alpha"] == 0.01
+        assert "hypergeometric" in fix["selection_method"]
+    kinds = [problem["kind"] for problem in document["problems"]]
+    assert kinds.count("labels_not_random") == 2
+    terminal = " ".join(result.output.split())
+    assert "labels_not_random" in terminal and "look chosen, not drawn at random" in terminal
+    text = markdown.read_text()
+    assert "labels_not_random" in text and "NO: look chosen" in text
+    page = next(site.glob("*/index.html")).read_text()
+    assert "look chosen" in page and "labels_not_random" in page
+    assert "a test at the 1% level" in page
+
+    # the same number of labels drawn by `judge sample` is not flagged
+    to_label, uniform = tmp_path / "to_label.jsonl", tmp_path / "uniform.jsonl"
+    run("judge", "sample", judged.logs, "--suite", judged.suite, "--per-model", 40, "-o", to_label)
+    _label(judged, to_label, uniform)
+    drawn = json.loads(
+        run(
+            "leaderboard", judged.logs, "--suite", judged.suite, "--labels", uniform, "--json"
+        ).output
+    )
+    for name in ("better", "worse"):
+        fix = _model(drawn, name)["corrections"]["answers"]
+        assert fix["labels_look_chosen"] is False and fix["selection_pvalue"] >= 0.01
+        assert fix["lambda_method"].startswith("cross-fitted")
+    assert all(problem["kind"] != "labels_not_random" for problem in drawn["problems"])

@@ -41,10 +41,18 @@ def test_builtin_sa_bench_matches_sa_bench() -> None:
     # plumbline's task names, and the original SA Bench project's (its logs are read as they are)
     assert {c.key: c.tasks for c in suite.categories} == {
         "practice_exam": ("practice_exam", "aws_solutions_architect"),
-        "architecture_design": ("architecture_design",),
+        "architecture_design": (
+            "architecture_design",
+            "architecture_interpretation",
+            "architecture_design_llm_judge",
+        ),
         "cdk_synth": ("cdk_synth", "aws_cdk_synth", "aws_cdk_synth_local"),
     }
     assert suite.category("cdk_synth").scorers == ("cdk_verify", "cdk_verify_local")
+    # the original project's three architecture tasks run one dataset: one question set
+    architecture = suite.category("architecture_design")
+    assert architecture.scorers == ("architecture_scorer", "llm_judge_scorer")
+    assert {architecture.question_set(t) for t in architecture.tasks} == {"architecture_design"}
     assert [c.name for c in suite.categories] == [
         "Practice Exam",
         "Architecture Design",

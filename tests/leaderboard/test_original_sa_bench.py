@@ -89,3 +89,43 @@ def test_models_scored_on_different_questions_are_reported(tmp_path: Path) -> No
     (unpaired,) = [p for p in document["problems"] if p["kind"] == "unpaired_questions"]
     assert unpaired["category"] == "practice_exam" and unpaired["count"] == 3
     assert "mockllm/good and mockllm/weak share 3" in unpaired["message"]
+
+
+@pytest.mark.parametrize(
+    ("task", "scorer", "factor"),
+    [("architecture_interpretation", "architecture_scorer", 1.0),
+     ("architecture_design_llm_judge", "llm_judge_scorer", 0.5)],
+)  # fmt: skip
+def test_the_original_extra_architecture_tasks_count_under_architecture(
+    tmp_path: Path, task: str, scorer: str, factor: float
+) -> None:
+    logs = tmp_path / "logs"
+    run_original(logs, "good", [task])
+    out = tmp_path / "board.json"
+    leaderboard(logs, "-o", out)
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert not [p for p in document["problems"] if p["kind"] == "no_category"]
+    (entry,) = document["models"]
+    design = SCRIPT["good"]["design"]
+    assert entry["architecture_design"] == pytest.approx(factor * sum(design.values()) / 3)
+    category = document["_metadata"]["categories"]["architecture_design"]
+    assert category["scorers_read"] == [scorer]
+
+
+def test_the_three_architecture_tasks_are_one_question_set(tmp_path: Path) -> None:
+    """They run one dataset: each question counts once (the newest log's), never three times."""
+    import time
+
+    logs = tmp_path / "logs"
+    run_original(logs, "good", ["architecture_design", "architecture_interpretation"])
+    time.sleep(1.1)  # Inspect stamps `created` to the second
+    run_original(logs, "good", ["architecture_design_llm_judge"])
+    out = tmp_path / "board.json"
+    leaderboard(logs, "-o", out)
+    document = json.loads(out.read_text(encoding="utf-8"))
+    (entry,) = document["models"]
+    design = SCRIPT["good"]["design"]
+    assert entry["architecture_design"] == pytest.approx(0.5 * sum(design.values()) / 3)
+    assert entry["counts"]["architecture_design"]["n"] == 3
+    duplicates = [p for p in document["problems"] if p["kind"] == "duplicate_samples"]
+    assert duplicates and all(p["category"] == "architecture_design" for p in duplicates)

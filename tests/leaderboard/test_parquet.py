@@ -87,3 +87,31 @@ def test_reliability_parquet_has_one_row_per_trial(tmp_path: Path) -> None:
     assert frame.height == len(lines)
     assert (frame["id"] == frame["prompt_id"]).all() and frame["epoch"].min() == 1
     assert (frame.filter(pl.col("error_message").is_null())["error"] == "").all()
+
+
+def test_parquet_log_and_task_name_are_samples_dfs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Given relative paths (a directory and a file), `log` is absolute and `task_name` has no
+    registry namespace, as in samples_df: the two frames join on either column."""
+    from inspect_ai.analysis import EvalInfo, EvalTask, SampleSummary, samples_df
+    from tests.support.inspect_fixture_logs import LOGS, SUITE
+
+    suite = tmp_path / "suite.toml"
+    suite.write_text(SUITE, encoding="utf-8")
+    monkeypatch.chdir(LOGS)
+    inputs = ["analysis/test_logs_choices", "log/test_eval_log/log_message_deduplication.eval"]
+    out = tmp_path / "samples.parquet"
+    result = CliRunner().invoke(
+        main, ["leaderboard", *inputs, "--suite", str(suite), "--parquet", str(out)]
+    )
+    assert result.exit_code in (0, 1), result.output
+    ours = pl.read_parquet(out).select("eval_id", "id", "epoch", "log", "task_name")
+    assert set(ours["task_name"]) == {"mmlu_0_shot", "guess_number"}
+    columns = SampleSummary + EvalInfo + EvalTask
+    theirs = pl.from_pandas(
+        samples_df(inputs, columns=columns, quiet=True)[
+            ["eval_id", "id", "epoch", "log", "task_name"]
+        ].astype(str)
+    )
+    assert sorted(ours.with_columns(pl.all().cast(pl.String)).rows()) == sorted(theirs.rows())

@@ -87,6 +87,24 @@ CASES: list[tuple[str, dict[str, Any], bool]] = [
     ("empty arm", run(arm=""), False),
     ("empty task id", run(task_id=""), False),
     ("timed_out null", run(timed_out=None), False),
+    (
+        "per-model usage",
+        run(
+            model_usage=[
+                {"model": "haiku", "input_tokens": 5, "output_tokens": 2, "total_cost_usd": 0.1},
+                {"model": "opus", "input_tokens": None, "cache_read_tokens": 9, "extra": "kept"},
+            ]
+        ),
+        True,
+    ),
+    ("empty per-model usage", run(model_usage=[]), True),
+    ("per-model usage without a model", run(model_usage=[{"input_tokens": 5}]), False),
+    ("per-model usage with an empty model", run(model_usage=[{"model": ""}]), False),
+    ("per-model usage negative", run(model_usage=[{"model": "m", "output_tokens": -1}]), False),
+    ("per-model usage too large", run(model_usage=[{"model": "m", "input_tokens": 10**13}]), False),
+    ("per-model usage fractional", run(model_usage=[{"model": "m", "input_tokens": 1.5}]), False),
+    ("per-model usage as object", run(model_usage={"m": {"input_tokens": 1}}), False),
+    ("per-model usage null entry", run(model_usage=[None]), False),
 ]
 
 
@@ -240,6 +258,7 @@ def test_records_validate_command(tmp_path: Path) -> None:
         "records": 2,
         "valid": 2,
         "invalid": 0,
+        "duplicate_runs": 0,
         "errors": [],
     }
     bad = write_jsonl(tmp_path / "bad.jsonl", [run(), run(repeat=-1)])
@@ -248,6 +267,37 @@ def test_records_validate_command(tmp_path: Path) -> None:
     assert f"{bad}:2: repeat: Input should be greater than or equal to 0" in failed.output
     strict = CliRunner().invoke(main, ["records", "validate", str(bad), "--strict"])
     assert strict.exit_code == 2
+
+
+def test_records_validate_flags_a_unit_recorded_twice(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from plumbline.cli.main import main
+
+    first = write_jsonl(tmp_path / "a.jsonl", [run(run_id="r1"), run(arm="b", run_id="r2")])
+    second = write_jsonl(tmp_path / "b.jsonl", [run(run_id="r3", success=False)])
+    result = CliRunner().invoke(main, ["records", "validate", str(first), str(second), "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.output)
+    assert report["duplicate_runs"] == 1 and report["invalid"] == 0
+    assert report["errors"] == [
+        f"{second}:1: task_id: duplicate run: task 't1', arm 'a', repeat 1 (first at "
+        f"{first}:1); a comparison leaves both out of its pairing"
+    ]
+    strict = CliRunner().invoke(main, ["records", "validate", str(first), str(second), "--strict"])
+    assert strict.exit_code == 2 and "duplicate run" in strict.stderr
+    # compare never drops them silently: both stay out of the pairing, and it says so
+    runs = write_jsonl(
+        tmp_path / "runs.jsonl",
+        [run(task_id=f"t{i}", arm=arm, run_id=f"{arm}{i}") for i in range(3) for arm in "ab"]
+        + [run(task_id="t0", arm="a", run_id="again", success=False)],
+    )
+    compared = CliRunner().invoke(
+        main, ["compare", str(runs), "-t", "a", "-c", "b", "--resamples", "100", "--json"]
+    )
+    report = json.loads(compared.output)
+    assert report["paired"]["pairs"] == 2
+    assert any("duplicate run t0/a/repeat 1" in w for w in report["warnings"])
 
 
 def test_chunked_scan_counts_needles_straddling_chunks_once(
@@ -304,3 +354,33 @@ def test_a_missing_nullable_key_among_nulls_is_reported(tmp_path: Path) -> None:
     table = read_run_records([path])
     assert [str(e) for e in table.errors] == [f"{path}:11: total_cost_usd: Field required"]
     assert table.frame["total_cost_usd"].null_count() == 10
+
+
+USAGE_CASES = [case for case in CASES if "per-model" in case[0]]
+
+
+@pytest.mark.parametrize(("label", "record", "valid"), USAGE_CASES, ids=[c[0] for c in USAGE_CASES])
+def test_the_columnar_reader_agrees_on_per_model_usage(
+    tmp_path: Path, label: str, record: dict[str, Any], valid: bool
+) -> None:
+    """Plain JSONL takes the columnar path: it must accept and reject `model_usage` as the
+    model does, and read the entries the record-by-record reader reads."""
+    records = [run(repeat=i) for i in range(50)]
+    records[20] = record | {"repeat": 20}
+    path = write_jsonl(tmp_path / "runs.jsonl", records)
+    table = read_run_records([path])
+    assert table.frame.height == (50 if valid else 49)
+    assert (table.errors == []) is valid
+    if not valid:
+        assert all(str(e).startswith(f"{path}:21: model_usage") for e in table.errors)
+        return
+    read = table.frame.filter(pl.col("repeat") == 20)["model_usage"].to_list()[0]
+    wanted = record["model_usage"]
+    assert [entry["model"] for entry in read] == [entry["model"] for entry in wanted]
+    assert [entry["input_tokens"] for entry in read] == [e.get("input_tokens") for e in wanted]
+    slow = write_jsonl(tmp_path / "runs.json", records).read_text()
+    array = tmp_path / "array.json"
+    array.write_text("[" + ",".join(slow.splitlines()) + "]")
+    assert_frame_equal(
+        read_run_records([array]).frame.drop("file", "line"), table.frame.drop("file", "line")
+    )

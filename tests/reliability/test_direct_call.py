@@ -18,8 +18,8 @@ from tests.support.openai_server import FAULTS, Latency, ModelProfile
 from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
 
 ROOT = Path(__file__).resolve().parents[2]
-# what differs between two runs of the same trials whatever the path
-_MEASURED = ("latency_seconds", "ttft_seconds", "timestamp")
+# what differs between two runs of the same trials whatever the path (and the path itself)
+_MEASURED = ("latency_seconds", "ttft_seconds", "timestamp", "call_path")
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -29,28 +29,45 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 # (direct, lean): the lean request path, the provider's own request path, Model.generate
 _PATHS = ((True, True), (True, False), (False, False))
+# (direct, lean, PLUMBLINE_COMPAT, the call path taken): the fast paths, and the fast path asked
+# for with adapters forced to their public paths (plumbline.compat)
+_RUNS = (
+    (True, True, "", "prepared_request"),
+    (True, False, "", "inspect_provider"),
+    (False, False, "", "model_generate"),
+    (True, True, "public:openai", "inspect_provider"),
+    (True, True, "public:inspect", "model_generate"),
+    (True, True, "public", "model_generate"),
+)
 
 
 @pytest.mark.slow
-def test_lean_direct_and_model_paths_send_and_write_identical_records(
+def test_every_call_path_sends_and_writes_identical_records(
     server_factory: Any, tmp_path: Path
 ) -> None:
     faults = ["ok", *FAULTS, "ok"]
-    journals: dict[tuple[bool, bool], list[dict[str, Any]]] = {}
-    bodies: dict[tuple[bool, bool], list[Any]] = {}
-    headers: dict[tuple[bool, bool], list[dict[str, str]]] = {}
-    for direct, lean in _PATHS:
+    journals: dict[str, list[dict[str, Any]]] = {}
+    bodies: dict[str, list[Any]] = {}
+    headers: dict[str, list[dict[str, str]]] = {}
+    paths: dict[str, set[str]] = {}
+    for direct, lean, compat, path in _RUNS:
+        run = f"{int(direct)}{int(lean)}-{compat or 'fast'}"
         # a fresh server per path, so every path sees the same fault sequence (concurrency 1:
         # the k-th request gets faults[k])
         profile = ModelProfile(
             latency=Latency("constant", 0.01), faults=faults, hang_seconds=30, api_key=FAKE_KEY
         )
         server = server_factory({"m": profile})
-        out = tmp_path / f"direct-{direct}-{lean}.jsonl"
+        out = tmp_path / f"direct-{run}.jsonl"
         # each path in a fresh interpreter, as the CLI runs it (the script checks the path is
         # really taken)
-        env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": FAKE_KEY}
-        arguments = [out, model_name("m"), len(faults), int(direct), int(lean)]
+        env = {
+            **os.environ,
+            "LOCAL_BASE_URL": server.base_url,
+            "LOCAL_API_KEY": FAKE_KEY,
+            "PLUMBLINE_COMPAT": compat,
+        }
+        arguments = [out, model_name("m"), len(faults), int(direct), int(lean), path]
         finished = subprocess.run(
             [sys.executable, "-m", "tests.support.probe_path", *map(str, arguments)],
             cwd=ROOT,
@@ -63,21 +80,25 @@ def test_lean_direct_and_model_paths_send_and_write_identical_records(
         requests = server.requests_for("m")
         assert len(requests) == len(faults)
         assert all(request.authorized for request in requests)
-        bodies[(direct, lean)] = sorted((r.body for r in requests), key=lambda b: b["seed"])
+        bodies[run] = sorted((r.body for r in requests), key=lambda b: b["seed"])
         in_order = sorted(requests, key=lambda r: r.body["seed"])
         # the host names each path's own server; Inspect's provider adds its request id
         # (`x-irid`, for its transcript) on the provider's paths
-        headers[(direct, lean)] = [
+        headers[run] = [
             {**{k: v for k, v in r.headers.items() if k != "x-irid"}, "host": "server"}
             for r in in_order
         ]
-        journals[(direct, lean)] = sorted(_records(out), key=lambda r: r["trial"])
+        journals[run] = sorted(_records(out), key=lambda r: r["trial"])
+        paths[run] = {json.loads(line)["call_path"] for line in out.read_text().splitlines()}
+        assert paths[run] == {path}, run
     # the server received the same requests, and the journals hold the same records
-    assert bodies[_PATHS[0]] == bodies[_PATHS[1]] == bodies[_PATHS[2]]
-    assert headers[_PATHS[0]] == headers[_PATHS[1]] == headers[_PATHS[2]]
-    assert {"authorization", "user-agent", "x-stainless-retry-count"} <= set(headers[_PATHS[0]][0])
-    assert journals[_PATHS[0]] == journals[_PATHS[1]] == journals[_PATHS[2]]
-    classes = {r["error_class"] for r in journals[_PATHS[0]]}
+    first, *others = journals
+    for run in others:
+        assert bodies[run] == bodies[first], run
+        assert headers[run] == headers[first], run
+        assert journals[run] == journals[first], run
+    assert {"authorization", "user-agent", "x-stainless-retry-count"} <= set(headers[first][0])
+    classes = {r["error_class"] for r in journals[first]}
     # the comparison covers answers and every kind of failure
     assert None in classes and {"TimeoutError", "ServerError", "ContentFilterError"} <= classes
     assert "MalformedResponseError" in classes and "RateLimitError" in classes
@@ -101,6 +122,7 @@ def test_high_concurrency_spreads_calls_over_clients_of_32_connections() -> None
         models=("openai-api/local/m",), prompts=(Prompt("p", "hi"),), concurrency=100
     )
     with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PLUMBLINE_COMPAT", raising=False)  # the fast path, whatever the run's
         patch.setenv("LOCAL_BASE_URL", "http://127.0.0.1:9/v1")
         patch.setenv("LOCAL_API_KEY", FAKE_KEY)
         caller = InspectCaller(settings)
@@ -109,6 +131,7 @@ def test_high_concurrency_spreads_calls_over_clients_of_32_connections() -> None
     assert len(models) == 4
     assert len({id(model.api.http_client) for model in models}) == 4
     assert all(call is not None and call.lean for call in caller._direct["openai-api/local/m"])
+    assert caller.call_path("openai-api/local/m") == "prepared_request"
 
 
 def _completion(**changes: Any) -> dict[str, Any]:
@@ -208,7 +231,7 @@ def test_an_eval_run_earlier_in_the_process_does_not_turn_retries_on(
     faults = ["500", "429", "503", "ok"]
     profiles = {
         "task": ModelProfile(latency=Latency("constant", 0.01), api_key=FAKE_KEY),
-        "m": ModelProfile(latency=Latency("constant", 0.01), faults=faults * 3, api_key=FAKE_KEY),
+        "m": ModelProfile(latency=Latency("constant", 0.01), faults=faults * 4, api_key=FAKE_KEY),
     }
     server = server_factory(profiles)
     monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
@@ -229,8 +252,11 @@ def test_an_eval_run_earlier_in_the_process_does_not_turn_retries_on(
         concurrency=1,
         timeout=1.0,
     )
-    for direct, lean in _PATHS:
-        out = tmp_path / f"after-eval-{direct}-{lean}.jsonl"
+    # and on the public path, where the probe cannot reset Inspect's active config: its calls
+    # pass their whole config instead
+    for direct, lean, compat in [*((d, le, "") for d, le in _PATHS), (True, True, "public")]:
+        monkeypatch.setenv("PLUMBLINE_COMPAT", compat)
+        out = tmp_path / f"after-eval-{direct}-{lean}-{compat}.jsonl"
         caller = InspectCaller(settings, direct=direct, lean=lean)
         summary = asyncio.run(run_probe(settings, out, caller=caller))
         records = _records(out)
@@ -238,6 +264,6 @@ def test_an_eval_run_earlier_in_the_process_does_not_turn_retries_on(
         # every call was made once: the server faults are recorded as such, not retried away
         assert sorted(str(r["error_class"]) for r in records) == sorted(
             ["ServerError", "RateLimitError", "ServerError", "None"]
-        ), (direct, lean)
+        ), (direct, lean, compat)
         assert all(r["attempts"] == 1 for r in records)
-    assert len(server.requests_for("m")) == 3 * len(faults)
+    assert len(server.requests_for("m")) == 4 * len(faults)

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from plumbline.ppi_coverage import simulate_cell
+from plumbline.ppi_coverage import draw, simulate_cell
 from plumbline.stats import label_budget, ppi_mean, ppi_mean_difference, wilson_interval
+from plumbline.stats.ppi import cross_fit_lambdas, ppi_bounds_batch, tuned_lambda
 
 
 def _data(seed: int = 3, n: int = 40, big_n: int = 400) -> tuple[np.ndarray, ...]:
@@ -32,11 +33,14 @@ def _ppi_py_lambda(y: np.ndarray, f: np.ndarray, u: np.ndarray) -> float:
     return float(np.clip(cov_grads / (2 * (1 + n / big_n) * var), 0, 1))
 
 
-def test_tuned_lambda_estimate_and_clt_interval_match_ppi_python_formulas() -> None:
+def test_estimate_and_clt_interval_at_ppi_pythons_lambda_match_its_formulas() -> None:
     y, f, u = _data()
-    result = ppi_mean(y, f, u)
     lam = _ppi_py_lambda(y, f, u)
+    # ppi_py's tuned λ is plumbline's `tuned_lambda`; ppi_mean cross-fits it unless λ is given
+    assert float(tuned_lambda(y[None], f[None], u[None])[0]) == pytest.approx(lam, rel=1e-12)
+    result = ppi_mean(y, f, u, lam=lam)
     assert result.details["lambda"] == pytest.approx(lam, rel=1e-12)
+    assert result.details["lambda_method"] == "fixed"
     # ppi_py.ppi.ppi_mean_pointestimate(lam=λ): (λ·Ŷ_u).mean() + (Y − λŶ).mean()
     expected = (lam * u).mean() + (y - lam * f).mean()
     assert result.statistic == pytest.approx(expected, rel=1e-12)
@@ -154,3 +158,34 @@ def test_paired_difference_coverage_in_a_small_seeded_simulation() -> None:
         cell = simulate_difference_cell(judge, 0.75, 0.55, 50, datasets=500, seed=2)
         assert cell.coverage >= 0.92, cell
         assert abs(cell.bias) < 0.02
+
+
+def test_lambda_is_cross_fitted_leave_one_out() -> None:
+    y, f, u = _data(n=12)
+    result = ppi_mean(y, f, u)
+    assert result.details["lambda_method"].startswith("cross-fitted")
+    per_label = cross_fit_lambdas(y[None], f[None], u.size)[0]
+    for i in range(y.size):  # item i's λ is PPI++'s λ on the other labels (their variance)
+        others = np.delete(np.arange(y.size), i)
+        yo, fo = y[others], f[others]
+        expected = np.mean((yo - yo.mean()) * (fo - fo.mean())) / (
+            (1 + y.size / u.size) * fo.var(ddof=1)
+        )
+        assert per_label[i] == pytest.approx(float(np.clip(expected, 0, 1)), rel=1e-10)
+    estimate = (y - per_label * f).mean() + per_label.mean() * u.mean()
+    assert result.details["unclipped"] == pytest.approx(estimate, rel=1e-12)
+    assert result.details["lambda"] == pytest.approx(per_label.mean(), rel=1e-12)
+
+
+def test_tuning_lambda_adds_no_bias_at_few_labels() -> None:
+    """A lenient judge (accepts 40% of failures) and 10 labels: λ tuned on the labels it weights
+    biased the estimate by about +0.025 (issue 37); cross-fitted, the bias is within Monte
+    Carlo error of 0."""
+    rng = np.random.default_rng(37)
+    y, f, u = draw("lenient", 0.5, 10, 20_000, rng, judged=500)
+    estimate, _, _, _ = ppi_bounds_batch(y, f, u)
+    tuned = tuned_lambda(y, f, u)
+    in_sample = tuned * u.mean(axis=1) + (y - tuned[:, None] * f).mean(axis=1)
+    error = estimate.std() / np.sqrt(estimate.size)
+    assert abs(estimate.mean() - 0.5) < 3 * error
+    assert in_sample.mean() - 0.5 > 0.015  # what the in-sample λ did

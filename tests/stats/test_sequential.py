@@ -25,9 +25,12 @@ def plan():  # type: ignore[no-untyped-def]
 
 
 def test_fixed_pairs_is_the_paired_power_design(plan) -> None:  # type: ignore[no-untyped-def]
-    assert plan.fixed_pairs == mcnemar_sample_size(0.5, 0.2).n
-    other = plan_sequential(0.6, 0.1, correlation=0.0)
-    assert other.fixed_pairs == mcnemar_sample_size(0.6, 0.1, correlation=0.0).n
+    # the default plan assumes independent arms (correlation 0), and says so
+    assert plan.fixed_pairs == mcnemar_sample_size(0.5, 0.2, correlation=0.0).n
+    assert plan.assumptions["correlation"] == 0.0
+    other = plan_sequential(0.6, 0.1, correlation=0.5)
+    assert other.fixed_pairs == mcnemar_sample_size(0.6, 0.1, correlation=0.5).n
+    assert other.assumptions["correlation"] == 0.5
     assert plan.fixed_pairs < plan.max_pairs <= 1.7 * plan.fixed_pairs
     assert plan.planned_power >= 0.8
 

@@ -146,6 +146,9 @@ class ModelProfile:
     api_key: str | None = None
     # the provider's words in an `error_body` answer
     error_message: str = ERROR_BODY_MESSAGE
+    # the `usage` block of every answer, as a provider or gateway reports it (None: counted from
+    # the words of the prompt and the answer); any JSON, e.g. more cached than prompt tokens
+    usage: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         for fault in [*self.faults, *self.fault_rates]:
@@ -408,7 +411,7 @@ class OpenAIServer:
 
         created = int(time.time())
         completion_id = f"chatcmpl-{index}"
-        usage = {
+        usage = profile.usage or {
             "prompt_tokens": len(prompt.split()),
             "completion_tokens": len(text.split()),
             "total_tokens": len(prompt.split()) + len(text.split()),
@@ -440,7 +443,7 @@ class OpenAIServer:
         completion_id: str,
         created: int,
         text: str,
-        usage: dict[str, int],
+        usage: dict[str, Any],
         latency: float,
         profile: ModelProfile,
     ) -> None:

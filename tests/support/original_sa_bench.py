@@ -1,10 +1,12 @@
 """Inspect logs shaped like the original SA Bench project's, produced by running real tasks.
 
 The original project's tasks and scorers, by name: `aws_solutions_architect` scored by `choice`,
-`architecture_design` by `architecture_scorer`, `aws_cdk_synth` by `cdk_verify` and
-`aws_cdk_synth_local` by `cdk_verify_local`. Small stand-ins with those names run on mockllm with
-scripted outputs (usage set, so nothing is downloaded), and the script tables below give every
-expected number.
+`architecture_design` and `architecture_interpretation` by `architecture_scorer`,
+`architecture_design_llm_judge` by `llm_judge_scorer` (the three architecture tasks run the same
+dataset, `architecture_interpretation.jsonl`, in that project's `evals/architecture_design/
+tasks.py`), `aws_cdk_synth` by `cdk_verify` and `aws_cdk_synth_local` by `cdk_verify_local`.
+Small stand-ins with those names run on mockllm with scripted outputs (usage set, so nothing is
+downloaded), and the script tables below give every expected number.
 """
 
 from __future__ import annotations
@@ -84,6 +86,14 @@ def tasks() -> dict[str, Any]:
 
         return score
 
+    @scorer(metrics=[mean()])
+    def llm_judge_scorer() -> Any:
+        # The judge's number: half the heuristic's, so a test can tell which one was read.
+        async def score(state: TaskState, target: Target) -> Score:
+            return Score(value=float(state.output.completion.rsplit("SCORE", 1)[1]) / 2)
+
+        return score
+
     def _cdk(name: str) -> Any:
         @scorer(metrics=[accuracy()], name=name)
         def verify() -> Any:
@@ -104,10 +114,22 @@ def tasks() -> dict[str, Any]:
         ]
         return Task(dataset=samples, solver=multiple_choice(), scorer=choice())
 
+    def _architecture(judge: bool) -> Task:
+        samples = [Sample(id=a, input=f"[{a}] Design it.", target="") for a in DESIGNS]
+        grader = llm_judge_scorer() if judge else architecture_scorer()
+        return Task(dataset=samples, solver=generate(), scorer=grader)
+
     @task
     def architecture_design() -> Task:
-        samples = [Sample(id=a, input=f"[{a}] Design it.", target="") for a in DESIGNS]
-        return Task(dataset=samples, solver=generate(), scorer=architecture_scorer())
+        return _architecture(judge=False)
+
+    @task
+    def architecture_interpretation() -> Task:
+        return _architecture(judge=False)
+
+    @task
+    def architecture_design_llm_judge() -> Task:
+        return _architecture(judge=True)
 
     def _synth(local: bool) -> Task:
         samples = [Sample(id=c, input=f"[{c}] Write a CDK app.", target="") for c in APPS]
@@ -125,6 +147,8 @@ def tasks() -> dict[str, Any]:
     return {
         "aws_solutions_architect": aws_solutions_architect,
         "architecture_design": architecture_design,
+        "architecture_interpretation": architecture_interpretation,
+        "architecture_design_llm_judge": architecture_design_llm_judge,
         "aws_cdk_synth": aws_cdk_synth,
         "aws_cdk_synth_local": aws_cdk_synth_local,
     }

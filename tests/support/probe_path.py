@@ -1,9 +1,11 @@
 """Run one probe through a chosen call path in a fresh interpreter, as `plumbline probe` runs.
 
-    python -m tests.support.probe_path OUT MODEL TRIALS DIRECT LEAN
+    python -m tests.support.probe_path OUT MODEL TRIALS DIRECT LEAN PATH
 
 The model is asked one prompt TRIALS times at concurrency 1 (timeout 1 s); the journal goes to
-OUT. LOCAL_BASE_URL and LOCAL_API_KEY come from the environment. The identity test of the call
+OUT; PATH is the call path the caller must take (`TrialRecord.call_path`: prepared_request,
+inspect_provider, model_generate). LOCAL_BASE_URL, LOCAL_API_KEY and PLUMBLINE_COMPAT come from
+the environment. The identity test of the call
 paths runs each path here so that nothing an earlier test left in its process reaches the
 comparison (an `eval_set` leaves its generate config behind: `runner.outside_any_eval` keeps a
 probe's calls from it, tested on its own in `test_direct_call.py`).
@@ -15,28 +17,20 @@ import asyncio
 import sys
 from pathlib import Path
 
-from plumbline.reliability.lean_http import LeanTransport
 from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
 
 PROMPT = Prompt("p", "Explain what a circuit breaker does.")
 
 
 def main(argv: list[str]) -> int:
-    out, model, trials, direct, lean = argv
+    out, model, trials, direct, lean, path = argv
     settings = ProbeSettings(
         models=(model,), prompts=(PROMPT,), trials=int(trials), concurrency=1, timeout=1.0
     )
     caller = InspectCaller(settings, direct=direct == "1", lean=lean == "1")
-    call = caller._direct[model][0]
-    # the lean path sends the SDK's prepared request over the lean transport
-    lean_below = (
-        call is not None
-        and call.post is not None
-        and isinstance(call.api.client._client._transport, LeanTransport)
-    )
-    taken = (call is not None, call is not None and call.lean and lean_below)
-    if taken != (direct == "1", lean == "1"):
-        print(f"path not taken: asked direct={direct} lean={lean}, got {taken}", file=sys.stderr)
+    taken = caller.call_path(model)
+    if taken != path:
+        print(f"path not taken: asked {path}, got {taken}", file=sys.stderr)
         return 3
     summary = asyncio.run(run_probe(settings, Path(out), caller=caller))
     return 0 if summary.completed == int(trials) else 4

@@ -47,24 +47,38 @@ from plumbline.agent.leases import (
 from plumbline.agent.plan import Plan, TaskPlan, final_prompt, prompt_path
 from plumbline.agent.process import ProcessRegistry, ProcessResult, run_process, run_shell
 from plumbline.agent.profiles import REPORTED_FIELDS, AgentCommand, count_runs_of
+from plumbline.agent.sandbox import (
+    Confinement,
+    SandboxError,
+    SandboxOptions,
+    TrialSandbox,
+    harness_path,
+    home_file_secrets,
+    install_paths,
+    require,
+    runtimes,
+    without_entries_under,
+)
 from plumbline.agent.schedule import Unit
 from plumbline.agent.suite import Arm, FileToAdd, Task
 from plumbline.agent.workspace import (
     Entry,
+    SourceSnapshot,
     Trial,
     WorkspaceError,
     agent_environment,
     baseline_diff,
     check_trial_base,
     commit_all,
-    copy_dir_source,
-    copy_git_source,
     create_trial,
+    file_names,
     init_repository,
     protected_changes,
     restore_snapshot,
     save_baseline,
+    shadowing_files,
     snapshot_protected,
+    snapshot_source,
 )
 from plumbline.core.redaction import Redactor
 from plumbline.core.registry import Registry
@@ -98,19 +112,32 @@ class TrialOutput:
 
 class Materials:
     """Where a trial's inputs come from: the task's source, the arms' files, the prompts.
-    This one reads them from the suite's directory (the local executor); the Ray executor
-    ships them to its workers as bytes (`plumbline.cluster.trials.ShippedMaterials`)."""
+
+    Every task's source is read once, when the materials are made (plan time), into a
+    content-addressed snapshot (`SourceSnapshot`: a tar archive and its sha256); each trial's
+    workspace is extracted from it after its digest is checked, so a file planted in the
+    suite's directory while trials run never reaches a later trial. Arm files and prompts are
+    read from the suite's directory (the local executor); the Ray executor ships them to its
+    workers as bytes (`plumbline.cluster.trials.ShippedMaterials`)."""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
+        loaded = plan.loaded
+        self.sources: dict[str, SourceSnapshot] = {}
+        for task_id, task_plan in plan.tasks.items():
+            source = task_plan.task.source
+            try:
+                if source.git:
+                    assert task_plan.commit is not None
+                    snapshot = snapshot_source(loaded.resolve(source.git), task_plan.commit)
+                else:
+                    snapshot = snapshot_source(loaded.resolve(source.dir or ""), None)
+            except (OSError, WorkspaceError) as error:
+                raise RunError(f"task {task_id}: reading its source: {error}") from None
+            self.sources[task_id] = snapshot
 
     def copy_source(self, task_plan: TaskPlan, workspace: Path) -> None:
-        loaded, source = self.plan.loaded, task_plan.task.source
-        if source.git:
-            assert task_plan.commit is not None
-            copy_git_source(loaded.resolve(source.git), task_plan.commit, workspace)
-        else:
-            copy_dir_source(loaded.resolve(source.dir or ""), workspace)
+        self.sources[task_plan.task.id].extract(workspace)
 
     def file_content(self, item: FileToAdd) -> bytes:
         return self.plan.loaded.file_content(item)
@@ -136,6 +163,11 @@ class RunOptions:
     #: machine; "ray": tasks on a Ray cluster, registered by `plumbline.cluster`).
     executor: str = "local"
     ray: RayOptions | None = None
+    #: How each trial is contained (`plumbline.agent.sandbox`).
+    sandbox: SandboxOptions = field(default_factory=SandboxOptions)
+    #: Files put in every trial's HOME (relative path -> content); secrets, redacted like
+    #: `pass_env` values.
+    home_files: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -203,6 +235,8 @@ class RunResult:
     reclaimed: list[Reclaimed] = field(default_factory=list)
     executor: str = "local"
     infra_retries: list[InfraRetry] = field(default_factory=list)
+    #: The records counted: one per unit of the plan (infrastructure failures retried aside).
+    records: list[RunRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -253,6 +287,42 @@ def read_existing(path: Path) -> tuple[list[RunRecord], list[str]]:
     return result.records, [str(e) for e in result.errors]
 
 
+def read_plan_records(path: Path, plan: Plan) -> tuple[list[RunRecord], list[str]]:
+    """The records of `path` the harness counts, and every other line as a problem.
+
+    A record counts when it is valid, names a unit of the plan, and is that unit's first
+    record that is not an infrastructure failure (infrastructure failures before it count,
+    as `--retry-infra` writes them). A record of a unit the plan does not have, or a second
+    result for a unit, was not written by this harness for this plan: it is reported
+    (`file:line: field: problem`) and never counted.
+    """
+    if not path.exists():
+        return [], []
+    result = read_records([path], RunRecord)
+    problems = [str(e) for e in result.errors]
+    units = {unit.key for unit in plan.schedule}
+    decided: dict[tuple[str, str, int], int] = {}
+    counted: list[RunRecord] = []
+    for record, where in zip(result.records, result.locations, strict=True):
+        key = (record.task_id, record.arm, record.repeat)
+        location = f"{where.path}:{where.line}"
+        if key not in units:
+            problems.append(
+                f"{location}: task_id: {record.task_id} {record.arm} r{record.repeat} is not "
+                "a unit of this run's plan; not counted"
+            )
+        elif key in decided:
+            problems.append(
+                f"{location}: repeat: a second result for {record.task_id} {record.arm} "
+                f"r{record.repeat} (the first is at line {decided[key]}); not counted"
+            )
+        else:
+            if not record.infra_failure:
+                decided[key] = where.line
+            counted.append(record)
+    return counted, problems
+
+
 @dataclass(frozen=True)
 class _TrialScope:
     """One trial's directories, task and arm, and the environment its commands run with."""
@@ -269,6 +339,7 @@ class _InitialState:
 
     commit: str
     snapshot: dict[str, Entry]
+    files: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -297,8 +368,23 @@ class Harness:
         self.on_record = on_record
         self.materials = materials or Materials(plan)
         self.registry = ProcessRegistry()
-        self.redact = Redactor(options.pass_env)
+        self.redact = Redactor({**options.pass_env, **home_file_secrets(options.home_files)})
         self.base = (options.workdir or Path(tempfile.gettempdir())).resolve()
+        loaded = plan.loaded
+        #: What trials must never read: the suite and every task source, the results, other
+        #: trials, the invoking user's home (masked wherever a read-only mount holds them).
+        self.sources = tuple(
+            loaded.resolve(task.source.git or task.source.dir or "").resolve()
+            for task in loaded.suite.tasks
+        )
+        self.hidden = (
+            loaded.path.parent.resolve(),
+            *self.sources,
+            options.output.resolve(),
+            self.base,
+            Path.home().resolve(),
+        )
+        self._sandbox: TrialSandbox | None = None
         self.records_path = options.output / RECORDS
         self._lock = threading.Lock()
         self._appender: JsonlAppender | None = None
@@ -333,10 +419,21 @@ class Harness:
         if missing:
             raise RunError("no agent command: give --agent, or `agent` in the suite")
         self._check_agents()
+        try:
+            self.sandbox()
+        except SandboxError as error:
+            raise RunError(str(error)) from None
+        self._check_mounts()
         plan_file = output / PLAN
         if plan_file.exists() and not self.options.force:
             previous = json.loads(plan_file.read_text(encoding="utf-8"))
             changed = _changed(previous, self.plan)
+            before = (previous.get("sandbox") or {}).get("kind")
+            if before is not None and before != self.options.sandbox.kind:
+                changed.append(
+                    f"its trials ran with --sandbox {before}, these would run with "
+                    f"--sandbox {self.options.sandbox.kind}"
+                )
             if changed:
                 raise RunError(
                     f"{output} holds runs of a different experiment ({'; '.join(changed)}); "
@@ -345,6 +442,12 @@ class Harness:
         document = self.plan.to_dict()
         document["pass_env"] = sorted(self.options.pass_env)
         document["duration_from"] = self.options.duration_from
+        document["sandbox"] = {
+            "kind": self.options.sandbox.kind,
+            "network": self.options.sandbox.network,
+            "mounts": [str(path) for path in self.mounts()],
+            "home_files": sorted(self.options.home_files),
+        }
         write_json_atomic(plan_file, document)
         for task in self.plan.loaded.suite.tasks:
             for arm in self.plan.loaded.suite.arms:
@@ -369,6 +472,33 @@ class Harness:
                     break
         if problems:
             raise RunError("; ".join(problems) + "; no trial was started")
+
+    def sandbox(self) -> TrialSandbox:
+        """The trial sandbox the options name, checked once to work here (`SandboxError`)."""
+        if self._sandbox is None:
+            self._sandbox = require(self.options.sandbox)
+        return self._sandbox
+
+    def mounts(self) -> tuple[Path, ...]:
+        """The extra read-only paths of every trial: `--mount-ro`, then the suite's `mounts`."""
+        loaded = self.plan.loaded
+        suite_mounts = (loaded.resolve(m).resolve() for m in loaded.suite.mounts)
+        return tuple(
+            dict.fromkeys([*(m.resolve() for m in self.options.sandbox.mount_ro), *suite_mounts])
+        )
+
+    def _check_mounts(self) -> None:
+        """Refuse a read-only mount that is missing, or inside what trials must not see."""
+        forbidden = (self.plan.loaded.path.parent.resolve(), *self.sources, self.options.output)
+        for mount in self.mounts():
+            if not mount.exists():
+                raise RunError(f"mount {mount}: no such file or directory")
+            for hidden in forbidden:
+                if mount.is_relative_to(hidden.resolve()):
+                    raise RunError(
+                        f"mount {mount}: it is inside {hidden}, which trials must not see (the "
+                        "suite, a task source or the results); mount a directory elsewhere"
+                    )
 
     def pending(self, existing: list[RunRecord]) -> list[Unit]:
         """The scheduled units without a record (with `retry_infra`, also those whose every
@@ -404,7 +534,7 @@ class Harness:
         # Opening the appender first repairs a partial last line left by a killed harness.
         self._appender = JsonlAppender(self.records_path)
         try:
-            existing, _ = read_existing(self.records_path)
+            existing, _ = read_plan_records(self.records_path, self.plan)
             if self.monitor is not None:
                 self.monitor.load(existing)
             pending = [] if self.decided else self.pending(existing)
@@ -414,7 +544,7 @@ class Harness:
         finally:
             self._appender.close()
             executor.close()
-        records, errors = read_existing(self.records_path)
+        records, errors = read_plan_records(self.records_path, self.plan)
         arms = [arm.name for arm in self.plan.loaded.suite.arms]
         # Under --until-decided the units left when the verdict came never ran.
         ran = len(pending) if self.monitor is None else len(records) - len(existing)
@@ -429,6 +559,7 @@ class Harness:
             reclaimed,
             self.options.executor,
             retries,
+            records,
         )
 
     @contextlib.contextmanager
@@ -532,6 +663,7 @@ class Harness:
             "acceptance_command": task.acceptance,
             "prompt_file": str(prompt_path(Path("."), unit.task_id, unit.arm)),
             "started_at_utc": _now(),
+            "sandbox": self.options.sandbox.kind,
         }
 
     def infra_record(self, record: dict[str, Any], kind: str, reason: str) -> dict[str, Any]:
@@ -635,7 +767,7 @@ class Harness:
         baseline: Path,
         output: TrialOutput,
     ) -> dict[str, Any] | None:
-        scope = self._scope(unit, trial)
+        scope = self.scope(unit, trial)
         initial = self._prepare_workspace(scope, record, baseline)
         if not isinstance(initial, _InitialState):
             return initial
@@ -658,11 +790,13 @@ class Harness:
         self._record_agent_run(record, scope.task_plan.task, launched)
         self._save_diff(scope, record, baseline, initial.commit, output)
         failure = self._protected_files_failure(scope, record, initial.snapshot)
+        if failure is None:
+            failure = self._shadowing_failure(scope, record, initial.files)
         if failure is not None:
             return failure
         return self._accept(scope, record, agent_timed_out=result.timed_out)
 
-    def _scope(self, unit: Unit, trial: Trial) -> _TrialScope:
+    def scope(self, unit: Unit, trial: Trial) -> _TrialScope:
         """The unit's task and arm, in this trial, with the environment its commands get."""
         suite = self.plan.loaded.suite
         task_plan = self.plan.tasks[unit.task_id]
@@ -703,12 +837,13 @@ class Harness:
             # Once the agent runs, the workspace and its `.git` are the agent's: the protected
             # files are kept here and the repository where the agent does not work.
             snapshot = snapshot_protected(workspace, scope.task_plan.protected)
+            files = file_names(workspace)
             save_baseline(workspace, baseline)
         except OSError as error:
             return self.infra_record(
                 record, "workspace_failed", f"saving the initial state: {error}"
             )
-        return _InitialState(initial, snapshot)
+        return _InitialState(initial, snapshot, files)
 
     def _run_agent(
         self, unit: Unit, scope: _TrialScope, record: dict[str, Any]
@@ -730,19 +865,100 @@ class Harness:
             return self.infra_record(
                 record, "agent_not_found", f"agent executable {argv[0]!r} not found on PATH"
             )
+        try:
+            self._put_home_files(trial)
+            sandbox = self.sandbox()
+        except (OSError, SandboxError) as error:
+            return self.infra_record(record, "sandbox_failed", f"preparing the trial: {error}")
+        confinement = self.agent_confinement(
+            scope, Path(executable), _argument_files(argv[1:]), prompt_file, agent_env
+        )
         stdout = trial.logs / "agent.stdout"
-        result = run_process(
+        result = self.run_confined(
+            sandbox,
             argv,
-            cwd=workspace,
-            env=agent_env,
+            confinement,
             timeout=scope.task_plan.timeout_seconds,
             stdout=stdout,
             stderr=trial.logs / "agent.stderr",
             stdin=prompt_file if via_stdin else None,
-            grace=self.options.kill_grace,
-            registry=self.registry,
         )
         return _AgentRun(agent, argv, stdout, result)
+
+    def _put_home_files(self, trial: Trial) -> None:
+        """The `--home-file` files, into this trial's HOME (readable by the agent only)."""
+        for relative, content in self.options.home_files.items():
+            target = trial.home / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+            target.chmod(0o600)
+
+    def agent_confinement(
+        self,
+        scope: _TrialScope,
+        executable: Path,
+        argument_files: list[Path],
+        prompt_file: Path,
+        env: dict[str, str],
+    ) -> Confinement:
+        """The agent's walls: its workspace and HOME writable; the runtimes, its install
+        prefix, the files its command line names (a script given to an interpreter), its
+        prompt file and the mounts read-only; the network as asked."""
+        trial = scope.trial
+        prefixes, links = install_paths(executable, env.get("PATH", ""))
+        refused = (self.plan.loaded.path.parent.resolve(), *self.sources, self.options.output)
+        # An install prefix inside what trials must not see (an agent script kept in the
+        # suite's directory) is replaced by the executable file alone.
+        read_only = [
+            executable.resolve() if any(p.is_relative_to(r) for r in refused) else p
+            for p in prefixes
+            if not p.is_relative_to(trial.workspace)
+        ]
+        read_only += [f for f in argument_files if not any(f.is_relative_to(r) for r in refused)]
+        return Confinement(
+            writable=(trial.workspace, trial.home),
+            read_only=tuple(
+                p for p in (*runtimes(), *read_only, prompt_file, *self.mounts()) if p.exists()
+            ),
+            hidden=self.hidden,
+            network=self.options.sandbox.network == "host",
+            cwd=trial.workspace,
+            environment={**env, "TMPDIR": "/tmp"} if self._confines() else env,
+            symlinks=links,
+            tmp_bytes=self.options.sandbox.tmp_bytes,
+        )
+
+    def _confines(self) -> bool:
+        return self.options.sandbox.kind != "none"
+
+    def run_confined(
+        self,
+        sandbox: TrialSandbox,
+        argv: list[str],
+        confinement: Confinement,
+        *,
+        timeout: float,
+        stdout: Path,
+        stderr: Path,
+        stdin: Path | None = None,
+    ) -> ProcessResult:
+        """Run `argv` in `sandbox` under a time limit on everything it starts."""
+        launch = sandbox.launch(argv, confinement)
+        try:
+            return run_process(
+                launch.argv,
+                cwd=launch.cwd or confinement.cwd,
+                env=launch.env,
+                timeout=timeout,
+                stdout=stdout,
+                stderr=stderr,
+                stdin=stdin,
+                grace=self.options.kill_grace,
+                registry=self.registry,
+                pass_fds=launch.pass_fds,
+            )
+        finally:
+            launch.close()
 
     def _record_agent_run(self, record: dict[str, Any], task: Task, run: _AgentRun) -> None:
         """Record how the agent's process ended and what the agent reported about its run."""
@@ -816,20 +1032,60 @@ class Harness:
             record["protected_paths_restored"] = True
         return None
 
+    def _shadowing_failure(
+        self, scope: _TrialScope, record: dict[str, Any], before: frozenset[str]
+    ) -> dict[str, Any] | None:
+        """List the new files that would change what the acceptance command imports or runs
+        (`shadowing_files`); the run fails naming them unless the suite allows them."""
+        allowed = self.plan.loaded.suite.allow_shadowing
+        found = shadowing_files(scope.trial.workspace, before, allowed)
+        record["shadowing_files"] = found
+        if not found:
+            return None
+        return self._agent_failure(
+            record,
+            "the workspace holds new files that would shadow what the acceptance command "
+            f"imports or runs: {', '.join(found)}; the acceptance check did not run (a suite "
+            "that expects them lists them in allow_shadowing)",
+        )
+
+    def _acceptance_confinement(self, scope: _TrialScope) -> Confinement:
+        """The judge's walls: a fresh sandbox on the workspace, with a fresh HOME and /tmp
+        and the harness's PATH (the suite's or task's when they set one), never the agent's
+        HOME, processes or environment."""
+        trial, task = scope.trial, scope.task_plan.task
+        home = trial.root / "acceptance-home"
+        home.mkdir(exist_ok=True)
+        tmp = trial.root / "acceptance-tmp"
+        tmp.mkdir(exist_ok=True)
+        variables = {**self.plan.loaded.suite.env, **task.env}
+        path = variables.get("PATH", harness_path())
+        variables["PATH"] = without_entries_under(path, [trial.workspace, trial.home, trial.tmp])
+        env = agent_environment(trial, variables, home=home)
+        env["TMPDIR"] = "/tmp" if self._confines() else str(tmp)
+        return Confinement(
+            writable=(trial.workspace, home),
+            read_only=tuple(p for p in (*runtimes(), *self.mounts()) if p.exists()),
+            hidden=self.hidden,
+            network=self.options.sandbox.network == "host",
+            cwd=trial.workspace,
+            environment=env,
+            tmp_bytes=self.options.sandbox.tmp_bytes,
+        )
+
     def _accept(
         self, scope: _TrialScope, record: dict[str, Any], *, agent_timed_out: bool
     ) -> dict[str, Any] | None:
-        """Run the acceptance check and complete the record (None: the run is being stopped)."""
+        """Run the acceptance check, in a fresh sandbox, and complete the record (None: the
+        run is being stopped)."""
         trial, workspace = scope.trial, scope.trial.workspace
-        acceptance = run_shell(
-            scope.task_plan.task.acceptance,
-            cwd=workspace,
-            env=scope.env,
+        acceptance = self.run_confined(
+            self.sandbox(),
+            ["/bin/sh", "-c", scope.task_plan.task.acceptance],
+            self._acceptance_confinement(scope),
             timeout=scope.task_plan.acceptance_timeout_seconds,
             stdout=trial.logs / "acceptance.stdout",
             stderr=trial.logs / "acceptance.stderr",
-            grace=self.options.kill_grace,
-            registry=self.registry,
         )
         if self.registry.stopping.is_set():
             return None
@@ -938,6 +1194,12 @@ def _changed(previous: dict[str, Any], plan: Plan) -> list[str]:
         if before != source:
             found.append(f"task {task}'s repository content changed")
     return found
+
+
+def _argument_files(arguments: list[str]) -> list[Path]:
+    """The existing files an agent's command line names by absolute path (`python
+    /opt/agent/run.py`): the sandbox shows them read-only."""
+    return [Path(a).resolve() for a in arguments if os.path.isabs(a) and os.path.isfile(a)]
 
 
 def _usable(workspace: Path) -> bool:

@@ -5,7 +5,8 @@ gets SIGTERM, then SIGKILL after a grace period; when the leader exits on its ow
 left running in its group is killed too, so nothing keeps editing the workspace during the
 acceptance check. The leader is waited for without being reaped (`waitid` with `WNOWAIT`), so
 its process-group id cannot be reused before the group is killed. A process that starts a new
-session of its own leaves the group and is out of reach; agents do not do this.
+session of its own leaves the group: in a sandboxed trial (`plumbline.agent.sandbox`) the PID
+namespace ends it with the trial; unconfined (`--sandbox none`) it is out of reach.
 """
 
 from __future__ import annotations
@@ -95,8 +96,10 @@ def run_process(
     stdin: Path | None = None,
     grace: float = 5.0,
     registry: ProcessRegistry | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ProcessResult:
-    """Run `argv` in its own process group with a time limit on the whole group."""
+    """Run `argv` in its own process group with a time limit on the whole group (`pass_fds`:
+    descriptors the process inherits)."""
     if registry is not None and registry.stopping.is_set():
         return ProcessResult(None, False, 0.0, InterruptedError("the harness is stopping"))
     started = time.monotonic()
@@ -114,6 +117,7 @@ def run_process(
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
+                pass_fds=tuple(pass_fds),
             )
         except OSError as error:
             return ProcessResult(None, False, time.monotonic() - started, error)
@@ -154,6 +158,7 @@ def run_shell(
     stderr: Path,
     grace: float = 5.0,
     registry: ProcessRegistry | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ProcessResult:
     """Run a shell command line (`/bin/sh -c`) like `run_process`."""
     return run_process(
@@ -165,6 +170,7 @@ def run_shell(
         stderr=stderr,
         grace=grace,
         registry=registry,
+        pass_fds=pass_fds,
     )
 
 

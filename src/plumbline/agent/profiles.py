@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plumbline.agent import codex
-from plumbline.records.adapters import claude_code, opencode
+from plumbline.records.adapters import claude_code, codex, opencode
 from plumbline.records.io import Located, iter_json_values
 
 _PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|workspace)\}")
@@ -41,6 +40,7 @@ REPORTED_FIELDS = (
     "tool_call_count",
     "session_id",
     "model",
+    "model_usage",
 )
 
 
@@ -126,11 +126,17 @@ class Profile:
     commands: Commands = _no_commands
 
 
+#: The usual command of each agent. Claude Code: `-p` mode denies every tool not allowed on the
+#: command line (and refuses `--dangerously-skip-permissions` to root), and `stream-json` names
+#: the tool calls and shell commands. Codex CLI: its own sandbox cannot start inside a trial (it
+#: will not install its helper under a temporary directory, and would nest bubblewrap in the
+#: trial's), so the trial sandbox is the wall (docs/tutorials/agents-in-the-sandbox.md).
 PROFILES: dict[str, Profile] = {
     "claude-code": Profile(
         "claude-code",
         "claude",
-        "claude -p {prompt} --output-format json",
+        "claude -p {prompt} --output-format stream-json --verbose "
+        "--allowedTools Bash,Edit,Write,Read,Glob,Grep",
         _claude,
         _claude_commands,
     ),
@@ -138,7 +144,11 @@ PROFILES: dict[str, Profile] = {
         "opencode", "opencode", "opencode run --format json {prompt}", _opencode, _opencode_commands
     ),
     "codex": Profile(
-        "codex", "codex", "codex exec --json --full-auto {prompt}", _codex, _codex_commands
+        "codex",
+        "codex",
+        "codex exec --json --dangerously-bypass-approvals-and-sandbox {prompt}",
+        _codex,
+        _codex_commands,
     ),
     "generic": Profile("generic", None, None, _generic),
 }

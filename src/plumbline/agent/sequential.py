@@ -2,7 +2,11 @@
 the harness to stop launching trials once the verdict is reached.
 
 Pairs are taken in a fixed, pre-registered order: the schedule position of a block's later
-unit (the seeded schedule, made before any outcome). After every record the monitor takes the
+unit (the seeded schedule, made before any outcome). The schedule must be the random one
+(`build_schedule(order="random")`, checked by the CLI): its blocks are a seeded shuffle of every
+(task, repeat), so each pair is a draw from the whole suite and the verdict is about the mean
+over the suite's tasks, not about the tasks that happen to run first (`stats.sequential`,
+"Order"). After every record the monitor takes the
 longest prefix of that order whose pairs are all resolved (both units recorded), drops pairs
 with an infrastructure failure (they have no outcome, as in `compare`), and runs
 `stats.run_sequential` on the rest. Because the order never depends on outcomes or on which
@@ -20,7 +24,12 @@ from typing import Any
 
 from plumbline.agent.schedule import Unit
 from plumbline.records.run_record import RunRecord
-from plumbline.stats.sequential import SequentialPlan, SequentialResult, run_sequential
+from plumbline.stats.sequential import (
+    INTERVAL_GUARANTEE,
+    SequentialPlan,
+    SequentialResult,
+    run_sequential,
+)
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,9 @@ class SequentialMonitor:
             else {"low": result.interval.low, "high": result.interval.high},
             "level": 1 - plan.alpha,
             "method": plan.method,
+            "interval_guarantee": INTERVAL_GUARANTEE,
+            "correlation": plan.assumptions.get("correlation"),
+            "discordant": plan.assumptions.get("discordant"),
             "effect": plan.effect,
             "baseline": plan.baseline,
             "alpha": plan.alpha,
@@ -156,13 +168,21 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         head += (
             f"; pass-rate difference {summary['estimate']:+.3f}, "
             f"{summary['level']:.0%} confidence sequence [{interval['low']:+.3f}, "
-            f"{interval['high']:+.3f}]"
+            f"{interval['high']:+.3f}] ({summary['interval_guarantee']})"
         )
+    correlation = summary.get("correlation")
+    assumed = (
+        f"discordant share {summary.get('discordant', 0):.2f}"
+        if correlation is None
+        else f"within-pair correlation {correlation:g}"
+        + (" (independent arms: the most pairs)" if correlation == 0 else "")
+    )
     return [
         head + ".",
         f"The fixed design would have needed {summary['fixed_pairs']} pairs (planned effect "
         f"{summary['effect']:+.2f} from a baseline of {summary['baseline']:.2f}, alpha "
-        f"{summary['alpha']:g}); the cap is {summary['max_pairs']} pairs. "
+        f"{summary['alpha']:g}, assuming a {assumed}, as the cap does); the cap is "
+        f"{summary['max_pairs']} pairs, pairs taken in the randomised schedule's order. "
         f"{summary['trials_not_run']} of {summary['trials_scheduled']} scheduled trials were "
         "not run.",
     ]

@@ -156,6 +156,16 @@ class AgentSuite(_Model):
     )
     env: dict[str, str] = Field(default_factory=dict)
     agent: str | None = Field(None, description="Default agent command or profile name.")
+    mounts: list[str] = Field(
+        default_factory=list,
+        description="Host paths every trial's sandbox gets read-only (a toolchain, a cache); "
+        "relative paths resolve against the suite's directory.",
+    )
+    allow_shadowing: list[str] = Field(
+        default_factory=list,
+        description="Module names or workspace paths an agent may add although they would "
+        "shadow what the acceptance command imports (a new conftest.py, a json.py).",
+    )
 
     @field_validator("protected_paths")
     @classmethod

@@ -10,15 +10,18 @@ trial or project is visible. The agent's environment is built from an allow-list
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib.metadata
 import io
 import os
 import re
 import shutil
 import stat
 import subprocess
+import sys
 import tarfile
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,13 +162,18 @@ def create_trial(base: Path, prefix: str) -> Trial:
 
 
 def agent_environment(
-    trial: Trial, variables: Mapping[str, str], parent: Mapping[str, str] | None = None
+    trial: Trial,
+    variables: Mapping[str, str],
+    parent: Mapping[str, str] | None = None,
+    *,
+    home: Path | None = None,
 ) -> dict[str, str]:
-    """The allow-listed part of `parent`, the trial's own directories, then `variables`."""
+    """The allow-listed part of `parent`, the trial's own directories (`home` instead of the
+    trial's HOME when given), then `variables`."""
     source = os.environ if parent is None else parent
     env = {name: source[name] for name in ALLOWED_ENV if name in source}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    home = trial.home
+    home = trial.home if home is None else home
     env.update(
         {
             "HOME": str(home),
@@ -241,25 +249,47 @@ def resolve_revision(repository: Path, rev: str) -> str:
     return out.decode().strip()
 
 
-def copy_git_source(repository: Path, commit: str, workspace: Path) -> None:
-    """The files of `commit` (no history) into the workspace."""
-    archive = git(repository, "archive", "--format=tar", commit, env={})
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4: refuse links out of the tree
-            tar.extractall(workspace, filter="data")
-        else:  # pragma: no cover - older 3.11 patch releases
-            tar.extractall(workspace)
+@dataclass(frozen=True)
+class SourceSnapshot:
+    """A task's source, read once: its files as a tar archive, named by the archive's sha256.
+
+    `kind` is "git" (a commit's files, extracted with the `data` filter: no link leaves the
+    tree) or "dir" (a directory's files, its symbolic links as they are)."""
+
+    kind: str
+    sha256: str
+    archive: bytes
+
+    def extract(self, workspace: Path) -> None:
+        """The files into `workspace`, after checking the archive still has its digest."""
+        if hashlib.sha256(self.archive).hexdigest() != self.sha256:
+            raise WorkspaceError(f"the task source snapshot {self.sha256[:12]} was altered")
+        with tarfile.open(fileobj=io.BytesIO(self.archive)) as tar:
+            tar.extractall(workspace, filter="data" if self.kind == "git" else "tar")
 
 
-def copy_dir_source(directory: Path, workspace: Path) -> None:
-    """A directory's files into the workspace, without any `.git` (history stays behind)."""
-    shutil.copytree(
-        directory,
-        workspace,
-        symlinks=True,
-        dirs_exist_ok=True,
-        ignore=shutil.ignore_patterns(".git"),
-    )
+def snapshot_source(location: Path, commit: str | None) -> SourceSnapshot:
+    """The snapshot of a commit of the repository at `location`, or (`commit` None) of the
+    directory `location` without any `.git`."""
+    if commit is not None:
+        archive = git(location, "archive", "--format=tar", commit, env={})
+        return SourceSnapshot("git", hashlib.sha256(archive).hexdigest(), archive)
+    archive = tar_directory(location)
+    return SourceSnapshot("dir", hashlib.sha256(archive).hexdigest(), archive)
+
+
+def tar_directory(directory: Path) -> bytes:
+    """A directory's files (without any `.git`, links kept as links) as a tar archive."""
+    if not directory.is_dir():
+        raise WorkspaceError(f"task source {directory}: no such directory")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path in sorted(directory.rglob("*")):
+            relative = path.relative_to(directory)
+            if ".git" in relative.parts:
+                continue
+            tar.add(path, arcname=relative.as_posix(), recursive=False)
+    return buffer.getvalue()
 
 
 def init_repository(workspace: Path, env: Mapping[str, str]) -> None:
@@ -432,6 +462,59 @@ def restore_snapshot(workspace: Path, snapshot: dict[str, Entry], paths: list[st
         raise OSError(f"still different after restoring: {', '.join(wrong)}")
 
 
+def file_names(workspace: Path) -> frozenset[str]:
+    """Every file and symlink path in the workspace (not in `.git`)."""
+    return frozenset(_entries(workspace))
+
+
+#: Files Python or pytest run on their own when they are found on the import path.
+AUTOLOADED = ("sitecustomize.py", "usercustomize.py")
+
+
+@functools.cache
+def importable_names() -> frozenset[str]:
+    """Top-level module names of the standard library and of the installed distributions."""
+    installed = importlib.metadata.packages_distributions()
+    return frozenset(sys.stdlib_module_names) | frozenset(installed)
+
+
+def _module_name(relative: str) -> str | None:
+    """The module a workspace file defines (`json.py`, `json/__init__.py`, an extension
+    module `json.cpython-311-x86_64-linux-gnu.so`), or None."""
+    path = Path(relative)
+    if path.name == "__init__.py":
+        return path.parent.name or None
+    if path.suffix in (".py", ".pyc", ".so", ".pyd"):
+        return path.name.split(".", 1)[0]
+    return None
+
+
+def shadowing_files(
+    workspace: Path, before: frozenset[str], allowed: Sequence[str] = ()
+) -> list[str]:
+    """New workspace files that would change what an acceptance command imports or runs: a
+    top-level module or package (in a directory that is not itself a package, so on some
+    import path) named like a standard-library or installed one, a `conftest.py` where the
+    task had none, `sitecustomize.py`, `usercustomize.py`, or a `.pth` file. `allowed` names
+    modules or paths the suite expects."""
+    found: list[str] = []
+    names = importable_names()
+    for relative in sorted(file_names(workspace) - before):
+        path = Path(relative)
+        if relative in allowed or path.name in allowed:
+            continue
+        if path.name in AUTOLOADED or path.name == "conftest.py" or path.suffix == ".pth":
+            found.append(relative)
+            continue
+        module = _module_name(relative)
+        if module is None or module in allowed or module not in names:
+            continue
+        holder = path.parent.parent if path.name == "__init__.py" else path.parent
+        if not (workspace / holder / "__init__.py").exists() or holder == Path("."):
+            found.append(relative)
+    return found
+
+
 def save_baseline(workspace: Path, baseline: Path) -> None:
     """A copy of the workspace's pristine `.git` (just after the initial commit), kept where
     the agent does not work, to diff against whatever the agent does to its own `.git`."""
@@ -455,21 +538,24 @@ __all__ = [
     "ALLOWED_ENV",
     "INSTRUCTION_FILES",
     "Entry",
+    "SourceSnapshot",
     "Trial",
     "WorkspaceError",
     "agent_environment",
     "baseline_diff",
     "check_trial_base",
     "commit_all",
-    "copy_dir_source",
-    "copy_git_source",
     "create_trial",
     "enclosing_repository",
+    "file_names",
     "init_repository",
     "matches_globs",
     "protected_changes",
     "resolve_revision",
     "restore_snapshot",
     "save_baseline",
+    "shadowing_files",
     "snapshot_protected",
+    "snapshot_source",
+    "tar_directory",
 ]

@@ -1,7 +1,8 @@
 """Results as dataframes (polars), written as Parquet: one row per sample, run or trial.
 
 Column names follow Inspect's `samples_df` (`inspect_ai.analysis`) where the meaning is the same:
-`eval_id`, `run_id`, `log`, `created`, `task_name`, `model`, `id` (the sample id, as a string),
+`eval_id`, `run_id`, `log` (absolute, as samples_df writes it), `created`, `task_name` (without
+its registry namespace, as samples_df writes it), `model`, `id` (the sample id, as a string),
 `epoch` (from 1), `error` ("" when none), `total_time`, `total_tokens`, `input`. plumbline's
 own columns keep their record field names beside them. Scores are given as `scorer` and `value`
 (converted to a float as the leaderboard reads it), not as `score_<name>`: samples_df's
@@ -20,6 +21,7 @@ own columns keep their record field names beside them. Scores are given as `scor
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,9 +63,25 @@ LEADERBOARD_SCHEMA: dict[str, Any] = {
 }
 
 
+def _log_location(path: str) -> str:
+    """A log's location as `samples_df` writes it: a local path made absolute (and normalised),
+    a remote URL as it is."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    from plumbline.records.inspect_logs import is_remote
+
+    if is_remote(path):
+        return path
+    if path.startswith("file://"):
+        path = url2pathname(urlparse(path).path)
+    return os.path.abspath(path)
+
+
 def leaderboard_frame(paths: Iterable[str | Path], suite: Suite) -> pl.DataFrame:
     """One row per sample × epoch × category of every usable log under `paths`."""
     from plumbline.leaderboard.collect import pick_scorer
+    from plumbline.records.adapters.inspect_log import task_name
     from plumbline.records.inspect_logs import (
         LogReadError,
         find_log_files,
@@ -91,9 +109,9 @@ def leaderboard_frame(paths: Iterable[str | Path], suite: Suite) -> pl.DataFrame
                     {
                         "eval_id": header.eval_id,
                         "run_id": header.run_id,
-                        "log": header.path,
+                        "log": _log_location(header.path),
                         "created": header.created,
-                        "task_name": header.task,
+                        "task_name": task_name(header.task),
                         "model": header.model,
                         "id": str(sample.id),
                         "epoch": sample.epoch,

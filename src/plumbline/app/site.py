@@ -354,49 +354,175 @@ def _publish(
     index: Page,
     reports: dict[str, str],
 ) -> SiteResult:
-    """Stage every file under `root/.plumbline-stage-*`, then move them in, the index last."""
+    """Build the whole new site beside the old one, then switch them with one rename.
+
+    The new site is `<parent>/.plumbline-stage-<name>-*`: the old site's files hard-linked in
+    (a user's own files and other reports' pages stay), then this update's pages, data copies,
+    marker and index written over them. A failure while it is built (a full disk, a directory
+    where a data copy goes) leaves the old site untouched. The switch is one
+    `renameat2(RENAME_EXCHANGE)`: a process killed (SIGKILL) at any moment leaves either the
+    whole old site or the whole new one, and the other under the stage name, which the next
+    update removes (`remove_leftovers`).
+    """
     import shutil
     import tempfile
 
-    stage = Path(tempfile.mkdtemp(prefix=".plumbline-stage-", dir=root))
+    real = Path(os.path.realpath(root))
+    remove_leftovers(real)
+    stage = Path(tempfile.mkdtemp(prefix=_stage_prefix(real), dir=real.parent))
     try:
-        moves: list[tuple[Path, Path]] = []
+        _link_tree(real, stage)
+        (stage / SITE_LOCK).touch()  # its own lock: writers waiting on the old one take it
 
         def staged(relative: str, data: str | bytes) -> Path:
-            source = stage / relative
-            write_atomic(source, data)
-            moves.append((source, root / relative))
+            write_atomic(stage / relative, data)
             return root / relative
 
         written = [staged(page.path, page.html) for page in pages]
         data: list[Path] = []
-        stale: list[Path] = []
         for site_input, slug in zip(inputs, slugs, strict=True):
             data.append(staged(f"data/{slug}.json", _json_text(site_input.document)))
             samples = f"data/{slug}/{SAMPLES_FILE}"
             if site_input.samples is not None:
                 data.append(staged(samples, _json_text(site_input.samples.model_dump(mode="json"))))
             else:
-                stale.append(root / samples)  # an earlier run's samples no page shows now
+                (stage / samples).unlink(missing_ok=True)  # an earlier run's, no page shows now
+        _remove_stale_pages(stage, slugs, {stage / page.path for page in pages})
         manifest = {"generator": "plumbline", "version": MANIFEST_VERSION, "reports": reports}
-        staged_manifest = stage / SITE_MARKER
-        write_atomic(staged_manifest, _json_text(manifest))
-        staged_index = stage / index.path
-        write_atomic(staged_index, index.html)
-        # Everything is written: move it in (renames within one file system), the index last.
-        for source, target in moves:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(source, target)
-        for path in stale:
-            path.unlink(missing_ok=True)
-        _remove_stale_pages(root, slugs, set(written))
-        os.replace(staged_manifest, root / SITE_MARKER)
-        os.replace(staged_index, root / index.path)
+        write_atomic(stage / SITE_MARKER, _json_text(manifest))
+        write_atomic(stage / index.path, index.html)
+        inside = _cwd_inside(real)
+        exchange_directories(stage, real)
+        if inside is not None:  # `-o .`: follow the site, not the old one about to go
+            with contextlib.suppress(OSError):
+                os.chdir(real / inside)
+    except OSError as error:
+        # name the file of the site, not of its staged copy (which is gone)
+        if isinstance(error.filename, str) and error.filename.startswith(str(stage)):
+            site_path = str(root) + error.filename[len(str(stage)) :]
+            raise type(error)(error.errno, error.strerror, site_path) from error
+        raise
     finally:
+        # before the switch: the unfinished new site; after it: the old one
         shutil.rmtree(stage, ignore_errors=True)
     return SiteResult(
         root=root, index=root / index.path, pages=[*written, root / index.path], data=data
     )
+
+
+def _cwd_inside(real: Path) -> Path | None:
+    """The working directory relative to the site `real` when it is inside it, else None."""
+    try:
+        return Path(os.getcwd()).relative_to(real)
+    except (OSError, ValueError):
+        return None
+
+
+#: Every staged site's name starts so (a site's own is `.plumbline-stage-<name>-XXXXXXXX`).
+STAGE_PREFIX = ".plumbline-stage-"
+
+
+def _stage_prefix(real: Path) -> str:
+    return f"{STAGE_PREFIX}{real.name}-"
+
+
+def remove_leftovers(real: Path) -> list[Path]:
+    """Remove what updates of the site `real` killed part way left: their staged sites beside
+    it (`.plumbline-stage-<name>-XXXXXXXX`, an unfinished new site or a switched-out old one)
+    and, from before sites were switched whole, staging folders inside it. Called under the
+    site's lock, so no running update owns them."""
+    import re
+    import shutil
+
+    own = re.compile(re.escape(_stage_prefix(real)) + r"[a-z0-9_]{8}")
+    found = [
+        path
+        for path in real.parent.glob(f"{glob_escape(_stage_prefix(real))}*")
+        if own.fullmatch(path.name) and path.is_dir() and not path.is_symlink()
+    ]
+    found += [path for path in real.glob(f"{STAGE_PREFIX}*") if path.is_dir()]
+    for path in found:
+        shutil.rmtree(path, ignore_errors=True)
+    return found
+
+
+def glob_escape(text: str) -> str:
+    """`text` with glob's special characters taken literally (a site may be named `a[1]`)."""
+    import glob
+
+    return glob.escape(text)
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """Make `target` (an empty directory) a copy of the site `source`: files hard-linked (they
+    are only ever replaced, never written in place, so the old site keeps its own), copied
+    where the file system has no hard links; links as links; modes kept. The lock and staging
+    folders are not copied."""
+    import shutil
+
+    for entry in os.scandir(source):
+        if entry.name == SITE_LOCK or entry.name.startswith(STAGE_PREFIX):
+            continue
+        _link_entry(Path(entry.path), target / entry.name)
+    shutil.copystat(source, target, follow_symlinks=False)
+
+
+def _link_entry(source: Path, target: Path) -> None:
+    import shutil
+
+    if source.is_symlink():
+        os.symlink(os.readlink(source), target)
+    elif source.is_dir():
+        target.mkdir()
+        for entry in os.scandir(source):
+            _link_entry(Path(entry.path), target / entry.name)
+        shutil.copystat(source, target)
+    else:
+        try:
+            os.link(source, target, follow_symlinks=False)
+        except OSError:
+            shutil.copy2(source, target, follow_symlinks=False)
+
+
+#: renameat2(2) flag: swap the two paths atomically (Linux 3.15+; ext4, xfs, btrfs, tmpfs...).
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def exchange_directories(new: Path, current: Path) -> None:
+    """Put the directory `new` at `current` and the old `current` at `new`, in one step.
+
+    `renameat2(RENAME_EXCHANGE)` swaps them atomically: every reader, and a process killed at
+    any moment, sees one whole site or the other. Where the system has no such call (not Linux,
+    or a file system without it), the old site is renamed away and the new one renamed in:
+    two renames, between which the site's path is briefly absent (never half-updated).
+    """
+    import ctypes
+    import errno
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is not None:
+        renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+        renameat2.argtypes += [ctypes.c_uint]
+        renameat2.restype = ctypes.c_int
+        status = renameat2(
+            _AT_FDCWD, os.fsencode(new), _AT_FDCWD, os.fsencode(current), _RENAME_EXCHANGE
+        )
+        if status == 0:
+            return
+        code = ctypes.get_errno()
+        if code not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            raise OSError(code, os.strerror(code), str(current))
+    if not os.path.lexists(current):
+        os.rename(new, current)
+        return
+    import tempfile
+
+    away = Path(tempfile.mkdtemp(prefix=_stage_prefix(current), dir=current.parent))
+    os.rename(current, away / "old")
+    os.rename(new, current)
+    os.rename(away, new)  # removed with the stage by the caller
 
 
 def _json_text(value: Any) -> str:
@@ -486,12 +612,23 @@ def site_lock(root: Path) -> Iterator[None]:
     """Hold the site's lock (an exclusive `flock` on `root/.plumbline-site.lock`)."""
     import fcntl
 
-    with open(root / SITE_LOCK, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    while True:
+        with open(root / SITE_LOCK, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                # an update switches the whole site, lock file included: the lock waited for
+                # may now be the old site's, so take the new one's
+                held = os.fstat(handle.fileno())
+                try:
+                    now = os.stat(root / SITE_LOCK)
+                except FileNotFoundError:
+                    continue
+                if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+                    continue
+                yield
+                return
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 GENERATOR_MARK = '<meta name="generator" content="plumbline">'

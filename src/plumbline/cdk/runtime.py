@@ -20,6 +20,7 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+from plumbline.compat import jsii as jsii_compat
 from plumbline.sandbox import SandboxLayout
 
 #: Documented dummy deployment target: no real account is ever contacted.
@@ -252,7 +253,10 @@ def sandbox_layout(cache: Path, validator_snapshot: Path | None = None) -> Sandb
     for marker in sorted(found):
         inside = f"{JSII_CACHE_IN_SANDBOX}/{marker.relative_to(cache).as_posix()}"
         markers.append((marker.read_bytes(), inside))
-    read_only_at = [(cache, JSII_CACHE_IN_SANDBOX)]
+    read_only_at = [
+        (cache, JSII_CACHE_IN_SANDBOX),
+        (jsii_compat.RUNTIME_SCRIPT, jsii_compat.RUNTIME_SCRIPT_IN_SANDBOX),
+    ]
     if validator_snapshot is not None:
         read_only_at += [
             (VALIDATOR_SCRIPT, VALIDATOR_SCRIPT_IN_SANDBOX),

@@ -48,6 +48,7 @@ from plumbline.cdk.runtime import (
     ensure_validator_snapshot,
     sandbox_layout,
 )
+from plumbline.compat import jsii as jsii_compat
 from plumbline.sandbox import Job, JobResult, ResourceLimits, SandboxLayout, WarmPool
 
 #: Modules every worker imports before its sample arrives. aws_cdk starts the jsii runtime
@@ -426,10 +427,12 @@ class CdkSynthesizer(SynthesizerBase):
         validator: tuple[str, str] | None = None
         if self.options.unsafe_no_sandbox:
             cache_path, layout = str(cache), SandboxLayout()
+            jsii_stop = str(jsii_compat.RUNTIME_SCRIPT)
             if snapshot is not None:
                 validator = (str(VALIDATOR_SCRIPT), str(snapshot))
         else:
             cache_path, layout = JSII_CACHE_IN_SANDBOX, sandbox_layout(cache, snapshot)
+            jsii_stop = jsii_compat.RUNTIME_SCRIPT_IN_SANDBOX
             if snapshot is not None:
                 validator = (VALIDATOR_SCRIPT_IN_SANDBOX, VALIDATOR_SNAPSHOT_IN_SANDBOX)
         environment = cdk_environment(
@@ -439,6 +442,8 @@ class CdkSynthesizer(SynthesizerBase):
             tmp="{workdir}/tmp",
             validator=validator,
         )
+        # the worker's early stop of the jsii runtime, where the installed jsii has it
+        environment.update(jsii_compat.worker_environment(jsii_stop))
         self._pool = WarmPool(
             preload=self.options.preload,
             environment=environment,

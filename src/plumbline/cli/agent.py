@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from plumbline.agent.harness import Harness, RunOptions, RunResult
     from plumbline.agent.plan import Plan
+    from plumbline.agent.sandbox import SandboxOptions
     from plumbline.agent.sequential import SequentialMonitor
     from plumbline.records.run_record import RunRecord
 
@@ -358,6 +359,40 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 )
 @click.option("--keep-workspaces", is_flag=True, help="Keep trial directories after each run.")
 @click.option(
+    "--sandbox",
+    "sandbox_kind",
+    default="bubblewrap",
+    show_default=True,
+    metavar="bubblewrap|none|PLUGIN",
+    help="Where each trial's agent and acceptance check run: bubblewrap (the workspace, its "
+    "own HOME and /tmp writable; no home, suite, results or other trial visible), none (on "
+    "the host, unconfined; every record says so), or a sandbox registered in the "
+    "plumbline.trial_sandboxes entry-point group.",
+)
+@click.option(
+    "--network",
+    type=click.Choice(["host", "none"]),
+    default="host",
+    show_default=True,
+    help="host: trials reach the network (agents call their APIs); none: no network.",
+)
+@click.option(
+    "--mount-ro",
+    "mount_ro",
+    multiple=True,
+    metavar="PATH",
+    type=click.Path(exists=True),
+    help="A host path every trial sees read-only (a toolchain, a cache); repeatable.",
+)
+@click.option(
+    "--home-file",
+    "home_files",
+    multiple=True,
+    metavar="SRC[:DEST]",
+    help="Copy a file into every trial's HOME (DEST relative to HOME; default: SRC's path "
+    "below your home); its content is redacted like --pass-env values. Repeatable.",
+)
+@click.option(
     "--kill-grace",
     type=FiniteFloatRange(min=0),
     default=5.0,
@@ -429,6 +464,13 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     type=click.IntRange(min=1),
     help="--until-decided: the cap on pairs (default: the smallest reaching 80% power).",
 )
+@click.option(
+    "--correlation",
+    type=FiniteFloatRange(-1, 1, max_open=True),
+    help="--until-decided: assumed correlation of the two arms' outcomes within a pair, for "
+    "planning (0, independent arms, needs the most pairs of any correlation >= 0)  "
+    "[default: 0]",
+)
 @html_option
 @json_option
 def run_command(
@@ -443,6 +485,10 @@ def run_command(
     pass_env: tuple[str, ...],
     workdir: str | None,
     keep_workspaces: bool,
+    sandbox_kind: str,
+    network: str,
+    mount_ro: tuple[str, ...],
+    home_files: tuple[str, ...],
     kill_grace: float,
     retry_infra: bool,
     duration_from: str,
@@ -456,6 +502,7 @@ def run_command(
     until_decided: bool,
     effect: float | None,
     max_pairs: int | None,
+    correlation: float | None,
     html_dir: Path | None,
     json_path: str | None,
 ) -> None:
@@ -476,6 +523,7 @@ def run_command(
         max_pairs,
         repeats,
         lambda r: _plan(suite, agent, profile, r, seed, order),
+        correlation=correlation,
     )
     options = _run_options(
         output=output,
@@ -492,21 +540,34 @@ def run_command(
         cpus_per_trial=cpus_per_trial,
         memory_per_trial=memory_per_trial,
         infra_retries=infra_retries,
+        sandbox=_sandbox_options(sandbox_kind, network, mount_ro),
+        home_files=_home_files(home_files),
     )
     if not wants_json(json_path):
         render_differences(plan, console)
     result = _run_harness(plan, options, monitor)
+    _emit_run(plan, result, monitor, collect_analyze or html_dir is not None, html_dir, json_path)
+
+
+def _emit_run(
+    plan: Plan,
+    result: RunResult,
+    monitor: SequentialMonitor | None,
+    analyze: bool,
+    html_dir: Path | None,
+    json_path: str | None,
+) -> None:
+    """The run's document (with the A/B analysis when asked) to JSON or the terminal, and its
+    page to the site in `html_dir`."""
     document: dict[str, Any] = result.to_dict()
     document["arm_differences"] = [d.to_dict() for d in plan.differences]
     sequential = None
     if monitor is not None:
         sequential = document["sequential"] = _sequential_summary(monitor, plan, result)
-    report = None
     index = None
-    if collect_analyze or html_dir is not None:
-        report = _analyze(plan, result, monitor)
-        if report is not None:
-            document["compare"] = report.model_dump(mode="json")
+    report = _analyze(plan, result, monitor) if analyze else None
+    if report is not None:
+        document["compare"] = report.model_dump(mode="json")
     if html_dir is not None and report is not None:
         index = _write_compare_page(plan, result, report, html_dir)
     emit(document, json_path, _run_renderer(result, sequential, report, index, html_dir))
@@ -528,6 +589,8 @@ def _run_options(
     cpus_per_trial: float,
     memory_per_trial: str | None,
     infra_retries: int,
+    sandbox: SandboxOptions,
+    home_files: dict[str, bytes],
 ) -> RunOptions:
     """The harness's options from `agent run`'s command-line options."""
     from plumbline.agent.harness import RayOptions, RunOptions
@@ -550,7 +613,33 @@ def _run_options(
         force=force,
         executor="ray" if executor == "ray" else "local",
         ray=ray_options,
+        sandbox=sandbox,
+        home_files=home_files,
     )
+
+
+def _sandbox_options(kind: str, network: str, mount_ro: tuple[str, ...]) -> SandboxOptions:
+    from plumbline.agent.sandbox import SandboxOptions
+
+    return SandboxOptions(
+        kind=kind,
+        network="none" if network == "none" else "host",
+        mount_ro=tuple(Path(p).resolve() for p in mount_ro),
+    )
+
+
+def _home_files(specs: tuple[str, ...]) -> dict[str, bytes]:
+    """`--home-file SRC[:DEST]` values as HOME-relative path -> content."""
+    from plumbline.agent.sandbox import HomeFile, SandboxError
+
+    files: dict[str, bytes] = {}
+    for spec in specs:
+        try:
+            home_file = HomeFile.parse(spec)
+            files[home_file.destination] = home_file.source.read_bytes()
+        except (SandboxError, OSError) as error:
+            raise click.BadParameter(str(error), param_hint="--home-file") from None
+    return files
 
 
 def _run_harness(plan: Plan, options: RunOptions, monitor: SequentialMonitor | None) -> RunResult:
@@ -627,20 +716,33 @@ def _until_decided(
     max_pairs: int | None,
     repeats: int | None,
     replan: Any,
+    *,
+    correlation: float | None = None,
 ) -> tuple[Plan, SequentialMonitor | None]:
     """With --until-decided: the sequential design, enough repeats (unless --repeats) for its
     cap, and the monitor the harness consults after every record, which takes pairs in
-    schedule order; rerunning resumes to the same verdict."""
+    schedule order; rerunning resumes to the same verdict. Only the random schedule is
+    accepted: its order is a draw over all the suite's (task, repeat) blocks, while `abba`
+    runs the tasks in the same order in every repeat, so the first tasks would decide for
+    the suite (`stats.sequential`, "Order")."""
     import math
 
     if not until_decided:
-        if effect is not None or max_pairs is not None:
-            raise click.UsageError("--effect and --max-pairs only apply with --until-decided")
+        if effect is not None or max_pairs is not None or correlation is not None:
+            raise click.UsageError(
+                "--effect, --max-pairs and --correlation only apply with --until-decided"
+            )
         return plan, None
+    if plan.order != "random":
+        raise click.UsageError(
+            f"--until-decided needs --order random, not {plan.order}: {plan.order} runs the "
+            "tasks in the same order in every repeat, so the first tasks' pairs would decide "
+            "for the whole suite; the random order makes every pair a draw from all of it"
+        )
 
     from plumbline.agent.sequential import SequentialMonitor
     from plumbline.compare.sequential import DEFAULT_BASELINE, DEFAULT_EFFECT
-    from plumbline.stats.sequential import plan_sequential
+    from plumbline.stats.sequential import DEFAULT_CORRELATION, plan_sequential
 
     arms = [arm.name for arm in plan.loaded.suite.arms]
     if len(arms) != 2:
@@ -653,6 +755,7 @@ def _until_decided(
         design = plan_sequential(
             DEFAULT_BASELINE,
             DEFAULT_EFFECT if effect is None else effect,
+            correlation=DEFAULT_CORRELATION if correlation is None else correlation,
             max_pairs=max_pairs,
         )
     except ValueError as error:
@@ -671,13 +774,18 @@ def _until_decided(
 
 
 def _analyze(plan: Plan, result: RunResult, monitor: SequentialMonitor | None = None) -> Any:
+    import polars as pl
+
     from plumbline.compare.analysis import CompareError, CompareSettings, compare_runs
     from plumbline.compare.result import SequentialSettings
     from plumbline.records.io import write_atomic
     from plumbline.records.run_record import read_run_records
     from plumbline.views.compare import render_markdown
 
+    # The records the harness counted (one per unit of its plan), never other lines of the file.
     table = read_run_records([result.records_path])
+    counted = {record.run_id for record in result.records}
+    table.frame = table.frame.filter(pl.col("run_id").is_in(list(counted)))
     settings = CompareSettings()
     if monitor is not None:
         design = monitor.plan
@@ -688,6 +796,7 @@ def _analyze(plan: Plan, result: RunResult, monitor: SequentialMonitor | None = 
                 baseline=design.baseline,
                 alpha=design.alpha,
                 max_pairs=monitor.max_pairs_given,
+                correlation=float(design.assumptions["correlation"]),
             )
         )
     try:

@@ -24,7 +24,7 @@ from plumbline.cli.output import (
 )
 from plumbline.cli.report import announce_html, html_option
 from plumbline.core.escape import terminal
-from plumbline.core.limits import MAX_RESAMPLES
+from plumbline.core.limits import MAX_RESAMPLES, MIN_SEQUENTIAL_EFFECT
 
 if TYPE_CHECKING:
     from plumbline.compare.result import (
@@ -95,7 +95,7 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     show_default=True,
     help=f"Bootstrap resamples (tasks, then repeats within task; at most {MAX_RESAMPLES:,}).",
 )
-@seed_option("Random seed of the bootstrap resampling.")
+@seed_option("Random seed of the bootstrap resampling (and of --sequential's pair order).")
 @click.option(
     "--level",
     type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
@@ -123,13 +123,14 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
 @click.option(
     "--sequential",
     is_flag=True,
-    help="Anytime-valid sequential verdict on paired success, pairs in time order "
-    "(started_at_utc, else file order); the success gate reads it.",
+    help="Anytime-valid sequential verdict on paired success, pairs in a random order "
+    "drawn from --seed (whatever the records' order); the success gate reads it.",
 )
 @click.option(
     "--effect",
-    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
-    help="--sequential: planned pass-rate difference  [default: 0.10]",
+    type=FiniteFloatRange(MIN_SEQUENTIAL_EFFECT, 1, max_open=True),
+    help="--sequential: planned pass-rate difference (smaller ones need more pairs than an "
+    "A/B of agents runs, and their plan takes minutes)  [default: 0.10]",
 )
 @click.option(
     "--baseline",
@@ -140,6 +141,13 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     "--alpha",
     type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     help="--sequential: error rate over all looks  [default: 0.05]",
+)
+@click.option(
+    "--correlation",
+    type=FiniteFloatRange(-1, 1, max_open=True),
+    help="--sequential: assumed correlation of the two arms' outcomes within a pair, for "
+    "planning (0, independent arms, needs the most pairs of any correlation >= 0)  "
+    "[default: 0]",
 )
 @click.option(
     "--fail-unless",
@@ -164,6 +172,7 @@ def compare(
     effect: float | None,
     baseline: float | None,
     alpha: float | None,
+    correlation: float | None,
     fail_unless: str | None,
 ) -> None:
     """Compare agent arms from run records: the A/B schema's three gates, paired deltas
@@ -173,17 +182,25 @@ def compare(
     --treatment and --control (with only --control, every other arm is a treatment; with only
     --treatment, the one arm left is the control).
 
-    --sequential stops at the first pair (in time order) where an anytime-valid confidence
-    sequence decides, or at the cap; the success gate reads that verdict.
+    --sequential takes the pairs in a random order (drawn from --seed, whatever the records'
+    order) and stops at the first pair where an anytime-valid confidence sequence decides, or
+    at the cap; the success gate reads that verdict.
     """
     _require_records(records, json_path)
     from plumbline.compare.result import CompareSettings
 
     _check_inputs(records, rule, sequential)
-    table = _read_records(records, strict)
     sequential_settings = _sequential_settings(
-        click.get_current_context(), sequential, effect, baseline, alpha, margins
+        click.get_current_context(),
+        sequential,
+        effect,
+        baseline,
+        alpha,
+        margins,
+        correlation=correlation,
+        seed=seed,
     )
+    table = _read_records(records, strict)
     settings = CompareSettings(
         rule="ci" if rule == "ci" else "schema",
         sequential=sequential_settings,
@@ -324,6 +341,9 @@ def _sequential_settings(
     baseline: float | None,
     alpha: float | None,
     margins: Margins,
+    *,
+    correlation: float | None = None,
+    seed: int = 0,
 ) -> SequentialSettings | None:
     from click.core import ParameterSource
 
@@ -333,7 +353,12 @@ def _sequential_settings(
     if not sequential:
         given = [
             f"--{name}"
-            for name, value in (("effect", effect), ("baseline", baseline), ("alpha", alpha))
+            for name, value in (
+                ("effect", effect),
+                ("baseline", baseline),
+                ("alpha", alpha),
+                ("correlation", correlation),
+            )
             if value is not None
         ]
         if given:
@@ -351,17 +376,49 @@ def _sequential_settings(
         baseline=planned_baseline,
         alpha=0.05 if alpha is None else alpha,
         margin=margins.success if explicit and margins.success > 0 else None,
+        correlation=0.0 if correlation is None else correlation,
+        seed=seed,
     )
     from plumbline.stats.sequential import plan_sequential
 
     try:  # the plan is made again per comparison (its cap is cached)
-        plan_sequential(settings.baseline, settings.effect, alpha=settings.alpha)
+        check_sequential_size(fixed_pairs(settings), "--effect, --baseline and --alpha")
+        plan_sequential(
+            settings.baseline,
+            settings.effect,
+            alpha=settings.alpha,
+            correlation=settings.correlation,
+        )
     except ValueError as error:
         raise click.UsageError(
             f"--sequential: no design for --effect {settings.effect:g} from --baseline "
             f"{settings.baseline:g}: {str(error).split(';')[0]}"
         ) from None
     return settings
+
+
+def fixed_pairs(settings: SequentialSettings) -> int:
+    """The pairs of the fixed design behind a sequential plan (closed form, no planning)."""
+    from plumbline.stats.power import mcnemar_sample_size
+    from plumbline.stats.sequential import DEFAULT_CORRELATION
+
+    correlation = DEFAULT_CORRELATION if settings.correlation is None else settings.correlation
+    return mcnemar_sample_size(
+        settings.baseline, settings.effect, alpha=settings.alpha, correlation=correlation
+    ).n
+
+
+def check_sequential_size(pairs: int, options: str) -> None:
+    """A usage error before any work when a sequential plan would rest on more than
+    `MAX_SEQUENTIAL_PAIRS` pairs of the fixed design (its planning cost grows with them)."""
+    from plumbline.core.limits import MAX_SEQUENTIAL_PAIRS
+
+    if pairs > MAX_SEQUENTIAL_PAIRS:
+        raise click.UsageError(
+            f"--sequential: the design needs {pairs:,} pairs of the fixed design, more than "
+            f"the bound of {MAX_SEQUENTIAL_PAIRS:,} a sequential plan is made for; plan for a "
+            f"larger difference or a larger error rate ({options})"
+        )
 
 
 def fail_unless_reasons(report: CompareReport) -> list[str]:

@@ -11,6 +11,7 @@ import click
 from plumbline.cli.output import (
     EXIT_FAILED,
     EXIT_USAGE,
+    FiniteFloatRange,
     Group,
     OutputFile,
     concurrency_option,
@@ -246,8 +247,8 @@ def _render_judge_calibration(console: Console, calibration: JudgeCalibration) -
     "per_model",
     required=True,
     type=click.IntRange(min=1),
-    help="Questions to label per model (the same questions for every model, so that "
-    "differences pair up).",
+    help="Questions to label per model, drawn uniformly from that model's judged questions "
+    "(the same questions for models scored on the same ones, so that differences pair up).",
 )
 @click.option(
     "-o",
@@ -287,7 +288,11 @@ def sample(
     the filled file to `plumbline leaderboard LOGS --labels FILE`.
     """
     from plumbline.leaderboard import SuiteError, build_leaderboard, load_suite
-    from plumbline.leaderboard.label_sampling import draw_label_rows, write_label_rows
+    from plumbline.leaderboard.label_sampling import (
+        draw_label_rows,
+        paired_questions,
+        write_label_rows,
+    )
 
     try:
         resolved = load_suite(suite)
@@ -309,7 +314,19 @@ def sample(
         sys.exit(EXIT_FAILED)
     write_label_rows(output, rows)
     models = sorted({row["model"] for row in rows})
-    summary = {"output": str(output), "rows": len(rows), "models": models, "seed": seed}
+    paired = paired_questions(rows)
+    draw = (
+        "uniform over each model's own judged questions (one seeded order for all models); "
+        "no question is added from outside a model's own"
+    )
+    summary = {
+        "output": str(output),
+        "rows": len(rows),
+        "models": models,
+        "seed": seed,
+        "draw": draw,
+        "paired_questions": paired,
+    }
 
     def render(console: Console) -> None:
         console.print(
@@ -318,6 +335,13 @@ def sample(
             "`plumbline leaderboard LOGS --labels FILE`",
             soft_wrap=True,
         )
+        console.print(f"Drawn {draw}.", soft_wrap=True)
+        if len(models) > 1 and paired * len(models) < len(rows):
+            console.print(
+                f"The models were scored on different questions: {paired} of the drawn "
+                "questions are labelled for every model (only those pair up for differences).",
+                soft_wrap=True,
+            )
 
     emit(summary, json_path, render)
 
@@ -326,7 +350,7 @@ def sample(
 @click.option(
     "--correlation",
     required=True,
-    type=click.FloatRange(-1, 1),
+    type=FiniteFloatRange(-1, 1),
     help="Judge–human correlation (from `judge calibrate` or a corrected leaderboard).",
 )
 @click.option(
@@ -336,14 +360,14 @@ def sample(
     "--half-width",
     "half_width",
     required=True,
-    type=click.FloatRange(0, 0.5, min_open=True),
+    type=FiniteFloatRange(0, 0.5, min_open=True),
     help="The 95% interval half-width wanted (0.05 = ±5 points).",
 )
 @click.option(
     "--rate",
     default=0.5,
     show_default=True,
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
     help="The expected score (0.5 is the worst case).",
 )
 @json_option

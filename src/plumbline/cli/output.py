@@ -74,14 +74,21 @@ class _LazyConsole:
     def _get(self) -> Console:
         made = object.__getattribute__(self, "_console")
         if made is None:
-            from rich.console import Console
+            # tables narrower than they need are drawn as lists, never cut (issue 38)
+            from plumbline.views.terminal import TerminalConsole
 
-            made = Console(**object.__getattribute__(self, "_options"))
+            made = TerminalConsole(**object.__getattribute__(self, "_options"))
             object.__setattr__(self, "_console", made)
         return cast("Console", made)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._get(), name)
+
+    def reset(self) -> None:
+        """Forget the console made, so the next use measures the terminal (`COLUMNS`) again:
+        rich reads the width once, and a process that runs several commands (a test, a
+        notebook) may run them at different widths."""
+        object.__setattr__(self, "_console", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._get(), name, value)

@@ -24,10 +24,11 @@ if TYPE_CHECKING:
     from plumbline.records.adapters import Conversion, RunContext
     from plumbline.records.run_record import RunRecord
 
-SOURCES = ("claude-code", "opencode", "inspect")
+SOURCES = ("claude-code", "opencode", "codex", "inspect")
 _SUFFIXES = {
     "claude-code": (".json", ".jsonl"),
     "opencode": (".json", ".jsonl"),
+    "codex": (".jsonl", ".json"),
     "inspect": (".eval", ".json"),
 }
 MAX_SHOWN_ERRORS = 20
@@ -81,6 +82,14 @@ def report_errors(errors: list[Any]) -> None:
         error_console.print(terminal(error), soft_wrap=True)
     if len(errors) > MAX_SHOWN_ERRORS:
         error_console.print(f"... and {len(errors) - MAX_SHOWN_ERRORS} more problems")
+
+
+def report_notes(notes: list[str]) -> None:
+    """Notes (inputs that gave no record without being wrong) on stderr, as `note: ...`."""
+    for note in notes[:MAX_SHOWN_ERRORS]:
+        error_console.print(f"note: {terminal(note)}", soft_wrap=True)
+    if len(notes) > MAX_SHOWN_ERRORS:
+        error_console.print(f"... and {len(notes) - MAX_SHOWN_ERRORS} more notes")
 
 
 @click.group(cls=Group)
@@ -146,7 +155,7 @@ def convert(
     strict: bool,
     json_path: str | None,
 ) -> None:
-    """Convert agent output (Claude Code, opencode, Inspect logs) to validated run records.
+    """Convert agent output (Claude Code, opencode, Codex, Inspect logs) to validated run records.
 
     The records go to -o (stdout by default); --json [PATH] gives the summary (counts and
     problems), on stdout only when the records go to a file.
@@ -170,6 +179,7 @@ def convert(
     else:
         write_output(output, text)
     report_errors(conversion.errors)
+    report_notes(conversion.notes)
     invalid = len({(e.path, e.line) for e in conversion.errors})
     summary = {
         "source": source,
@@ -177,6 +187,7 @@ def convert(
         "records": len(conversion.records),
         "invalid": invalid,
         "errors": [str(e) for e in conversion.errors],
+        "notes": conversion.notes,
     }
     if output == "-" and json_path is not None:
         write_json(summary, json_path)  # stdout holds the records: the summary goes to PATH only
@@ -209,6 +220,10 @@ def _convert(
         from plumbline.records.adapters.opencode import convert_opencode
 
         return convert_opencode(paths, context)
+    if source == "codex":
+        from plumbline.records.adapters.codex import convert_codex
+
+        return convert_codex(paths, context)
     from plumbline.records.adapters.inspect_log import convert_inspect
 
     return convert_inspect(
@@ -227,31 +242,41 @@ def _convert(
 def validate(files: tuple[str, ...], strict: bool, json_path: str | None) -> None:
     """Validate run record files; list every problem as file:line: field: problem.
 
-    Exit status 1 when any record is invalid.
+    A second record of one (task_id, arm, repeat) is a problem too (a duplicate run).
+    Exit status 1 when any record is invalid or duplicated.
     """
     from plumbline.records.io import InvalidRecordError
-    from plumbline.records.run_record import read_run_records
+    from plumbline.records.run_record import duplicate_units, read_run_records
 
     try:
         table = read_run_records(list(files), strict=strict)
     except InvalidRecordError as error:
         raise InputError(str(error)) from None
+    duplicates = duplicate_units(table.frame)
+    if duplicates and strict:
+        raise InputError(str(duplicates[0]))
+    order = {name: i for i, name in enumerate(table.files)}
+    problems = sorted(
+        [*table.errors, *duplicates], key=lambda e: (order.get(e.path, len(order)), e.line)
+    )
     result = {
         "files": table.files,
         "records": table.records_read,
         "valid": table.frame.height,
         "invalid": table.invalid_records,
-        "errors": [str(e) for e in table.errors],
+        "duplicate_runs": len(duplicates),
+        "errors": [str(e) for e in problems],
     }
 
     def render(console: Any) -> None:
-        for error in table.errors:
+        for error in problems:
             console.print(terminal(error), soft_wrap=True)
         console.print(
             f"{table.frame.height} valid and {table.invalid_records} invalid run records "
             f"in {len(files)} files"
+            + (f"; {len(duplicates)} duplicate runs (listed above)" if duplicates else "")
         )
 
     emit(result, json_path, render)
-    if table.invalid_records:
+    if table.invalid_records or duplicates:
         raise SystemExit(EXIT_FAILED)

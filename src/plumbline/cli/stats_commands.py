@@ -126,6 +126,18 @@ def _sample_size(
     return two_proportion_sample_size(baseline, effect, **common)
 
 
+def _sequential_correlation(correlation: float) -> float:
+    """`--correlation` as given, else the sequential plan's default (0, not the paired design's
+    0.5): the plan never assumes a positive correlation it was not given, so its power holds
+    whatever the true correlation >= 0 (`stats.sequential`)."""
+    from click.core import ParameterSource
+
+    from plumbline.stats.sequential import DEFAULT_CORRELATION
+
+    source = click.get_current_context().get_parameter_source("correlation")
+    return DEFAULT_CORRELATION if source in (ParameterSource.DEFAULT, None) else correlation
+
+
 def _power_sequential(
     baseline: float | None,
     effect: float | None,
@@ -145,7 +157,13 @@ def _power_sequential(
             "--sequential counts pairs: --epochs and --within-share do not apply"
         )
     assert effect is not None
+    from plumbline.cli.compare import check_sequential_size
+
     try:
+        fixed = _sample_size(
+            baseline=baseline, effect=effect, paired=True, sd=sd, common=common, pairing=pairing
+        )
+        check_sequential_size(fixed.n, "--effect, --sd or --baseline, and --alpha, --power")
         document = _sequential(baseline, effect, sd, common["alpha"], common["power"], pairing)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
@@ -220,9 +238,18 @@ def _render_sequential(console: Console, document: dict[str, Any]) -> None:
         )
     console.print(grid)
     if "discordant" in document["assumptions"]:
+        correlation = document["assumptions"].get("correlation")
+        assumed = (
+            ""
+            if correlation is None
+            else f"correlation {correlation:g} between the arms' outcomes within a pair"
+            + (" (independent: the most pairs of any correlation >= 0)" if correlation == 0 else "")
+            + ", so "
+        )
         console.print(
-            f"  assumes {present.percent(document['assumptions']['discordant'])} of pairs "
-            "discordant at the planned effect (--correlation, --discordant)"
+            f"  assumes {assumed}{present.percent(document['assumptions']['discordant'])} of "
+            "pairs discordant at the planned effect (--correlation, --discordant); the fixed "
+            "design uses the same assumption"
         )
     console.print(f"  method: {document['method']} (docs/statistics.md)")
 
@@ -338,7 +365,8 @@ def _render_detectable(console: Console, result: DetectableEffectResult, paired:
     type=FiniteFloatRange(-1, 1),
     default=0.5,
     show_default=True,
-    help="Paired: correlation of the two arms' per-question outcomes (sets the discordant share).",
+    help="Paired: correlation of the two arms' per-question outcomes (sets the discordant "
+    "share; with --sequential the default is 0).",
 )
 @click.option(
     "--discordant",
@@ -397,8 +425,9 @@ def power(
     plumbline power --baseline 0.60 --effect 0.10 --sequential
 
     Paired binary questions need an assumption about discordance: by default the two arms'
-    per-question outcomes correlate at 0.5 (--correlation); give --discordant to fix the share
-    of questions where exactly one arm is right. Repeats (--epochs) shrink only the run-to-run
+    per-question outcomes correlate at 0.5 (--correlation; 0 with --sequential, whose power
+    then holds at any correlation >= 0); give --discordant to fix the share of questions where
+    exactly one arm is right. Repeats (--epochs) shrink only the run-to-run
     share of the variance (--within-share, estimated from a pilot by repeated_measures_mean).
     """
     _check_power_options(baseline, effect, n, sd, power_, alpha)
@@ -412,6 +441,7 @@ def power(
     }
     pairing: dict[str, Any] = {"correlation": correlation, "discordant": discordant}
     if sequential:
+        pairing["correlation"] = _sequential_correlation(correlation)
         _power_sequential(baseline, effect, sd, n, epochs, within_share, common, pairing, json_path)
         return
     try:

@@ -44,12 +44,10 @@ def _refresh_auth_settings() -> None:
     when it first reads its configuration)."""
     import contextlib
 
-    with contextlib.suppress(Exception):  # private API: an older or newer Ray reads them anew
-        import importlib
+    from plumbline.compat.ray import refresh_auth_settings
 
-        raylet: Any = importlib.import_module("ray._raylet")
-        raylet.Config.initialize("")
-        raylet.AuthenticationTokenLoader.instance().reset_cache()
+    with contextlib.suppress(Exception):  # private API (compat.ray): a newer Ray may differ
+        refresh_auth_settings()
 
 
 class ClusterError(RuntimeError):

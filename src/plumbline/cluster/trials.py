@@ -30,9 +30,7 @@ same command reclaims every node's leftovers first and runs the units without a 
 from __future__ import annotations
 
 import hashlib
-import io
 import socket
-import tarfile
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -50,10 +48,10 @@ from plumbline.agent.harness import (
     TrialOutput,
 )
 from plumbline.agent.leases import Reclaimed, reclaim
-from plumbline.agent.plan import Plan, TaskPlan, final_prompt
+from plumbline.agent.plan import Plan, final_prompt
+from plumbline.agent.sandbox import SandboxError, SandboxOptions, require
 from plumbline.agent.schedule import Unit
 from plumbline.agent.suite import Arm, FileToAdd, Task
-from plumbline.agent.workspace import git
 from plumbline.cluster.connect import ClusterError, connect, disconnect, require_ray
 from plumbline.cluster.stop import new_stop_signal, send_stop, stop_requested, watch
 
@@ -68,21 +66,11 @@ LOST_KIND = "node_lost"
 
 class ShippedMaterials(Materials):
     """A plan's inputs as bytes, for workers that cannot read the suite's directory: each
-    task's source as a tar archive, the arms' files, the final prompts."""
+    task's source snapshot (as every executor has it), the arms' files, the final prompts."""
 
     def __init__(self, plan: Plan) -> None:
+        super().__init__(plan)
         loaded = plan.loaded
-        self.sources: dict[str, tuple[str, bytes]] = {}
-        for task_id, task_plan in plan.tasks.items():
-            source = task_plan.task.source
-            if source.git:
-                assert task_plan.commit is not None
-                archive = git(
-                    loaded.resolve(source.git), "archive", "--format=tar", task_plan.commit, env={}
-                )
-                self.sources[task_id] = ("git", archive)
-            else:
-                self.sources[task_id] = ("dir", _tar_directory(loaded.resolve(source.dir or "")))
         self.files: dict[str, bytes] = {}
         for arm in loaded.suite.arms:
             for item in arm.add_files:
@@ -94,13 +82,6 @@ class ShippedMaterials(Materials):
             for arm in loaded.suite.arms
         }
 
-    def copy_source(self, task_plan: TaskPlan, workspace: Path) -> None:
-        kind, archive = self.sources[task_plan.task.id]
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            # A commit's files as `copy_git_source` extracts them; a directory's as
-            # `copy_dir_source` copies them (its symbolic links as they are).
-            tar.extractall(workspace, filter="data" if kind == "git" else "tar")
-
     def file_content(self, item: FileToAdd) -> bytes:
         if item.content is not None:
             return item.content.encode("utf-8")
@@ -109,20 +90,6 @@ class ShippedMaterials(Materials):
 
     def prompt(self, task: Task, arm: Arm) -> str:
         return self.prompts[(task.id, arm.name)]
-
-
-def _tar_directory(directory: Path) -> bytes:
-    """A directory's files (without any `.git`, links kept as links) as a tar archive."""
-    if not directory.is_dir():
-        raise RunError(f"task source {directory}: no such directory")
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for path in sorted(directory.rglob("*")):
-            relative = path.relative_to(directory)
-            if ".git" in relative.parts:
-                continue
-            tar.add(path, arcname=relative.as_posix(), recursive=False)
-    return buffer.getvalue()
 
 
 @dataclass(frozen=True)
@@ -135,6 +102,8 @@ class WorkerSettings:
     keep_workspaces: bool
     kill_grace: float
     duration_from: str
+    #: The sandbox every trial runs in, the same on every node (checked when the run starts).
+    sandbox: SandboxOptions = field(default_factory=SandboxOptions)
 
 
 @dataclass
@@ -145,6 +114,8 @@ class NodeCheck:
     node: str
     version: str
     reclaimed: list[Reclaimed] = field(default_factory=list)
+    #: Why this node cannot run the run's trial sandbox (None: it can).
+    sandbox_problem: str | None = None
 
 
 def _node_base(settings: WorkerSettings) -> Path:
@@ -172,7 +143,12 @@ def check_node(settings: WorkerSettings) -> NodeCheck:
     left there. The driver holds the output's lock, so every lease of its scope is a leftover
     (its Ray worker may not have been ended yet)."""
     found = reclaim(_leases(settings), keep_workspaces=settings.keep_workspaces)
-    return NodeCheck(_node_name(), plumbline.__version__, found)
+    try:
+        require(settings.sandbox)
+        problem = None
+    except SandboxError as error:
+        problem = str(error)
+    return NodeCheck(_node_name(), plumbline.__version__, found, problem)
 
 
 def run_trial(
@@ -180,6 +156,7 @@ def run_trial(
     materials: Materials,
     settings: WorkerSettings,
     secrets: dict[str, str],
+    home_files: dict[str, bytes],
     unit: Unit,
     stop: Any,
 ) -> TrialOutput:
@@ -198,6 +175,8 @@ def run_trial(
         keep_workspaces=settings.keep_workspaces,
         kill_grace=settings.kill_grace,
         duration_from="harness" if settings.duration_from == "harness" else "agent",
+        sandbox=settings.sandbox,
+        home_files=home_files,
     )
     harness = Harness(plan, options, materials=materials)
     with harness.baselines(), watch(stop, harness.registry.kill_all):
@@ -228,6 +207,7 @@ class RayExecutor:
             keep_workspaces=options.keep_workspaces,
             kill_grace=options.kill_grace,
             duration_from=options.duration_from,
+            sandbox=options.sandbox,
         )
 
     def connect(self) -> None:
@@ -265,6 +245,12 @@ class RayExecutor:
                 ) from None
             except ray.exceptions.RayError:
                 continue  # a node that died meanwhile runs no trial
+        unsandboxed = [c for c in checks if c.sandbox_problem is not None]
+        if unsandboxed:
+            raise RunError(
+                "every node must run the trial sandbox: "
+                + "; ".join(f"node {c.node}: {c.sandbox_problem}" for c in unsandboxed)
+            )
         wrong = [c for c in checks if c.version != plumbline.__version__]
         if wrong:
             raise RunError(
@@ -292,10 +278,11 @@ class RayExecutor:
         plan_ref = ray.put(harness.plan)
         materials_ref = ray.put(ShippedMaterials(harness.plan))
         secrets = dict(harness.options.pass_env)
+        home_files = dict(harness.options.home_files)
 
         def submit(unit: Unit) -> ObjectRef[TrialOutput]:
             ref: ObjectRef[TrialOutput] = task.remote(
-                plan_ref, materials_ref, self.settings, secrets, unit, stop
+                plan_ref, materials_ref, self.settings, secrets, home_files, unit, stop
             )
             return ref
 

@@ -390,6 +390,25 @@ def _coverage_warnings(
     return warnings
 
 
+def _sandbox_warnings(runs: pl.DataFrame, treatment: str, control: str) -> list[str]:
+    """A warning when the two arms' trials ran in different sandboxes (`agent run --sandbox`):
+    what an agent could reach was not the same, so neither is what it could do."""
+    if "sandbox" not in runs.columns:
+        return []
+    kinds = {
+        arm: sorted({k or "unrecorded" for k in runs.filter(pl.col("arm") == arm)["sandbox"]})
+        for arm in (treatment, control)
+    }
+    if kinds[treatment] == kinds[control]:
+        return []
+    return [
+        f"{treatment} vs {control}: the arms ran in different sandboxes ({treatment}: "
+        f"{', '.join(kinds[treatment]) or 'none recorded'}; {control}: "
+        f"{', '.join(kinds[control]) or 'none recorded'}); their agents could not reach the "
+        "same things, so the comparison mixes that difference into the arms'"
+    ]
+
+
 def _comparison(
     prepared: PreparedRuns,
     summaries: dict[str, ArmSummary],
@@ -412,6 +431,7 @@ def _comparison(
         )
     table = per_task_table(prepared, pairs, treatment, control)
     warnings += _coverage_warnings(pairs, table, treatment, control)
+    warnings += _sandbox_warnings(prepared.runs, treatment, control)
     power = power_analysis(pairs, summaries[control].success_rate, settings)
     detectable = power.minimum_detectable_pass_delta
     observed = paired["pass_delta"].mean

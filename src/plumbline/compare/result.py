@@ -173,6 +173,21 @@ class SequentialSettings(ResultModel):
         "count",
         default=None,
     )
+    correlation: float = unit_field(
+        "Assumed correlation coefficient (−1 to 1) of the two arms' outcomes within a pair, "
+        "for planning (0: independent arms, the most pairs of any correlation ≥ 0, so the "
+        "planned power holds whatever the true correlation ≥ 0).",
+        "score",
+        default=0.0,
+        ge=-1,
+        lt=1,
+    )
+    seed: int = unit_field(
+        "Seed of the random order the pairs are analysed in, drawn before any outcome is read "
+        "whatever the records' order (a label, not a quantity).",
+        "count",
+        default=0,
+    )
 
 
 class SequentialStep(ResultModel):
@@ -201,6 +216,11 @@ class SequentialComparison(ResultModel):
     )
     estimate: float = unit_field("Mean pass-rate difference at the stop.", "proportion")
     interval: Interval = Field(description="The confidence sequence at the stop.")
+    interval_guarantee: str = Field(
+        default="",
+        description="What the interval at the stop guarantees: exact as the test of no "
+        "difference, approximate as a confidence sequence away from 0.",
+    )
     method: str
     reason: str = Field(
         description="`boundary`, `equivalence`, `cap`, or `data` (the records ran out first)."
@@ -208,7 +228,7 @@ class SequentialComparison(ResultModel):
     complete: bool = Field(
         description="False when the records ran out before a decision or the cap."
     )
-    order: str = Field(description="How the pairs were put in time order.")
+    order: str = Field(description="The order the pairs were analysed in.")
     settings: SequentialSettings
     summary: str = Field(description="The verdict in one sentence.")
     path: list[SequentialStep] = Field(

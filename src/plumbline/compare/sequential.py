@@ -1,17 +1,26 @@
-"""`compare --sequential`: the anytime-valid sequential verdict on paired success, in time order.
+"""`compare --sequential`: the anytime-valid sequential verdict on paired success.
 
-Runs are put in the order they happened: by `started_at_utc` when every compared run has one,
-else in file order (the files as given, then line). A pair `(task_id, repeat)` arrives when its
-second run does; pairs are fed to `stats.run_sequential` in that order, which looks after every
-pair and stops at the first decision or at the plan's cap. The plan (planned effect, baseline
-rate) is fixed by the settings, never tuned on the outcomes being tested. Under `--sequential`
-the success gate of the three-gate rule reads the verdict: it holds for the treatment when the
-verdict is `better` or `equivalent`, for the control when `worse` or `equivalent`, and for
-neither while `undecided`. The result types live in `compare.result`.
+The pairs `(task_id, repeat)` present in both arms are analysed in a seeded random order
+(`analysis_order`): sorted by task and repeat, then permuted by `settings.seed`, so the order is
+fixed before any outcome is read and is the same whatever order the records come in (file
+order, `started_at_utc`, grouped by task). A time order would let the first tasks decide for
+the suite: a harness that runs a task's repeats back to back writes them together, and a task
+that favours one arm then looks like a suite that does (`stats.sequential`, "Order"). In a
+random order every analysed pair is a draw from all the suite's (task, repeat) cells, so the
+verdict is about the mean over the suite's tasks. `stats.run_sequential` looks after every pair
+and stops at the first decision or at the plan's cap. The plan (planned effect, baseline rate,
+within-pair correlation) is fixed by the settings, never tuned on the outcomes being tested.
+Under `--sequential` the success gate of the three-gate rule reads the verdict: it holds for
+the treatment when the verdict is `better` or `equivalent`, for the control when `worse` or
+`equivalent`, and for neither while `undecided`. The result types live in `compare.result`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from plumbline.compare.decision import gate
@@ -25,48 +34,60 @@ from plumbline.compare.result import (
 )
 from plumbline.core.result import Interval
 from plumbline.stats.result import ConfidenceInterval
-from plumbline.stats.sequential import SequentialResult, plan_sequential, run_sequential
+from plumbline.stats.sequential import (
+    INTERVAL_GUARANTEE,
+    SequentialResult,
+    plan_sequential,
+    run_sequential,
+)
 
 DEFAULT_EFFECT = 0.10
 #: 0.5 is the most conservative baseline rate: it needs the most pairs.
 DEFAULT_BASELINE = 0.5
 
 
+def analysis_order(
+    task_ids: Sequence[str], repeats: Sequence[int], seed: int
+) -> npt.NDArray[np.int64]:
+    """Indices of the pairs in the order they are analysed: sorted by (task, repeat), which
+    removes the input order, then a permutation drawn from `seed` (never from the outcomes)."""
+    canonical = sorted(range(len(task_ids)), key=lambda i: (task_ids[i], repeats[i]))
+    permutation = np.random.default_rng(seed).permutation(len(canonical))
+    return np.asarray(canonical, dtype=np.int64)[permutation]
+
+
+def order_text(seed: int) -> str:
+    return f"a random order (seed {seed}) drawn before any outcome, whatever the records' order"
+
+
 def _ordered_pairs(
-    prepared: PreparedRuns, treatment: str, control: str
+    prepared: PreparedRuns, treatment: str, control: str, seed: int
 ) -> tuple[pl.DataFrame, str]:
-    runs = (
-        prepared.runs.with_row_index("row")
-        .filter(~pl.col("duplicated") & pl.col("arm").is_in([treatment, control]))
-        .select("row", "arm", "pair_key", "success_int", "started_at_utc")
+    runs = prepared.runs.filter(
+        ~pl.col("duplicated") & pl.col("arm").is_in([treatment, control])
+    ).select("arm", "pair_key", "task_id", "repeat", "success_int")
+    t = runs.filter(pl.col("arm") == treatment).select(
+        "pair_key", "task_id", "repeat", pl.col("success_int").alias("t")
     )
-    timed = runs.height > 0 and runs["started_at_utc"].null_count() == 0
-    if timed:
-        instant = pl.col("started_at_utc").str.to_datetime(time_zone="UTC", strict=False)
-        runs = runs.with_columns(instant.alias("when"))
-        timed = runs["when"].null_count() == 0
-    order = "started_at_utc" if timed else "file order"
-    ranked = runs.sort(["when", "row"] if timed else ["row"]).with_row_index("position")
-    t = ranked.filter(pl.col("arm") == treatment).select(
-        "pair_key", pl.col("success_int").alias("t"), pl.col("position").alias("pt")
+    c = runs.filter(pl.col("arm") == control).select("pair_key", pl.col("success_int").alias("c"))
+    pairs = t.join(c, on="pair_key", how="inner")
+    order = analysis_order(
+        [str(task) for task in pairs["task_id"].to_list()],
+        [int(repeat) for repeat in pairs["repeat"].to_list()],
+        seed,
     )
-    c = ranked.filter(pl.col("arm") == control).select(
-        "pair_key", pl.col("success_int").alias("c"), pl.col("position").alias("pc")
-    )
-    pairs = (
-        t.join(c, on="pair_key", how="inner")
-        .with_columns(pl.max_horizontal("pt", "pc").alias("arrival"))
-        .sort("arrival")
-    )
-    return pairs, order
+    return pairs[order.tolist()], order_text(seed)
 
 
 def _summary(result: SequentialResult, settings: SequentialSettings, order: str) -> str:
     plan = result.plan
     plan_text = (
         f"planned for a {settings.effect:+.0%} pass-rate difference from a {settings.baseline:.0%}"
-        f" baseline at alpha {settings.alpha:g}, power {settings.power:.0%}; the fixed design "
-        f"needs {plan.fixed_pairs} pairs, the cap is {plan.max_pairs}; pairs in {order}"
+        f" baseline at alpha {settings.alpha:g}, power {settings.power:.0%}, assuming a "
+        f"within-pair correlation of {settings.correlation:g}"
+        f"{' (independent arms: the most pairs)' if settings.correlation == 0 else ''}; the "
+        f"fixed design needs {plan.fixed_pairs} pairs under the same assumption, the cap is "
+        f"{plan.max_pairs}; pairs in {order}"
     )
     if result.verdict in ("better", "worse"):
         head = f"{result.verdict} after {result.stopped_at} pairs"
@@ -86,7 +107,7 @@ def sequential_comparison(
     prepared: PreparedRuns, treatment: str, control: str, settings: SequentialSettings
 ) -> SequentialComparison | None:
     """The sequential verdict, or None when no pair exists."""
-    pairs, order = _ordered_pairs(prepared, treatment, control)
+    pairs, order = _ordered_pairs(prepared, treatment, control, settings.seed)
     if pairs.height == 0:
         return None
     plan = plan_sequential(
@@ -95,6 +116,7 @@ def sequential_comparison(
         alpha=settings.alpha,
         power=settings.power,
         margin=settings.margin,
+        correlation=settings.correlation,
         max_pairs=settings.max_pairs,
     )
     result = run_sequential(pairs["t"].to_numpy(), pairs["c"].to_numpy(), plan)
@@ -106,6 +128,7 @@ def sequential_comparison(
         fixed_pairs=plan.fixed_pairs,
         estimate=result.estimate,
         interval=Interval.of(result.interval),
+        interval_guarantee=INTERVAL_GUARANTEE,
         method=plan.method,
         reason=result.reason,
         complete=result.complete,

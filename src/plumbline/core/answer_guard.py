@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from plumbline.compat.openai import read_body_replaced, sdk_http_client
+
 #: The key, in an httpx response's `extensions`, of the description of a malformed answer.
 MALFORMED_ANSWER = "plumbline.malformed_answer"
 _EXCERPT = 300
@@ -77,15 +79,19 @@ async def check_completion_response(response: Any) -> None:
     response.status_code = STATUS
     response.extensions[MALFORMED_ANSWER] = problem
     error = {"message": problem, "type": "malformed_response", "code": "malformed_response"}
-    # the body the SDK reads for its error message (set by `aread` above; httpx keeps it here)
-    response._content = json.dumps({"error": error}, ensure_ascii=False).encode("utf-8")
+    # the body the SDK reads for its error message (read by `aread` above); on the openai
+    # adapter's public path it stays as received, and the mark above carries the description
+    read_body_replaced(response, json.dumps({"error": error}, ensure_ascii=False).encode("utf-8"))
 
 
 def install_answer_guard(model: Any) -> bool:
     """Put `check_completion_response` on the HTTP client of an Inspect model (once); False
     when the model has no httpx client (other providers keep their own behaviour)."""
-    client = getattr(getattr(model, "api", None), "client", None)
-    http = getattr(client, "_client", None)
+    api = getattr(model, "api", None)
+    # Inspect's openai providers hold the SDK's HTTP client publicly; others through the SDK
+    http = getattr(api, "http_client", None)
+    if http is None:
+        http = sdk_http_client(getattr(api, "client", None))
     hooks = getattr(http, "event_hooks", None)
     if not isinstance(hooks, dict) or not isinstance(hooks.get("response"), list):
         return False

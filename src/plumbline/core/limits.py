@@ -34,6 +34,16 @@ MAX_EPOCHS = 1_000
 #: `PLUMBLINE_MAX_LINE_BYTES=N` raises it.
 MAX_LINE_BYTES = 128 * 1024 * 1024
 
+#: Pairs of the fixed design a sequential plan is made for (`compare --sequential`, `power
+#: --sequential`): planning searches the cap by exact computation over every look, so its cost
+#: grows faster than the pairs (about 3 s at 800 pairs on one core). 1,500 pairs is a 5-point
+#: pass-rate difference from a 50% baseline at alpha 0.005; an A/B of agents rarely runs more.
+MAX_SEQUENTIAL_PAIRS = 1_500
+
+#: The smallest planned pass-rate difference of `compare --sequential --effect` (shown in its
+#: `--help`): at 0.05 from the worst baseline (0.5) the fixed design needs 787 pairs.
+MIN_SEQUENTIAL_EFFECT = 0.05
+
 __all__ = [
     "MAX_AGENT_RUNS",
     "MAX_CONCURRENCY",
@@ -41,5 +51,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_REPEATS",
     "MAX_RESAMPLES",
+    "MAX_SEQUENTIAL_PAIRS",
     "MAX_TRIALS",
+    "MIN_SEQUENTIAL_EFFECT",
 ]

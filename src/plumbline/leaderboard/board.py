@@ -238,6 +238,13 @@ class Leaderboard:
                 ],
                 more_labels_needed=more,
                 requested_half_width=self.half_width,
+                lambda_method=details.get("lambda_method"),
+                judge_labelled_mean=correction.selection.labelled_mean,
+                judge_unlabelled_mean=correction.selection.unlabelled_mean,
+                selection_pvalue=correction.selection.pvalue,
+                selection_alpha=correction.selection.alpha,
+                selection_method=correction.selection.method,
+                labels_look_chosen=correction.selection.chosen,
             )
         return found
 

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from plumbline.core.result import Interval
-from plumbline.stats import EstimateResult, ppi_mean
+from plumbline.stats import EstimateResult, SelectionCheck, ppi_mean
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -31,6 +31,8 @@ class Correction:
     result: EstimateResult
     judge_value: float
     judge_interval: Interval | None
+    selection: SelectionCheck
+    """Does the labelled set look drawn at random (the judge's mean on it vs on the rest)?"""
 
     def estimate(self, level: float) -> EstimateResult:
         return ppi_mean(self.human, self.judge_labelled, self.judge_unlabelled, level=level)

@@ -35,8 +35,8 @@ from plumbline.records.io import (
     iter_json_values,
     read_text_file,
 )
-from plumbline.stats import label_budget, ppi_mean
-from plumbline.stats.ppi import METHOD
+from plumbline.stats import label_budget, ppi_mean, selection_check
+from plumbline.stats.ppi import METHOD, SelectionCheck
 
 
 class LabelFileError(ValueError):
@@ -194,7 +194,10 @@ def correct_category(
     score: CategoryScore, human: dict[int, float], model: str
 ) -> tuple[CategoryScore, Problem | None]:
     """The category score replaced by its PPI estimate and interval (or unchanged, with a
-    problem, when the labels cannot correct it: fewer than 2, or no unlabelled question)."""
+    problem, when the labels cannot correct it: fewer than 2, or no unlabelled question).
+    A corrected score comes with a `labels_not_random` problem when the judge's mean on the
+    labelled questions differs from its mean on the others at the 1% level
+    (`stats.selection_check`): the labels look chosen, and PPI assumes they were drawn."""
     if score.missing:
         return score, None
     labelled = np.array(sorted(human), dtype=np.int64)
@@ -212,6 +215,9 @@ def correct_category(
             category=score.key,
             count=int(labelled.size),
         )
+    selection = selection_check(
+        score.question_means[positions], score.question_means[unlabelled_mask]
+    )
     correction = Correction(
         labelled=labelled,
         human=np.array([human[int(code)] for code in labelled], dtype=np.float64),
@@ -226,6 +232,7 @@ def correct_category(
         ),
         judge_value=float(score.contribution),
         judge_interval=score.interval,
+        selection=selection,
     )
     result = correction.result
     return (
@@ -238,7 +245,23 @@ def correct_category(
             standard_error=result.standard_error,
             correction=correction,
         ),
-        None,
+        _chosen_labels(selection, model, score.key) if selection.chosen else None,
+    )
+
+
+def _chosen_labels(selection: SelectionCheck, model: str, category: str) -> Problem:
+    """The warning when the labelled questions do not look like a uniform random draw."""
+    return Problem(
+        kind="labels_not_random",
+        message=(
+            "the labelled questions look chosen, not drawn at random: the judge's mean is "
+            f"{selection.labelled_mean:.3f} on them and {selection.unlabelled_mean:.3f} on the "
+            f"others (p = {selection.pvalue:.2g} < {selection.alpha:g}, {selection.method}); "
+            "the correction assumes a uniform random sample (`plumbline judge sample`) and may "
+            "be biased"
+        ),
+        model=model,
+        category=category,
     )
 
 

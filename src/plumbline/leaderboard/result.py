@@ -19,7 +19,6 @@ The rules a schema cannot state (overall = Σ weight × category value, weights 
 from __future__ import annotations
 
 import copy
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -31,6 +30,7 @@ from pydantic import (
 )
 
 from plumbline.core.result import Interval, ResultModel, Unit, unit_field
+from plumbline.core.timestamps import parse_utc
 
 SchemaVersion = Literal["plumbline.leaderboard/2"]
 #: `plumbline.core.result.schema_version("leaderboard", 2)`, as a type the schema states as a
@@ -113,7 +113,10 @@ class SuiteName(ResultModel):
 class LeaderboardMetadata(ResultModel):
     """SA Bench's `_metadata`, with plumbline's version, suite, formula and rules."""
 
-    generated_at: str = Field(description="ISO 8601 time of generation, with a time zone.")
+    generated_at: str = Field(
+        description="ISO 8601 time of generation (plumbline writes it in UTC, with `Z`); a "
+        "time without a zone is read as UTC."
+    )
     run_id: str | None = _optional("The CI run id, or a local identifier.")
     model_count: int = unit_field("Models ranked (rows of `models`).", "count", ge=0)
     categories: dict[str, CategoryMetadata] = Field(description="Per-category metadata, by key.")
@@ -152,11 +155,9 @@ class LeaderboardMetadata(ResultModel):
         if "T" not in value:
             raise ValueError("not an ISO 8601 date-time (no 'T')")
         try:
-            moment = datetime.fromisoformat(value)
+            parse_utc(value)  # a naive time is UTC, as every reader reads one
         except ValueError:
             raise ValueError(f"not an ISO 8601 date-time: {value!r}") from None
-        if moment.tzinfo is None:
-            raise ValueError("an ISO 8601 date-time needs a time zone (e.g. 'Z')")
         return value
 
 
@@ -207,6 +208,26 @@ class JudgeCorrection(ResultModel):
     )
     requested_half_width: float | None = _optional_unit(
         "The half-width `more_labels_needed` aims at.", "proportion", gt=0
+    )
+    lambda_method: str | None = _optional(
+        "How λ was chosen: cross-fitted (each label's λ from the other labels) or fixed."
+    )
+    judge_labelled_mean: float | None = _optional_unit(
+        "The judge's mean on the labelled questions.", "proportion"
+    )
+    judge_unlabelled_mean: float | None = _optional_unit(
+        "The judge's mean on the other questions.", "proportion"
+    )
+    selection_pvalue: float | None = _optional_unit(
+        "Two-sided p-value of 'the labelled questions are a uniform random draw' (the judge's "
+        "mean on them against the others).",
+        "probability",
+    )
+    selection_alpha: float | None = _optional_unit("Level of that check (0.01).", "probability")
+    selection_method: str | None = _optional("How that p-value was computed.")
+    labels_look_chosen: bool | None = _optional(
+        "True when selection_pvalue < selection_alpha: the labels look chosen, not drawn, and "
+        "the corrected score may be biased."
     )
 
 

@@ -43,6 +43,50 @@ WINDOW = 0.05
 GRACE = 0.01
 
 
+def busy_elsewhere() -> int:
+    """Tasks running or waiting for a CPU now, besides the caller: the kernel's `procs_running`
+    (`/proc/stat`), the least of three readings a millisecond apart (a CPU-bound process is
+    runnable in each; a short-lived one is not counted), minus the caller itself. 0 where the
+    system does not say (not Linux)."""
+    readings: list[int] = []
+    for attempt in range(3):
+        if attempt:
+            time.sleep(0.001)
+        try:
+            with open("/proc/stat", encoding="ascii") as stat:
+                for line in stat:
+                    if line.startswith("procs_running "):
+                        readings.append(int(line.split()[1]))
+                        break
+        except (OSError, ValueError):
+            return 0
+    return max(0, min(readings) - 1) if readings else 0
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def threads_for(cap: int, cores: int, others: int) -> int:
+    """torch threads for a batch: at most `cap`, and no more than the cores that other busy
+    tasks leave free (at least 1).
+
+    A torch operation on T threads waits for the slowest of them at its end, and a decoding
+    step is about two hundred such operations: when another process holds one of the cores,
+    one thread of the team is descheduled in most of them and every step waits for it. On 2
+    cores with a competing process, a batch of 4 answers of 32 tokens on 2 threads did not
+    finish in 300 s; on 1 thread it took 11 s, and the same 4 calls one after another 28 s
+    (`benchmarks/bench_local_contention.py`).
+    """
+    return max(1, min(cap, cores - others))
+
+
 @dataclass
 class Request:
     """One generation: its prompt, budget, decoding options, and (once done) its result."""
@@ -56,6 +100,7 @@ class Request:
     tokens: list[int] = field(default_factory=list)
     timed_out: bool = False
     seconds: float = 0.0
+    threads: int = 0  # torch threads its batch was decoded on
     error: BaseException | None = None
     done: bool = False
 
@@ -100,8 +145,14 @@ class Batcher:
     """Runs queued requests in batches on one model; `run` is thread-safe and blocking."""
 
     def __init__(self, model: Any, eos: set[int], pad: int) -> None:
+        import torch
+
         self.model = model
         self.products = torch_thread.run(SkinnyProducts, model)
+        # the most torch threads a batch uses (torch's default, or `-M threads`); fewer while
+        # other processes keep the cores busy (`threads_for`)
+        self.max_threads: int = torch_thread.run(torch.get_num_threads)
+        self._cores = usable_cores()
         self.eos = eos
         self.pad = pad
         # transformers 5 renamed forward's `past_key_values` to `cache` (the old name warns)
@@ -185,6 +236,7 @@ class Batcher:
             batch = [self._queue.popleft() for _ in range(min(MAX_BATCH, len(self._queue)))]
             self._concurrent = False
             self._peak = len(batch) + len(self._queue)
+        threads = threads_for(self.max_threads, self._cores, busy_elsewhere())
         try:
             torch_thread.run(
                 decode,
@@ -195,6 +247,7 @@ class Batcher:
                 self._arrived,
                 self._cache_argument,
                 self.products,
+                threads,
             )
         except BaseException as error:
             for request in batch:
@@ -225,14 +278,20 @@ def decode(
     between: Callable[[int], None],
     cache_argument: str,
     products: SkinnyProducts,
+    threads: int | None = None,
 ) -> None:
     """Greedy or sampled decoding of `batch` with a shared KV cache; fills each request.
 
-    The decoding steps of two or more rows use the weight copies of `products`.
+    The decoding steps of two or more rows use the weight copies of `products`; the batch runs
+    on `threads` torch threads (None: as many as torch has now).
     """
     import torch
     from transformers import DynamicCache
 
+    if threads is not None and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    for request in batch:
+        request.threads = torch.get_num_threads()
     started = time.perf_counter()
     width = max(len(request.prompt) for request in batch)
     ids = torch.full((len(batch), width), pad, dtype=torch.long)

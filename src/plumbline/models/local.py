@@ -25,6 +25,7 @@ before Python joins its worker threads, and stops every generation in flight.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import importlib.metadata
@@ -162,6 +163,7 @@ class Generation:
     stop_reason: str  # "stop" or "max_tokens"
     seconds: float
     seed: int
+    threads: int = 0  # torch threads its batch was decoded on (fewer when the cores are busy)
 
 
 _LIVE: set[threading.Event] = set()
@@ -257,7 +259,10 @@ class LocalEngine:
             raise GenerationCancelled("generation cancelled")
         if request.timed_out:
             raise TimeoutError("generation timed out (the deadline passed)")
-        return self._generation(request.tokens, prompt_tokens, budget, request.seconds, chosen_seed)
+        generation = self._generation(
+            request.tokens, prompt_tokens, budget, request.seconds, chosen_seed
+        )
+        return dataclasses.replace(generation, threads=request.threads)
 
     def _sampling(
         self, temperature: float | None, top_p: float | None, top_k: int | None
@@ -265,9 +270,9 @@ class LocalEngine:
         """The warpers' settings when sampling (as `generate` resolves them); {} for greedy."""
         if not temperature:
             return {}
-        from transformers import GenerationConfig
+        from plumbline.compat.transformers import generation_defaults
 
-        defaults = GenerationConfig._get_default_generation_params()
+        defaults = generation_defaults()
         config = self.model.generation_config
 
         def resolved(given: Any, name: str) -> Any:

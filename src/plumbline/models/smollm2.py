@@ -18,7 +18,8 @@ fails as a timeout and the process carries on.
 
 The model is text only: a prompt with an image (or any non-text content) or tools fails with
 `UnsupportedInputError`, which `plumbline run` records as an unsupported sample.
-Model arguments (`-M`): `threads` (torch CPU threads; default torch's).
+Model arguments (`-M`): `threads` (torch CPU threads at most; default torch's; fewer while other
+processes keep the cores busy, `batching.threads_for`).
 """
 
 from __future__ import annotations
@@ -112,6 +113,11 @@ class SmolLM2API(ModelAPI):
         if self._engine is None:
             self._engine = shared_engine()
         return self._engine
+
+    def warm_up(self) -> None:
+        """Load the weights before the first call (`probe` calls this before any trial), so a
+        call's timeout measures the call, not the model's start-up."""
+        self.engine()
 
     def max_connections(self) -> int:
         # one call at a time unless the caller asks for more (--concurrency): concurrent calls

@@ -31,6 +31,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from plumbline.core.timestamps import as_utc
 from plumbline.records.eval_zip import Declined, read_members
 
 # Inspect's `.json` logs are named `<ISO timestamp>_<task>_<id>.json`; other `.json` files in a
@@ -379,10 +380,9 @@ def _parse_created(text: str, path: str) -> datetime:
     except (TypeError, ValueError):
         if is_remote(path):
             raise LogReadError(path, f"eval.created is not an ISO 8601 time: {text!r}") from None
-        created = datetime.fromtimestamp(_local(path).stat().st_mtime)
-    if created.tzinfo is None:
-        created = created.astimezone()
-    return created
+        created = datetime.fromtimestamp(_local(path).stat().st_mtime, tz=UTC)
+    # a naive time is UTC, as `_fast_created` (and Inspect) read it (`core.timestamps`)
+    return as_utc(created)
 
 
 def read_log_header(path: str | Path, *, fast: bool = True) -> LogHeader:
@@ -489,9 +489,7 @@ def _fast_created(text: str) -> datetime:
         created = datetime.fromisoformat(normal)
     except ValueError as error:
         raise _decline("created is no ISO time") from error
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=UTC)
-    return datetime.fromisoformat(created.astimezone(UTC).isoformat())
+    return datetime.fromisoformat(as_utc(created).astimezone(UTC).isoformat())
 
 
 def fast_log_header(location: str) -> LogHeader:

@@ -470,9 +470,17 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     - a symbolic link: written to the file the link points to (the link stays a link);
     - a FIFO or a character device (`/dev/stdout`, `<(...)`, a terminal): streamed into it,
       never renamed over it;
+    - a file this process already has open (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
+      `/proc/self/fd/N`: `--json /dev/stdout >> run.log`): written into through that open
+      descriptor, at its offset, so a file the shell opened for appending is appended to and
+      never replaced (replacing it would delete its earlier lines);
     - a directory, a socket or a block device: refused (`IsADirectoryError`, `OSError`).
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    descriptor = open_descriptor(path)
+    if descriptor is not None and stat.S_ISREG(os.fstat(descriptor).st_mode):
+        _write_into(descriptor, payload)
+        return
     kind = output_kind(path)
     if kind == "stream":
         descriptor = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
@@ -498,6 +506,61 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+#: The names of this process's own open descriptors: `/dev/fd/N`, `/proc/self/fd/N`,
+#: `/proc/thread-self/fd/N` and `/proc/<pid>/fd/N` (`/dev/stdin`, `/dev/stdout`, `/dev/stderr`
+#: are links to the first).
+_DESCRIPTOR = re.compile(r"/(?:dev/fd|proc/(?:self|thread-self|(\d+)(?:/task/\d+)?)/fd)/(\d+)")
+
+
+def open_descriptor(path: str | Path) -> int | None:
+    """The descriptor of this process that `path` names (`/dev/stdout` is 1, `/dev/fd/3` is 3),
+    or None when it names a file by its own name.
+
+    Links are followed one at a time until a descriptor's name appears: opening such a name
+    again would open the file anew (from its start, not appending), and following every link
+    at once (`realpath`) would give the file's own name and lose the descriptor.
+    """
+    current = os.path.abspath(os.fspath(path))
+    for _ in range(40):  # the kernel's own bound on links followed
+        match = _DESCRIPTOR.fullmatch(current)
+        if match is not None:
+            pid, number = match.groups()
+            if pid is not None and int(pid) != os.getpid():
+                return None
+            descriptor = int(number)
+            try:
+                os.fstat(descriptor)
+            except OSError:
+                return None
+            return descriptor
+        head, name = os.path.split(current)
+        parent = os.path.realpath(head)
+        if parent != head:  # `/dev/fd` is itself a link to `/proc/self/fd`
+            current = os.path.join(parent, name)
+            continue
+        try:
+            target = os.readlink(current)
+        except OSError:  # not a link: a file named by its own name
+            return None
+        current = os.path.normpath(os.path.join(head, target))
+    return None
+
+
+def _write_into(descriptor: int, payload: bytes) -> None:
+    """Write all of `payload` into an open descriptor (at its offset; appended under
+    O_APPEND), after what Python's own streams on it hold, so the order is kept."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            if stream is not None and stream.fileno() == descriptor:
+                stream.flush()
+    view = memoryview(payload)
+    while view:
+        written = os.write(descriptor, view)
+        view = view[written:]
 
 
 def output_kind(path: str | Path) -> str:

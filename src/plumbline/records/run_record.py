@@ -15,7 +15,7 @@ import math
 import mmap
 import stat
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -33,6 +33,7 @@ from pydantic import (
     field_validator,
 )
 
+from plumbline.core.timestamps import parse_utc
 from plumbline.records.io import InvalidRecordError, RecordError, as_regular_file, read_records
 from plumbline.records.lines import max_line_bytes
 
@@ -71,12 +72,21 @@ MAX_COST_USD = 1e6
 NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
 Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+CostUsd = Annotated[float, Field(ge=0, le=MAX_COST_USD, allow_inf_nan=False)]
 
 
-def parse_utc(value: str) -> datetime:
-    """An ISO 8601 date-time (`Z` allowed) as an aware datetime (naive ones are taken as UTC)."""
-    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+class ModelUsage(BaseModel):
+    """One model's share of a run's tokens and cost (an agent that used several models, e.g.
+    Claude Code's `modelUsage`). The record's own token and cost fields are the totals."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    model: Annotated[str, Field(min_length=1)]
+    input_tokens: TokenCount | None = None
+    output_tokens: TokenCount | None = None
+    cache_read_tokens: TokenCount | None = None
+    cache_write_tokens: TokenCount | None = None
+    total_cost_usd: CostUsd | None = None
 
 
 def time_problems(started: str | None, ended: str | None) -> list[tuple[str, str]]:
@@ -105,14 +115,14 @@ class RunRecord(BaseModel):
     `infra_failure` runs are excluded from the comparison and reported per arm.
     """
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, protected_namespaces=())
 
     task_id: Annotated[str, BeforeValidator(_task_id_to_str), Field(min_length=1)]
     arm: Annotated[str, Field(min_length=1)]
     repeat: NonNegativeInt
     success: bool
     duration_seconds: Seconds
-    total_cost_usd: Annotated[float, Field(ge=0, le=MAX_COST_USD, allow_inf_nan=False)] | None
+    total_cost_usd: CostUsd | None
     input_tokens: TokenCount | None
     output_tokens: TokenCount | None
     cache_read_tokens: TokenCount | None
@@ -151,9 +161,14 @@ class RunRecord(BaseModel):
     schedule_position: NonNegativeInt | None = None
     failure_reason: str | None = None
     agent_report_error: str | None = None
+    # Written by `plumbline agent run` since trials are sandboxed.
+    sandbox: str | None = None
+    shadowing_files: list[str] | None = None
     # Written by the Ray executor (`agent run --executor ray`).
     node: str | None = None
     infra_retries: NonNegativeInt | None = None
+    # Per-model detail of the token and cost totals, when the agent reports it.
+    model_usage: list[ModelUsage] | None = None
 
     @field_validator("started_at_utc", "ended_at_utc")
     @classmethod
@@ -209,7 +224,18 @@ FRAME_SCHEMA: dict[str, Any] = {
     "run_id": pl.String,
     "started_at_utc": pl.String,
     "ended_at_utc": pl.String,
+    "sandbox": pl.String,
+    "model_usage": pl.List(
+        pl.Struct(
+            {
+                "model": pl.String,
+                **dict.fromkeys(TOKEN_FIELDS, pl.Int64),
+                "total_cost_usd": pl.Float64,
+            }
+        )
+    ),
 }
+USAGE_FIELDS = ("model", *TOKEN_FIELDS, "total_cost_usd")
 _NOT_NULL = ("task_id", "arm", "repeat", "success", "duration_seconds")
 _NULLABLE_REQUIRED = tuple(name for name in REQUIRED_FIELDS if name not in _NOT_NULL)
 _NON_NEGATIVE = (
@@ -250,6 +276,10 @@ def records_to_frame(records: list[RunRecord], path: str, lines: list[int]) -> p
     for record in records:
         for name, values in columns.items():
             values.append(getattr(record, name))
+    columns["model_usage"] = [
+        None if usage is None else [entry.model_dump(include=set(USAGE_FIELDS)) for entry in usage]
+        for usage in columns["model_usage"]
+    ]
     frame = pl.DataFrame(columns, schema=FRAME_SCHEMA)
     return frame.with_columns(
         pl.lit(path, dtype=pl.String).alias("file"), pl.Series("line", lines, dtype=pl.Int64)
@@ -424,6 +454,28 @@ def _moment(value: str) -> float:
         return math.nan
 
 
+def _usage_valid(column: pl.Series) -> bool:
+    """Whether every `model_usage` entry holds what `ModelUsage` accepts (checked column-wise:
+    a named model, counts and cost in range; the types were enforced by the read)."""
+    if column.null_count() == column.len():
+        return True
+    # Only non-empty lists: each exploded row is then an entry (a null element included).
+    entries = column.filter(column.list.len() > 0).explode().struct.unnest()
+    if entries.height == 0:
+        return True
+    checks = [
+        pl.col("model").is_not_null().all() & (pl.col("model").str.len_chars().min() > 0),
+        *[
+            (pl.col(name).min().fill_null(0) >= 0) & (pl.col(name).max().fill_null(0) <= MAX_TOKENS)
+            for name in TOKEN_FIELDS
+        ],
+        (pl.col("total_cost_usd").min().fill_null(0) >= 0)
+        & (pl.col("total_cost_usd").max().fill_null(0) <= MAX_COST_USD)
+        & pl.col("total_cost_usd").is_finite().all(),
+    ]
+    return all(entries.select(checks).row(0))
+
+
 def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError]] | None:
     """Read plain JSONL column-wise; None when the file needs the record-by-record reader
     (which also reads pipes and FIFOs, and names a line longer than the bound)."""
@@ -443,6 +495,8 @@ def _fast_jsonl(path: str, source: Path) -> tuple[pl.DataFrame, list[RecordError
         frame = pl.read_ndjson(source, schema=FRAME_SCHEMA, ignore_errors=False)
     except (pl.exceptions.PolarsError, ValueError):
         return None  # a type error: the slow path names the record and the field
+    if not _usage_valid(frame["model_usage"]):
+        return None  # the record-by-record reader names the entry and the field
     rows = frame.height
     # polars reads a missing key as null, but a nullable required key must be present (null
     # means "not reported"); the record-by-record reader names the record that lacks one.
@@ -570,6 +624,38 @@ def _duplicate_run_ids(frame: pl.DataFrame) -> list[RecordError]:
         problems.append(
             RecordError(
                 path, line, "run_id", f"duplicate run_id {run_id!r} (first at {first[run_id]})"
+            )
+        )
+    return problems
+
+
+def duplicate_units(frame: pl.DataFrame) -> list[RecordError]:
+    """A problem for every record whose `(task_id, arm, repeat)` an earlier record already has.
+
+    Each unit of an A/B comparison is one run: a second record of it is a rerun, a copied file,
+    or task ids that collide (sample 1 of two tasks). The comparison keeps such records out of
+    its pairing and says so; `records validate` reports them here, first location named.
+    """
+    if frame.height == 0:
+        return []
+    keys = frame.select("task_id", "arm", "repeat", "file", "line").with_row_index("_row")
+    repeated = keys.filter(pl.struct("task_id", "arm", "repeat").is_duplicated())
+    if repeated.height == 0:
+        return []
+    first: dict[tuple[str, str, int], str] = {}
+    problems = []
+    for _, task, arm, repeat, path, line in repeated.sort("_row").iter_rows():
+        unit = (task, arm, repeat)
+        if unit not in first:
+            first[unit] = f"{path}:{line}"
+            continue
+        problems.append(
+            RecordError(
+                path,
+                line,
+                "task_id",
+                f"duplicate run: task {task!r}, arm {arm!r}, repeat {repeat} "
+                f"(first at {first[unit]}); a comparison leaves both out of its pairing",
             )
         )
     return problems

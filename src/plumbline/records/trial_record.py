@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from functools import cache
@@ -16,8 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from plumbline.core.timestamps import as_utc
 from plumbline.records.io import ReadResult, read_records
 
 SCHEMA_VERSION = "1.0.0"
@@ -50,6 +52,20 @@ class ErrorClass(StrEnum):
     # a message, an error object, not JSON (a provider-side failure CERT counts as ServerError)
     MALFORMED_RESPONSE = "MalformedResponseError"
     UNKNOWN = "UnknownError"
+
+
+class CallPath(StrEnum):
+    """The code that sent a probe trial's call (`plumbline.compat`: the fast paths take
+    private names of Inspect and the openai SDK; `model_generate` is Inspect's public API)."""
+
+    #: the openai SDK's request built once per client, sent by the direct call
+    PREPARED_REQUEST = "prepared_request"
+    #: the openai SDK client's own `post`, called by the direct call
+    SDK_POST = "sdk_post"
+    #: Inspect's `openai-api` provider, called directly (its own request building)
+    INSPECT_PROVIDER = "inspect_provider"
+    #: Inspect's `Model.generate`
+    MODEL_GENERATE = "model_generate"
 
 
 class GenerationSettings(BaseModel):
@@ -100,8 +116,20 @@ class TrialRecord(BaseModel):
     error_message: str | None = None
     timed_out: bool = False
     attempts: int = Field(default=1, ge=1, le=1001, description="Calls made: 1 + retries used.")
-    timestamp: datetime
+    #: a naive time is UTC, as every reader reads one (`core.timestamps`)
+    timestamp: Annotated[datetime, AfterValidator(as_utc)]
     config: GenerationSettings
+    call_path: CallPath | None = Field(
+        default=None,
+        description=(
+            "The code that sent the call (plumbline.compat); absent in records of other "
+            "callers and of older plumbline releases."
+        ),
+    )
+    usage_note: str | None = Field(
+        default=None,
+        description="Why a token count the provider reported is null: it was out of range.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> TrialRecord:
@@ -128,6 +156,41 @@ class TrialRecord(BaseModel):
     def key(self) -> tuple[str, str, int]:
         """The identity of a trial: (model, prompt id, trial index)."""
         return (self.model, self.prompt_id, self.trial)
+
+
+@dataclass(frozen=True)
+class UsageCounts:
+    """A provider's token counts as a trial record keeps them, and why any was left out."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+    note: str | None = None
+
+
+def usage_counts(input_tokens: Any, output_tokens: Any) -> UsageCounts:
+    """Token counts as reported when they are counts the schema holds (integers in
+    [0, MAX_TOKENS]); any other value is left null, and the note says what was reported.
+
+    A provider's usage block is data about the answer, not part of it: a gateway that counts
+    cached tokens apart reports more cached than prompt tokens (Inspect's input count,
+    prompt − cached − cache-write, is then negative), another reports 10¹² completion tokens.
+    Either way the answer, its latency and its class stand; only the count is unknown.
+    """
+    kept: dict[str, int | None] = {}
+    problems: list[str] = []
+    for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+        if value is None or (
+            isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
+        ):
+            kept[name] = value
+            continue
+        kept[name] = None
+        why = "negative" if isinstance(value, int | float) and value < 0 else "out of range"
+        problems.append(f"{name} {value!r} ({why}; a count is in [0, {MAX_TOKENS:.0e}])")
+    note = None
+    if problems:
+        note = "the provider's usage gave " + "; ".join(problems) + ": left null"
+    return UsageCounts(kept["input_tokens"], kept["output_tokens"], note)
 
 
 @cache

@@ -3,7 +3,8 @@
 Calls go through Inspect AI's model API, so every Inspect provider works (including
 `openai-api/<service>/<model>` with `<SERVICE>_BASE_URL` and `<SERVICE>_API_KEY` for local
 servers); a non-streamed `openai-api` call goes straight to Inspect's provider, without the
-`Model.generate` bookkeeping a probe does not use (`_DirectCall`; the records are the same).
+`Model.generate` bookkeeping a probe does not use (`_DirectCall`, through the private names
+`plumbline.compat` guards; the records are the same, and each names its `call_path`).
 The plan of (model, prompt, trial) keys is shuffled with the seed, so every model is measured
 across the same time window rather than one after the other; a bounded pool of async
 workers runs it. Every trial, failed or not, is appended to a JSONL journal and made durable
@@ -29,7 +30,6 @@ import json
 import math
 import os
 import random
-import sys
 import time
 import traceback
 from collections import Counter
@@ -40,15 +40,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
+from plumbline.compat import inspect as inspect_compat
+from plumbline.compat import openai as openai_compat
 from plumbline.core.answer_guard import install_answer_guard
 from plumbline.core.redaction import Redactor, public_arguments, secret_arguments
 from plumbline.records.io import JsonlAppender, RecordError, iter_json_values, read_text_file
 from plumbline.records.locks import LockBusy, exclusive
 from plumbline.records.trial_record import (
+    CallPath,
     ErrorClass,
     GenerationSettings,
     TrialRecord,
     read_trial_records,
+    usage_counts,
 )
 from plumbline.reliability.configs import differences, run_config
 from plumbline.reliability.errors import (
@@ -58,7 +62,6 @@ from plumbline.reliability.errors import (
     secrets_from_environment,
 )
 from plumbline.reliability.journal import GroupCommitJournal
-from plumbline.reliability.lean_http import PreparedPost, install_lean_transport
 
 TrialKey = tuple[str, str, int]
 
@@ -357,58 +360,53 @@ class _DirectCall:
 
     `Model.generate` around the provider records a transcript event, merges and copies the
     config, wraps the call in a retry loop and a concurrency limiter, and checks sample limits
-    and hooks: about a quarter of a trial's client CPU, none of it used by a probe (no
-    transcript, retries off, its own concurrency). A failure is raised as `Model.generate`
-    raises it, so records are identical.
+    and hooks: most of a trial's client CPU, none of it used by a probe (no transcript, retries
+    off, its own concurrency). A failure is raised as `Model.generate` raises it, so records
+    are identical. It takes private names of Inspect (`compat.inspect`): where that adapter is
+    not fast, there is no direct call and the probe goes through `Model.generate`.
 
-    With `lean` (plain generation parameters, no tool emulation), the provider's request
-    building is skipped too: the body the SDK would send (the user message and the provider's
-    completion parameters) is posted with the SDK client's own `post`, so sending, timeouts,
-    connection errors, HTTP status errors and the decoding of the answer are the SDK's; the
-    answer is then read and its errors judged by the provider's own functions, as in
+    With `lean` (plain generation parameters, no tool emulation, and `compat.openai` fast), the
+    provider's request building is skipped too: the body the SDK would send (the user message
+    and the provider's completion parameters) is sent as the SDK's request prepared once per
+    client (`compat.openai.PreparedPost`), or with the SDK client's own `post` when the client
+    is not a plain-key one, so sending (httpx2's standard transport), timeouts, connection
+    errors, HTTP status errors and the decoding of the answer are the SDK's; the answer is then
+    read and its errors judged by the provider's own functions, as in
     `OpenAICompatibleAPI.generate`. What is skipped: the provider's message conversion and the
     SDK's parameter transform (both identity for one text message), and the call log (a deep
-    copy of every request and answer) that a probe never reads. Below the SDK, the lean path
-    sends the SDK's prepared request (`lean_http.PreparedPost`) over a lean HTTP/1.1 transport
-    (`lean_http.LeanTransport`); both raise what the SDK and httpx raise.
+    copy of every request and answer) that a probe never reads.
     """
 
     api: Any
     config: Any
     user_message: Callable[[str], Any]
-    generate_error: Callable[..., Exception]
     lean: bool = True
-    post: PreparedPost | None = None
+    post: openai_compat.PreparedPost | None = None
 
     @classmethod
     def of(cls, model: Any, *, lean: bool = True) -> _DirectCall | None:
         from inspect_ai.model import ChatMessageUser
-        from inspect_ai.model._model import ModelGenerateError
-        from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
 
-        # only the provider class this path was checked against (subclasses may rely on the
-        # Model layer), and not when Inspect runs inside an eval (its active config applies)
-        if type(model.api) is not OpenAICompatibleAPI or model.api.responses_api:
+        # not when Inspect runs inside an eval (its active config applies): see InspectCaller
+        api = inspect_compat.direct_provider(model)
+        if api is None:
             return None
-        config = model._resolve_config(None)
+        config = inspect_compat.resolved_config(model)
         if config.max_tokens is None:
-            config.max_tokens = model.api.max_tokens_for_config(config) or model.api.max_tokens()
-        lean = lean and not model.api.emulate_tools and not config.extra_headers
-        lean = lean and set(model.api.completion_params(config=config, tools=False)) <= _LEAN_PARAMS
-        lean = lean and not model.api.request_headers(config)
-        post = None
-        if lean:
-            client = model.api.client
-            install_lean_transport(client._client, str(client.base_url))
-            post = PreparedPost.of(client, "/chat/completions")
-        return cls(
-            model.api,
-            config,
-            lambda text: ChatMessageUser(content=text),
-            ModelGenerateError,
-            lean,
-            post,
-        )
+            config.max_tokens = api.max_tokens_for_config(config) or api.max_tokens()
+        lean = lean and openai_compat.ADAPTER.fast
+        lean = lean and not api.emulate_tools and not config.extra_headers
+        lean = lean and set(api.completion_params(config=config, tools=False)) <= _LEAN_PARAMS
+        lean = lean and not api.request_headers(config)
+        post = openai_compat.PreparedPost.of(api.client) if lean else None
+        return cls(api, config, lambda text: ChatMessageUser(content=text), lean, post)
+
+    @property
+    def path(self) -> CallPath:
+        """The code this call sends with (recorded with each trial)."""
+        if not self.lean:
+            return CallPath.INSPECT_PROVIDER
+        return CallPath.SDK_POST if self.post is None else CallPath.PREPARED_REQUEST
 
     async def generate(self, text: str, seed: int | None) -> Any:
         config = self.config.model_copy(update={"seed": seed})
@@ -431,56 +429,26 @@ class _DirectCall:
 
     async def _lean_generate(self, request: dict[str, Any]) -> Any:
         # the steps of OpenAICompatibleAPI.generate after its request is built, in its order
-        import httpx2
-        from inspect_ai.model._model_output import as_stop_reason
-        from inspect_ai.model._openai import OpenAIResponseError, model_output_from_openai
         from openai import (
             APIError,
             APIStatusError,
-            AsyncStream,
             BadRequestError,
             PermissionDeniedError,
             UnprocessableEntityError,
         )
-        from openai._base_client import make_request_options
-        from openai._models import FinalRequestOptions
-        from openai._response import AsyncAPIResponse
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-        options = make_request_options(security={"bearer_auth": True})
+        client = self.api.client
         try:
             if self.post is not None:
                 response = await self.post.send(request)
             else:
-                response = await self.api.client.post(
-                    "/chat/completions",
-                    body=request,
-                    options=options,
-                    cast_to=httpx2.Response,  # the answer as received, status errors raised
-                    stream=False,
-                    stream_cls=AsyncStream[ChatCompletionChunk],
-                )
-            answer = _read_plain(response, as_stop_reason)
+                response = await openai_compat.post_chat_completion(client, request)
+            answer = _read_plain(response, inspect_compat.stop_reason)
             if answer is not None:
                 return answer
             # the SDK reads any other answer, as it reads every answer on the provider's path
-            final = FinalRequestOptions.construct(
-                method="post", url="/chat/completions", json_data=request, **options
-            )
-            completion = await AsyncAPIResponse(
-                raw=response,
-                cast_to=ChatCompletion,
-                client=self.api.client,
-                stream=False,
-                stream_cls=AsyncStream[ChatCompletionChunk],
-                options=final,
-            ).parse()
-            if not isinstance(completion, ChatCompletion):
-                raise OpenAIResponseError(
-                    "server_error", f"Unexpected non-ChatCompletion response: {completion!r}"
-                )
-            choices = self.api.chat_choices_from_completion(completion, [])
-            return model_output_from_openai(completion, choices)
+            completion = await openai_compat.parse_chat_completion(client, response, request)
+            return inspect_compat.output_from_completion(self.api, completion)
         except (BadRequestError, UnprocessableEntityError, PermissionDeniedError) as ex:
             return self.api.handle_bad_request(ex)
         except APIStatusError as ex:
@@ -495,34 +463,18 @@ class _DirectCall:
 
     def _error(self, output: Exception, call_request: Any) -> Exception:
         # as Model.generate wraps a provider error it is returned (inspect_ai/model/_model.py)
-        from inspect_ai._util.http import status_code_of
-
         request = json.dumps(call_request, indent=2) if call_request is not None else ""
         lines = request.splitlines()
         if len(lines) > 200:
             request = "\n".join([f"... ({len(lines) - 200} lines truncated) ...", *lines[-200:]])
-        return self.generate_error(
-            f"\nRequest:\n{request}\n\n{output!r}",
-            status_code=status_code_of(output),
-            provider_message=str(output),
-        )
+        return inspect_compat.generate_error(output, request)
 
 
-@contextlib.contextmanager
-def outside_any_eval() -> Iterator[None]:
-    """Inspect's model calls made outside an eval take the retries, timeout, connection limit
-    and cache of the last eval run in the same context (`Model._resolve_config` merges the
-    active generate config, which `eval_set` leaves set behind it); inside this block they
-    take only their own, so a probe after a `plumbline run` in the same process (the demo, a
-    script) keeps its retries off."""
-    from inspect_ai.model import GenerateConfig
-    from inspect_ai.model._generate_config import active_generate_config_context_var
-
-    token = active_generate_config_context_var.set(GenerateConfig())
-    try:
-        yield
-    finally:
-        active_generate_config_context_var.reset(token)
+#: Inspect's model calls made outside an eval take the retries, timeout, connection limit and
+#: cache of the last eval run in the same context; inside this block they take only their own
+#: (see `compat.inspect.outside_any_eval`; on the public path every call passes its whole
+#: config instead).
+outside_any_eval = inspect_compat.outside_any_eval
 
 
 class InspectCaller:
@@ -568,7 +520,7 @@ class InspectCaller:
                     for model in self._models[name]
                 ]
                 self._turn[name] = itertools.cycle(range(shards))
-        self._config_type = GenerateConfig
+        self._base_config = base
         _use_plain_tracebacks()
 
     def _set_up(self, get_model: Callable[..., Any], name: str, base: Any) -> Any:
@@ -609,6 +561,11 @@ class InspectCaller:
         for module in _WARM_MODULES:
             with contextlib.suppress(ImportError):
                 importlib.import_module(module)
+        # a provider with its own start-up (the embedded model loads its weights: 20 s on a
+        # busy 2-core machine) does it now, not inside the first trials' timeouts
+        prepare = getattr(getattr(model, "api", None), "warm_up", None)
+        if callable(prepare):
+            prepare()
 
     async def aclose(self) -> None:
         for model in itertools.chain.from_iterable(self._models.values()):
@@ -617,6 +574,11 @@ class InspectCaller:
                 # closing is best effort: the trials are already recorded
                 with contextlib.suppress(Exception):
                     await closer()
+
+    def call_path(self, model_name: str) -> CallPath:
+        """The code that sends the calls to `model_name` (the same for every client of it)."""
+        direct = self._direct[model_name][0]
+        return CallPath.MODEL_GENERATE if direct is None else direct.path
 
     async def _attempt(
         self, model_name: str, prompt: Prompt, trial: int
@@ -630,7 +592,9 @@ class InspectCaller:
             if not first_text and getattr(event, "type", None) == "text" and event.text:
                 first_text.append(time.monotonic() - started)
 
-        config = self._config_type(seed=self.settings.trial_seed(trial))
+        # the whole config with every call: merged last, it holds even where an eval run
+        # earlier in the process left its own active (the public path of `outside_any_eval`)
+        config = self._base_config.model_copy(update={"seed": self.settings.trial_seed(trial)})
         direct = self._direct[model_name][shard]
         try:
             async with asyncio.timeout(self.settings.timeout):
@@ -676,6 +640,7 @@ class InspectCaller:
             "attempts": attempts,
             "timestamp": timestamp,
             "config": self.settings.generation(trial),
+            "call_path": self.call_path(model_name),
         }
         if failure is not None:
             return TrialRecord(
@@ -687,11 +652,13 @@ class InspectCaller:
                 timed_out=failure.timed_out,
             )
         assert output is not None
+        counts = usage_counts(output.input_tokens, output.output_tokens)
         return TrialRecord(
             **common,
             response=self._exactly.text(output.completion),
-            input_tokens=output.input_tokens,
-            output_tokens=output.output_tokens,
+            input_tokens=counts.input_tokens,
+            output_tokens=counts.output_tokens,
+            usage_note=counts.note,
         )
 
 
@@ -734,9 +701,7 @@ def _use_plain_tracebacks() -> None:
     failure on a busy machine, during which every other call in flight stalls, so faults
     showed up as spurious timeouts and inflated the latency of healthy trials.
     """
-    module = sys.modules.get("inspect_ai.model._model")
-    if module is not None and hasattr(module, "format_traceback"):
-        setattr(module, "format_traceback", _plain_traceback)  # noqa: B010
+    inspect_compat.use_plain_tracebacks(_plain_traceback)
 
 
 def redact_secrets_exactly(text: str, secrets: Iterable[str]) -> str:

@@ -102,7 +102,9 @@ def runtime_paths() -> tuple[Path, ...]:
     )
 
 
-def _system_arguments() -> list[str]:
+def system_arguments(etc_files: Sequence[str] = ETC_FILES) -> list[str]:
+    """bwrap arguments binding the system directories read-only, and of /etc only
+    `etc_files` (each bound only when it exists here)."""
     arguments = ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         host = Path("/") / name
@@ -110,7 +112,7 @@ def _system_arguments() -> list[str]:
             arguments += ["--symlink", os.readlink(host), f"/{name}"]
         elif host.is_dir():
             arguments += ["--ro-bind", str(host), f"/{name}"]
-    for name in ETC_FILES:
+    for name in etc_files:
         host = Path("/etc") / name
         if host.exists():
             arguments += ["--ro-bind", str(host), str(host)]
@@ -139,7 +141,7 @@ def build_command(
         "/proc",
         "--dev",
         "/dev",
-        *_system_arguments(),
+        *system_arguments(),
     ]
     # The private tmpfs mounts first (the work directory, and /tmp as its own size-limited
     # tmpfs); then the read-only runtime paths, which may themselves live under /tmp (a

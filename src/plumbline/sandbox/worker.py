@@ -317,12 +317,19 @@ def _stop_jsii_runtime() -> None:
     returned. ``os._exit`` would drop what that thread had not yet written; stopping the
     runtime closes its output and waits for the thread to finish.
     """
-    if "aws_cdk" not in sys.modules:  # then the runtime was never started
+    # jsii's private access is plumbline.compat's (compat/jsii_runtime.py, named here by the
+    # host only when the installed jsii has it; otherwise the worker ends without the stop)
+    adapter = os.environ.get("PLUMBLINE_JSII_ADAPTER")
+    if "aws_cdk" not in sys.modules or not adapter:  # never started, or the public path
         return
     try:
-        from jsii._runtime import kernel
+        import importlib.util
 
-        kernel.provider._process.stop()  # type: ignore[attr-defined]
+        spec = importlib.util.spec_from_file_location("plumbline_compat_jsii_runtime", adapter)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.stop_runtime()
     except BaseException as error:  # the job may have replaced any of this; the log says so
         print(f"plumbline: could not stop the jsii runtime: {error!r}", file=sys.stderr)
 

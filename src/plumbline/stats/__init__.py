@@ -11,6 +11,7 @@ from plumbline.stats.bootstrap import (
     cluster_bootstrap,
     paired_bootstrap,
 )
+from plumbline.stats.change import ChangeDetection, detect_change
 from plumbline.stats.effect_sizes import (
     cliffs_delta,
     cohens_d,
@@ -40,9 +41,11 @@ from plumbline.stats.power import (
 )
 from plumbline.stats.ppi import (
     LabelBudget,
+    SelectionCheck,
     label_budget,
     ppi_mean,
     ppi_mean_difference,
+    selection_check,
 )
 from plumbline.stats.proportions import (
     clopper_pearson_interval,
@@ -62,11 +65,13 @@ from plumbline.stats.sequential import (
 )
 
 __all__ = [
+    "ChangeDetection",
     "ConfidenceInterval",
     "DetectableEffectResult",
     "EstimateResult",
     "LabelBudget",
     "SampleSizeResult",
+    "SelectionCheck",
     "SequentialPlan",
     "SequentialResult",
     "TestResult",
@@ -81,6 +86,7 @@ __all__ = [
     "clustered_mean",
     "cohens_d",
     "cohens_d_clustered",
+    "detect_change",
     "expected_pairs",
     "geometric_mean_ratio",
     "hodges_lehmann",
@@ -104,6 +110,7 @@ __all__ = [
     "repeat_variance_factor",
     "repeated_measures_mean",
     "run_sequential",
+    "selection_check",
     "sign_test",
     "t_interval",
     "two_proportion_minimum_detectable_effect",

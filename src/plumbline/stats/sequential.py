@@ -47,11 +47,30 @@ pairs used when the true effect is larger.
 ±margin, when a margin is given), else `undecided` when the cap is reached (or the data run out
 before it: then `complete` is False). At δ = 0 the interval is exactly the calibrated test; at
 δ ≠ 0 it uses the discordant count as the variance, which over-estimates `Σ(D − δ)²` by about
-`nδ²` (conservative) and is checked by simulation in the benchmark.
+`nδ²` (conservative), but the exact calibration holds only at δ = 0: away from 0 the interval
+is an approximate confidence sequence (`INTERVAL_GUARANTEE`; its coverage at the stop is
+measured in `benchmarks/bench_misspecification.py`).
+
+**The within-pair correlation is an input, 0 by default.** The discordant share ψ, which sets
+the fixed design, ρ and the cap, depends on how the two arms' outcomes correlate within a pair.
+Planning at correlation 0 (independent arms) gives the largest ψ of any correlation ≥ 0 at
+the same rates, hence the most pairs: the power at the planned effect is at least the planned
+power whatever the true correlation in [0, 1) (positively correlated arms only make the test
+stronger). A larger `correlation` shrinks the plan and is the user's stated assumption.
+
+**Order.** The random-walk calibration treats the pairs in the order they are analysed as
+exchangeable: every pair equally likely to come from any task. Tasks differ (one favours the
+treatment, another the control), so an order that brings a task's repeats together (a harness
+that runs them back to back, records grouped by task) lets the first tasks decide for the
+suite; the callers therefore analyse pairs in a random order drawn before any outcome
+(`compare --sequential`: a seeded permutation of the pairs; `agent run --until-decided`: the
+randomised schedule). Then each analysed pair is a draw, without replacement, from the
+suite's (task, repeat) cells, its sign is a fair coin when the suite's mean difference is 0,
+and sampling without replacement only pulls the walk back towards the suite's mean.
 
 The fixed design (`fixed_pairs`) is `plumbline power`'s paired design: McNemar with Connor's
-formula at the same baseline, effect, α, power and within-pair correlation (default 0.5), or
-the paired t for continuous outcomes.
+formula at the same baseline, effect, α, power and within-pair correlation, or the paired t
+for continuous outcomes.
 """
 
 from __future__ import annotations
@@ -86,6 +105,12 @@ FIRST_CAP_RATIO = 1.7
 CONTINUOUS_PATHS = 4000
 METHOD_BINARY = "normal-mixture confidence sequence, exact random-walk calibration to the cap"
 METHOD_CONTINUOUS = "normal-mixture confidence sequence (Ville)"
+#: The within-pair correlation plans assume unless told otherwise (the most pairs for ≥ 0).
+DEFAULT_CORRELATION = 0.0
+#: What the interval at the stop guarantees (stated beside it in every view).
+INTERVAL_GUARANTEE = (
+    "exact at a difference of 0 (the test); an approximate confidence sequence elsewhere"
+)
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -293,7 +318,7 @@ def plan_sequential(
     alpha: float = 0.05,
     power: float = 0.8,
     margin: float | None = None,
-    correlation: float | None = 0.5,
+    correlation: float | None = DEFAULT_CORRELATION,
     discordant: float | None = None,
     max_pairs: int | None = None,
 ) -> SequentialPlan:
@@ -305,6 +330,9 @@ def plan_sequential(
     to the cap, the cap the smallest reaching `power` at `effect` (exact). `margin` (optional)
     allows the `equivalent` verdict: the interval inside ±margin. `max_pairs` (optional) sets
     the cap instead (L is calibrated to it; `planned_power` says what power it gives).
+    `correlation` is the assumed within-pair correlation of the two arms' outcomes (default 0,
+    independent arms: the most pairs of any correlation ≥ 0, so the power holds whatever the
+    true correlation in [0, 1)); `discordant` gives the discordant share directly instead.
     Reference: Howard, Ramdas, McAuliffe & Sekhon (2021), Ann. Statist. 49(2); Armitage,
     McPherson & Rowe (1969), J. R. Stat. Soc. A 132(2).
     """
@@ -313,7 +341,7 @@ def plan_sequential(
         effect,
         alpha=alpha,
         power=power,
-        correlation=correlation,
+        correlation=DEFAULT_CORRELATION if correlation is None else correlation,
         discordant=discordant,
     )
     psi = float(fixed.assumptions["discordant"])

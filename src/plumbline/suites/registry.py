@@ -44,7 +44,13 @@ SA_BENCH_TASKS: dict[str, str] = {
 #: The original SA Bench project's task names, recognised in logs by the built-in suite but not
 #: run by plumbline (plumbline runs its own versions of these tasks).
 ORIGINAL_SA_BENCH_TASKS = frozenset(
-    {"aws_solutions_architect", "aws_cdk_synth", "aws_cdk_synth_local"}
+    {
+        "aws_solutions_architect",
+        "architecture_interpretation",
+        "architecture_design_llm_judge",
+        "aws_cdk_synth",
+        "aws_cdk_synth_local",
+    }
 )
 
 JUDGED_TASK = "architecture_design"
@@ -316,11 +322,12 @@ def make_tasks(
 
 def load_user_task(spec: str) -> list[Task]:
     """Load a user task (`file.py@name` or a registered name) as Inspect's CLI would."""
-    # Inspect's own loader (what `inspect eval SPEC` uses); it has no public wrapper.
-    from inspect_ai._eval.loader import load_tasks
+    # Inspect's own loader (what `inspect eval SPEC` uses; it has no public wrapper), or its
+    # public registry where that loader is not found (`compat.inspect`)
+    from plumbline.compat.inspect import load_tasks
 
     try:
-        tasks: list[Task] = load_tasks([spec])
+        tasks: list[Task] = load_tasks(spec)
     except Exception as error:  # Inspect raises what the task's own code raises
         raise SuiteError(spec, [f"cannot load the task: {type(error).__name__}: {error}"]) from None
     return tasks

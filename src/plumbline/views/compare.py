@@ -165,7 +165,8 @@ def sequential_lines(comparison: ArmComparison) -> list[str]:
         f"{present.number(sequential.max_pairs)}, fixed design "
         f"{present.number(sequential.fixed_pairs)}); pass-rate difference "
         f"{present.points(sequential.estimate)}, {level} confidence sequence "
-        f"{present.interval(sequential.interval, as_percent=True)} ({sequential.method}).",
+        f"{present.interval(sequential.interval, as_percent=True)} ({sequential.method}"
+        f"{'; ' + sequential.interval_guarantee if sequential.interval_guarantee else ''}).",
     ]
 
 

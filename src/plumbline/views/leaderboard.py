@@ -13,7 +13,6 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -24,6 +23,7 @@ from plumbline.leaderboard.result import (
     AdjacentPair,
     CheckResult,
     DocumentReview,
+    JudgeCorrection,
     LeaderboardDocument,
     LeaderboardRow,
 )
@@ -73,7 +73,22 @@ CORRECTION_HEADER = [
     "λ",
     "ρ",
     "more labels",
+    "labels drawn at random?",
 ]
+
+
+def selection_cell(fix: JudgeCorrection) -> str:
+    """The check that the labelled questions are a uniform draw, in words: the judge's mean on
+    the labelled vs the other questions and the p-value of the 1%-level test."""
+    if fix.selection_pvalue is None:
+        return present.MISSING
+    verdict = "NO: look chosen" if fix.labels_look_chosen else "yes"
+    return (
+        f"{verdict} (judge {present.fixed(fix.judge_labelled_mean)} labelled vs "
+        f"{present.fixed(fix.judge_unlabelled_mean)} others, p = "
+        f"{present.number(fix.selection_pvalue, 2)}, a test at the "
+        f"{present.percent(fix.selection_alpha or 0.01, 0)} level)"
+    )
 
 
 def correction_rows(document: LeaderboardDocument) -> list[list[str]]:
@@ -101,6 +116,7 @@ def correction_rows(document: LeaderboardDocument) -> list[list[str]]:
                     present.fixed(fix.lambda_, 2),
                     present.fixed(fix.correlation, 2),
                     more,
+                    selection_cell(fix),
                 ]
             )
     return rows
@@ -328,7 +344,7 @@ def render_markdown(document: LeaderboardDocument) -> str:
     corrections = correction_rows(document)
     if corrections:
         lines += ["", "## Judge corrected with human labels", ""]
-        lines.append(present.markdown_table(CORRECTION_HEADER, corrections, align="llrrrrrrr"))
+        lines.append(present.markdown_table(CORRECTION_HEADER, corrections, align="llrrrrrrrl"))
     if document.problems:
         lines += ["", "## Problems with the input", ""]
         lines += [f"- **{markdown(p.kind)}**: {markdown(str(p))}" for p in document.problems]
@@ -386,18 +402,6 @@ def render_csv(document: LeaderboardDocument) -> str:
     for row in rows:
         writer.writerow({k: "" if v is None else spreadsheet_cell(v) for k, v in row.items()})
     return buffer.getvalue()
-
-
-def print_whole(table: Table, console: Console) -> None:
-    """Print a table at its natural width even when the terminal is narrower: long model names
-    are shown whole (the terminal wraps the line) rather than cut to `openrouter/a…`."""
-    width = Measurement.get(console, console.options.update_width(10_000), table).maximum
-    options = console.options.update_width(max(console.width, width))
-    for line in console.render_lines(table, options, pad=False):
-        text = Text()
-        for segment in line:
-            text.append(segment.text, segment.style)
-        console.print(text, soft_wrap=True, crop=False)
 
 
 def _review_lines(review: DocumentReview, path_label: str, console: Console) -> None:
@@ -493,15 +497,16 @@ def _category_table(result: CheckResult, longest: int) -> Table:
 
 def render_check(result: CheckResult, console: Console) -> None:
     """Both files' validation, the overall deviations with tolerance and interval verdicts,
-    and the category deviations. Model names are never shortened (long ones wrap)."""
+    and the category deviations. Model names are never shortened: a table too wide for the
+    terminal is drawn as a list (`views.terminal`)."""
     _review_lines(result.new_file, "new", console)
     _review_lines(result.published_file, "published", console)
     longest = max((len(d.model) for d in result.deviations), default=5)
     table = _deviation_table(result, longest)
-    print_whole(table, console)
+    console.print(table)
     if result.categories:
         by_category = _category_table(result, longest)
-        print_whole(by_category, console)
+        console.print(by_category)
     if result.only_new:
         console.print(
             "Only in the new file: " + ", ".join(map(terminal, result.only_new)), soft_wrap=True

@@ -34,6 +34,7 @@ from plumbline.leaderboard.result import (
     Problem,
 )
 from plumbline.views.html import Page, render_page
+from plumbline.views.leaderboard import selection_cell
 from plumbline.views.site import SiteInput
 from plumbline.views.svg import IntervalRow, agreement_chart, interval_chart
 
@@ -346,6 +347,7 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
             overall_chart=overall_chart(view),
             category_charts=[(column, category_chart(view, column)) for column in view.columns],
             corrections=correction_views(view),
+            selection_cell=selection_cell,
             failure_rows=view.rows,
             **common,
         )

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from plumbline.core.timestamps import parse_utc
 from plumbline.records.io import RecordError, iter_json_values
 from plumbline.records.run_record import RunRecord
 
@@ -41,6 +42,7 @@ HARNESS_KEYS = (
     "arm_setup_exit_code",
     "started_at_utc",
     "ended_at_utc",
+    "duration_seconds",
     "prompt_file",
     "acceptance_command",
     "workspace",
@@ -100,10 +102,25 @@ class RunContext:
         outcome_key = (str(fields.get("task_id")), str(fields.get("arm")), fields.get("repeat"))
         outcome: dict[str, Any] = self.outcomes.get(outcome_key, {})  # type: ignore[arg-type]
         for name, value in outcome.items():
-            if name in HARNESS_KEYS:
-                fields.setdefault(name, value)
+            if name in HARNESS_KEYS and fields.get(name) is None:
+                fields[name] = value
         if "success" not in fields and isinstance(fields.get("acceptance_exit_code"), int):
             fields["success"] = fields["acceptance_exit_code"] == 0
+        if fields.get("duration_seconds") is None:
+            fields["duration_seconds"] = _between(
+                fields.get("started_at_utc"), fields.get("ended_at_utc")
+            )
+
+
+def _between(started: Any, ended: Any) -> float | None:
+    """Seconds from `started` to `ended` (ISO 8601 times), or None when either is missing or
+    unreadable (validation then names the missing duration)."""
+    if not isinstance(started, str) or not isinstance(ended, str):
+        return None
+    try:
+        return (parse_utc(ended) - parse_utc(started)).total_seconds()
+    except ValueError:
+        return None
 
 
 def load_outcomes(
@@ -137,14 +154,18 @@ def load_outcomes(
 
 @dataclass
 class Conversion:
-    """Converted records and the problems found, in input order."""
+    """Converted records, the problems found, in input order, and notes: what was read but
+    gave no record, or was set aside, without being wrong (a log that holds no samples, a run
+    superseded by a rerun)."""
 
     records: list[RunRecord] = field(default_factory=list)
     errors: list[RecordError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def extend(self, other: Conversion) -> None:
         self.records.extend(other.records)
         self.errors.extend(other.errors)
+        self.notes.extend(other.notes)
 
 
 _HINTS = {
@@ -153,6 +174,8 @@ _HINTS = {
     "task_id": "add `task_id` to the object, use --path-template, or pass --task-id",
     "arm": "add `arm` to the object, use --path-template, or pass --arm",
     "repeat": "add `repeat` to the object, use --path-template, or pass --repeat",
+    "duration_seconds": "the agent output has no duration; give `duration_seconds` or "
+    "`started_at_utc` and `ended_at_utc` in --outcomes or on a line of the output",
 }
 
 
@@ -164,7 +187,10 @@ def validate(fields: dict[str, Any], path: str, line: int, conversion: Conversio
         for detail in error.errors():
             name = ".".join(str(part) for part in detail["loc"]) or "<record>"
             problem = detail["msg"]
-            if detail["type"] == "missing" and name in _HINTS:
+            absent = detail["type"] == "missing" or (
+                name == "duration_seconds" and fields.get(name) is None
+            )
+            if absent and name in _HINTS:
                 problem = f"missing: {_HINTS[name]}"
             conversion.errors.append(RecordError(path, line, name, problem))
 

@@ -1,15 +1,24 @@
 """Claude Code: `claude -p --output-format json` result objects (and `stream-json` streams).
 
 A result object carries `total_cost_usd`, `duration_ms`, `num_turns`, `session_id`, `is_error`,
-`subtype` and `usage.{input_tokens, output_tokens, cache_read_input_tokens,
-cache_creation_input_tokens}`; `modelUsage` names the models used. In a `stream-json` stream
-the result is the `{"type": "result"}` event, and the `tool_use` blocks of the assistant events
+`subtype`, `usage.{input_tokens, output_tokens, cache_read_input_tokens,
+cache_creation_input_tokens}` and `modelUsage`: per model, `{inputTokens, outputTokens,
+cacheReadInputTokens, cacheCreationInputTokens, costUSD, ...}`. In a `stream-json` stream the
+result is the `{"type": "result"}` event, and the `tool_use` blocks of the assistant events
 before it give the tool-call count.
 
-Mapping: `duration_seconds = duration_ms / 1000`; `cache_read_tokens =
-cache_read_input_tokens`; `cache_write_tokens = cache_creation_input_tokens`; `step_count =
-num_turns`. A field Claude Code did not report stays null. `is_error` does not decide success:
-the acceptance check does (see `plumbline.records.adapters`).
+`usage` counts the main model only, while `total_cost_usd` covers every model the run used
+(Claude Code calls a small model, e.g. Haiku, for background work): when `modelUsage` is present,
+the token fields are summed over it, and each model's share is kept in `model_usage`; `usage` is
+read only when there is no `modelUsage`.
+
+Mapping: `duration_seconds = duration_ms / 1000`; `input_tokens = Σ inputTokens`,
+`output_tokens = Σ outputTokens`, `cache_read_tokens = Σ cacheReadInputTokens`,
+`cache_write_tokens = Σ cacheCreationInputTokens` (else `usage`'s `input_tokens`,
+`output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`); `step_count =
+num_turns`. A field Claude Code did not report stays null (a sum is null when any model left
+that count out). `is_error` does not decide success: the acceptance check does (see
+`plumbline.records.adapters`).
 """
 
 from __future__ import annotations
@@ -34,19 +43,63 @@ def _tool_uses(event: dict[str, Any]) -> int:
     )
 
 
-def result_to_fields(result: dict[str, Any], tool_calls: int | None) -> dict[str, Any]:
-    """Run-record fields from one Claude Code result object (experiment keys not included)."""
+#: run-record token field -> (`modelUsage` key, `usage` key)
+_TOKENS = {
+    "input_tokens": ("inputTokens", "input_tokens"),
+    "output_tokens": ("outputTokens", "output_tokens"),
+    "cache_read_tokens": ("cacheReadInputTokens", "cache_read_input_tokens"),
+    "cache_write_tokens": ("cacheCreationInputTokens", "cache_creation_input_tokens"),
+}
+
+
+def _sum(values: list[Any], fallback: Any) -> Any:
+    """The sum of the models' counts. When no model reports the count, `fallback` (`usage`'s);
+    when only some do, null (unknown, never a partial sum). A value that is no count is passed
+    on for validation to name."""
+    reported = [value for value in values if value is not None]
+    if not reported:
+        return fallback
+    if len(reported) < len(values):
+        return None
+    if all(isinstance(value, int) and not isinstance(value, bool) for value in values):
+        return sum(values)
+    return next(v for v in values if not isinstance(v, int) or isinstance(v, bool))
+
+
+def model_usage(models: dict[str, Any]) -> list[dict[str, Any]]:
+    """`modelUsage` as run-record `model_usage` entries, in Claude Code's order."""
+    entries = []
+    for name, usage in models.items():
+        usage = usage if isinstance(usage, dict) else {}
+        entry: dict[str, Any] = {"model": name}
+        for field_name, (key, _) in _TOKENS.items():
+            entry[field_name] = usage.get(key)
+        entry["total_cost_usd"] = usage.get("costUSD")
+        entries.append(entry)
+    return entries
+
+
+def token_fields(result: dict[str, Any]) -> dict[str, Any]:
+    """Token totals (summed over `modelUsage` when present, else `usage`) and per-model detail."""
     usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
     assert isinstance(usage, dict)
+    main = {name: usage.get(key) for name, (_, key) in _TOKENS.items()}
+    models = result.get("modelUsage")
+    if not isinstance(models, dict) or not models:
+        return main
+    entries = model_usage(models)
+    totals = {name: _sum([entry[name] for entry in entries], main[name]) for name in _TOKENS}
+    return {**totals, "model_usage": entries}
+
+
+def result_to_fields(result: dict[str, Any], tool_calls: int | None) -> dict[str, Any]:
+    """Run-record fields from one Claude Code result object (experiment keys not included)."""
     duration_ms = result.get("duration_ms")
     models = result.get("modelUsage")
     fields: dict[str, Any] = {
         "duration_seconds": duration_ms / 1000 if isinstance(duration_ms, int | float) else None,
         "total_cost_usd": result.get("total_cost_usd"),
-        "input_tokens": usage.get("input_tokens"),
-        "output_tokens": usage.get("output_tokens"),
-        "cache_read_tokens": usage.get("cache_read_input_tokens"),
-        "cache_write_tokens": usage.get("cache_creation_input_tokens"),
+        **token_fields(result),
         "step_count": result.get("num_turns"),
         "tool_call_count": tool_calls,
         "session_id": result.get("session_id"),

@@ -9,6 +9,10 @@ when a session has no step parts). Reasoning tokens are generated tokens and cou
 `step_count` is the number of steps, `tool_call_count` the number of `tool` parts, and the
 duration runs from the session's creation to its last completed message (or from the first to
 the last event's timestamp). Anything opencode did not report stays null.
+
+An export names the model of each assistant message (`modelID`): each model's share of the
+totals is kept in `model_usage` (opencode's equivalent of Claude Code's `modelUsage`).
+An event stream names no model, so it has no per-model detail.
 """
 
 from __future__ import annotations
@@ -51,6 +55,12 @@ class _Totals:
             self.seen_cost = True
             self.cost += float(cost)
 
+    def usage_entry(self, model: str) -> dict[str, Any]:
+        """This total as one `model_usage` entry."""
+        totals = self.fields()
+        keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+        return {"model": model, **{key: totals[key] for key in (*keys, "total_cost_usd")}}
+
     def fields(self) -> dict[str, Any]:
         known = self.seen_tokens
         return {
@@ -78,20 +88,38 @@ def export_to_fields(document: dict[str, Any]) -> dict[str, Any]:
     assert isinstance(info, dict)
     messages = [m for m in document.get("messages") or [] if isinstance(m, dict)]
     totals = _Totals()
-    for part in _parts(messages):
-        if part.get("type") == "step-finish":
-            totals.steps += 1
-            totals.add_usage(part)
-        elif part.get("type") == "tool":
-            totals.tools += 1
+    per_model: dict[str, _Totals] = {}
+
+    def model_of(message: dict[str, Any]) -> str | None:
+        message_info = message.get("info")
+        model = message_info.get("modelID") if isinstance(message_info, dict) else None
+        return model if isinstance(model, str) and model else None
+
+    for message in messages:
+        model = model_of(message)
+        for part in _parts([message]):
+            if part.get("type") == "step-finish":
+                totals.steps += 1
+                totals.add_usage(part)
+                if model is not None:
+                    per_model.setdefault(model, _Totals()).add_usage(part)
+            elif part.get("type") == "tool":
+                totals.tools += 1
     assistant = [
         m["info"]
         for m in messages
         if isinstance(m.get("info"), dict) and m["info"].get("role") == "assistant"
     ]
     if totals.steps == 0:
-        for message_info in assistant:
+        per_model.clear()
+        for message in messages:
+            message_info = message.get("info")
+            if not isinstance(message_info, dict) or message_info.get("role") != "assistant":
+                continue
             totals.add_usage(message_info)
+            model = model_of(message)
+            if model is not None:
+                per_model.setdefault(model, _Totals()).add_usage(message_info)
         totals.steps = len(assistant)
     created = (info.get("time") or {}).get("created")
     ends: list[float] = []
@@ -105,8 +133,10 @@ def export_to_fields(document: dict[str, Any]) -> dict[str, Any]:
     end = max(ends) if ends else updated
     duration = (end - created) / 1000 if isinstance(created, int | float) and end else None
     models = [m.get("modelID") for m in assistant if m.get("modelID")]
+    usage = [part.usage_entry(model) for model, part in per_model.items()]
     return {
         **totals.fields(),
+        **({"model_usage": usage} if usage else {}),
         "duration_seconds": duration,
         "session_id": info.get("id"),
         "run_id": info.get("id"),

@@ -1,0 +1,461 @@
+"""Where an agent trial runs: a sandbox around the agent, and a fresh one around its judge.
+
+The agent under test runs arbitrary commands, so a trial is a wall, not a convention. With the
+`bubblewrap` sandbox (the default on Linux) the agent and everything it starts see:
+
+=========================  ===================================================================
+system                     `/usr`, `/bin`, `/lib*` read-only; of `/etc` only what a runtime
+                           needs (`TRIAL_ETC_FILES`: no `shadow`, no ssh keys)
+runtimes                   the Python and Node.js installations read-only
+the agent                  its resolved executable's install prefix read-only (a Node
+                           package's `node_modules`, a virtual environment), the interpreter its
+                           script names, `--mount-ro` paths and the suite's `mounts`
+writable                   the trial's workspace, its own HOME, a private `/tmp` (tmpfs)
+absent                     the invoking user's home, the suite and task sources, the results
+                           directory, every other trial, the harness's processes (`/proc` is
+                           the sandbox's own: new PID namespace)
+namespaces                 new user, PID, IPC, UTS and cgroup namespaces (and network with
+                           `--network none`), no capabilities, no nested user namespaces,
+                           `--die-with-parent`, a new session
+end of the trial           the PID namespace dies with the agent's main process: no process
+                           outlives the trial, detached or not
+=========================  ===================================================================
+
+bwrap reads its arguments from a memory file (`--args`), so the environment it sets (a
+`--pass-env` key) is on no command line that `ps` shows, and bwrap itself starts with an empty
+environment (it is PID 1 inside, and `/proc/1/environ` is readable there).
+
+The acceptance command runs afterwards in a second, fresh sandbox (`Confinement` with a new
+HOME and the harness's PATH), so nothing the agent left in its HOME, `/tmp` or PATH can judge
+its own work. The `none` sandbox runs both on the host, unconfined, and says so in every
+record (`sandbox: none`). Other runtimes (podman, docker) register in `TRIAL_SANDBOXES`.
+
+Reference: bubblewrap(1), https://github.com/containers/bubblewrap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from plumbline.core.registry import Registry, RegistryError
+from plumbline.sandbox.bwrap import ETC_FILES, find_bwrap, runtime_paths, system_arguments
+
+Network = Literal["host", "none"]
+
+#: /etc entries a trial's runtimes need: the sandbox's own, plus name resolution and TLS
+#: certificates (agents call their APIs over the network).
+TRIAL_ETC_FILES = (
+    *ETC_FILES,
+    "resolv.conf",
+    "host.conf",
+    "gai.conf",
+    "services",
+    "protocols",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "pki",
+)
+
+#: Size of the private /tmp of a sandboxed trial (a tmpfs: memory is used only as written).
+TMP_BYTES = 2 * 1024**3
+
+
+class SandboxError(RuntimeError):
+    """A trial cannot be sandboxed as asked (no bubblewrap here, a mount that would expose
+    the results); the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class HomeFile:
+    """A host file copied into every trial's HOME (a credential, a config): `source` on the
+    host, `destination` relative to HOME."""
+
+    source: Path
+    destination: str
+
+    @classmethod
+    def parse(cls, text: str) -> HomeFile:
+        """`SRC[:DEST]`: DEST defaults to SRC's path below the user's home, else its name."""
+        source_text, _, destination = text.partition(":")
+        source = Path(source_text).expanduser()
+        if not source.is_file():
+            raise SandboxError(f"--home-file {text}: {source} is not a file")
+        if not destination:
+            resolved, home = source.resolve(), Path.home().resolve()
+            destination = (
+                resolved.relative_to(home).as_posix()
+                if resolved.is_relative_to(home)
+                else source.name
+            )
+        relative = Path(destination)
+        if relative.is_absolute() or ".." in relative.parts or not relative.parts:
+            raise SandboxError(f"--home-file {text}: DEST must be a path inside HOME")
+        return cls(source.resolve(), relative.as_posix())
+
+
+@dataclass(frozen=True)
+class SandboxOptions:
+    """How trials are sandboxed: the `TRIAL_SANDBOXES` name, the network, extra read-only
+    paths, and files copied into each trial's HOME."""
+
+    kind: str = "bubblewrap"
+    network: Network = "host"
+    mount_ro: tuple[Path, ...] = ()
+    home_files: tuple[HomeFile, ...] = ()
+    tmp_bytes: int = TMP_BYTES
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What one sandboxed command may reach. Paths appear inside at their host paths.
+
+    Attributes:
+        writable: directories bound read-write (the workspace, the HOME).
+        read_only: host paths bound read-only (runtimes, the agent's install prefix, mounts).
+        symlinks: (target, path) pairs: symbolic links recreated inside (an executable's
+            link on PATH pointing into its install prefix).
+        hidden: host paths never visible, even below a read-only path (an empty tmpfs
+            covers each one found there).
+        network: whether the host's network is reachable.
+        cwd: where the command starts.
+        environment: its complete environment.
+        tmp_bytes: the size of the private /tmp.
+    """
+
+    writable: tuple[Path, ...]
+    read_only: tuple[Path, ...]
+    hidden: tuple[Path, ...]
+    network: bool
+    cwd: Path
+    environment: Mapping[str, str]
+    symlinks: tuple[tuple[str, Path], ...] = ()
+    tmp_bytes: int = TMP_BYTES
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start a command in a sandbox: the argv, the launcher's own environment, and the
+    descriptors it inherits (closed by the caller once the process has started)."""
+
+    argv: list[str]
+    env: Mapping[str, str]
+    pass_fds: tuple[int, ...] = ()
+    cwd: Path | None = None
+
+    def close(self) -> None:
+        for fd in self.pass_fds:
+            os.close(fd)
+
+
+class TrialSandbox(Protocol):
+    """A way to run a trial's commands: `unavailable()` says why it cannot run here (None when
+    it can), `launch` turns a command and its confinement into what to start."""
+
+    name: str
+
+    def unavailable(self, network: Network) -> str | None: ...
+
+    def launch(self, argv: Sequence[str], confinement: Confinement) -> Launch: ...
+
+
+TRIAL_SANDBOXES: Registry[TrialSandbox] = Registry("trial sandbox", "plumbline.trial_sandboxes")
+
+
+class NoSandbox:
+    """The command runs on the host as the harness's user (`--sandbox none`): it can read and
+    write whatever that user can. Its records say `sandbox: none`."""
+
+    name = "none"
+
+    def unavailable(self, network: Network) -> str | None:
+        if network == "none":
+            return "--network none needs a sandbox (--sandbox bubblewrap)"
+        return None
+
+    def launch(self, argv: Sequence[str], confinement: Confinement) -> Launch:
+        return Launch(list(argv), dict(confinement.environment), cwd=confinement.cwd)
+
+
+class BubblewrapSandbox:
+    """The command runs in a bubblewrap sandbox built from its `Confinement`."""
+
+    name = "bubblewrap"
+
+    def unavailable(self, network: Network) -> str | None:
+        return _bubblewrap_problem(network == "host")
+
+    def launch(self, argv: Sequence[str], confinement: Confinement) -> Launch:
+        bwrap = find_bwrap()
+        if bwrap is None:
+            raise SandboxError(
+                "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+            )
+        options = bwrap_options(confinement)
+        fd = os.memfd_create("plumbline-bwrap-args")
+        os.write(fd, b"".join(os.fsencode(a) + b"\0" for a in options))
+        os.lseek(fd, 0, os.SEEK_SET)
+        # bwrap takes the command itself from its own command line, after the options.
+        return Launch([bwrap, "--args", str(fd), "--", *argv], {}, (fd,), cwd=Path("/"))
+
+
+TRIAL_SANDBOXES.register("none")(NoSandbox())
+TRIAL_SANDBOXES.register("bubblewrap")(BubblewrapSandbox())
+
+
+def bwrap_options(confinement: Confinement) -> list[str]:
+    """The bwrap options (after `bwrap`, before `--` and the command) that confine a command
+    as `confinement` says."""
+    arguments = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        *([] if confinement.network else ["--unshare-net"]),
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--clearenv",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        *system_arguments(TRIAL_ETC_FILES),
+        "--size",
+        str(confinement.tmp_bytes),
+        "--tmpfs",
+        "/tmp",
+    ]
+    read_only = _outermost(confinement.read_only)
+    for path in read_only:
+        arguments += ["--ro-bind", str(path), str(path)]
+    for target, link in confinement.symlinks:
+        if not any(link.is_relative_to(p) for p in read_only):
+            arguments += ["--symlink", target, str(link)]
+    for hidden in _outermost(confinement.hidden):
+        if any(hidden.is_relative_to(p) for p in read_only) and hidden.is_dir():
+            arguments += ["--tmpfs", str(hidden), "--remount-ro", str(hidden)]
+    for path in confinement.writable:
+        arguments += ["--bind", str(path), str(path)]
+    arguments += ["--chdir", str(confinement.cwd), "--remount-ro", "/"]
+    for name, value in sorted(confinement.environment.items()):
+        arguments += ["--setenv", name, value]
+    return arguments
+
+
+def _outermost(paths: Sequence[Path]) -> list[Path]:
+    """`paths` without those inside another one of them, in order."""
+    unique = list(dict.fromkeys(paths))
+    return [p for p in unique if not any(p != q and p.is_relative_to(q) for q in unique)]
+
+
+@functools.cache
+def _bubblewrap_problem(network: bool) -> str | None:
+    """Why a trial sandbox cannot be made here (None: it can), checked once per process by
+    running `true` in one built like a trial's."""
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    confinement = Confinement(
+        writable=(),
+        read_only=(),
+        hidden=(),
+        network=network,
+        cwd=Path("/"),
+        environment={"PATH": "/usr/bin:/bin"},
+    )
+    launch = BubblewrapSandbox().launch(["/bin/sh", "-c", "exit 0"], confinement)
+    try:
+        completed = subprocess.run(
+            launch.argv,
+            env=dict(launch.env),
+            pass_fds=launch.pass_fds,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bwrap could not be started: {error}"
+    finally:
+        launch.close()
+    if completed.returncode != 0:
+        detail = completed.stderr.strip() or f"exit status {completed.returncode}"
+        return (
+            f"bwrap cannot create a sandbox here ({detail}); unprivileged user namespaces may "
+            "be disabled (sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces>0)"
+        )
+    return None
+
+
+def require(options: SandboxOptions) -> TrialSandbox:
+    """The sandbox `options` names, checked to work here; `SandboxError` says why not."""
+    try:
+        sandbox = TRIAL_SANDBOXES.get(options.kind)
+    except RegistryError as error:
+        raise SandboxError(f"--sandbox {options.kind}: {error}") from None
+    problem = sandbox.unavailable(options.network)
+    if problem is not None:
+        hint = "" if options.kind == "none" else "; --sandbox none runs trials unconfined"
+        raise SandboxError(f"agent trials cannot be sandboxed with {options.kind}: {problem}{hint}")
+    return sandbox
+
+
+def install_paths(
+    executable: Path, path_variable: str
+) -> tuple[tuple[Path, ...], tuple[tuple[str, Path], ...]]:
+    """What running `executable` needs besides the system: its install prefix (the
+    `node_modules` directory of a Node package, the prefix of a `bin/` directory, else its own
+    directory), the same for the interpreter its `#!` line names, and the symbolic links on the
+    way from the name on PATH to the real file (as (target, link) pairs)."""
+    prefixes: list[Path] = []
+    links: list[tuple[str, Path]] = []
+    seen: set[Path] = set()
+    pending = [Path(os.path.abspath(executable))]
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        while current.is_symlink():
+            target = os.readlink(current)
+            if not _is_system(current):
+                links.append((target, current))
+            current = Path(os.path.normpath(current.parent / target))
+        real = current.resolve()
+        if not _is_system(real):
+            prefixes.append(_prefix(real))
+        interpreter = _interpreter(real, path_variable)
+        if interpreter is not None:
+            pending.append(interpreter)
+    return tuple(dict.fromkeys(prefixes)), tuple(links)
+
+
+#: Directories every sandbox has already (read-only, from the host).
+SYSTEM_ROOTS = tuple(
+    Path("/") / name for name in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
+)
+
+
+def _is_system(path: Path) -> bool:
+    return any(path.is_relative_to(root) for root in SYSTEM_ROOTS)
+
+
+def _prefix(real: Path) -> Path:
+    if "node_modules" in real.parts:
+        index = real.parts.index("node_modules")
+        return Path(*real.parts[: index + 1])
+    if real.parent.name == "bin" and real.parent.parent != Path("/"):
+        return real.parent.parent
+    return real.parent
+
+
+def _interpreter(script: Path, path_variable: str) -> Path | None:
+    """The interpreter a `#!` line names (`/usr/bin/env NAME` looked up on PATH), or None."""
+    try:
+        with script.open("rb") as handle:
+            head = handle.readline(512)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].decode("utf-8", "replace").split()
+    if not words:
+        return None
+    if Path(words[0]).name == "env":
+        names = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        found = shutil.which(names[0], path=path_variable) if names else None
+        return Path(found) if found else None
+    return Path(words[0])
+
+
+def harness_path() -> str:
+    """The harness's own PATH (what the acceptance command runs with)."""
+    return os.environ.get("PATH", os.defpath)
+
+
+def without_entries_under(path_variable: str, roots: Sequence[Path]) -> str:
+    """`path_variable` without the directories inside `roots` (places an agent could write)."""
+    kept = [
+        entry
+        for entry in path_variable.split(os.pathsep)
+        if entry and not any(Path(os.path.abspath(entry)).is_relative_to(r) for r in roots)
+    ]
+    return os.pathsep.join(kept)
+
+
+def runtimes() -> tuple[Path, ...]:
+    """The runtimes every sandboxed command gets read-only (Python, Node.js)."""
+    return (*runtime_paths(), Path(sys.executable).parent)
+
+
+def home_file_secrets(files: Mapping[str, bytes]) -> dict[str, str]:
+    """What of each HOME file is redacted from everything the harness writes: the whole
+    text, every JSON string value (a token in a credential file), and every line's value (of
+    `key = value` or `key: value`, else the whole line) of `MIN_HOME_SECRET` characters or
+    more."""
+    secrets: dict[str, str] = {}
+    for relative, content in files.items():
+        text = content.decode("utf-8", "replace")
+        values = {text.strip(), *(_line_value(line) for line in text.splitlines())}
+        with contextlib.suppress(ValueError):
+            values |= set(_json_strings(json.loads(text)))
+        for index, value in enumerate(sorted(v for v in values if len(v) >= MIN_HOME_SECRET)):
+            secrets[f"home file {relative} #{index}"] = value
+    return secrets
+
+
+#: Shorter strings of a HOME file are not redacted (they would match ordinary text).
+MIN_HOME_SECRET = 8
+
+
+def _line_value(line: str) -> str:
+    """The value of a `key = value` or `key: value` line (quotes removed), else the line."""
+    for separator in ("=", ":"):
+        key, found, value = line.partition(separator)
+        if found and key.strip() and " " not in key.strip():
+            return value.strip().strip("\"'")
+    return line.strip()
+
+
+def _json_strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _json_strings(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _json_strings(item)]
+    return []
+
+
+__all__ = [
+    "TRIAL_SANDBOXES",
+    "BubblewrapSandbox",
+    "Confinement",
+    "HomeFile",
+    "Launch",
+    "NoSandbox",
+    "SandboxError",
+    "SandboxOptions",
+    "TrialSandbox",
+    "bwrap_options",
+    "harness_path",
+    "home_file_secrets",
+    "install_paths",
+    "require",
+    "runtimes",
+    "without_entries_under",
+]
