@@ -429,8 +429,20 @@ class SimulatedModel:
     concentration: tuple[float, float] = (0.3, 3.0)
     #: Weight moved onto each prompt's most likely answer (0: none); lowers CERT consistency.
     collapse: float = 0.0
+    #: Draw the concentration log-uniformly over its range (prompts from nearly deterministic
+    #: to erratic, e.g. 0.03–5) rather than uniformly.
+    log_concentration: bool = False
+    #: Share of each prompt's probability moved to the uniform distribution over its answers
+    #: (0: none): the model answers more erratically.
+    erratic: float = 0.0
+    #: Share of prompts of a much harder type (short, unstructured, off-topic answers: a low
+    #: performance heuristic); 0: one prompt type.
+    hard_share: float = 0.0
     latency_median: float = 1.0
     latency_sigma: float = 1.0
+    #: SD of a per-prompt log-latency factor shared by every model (some prompts are slower
+    #: for everyone); latencies are then lognormal with σ² = latency_sigma² + this².
+    prompt_latency_sigma: float = 0.0
     error_rate: float = 0.03
     timeout_share: float = 0.5
 
@@ -447,6 +459,8 @@ class SimulatedPrompt:
     probabilities: FloatArray
     #: CERT performance score of each candidate answer to this prompt.
     performance: FloatArray
+    #: The prompt's latency factor (1: none).
+    latency_factor: float = 1.0
 
     @property
     def agreement(self) -> float:
@@ -473,13 +487,26 @@ def simulated_prompts(
         noise = rng.standard_normal((POOL, EMBEDDING_DIMENSIONS))
         embeddings = centre + spread * noise / np.sqrt(EMBEDDING_DIMENSIONS) * 2
         vector = centre + 0.8 * rng.standard_normal(EMBEDDING_DIMENSIONS) / 4
-        probabilities = rng.dirichlet(np.full(POOL, rng.uniform(*model.concentration)))
+        low, high = model.concentration
+        concentration = (
+            float(np.exp(rng.uniform(np.log(low), np.log(high))))
+            if model.log_concentration
+            else rng.uniform(low, high)
+        )
+        probabilities = rng.dirichlet(np.full(POOL, concentration))
         if model.collapse:
             top = np.zeros(POOL)
             top[int(np.argmax(probabilities))] = 1.0
             probabilities = (1 - model.collapse) * probabilities + model.collapse * top
+        if model.erratic:
+            probabilities = (1 - model.erratic) * probabilities + model.erratic / POOL
         words = rng.integers(3, 260, POOL)
         marks = rng.random(POOL) < 0.7
+        if model.hard_share and rng.random() < model.hard_share:
+            # the hard type: answers of a few words, unstructured, pointing away from the prompt
+            words = rng.integers(2, 6, POOL)
+            marks = np.zeros(POOL, dtype=bool)
+            embeddings = embeddings - 1.5 * vector
         answers = tuple(
             f"answer {tag}{index} {a} "
             + " ".join(["word"] * int(words[a]))
@@ -487,6 +514,11 @@ def simulated_prompts(
             for a in range(POOL)
         )
         scores = performance_scores(np.tile(vector, (POOL, 1)), embeddings, answers).score
+        factor = (
+            float(np.exp(model.prompt_latency_sigma * rng.standard_normal()))
+            if model.prompt_latency_sigma
+            else 1.0
+        )
         prompts.append(
             SimulatedPrompt(
                 f"q{index:03d}",
@@ -496,6 +528,7 @@ def simulated_prompts(
                 embeddings,
                 probabilities,
                 np.asarray(scores, dtype=np.float64),
+                factor,
             )
         )
     return prompts
@@ -518,7 +551,11 @@ def simulated_records(
     records = []
     for prompt in prompts:
         picks = rng.choice(POOL, trials, p=prompt.probabilities)
-        latencies = model.latency_median * np.exp(model.latency_sigma * rng.standard_normal(trials))
+        latencies = (
+            model.latency_median
+            * prompt.latency_factor
+            * np.exp(model.latency_sigma * rng.standard_normal(trials))
+        )
         failures = rng.random(trials) < model.error_rate
         timeouts = rng.random(trials) < model.timeout_share
         for trial in range(trials):
@@ -606,7 +643,7 @@ def reliability_truth(
         if valid >= 2:
             picks = rng.choice(POOL, valid, p=prompt.probabilities)
             scores.append(consistency_score(prompt.embeddings[picks]).score)
-    sigma = model.latency_sigma
+    sigma = math.hypot(model.latency_sigma, model.prompt_latency_sigma)
     median = model.latency_median
     performance = float(np.mean([p.expected_performance for p in drawn]))
     second_moment = float(np.mean([p.probabilities @ p.performance**2 for p in drawn]))
@@ -629,10 +666,14 @@ def reliability_truth(
 #: Every reliability interval the document publishes, in the order of the table.
 RELIABILITY_INTERVALS = (
     "consistency.interval",
+    "consistency.population_interval",
     "agreement.interval",
+    "agreement.population_interval",
     "prompts[].agreement.interval",
     "performance.ci_95",
+    "performance.population_ci_95",
     "performance_by_prompt.interval",
+    "performance_by_prompt.population_interval",
     "latency.mean_ci_95",
     "latency.percentile_intervals.p50",
     "latency.percentile_intervals.p95",
@@ -696,14 +737,53 @@ class IntervalCoverage:
         }
 
 
+def expected_consistency(
+    prompt: SimulatedPrompt, trials: int, error_rate: float, rng: np.random.Generator, draws: int
+) -> float:
+    """A prompt's expected CERT consistency at `trials` trials (each failing with
+    `error_rate`; fewer than 2 valid answers score nothing), by simulation."""
+    from plumbline.reliability.metrics import consistency_of_draws
+
+    counts = rng.binomial(trials, 1 - error_rate, draws)
+    scores = []
+    for count, times in zip(*np.unique(counts[counts >= 2], return_counts=True), strict=True):
+        picks = rng.choice(POOL, (int(times), int(count)), p=prompt.probabilities)
+        scores.append(consistency_of_draws(prompt.embeddings, picks))
+    return float(np.mean(np.concatenate(scores))) if scores else math.nan
+
+
+@dataclass(frozen=True)
+class DrawnTruth:
+    """The means over the prompts actually drawn (what "these prompts" intervals estimate)."""
+
+    consistency: float
+    agreement: float
+    performance: float
+
+
+def drawn_truth(
+    drawn: list[SimulatedPrompt], model: SimulatedModel, trials: int, rng: np.random.Generator
+) -> DrawnTruth:
+    return DrawnTruth(
+        consistency=float(
+            np.mean([expected_consistency(p, trials, model.error_rate, rng, 300) for p in drawn])
+        ),
+        agreement=float(np.mean([p.agreement for p in drawn])),
+        performance=float(np.mean([p.expected_performance for p in drawn])),
+    )
+
+
 def _published(
     document: Any,
     truth: ReliabilityTruth,
     prompts: dict[str, SimulatedPrompt],
     effects: dict[str, float],
+    these: DrawnTruth,
 ) -> dict[str, list[tuple[Any, float, tuple[float, float]]]]:
     """(interval, truth, range) of every published interval of the first model's entry, and of
-    the effect sizes between it and its partner (`effects`: the true d per metric)."""
+    the effect sizes between it and its partner (`effects`: the true d per metric). An interval
+    over "these prompts" is held to the mean of the prompts drawn (`these`), a population
+    interval to the population's."""
     entry = document.models[0]
     found: dict[str, list[tuple[Any, float, tuple[float, float]]]] = {
         name: [] for name in RELIABILITY_INTERVALS
@@ -714,18 +794,26 @@ def _published(
             found[name].append((interval, value, bounds))
 
     if entry.consistency is not None:
-        add("consistency.interval", entry.consistency.interval, truth.consistency, (0, 1))
+        add("consistency.interval", entry.consistency.interval, these.consistency, (0, 1))
+        population = entry.consistency.population_interval
+        add("consistency.population_interval", population, truth.consistency, (0, 1))
     if entry.agreement is not None:
-        add("agreement.interval", entry.agreement.interval, truth.agreement, (-1, 1))
+        add("agreement.interval", entry.agreement.interval, these.agreement, (-1, 1))
+        population = entry.agreement.population_interval
+        add("agreement.population_interval", population, truth.agreement, (-1, 1))
     for prompt in entry.prompts:
         if prompt.agreement is not None and prompt.agreement.interval is not None:
             exact = prompts[prompt.prompt_id].agreement
             add("prompts[].agreement.interval", prompt.agreement.interval, exact, (-1, 1))
     if entry.performance is not None:
-        add("performance.ci_95", entry.performance.ci_95, truth.performance, (0, 1))
+        add("performance.ci_95", entry.performance.ci_95, these.performance, (0, 1))
+        population = entry.performance.population_ci_95
+        add("performance.population_ci_95", population, truth.performance, (0, 1))
     if entry.performance_by_prompt is not None:
         interval = entry.performance_by_prompt.interval
-        add("performance_by_prompt.interval", interval, truth.performance, (0, 1))
+        add("performance_by_prompt.interval", interval, these.performance, (0, 1))
+        population = entry.performance_by_prompt.population_interval
+        add("performance_by_prompt.population_interval", population, truth.performance, (0, 1))
     if entry.latency is not None:
         inf = float("inf")
         add("latency.mean_ci_95", entry.latency.mean_ci_95, truth.latency_mean, (0, inf))
@@ -794,7 +882,8 @@ def reliability_coverage(
         records += simulated_records(paired, trials, rng, partner)
         document = analyze(records, embedding_table(drawn + paired))
         by_id = {p.prompt_id: p for p in drawn}
-        for name, entries in _published(document, truth, by_id, effects).items():
+        these = drawn_truth(drawn, model, trials, np.random.default_rng([seed, index, 7]))
+        for name, entries in _published(document, truth, by_id, effects, these).items():
             for interval, value, (lower, upper) in entries:
                 low, high = interval.low, interval.high
                 if low is None and high is None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 
 from plumbline.cli.output import dumps
 from plumbline.records.trial_record import ErrorClass, GenerationSettings, TrialRecord
@@ -181,3 +182,42 @@ def test_one_prompt_id_with_two_texts_is_a_problem_never_pooled() -> None:
     consistency = [prompts[key].consistency for key in ("q", "q~2")]
     assert all(c is not None and c.score == 1.0 for c in consistency)
     assert "different prompt texts" in render_markdown(report)
+
+
+def test_each_interval_over_prompts_names_its_question() -> None:
+    """Issue 37: the t interval over prompts is about these prompts; the population interval
+    beside it (JSON, Markdown) is guaranteed for any population; Cohen's d at 3 prompts is
+    labelled approximate."""
+    from plumbline.coverage import (
+        SimulatedModel,
+        embedding_table,
+        partner_of,
+        simulated_prompts,
+        simulated_records,
+    )
+    from plumbline.views.reliability import render_markdown
+
+    model = SimulatedModel(hard_share=0.25)
+    drawn = simulated_prompts(3, np.random.default_rng(4), model, "n")
+    paired = simulated_prompts(3, np.random.default_rng(4), partner_of(model), "n")
+    rng = np.random.default_rng(5)
+    records = simulated_records(drawn, 6, rng, model)
+    records += simulated_records(paired, 6, rng, partner_of(model))
+    report = analyze(records, embedding_table(drawn + paired))
+    entry = report.models[0]
+    for estimate in (entry.consistency, entry.agreement, entry.performance_by_prompt):
+        assert estimate is not None and estimate.population_interval is not None
+        assert estimate.interval.method.startswith("these prompts: ")
+        population = estimate.population_interval
+        assert population.method.startswith("prompt population: ")
+        assert population.coverage == "guaranteed" and population.prompts == 3
+        # at 3 prompts the population interval is at least as wide
+        assert population.low is not None and population.high is not None
+        assert estimate.interval.low is not None and estimate.interval.high is not None
+        assert population.high - population.low >= estimate.interval.high - estimate.interval.low
+    assert entry.performance is not None and entry.performance.population_ci_95 is not None
+    effect = report.comparisons[0].effect
+    assert effect is not None and effect.interval.coverage == "approximate"
+    assert effect.interval.simulated_coverage == pytest.approx(0.915)
+    text = " ".join(render_markdown(report).split())
+    assert "these prompts;" in text and "prompt population" in text

@@ -254,7 +254,9 @@ def test_performance_formula() -> None:
     assert summary.n == 3
     assert summary.score == pytest.approx(np.mean(scores.score))
     assert summary.ci_95 is not None and summary.ci_95.prompts == 3
-    assert summary.ci_95.method.startswith("t over prompt means")
+    assert summary.ci_95.method.startswith("these prompts: t over prompt means")
+    assert summary.population_ci_95 is not None
+    assert summary.population_ci_95.coverage == "guaranteed"
     # one prompt: no interval over prompts
     assert summarize_performance(scores).ci_95 is None
     # the seed's bands, named for what the score is (a heuristic), the seed's name kept beside

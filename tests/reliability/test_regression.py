@@ -121,18 +121,38 @@ def test_unknown_margin_is_refused() -> None:
         )
 
 
-def test_a_consistency_drop_is_called_by_the_test_of_no_change() -> None:
-    baseline, old_records = _run(MODEL, 10, 10, seed=5)
-    collapsed = replace(MODEL, name="sim/new", collapse=0.9)
-    current, new_records = _run(collapsed, 10, 10, seed=5)
-    comparison = compare_to_baseline(baseline, old_records, current, new_records, _embed(10, 5))
-    consistency = next(e for e in comparison.entries if e.metric == "consistency")
-    assert consistency.test is not None and consistency.test.prompts == 10
-    assert consistency.test.z < 0 and consistency.test.p_worse <= consistency.test.alpha
-    assert consistency.verdict == "regressed"
-    # the test decides the scores only; latency and the error rate keep their interval rule
-    latency = next(e for e in comparison.entries if e.metric == "latency_p50")
-    assert latency.test is None
-    assert consistency.detectable_change == pytest.approx(
-        (2.394 + 0.8416) * consistency.test.null_standard_error, rel=1e-3
+def test_more_erratic_answers_are_called_by_the_test_of_no_change() -> None:
+    deterministic = replace(MODEL, concentration=(0.03, 0.3), log_concentration=True)
+    baseline, old_records = _run(deterministic, 10, 10, seed=5)
+    erratic = replace(deterministic, name="sim/new", erratic=0.6)
+    current, new_records = _run(erratic, 10, 10, seed=5)
+    embed = embedding_table(simulated_prompts(10, np.random.default_rng(5), deterministic, tag="t"))
+    comparison = compare_to_baseline(baseline, old_records, current, new_records, embed)
+    agreement = next(e for e in comparison.entries if e.metric == "agreement")
+    test = agreement.test
+    assert test is not None and test.prompts == 10 and test.metrics_tested == 6
+    assert test.z < 0 and test.p_worse_adjusted <= test.alpha == pytest.approx(0.05)
+    # the statistic is the published difference: the mean over prompts of their changes
+    assert test.statistic == pytest.approx(agreement.difference.estimate, abs=1e-9)
+    assert agreement.verdict == "regressed"
+    # every metric has its test; Holm's adjusted p-values are at least the raw ones
+    for entry in comparison.entries:
+        assert entry.test is not None and entry.test.p_worse_adjusted >= entry.test.p_worse
+    assert agreement.detectable_change == pytest.approx(
+        (2.394 + 0.8416) * test.null_standard_error, rel=1e-3
     )
+
+
+def test_too_few_trials_to_test_are_inconclusive_with_the_reason() -> None:
+    """2 prompts × 2 trials: 36 relabellings, so no p-value below 1/36 (above 0.05/6): even a
+    tenfold slowdown is inconclusive, never regressed, and the note says why."""
+    baseline, old_records = _run(replace(MODEL, error_rate=0.0), 2, 2, seed=6)
+    slower = replace(MODEL, name="sim/new", latency_median=10.0, error_rate=0.0)
+    current, new_records = _run(slower, 2, 2, seed=6)
+    comparison = compare_to_baseline(baseline, old_records, current, new_records, _embed(2, 6))
+    latency = next(e for e in comparison.entries if e.metric == "latency_p50")
+    assert latency.difference.estimate is not None and latency.difference.estimate > 1
+    assert latency.verdict == "inconclusive"
+    assert latency.test is not None and latency.test.smallest_p == pytest.approx(1 / 36)
+    assert "too few trials to test" in latency.note
+    assert not comparison.regressed

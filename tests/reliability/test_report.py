@@ -223,7 +223,10 @@ def test_reliability_cli_writes_json_and_markdown(journal: Path, tmp_path: Path)
     assert steady["robustness"]["error_rate_interval"]["method"]
     # the prompt is the unit: t over the 2 prompts' values, with its n and coverage claim
     consistency = steady["consistency"]["interval"]
-    assert consistency["method"].startswith("t over prompt means")
+    assert consistency["method"].startswith("these prompts: t over prompt means")
+    population = steady["consistency"]["population_interval"]
+    assert population["method"].startswith("prompt population: betting interval")
+    assert population["coverage"] == "guaranteed" and population["prompts"] == 2
     assert (consistency["prompts"], consistency["coverage"]) == (2, "approximate")
     assert 0.8 <= consistency["simulated_coverage"] < 0.935
     # 24 latencies cannot bound p95 from above: a lower bound only, and the method says why

@@ -72,3 +72,28 @@ def test_small_samples_give_one_sided_percentile_bounds_never_a_fake_upper_bound
     p95 = by[("latency.percentile_intervals.p95", 3, 25)]
     assert p95.one_sided < p95.intervals
     assert by[("latency.percentile_intervals.p99", 3, 25)].one_sided == MODELS
+
+
+def test_on_prompt_types_one_much_harder_each_interval_holds_its_own_question() -> None:
+    """Issue 37: prompts drawn from types of which one is much harder (a seeded, small version of
+    benchmarks/bench_reliability_population.py). The t interval is held to the mean of the
+    prompts drawn, the population interval beside it to the population's mean."""
+    types = SimulatedModel(
+        concentration=(0.03, 5.0), log_concentration=True, latency_sigma=1.5, hard_share=0.25
+    )
+    truth = reliability_truth(types, 5, prompts=1500)
+    found = {
+        c.interval: c
+        for c in reliability_coverage(3, 5, datasets=60, seed=37, model=types, truth=truth)
+    }
+    for name in (
+        "agreement.interval",
+        "performance.ci_95",
+        "consistency.population_interval",
+        "agreement.population_interval",
+        "performance.population_ci_95",
+    ):
+        cell = found[name]
+        assert cell.intervals == 60 and cell.acceptable, _describe(cell)
+    effect = found["comparisons[].effect.interval (latency)"]
+    assert effect.approximate == effect.intervals  # 3 prompts: labelled approximate

@@ -409,7 +409,8 @@ def _regression_options(
     default=2000,
     show_default=True,
     type=click.IntRange(min=100, max=MAX_RESAMPLES),
-    help=f"Bootstrap resamples of --baseline's latency changes (at most {MAX_RESAMPLES:,}).",
+    help="--baseline: relabellings of the permutation test of no change, and bootstrap "
+    f"resamples of the latency changes' intervals (at most {MAX_RESAMPLES:,}).",
 )
 @store_options
 def reliability(

@@ -20,7 +20,12 @@ from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.bands import agreement_band, consistency_band, performance_band
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.configs import split_by_config
-from plumbline.reliability.intervals import CONSISTENCY_COVERAGE, effect_interval, over_prompts
+from plumbline.reliability.intervals import (
+    CONSISTENCY_COVERAGE,
+    effect_interval,
+    over_prompts,
+    population_interval,
+)
 from plumbline.reliability.metrics import (
     agreement_conflict,
     consistency_score,
@@ -105,6 +110,7 @@ def estimate_over_prompts(
         n=len(values),
         standard_error=finite_or_none(standard_error),
         interval=interval,
+        population_interval=population_interval(values, trials, bounds=bounds),
         band=band(mean) if band is not None else None,
     )
 

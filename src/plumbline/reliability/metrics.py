@@ -40,6 +40,7 @@ from plumbline.reliability.intervals import (
     latency_mean_interval,
     over_prompts,
     percentile_interval,
+    population_interval,
     prompt_agreement_interval,
 )
 from plumbline.reliability.result import (
@@ -330,6 +331,7 @@ def summarize_performance(
         score=mean,
         n=n,
         ci_95=ci,
+        population_ci_95=population_interval(list(means.values()), n),
         relevance=float(np.mean(scores.relevance)),
         completeness=float(np.mean(scores.completeness)),
         structure=float(np.mean(scores.structure)),

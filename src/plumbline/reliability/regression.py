@@ -17,20 +17,15 @@ Multiplicity (Bonferroni): each of the six intervals of a model pair is at `1 �
 
 Verdicts, with the worse direction of each metric (lower scores, higher latency and errors):
 `unchanged` when the whole interval lies inside ±margin (equivalence, TOST-style: Schuirmann
-1987). Otherwise, for performance, latency and the error rate, `regressed` when the interval lies
-wholly on the worse side of 0, `improved` on the better side. For consistency and agreement
-(pairwise statistics of a prompt's answers, whose noise differs between prompts by orders of
-magnitude) a test decides when at least 5 prompts are shared (`reliability.no_change`; with
-fewer, the interval): `regressed` when the current run is worse
-than the baseline's own run-to-run noise allows at one-sided α = 0.05/6, `improved` likewise. The
-intervals must hold whatever the current model does (a model that answers more erratically makes
-its own scores noisier), the test only when nothing changed, and it weights each prompt by how
-precisely the baseline measures it, so it is sharper: at 10 prompts × 10 trials it finds a 0.2
-drop in CERT consistency in about 85% of simulated runs, the interval in about half.
-A false `regressed` has a chance of at most 0.05/6 per test and 0.05/12 per interval (one side
-of a 99.17% interval), at most 5% for the pair. Else `inconclusive`, with the smallest change
-the data could have detected (80% power: `(c + z_0.8) · SE`, SE the test's null standard error,
-or the interval's half-width over its critical value c).
+1987). Otherwise `regressed` or `improved` when the stratified permutation test of no change
+(`reliability.no_change`: each prompt's trials of both runs relabelled at random) rejects on
+that side after Holm's step-down over the metrics at 0.05 (Holm 1979): when nothing changed,
+the chance of any false `regressed` for the pair is at most 5% over all metrics, at any number
+of prompts and trials, whatever the prompts and the latency tails (the trials of a prompt being
+exchangeable between the runs). Else `inconclusive`, with the smallest change the test could
+have detected (80% power: `(z_{α/m} + z_0.8) · SE`, SE the spread of its statistic over the
+relabellings), or, when no outcome of this many trials could reach Holm's first threshold, the
+reason. Measured in `benchmarks/bench_reliability_regression.py` (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -46,16 +41,12 @@ from scipy import stats as sps
 
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.configs import split_by_config
-from plumbline.reliability.metrics import (
-    agreement_of_draws,
-    consistency_of_draws,
-    valid_responses,
-)
+from plumbline.reliability.metrics import performance_scores, valid_responses
 from plumbline.reliability.no_change import (
     FloatArray,
-    NoChange,
-    Statistic,
-    no_change_test,
+    PromptTrials,
+    permutation_tests,
+    pooled_digest,
 )
 from plumbline.reliability.result import (
     METRICS,
@@ -67,7 +58,7 @@ from plumbline.reliability.result import (
     ReliabilityInterval,
     Verdict,
 )
-from plumbline.stats import wilson_interval
+from plumbline.stats import holm, wilson_interval
 from plumbline.stats.mover import mover_difference
 
 if TYPE_CHECKING:
@@ -103,17 +94,15 @@ LABELS = {
 }
 FAMILY_LEVEL = 0.95
 #: The lowest simulated coverage of a latency change's bootstrap interval (nominal 99.17%):
-#: 97.0% for p95 at 3 prompts × 5 trials (98.5% for p50 at 10 × 10), identical lognormal runs,
-#: 400 simulated runs (benchmarks/bench_reliability_regression.py).
-LATENCY_CHANGE_COVERAGE = 0.970
+#: 90.3% for p95 at 5 prompts × 3 trials, identical runs with lognormal latencies σ 2.5, 300
+#: simulated pairs (benchmarks/bench_reliability_regression.py; 96.3% for p50 at 60 × 3, σ 1.5).
+LATENCY_CHANGE_COVERAGE = 0.903
 POWER = 0.8
 RESAMPLES = 4000
-#: The one-sided level of a score's test of no change: the 5% split over the six metrics.
-TEST_ALPHA = (1 - FAMILY_LEVEL) / 6
 TEST_METHOD = (
-    "bootstrap test of no change: T = the prompts' changes weighted by 1 / (v_p + mean v), "
-    "z = T / SD of T with both runs drawn from the baseline's own answers to each prompt "
-    "(Efron & Tibshirani 1993, §16.2); one-sided normal p-value"
+    "stratified permutation test of no change: each prompt's trials of both runs relabelled at "
+    "random (Good 2005, §3.5), p = (1 + #{T* at least as extreme}) / (1 + B) (Phipson & Smyth "
+    "2010); Holm's step-down over the metrics (Holm 1979); exact under exchangeable trials"
 )
 
 
@@ -354,72 +343,130 @@ class _PairRuns:
 Change = tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]
 
 
-def _answers_by_prompt(
-    records: Sequence[TrialRecord], prompts: Sequence[str]
-) -> dict[str, list[TrialRecord]]:
-    by_prompt: dict[str, list[TrialRecord]] = defaultdict(list)
-    for record in records:
-        if record.ok and record.response is not None and record.prompt_id in prompts:
-            by_prompt[record.prompt_id].append(record)
-    return by_prompt
+def _unit(rows: FloatArray) -> FloatArray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.asarray(rows / np.where(norms > 0, norms, 1.0), dtype=np.float64)
 
 
-def _run_samples(
-    records: Sequence[TrialRecord], prompts: Sequence[str], embed: Embed
-) -> dict[str, FloatArray]:
-    """Per prompt, the embeddings of its valid answers (what consistency and agreement read,
-    as `analyze` embeds them); prompts with fewer than 2 are left out."""
-    rows: dict[str, FloatArray] = {}
-    for prompt, group in sorted(_answers_by_prompt(records, prompts).items()):
-        texts = valid_responses(r.response for r in group)
-        if len(texts) >= 2:
-            rows[prompt] = np.asarray(embed(texts), dtype=np.float64)
-    return rows
+def _performance_of(records: Sequence[TrialRecord], embed: Embed) -> FloatArray:
+    """The performance heuristic of each record's response, as `analyze` scores it; NaN for a
+    record without one."""
+    scored = [i for i, r in enumerate(records) if r.ok and r.response is not None]
+    values = np.full(len(records), math.nan)
+    if scored:
+        responses = [records[i].response or "" for i in scored]
+        vectors = np.asarray(
+            embed([records[i].prompt for i in scored] + responses), dtype=np.float64
+        )
+        values[scored] = performance_scores(
+            vectors[: len(scored)], vectors[len(scored) :], responses
+        ).score
+    return values
+
+
+def prompt_trials(
+    baseline: Sequence[TrialRecord],
+    current: Sequence[TrialRecord],
+    prompts: Sequence[str],
+    embed: Embed,
+) -> list[PromptTrials]:
+    """Both runs' trials of each shared prompt, pooled, as the permutation test reads them."""
+    wanted = set(prompts)
+    records = [r for r in baseline if r.prompt_id in wanted]
+    is_current = [False] * len(records)
+    records += [r for r in current if r.prompt_id in wanted]
+    is_current += [True] * (len(records) - len(is_current))
+    performance = _performance_of(records, embed)
+    by_prompt: dict[str, list[int]] = defaultdict(list)
+    for index, record in enumerate(records):
+        by_prompt[record.prompt_id].append(index)
+    found = []
+    for prompt in sorted(by_prompt):
+        group = [records[i] for i in by_prompt[prompt]]
+        texts = [r.response if r.ok else None for r in group]
+        answered = np.array([bool(valid_responses([t])) for t in texts], dtype=np.bool_)
+        rows = np.zeros((len(group), 1))
+        if answered.any():
+            vectors = _unit(
+                np.asarray(
+                    embed([t or "" for t, a in zip(texts, answered, strict=True) if a]),
+                    dtype=np.float64,
+                )
+            )
+            rows = np.zeros((len(group), vectors.shape[1]))
+            rows[answered] = vectors
+        found.append(
+            PromptTrials(
+                current=np.array([is_current[i] for i in by_prompt[prompt]], dtype=np.bool_),
+                similarity=np.asarray(rows @ rows.T, dtype=np.float64),
+                answered=answered,
+                performance=performance[by_prompt[prompt]],
+                latency=np.array(
+                    [
+                        float(r.latency_seconds)
+                        if r.ok and r.latency_seconds is not None
+                        else math.nan
+                        for r in group
+                    ],
+                    dtype=np.float64,
+                ),
+                failed=np.array([r.error_class is not None for r in group], dtype=np.bool_),
+            )
+        )
+    return found
 
 
 @dataclass(frozen=True)
-class _ScoreSamples:
-    """Both runs' answers per prompt, for the tests of consistency and agreement."""
+class _Tests:
+    """Every metric's permutation test of one model pair, with Holm's adjusted p-values."""
 
-    old: dict[str, FloatArray]
-    new: dict[str, FloatArray]
-    statistics: Mapping[str, Statistic]
+    tests: Mapping[str, NoChangeTest]
 
     @classmethod
-    def of(cls, runs: _PairRuns, embed: Embed) -> _ScoreSamples:
-        shared = runs.shared
-        return cls(
-            _run_samples(runs.old_records, shared, embed),
-            _run_samples(runs.new_records, shared, embed),
-            {"consistency": consistency_of_draws, "agreement": agreement_of_draws},
+    def of(cls, runs: _PairRuns, embed: Embed, seed: int, resamples: int) -> _Tests:
+        trials = prompt_trials(runs.old_records, runs.new_records, runs.shared, embed)
+        rng = np.random.default_rng([seed, pooled_digest(trials)])
+        found = permutation_tests(trials, rng=rng, resamples=resamples)
+        names = [m for m in METRICS if m in found]
+        worse = [found[m].p_lower if HIGHER_IS_BETTER[m] else found[m].p_higher for m in names]
+        better = [found[m].p_higher if HIGHER_IS_BETTER[m] else found[m].p_lower for m in names]
+        worse_adjusted = [float(p) for p in holm(worse)]
+        better_adjusted = [float(p) for p in holm(better)]
+        tests = {
+            m: NoChangeTest(
+                method=TEST_METHOD,
+                statistic=found[m].estimate,
+                z=found[m].z,
+                null_standard_error=found[m].null_standard_error,
+                p_worse=worse[i],
+                p_worse_adjusted=worse_adjusted[i],
+                p_better=better[i],
+                p_better_adjusted=better_adjusted[i],
+                alpha=1 - FAMILY_LEVEL,
+                metrics_tested=len(names),
+                prompts=found[m].prompts,
+                resamples=found[m].resamples,
+                smallest_p=found[m].smallest_p,
+            )
+            for i, m in enumerate(names)
+        }
+        return cls(tests)
+
+
+def _tested_verdict(test: NoChangeTest) -> tuple[Verdict, str]:
+    """The verdict of a change that is not `unchanged`, and why it is inconclusive if it is."""
+    if test.p_worse_adjusted <= test.alpha:
+        return "regressed", ""
+    if test.p_better_adjusted <= test.alpha:
+        return "improved", ""
+    strictest = test.alpha / test.metrics_tested
+    if test.smallest_p > strictest:
+        return "inconclusive", (
+            f"too few trials to test: the smallest p-value their relabellings can give is "
+            f"{test.smallest_p:.2g}, above {strictest:.2g} (0.05 over {test.metrics_tested} "
+            "metrics)"
         )
-
-    def test(self, metric: str, seed: int) -> NoChange | None:
-        return no_change_test(
-            self.old, self.new, self.statistics[metric], rng=np.random.default_rng(seed)
-        )
-
-
-def _published_test(result: NoChange, higher_is_better: bool) -> NoChangeTest:
-    return NoChangeTest(
-        method=TEST_METHOD,
-        weighted_change=result.estimate,
-        z=result.z,
-        null_standard_error=result.null_standard_error,
-        p_worse=result.p_lower if higher_is_better else result.p_higher,
-        alpha=TEST_ALPHA,
-        prompts=result.prompts,
-        resamples=result.resamples,
-        coverage="approximate",
-    )
-
-
-def _tested_verdict(test: NoChangeTest) -> Verdict:
-    if test.p_worse <= test.alpha:
-        return "regressed"
-    if 1 - test.p_worse <= test.alpha:
-        return "improved"
-    return "inconclusive"
+    return "inconclusive", ""
 
 
 def _measure(runs: _PairRuns, metric: str, level: float, seed: int, resamples: int) -> Change:
@@ -445,7 +492,7 @@ def _measure(runs: _PairRuns, metric: str, level: float, seed: int, resamples: i
 
 def _metric_change(
     runs: _PairRuns,
-    samples: _ScoreSamples,
+    tests: _Tests,
     metric: str,
     margin: float,
     level: float,
@@ -462,21 +509,23 @@ def _metric_change(
     note = ""
     verdict: Verdict = "inconclusive"
     if interval is not None and interval.low is not None and interval.high is not None:
-        verdict = verdict_of(interval.low, interval.high, margin, better_high)
+        # equivalence (the whole interval inside ±margin) is the one verdict the interval gives
+        if verdict_of(interval.low, interval.high, margin, better_high) == "unchanged":
+            verdict = "unchanged"
     elif estimate is None:
         note = "no values on shared prompts"
     else:
         note = "an interval needs at least 2 shared prompts with values"
-    test = None
-    if metric in samples.statistics:
-        result = samples.test(metric, seed)
-        if result is not None:
-            test = _published_test(result, better_high)
-            detectable = (float(sps.norm.isf(TEST_ALPHA)) + float(sps.norm.ppf(POWER))) * (
-                result.null_standard_error
-            )
-            if verdict != "unchanged":
-                verdict = _tested_verdict(test)
+    test = tests.tests.get(metric)
+    if test is not None:
+        detectable = (
+            float(sps.norm.isf(test.alpha / test.metrics_tested)) + float(sps.norm.ppf(POWER))
+        ) * test.null_standard_error
+        if verdict != "unchanged":
+            verdict, reason = _tested_verdict(test)
+            note = reason or note
+    elif verdict != "unchanged" and not note:
+        note = "no test of no change: no shared prompt has trials in both runs"
     return MetricChange(
         model=runs.new.model,
         baseline_model=runs.old.model,
@@ -489,7 +538,7 @@ def _metric_change(
         worse_when="lower" if better_high else "higher",
         verdict=verdict,
         detectable_change=detectable
-        if detectable is not None and math.isfinite(detectable)
+        if detectable is not None and math.isfinite(detectable) and detectable > 0
         else None,
         test=test,
         note=note,
@@ -550,9 +599,9 @@ def compare_to_baseline(
             old_records.get(old_name, []),
             new_records.get(new_name, []),
         )
-        samples = _ScoreSamples.of(runs, embed)
+        tests = _Tests.of(runs, embed, seed, resamples)
         changes = [
-            _metric_change(runs, samples, metric, chosen[metric], level, seed + index, resamples)
+            _metric_change(runs, tests, metric, chosen[metric], level, seed + index, resamples)
             for index, metric in enumerate(METRICS)
         ]
         pairings.append(_pairing(runs, how, changes))
@@ -563,12 +612,13 @@ def compare_to_baseline(
         family_level=FAMILY_LEVEL,
         level=level,
         multiplicity=(
-            f"Bonferroni over the {len(METRICS)} metrics of each model pair: each interval is at "
-            f"{level:.2%}, so the chance that any of them misses its true change is at most "
-            f"{1 - FAMILY_LEVEL:.0%}; consistency and agreement are called regressed or improved "
-            f"by a one-sided test of no change at {TEST_ALPHA:.4f} (0.05/6), the other metrics "
-            f"by their interval (at most 0.05/12 a side), so the chance of any false "
-            f"'regressed' for the pair is at most {1 - FAMILY_LEVEL:.0%}"
+            f"Bonferroni over the {len(METRICS)} metrics of each model pair for the intervals: "
+            f"each is at {level:.2%}, so the chance that any of them misses its true change is "
+            f"at most {1 - FAMILY_LEVEL:.0%}; regressed and improved come from a permutation "
+            f"test of no change per metric (each prompt's trials relabelled between the runs), "
+            f"Holm's step-down over the metrics on each side, so the chance of any false "
+            f"'regressed' for the pair is at most {1 - FAMILY_LEVEL:.0%} whatever the prompts "
+            f"and the latency tails (and of any false 'improved' likewise)"
         ),
         margins=chosen,
         pairs=pairings,

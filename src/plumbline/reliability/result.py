@@ -117,9 +117,14 @@ class PerformanceResult(ResultModel):
     )
     n: int = unit_field("Successful responses scored.", "count")
     ci_95: ReliabilityInterval | None = Field(
-        description="95% interval of the model's mean over prompts (t over prompt means, trials "
-        "averaged within each prompt first; prompts as the unit, not trials); null below 2 "
-        "prompts."
+        description="95% interval of the mean over these prompts (the prompts run: t over "
+        "prompt means, trials averaged within each prompt first; prompts as the unit, not "
+        "trials); null below 2 prompts."
+    )
+    population_ci_95: ReliabilityInterval | None = Field(
+        default=None,
+        description="95% interval of the mean over the prompt population the prompts were "
+        "drawn from (betting interval, guaranteed for any population); null below 2 prompts.",
     )
     relevance: float = unit_field("Mean semantic relevance component (weight 0.5), 0–1.", "score")
     completeness: float = unit_field("Mean completeness component (weight 0.3), 0–1.", "score")
@@ -280,8 +285,15 @@ class Estimate(ResultModel):
         "Standard error of the mean over prompts; null for one prompt.", "score"
     )
     interval: ReliabilityInterval = Field(
-        description="t over prompt means (prompts, then trials within each prompt), clipped to "
-        "the score's range; no bounds for one prompt."
+        description="The mean over these prompts (the prompts run): t over prompt means "
+        "(prompts, then trials within each prompt), clipped to the score's range; no bounds "
+        "for one prompt."
+    )
+    population_interval: ReliabilityInterval | None = Field(
+        default=None,
+        description="The mean over the prompt population the prompts were drawn from: a "
+        "betting interval over the prompt means, guaranteed for any population of values in "
+        "the score's range (wide at a few prompts); null below 2 prompts.",
     )
     band: Band | None = Field(default=None, description="The reading of the estimate.")
 
@@ -486,30 +498,53 @@ class Difference(ResultModel):
 
 
 class NoChangeTest(ResultModel):
-    """The test behind a score's `regressed` or `improved`: could the current run have come
-    from the baseline model? (`reliability.no_change`)."""
+    """The test behind a metric's `regressed` or `improved`: could the current run have come
+    from the baseline model? A stratified permutation test (`reliability.no_change`): each
+    prompt's trials of both runs relabelled at random; Holm's step-down over the metrics."""
 
-    method: str = Field(description="The statistic and how its null spread was estimated.")
-    weighted_change: float = unit_field(
-        "T: the changes of the shared prompts, weighted by the baseline's precision.",
+    method: str = Field(description="The test, its p-value and the multiplicity correction.")
+    statistic: float = unit_field(
+        "T, current − baseline: the prompts' changes weighted by the precision of each "
+        "(consistency, agreement, performance), the pooled percentile's change (latency), the "
+        "failure share's change in percentage points (error rate).",
         "same as estimate",
     )
-    z: float = unit_field("T / its null standard error.", "ratio")
+    z: float = unit_field("T / its null standard error (descriptive).", "ratio")
     null_standard_error: float = unit_field(
-        "SD of T when both runs are drawn from the baseline's own answers.", "same as estimate"
+        "SD of T over the relabellings (its spread when nothing changed).", "same as estimate"
     )
     p_worse: float = unit_field(
-        "One-sided p-value of a change this far in the worse direction under no change.",
+        "One-sided permutation p-value of a change this far in the worse direction.",
         "probability",
     )
-    alpha: float = unit_field(
-        "The one-sided level a `regressed` or `improved` needs: 0.05/6.", "probability"
+    p_worse_adjusted: float = unit_field(
+        "p_worse adjusted by Holm's step-down over the tested metrics: `regressed` when ≤ alpha.",
+        "probability",
     )
-    prompts: int = unit_field("Shared prompts with at least 2 answers in both runs.", "count")
-    resamples: int = unit_field("Draws behind the null standard error.", "count")
+    p_better: float = unit_field(
+        "One-sided permutation p-value of a change this far in the better direction.",
+        "probability",
+    )
+    p_better_adjusted: float = unit_field(
+        "p_better adjusted by Holm's step-down: `improved` when ≤ alpha.", "probability"
+    )
+    alpha: float = unit_field(
+        "The family level an adjusted p-value is compared with: 0.05 over all metrics.",
+        "probability",
+    )
+    metrics_tested: int = unit_field("Metrics in Holm's family (each with a test).", "count")
+    prompts: int = unit_field("Shared prompts whose trials were relabelled.", "count")
+    resamples: int = unit_field("Random relabellings drawn.", "count")
+    smallest_p: float = unit_field(
+        "The smallest p-value this design can give: 1 / (distinct relabellings of the trials), "
+        "at least 1 / (1 + resamples); above alpha / metrics_tested the metric cannot be called "
+        "regressed at this size.",
+        "probability",
+    )
     coverage: Coverage = Field(
-        description="`approximate`: a bootstrap test (its simulated false-alarm rate is in "
-        "docs/statistics.md)."
+        default="guaranteed",
+        description="`guaranteed`: the chance of a false `regressed` is at most alpha over all "
+        "metrics whenever the trials of a prompt are exchangeable between the runs.",
     )
 
 

@@ -55,8 +55,18 @@ def interval_basis(interval: Interval | None) -> str:
     return f"{method}; {prompts}, {interval.trials} trials; {claim}"
 
 
-def _estimate(statistic: float, interval: Interval | None, decimals: int = 3) -> str:
-    return f"{present.fixed(statistic, decimals)} {_ci(interval)}"
+def _estimate(
+    statistic: float,
+    interval: Interval | None,
+    decimals: int = 3,
+    population: Interval | None = None,
+) -> str:
+    """`0.620 [0.550, 0.690]`; with a population interval, which prompts each is about:
+    `0.620 [0.550, 0.690] these prompts; [0.120, 0.980] prompt population`."""
+    text = f"{present.fixed(statistic, decimals)} {_ci(interval)}"
+    if population is None:
+        return text
+    return f"{text} these prompts; {_ci(population)} prompt population"
 
 
 Row = tuple[str, str, str, str]
@@ -69,7 +79,11 @@ def _score_rows(model: ModelReliability) -> list[Row]:
         rows.append(
             (
                 "consistency (CERT)",
-                _estimate(model.consistency.statistic, model.consistency.interval),
+                _estimate(
+                    model.consistency.statistic,
+                    model.consistency.interval,
+                    population=model.consistency.population_interval,
+                ),
                 model.consistency.band.label if model.consistency.band else "",
                 interval_basis(model.consistency.interval),
             )
@@ -78,7 +92,11 @@ def _score_rows(model: ModelReliability) -> list[Row]:
         rows.append(
             (
                 "semantic_agreement",
-                _estimate(model.agreement.statistic, model.agreement.interval),
+                _estimate(
+                    model.agreement.statistic,
+                    model.agreement.interval,
+                    population=model.agreement.population_interval,
+                ),
                 model.agreement.band.label if model.agreement.band else "",
                 interval_basis(model.agreement.interval),
             )
@@ -87,7 +105,9 @@ def _score_rows(model: ModelReliability) -> list[Row]:
         perf = model.performance
         by_prompt = model.performance_by_prompt
         value = (
-            _estimate(by_prompt.statistic, by_prompt.interval)
+            _estimate(
+                by_prompt.statistic, by_prompt.interval, population=by_prompt.population_interval
+            )
             if by_prompt is not None
             else present.fixed(perf.score)
         )
@@ -288,11 +308,13 @@ def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
         verdict: str = entry.verdict
         details = []
         if entry.test is not None and verdict != "unchanged":
-            details.append(f"test z {entry.test.z:+.2f}, p {entry.test.p_worse:.2g}")
-        if verdict == "inconclusive" and entry.detectable_change is not None:
-            details.append(f"could detect ±{present.fixed(entry.detectable_change)}")
-        elif entry.note:
+            test = entry.test
+            worse = test.p_worse_adjusted if verdict != "improved" else test.p_better_adjusted
+            details.append(f"permutation p {worse:.2g} after Holm")
+        if entry.note:
             details.append(entry.note)
+        elif verdict == "inconclusive" and entry.detectable_change is not None:
+            details.append(f"could detect ±{present.fixed(entry.detectable_change)}")
         if details:
             verdict += f" ({'; '.join(details)})"
         rows.append(
@@ -316,13 +338,12 @@ def baseline_notes(comparison: BaselineComparison) -> list[str]:
     """What a reader must know about the comparison: multiplicity, prompts left out, unpaired."""
     notes = [
         f"Intervals at {present.level(comparison.level)} each; {comparison.multiplicity}.",
-        "A verdict: unchanged when the whole interval lies within ±margin; otherwise, for "
-        "consistency and agreement (at least 5 shared prompts), regressed or improved when a "
-        "test of no change "
-        "(the baseline's own run-to-run noise, resampled) rejects on that side at one-sided "
-        "0.05/6 (its z and p beside the verdict, p towards the worse side); for the other metrics "
-        "when the interval lies wholly on one side of 0; otherwise inconclusive (with "
-        "the smallest change the data could have detected, 80% power).",
+        "A verdict: unchanged when the whole interval lies within ±margin; otherwise "
+        "regressed or improved when a permutation test of no change (each prompt's trials "
+        "relabelled at random between the two runs; exact whatever the prompts and the latency "
+        "tails) rejects on that side after Holm's correction over the metrics at 0.05 (its "
+        "p-value beside the verdict); otherwise inconclusive (with the smallest change the data "
+        "could have detected, 80% power, or why no test is possible at this size).",
     ]
     for pair in comparison.pairs:
         if pair.only_in_baseline or pair.only_in_current:

@@ -208,10 +208,14 @@ def _unmeasured(label: str) -> Metric:
 def _estimate_metric(label: str, estimate: Estimate | None) -> Metric:
     if estimate is None:
         return _unmeasured(label)
+    interval = interval_text(estimate.interval)
+    if estimate.population_interval is not None:
+        population = interval_text(estimate.population_interval)
+        interval = f"{interval} these prompts; {population} prompt population"
     return _metric(
         label,
         present.fixed(estimate.statistic),
-        interval_text(estimate.interval),
+        interval,
         estimate.n,
         estimate.band,
         estimate.interval,
