@@ -127,6 +127,26 @@ def _run(work: Path, shared: dict[str, Path]) -> tuple[list[str], list[Path]]:
     return [str(suite), "--model", "mockllm/model"], [suite]
 
 
+def _store(work: Path, shared: dict[str, Path]) -> Path:
+    """A store holding the shared leaderboard."""
+    store = work / "history.db"
+    added = CliRunner().invoke(main, ["store", "add", str(shared["board"]), "--store", str(store)])
+    assert added.exit_code == 0, added.output
+    return store
+
+
+def _history(work: Path, shared: dict[str, Path]) -> tuple[list[str], list[Path]]:
+    store = _store(work, shared)
+    return ["--store", str(store)], [store]
+
+
+def _store_add(work: Path, shared: dict[str, Path]) -> tuple[list[str], list[Path]]:
+    store = _store(work, shared)
+    board = work / "board.json"
+    board.write_bytes(shared["board"].read_bytes())
+    return [str(board), "--store", str(store)], [board, store]
+
+
 def _nothing(work: Path, shared: dict[str, Path]) -> tuple[list[str], list[Path]]:
     return [], []
 
@@ -153,6 +173,9 @@ CASES = [
     Case(("agent", "run"), _suite_file, runs=False),
     Case(("agent", "plan"), _suite_file, runs=False),
     Case(("demo",), _nothing, runs=False),
+    Case(("history", "show"), _history),
+    Case(("history", "check"), _history),
+    Case(("store", "add"), _store_add),
 ]
 
 

@@ -469,13 +469,19 @@ def _inputs_given(ctx: click.Context) -> tuple[dict[tuple[int, int], str], list[
     inputs: dict[tuple[int, int], str] = {}
     input_paths: list[tuple[str, str]] = []
     for param in ctx.command.params:
-        is_input = isinstance(param, click.Argument) or (
-            isinstance(param.type, click.Path) and bool(param.type.exists)
+        # An option naming a place that may be a local file (a store URL) says which file.
+        local_path: Callable[[str], str | None] | None = getattr(param.type, "local_path", None)
+        is_input = (
+            isinstance(param, click.Argument)
+            or (isinstance(param.type, click.Path) and bool(param.type.exists))
+            or local_path is not None
         )
         if isinstance(param.type, OutputType) or not is_input:
             continue
         value = _param_value(ctx, param)
         for given in value if isinstance(value, tuple | list) else (value,):
+            if given is not None and local_path is not None:
+                given = local_path(str(given))
             if given is None or given == "-" or _is_remote(str(given)):
                 continue
             path = Path(str(given))

@@ -86,10 +86,27 @@ label_option = click.option(
 )
 
 
+class StoreLocation(click.types.StringParamType):
+    """A store URL, as given; `local_path` names its file when it is a SQLite store, so the
+    output layer refuses an output that would overwrite it."""
+
+    name = "url"
+
+    def local_path(self, value: str) -> str | None:
+        from plumbline.store.url import StoreUrlError, sqlite_path, store_url
+
+        try:
+            path = sqlite_path(store_url(value))
+        except StoreUrlError:
+            return None
+        return str(path) if path is not None else None
+
+
 def store_url_option(help: str) -> Callable[[F], F]:
     return click.option(
         "--store",
         "store_url",
+        type=StoreLocation(),
         metavar="URL",
         envvar="PLUMBLINE_STORE",
         show_envvar=True,
