@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -49,10 +50,16 @@ def _clean_env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The plumbline wheel, built from this checkout."""
+    """The plumbline wheel, built from a copy of this checkout's sources (setuptools' `build/`
+    directory is then the copy's own, never one a concurrent build in the checkout uses)."""
     wheels = tmp_path_factory.mktemp("wheels")
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    shutil.copytree(ROOT / "src", source / "src", ignore=skip)
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-    built = _run([*build, "-w", str(wheels), str(ROOT)], env=_clean_env())
+    built = _run([*build, "-w", str(wheels), str(source)], env=_clean_env())
     assert built.returncode == 0, built.stderr[-3000:]
     [found] = wheels.glob("plumbline-*.whl")
     return found
