@@ -48,7 +48,13 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from plumbline.core.registry import Registry, RegistryError
-from plumbline.sandbox.bwrap import ETC_FILES, find_bwrap, runtime_paths, system_arguments
+from plumbline.sandbox.bwrap import (
+    CONFINED,
+    ETC_FILES,
+    find_bwrap,
+    runtime_paths,
+    system_arguments,
+)
 
 Network = Literal["host", "none"]
 
@@ -223,16 +229,7 @@ def bwrap_options(confinement: Confinement) -> list[str]:
         "--unshare-uts",
         "--unshare-cgroup-try",
         *([] if confinement.network else ["--unshare-net"]),
-        "--disable-userns",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-        "--clearenv",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
+        *CONFINED,
         *system_arguments(TRIAL_ETC_FILES),
         "--size",
         str(confinement.tmp_bytes),

@@ -102,6 +102,23 @@ def runtime_paths() -> tuple[Path, ...]:
     )
 
 
+#: What every sandbox here is, besides its namespaces and mounts: no nested user namespaces,
+#: gone with its parent, its own session (no terminal injection), no capabilities, an empty
+#: environment (only what is set explicitly), its own /proc and a minimal /dev.
+CONFINED = (
+    "--disable-userns",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--clearenv",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+)
+
+
 def system_arguments(etc_files: Sequence[str] = ETC_FILES) -> list[str]:
     """bwrap arguments binding the system directories read-only, and of /etc only
     `etc_files` (each bound only when it exists here)."""
@@ -131,16 +148,7 @@ def build_command(
         bwrap,
         "--unshare-all",  # pid, net, ipc, uts, cgroup (and user when unprivileged)
         "--unshare-user",  # also as root: --disable-userns needs its own user namespace
-        "--disable-userns",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-        "--clearenv",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
+        *CONFINED,
         *system_arguments(),
     ]
     # The private tmpfs mounts first (the work directory, and /tmp as its own size-limited
