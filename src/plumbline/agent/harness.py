@@ -381,13 +381,9 @@ class Harness:
             loaded.resolve(task.source.git or task.source.dir or "").resolve()
             for task in loaded.suite.tasks
         )
-        self.hidden = (
-            loaded.path.parent.resolve(),
-            *self.sources,
-            options.output.resolve(),
-            self.base,
-            Path.home().resolve(),
-        )
+        #: Of those, what no read-only mount may lie inside: the suite, the sources, the results.
+        self.unmountable = (loaded.path.parent.resolve(), *self.sources, options.output.resolve())
+        self.hidden = (*self.unmountable, self.base, Path.home().resolve())
         self._sandbox: TrialSandbox | None = None
         self.records_path = options.output / RECORDS
         self._lock = threading.Lock()
@@ -493,12 +489,11 @@ class Harness:
 
     def _check_mounts(self) -> None:
         """Refuse a read-only mount that is missing, or inside what trials must not see."""
-        forbidden = (self.plan.loaded.path.parent.resolve(), *self.sources, self.options.output)
         for mount in self.mounts():
             if not mount.exists():
                 raise RunError(f"mount {mount}: no such file or directory")
-            for hidden in forbidden:
-                if mount.is_relative_to(hidden.resolve()):
+            for hidden in self.unmountable:
+                if mount.is_relative_to(hidden):
                     raise RunError(
                         f"mount {mount}: it is inside {hidden}, which trials must not see (the "
                         "suite, a task source or the results); mount a directory elsewhere"
@@ -910,15 +905,16 @@ class Harness:
         prompt file and the mounts read-only; the network as asked."""
         trial = scope.trial
         prefixes, links = install_paths(executable, env.get("PATH", ""))
-        refused = (self.plan.loaded.path.parent.resolve(), *self.sources, self.options.output)
         # An install prefix inside what trials must not see (an agent script kept in the
         # suite's directory) is replaced by the executable file alone.
         read_only = [
-            executable.resolve() if any(p.is_relative_to(r) for r in refused) else p
+            executable.resolve() if any(p.is_relative_to(r) for r in self.unmountable) else p
             for p in prefixes
             if not p.is_relative_to(trial.workspace)
         ]
-        read_only += [f for f in argument_files if not any(f.is_relative_to(r) for r in refused)]
+        read_only += [
+            f for f in argument_files if not any(f.is_relative_to(r) for r in self.unmountable)
+        ]
         return Confinement(
             writable=(trial.workspace, trial.home),
             read_only=tuple(

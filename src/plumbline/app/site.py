@@ -418,7 +418,8 @@ def _cwd_inside(real: Path) -> Path | None:
         return None
 
 
-#: Every staged site's name starts so (a site's own is `.plumbline-stage-<name>-XXXXXXXX`).
+#: Every staged site's name starts so (a site's own: `.plumbline-stage-<name>-`, then 8 random
+#: characters).
 STAGE_PREFIX = ".plumbline-stage-"
 
 
@@ -428,9 +429,9 @@ def _stage_prefix(real: Path) -> str:
 
 def remove_leftovers(real: Path) -> list[Path]:
     """Remove what updates of the site `real` killed part way left: their staged sites beside
-    it (`.plumbline-stage-<name>-XXXXXXXX`, an unfinished new site or a switched-out old one)
-    and, from before sites were switched whole, staging folders inside it. Called under the
-    site's lock, so no running update owns them."""
+    it (`.plumbline-stage-<name>-` then 8 random characters: an unfinished new site or a
+    switched-out old one) and, from before sites were switched whole, staging folders inside
+    it. Called under the site's lock, so no running update owns them."""
     import re
     import shutil
 
