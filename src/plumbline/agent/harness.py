@@ -283,14 +283,6 @@ def tally(records: list[RunRecord], arms: list[str]) -> dict[str, ArmTally]:
     return result
 
 
-def read_existing(path: Path) -> tuple[list[RunRecord], list[str]]:
-    """The valid records already in `path`, and its problems as `file:line: field: problem`."""
-    if not path.exists():
-        return [], []
-    result = read_records([path], RunRecord)
-    return result.records, [str(e) for e in result.errors]
-
-
 def read_plan_records(path: Path, plan: Plan) -> tuple[list[RunRecord], list[str]]:
     """The records of `path` the harness counts, and every other line as a problem.
 
@@ -1230,6 +1222,6 @@ __all__ = [
     "RunOptions",
     "RunResult",
     "TrialOutput",
-    "read_existing",
+    "read_plan_records",
     "tally",
 ]
