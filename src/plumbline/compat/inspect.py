@@ -173,13 +173,31 @@ def _load_tasks_publicly(spec: str) -> list[Any]:
         sys.path.remove(str(folder))
     if not names:
         raise ValueError(f"{path}: no @task function found")
+    by_name = _registered_tasks(module)
     tasks: list[Any] = []
     for task_name in names:
-        function = getattr(module, task_name, None)
+        function = by_name.get(task_name)
         if function is None:
             raise ValueError(f"{path}: no task named {task_name!r}")
         tasks.append(function())
     return tasks
+
+
+def _registered_tasks(module: Any) -> dict[str, Callable[[], Any]]:
+    """The module's `@task` functions by their registered name (``@task(name=...)`` renames)."""
+    from inspect_ai.util import registry_info
+
+    found: dict[str, Callable[[], Any]] = {}
+    for value in vars(module).values():
+        if not callable(value):
+            continue
+        try:
+            info = registry_info(value)
+        except ValueError:  # not a registered object
+            continue
+        if info.type == "task":
+            found[info.name] = value
+    return found
 
 
 __all__ = [
