@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy import stats as sps
 import pytest
 
 from plumbline.app.site import SiteInput
@@ -135,17 +136,20 @@ def test_more_erratic_answers_are_called_by_the_test_of_no_change() -> None:
     # the statistic is the published difference: the mean over prompts of their changes
     assert test.statistic == pytest.approx(agreement.difference.estimate, abs=1e-9)
     assert agreement.verdict == "regressed"
-    # every metric has its test; Holm's adjusted p-values are at least the raw ones
+    # every metric has its test; the adjusted p-values are at least the raw ones
     for entry in comparison.entries:
         assert entry.test is not None and entry.test.p_worse_adjusted >= entry.test.p_worse
+    # the first step's threshold lies between Bonferroni's and one test's
+    assert 0.05 / 6 <= test.critical_p < 0.05
     assert agreement.detectable_change == pytest.approx(
-        (2.394 + 0.8416) * test.null_standard_error, rel=1e-3
+        (sps.norm.isf(test.critical_p) + 0.8416) * test.null_standard_error, rel=1e-3
     )
 
 
 def test_too_few_trials_to_test_are_inconclusive_with_the_reason() -> None:
-    """2 prompts × 2 trials: 36 relabellings, so no p-value below 1/36 (above 0.05/6): even a
-    tenfold slowdown is inconclusive, never regressed, and the note says why."""
+    """2 prompts × 2 trials: 36 relabellings, so no p-value below 1/36, and no adjusted p-value
+    at 0.05 over the six metrics: even a tenfold slowdown is inconclusive, never regressed, and
+    the note says why."""
     baseline, old_records = _run(replace(MODEL, error_rate=0.0), 2, 2, seed=6)
     slower = replace(MODEL, name="sim/new", latency_median=10.0, error_rate=0.0)
     current, new_records = _run(slower, 2, 2, seed=6)
@@ -154,5 +158,6 @@ def test_too_few_trials_to_test_are_inconclusive_with_the_reason() -> None:
     assert latency.difference.estimate is not None and latency.difference.estimate > 1
     assert latency.verdict == "inconclusive"
     assert latency.test is not None and latency.test.smallest_p == pytest.approx(1 / 36)
+    assert latency.test.attainable_p_worse > 0.05
     assert "too few trials to test" in latency.note
     assert not comparison.regressed

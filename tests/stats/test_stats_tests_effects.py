@@ -18,6 +18,7 @@ from plumbline.stats import (
     hodges_lehmann,
     holm,
     mcnemar_exact,
+    min_p_step_down,
     sign_test,
     wilcoxon_signed_rank,
 )
@@ -193,6 +194,69 @@ def test_holm_and_bh_match_references() -> None:
     assert holm([]).size == 0 and benjamini_hochberg([]).size == 0
     with pytest.raises(ValueError, match=r"pvalues\[0\] is 1.5"):
         holm([1.5])
+
+
+def _min_p_by_definition(statistics: np.ndarray) -> np.ndarray:
+    """Westfall & Young's Algorithm 2.8 written out loop by loop."""
+    rows, tests = statistics.shape
+    p = np.array(
+        [
+            [np.sum(statistics[:, j] <= statistics[b, j]) / rows for j in range(tests)]
+            for b in range(rows)
+        ]
+    )
+    order = sorted(range(tests), key=lambda j: (p[0, j], j))
+    adjusted, running = np.empty(tests), 0.0
+    for k, j in enumerate(order):
+        rest = order[k:]
+        share = sum(min(p[b, r] for r in rest) <= p[0, j] for b in range(rows)) / rows
+        running = max(running, share)
+        adjusted[j] = running
+    return adjusted
+
+
+def test_min_p_step_down_follows_the_algorithm_and_its_extremes() -> None:
+    rng = np.random.default_rng(3)
+    statistics = rng.normal(size=(60, 4))
+    statistics[0] = [-2.5, -0.3, -1.9, 0.4]
+    result = min_p_step_down(statistics)
+    assert result.adjusted == pytest.approx(_min_p_by_definition(statistics))
+    assert np.all(result.adjusted >= result.pvalues)
+    assert result.pvalues[0] == np.sum(statistics[:, 0] <= -2.5) / 60
+    # one test: nothing to adjust; identical tests: adjusted as one; Holm bounds it above
+    alone = min_p_step_down(statistics[:, :1])
+    assert alone.adjusted == pytest.approx(alone.pvalues)
+    assert alone.critical_p(0.05) == pytest.approx(3 / 60)
+    twins = min_p_step_down(np.column_stack([statistics[:, 0]] * 3))
+    assert twins.adjusted == pytest.approx([alone.pvalues[0]] * 3)
+    assert np.all(result.adjusted <= holm(result.pvalues) + 1e-12)
+    # the first-step threshold: a test with that raw p-value is rejected, and a larger one not
+    many = min_p_step_down(rng.normal(size=(4001, 6)))
+    assert 0.05 / 6 * 0.8 < many.critical_p(0.05) < 0.05 / 6 * 1.3
+    assert min_p_step_down(np.zeros((5, 0))).adjusted.size == 0
+    with pytest.raises(ValueError, match="2-D"):
+        min_p_step_down(np.zeros(5))
+
+
+def test_min_p_step_down_holds_its_level_with_dependent_and_discrete_tests() -> None:
+    """Under the joint null (the observed row exchangeable with the resamples) the chance of any
+    adjusted p ≤ 0.05 is at most 5%: here two correlated continuous tests, a pair of tied
+    discrete ones and two independent ones."""
+    rng = np.random.default_rng(11)
+    rejected = 0
+    replicates = 2000
+    for _ in range(replicates):
+        shared = rng.normal(size=(200, 1))
+        columns = [
+            shared + 0.3 * rng.normal(size=(200, 1)),
+            shared,
+            np.round(rng.normal(size=(200, 2))),
+            rng.normal(size=(200, 2)),
+        ]
+        rejected += bool(np.any(min_p_step_down(np.hstack(columns)).adjusted <= 0.05))
+    rate = rejected / replicates
+    assert rate <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / replicates)
+    assert rate > 0.02  # not vacuously conservative
 
 
 @pytest.mark.parametrize("decimals", [0, 1, 3])

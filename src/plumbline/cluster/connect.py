@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 from types import ModuleType
 from typing import Any
@@ -50,6 +51,25 @@ def _refresh_auth_settings() -> None:
         refresh_auth_settings()
 
 
+def _ask_for_token_auth(ray_imported: bool) -> None:
+    """Give the local instance this process starts token authentication: set
+    `RAY_AUTH_MODE=token` before Ray reads it (at import), or, when Ray was imported already,
+    have it read the setting again (`compat.ray`). When neither is possible the instance
+    starts without a token (a token only the instance knew would lock this process out) and a
+    warning says so; it still listens on loopback only."""
+    from plumbline.compat import ray as ray_compat
+
+    if AUTH_MODE in os.environ:
+        return
+    if ray_imported and not ray_compat.ADAPTER.fast:
+        _log.warning(
+            "the local Ray instance starts without token authentication: Ray was imported "
+            "before plumbline could ask for it; set RAY_AUTH_MODE=token before importing Ray"
+        )
+        return
+    os.environ[AUTH_MODE] = "token"
+
+
 class ClusterError(RuntimeError):
     """Ray is missing, or the cluster cannot be reached or used."""
 
@@ -73,17 +93,18 @@ def connect(address: str | None) -> bool:
 
     Worker output is not copied to this process (`--json` owns standard output; the
     harness saves every trial's logs itself)."""
+    imported_before = "ray" in sys.modules
+    local = address is None and not os.environ.get("RAY_ADDRESS")
+    if local and not (imported_before and sys.modules["ray"].is_initialized()):
+        _ask_for_token_auth(imported_before)
     ray = require_ray()
     if ray.is_initialized():
         return False
     if address is not None:
         _reachable(address)
     options: dict[str, object] = {"log_to_driver": False, "logging_level": logging.WARNING}
-    local = address is None and not os.environ.get("RAY_ADDRESS")
     if local:
         options["include_dashboard"] = False
-        # a new local instance with token authentication (Ray >= 2.59 does it by default)
-        os.environ.setdefault(AUTH_MODE, "token")
         _loopback_only(ray, options)
     _refresh_auth_settings()
     # Ray's core installs its own SIGTERM handler (which aborts the process); the caller's

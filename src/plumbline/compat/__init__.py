@@ -31,7 +31,7 @@ import importlib.metadata
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: The environment variable that forces adapters to their public paths (see the docstring).
@@ -125,15 +125,13 @@ def resolve(dotted: str) -> object:
 class Adapter:
     """One dependency's private names, the releases they were checked against, and a probe.
 
-    `names` are ``module:attribute.attribute`` strings resolved by the probe; `extra_check`
-    (optional) is a further test that returns a problem or None.
+    `names` are ``module:attribute.attribute`` strings resolved by the probe.
     """
 
     name: str
     distribution: str
     checked: CheckedRange
     names: Sequence[str]
-    extra_check: Callable[[], str | None] | None = None
 
     def status(self) -> Status:
         """The probe's finding (probed once per process and value of ``PLUMBLINE_COMPAT``)."""
@@ -172,13 +170,6 @@ def _problem(adapter: Adapter, version: str | None, environment: str) -> str:
             resolve(dotted)
         except Exception as error:  # any failure to import or find it closes the fast path
             return f"{adapter.distribution} {version}: {dotted} not found ({error!r})"
-    if adapter.extra_check is not None:
-        try:
-            problem = adapter.extra_check()
-        except Exception as error:  # a check that cannot run closes the fast path too
-            problem = f"the check failed ({error!r})"
-        if problem:
-            return f"{adapter.distribution} {version}: {problem}"
     return ""
 
 

@@ -9,12 +9,7 @@ connection pool), and turns failures into the SDK's exceptions as `AsyncAPIClien
 does. `post_chat_completion` and `parse_chat_completion` are the SDK's `post` and its reading
 of the answer into a `ChatCompletion`, for the answers the probe does not read itself.
 
-`read_body_replaced` rewrites an answer's body after it was read (the answer guard's error
-object): httpx2, the SDK's HTTP library, keeps the body read in a private attribute.
-
-When `ADAPTER` is not fast, the probe calls Inspect's provider (or `Model.generate`) instead,
-and the answer guard leaves the body as received (the record's message comes from the mark
-it sets in the response's public `extensions`).
+When `ADAPTER` is not fast, the probe calls Inspect's provider (or `Model.generate`) instead.
 """
 
 from __future__ import annotations
@@ -26,16 +21,6 @@ from plumbline.compat import Adapter, CheckedRange
 
 #: Chat completions' path under the client's base URL.
 CHAT_COMPLETIONS = "/chat/completions"
-
-
-def _read_body_is_kept_privately() -> str | None:
-    import httpx2
-
-    response = httpx2.Response(200, content=b"{}")
-    response.read()
-    if getattr(response, "_content", None) != b"{}":
-        return "httpx2.Response does not keep the body it read in _content"
-    return None
 
 
 ADAPTER = Adapter(
@@ -58,7 +43,6 @@ ADAPTER = Adapter(
         "openai:AsyncOpenAI._send_request",
         "openai:AsyncOpenAI._make_status_error_from_response",
     ),
-    extra_check=_read_body_is_kept_privately,
 )
 
 
@@ -198,21 +182,11 @@ def sdk_http_client(client: Any) -> Any:
     return getattr(client, "_client", None) if ADAPTER.fast else None
 
 
-def read_body_replaced(response: Any, body: bytes) -> bool:
-    """Make `body` what the SDK reads of `response`, whose body was read already; False (the
-    body stays as received) when the adapter is not fast."""
-    if not ADAPTER.fast:
-        return False
-    response._content = body
-    return True
-
-
 __all__ = [
     "ADAPTER",
     "CHAT_COMPLETIONS",
     "PreparedPost",
     "parse_chat_completion",
     "post_chat_completion",
-    "read_body_replaced",
     "sdk_http_client",
 ]

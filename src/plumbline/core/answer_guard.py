@@ -10,11 +10,12 @@ escaped the trial and ended the whole run.
 `install_answer_guard(model)` puts a response hook on the model's HTTP client (the httpx
 client of the openai SDK, which every `openai/...` and `openai-api/...` model and most
 OpenAI-compatible providers use): a 200 answer to `/chat/completions` whose body is not a
-completion is turned, before the SDK reads it, into a `422` answer whose body is an error
-object (`"code": "malformed_response"`) describing it with the provider's words, and marked
-(`MALFORMED_ANSWER`, in the response's `extensions`). The SDK then raises its ordinary status
-error, which Inspect reports with the message (a 4xx is not retried: the original exceptions
-were not either; `probe --retries` retries it), and `reliability.errors.classify_exception`
+completion is marked (`MALFORMED_ANSWER`, in the response's `extensions`), given status `422`,
+and the hook raises the SDK's own `UnprocessableEntityError` for it, with an error object
+(`"code": "malformed_response"`) describing it with the provider's words; the SDK passes its
+own errors through as they are (`AsyncAPIClient.request`: not retried, not wrapped), so Inspect
+reports the message (a 4xx is not retried: the original exceptions were not either;
+`probe --retries` retries it), and `reliability.errors.classify_exception`
 records it as `MalformedResponseError` with HTTP status 200 (what the provider sent) and the
 provider's message (redacted). Streamed answers (server-sent events) are read as sent.
 """
@@ -24,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from plumbline.compat.openai import read_body_replaced, sdk_http_client
+from plumbline.compat.openai import sdk_http_client
 
 #: The key, in an httpx response's `extensions`, of the description of a malformed answer.
 MALFORMED_ANSWER = "plumbline.malformed_answer"
@@ -76,12 +77,15 @@ async def check_completion_response(response: Any) -> None:
         problem = answer_problem(body)
     if problem is None:
         return
+    import openai
+
     response.status_code = STATUS
     response.extensions[MALFORMED_ANSWER] = problem
     error = {"message": problem, "type": "malformed_response", "code": "malformed_response"}
-    # the body the SDK reads for its error message (read by `aread` above); on the openai
-    # adapter's public path it stays as received, and the mark above carries the description
-    read_body_replaced(response, json.dumps({"error": error}, ensure_ascii=False).encode("utf-8"))
+    # the message as the SDK words a status error whose body is this error object
+    raise openai.UnprocessableEntityError(
+        f"Error code: {STATUS} - {problem}", response=response, body={"error": error}
+    )
 
 
 def install_answer_guard(model: Any) -> bool:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -100,6 +100,9 @@ class NoChange:
     #: The smallest p-value this design can give: 1 / (distinct relabellings), at least
     #: 1 / (1 + B).
     smallest_p: float
+    #: The statistic on the observed labels (row 0) and on every relabelling (rows 1…B), the
+    #: same relabellings for every metric: what a joint adjustment over the metrics reads.
+    statistics: FloatArray = field(repr=False, compare=False, default_factory=lambda: np.empty(0))
 
 
 def _labels(rng: np.random.Generator, draws: int, size: int, current: int) -> BoolArray:
@@ -239,6 +242,7 @@ def _result(statistic: FloatArray, prompts: int, smallest: float) -> NoChange:
         prompts=prompts,
         resamples=draws,
         smallest_p=smallest,
+        statistics=statistic,
     )
 
 

@@ -19,13 +19,16 @@ Verdicts, with the worse direction of each metric (lower scores, higher latency 
 `unchanged` when the whole interval lies inside ±margin (equivalence, TOST-style: Schuirmann
 1987). Otherwise `regressed` or `improved` when the stratified permutation test of no change
 (`reliability.no_change`: each prompt's trials of both runs relabelled at random) rejects on
-that side after Holm's step-down over the metrics at 0.05 (Holm 1979): when nothing changed,
-the chance of any false `regressed` for the pair is at most 5% over all metrics, at any number
-of prompts and trials, whatever the prompts and the latency tails (the trials of a prompt being
-exchangeable between the runs). Else `inconclusive`, with the smallest change the test could
-have detected (80% power: `(z_{α/m} + z_0.8) · SE`, SE the spread of its statistic over the
-relabellings), or, when no outcome of this many trials could reach Holm's first threshold, the
-reason. Measured in `benchmarks/bench_reliability_regression.py` (docs/statistics.md).
+that side after Westfall–Young's step-down min-p over the metrics at 0.05 (Westfall & Young
+1993: every metric's p-value on every relabelling, so the adjustment pays for the metrics'
+dependence, not for six independent tests as Holm's would): when nothing changed, the chance of
+any false `regressed` for the pair is at most 5% over all metrics, at any number of prompts and
+trials, whatever the prompts and the latency tails (the trials of a prompt being exchangeable
+between the runs). Else `inconclusive`, with the smallest change the test could have detected
+(80% power: `(z_c + z_0.8) · SE`, c the raw p-value the adjustment's first step rejects, SE
+the spread of its statistic over the relabellings), or, when no outcome of this many trials
+could reach an adjusted p-value of 0.05, the reason. Measured in
+`benchmarks/bench_reliability_regression.py` (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from plumbline.reliability.result import (
     ReliabilityInterval,
     Verdict,
 )
-from plumbline.stats import holm, wilson_interval
+from plumbline.stats import min_p_step_down, wilson_interval
 from plumbline.stats.mover import mover_difference
 
 if TYPE_CHECKING:
@@ -102,7 +105,8 @@ RESAMPLES = 4000
 TEST_METHOD = (
     "stratified permutation test of no change: each prompt's trials of both runs relabelled at "
     "random (Good 2005, §3.5), p = (1 + #{T* at least as extreme}) / (1 + B) (Phipson & Smyth "
-    "2010); Holm's step-down over the metrics (Holm 1979); exact under exchangeable trials"
+    "2010); Westfall–Young step-down min-p over the metrics on the same relabellings "
+    "(Westfall & Young 1993, Algorithm 2.8); exact under exchangeable trials"
 )
 
 
@@ -418,7 +422,8 @@ def prompt_trials(
 
 @dataclass(frozen=True)
 class _Tests:
-    """Every metric's permutation test of one model pair, with Holm's adjusted p-values."""
+    """Every metric's permutation test of one model pair, adjusted over the metrics on each
+    side by Westfall–Young's step-down min-p over the same relabellings."""
 
     tests: Mapping[str, NoChangeTest]
 
@@ -428,25 +433,33 @@ class _Tests:
         rng = np.random.default_rng([seed, pooled_digest(trials)])
         found = permutation_tests(trials, rng=rng, resamples=resamples)
         names = [m for m in METRICS if m in found]
-        worse = [found[m].p_lower if HIGHER_IS_BETTER[m] else found[m].p_higher for m in names]
-        better = [found[m].p_higher if HIGHER_IS_BETTER[m] else found[m].p_lower for m in names]
-        worse_adjusted = [float(p) for p in holm(worse)]
-        better_adjusted = [float(p) for p in holm(better)]
+        if not names:
+            return cls({})
+        alpha = 1 - FAMILY_LEVEL
+        # smaller is more extreme: a column per metric, negated where the side is "higher"
+        lower_is_worse = np.array([HIGHER_IS_BETTER[m] for m in names])
+        statistics = np.column_stack([found[m].statistics for m in names])
+        worse = min_p_step_down(np.where(lower_is_worse, statistics, -statistics))
+        better = min_p_step_down(np.where(lower_is_worse, -statistics, statistics))
+        critical = min(worse.critical_p(alpha), better.critical_p(alpha))
         tests = {
             m: NoChangeTest(
                 method=TEST_METHOD,
                 statistic=found[m].estimate,
                 z=found[m].z,
                 null_standard_error=found[m].null_standard_error,
-                p_worse=worse[i],
-                p_worse_adjusted=worse_adjusted[i],
-                p_better=better[i],
-                p_better_adjusted=better_adjusted[i],
-                alpha=1 - FAMILY_LEVEL,
+                p_worse=float(worse.pvalues[i]),
+                p_worse_adjusted=float(worse.adjusted[i]),
+                p_better=float(better.pvalues[i]),
+                p_better_adjusted=float(better.adjusted[i]),
+                alpha=alpha,
                 metrics_tested=len(names),
+                critical_p=critical,
                 prompts=found[m].prompts,
                 resamples=found[m].resamples,
                 smallest_p=found[m].smallest_p,
+                attainable_p_worse=float(worse.attainable[i]),
+                attainable_p_better=float(better.attainable[i]),
             )
             for i, m in enumerate(names)
         }
@@ -459,11 +472,11 @@ def _tested_verdict(test: NoChangeTest) -> tuple[Verdict, str]:
         return "regressed", ""
     if test.p_better_adjusted <= test.alpha:
         return "improved", ""
-    strictest = test.alpha / test.metrics_tested
-    if test.smallest_p > strictest:
+    reachable = min(test.attainable_p_worse, test.attainable_p_better)
+    if reachable > test.alpha:
         return "inconclusive", (
-            f"too few trials to test: the smallest p-value their relabellings can give is "
-            f"{test.smallest_p:.2g}, above {strictest:.2g} (0.05 over {test.metrics_tested} "
+            f"too few trials to test: the smallest adjusted p-value their relabellings can give "
+            f"is {reachable:.2g}, above {test.alpha:.2g} (0.05 over {test.metrics_tested} "
             "metrics)"
         )
     return "inconclusive", ""
@@ -519,8 +532,11 @@ def _metric_change(
     test = tests.tests.get(metric)
     if test is not None:
         detectable = (
-            float(sps.norm.isf(test.alpha / test.metrics_tested)) + float(sps.norm.ppf(POWER))
-        ) * test.null_standard_error
+            (float(sps.norm.isf(test.critical_p)) + float(sps.norm.ppf(POWER)))
+            * test.null_standard_error
+            if test.critical_p > 0
+            else None
+        )
         if verdict != "unchanged":
             verdict, reason = _tested_verdict(test)
             note = reason or note
@@ -616,9 +632,9 @@ def compare_to_baseline(
             f"each is at {level:.2%}, so the chance that any of them misses its true change is "
             f"at most {1 - FAMILY_LEVEL:.0%}; regressed and improved come from a permutation "
             f"test of no change per metric (each prompt's trials relabelled between the runs), "
-            f"Holm's step-down over the metrics on each side, so the chance of any false "
-            f"'regressed' for the pair is at most {1 - FAMILY_LEVEL:.0%} whatever the prompts "
-            f"and the latency tails (and of any false 'improved' likewise)"
+            f"Westfall–Young's step-down min-p over the metrics on each side, so the chance of "
+            f"any false 'regressed' for the pair is at most {1 - FAMILY_LEVEL:.0%} whatever "
+            f"the prompts and the latency tails (and of any false 'improved' likewise)"
         ),
         margins=chosen,
         pairs=pairings,

@@ -500,11 +500,12 @@ class Difference(ResultModel):
 class NoChangeTest(ResultModel):
     """The test behind a metric's `regressed` or `improved`: could the current run have come
     from the baseline model? A stratified permutation test (`reliability.no_change`): each
-    prompt's trials of both runs relabelled at random; Holm's step-down over the metrics."""
+    prompt's trials of both runs relabelled at random; Westfall–Young's step-down min-p over the
+    metrics, on the same relabellings."""
 
     method: str = Field(description="The test, its p-value and the multiplicity correction.")
     statistic: float = unit_field(
-        "T, current − baseline: the prompts' changes weighted by the precision of each "
+        "T, current − baseline: the mean over prompts of each prompt's change "
         "(consistency, agreement, performance), the pooled percentile's change (latency), the "
         "failure share's change in percentage points (error rate).",
         "same as estimate",
@@ -518,7 +519,8 @@ class NoChangeTest(ResultModel):
         "probability",
     )
     p_worse_adjusted: float = unit_field(
-        "p_worse adjusted by Holm's step-down over the tested metrics: `regressed` when ≤ alpha.",
+        "p_worse adjusted by Westfall–Young's step-down min-p over the tested metrics: "
+        "`regressed` when ≤ alpha.",
         "probability",
     )
     p_better: float = unit_field(
@@ -526,19 +528,35 @@ class NoChangeTest(ResultModel):
         "probability",
     )
     p_better_adjusted: float = unit_field(
-        "p_better adjusted by Holm's step-down: `improved` when ≤ alpha.", "probability"
+        "p_better adjusted by the same step-down on the other side: `improved` when ≤ alpha.",
+        "probability",
     )
     alpha: float = unit_field(
         "The family level an adjusted p-value is compared with: 0.05 over all metrics.",
         "probability",
     )
-    metrics_tested: int = unit_field("Metrics in Holm's family (each with a test).", "count")
+    metrics_tested: int = unit_field("Metrics in the family (each with a test).", "count")
+    critical_p: float = unit_field(
+        "The largest raw p-value the adjustment's first step rejects: between alpha / "
+        "metrics_tested (metrics that vary independently) and alpha (metrics that move "
+        "together); the detectable change is computed at it.",
+        "probability",
+    )
     prompts: int = unit_field("Shared prompts whose trials were relabelled.", "count")
     resamples: int = unit_field("Random relabellings drawn.", "count")
     smallest_p: float = unit_field(
-        "The smallest p-value this design can give: 1 / (distinct relabellings of the trials), "
-        "at least 1 / (1 + resamples); above alpha / metrics_tested the metric cannot be called "
-        "regressed at this size.",
+        "The smallest raw p-value this design can give: 1 / (distinct relabellings of the "
+        "trials), at least 1 / (1 + resamples).",
+        "probability",
+    )
+    attainable_p_worse: float = unit_field(
+        "The smallest p_worse_adjusted any outcome could reach with these relabellings (this "
+        "metric's most extreme relabelling, ranked first): above alpha the metric cannot be "
+        "called regressed at this size.",
+        "probability",
+    )
+    attainable_p_better: float = unit_field(
+        "The same for p_better_adjusted: above alpha the metric cannot be called improved.",
         "probability",
     )
     coverage: Coverage = Field(

@@ -15,7 +15,9 @@ Life of a worker:
    process, as ``python ENTRY`` would.
 5. Stop the jsii runtime if the job used it (its relayed output then reaches the log),
    collect the requested output files, write ``{"event": "result", ...}`` and exit. A worker
-   never serves a second job.
+   never serves a second job. Without the early stop (the `compat.jsii` adapter's public
+   path), a job that used jsii ends with a normal interpreter exit instead: jsii's own exit
+   handler stops the runtime, and the result is written after it (`_send_after_exit_handlers`).
 
 The protocol channel is the original stdout, duplicated before the job runs; the job's own
 stdout and stderr both go to stderr, which the host keeps as the log.
@@ -23,6 +25,7 @@ stdout and stderr both go to stderr, which the host keeps as the log.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import errno
 import fnmatch
@@ -318,7 +321,8 @@ def _stop_jsii_runtime() -> None:
     runtime closes its output and waits for the thread to finish.
     """
     # jsii's private access is plumbline.compat's (compat/jsii_runtime.py, named here by the
-    # host only when the installed jsii has it; otherwise the worker ends without the stop)
+    # host only when the installed jsii has it; otherwise `main` ends with a normal exit, whose
+    # exit handlers include jsii's stop)
     adapter = os.environ.get("PLUMBLINE_JSII_ADAPTER")
     if "aws_cdk" not in sys.modules or not adapter:  # never started, or the public path
         return
@@ -332,6 +336,21 @@ def _stop_jsii_runtime() -> None:
         module.stop_runtime()
     except BaseException as error:  # the job may have replaced any of this; the log says so
         print(f"plumbline: could not stop the jsii runtime: {error!r}", file=sys.stderr)
+
+
+#: What `_send_after_exit_handlers` writes: (channel, message) pairs.
+_AFTER_EXIT: list[tuple[TextIO, dict[str, Any]]] = []
+
+
+def _send_after_exit_handlers() -> None:
+    """Registered before the warm-up imports start the jsii runtime, so that it runs after the
+    exit handler jsii registers then (handlers run last-registered first): the result is
+    written once jsii's stop has relayed the runtime's last output to the log."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for channel, message in _AFTER_EXIT:
+        _send(channel, message)
+    os._exit(0)
 
 
 def _run_job(job: dict[str, Any], channel: TextIO, allow_processes: bool) -> dict[str, Any]:
@@ -412,6 +431,7 @@ def main() -> None:
     if early.get("max_processes"):
         _set_limit(resource.RLIMIT_NPROC, int(early["max_processes"]))
     _set_limit(resource.RLIMIT_CORE, 0)
+    atexit.register(_send_after_exit_handlers)
 
     try:
         for module in config.get("preload", []):
@@ -428,6 +448,10 @@ def main() -> None:
         result = _run_job(json.loads(line), channel, bool(config.get("allow_processes")))
     except BaseException as error:
         result = {"event": "result", "status": "worker_error", "exception": _exception_info(error)}
+    if "aws_cdk" in sys.modules and not os.environ.get("PLUMBLINE_JSII_ADAPTER"):
+        # no early stop (the public path): jsii's exit handler stops its runtime
+        _AFTER_EXIT.append((channel, result))
+        sys.exit(0)
     _send(channel, result)
     os._exit(0)  # skip the runtime's exit handlers: the sandbox is torn down with us
 

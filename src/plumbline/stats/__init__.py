@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         repeated_measures_mean,
         t_interval,
     )
-    from plumbline.stats.multiple import benjamini_hochberg, holm
+    from plumbline.stats.multiple import MinPStepDown, benjamini_hochberg, holm, min_p_step_down
     from plumbline.stats.paired import (
         hodges_lehmann,
         mcnemar_exact,
@@ -106,6 +106,8 @@ _WHERE = {
     "geometric_mean_ratio": "plumbline.stats.effect_sizes",
     "hodges_lehmann": "plumbline.stats.paired",
     "holm": "plumbline.stats.multiple",
+    "min_p_step_down": "plumbline.stats.multiple",
+    "MinPStepDown": "plumbline.stats.multiple",
     "krippendorff_alpha": "plumbline.stats.agreement",
     "label_budget": "plumbline.stats.ppi",
     "mcnemar_exact": "plumbline.stats.paired",
@@ -155,6 +157,7 @@ __all__ = [
     "DetectableEffectResult",
     "EstimateResult",
     "LabelBudget",
+    "MinPStepDown",
     "SampleSizeResult",
     "SelectionCheck",
     "SequentialPlan",
@@ -181,6 +184,7 @@ __all__ = [
     "mcnemar_exact",
     "mcnemar_minimum_detectable_effect",
     "mcnemar_sample_size",
+    "min_p_step_down",
     "normal_interval",
     "paired_bootstrap",
     "paired_minimum_detectable_effect",

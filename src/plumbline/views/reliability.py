@@ -310,7 +310,7 @@ def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
         if entry.test is not None and verdict != "unchanged":
             test = entry.test
             worse = test.p_worse_adjusted if verdict != "improved" else test.p_better_adjusted
-            details.append(f"permutation p {worse:.2g} after Holm")
+            details.append(f"permutation p {worse:.2g} adjusted over the metrics")
         if entry.note:
             details.append(entry.note)
         elif verdict == "inconclusive" and entry.detectable_change is not None:
@@ -341,9 +341,10 @@ def baseline_notes(comparison: BaselineComparison) -> list[str]:
         "A verdict: unchanged when the whole interval lies within ±margin; otherwise "
         "regressed or improved when a permutation test of no change (each prompt's trials "
         "relabelled at random between the two runs; exact whatever the prompts and the latency "
-        "tails) rejects on that side after Holm's correction over the metrics at 0.05 (its "
-        "p-value beside the verdict); otherwise inconclusive (with the smallest change the data "
-        "could have detected, 80% power, or why no test is possible at this size).",
+        "tails) rejects on that side at 0.05 over all metrics (Westfall–Young's step-down over "
+        "the same relabellings; its p-value beside the verdict); otherwise inconclusive (with "
+        "the smallest change the data could have detected, 80% power, or why no test is "
+        "possible at this size).",
     ]
     for pair in comparison.pairs:
         if pair.only_in_baseline or pair.only_in_current:
