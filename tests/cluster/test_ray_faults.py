@@ -52,8 +52,9 @@ def test_a_node_dying_mid_run_loses_no_trial_and_duplicates_none(
     once_each(plan, records)
     assert normal(records) == normal(read_jsonl(local_out / "records.jsonl"))
     assert diffs(output) == diffs(local_out)
-    # The trials lost with the node ran again, were counted, and say so in their records.
-    assert len(result.infra_retries) >= 2
+    # The trials lost with the node ran again, were counted, and say so in their records (two
+    # were running there, unless a loaded machine let one finish before the kill).
+    assert len(result.infra_retries) >= 1
     retried = {(r.task_id, r.arm, r.repeat) for r in result.infra_retries}
     assert {(r["task_id"], r["arm"], r["repeat"]) for r in records if r["infra_retries"]} == retried
     assert all(not r["infra_failure"] for r in records)
