@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy import stats as sps
 import pytest
+from scipy import stats as sps
 
 from plumbline.app.site import SiteInput
 from plumbline.coverage import (
