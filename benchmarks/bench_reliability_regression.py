@@ -90,6 +90,8 @@ class Scenario:
     targets: tuple[str, ...] = ()
     #: prompts × trials per prompt of its cells.
     sizes: tuple[tuple[int, int], ...] = SMALLER
+    #: The metrics that may be called regressed (`--test-metric`; empty: all six).
+    tested: tuple[str, ...] = ()
 
     @property
     def null(self) -> bool:
@@ -118,6 +120,21 @@ def scenarios(quick: bool) -> list[Scenario]:
         *(null_scenario("mixed", s) for s in TAILS if s != 1.5),
         Scenario("erratic answers (agreement)", MIXED, erratic, ("agreement",)),
         Scenario("latency +50%", MIXED, slower, ("latency_p50", "latency_p95")),
+        # a family chosen in advance (`--test-metric agreement`): the level spent on it alone
+        replace(
+            null_scenario("mixed", 1.5),
+            name="no change, mixed prompts, σ 1.5, --test-metric agreement",
+            sizes=((8, 10),),
+            tested=("agreement",),
+        ),
+        Scenario(
+            "erratic answers (agreement), --test-metric agreement",
+            MIXED,
+            erratic,
+            ("agreement",),
+            ((8, 10),),
+            ("agreement",),
+        ),
     ]
 
 
@@ -135,7 +152,9 @@ def simulated_pair(
     return old_records, new_records, embedding_table(old_prompts + new_prompts)
 
 
-def compare(old_records: list[Any], new_records: list[Any], embed: Any) -> BaselineComparison:
+def compare(
+    old_records: list[Any], new_records: list[Any], embed: Any, tested: Sequence[str] = ()
+) -> BaselineComparison:
     """What `plumbline reliability NEW --baseline OLD` computes, with its default settings (the
     current run analysed first, as the CLI does: an embedding model's batches are the same)."""
     current = analyze(new_records, embed, config=CONFIG)
@@ -146,6 +165,7 @@ def compare(old_records: list[Any], new_records: list[Any], embed: Any) -> Basel
         current,
         new_records,
         embed,
+        tested=tested or None,
         seed=CONFIG.random_seed,
         resamples=CONFIG.bootstrap_resamples,
     )
@@ -191,7 +211,7 @@ def run_cell(scenario: Scenario, prompts: int, trials: int, runs: int, seed: int
         old, new, embed = simulated_pair(
             scenario, prompts, trials, (seed, key, prompts, trials, run)
         )
-        comparison = compare(old, new, embed)
+        comparison = compare(old, new, embed, scenario.tested)
         regressed = {e.metric for e in comparison.entries if e.verdict == "regressed"}
         cell.runs += 1
         cell.regressed_any += bool(regressed)

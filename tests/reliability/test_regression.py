@@ -146,6 +146,37 @@ def test_more_erratic_answers_are_called_by_the_test_of_no_change() -> None:
     )
 
 
+def test_a_chosen_family_spends_the_level_on_its_metrics_alone() -> None:
+    """`tested`: only these metrics may be called regressed or improved; their adjustment is
+    over them alone (one metric: its own p-value)."""
+    baseline, old_records = _run(MODEL, 4, 5, seed=8)
+    slower = replace(MODEL, name="sim/new", latency_median=3 * MODEL.latency_median)
+    current, new_records = _run(slower, 4, 5, seed=8)
+    embed = _embed(4, 8)
+    everything = compare_to_baseline(baseline, old_records, current, new_records, embed)
+    chosen = compare_to_baseline(
+        baseline, old_records, current, new_records, embed, tested=["latency_p95", "agreement"]
+    )
+    assert everything.tested_metrics == list(METRICS)
+    assert chosen.tested_metrics == ["agreement", "latency_p95"]  # in report order
+    for entry in chosen.entries:
+        if entry.metric in chosen.tested_metrics:
+            assert entry.test is not None and entry.test.metrics_tested == 2
+        else:
+            assert entry.test is None and entry.verdict in ("unchanged", "inconclusive")
+            assert entry.verdict == "unchanged" or entry.note == "not tested: outside --test-metric"
+    # the same relabellings: raw p-values equal, adjusted ones no larger over fewer metrics
+    before = {e.metric: e.test for e in everything.entries}
+    for entry in chosen.entries:
+        if entry.test is not None:
+            old_test = before[entry.metric]
+            assert old_test is not None and entry.test.p_worse == old_test.p_worse
+            assert entry.test.p_worse_adjusted <= old_test.p_worse_adjusted
+    for wrong in ([], ["speed"]):
+        with pytest.raises(ValueError, match="--test-metric"):
+            compare_to_baseline(baseline, old_records, current, new_records, embed, tested=wrong)
+
+
 def test_too_few_trials_to_test_are_inconclusive_with_the_reason() -> None:
     """2 prompts × 2 trials: 36 relabellings, so no p-value below 1/36, and no adjusted p-value
     at 0.05 over the six metrics: even a tenfold slowdown is inconclusive, never regressed, and

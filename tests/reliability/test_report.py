@@ -338,3 +338,23 @@ def test_reliability_baseline_regression_check(journal: Path, tmp_path: Path) ->
     assert bad.exit_code == 2 and "unknown metric" in bad.output
     alone = runner.invoke(reliability, [str(same), "--fail-on-regression"])
     assert alone.exit_code == 2 and "need --baseline" in alone.output
+    # the same slowdown with only agreement in the tested family: measured, never `regressed`
+    narrowed = runner.invoke(
+        reliability,
+        [str(slower), "--baseline", str(old), "--fail-on-regression", "--test-metric",
+         "agreement", "--margin", "latency_p50=0.2", "--json", "-"],
+    )  # fmt: skip
+    assert narrowed.exit_code == 0, narrowed.output
+    chosen = json.loads(narrowed.stdout)["baseline_comparison"]
+    assert chosen["tested_metrics"] == ["agreement"]
+    assert "(agreement)" in chosen["multiplicity"]
+    latency = next(e for e in chosen["entries"] if e["metric"] == "latency_p50")
+    assert latency["test"] is None and latency["verdict"] in ("inconclusive", "unchanged")
+    assert latency["difference"]["estimate"] > 0
+    agreement = next(e for e in chosen["entries"] if e["metric"] == "agreement")
+    assert agreement["test"]["metrics_tested"] == 1
+    assert agreement["test"]["p_worse_adjusted"] == agreement["test"]["p_worse"]
+    wrong = runner.invoke(
+        reliability, [str(same), "--baseline", str(old), "--test-metric", "speed"]
+    )
+    assert wrong.exit_code == 2 and "unknown metric 'speed'" in wrong.output

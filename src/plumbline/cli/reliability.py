@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -331,17 +332,38 @@ def _parse_margins(values: tuple[str, ...]) -> dict[str, float]:
     return margins
 
 
+@dataclass(frozen=True)
+class _RegressionOptions:
+    """The parsed --margin, --pair and --test-metric values."""
+
+    margins: dict[str, float]
+    pairs: dict[str, str]
+    tested: tuple[str, ...]
+
+
 def _regression_options(
     baseline_paths: tuple[Path, ...],
     margins: tuple[str, ...],
     pairs: tuple[str, ...],
+    tested: tuple[str, ...],
     fail_on_regression: bool,
-) -> tuple[dict[str, float], dict[str, str]]:
-    """The parsed --margin and --pair values; a usage error when they come without --baseline."""
-    if (margins or pairs or fail_on_regression) and not baseline_paths:
-        raise click.UsageError("--margin, --pair and --fail-on-regression need --baseline")
+) -> _RegressionOptions:
+    """The parsed regression options; a usage error when they come without --baseline."""
+    from plumbline.reliability.result import METRICS
+
+    if (margins or pairs or tested or fail_on_regression) and not baseline_paths:
+        raise click.UsageError(
+            "--margin, --pair, --test-metric and --fail-on-regression need --baseline"
+        )
+    unknown = sorted(set(tested) - set(METRICS))
+    if unknown:
+        raise click.BadParameter(
+            f"unknown metric {unknown[0]!r}: one of {', '.join(METRICS)}",
+            param_hint="--test-metric",
+        )
     pair_table = _parse_assignments(pairs, "--pair", "OLD=NEW (baseline model = current model)")
-    return _parse_margins(margins), pair_table
+    chosen = tuple(m for m in METRICS if m in tested) if tested else tuple(METRICS)
+    return _RegressionOptions(_parse_margins(margins), pair_table, chosen)
 
 
 @click.command(cls=Command)
@@ -370,6 +392,14 @@ def _regression_options(
     multiple=True,
     help="OLD=NEW: compare baseline model OLD with current model NEW (repeatable); by default "
     "models pair by name, or the two models when each run holds one.",
+)
+@click.option(
+    "--test-metric",
+    "test_metrics",
+    multiple=True,
+    help="Call only this metric regressed or improved (repeatable; default: all six): the "
+    "5% chance of a false 'regressed' is then spent on these alone, so each is found more "
+    "often; the others are still measured, and judged unchanged or inconclusive.",
 )
 @click.option(
     "--fail-on-regression",
@@ -426,6 +456,7 @@ def reliability(
     baseline_paths: tuple[Path, ...],
     margins: tuple[str, ...],
     pairs: tuple[str, ...],
+    test_metrics: tuple[str, ...],
     fail_on_regression: bool,
     store: StoreOptions,
 ) -> None:
@@ -439,8 +470,8 @@ def reliability(
     from plumbline.reliability.embeddings import Embedder
 
     price_table = _parse_price(prices)
-    margin_table, pair_table = _regression_options(
-        baseline_paths, margins, pairs, fail_on_regression
+    regression = _regression_options(
+        baseline_paths, margins, pairs, test_metrics, fail_on_regression
     )
     result, problems = _read_trials(paths, price_table)
     config = BenchmarkConfig(
@@ -459,13 +490,7 @@ def reliability(
             )
         if baseline_paths:
             report = _with_baseline(
-                report,
-                result.records,
-                baseline_paths,
-                config,
-                embedder,
-                margin_table,
-                pair_table,
+                report, result.records, baseline_paths, config, embedder, regression
             )
     except RuntimeError as error:  # the embedding model cannot be loaded
         raise InfraError(str(error)) from None
@@ -538,8 +563,7 @@ def _with_baseline(
     baseline_paths: tuple[Path, ...],
     config: Any,
     embed: Any,
-    margins: dict[str, float],
-    pairs: dict[str, str],
+    options: _RegressionOptions,
 ) -> Any:
     """The report with its `baseline_comparison` against the runs in `baseline_paths`."""
     from plumbline.records.trial_record import read_trial_records
@@ -560,8 +584,9 @@ def _with_baseline(
             report,
             records,
             embed,
-            margins=margins,
-            pairs=pairs,
+            margins=options.margins,
+            pairs=options.pairs,
+            tested=options.tested,
             seed=config.random_seed,
             resamples=config.bootstrap_resamples,
         )

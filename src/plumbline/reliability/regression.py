@@ -426,15 +426,19 @@ class _Tests:
     side by Westfall–Young's step-down min-p over the same relabellings."""
 
     tests: Mapping[str, NoChangeTest]
+    #: The metrics that may be called regressed or improved (`--test-metric`; default all).
+    tested: frozenset[str]
 
     @classmethod
-    def of(cls, runs: _PairRuns, embed: Embed, seed: int, resamples: int) -> _Tests:
+    def of(
+        cls, runs: _PairRuns, embed: Embed, seed: int, resamples: int, tested: Sequence[str]
+    ) -> _Tests:
         trials = prompt_trials(runs.old_records, runs.new_records, runs.shared, embed)
         rng = np.random.default_rng([seed, pooled_digest(trials)])
         found = permutation_tests(trials, rng=rng, resamples=resamples)
-        names = [m for m in METRICS if m in found]
+        names = [m for m in METRICS if m in found and m in tested]
         if not names:
-            return cls({})
+            return cls({}, frozenset(tested))
         alpha = 1 - FAMILY_LEVEL
         # smaller is more extreme: a column per metric, negated where the side is "higher"
         lower_is_worse = np.array([HIGHER_IS_BETTER[m] for m in names])
@@ -463,7 +467,7 @@ class _Tests:
             )
             for i, m in enumerate(names)
         }
-        return cls(tests)
+        return cls(tests, frozenset(tested))
 
 
 def _tested_verdict(test: NoChangeTest) -> tuple[Verdict, str]:
@@ -541,7 +545,11 @@ def _metric_change(
             verdict, reason = _tested_verdict(test)
             note = reason or note
     elif verdict != "unchanged" and not note:
-        note = "no test of no change: no shared prompt has trials in both runs"
+        note = (
+            "no test of no change: no shared prompt has trials in both runs"
+            if metric in tests.tested
+            else "not tested: outside --test-metric"
+        )
     return MetricChange(
         model=runs.new.model,
         baseline_model=runs.old.model,
@@ -582,6 +590,12 @@ def _pairing(
     )
 
 
+def _family_text(family: Sequence[str]) -> str:
+    if len(family) == len(METRICS):
+        return f"{len(METRICS)} metrics"
+    return f"metrics chosen with --test-metric ({', '.join(family)})"
+
+
 def compare_to_baseline(
     baseline: ReliabilityReport,
     baseline_records: Sequence[TrialRecord],
@@ -591,13 +605,20 @@ def compare_to_baseline(
     *,
     margins: Mapping[str, float] | None = None,
     pairs: Mapping[str, str] | None = None,
+    tested: Sequence[str] | None = None,
     seed: int = 42,
     resamples: int = RESAMPLES,
 ) -> BaselineComparison:
-    """Every metric's change from `baseline` to `current`, per model pair, on shared prompts."""
+    """Every metric's change from `baseline` to `current`, per model pair, on shared prompts.
+
+    `tested`: the metrics that may be called regressed or improved, the family the 5% level
+    is spent on (`--test-metric`; default all six)."""
     unknown = sorted(set(margins or {}) - set(METRICS))
     if unknown:
         raise ValueError(f"--margin: unknown metric {unknown[0]!r} (one of {', '.join(METRICS)})")
+    family = [m for m in METRICS if tested is None or m in tested]
+    if not family or (tested is not None and set(tested) - set(METRICS)):
+        raise ValueError(f"--test-metric: name one or more of {', '.join(METRICS)}")
     chosen = {**DEFAULT_MARGINS, **(margins or {})}
     if any(not (math.isfinite(v) and v >= 0) for v in chosen.values()):
         raise ValueError("--margin: a margin must be a non-negative number")
@@ -615,7 +636,7 @@ def compare_to_baseline(
             old_records.get(old_name, []),
             new_records.get(new_name, []),
         )
-        tests = _Tests.of(runs, embed, seed, resamples)
+        tests = _Tests.of(runs, embed, seed, resamples, family)
         changes = [
             _metric_change(runs, tests, metric, chosen[metric], level, seed + index, resamples)
             for index, metric in enumerate(METRICS)
@@ -632,10 +653,12 @@ def compare_to_baseline(
             f"each is at {level:.2%}, so the chance that any of them misses its true change is "
             f"at most {1 - FAMILY_LEVEL:.0%}; regressed and improved come from a permutation "
             f"test of no change per metric (each prompt's trials relabelled between the runs), "
-            f"Westfall–Young's step-down min-p over the metrics on each side, so the chance of "
-            f"any false 'regressed' for the pair is at most {1 - FAMILY_LEVEL:.0%} whatever "
-            f"the prompts and the latency tails (and of any false 'improved' likewise)"
+            f"Westfall–Young's step-down min-p over the {_family_text(family)} on each side, "
+            f"so the chance of any false 'regressed' for the pair is at most "
+            f"{1 - FAMILY_LEVEL:.0%} whatever the prompts and the latency tails (and of any "
+            f"false 'improved' likewise)"
         ),
+        tested_metrics=family,
         margins=chosen,
         pairs=pairings,
         entries=entries,

@@ -628,6 +628,12 @@ class BaselineComparison(ResultModel):
     )
     level: float = unit_field("Level of each metric's interval: 1 − 0.05/6.", "probability")
     multiplicity: str = Field(description="How the error rate across metrics is controlled.")
+    tested_metrics: list[str] = Field(
+        default_factory=lambda: list(METRICS),
+        description="The metrics that may be called regressed or improved: the family the 5% "
+        "chance of a false 'regressed' is spent on (`--test-metric`; default all six). The "
+        "others are measured and judged unchanged or inconclusive only.",
+    )
     margins: dict[str, float] = unit_field(
         "Equivalence margin per metric (latency: fraction of the baseline value; "
         "error rate: percentage points; scores: points).",

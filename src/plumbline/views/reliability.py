@@ -341,7 +341,8 @@ def baseline_notes(comparison: BaselineComparison) -> list[str]:
         "A verdict: unchanged when the whole interval lies within ±margin; otherwise "
         "regressed or improved when a permutation test of no change (each prompt's trials "
         "relabelled at random between the two runs; exact whatever the prompts and the latency "
-        "tails) rejects on that side at 0.05 over all metrics (Westfall–Young's step-down over "
+        "tails) rejects on that side at 0.05 over the tested metrics (all six unless "
+        "--test-metric chose some; Westfall–Young's step-down over "
         "the same relabellings; its p-value beside the verdict); otherwise inconclusive (with "
         "the smallest change the data could have detected, 80% power, or why no test is "
         "possible at this size).",
