@@ -393,6 +393,18 @@ class ReadResult(Generic[M]):
     errors: list[RecordError]
 
 
+def iter_json_objects(path: str | Path, errors: list[RecordError]) -> Iterator[Located]:
+    """Yield every top-level JSON object of a record file (`iter_json_values`); a value that
+    cannot be read or is not an object is appended to `errors` instead."""
+    for item in iter_json_values(path):
+        if isinstance(item, RecordError):
+            errors.append(item)
+        elif not isinstance(item.value, dict):
+            errors.append(RecordError(item.path, item.line, "<record>", "not a JSON object"))
+        else:
+            yield item
+
+
 def read_records(
     paths: Iterable[str | Path], model: type[M], *, strict: bool = False
 ) -> ReadResult[M]:

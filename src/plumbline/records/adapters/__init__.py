@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from plumbline.core.timestamps import parse_utc
-from plumbline.records.io import RecordError, iter_json_values
+from plumbline.records.io import RecordError, iter_json_objects
 from plumbline.records.run_record import RunRecord
 
 # Harness keys copied through from the agent's output object when present.
@@ -129,14 +129,8 @@ def load_outcomes(
     """Read an outcomes file: records with `task_id`, `arm`, `repeat` and the acceptance result."""
     outcomes: dict[tuple[str, str, int], dict[str, Any]] = {}
     errors: list[RecordError] = []
-    for item in iter_json_values(path):
-        if isinstance(item, RecordError):
-            errors.append(item)
-            continue
+    for item in iter_json_objects(path, errors):
         value = item.value
-        if not isinstance(value, dict):
-            errors.append(RecordError(item.path, item.line, "<record>", "not a JSON object"))
-            continue
         missing = [k for k in ("task_id", "arm", "repeat") if k not in value]
         if missing:
             for name in missing:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from plumbline.records.adapters import Conversion, RunContext, validate
-from plumbline.records.io import Located, RecordError, iter_json_values
+from plumbline.records.io import Located, RecordError, iter_json_objects
 
 AGENT = "claude-code"
 
@@ -136,16 +136,8 @@ def convert_claude_code(paths: list[str | Path], context: RunContext) -> Convers
     for path in paths:
         tool_calls = 0
         streaming = False
-        for item in iter_json_values(path):
-            if isinstance(item, RecordError):
-                conversion.errors.append(item)
-                continue
+        for item in iter_json_objects(path, conversion.errors):
             value = item.value
-            if not isinstance(value, dict):
-                conversion.errors.append(
-                    RecordError(item.path, item.line, "<record>", "not a JSON object")
-                )
-                continue
             kind = value.get("type")
             if kind not in (None, "result"):
                 streaming = True

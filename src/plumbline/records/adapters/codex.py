@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from plumbline.records.adapters import Conversion, RunContext, validate
-from plumbline.records.io import Located, RecordError, iter_json_values
+from plumbline.records.io import RecordError, iter_json_objects
 
 AGENT = "codex"
 TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
@@ -82,16 +82,7 @@ def convert_codex(paths: list[str | Path], context: RunContext) -> Conversion:
     """Convert `codex exec --json` event streams (one run per file) to run records."""
     conversion = Conversion()
     for path in paths:
-        events: list[Located] = []
-        for item in iter_json_values(path):
-            if isinstance(item, RecordError):
-                conversion.errors.append(item)
-            elif not isinstance(item.value, dict):
-                conversion.errors.append(
-                    RecordError(item.path, item.line, "<record>", "not a JSON object")
-                )
-            else:
-                events.append(item)
+        events = list(iter_json_objects(path, conversion.errors))
         if not events:
             if not any(error.path == str(path) for error in conversion.errors):
                 conversion.errors.append(

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from plumbline.records.adapters import Conversion, RunContext, validate
-from plumbline.records.io import Located, RecordError, iter_json_values
+from plumbline.records.io import Located, RecordError, iter_json_objects
 
 AGENT = "opencode"
 
@@ -177,16 +177,9 @@ def convert_opencode(paths: list[str | Path], context: RunContext) -> Conversion
     conversion = Conversion()
     for path in paths:
         events: list[Located] = []
-        for item in iter_json_values(path):
-            if isinstance(item, RecordError):
-                conversion.errors.append(item)
-                continue
+        for item in iter_json_objects(path, conversion.errors):
             value = item.value
-            if not isinstance(value, dict):
-                conversion.errors.append(
-                    RecordError(item.path, item.line, "<record>", "not a JSON object")
-                )
-            elif "messages" in value and "info" in value:
+            if "messages" in value and "info" in value:
                 fields = export_to_fields(value)
                 context.fill(fields, value, item.path)
                 validate(fields, item.path, item.line, conversion)
