@@ -15,24 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from tests.support.small_inputs import EXAMPLES, write_suite
 
 from plumbline.cli.main import main
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "plumbline" / "examples"
-
-MINI_SUITE = """\
-[suite]
-name = "mini"
-
-[[category]]
-key = "qa"
-name = "QA"
-description = "Answers a question."
-weight = 1.0
-scoring = "binary"
-tasks = ["mini_qa"]
-scorer = "match"
-"""
 
 
 def run_cli(args: list[str]) -> str:
@@ -71,8 +56,7 @@ def mini_logs(root: Path, correct: int, total: int = 40, model: str = "model") -
 def mini_leaderboard(root: Path, correct: int, total: int = 40) -> Path:
     """A leaderboard JSON file of the mini suite (see `mini_logs`) under `root`."""
     root.mkdir(parents=True, exist_ok=True)
-    suite = root / "mini.toml"
-    suite.write_text(MINI_SUITE, encoding="utf-8")
+    suite = write_suite(root / "mini.toml")
     logs = mini_logs(root, correct, total)
     output = root / "leaderboard.json"
     run_cli(["leaderboard", str(logs), "--suite", str(suite), "-o", str(output)])
