@@ -17,32 +17,34 @@ from plumbline.cli.main import main
 FAST = ["--resamples", "200"]
 
 
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _record(task: int, arm: str, repeat: int, success: bool, minute: int) -> dict[str, Any]:
+    """One trial's record, begun `minute` minutes after `START`."""
+    return {
+        "task_id": f"task{task:03d}",
+        "arm": arm,
+        "repeat": repeat,
+        "success": success,
+        "duration_seconds": 10.0,
+        "total_cost_usd": 0.1,
+        "input_tokens": 1000,
+        "output_tokens": 100,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+        "started_at_utc": (START + timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
 def _records(p_new: float, p_old: float, *, seed: int, tasks: int = 60) -> list[dict[str, Any]]:
     """Five repeats of `tasks` tasks per arm, run in time order, then shuffled in the file."""
     rng = random.Random(seed)
-    start = datetime(2026, 1, 1, tzinfo=UTC)
     records: list[dict[str, Any]] = []
-    moment = 0
     for repeat in range(1, 6):
         for task in range(tasks):
             for arm, rate in (("new", p_new), ("old", p_old)):
-                began = start + timedelta(minutes=moment)
-                moment += 1
-                records.append(
-                    {
-                        "task_id": f"task{task:03d}",
-                        "arm": arm,
-                        "repeat": repeat,
-                        "success": rng.random() < rate,
-                        "duration_seconds": 10.0,
-                        "total_cost_usd": 0.1,
-                        "input_tokens": 1000,
-                        "output_tokens": 100,
-                        "cache_read_tokens": 0,
-                        "cache_write_tokens": 0,
-                        "started_at_utc": began.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                    }
-                )
+                records.append(_record(task, arm, repeat, rng.random() < rate, len(records)))
     rng.shuffle(records)
     return records
 
@@ -93,30 +95,13 @@ def test_tasks_that_differ_with_a_mean_of_zero_decide_nothing(tmp_path: Path) ->
     that runs a task's repeats back to back writes them: the suite's mean difference is 0.
     Pairs taken in time order called this `better` in every simulated run (issue 37)."""
     rng = random.Random(11)
-    start = datetime(2026, 1, 1, tzinfo=UTC)
     records: list[dict[str, Any]] = []
     for task in range(40):
         favoured = task < 20  # the tasks run first favour the treatment
         for repeat in range(1, 11):
             for arm in ("new", "old"):
                 rate = 0.7 if (arm == "new") == favoured else 0.3
-                records.append(
-                    {
-                        "task_id": f"task{task:03d}",
-                        "arm": arm,
-                        "repeat": repeat,
-                        "success": rng.random() < rate,
-                        "duration_seconds": 10.0,
-                        "total_cost_usd": 0.1,
-                        "input_tokens": 1000,
-                        "output_tokens": 100,
-                        "cache_read_tokens": 0,
-                        "cache_write_tokens": 0,
-                        "started_at_utc": (start + timedelta(minutes=len(records))).strftime(
-                            "%Y-%m-%dT%H:%M:%SZ"
-                        ),
-                    }
-                )
+                records.append(_record(task, arm, repeat, rng.random() < rate, len(records)))
     path = _write(tmp_path / "grouped.jsonl", records)
     result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
     assert result.exit_code == 0, result.output
