@@ -66,7 +66,8 @@ def test_a_clear_win_stops_early_whatever_the_records_order(tmp_path: Path) -> N
     report = json.loads(result.output)
     sequential = report["sequential"]
     assert sequential["verdict"] == "better"
-    assert sequential["order"].startswith("a random order (seed 42)")
+    assert sequential["order"].startswith("complete rounds")
+    assert "random order (seed 42)" in sequential["order"]
     assert sequential["settings"]["correlation"] == 0.0
     assert "approximate" in sequential["interval_guarantee"]
     assert sequential["pairs_used"] < sequential["fixed_pairs"] / 3
@@ -262,3 +263,64 @@ def test_no_pairs_no_verdict(tmp_path: Path) -> None:
     assert report["sequential"] is None
     assert "new vs old: no pairs, so no sequential verdict" in report["warnings"]
     assert report["gates"][0]["verdict"] == "neither"
+
+
+def _path(records: list[dict[str, Any]], tmp_path: Path, name: str) -> dict[str, Any]:
+    path = _write(tmp_path / f"{name}.jsonl", records)
+    result = invoke(path, "-t", "new", "-c", "old", "--sequential", *FAST, "--json")
+    assert result.exit_code == 0, result.output
+    sequential: dict[str, Any] = json.loads(result.output)["sequential"]
+    return sequential
+
+
+def test_a_rerun_on_more_records_continues_the_earlier_path(tmp_path: Path) -> None:
+    """Issue 45: re-running after every round must continue, not reshuffle. Each look's path
+    starts with the previous look's, exactly, whatever the file order; an incomplete last round
+    is held back (the tasks are those seen, so from the second round on); a lost trial in an
+    earlier round does not hold back the later ones."""
+    rng = random.Random(7)
+    rounds = [
+        [
+            _record(task, arm, repeat, rng.random() < 0.6, 0)
+            for task in range(20)
+            for arm in ("new", "old")
+        ]
+        for repeat in range(4)
+    ]
+    lost = rounds[1].pop(5)  # a lost trial in round 1
+    seen: list[dict[str, Any]] = []
+    previous: list[Any] = []
+    for number, records in enumerate(rounds):
+        if number:  # the tasks are known from round 0 on: a half round is incomplete
+            half = records[: len(records) // 2]
+            partial = _path([*seen, *half][::-1], tmp_path, f"partial{number}")
+            assert partial["path"] == previous  # the incomplete round waits
+            assert partial["pairs_held_back"] > 0 and "held back" in partial["order"]
+        seen += records
+        rng.shuffle(seen)
+        current = _path(seen, tmp_path, f"round{number}")
+        assert current["path"][: len(previous)] == previous
+        if number == 1:  # the lost trial: round 1 waits until a later round completes
+            assert current["path"] == previous and current["pairs_held_back"] == 19
+        else:
+            assert len(current["path"]) > len(previous) and current["pairs_held_back"] == 0
+        previous = current["path"]
+    # round 1 is analysed without its lost pair once round 2 is complete
+    assert len(previous) == 4 * 20 - 1
+    # the lost trial recorded late is the one record that may reorder an analysed round
+    assert lost["arm"] in ("new", "old")
+
+
+def test_an_infrastructure_failure_completes_its_round(tmp_path: Path) -> None:
+    rng = random.Random(8)
+    records = [
+        _record(task, arm, 0, rng.random() < 0.6, 0) for task in range(10) for arm in ("new", "old")
+    ]
+    records[3]["infra_failure"] = True
+    sequential = _path(records, tmp_path, "infra")
+    assert sequential["pairs_held_back"] == 0 and sequential["pairs_used"] == 9
+    del records[3]  # the trial never recorded: the round waits for it
+    waiting = _path(records, tmp_path, "missing")
+    assert waiting["pairs_used"] == 0 and waiting["verdict"] == "undecided"
+    assert "task001 has no old record at repeat 0" in waiting["order"]
+    assert "no round is complete yet" in waiting["summary"]

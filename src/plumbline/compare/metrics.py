@@ -40,6 +40,9 @@ class PreparedRuns:
     runs: pl.DataFrame  # infrastructure failures removed; derived columns added
     infra_failures: dict[str, int]
     duplicates: list[Duplicate] = field(default_factory=list)
+    #: `arm`, `task_id`, `repeat` of the infrastructure failures set aside: the trial ran but
+    #: has no outcome (the sequential order counts its round as resolved).
+    infra_runs: pl.DataFrame | None = None
 
 
 def _max(column: pl.Series) -> int:
@@ -102,7 +105,12 @@ def prepare_runs(frame: pl.DataFrame) -> PreparedRuns:
             Duplicate(task_id=str(task), arm=str(arm), repeat=int(repeat), locations=locations)
             for task, arm, repeat, locations in grouped.iter_rows()
         ]
-    return PreparedRuns(runs, infra_failures, duplicates)
+    infra_runs = (
+        frame.filter(pl.col("infra_failure")).select("arm", "task_id", "repeat")
+        if infra.height
+        else None
+    )
+    return PreparedRuns(runs, infra_failures, duplicates, infra_runs)
 
 
 def _nullable(value: Any) -> float | None:

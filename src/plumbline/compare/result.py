@@ -208,6 +208,12 @@ class SequentialComparison(ResultModel):
     )
     pairs_used: int = unit_field("Pairs seen when the comparison stopped.", "count")
     pairs_available: int = unit_field("Pairs in the records.", "count")
+    pairs_held_back: int = unit_field(
+        "Pairs in rounds after the last complete round, held back until their round "
+        "completes so the analysis order of the pairs already seen never changes.",
+        "count",
+        default=0,
+    )
     max_pairs: int = unit_field("The cap: the design stops here at the latest.", "count")
     fixed_pairs: int = unit_field(
         "Pairs the fixed design needs for the same effect, baseline, alpha and power "
