@@ -66,3 +66,40 @@ def test_power_sequential_continuous_and_bad_input() -> None:
     code, output = _run("--baseline", "0.6", "--effect", "0.2", "--sequential", "--json")
     rows = {row["multiple"]: row for row in json.loads(output)["expected"]}
     assert rows[2.0]["expected_pairs"] is None and rows[1.0]["expected_pairs"] is not None
+
+
+def test_the_plan_gives_its_power_at_negative_correlations() -> None:
+    """Issue 45: the default plan (correlation 0) loses power when the arms correlate
+    negatively; the plan prints how much, and `--correlation unknown` plans at the lowest
+    correlation the rates allow, so its power holds at every correlation."""
+    from plumbline.stats.sequential import lowest_correlation, power_at_correlations
+
+    code, output = _run("--baseline", "0.6", "--effect", "0.1", "--sequential", "--json")
+    assert code == 0, output
+    rows = {row["correlation"]: row for row in json.loads(output)["power_by_correlation"]}
+    assert set(rows) == {-0.5, -0.3, 0.0}
+    assert 0.60 < rows[-0.5]["power"] < rows[-0.3]["power"] < 0.75 < rows[0.0]["power"]
+    text = " ".join(_run("--baseline", "0.6", "--effect", "0.1", "--sequential")[1].split())
+    assert "Power if the arms correlate otherwise" in text and "-0.3" in text
+    assert "--correlation unknown" in text
+
+    code, output = _run(
+        "--baseline", "0.5", "--effect", "0.1", "--sequential", "--correlation", "unknown",
+        "--json",
+    )  # fmt: skip
+    assert code == 0, output
+    document = json.loads(output)
+    lowest = lowest_correlation(0.5, 0.1)
+    assert document["assumptions"]["correlation"] == lowest
+    assert abs(document["assumptions"]["discordant"] - 0.9) < 1e-12  # min(p_t + p_c, 2 − p_t − p_c)
+    plan = plan_sequential(0.5, 0.1, correlation=lowest)
+    grid = [lowest, -0.5, -0.3, 0.0, 0.3, 0.6, 0.8]
+    powers = [row.power for row in power_at_correlations(plan, grid)]
+    assert all(power is not None and power >= 0.8 for power in powers), powers
+    assert powers == sorted(powers)  # more correlation, fewer discordant pairs, more power
+    code, output = _run("--baseline", "0.5", "--effect", "0.1", "--paired", "--correlation",
+                        "unknown")  # fmt: skip
+    assert code == 2 and "applies with --sequential" in output
+    code, output = _run("--baseline", "0.5", "--effect", "0.1", "--sequential", "--correlation",
+                        "sometimes")  # fmt: skip
+    assert code == 2 and "nor 'unknown'" in output

@@ -90,3 +90,32 @@ def test_labels_picked_where_the_judge_said_yes_are_caught() -> None:
         mask[rng.choice(yes, 30, replace=False)] = True  # only the judge's "yes"
         strong += selection_check(judge[mask], judge[~mask]).chosen
     assert strong / 500 > 0.99
+
+
+@pytest.mark.parametrize("labels", [5, 6, 7, 8, 9, 10])
+@pytest.mark.parametrize("rate", [0.3, 0.555, 0.7, 0.9])
+def test_labels_picked_from_the_judges_yes_are_never_called_random(
+    labels: int, rate: float
+) -> None:
+    """Issue 45: the judge's "yes" answers alone, at 5–10 labels, are `chosen` or `cannot tell`,
+    never `random`: when the check cannot reach its level, it says so."""
+    ones = round(rate * 300)
+    every = np.array([1.0] * ones + [0.0] * (300 - ones))
+    check = selection_check(np.ones(labels), every[labels:])
+    assert check.verdict in ("chosen", "cannot tell")
+    assert check.chosen or not check.can_tell
+    # the same count drawn from a judge with scores in between (normal approximation)
+    scores = np.linspace(0, 1, 300)
+    graded = selection_check(scores[-labels:], scores[:-labels])
+    assert graded.verdict in ("chosen", "cannot tell")
+
+
+def test_seven_hand_picked_labels_cannot_tell() -> None:
+    """The audit's case: 7 of the judge's yes answers at a yes rate of 0.555: 2 × 0.555⁷ ≈ 0.03,
+    the check cannot reach 1%, so it cannot tell (it used to say 'yes')."""
+    every = np.array([1.0] * 167 + [0.0] * 133)
+    check = selection_check(np.ones(7), every[7:])
+    assert not check.chosen and not check.can_tell and check.verdict == "cannot tell"
+    assert check.floor_pvalue >= 0.01 and check.labelled == 7
+    big = selection_check(np.array([1.0] * 10 + [0.0] * 10), every[20:])
+    assert big.can_tell and big.verdict == "random"

@@ -302,3 +302,62 @@ def test_hand_picked_labels_are_flagged_in_every_view(judged: JudgedLogs, tmp_pa
         assert fix["labels_look_chosen"] is False and fix["selection_pvalue"] >= 0.01
         assert fix["lambda_method"].startswith("cross-fitted")
     assert all(problem["kind"] != "labels_not_random" for problem in drawn["problems"])
+    for name in ("better", "worse"):
+        assert _model(drawn, name)["corrections"]["answers"]["selection_can_tell"] is True
+
+
+def test_a_few_hand_picked_labels_are_never_called_random(
+    judged: JudgedLogs, tmp_path: Path
+) -> None:
+    """Issue 45: at 5–7 labels the check may be unable to reach its level; then the view says
+    'cannot tell at n labels' and points to `judge sample`, never 'yes'."""
+    for count in (5, 7):
+        labels = tmp_path / f"picked{count}.jsonl"
+        rows = []
+        for name in ("better", "worse"):
+            accepted = [sid for sid, score in sorted(judged.judge[name].items()) if score == 1]
+            rows += [
+                {"model": f"mockllm/{name}", "task": "judged_answers", "sample_id": sid,
+                 "value": judged.human[name][sid]}
+                for sid in accepted[:count]
+            ]  # fmt: skip
+        labels.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        board = tmp_path / f"board{count}.json"
+        result = run(
+            "leaderboard", judged.logs, "--suite", judged.suite, "--labels", labels, "-o", board
+        )
+        assert result.exit_code == 0, result.output
+        terminal = " ".join(result.output.split())
+        document = json.loads(board.read_text())
+        for name in ("better", "worse"):
+            fix = _model(document, name)["corrections"]["answers"]
+            assert fix["judge_labelled_mean"] == 1.0
+            # judge yes rates ≈ 0.68 and 0.87: 2 × 0.68⁵ ≈ 0.29, the check cannot reach 1%
+            assert fix["labels_look_chosen"] is False
+            assert fix["selection_can_tell"] is False
+            assert fix["selection_floor_pvalue"] >= 0.01
+            assert f"cannot tell at {count} labels" in terminal
+            assert "plumbline judge sample" in terminal
+        assert "| yes (" not in terminal and "│ yes (" not in terminal
+
+
+def test_plan_gains_nothing_from_a_negative_correlation() -> None:
+    """Issue 45: the estimator clips λ to [0, 1], so a negative correlation plans as many
+    labels as no judge at all."""
+    negative = json.loads(
+        run("judge", "plan", "--correlation", -0.8, "--judged", 1000, "--half-width", 0.08,
+            "--json").output
+    )  # fmt: skip
+    positive = json.loads(
+        run("judge", "plan", "--correlation", 0.8, "--judged", 1000, "--half-width", 0.08,
+            "--json").output
+    )  # fmt: skip
+    assert negative["labels_needed"] == negative["labels_needed_without_judge"] == 151
+    assert negative["lambda_planned"] == 0.0 and positive["lambda_planned"] == 0.8
+    assert positive["labels_needed"] < negative["labels_needed"]
+    text = " ".join(
+        run(
+            "judge", "plan", "--correlation", -0.8, "--judged", 1000, "--half-width", 0.08
+        ).output.split()
+    )
+    assert "151 labels" in text and "gains nothing" in text

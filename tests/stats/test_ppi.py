@@ -189,3 +189,15 @@ def test_tuning_lambda_adds_no_bias_at_few_labels() -> None:
     error = estimate.std() / np.sqrt(estimate.size)
     assert abs(estimate.mean() - 0.5) < 3 * error
     assert in_sample.mean() - 0.5 > 0.015  # what the in-sample λ did
+
+
+def test_label_budget_plans_with_the_clipped_lambda() -> None:
+    """Issue 45: the estimator clips λ to [0, 1]: a negative correlation gains nothing."""
+    for rho in (-0.8, -0.3, 0.0):
+        plan = label_budget(rho, 1000, 0.08)
+        assert plan.lambda_planned == 0.0
+        assert plan.labels_needed == plan.labels_needed_without_judge
+    assert label_budget(0.8, 1000, 0.08).lambda_planned == 0.8
+    assert (
+        label_budget(0.8, 1000, 0.08).labels_needed < label_budget(-0.8, 1000, 0.08).labels_needed
+    )

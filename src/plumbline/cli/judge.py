@@ -374,7 +374,8 @@ def sample(
 def plan(
     correlation: float, judged: int, half_width: float, rate: float, json_path: str | None
 ) -> None:
-    """Human labels needed for a half-width, with the judge (PPI++) and without it."""
+    """Human labels needed for a half-width, with the judge (PPI++) and without it, planned at
+    the λ the estimator will use (clipped to [0, 1]: no gain from a negative correlation)."""
     from plumbline.stats import label_budget
 
     budget = label_budget(correlation, judged, half_width, rate=rate)
@@ -386,9 +387,17 @@ def plan(
             if needed is not None
             else f"not reachable with {judged} judged samples (label more, or judge more)"
         )
+        lam = budget.lambda_planned
+        clipped = (
+            " (a negative correlation gains nothing: the estimator clips λ to [0, 1], so it "
+            "uses the labels alone)"
+            if correlation < 0
+            else ""
+        )
         console.print(
             f"±{present.fixed(half_width, 3)} at 95% with a judge of correlation "
-            f"{present.fixed(correlation, 2)} on {judged} samples: {with_judge}; "
+            f"{present.fixed(correlation, 2)} on {judged} samples, planned at the λ the "
+            f"estimator uses, {present.fixed(lam, 2)}{clipped}: {with_judge}; "
             f"without the judge: {budget.labels_needed_without_judge} labels",
             soft_wrap=True,
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -126,16 +128,51 @@ def _sample_size(
     return two_proportion_sample_size(baseline, effect, **common)
 
 
-def _sequential_correlation(correlation: float) -> float:
+UNKNOWN = "unknown"
+
+
+class CorrelationParam(click.ParamType):
+    """A correlation in [-1, 1], or `unknown` (plan at the lowest one the rates allow)."""
+
+    name = "[-1..1|unknown]"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float | str:
+        if isinstance(value, float | int) and not isinstance(value, bool):
+            number = float(value)
+        elif str(value).strip().lower() == UNKNOWN:
+            return UNKNOWN
+        else:
+            try:
+                number = float(str(value))
+            except ValueError:
+                self.fail(f"{value!r} is not a number in [-1, 1] nor 'unknown'", param, ctx)
+        if not (math.isfinite(number) and -1 <= number <= 1):
+            self.fail(f"{value!r} is not in the range -1<=x<=1", param, ctx)
+        return number
+
+
+def _sequential_correlation(
+    correlation: float | str, baseline: float | None, effect: float | None
+) -> float:
     """`--correlation` as given, else the sequential plan's default (0, not the paired design's
     0.5): the plan never assumes a positive correlation it was not given, so its power holds
-    whatever the true correlation >= 0 (`stats.sequential`)."""
+    whatever the true correlation >= 0 (`stats.sequential`). `unknown`: the lowest correlation
+    the planned rates allow (`stats.lowest_correlation`), so the power holds at any."""
     from click.core import ParameterSource
 
-    from plumbline.stats.sequential import DEFAULT_CORRELATION
+    from plumbline.stats.sequential import DEFAULT_CORRELATION, lowest_correlation
 
+    if correlation == UNKNOWN:
+        if baseline is None or effect is None:
+            raise click.UsageError("--correlation unknown needs --baseline and --effect")
+        try:
+            return lowest_correlation(baseline, effect)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
     source = click.get_current_context().get_parameter_source("correlation")
-    return DEFAULT_CORRELATION if source in (ParameterSource.DEFAULT, None) else correlation
+    if source in (ParameterSource.DEFAULT, None):
+        return DEFAULT_CORRELATION
+    return float(correlation)
 
 
 def _power_sequential(
@@ -204,7 +241,44 @@ def _sequential(
                 "ratio_to_fixed": None if pairs is None else pairs / plan.fixed_pairs,
             }
         )
-    return {**plan.to_dict(), "expected": rows}
+    by_correlation: list[dict[str, Any]] = []
+    if plan.outcome == "binary":
+        from plumbline.stats.sequential import REPORTED_CORRELATIONS, power_at_correlations
+
+        planned = float(plan.assumptions["correlation"] or 0.0)
+        shown = sorted({*REPORTED_CORRELATIONS, planned})
+        by_correlation = [asdict(row) for row in power_at_correlations(plan, shown)]
+    return {**plan.to_dict(), "expected": rows, "power_by_correlation": by_correlation}
+
+
+def _render_correlation_power(console: Console, document: dict[str, Any]) -> None:
+    """Power at the planned effect if the arms' true within-pair correlation is another."""
+    from rich.table import Table
+
+    rows = document.get("power_by_correlation") or []
+    if not rows:
+        return
+    grid = Table(
+        "true correlation",
+        "discordant pairs",
+        "power at the planned effect",
+        title="Power if the arms correlate otherwise (exact)",
+    )
+    for row in rows:
+        grid.add_row(
+            f"{row['correlation']:+.2g}",
+            present.MISSING if row["discordant"] is None else present.percent(row["discordant"]),
+            "impossible at these rates"
+            if row["power"] is None
+            else present.percent(row["power"], 1),
+        )
+    console.print(grid)
+    console.print(
+        "  negatively correlated arms (one tends to fail where the other passes) need more "
+        "pairs; when the correlation is unknown, --correlation unknown plans at the lowest "
+        "the rates allow, so the power holds at any correlation",
+        soft_wrap=True,
+    )
 
 
 def _render_sequential(console: Console, document: dict[str, Any]) -> None:
@@ -237,6 +311,7 @@ def _render_sequential(console: Console, document: dict[str, Any]) -> None:
             present.MISSING if pairs is None else f"{row['ratio_to_fixed']:.2f}",
         )
     console.print(grid)
+    _render_correlation_power(console, document)
     if "discordant" in document["assumptions"]:
         correlation = document["assumptions"].get("correlation")
         assumed = (
@@ -362,11 +437,12 @@ def _render_detectable(console: Console, result: DetectableEffectResult, paired:
 @click.option("--decrease", is_flag=True, help="With --n: look for a drop instead of a gain.")
 @click.option(
     "--correlation",
-    type=FiniteFloatRange(-1, 1),
+    type=CorrelationParam(),
     default=0.5,
     show_default=True,
     help="Paired: correlation of the two arms' per-question outcomes (sets the discordant "
-    "share; with --sequential the default is 0).",
+    "share; with --sequential the default is 0, and 'unknown' plans at the lowest correlation "
+    "the rates allow: power at any correlation, more pairs).",
 )
 @click.option(
     "--discordant",
@@ -407,7 +483,7 @@ def power(
     alpha: float,
     n: int | None,
     decrease: bool,
-    correlation: float,
+    correlation: float | str,
     discordant: float | None,
     sd: float | None,
     epochs: int,
@@ -439,9 +515,11 @@ def power(
         "epochs": epochs,
         "within_share": within_share,
     }
+    if correlation == UNKNOWN and not sequential:
+        raise click.UsageError("--correlation unknown applies with --sequential")
     pairing: dict[str, Any] = {"correlation": correlation, "discordant": discordant}
     if sequential:
-        pairing["correlation"] = _sequential_correlation(correlation)
+        pairing["correlation"] = _sequential_correlation(correlation, baseline, effect)
         _power_sequential(baseline, effect, sd, n, epochs, within_share, common, pairing, json_path)
         return
     try:

@@ -245,6 +245,8 @@ class Leaderboard:
                 selection_alpha=correction.selection.alpha,
                 selection_method=correction.selection.method,
                 labels_look_chosen=correction.selection.chosen,
+                selection_floor_pvalue=correction.selection.floor_pvalue,
+                selection_can_tell=correction.selection.can_tell,
             )
         return found
 

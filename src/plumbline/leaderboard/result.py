@@ -229,6 +229,17 @@ class JudgeCorrection(ResultModel):
         "True when selection_pvalue < selection_alpha: the labels look chosen, not drawn, and "
         "the corrected score may be biased."
     )
+    selection_floor_pvalue: float | None = _optional_unit(
+        "The p-value of the least extreme of the two most extreme labelled sets (the judge's "
+        "highest or lowest scores): the check cannot reach its level when this is not below "
+        "selection_alpha.",
+        "probability",
+    )
+    selection_can_tell: bool | None = _optional(
+        "False when the check cannot reach its level at this number of labels (even labels "
+        "picked from the judge's yes answers would pass): shown as 'cannot tell at n labels', "
+        "never as drawn at random; draw them with `plumbline judge sample`."
+    )
 
 
 def _category_values_schema(schema: dict[str, Any]) -> None:

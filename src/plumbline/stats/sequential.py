@@ -379,6 +379,60 @@ def plan_sequential(
     )
 
 
+#: Within-pair correlations whose power every binary plan reports beside its own (issue 45:
+#: negatively correlated arms need more pairs than correlation 0 plans).
+REPORTED_CORRELATIONS = (-0.5, -0.3, 0.0)
+
+
+def lowest_correlation(baseline: float, effect: float) -> float:
+    """The lowest within-pair correlation (phi) two arms with success rates `baseline` and
+    `baseline + effect` can have: both right as rarely as possible, `P(both) = max(0, p_t +
+    p_c − 1)` (the Fréchet lower bound). It gives the largest discordant share,
+    `min(p_t + p_c, 2 − p_t − p_c)`, hence the most pairs: a plan at this correlation keeps its
+    power whatever the true correlation (the conservative plan when it is unknown)."""
+    pc = check_probability(baseline, "baseline")
+    pt = check_probability(baseline + effect, "baseline + effect")
+    spread = math.sqrt(pt * (1 - pt) * pc * (1 - pc))
+    if spread == 0:
+        return 0.0
+    return max(-1.0, (max(0.0, pt + pc - 1) - pt * pc) / spread)
+
+
+@dataclass(frozen=True)
+class CorrelationPower:
+    """The power of a binary plan at the planned effect when the arms' outcomes correlate at
+    `correlation` within a pair (exact, as `planned_power`); None where the rates make that
+    correlation impossible."""
+
+    correlation: float
+    discordant: float | None
+    power: float | None
+
+
+def power_at_correlations(
+    plan: SequentialPlan, correlations: Sequence[float] = REPORTED_CORRELATIONS
+) -> list[CorrelationPower]:
+    """The plan's exact power at the planned effect for each true within-pair correlation:
+    the discordant share `ψ = p_t + p_c − 2(p_t p_c + ρ√(p_t q_t p_c q_c))`, the walk's up-step
+    probability `(ψ + δ)/(2ψ)`, mixed over the binomial number of discordant pairs up to the cap
+    (`_binary_power`). Lower correlations mean more discordant pairs, more noise, less power."""
+    if plan.baseline is None:
+        raise ValueError("power_at_correlations needs a binary plan")
+    pc, pt = plan.baseline, plan.baseline + plan.effect
+    rows = []
+    for rho in correlations:
+        both = pc * pt + rho * math.sqrt(pt * (1 - pt) * pc * (1 - pc))
+        if not max(0.0, pt + pc - 1) - 1e-12 <= both <= min(pt, pc) + 1e-12:
+            rows.append(CorrelationPower(float(rho), None, None))
+            continue
+        psi = pt + pc - 2 * both
+        power = _binary_power(
+            plan.mixture, plan.level_constant, plan.max_pairs, psi, abs(plan.effect)
+        )
+        rows.append(CorrelationPower(float(rho), psi, power))
+    return rows
+
+
 def _continuous_power(
     mixture: float, level_constant: float, pairs: int, sd: float, effect: float
 ) -> float:

@@ -79,10 +79,19 @@ CORRECTION_HEADER = [
 
 def selection_cell(fix: JudgeCorrection) -> str:
     """The check that the labelled questions are a uniform draw, in words: the judge's mean on
-    the labelled vs the other questions and the p-value of the 1%-level test."""
+    the labelled vs the other questions and the p-value of the 1%-level test; "cannot tell"
+    when the test cannot reach its level at this number of labels."""
     if fix.selection_pvalue is None:
         return present.MISSING
-    verdict = "NO: look chosen" if fix.labels_look_chosen else "yes"
+    if fix.labels_look_chosen:
+        verdict = "NO: look chosen"
+    elif fix.selection_can_tell is False:
+        verdict = (
+            f"cannot tell at {present.number(fix.n_labelled)} labels: even the judge's top or "
+            "bottom answers would pass; draw them uniformly with `plumbline judge sample`"
+        )
+    else:
+        verdict = "yes"
     return (
         f"{verdict} (judge {present.fixed(fix.judge_labelled_mean)} labelled vs "
         f"{present.fixed(fix.judge_unlabelled_mean)} others, p = "
