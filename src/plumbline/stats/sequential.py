@@ -57,14 +57,19 @@ Planning at correlation 0 (independent arms) gives the largest ψ of any correla
 the same rates, hence the most pairs: the power at the planned effect is at least the planned
 power whatever the true correlation in [0, 1) (positively correlated arms only make the test
 stronger). A larger `correlation` shrinks the plan and is the user's stated assumption.
+Negatively correlated arms have more discordant pairs than the plan expects and less power
+(`power_at_correlations`: exact, printed by `power --sequential`); when the correlation is
+unknown, plan at `lowest_correlation` (the Fréchet lower bound of the planned rates), whose
+power holds at every correlation.
 
 **Order.** The random-walk calibration treats the pairs in the order they are analysed as
 exchangeable: every pair equally likely to come from any task. Tasks differ (one favours the
 treatment, another the control), so an order that brings a task's repeats together (a harness
 that runs them back to back, records grouped by task) lets the first tasks decide for the
 suite; the callers therefore analyse pairs in a random order drawn before any outcome
-(`compare --sequential`: a seeded permutation of the pairs; `agent run --until-decided`: the
-randomised schedule). Then each analysed pair is a draw, without replacement, from the
+(`compare --sequential`: complete rounds in repeat order, each shuffled by a seeded key, so
+the order only grows as records are added; `agent run --until-decided`: the randomised
+schedule). Then each analysed pair is a draw, without replacement, from the
 suite's (task, repeat) cells, its sign is a fair coin when the suite's mean difference is 0,
 and sampling without replacement only pulls the walk back towards the suite's mean.
 
