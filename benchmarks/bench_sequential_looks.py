@@ -36,7 +36,6 @@ import math
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +43,7 @@ import numpy as np
 
 from plumbline.compare.metrics import prepare_runs
 from plumbline.compare.result import SequentialSettings
-from plumbline.compare.sequential import sequential_comparison
+from plumbline.compare.sequential import analysis_order, sequential_comparison
 from plumbline.misspecification import pair_differences
 from plumbline.records.run_record import read_run_records
 from plumbline.stats.sequential import (
@@ -102,12 +101,19 @@ def _round_lines(outcomes_t: np.ndarray, outcomes_c: np.ndarray, repeat: int) ->
     return "\n".join(lines) + "\n"
 
 
+def _outcomes(
+    seed: int, number: int, rates: tuple[np.ndarray, np.ndarray], rounds: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Series `number`'s outcomes (rounds × tasks, treatment and control): the same data for
+    every runner."""
+    rng = np.random.default_rng([seed, number])
+    return rng.random((rounds, rates[0].size)) < rates[0], rng.random(
+        (rounds, rates[1].size)
+    ) < rates[1]
+
+
 def _series_published(
-    rng: np.random.Generator,
-    rates: tuple[np.ndarray, np.ndarray],
-    rounds: int,
-    seed: int,
-    path: Path,
+    outcomes: tuple[np.ndarray, np.ndarray], seed: int, path: Path
 ) -> tuple[str, int, bool]:
     """One series re-analysed after every round: (verdict at the first decision or last look,
     pairs used, prefix kept)."""
@@ -115,11 +121,9 @@ def _series_published(
     path.write_text("")
     previous: list[tuple[float, float, float]] = []
     verdict, used, kept = "undecided", 0, True
-    for repeat in range(rounds):
-        t = rng.random(rates[0].size) < rates[0]
-        c = rng.random(rates[1].size) < rates[1]
+    for repeat in range(outcomes[0].shape[0]):
         with path.open("a") as handle:
-            handle.write(_round_lines(t, c, repeat))
+            handle.write(_round_lines(outcomes[0][repeat], outcomes[1][repeat], repeat))
         table = read_run_records([path])
         if table.errors:
             raise SystemExit(f"records rejected: {table.errors[0]}")
@@ -136,41 +140,86 @@ def _series_published(
 
 def looks_published(
     scenario: str, series: int, tasks: int, spread: float, plan: SequentialPlan, seed: int
-) -> LookRow:
-    rng = np.random.default_rng(seed)
+) -> tuple[LookRow, list[tuple[str, int]]]:
+    """Every look through files, `read_run_records`, `prepare_runs` and
+    `sequential_comparison`; also each series' (verdict, pairs used), to check the fast path."""
     rates = _rates(scenario, tasks, spread)
     rounds = math.ceil(plan.max_pairs / tasks)
     verdicts, used, broken = [], [], 0
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "runs.jsonl"
         for number in range(series):
-            verdict, pairs, kept = _series_published(rng, rates, rounds, number, path)
+            outcomes = _outcomes(seed, number, rates, rounds)
+            verdict, pairs, kept = _series_published(outcomes, number, path)
             verdicts.append(verdict)
             used.append(pairs)
             broken += not kept
     found = np.array(verdicts)
-    return LookRow(
+    row = LookRow(
         scenario,
-        "rounds (this release), a look after every round",
+        "rounds (this release): `compare --sequential` after every round, full path",
         series,
         float(np.mean(found == "better")),
         float(np.mean(found == "worse")),
         float(np.mean(used)),
         broken,
     )
+    return row, list(zip(verdicts, used, strict=True))
+
+
+def looks_fast(
+    scenario: str, series: int, tasks: int, spread: float, plan: SequentialPlan, seed: int
+) -> tuple[LookRow, list[tuple[str, int]]]:
+    """The same series and looks without the files: compare's order (`analysis_order` over
+    the complete rounds so far) and the stop rule `run_sequential` uses (`stopping_points`),
+    one look after every round; a series decides at its first look whose path crosses."""
+    rates = _rates(scenario, tasks, spread)
+    rounds = math.ceil(plan.max_pairs / tasks)
+    names = [f"task{task:03d}" for task in range(tasks)]
+    verdicts: list[str] = []
+    used: list[int] = []
+    broken = 0
+    for number in range(series):
+        t, c = _outcomes(seed, number, rates, rounds)
+        d = (t.astype(float) - c.astype(float)).reshape(-1)  # round-major: repeat, task
+        ids = names * rounds
+        repeats = [repeat for repeat in range(rounds) for _ in range(tasks)]
+        verdict, stop, earlier = "undecided", 0, np.zeros(0, dtype=np.int64)
+        for look in range(rounds):
+            order = analysis_order(ids, repeats, number, last_round=look)
+            broken += not np.array_equal(order[: earlier.size], earlier)
+            earlier = order
+            first, code = stopping_points(d[order][None, :], plan)
+            stop = int(first[0]) + 1 if first[0] >= 0 else min(order.size, plan.max_pairs)
+            if code[0] in (1, -1):
+                verdict = "better" if code[0] == 1 else "worse"
+                break
+            if stop >= plan.max_pairs:
+                break
+        verdicts.append(verdict)
+        used.append(stop)
+    found = np.array(verdicts)
+    row = LookRow(
+        scenario,
+        "rounds (this release): compare's order and stop rule after every round",
+        series,
+        float(np.mean(found == "better")),
+        float(np.mean(found == "worse")),
+        float(np.mean(used)),
+        broken,
+    )
+    return row, list(zip(verdicts, used, strict=True))
 
 
 def looks_reshuffled(
     scenario: str, series: int, tasks: int, spread: float, plan: SequentialPlan, seed: int
-) -> LookRow:
+) -> tuple[LookRow, list[tuple[str, int]]]:
     """The old order: all pairs present permuted by the seed, drawn again at every look."""
-    rng = np.random.default_rng(seed)
-    t_rates, c_rates = _rates(scenario, tasks, spread)
+    rates = _rates(scenario, tasks, spread)
     rounds = math.ceil(plan.max_pairs / tasks)
     codes, used = [], []
     for number in range(series):
-        t = rng.random((rounds, tasks)) < t_rates
-        c = rng.random((rounds, tasks)) < c_rates
+        t, c = _outcomes(seed, number, rates, rounds)
         # canonical order: sorted by (task, repeat)
         d = (t.astype(float) - c.astype(float)).T.reshape(-1)
         repeats = np.tile(np.arange(rounds), tasks)
@@ -186,7 +235,7 @@ def looks_reshuffled(
         codes.append(code)
         used.append(stop)
     found = np.array(codes)
-    return LookRow(
+    row = LookRow(
         scenario,
         "old: one permutation of all pairs, redrawn at every look (reference)",
         series,
@@ -195,6 +244,7 @@ def looks_reshuffled(
         float(np.mean(used)),
         0,
     )
+    return row, []
 
 
 @dataclass
@@ -245,9 +295,65 @@ def _se(p: float, n: int) -> float:
     return math.sqrt(max(p * (1 - p), 0.25 / n) / n)
 
 
+def _print(row: LookRow, scenario: str) -> None:
+    false = row.better + row.worse
+    label = f"{false:.2%}" if scenario != "planned effect" else "—"
+    print(
+        f"| {row.scenario} | {row.order} | {row.series:,} | {row.better:.2%} | "
+        f"{row.worse:.2%} | {label} | {row.mean_pairs:.0f} | {row.prefix_broken} |",
+        flush=True,
+    )
+
+
+def _check(row: LookRow, scenario: str, failures: list[str]) -> None:
+    false = row.better + row.worse
+    if scenario != "planned effect" and false > FALSE_TARGET + 2 * _se(false, row.series):
+        failures.append(f"{scenario}: false decisions {false:.2%}")
+    if scenario == "planned effect" and row.better < POWER_FLOOR:
+        failures.append(f"power under looks {row.better:.2%}")
+    if row.prefix_broken:
+        failures.append(f"{scenario}: {row.prefix_broken} series broke the prefix")
+
+
+def run_looks(args: argparse.Namespace, plan: SequentialPlan, failures: list[str]) -> None:
+    print(
+        "| scenario | order | series | better | worse | false better/worse | mean pairs "
+        "| prefix broken |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    scenarios = ["no effect, identical arms", f"no effect, tasks ±{args.spread / 2:g}"]
+    scenarios.append("planned effect")
+    common = (args.tasks, args.spread, plan, args.seed)
+    for scenario in scenarios:
+        fast, fast_series = looks_fast(scenario, args.series, *common)
+        _print(fast, scenario)
+        _check(fast, scenario, failures)
+        if args.published:
+            full, full_series = looks_published(scenario, args.published, *common)
+            _print(full, scenario)
+            _check(full, scenario, failures)
+            differ = sum(a != b for a, b in zip(full_series, fast_series, strict=False))
+            print(
+                f"|  | full path vs the fast path, series by series | {args.published:,} | "
+                f"{differ} differ |  |  |  |  |",
+                flush=True,
+            )
+            if differ:
+                failures.append(f"{scenario}: {differ} series differ between the two paths")
+        if scenario != "planned effect":
+            old, _ = looks_reshuffled(scenario, args.reference_series, *common)
+            _print(old, scenario)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--series", type=int, default=2000)
+    parser.add_argument("--series", type=int, default=2000, help="series per scenario")
+    parser.add_argument(
+        "--published",
+        type=int,
+        default=100,
+        help="of them, how many also go through files and `sequential_comparison` (slow)",
+    )
     parser.add_argument(
         "--reference-series", type=int, default=2000, help="series of the old-order rows"
     )
@@ -255,13 +361,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spread", type=float, default=0.4)
     parser.add_argument("--power-replicates", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=45)
-    parser.add_argument("--quick", action="store_true", help="200 series, 1,000 replicates")
     parser.add_argument(
-        "--skip-published", action="store_true", help="only the reference and power rows"
+        "--quick", action="store_true", help="200 series (20 published), 1,000 replicates"
     )
     args = parser.parse_args(argv)
     if args.quick:
-        args.series, args.power_replicates = 200, 1000
+        args.series, args.published, args.reference_series = 200, 20, 200
+        args.power_replicates = 1000
     start = time.perf_counter()
     plan = plan_sequential(BASELINE, EFFECT)
     failures: list[str] = []
@@ -269,41 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         f"plan: {BASELINE} -> {BASELINE + EFFECT}, correlation 0: fixed {plan.fixed_pairs}, "
         f"cap {plan.max_pairs}; {args.tasks} tasks per round, a look after every round"
     )
-    print(
-        "| scenario | order | series | better | worse | false better/worse | mean pairs "
-        "| prefix broken |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    scenarios = [
-        "no effect, identical arms",
-        f"no effect, tasks ±{args.spread / 2:g}",
-        "planned effect",
-    ]
-    runners: list[Callable[..., LookRow]] = [looks_reshuffled]
-    if not args.skip_published:
-        runners.insert(0, looks_published)
-    for scenario in scenarios:
-        for runner in runners:
-            if runner is looks_reshuffled and scenario == "planned effect":
-                continue
-            size = args.reference_series if runner is looks_reshuffled else args.series
-            row = runner(scenario, size, args.tasks, args.spread, plan, args.seed)
-            false = row.better + row.worse
-            label = f"{false:.2%}" if scenario != "planned effect" else "—"
-            print(
-                f"| {row.scenario} | {row.order} | {row.series:,} | {row.better:.2%} | "
-                f"{row.worse:.2%} | {label} | {row.mean_pairs:.0f} | {row.prefix_broken} |",
-                flush=True,
-            )
-            if runner is looks_published:
-                if scenario != "planned effect" and false > FALSE_TARGET + 2 * _se(
-                    false, row.series
-                ):
-                    failures.append(f"{scenario}: false decisions {false:.2%}")
-                if scenario == "planned effect" and row.better < POWER_FLOOR:
-                    failures.append(f"power under looks {row.better:.2%}")
-                if row.prefix_broken:
-                    failures.append(f"{scenario}: {row.prefix_broken} series broke the prefix")
+    run_looks(args, plan, failures)
     print()
     print(
         "| plan | baseline | cap | true correlation | power (simulated) | power (exact, printed) |"
