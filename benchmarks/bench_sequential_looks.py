@@ -321,8 +321,12 @@ def run_looks(args: argparse.Namespace, plan: SequentialPlan, failures: list[str
         "| prefix broken |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|")
-    scenarios = ["no effect, identical arms", f"no effect, tasks ±{args.spread / 2:g}"]
-    scenarios.append("planned effect")
+    every = {
+        "identical": "no effect, identical arms",
+        "tasks": f"no effect, tasks ±{args.spread / 2:g}",
+        "effect": "planned effect",
+    }
+    scenarios = [every[key] for key in every if args.only in (None, key)]
     common = (args.tasks, args.spread, plan, args.seed)
     for scenario in scenarios:
         fast, fast_series = looks_fast(scenario, args.series, *common)
@@ -362,6 +366,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--power-replicates", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=45)
     parser.add_argument(
+        "--only",
+        choices=["identical", "tasks", "effect", "power"],
+        help="one scenario (or the power table) alone, to run the parts in parallel",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="200 series (20 published), 1,000 replicates"
     )
     args = parser.parse_args(argv)
@@ -375,7 +384,10 @@ def main(argv: list[str] | None = None) -> int:
         f"plan: {BASELINE} -> {BASELINE + EFFECT}, correlation 0: fixed {plan.fixed_pairs}, "
         f"cap {plan.max_pairs}; {args.tasks} tasks per round, a look after every round"
     )
-    run_looks(args, plan, failures)
+    if args.only != "power":
+        run_looks(args, plan, failures)
+    if args.only not in (None, "power"):
+        return _finish(start, failures)
     print()
     print(
         "| plan | baseline | cap | true correlation | power (simulated) | power (exact, printed) |"
@@ -391,6 +403,10 @@ def main(argv: list[str] | None = None) -> int:
             failures.append(
                 f"unknown plan at {power_row.correlation:+.2f}: {power_row.simulated:.1%}"
             )
+    return _finish(start, failures)
+
+
+def _finish(start: float, failures: list[str]) -> int:
     print(f"\n{time.perf_counter() - start:.0f} s")
     for failure in failures:
         print(f"FAILED: {failure}", file=sys.stderr)

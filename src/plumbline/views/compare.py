@@ -152,6 +152,12 @@ def _delta_rows(comparison: ArmComparison) -> list[list[str]]:
     return rows
 
 
+def _held_back(pairs: int) -> str:
+    if not pairs:
+        return ""
+    return f", {present.number(pairs)} of them held back until their round completes"
+
+
 def sequential_lines(comparison: ArmComparison) -> list[str]:
     """The sequential verdict (`--sequential`) as plain text lines; empty without it."""
     sequential = comparison.sequential
@@ -161,7 +167,8 @@ def sequential_lines(comparison: ArmComparison) -> list[str]:
     return [
         f"Sequential verdict: {sequential.summary}.",
         f"Pairs used {present.number(sequential.pairs_used)} of "
-        f"{present.number(sequential.pairs_available)} available (cap "
+        f"{present.number(sequential.pairs_available)} available"
+        f"{_held_back(sequential.pairs_held_back)} (cap "
         f"{present.number(sequential.max_pairs)}, fixed design "
         f"{present.number(sequential.fixed_pairs)}); pass-rate difference "
         f"{present.points(sequential.estimate)}, {level} confidence sequence "
