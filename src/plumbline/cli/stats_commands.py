@@ -131,7 +131,13 @@ def _sample_size(
 UNKNOWN = "unknown"
 
 
-class CorrelationParam(click.ParamType):
+if TYPE_CHECKING:  # click 8.5 types are generic; older clicks are not (as in cli.output)
+    _ParamType = click.ParamType[Any, Any]
+else:
+    _ParamType = click.ParamType
+
+
+class CorrelationParam(_ParamType):
     """A correlation in [-1, 1], or `unknown` (plan at the lowest one the rates allow)."""
 
     name = "[-1..1|unknown]"
