@@ -13,11 +13,12 @@ its per-sample spread `σᵢ² = sᵢ²·(nᵢ + z²)·nᵢ/(nᵢ − 1)` (Wilso
 Amer. Statist. 52(2):119–126, and Bessel's `nᵢ/(nᵢ − 1)`). The spread is pooled over the runs up
 to the check, `σ̂ₜ² = Σ nᵢσᵢ² / Σ nᵢ`, and run `i` has variance `vᵢ = max(σ̂ₜ², σᵢ²)/nᵢ + τ²`, where
 `τ²` is the extra night-to-night variance (a judge or a provider that varies from night to
-night): given, or estimated from the series' successive differences `dᵢ = xᵢ − xᵢ₋₁`
-(von Neumann 1941, Ann. Math. Statist. 12(4):367–395) of the runs before run `t`, by their
-median: `τ̂²ₜ = max(0, medianᵢ (dᵢ²/0.4549 − bᵢ − bᵢ₋₁)/2)` with `bᵢ = max(σ̂ₜ², σᵢ²)/nᵢ` (0.4549
-the median of χ²₁; `dᵢ ~ N(0, bᵢ + bᵢ₋₁ + 2τ²)`). A level shift adds one large difference
-only, which moves a median by one rank: a change does not hide itself as extra variance.
+night): given, or estimated from the successive differences `dᵢ = xᵢ − xᵢ₋₁` of the runs
+before run `t` (von Neumann 1941, Ann. Math. Statist. 12(4):367–395):
+`τ̂²ₜ = max(0, Σ (dᵢ² − bᵢ − bᵢ₋₁) / (2m))` over its `m` differences, `bᵢ` a run's own variance
+(`dᵢ ~ N(0, bᵢ + bᵢ₋₁ + 2τ²)`). A level shift adds one large difference only, so a change
+hides little of itself as extra variance. A score whose variance rests partly on `τ̂²` is a t
+statistic and is turned into its normal score (Satterthwaite's degrees of freedom).
 
 **The score.** Run `t` is compared with the precision-weighted mean `x̄ₜ₋₁` of the runs before it
 (the level is unknown and learned from the series):
@@ -74,8 +75,11 @@ MIN_ALPHA = 0.001
 MAX_ALPHA = 0.5
 #: The longest `within` (runs): the Markov chain's cost grows with it.
 MAX_WITHIN = 1000
-#: The median of χ² with one degree of freedom (scipy.stats.chi2.median(1)).
-CHI2_MEDIAN = 0.454936423119572
+#: A run smaller than this share of the mean n so far keeps its own spread where larger.
+SMALL_RUN = 0.5
+#: Degrees of freedom per difference of the mean square successive difference: successive
+#: differences are correlated (−½ at lag 1), so m of them carry about 2m/3 (von Neumann 1941).
+SUCCESSIVE_DF = 0.67
 #: Columns of the (run × check) matrices computed at once (bounded memory for long series).
 BLOCK = 512
 
@@ -226,9 +230,7 @@ def _check_parameters(
         raise ValueError(f"within must be at most {MAX_WITHIN:,} runs, got {within}")
     family = check_count(family, "family", minimum=1)
     confidence = check_probability(confidence, "confidence")
-    if extra_variance is not None and not (
-        math.isfinite(extra_variance) and extra_variance >= 0
-    ):
+    if extra_variance is not None and not (math.isfinite(extra_variance) and extra_variance >= 0):
         raise ValueError(f"extra_variance must be a finite number >= 0, got {extra_variance!r}")
     return alpha, within, family, confidence
 
@@ -254,7 +256,7 @@ def _score_block(
     n: FloatArray,
     unit_var: FloatArray,
     pooled: FloatArray,
-    differences: FloatArray,
+    extras: FloatArray,
     columns: npt.NDArray[np.int64],
     given: float | None,
     floor: float,
@@ -262,54 +264,89 @@ def _score_block(
     """Scores zₜ and τ²ₜ for the checks `columns` (0-based runs), all splits at once."""
     last = int(columns[-1]) + 1
     rows = np.arange(last)[:, None]
-    base = np.maximum(pooled[None, columns], unit_var[:last, None]) / n[:last, None]
+    base = _run_variances(n, unit_var, pooled, columns, last)
     before = rows < columns[None, :]
-    base_before = np.where(before, base, 0.0)
-    if given is None:
-        extra = _median_extra(base, differences[:last], columns)
-    else:
-        extra = np.full(columns.size, given)
+    extra = extras[columns]
     variance = np.maximum(base + extra[None, :], floor)
     weights = np.where(before, 1.0 / variance, 0.0)
     total = weights.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = (weights * x[:last, None]).sum(axis=0) / total
         own = variance[columns, np.arange(columns.size)]
-        scores = np.where(total > 0, (x[columns] - mean) / np.sqrt(own + 1.0 / total), 0.0)
+        spread = own + 1.0 / total
+        scores = np.where(total > 0, (x[columns] - mean) / np.sqrt(spread), 0.0)
+    if given is None:
+        scores = _t_to_normal(scores, extra, spread, columns)
     return np.asarray(scores, dtype=np.float64), np.asarray(extra, dtype=np.float64)
 
 
-def _median_extra(
-    base: FloatArray, differences: FloatArray, columns: npt.NDArray[np.int64]
+def _t_to_normal(
+    scores: FloatArray, extra: FloatArray, spread: FloatArray, columns: npt.NDArray[np.int64]
 ) -> FloatArray:
-    """τ̂²ₜ = max(0, medianᵢ (dᵢ²/m − bᵢ − bᵢ₋₁)/2) over the differences of the runs before t
-    (i = 1..t−1; m = 0.4549, the median of χ²₁): the median successive-difference estimate,
-    exact in the median for equal variances, and a level shift moves it by one difference."""
-    last = differences.size
-    if last < 2:
-        return np.zeros(columns.size)
-    rows = np.arange(1, last)[:, None]
-    paired = base[1:last] + base[: last - 1]
-    values = (differences[1:last, None] ** 2 / CHI2_MEDIAN - paired) / 2
-    values = np.where(rows < columns[None, :], values, np.nan)
-    estimate = np.zeros(columns.size)
-    counted = columns >= 2
-    if counted.any():
-        estimate[counted] = np.maximum(0.0, np.nanmedian(values[:, counted], axis=0))
-    return estimate
+    """A score whose variance rests partly on the estimated τ̂² is a t statistic: its normal
+    score `Φ⁻¹(F_ν(z))` (Hawkins 1987's self-starting device), with Satterthwaite's degrees of
+    freedom `ν = ν_τ·(V/τ̂²)²` for the score's variance V, and `ν_τ = 0.67·m` for the estimate
+    from m successive differences."""
+    from scipy import stats as sps
+
+    differences = np.maximum(columns - 1, 1).astype(np.float64)
+    uncertain = (extra > 0) & np.isfinite(scores)
+    if not uncertain.any():
+        return scores
+    df = SUCCESSIVE_DF * differences[uncertain] * (spread[uncertain] / extra[uncertain]) ** 2
+    z = scores[uncertain]
+    adjusted = np.sign(z) * sps.norm.isf(sps.t.sf(np.abs(z), np.maximum(df, 1.0)))
+    out = scores.copy()
+    out[uncertain] = adjusted
+    return out
+
+
+def _run_variances(
+    n: FloatArray,
+    unit_var: FloatArray,
+    pooled: FloatArray,
+    columns: npt.NDArray[np.int64],
+    last: int,
+) -> FloatArray:
+    """`bᵢ` at every check in `columns` (rows: runs `< last`): the pooled spread `σ̂ₜ²/nᵢ`, or
+    the run's own `σᵢ²/nᵢ` where larger and the run is small (`nᵢ` below half the mean `n` of
+    the runs to t): a skewed small run between large ones keeps its own width."""
+    mean_n = np.cumsum(n)[columns] / (columns + 1)
+    small = n[:last, None] < SMALL_RUN * mean_n[None, :]
+    own = np.where(small, unit_var[:last, None], 0.0)
+    return np.asarray(np.maximum(pooled[None, columns], own) / n[:last, None], dtype=np.float64)
+
+
+def _successive_extra(
+    x: FloatArray, n: FloatArray, unit_var: FloatArray, pooled: FloatArray
+) -> FloatArray:
+    """τ̂²ₜ = max(0, Σ_{i=1..t−1} (dᵢ² − bᵢ − bᵢ₋₁) / (2(t − 1))) for every run t (0 for t < 2):
+    the mean square successive difference (von Neumann 1941) less the runs' own variances
+    (`bᵢ` as at run i's arrival). A level shift adds one large difference only."""
+    extra = np.zeros(x.size)
+    if x.size < 3:
+        return extra
+    small = n < SMALL_RUN * np.cumsum(n) / np.arange(1, x.size + 1)
+    arrival = np.maximum(pooled, np.where(small, unit_var, 0.0)) / n
+    values = (np.diff(x) ** 2 - arrival[1:] - arrival[:-1]) / 2
+    # run t uses the differences d_1..d_{t−1}: values[:t − 1]
+    means = np.cumsum(values) / np.arange(1, values.size + 1)
+    extra[2:] = np.maximum(0.0, means[: x.size - 2])
+    return extra
 
 
 def _scores(x: FloatArray, n: FloatArray, unit_var: FloatArray, given: float | None) -> _Scores:
     """zₜ for every run: its difference from the weighted mean of the runs before it."""
     pooled = np.cumsum(n * unit_var) / np.cumsum(n)
-    differences = np.diff(x, prepend=x[0])  # dᵢ = xᵢ − xᵢ₋₁ (d₀ = 0, unused)
+    estimated = given is None
+    extras = _successive_extra(x, n, unit_var, pooled) if estimated else np.full(x.size, given)
     floor = (1e-9 * max(1.0, float(np.max(np.abs(x))))) ** 2
     scores = np.zeros(x.size)
     extra = np.zeros(x.size)
     for begin in range(0, x.size, BLOCK):
         columns = np.arange(begin, min(x.size, begin + BLOCK))
         scores[columns], extra[columns] = _score_block(
-            x, n, unit_var, pooled, differences, columns, given, floor
+            x, n, unit_var, pooled, extras, columns, given, floor
         )
     return _Scores(scores=scores, extra=extra, pooled=pooled)
 
@@ -345,7 +382,8 @@ def _shift(
     x: FloatArray, n: FloatArray, unit_var: FloatArray, scores: _Scores, at: int, end: int
 ) -> tuple[float, float]:
     """The weighted mean of runs `at..end` minus that of runs before `at`, and it in SEs."""
-    variance = np.maximum(scores.pooled[end], unit_var[: end + 1]) / n[: end + 1]
+    column = np.array([end])
+    variance = _run_variances(n, unit_var, scores.pooled, column, end + 1)[:, 0]
     variance = variance + scores.extra[end]
     weights = 1.0 / np.maximum(variance, 1e-300)
     before, after = weights[:at], weights[at:]
