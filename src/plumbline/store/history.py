@@ -19,7 +19,6 @@ from datetime import datetime
 
 from plumbline.stats.change import DEFAULT_ALPHA, DEFAULT_WITHIN
 from plumbline.store.acks import Acknowledgement, restarts
-
 from plumbline.store.result import (
     ChangeReport,
     HistoryDocument,

@@ -84,7 +84,8 @@ def series_verdict(series: SeriesChange) -> str:
     if not series.runs:
         return f"not checked: {series.left_out} run(s) without a two-sided interval"
     if series.first_alarm is None:
-        return f"no change beyond noise ({runs} run{'s' if runs != 1 else ''}){restart_text(series)}"
+        plural = "s" if runs != 1 else ""
+        return f"no change beyond noise ({runs} run{plural}){restart_text(series)}"
     start = f" at result {series.changed_at}" if series.changed_at is not None else ""
     return (
         f"changed{start} (alarm at run {series.first_alarm + 1} of {runs}){restart_text(series)}"
