@@ -216,7 +216,7 @@ def with_alarms(
                     }
                 )
                 for entry in document.results
-            ]
+            ],
         }
     )
 
@@ -263,9 +263,7 @@ def _alpha(ctx: click.Context, param: click.Parameter, value: float) -> float:
         raise click.BadParameter(str(error), ctx, param) from None
 
 
-def _extra_variance(
-    ctx: click.Context, param: click.Parameter, value: str | None
-) -> float | None:
+def _extra_variance(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     """`auto` (estimate it from each series) or a variance >= 0."""
     if value is None or value.strip().lower() == "auto":
         return None

@@ -159,9 +159,7 @@ class ChangeReport(ResultModel):
         "probability",
     )
     within: int = unit_field("Runs from a series' start the false-alarm chance covers.", "count")
-    family: int = unit_field(
-        "Series checked together (α is split evenly among them).", "count"
-    )
+    family: int = unit_field("Series checked together (α is split evenly among them).", "count")
     average_run_length: float | None = unit_field(
         "Mean runs to a false alarm per series, with nothing changing (null: nothing checked).",
         "count",
