@@ -139,7 +139,7 @@ def test_an_older_store_is_upgraded_on_first_use(store_url: str, documents: Docu
     with Store.open(store_url) as store:
         store.add(read_result(documents.json("compare")))
         with store.engine.connect() as connection:
-            assert _revision(connection) == head_revision() == "0002"
+            assert _revision(connection) == head_revision() == "0003"
             assert "ix_metrics_subject_metric" in _indexes(connection)
 
 

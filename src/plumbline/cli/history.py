@@ -7,6 +7,7 @@ series changed beyond noise.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +18,7 @@ import click
 from plumbline.cli.output import (
     EXIT_FAILED,
     EXIT_OK,
-    FiniteFloatRange,
+    FINITE,
     Group,
     InfraError,
     emit,
@@ -66,8 +67,9 @@ def history() -> None:
     \b
       plumbline history [--store URL] [--kind K] [--suite S] [--model M] [--metric NAME]
                         [--label k=v] [--since DATE] [--json [PATH]] [--html DIR]
-      plumbline history check [--model M] [--metric NAME] [--alpha 0.05] [--fail-on-change]
-                              [--json [PATH]]
+      plumbline history check [--model M] [--metric NAME] [--alpha 0.05] [--within 365]
+                              [--extra-variance auto|V] [--fail-on-change] [--json [PATH]]
+      plumbline history ack --model M --metric NAME [--at RESULT] [--note TEXT]
     """
 
 
@@ -198,6 +200,8 @@ def with_alarms(
     checked = {(s.model, s.metric, run.id): run.alarm for s in report.series for run in s.runs}
     return document.model_copy(
         update={
+            "alarm_guarantee": f"{report.guarantee} (--alpha {report.alpha:g}, --within "
+            f"{report.within}, extra variance estimated from each series)",
             "results": [
                 entry.model_copy(
                     update={
@@ -212,7 +216,7 @@ def with_alarms(
                     }
                 )
                 for entry in document.results
-            ]
+            ],
         }
     )
 
@@ -249,14 +253,61 @@ def _write_site(store: Store, document: HistoryDocument, html_dir: Path) -> Path
     return result.index
 
 
+def _alpha(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """--alpha within the range the detector honours, else a usage error (exit 2)."""
+    from plumbline.stats.change import check_alpha
+
+    try:
+        return check_alpha(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error), ctx, param) from None
+
+
+def _extra_variance(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """`auto` (estimate it from each series) or a variance >= 0."""
+    if value is None or value.strip().lower() == "auto":
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number < 0:
+        raise click.BadParameter(
+            f"{value!r}: give `auto` (estimate it from each series) or a variance >= 0 in the "
+            "metric's units squared (0.0001 for a standard deviation of 0.01)",
+            ctx,
+            param,
+        )
+    return number
+
+
 @history.command("check")
 @_query_options
 @click.option(
     "--alpha",
-    type=FiniteFloatRange(0, 0.5, min_open=True),
+    type=FINITE,
+    callback=_alpha,
     default=0.05,
     show_default=True,
-    help="The chance of any false alarm in a series of up to 50 runs with nothing changing.",
+    help="With nothing changing, the chance that any series checked raises a false alarm "
+    "within --within runs of its start (split evenly among the series). From 0.001 to 0.5.",
+)
+@click.option(
+    "--within",
+    type=click.IntRange(2, 1000),
+    default=365,
+    show_default=True,
+    metavar="RUNS",
+    help="The runs from a series' start (or its acknowledged change) that --alpha covers.",
+)
+@click.option(
+    "--extra-variance",
+    callback=_extra_variance,
+    default="auto",
+    show_default=True,
+    metavar="auto|VARIANCE",
+    help="Night-to-night variance beyond the runs' intervals (a judge or a provider that "
+    "varies): estimated from each series (auto), or given in the metric's units squared.",
 )
 @click.option(
     "--fail-on-change",
@@ -273,21 +324,80 @@ def check(
     labels: tuple[tuple[str, str], ...],
     since: datetime | None,
     alpha: float,
+    within: int,
+    extra_variance: float | None,
     fail_on_change: bool,
     json_path: str | None,
 ) -> None:
     """Whether and when each series (model × metric) changed beyond noise.
 
     Each run weighs in with its own published interval and sample size. With nothing
-    changing, the chance that a series of up to 50 runs raises any alarm is at most --alpha,
-    however often it is checked (docs/statistics.md states the guarantee and its simulation).
-    Exits 1 with --fail-on-change when a series changed.
+    changing, the chance that any series checked raises a false alarm within --within runs
+    (365) of its start is at most --alpha, however often it is checked; the output states the
+    guarantee, the mean runs to a false alarm and the extra variance assumed
+    (docs/statistics.md gives the simulations). A series restarts at an acknowledged change
+    (`plumbline history ack`) or at --since. Exits 1 with --fail-on-change when a series
+    changed.
     """
     from plumbline.store.history import check_changes
     from plumbline.views.history import render_check
 
     query = _query(kind, suite, model, metric, labels, since)
     with open_store(store_url) as store:
-        report = check_changes(store, query, alpha=alpha)
+        report = check_changes(
+            store, query, alpha=alpha, within=within, extra_variance=extra_variance
+        )
     emit(report, json_path, lambda console: render_check(report, console))
     raise SystemExit(EXIT_FAILED if fail_on_change and report.changed else EXIT_OK)
+
+
+@history.command("ack")
+@store_url_option("The results store: a path or sqlite:///PATH, or postgresql://...")
+@click.option("--model", required=True, help="The series' model (its subject).")
+@click.option("--metric", required=True, help="The series' metric.")
+@click.option(
+    "--at",
+    "result_id",
+    type=click.IntRange(min=1),
+    help="The run (result id) the series restarts from. Default: where `history check` "
+    "estimates its change started.",
+)
+@click.option("--note", help="Why the change is accepted (stored with the acknowledgement).")
+def ack(
+    store_url: str | None,
+    model: str,
+    metric: str,
+    result_id: int | None,
+    note: str | None,
+) -> None:
+    """Accept a series' change: `history check` restarts it from that run.
+
+    \b
+      plumbline history ack --store results.db --model gpt-4o --metric overall \\
+          --note "new judge prompt"
+    """
+    from plumbline.store.acks import acknowledge
+    from plumbline.store.history import check_changes
+    from plumbline.store.migrate import StoreError
+
+    with open_store(store_url) as store:
+        if result_id is None:
+            report = check_changes(store, _query(None, None, model, metric, (), None))
+            found = [s for s in report.series if s.model == model and s.metric == metric]
+            if not found:
+                raise click.UsageError(f"no stored series {model!r} × {metric!r}")
+            if found[0].changed_at is None:
+                raise click.UsageError(
+                    f"{model} × {metric} has no change to acknowledge; give the run with --at"
+                )
+            result_id = found[0].changed_at
+        try:
+            acknowledge(store, model, metric, result_id, note)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--at") from None
+        except StoreError as error:
+            raise InfraError(str(error)) from None
+    click.echo(
+        f"{terminal(model)} × {terminal(metric)}: restarts at result {result_id}; "
+        "`plumbline history check` counts its runs from there"
+    )

@@ -1,115 +1,94 @@
-"""History change alarms: did a metric change beyond noise across a series of runs?
+"""History change alarms: did a metric change beyond noise, on a series of runs that never ends?
 
 **The question.** Runs arrive one at a time (a nightly leaderboard); each brings an estimate,
 its published interval `[low, high]` at `confidence` and its sample size `n`. After every new
-run the check asks "has the metric moved since the series began?". Testing each new run
-against the earlier ones at 5% would raise a false alarm in most 50-run series; this check
-keeps the chance of *any* false alarm over a series of up to `horizon` runs at most α, however
-often it is checked, because the decision at run `t` uses only runs `≤ t` and the thresholds
-spend α over the horizon.
+run the check asks "has the metric moved?". The guarantee holds however long the series runs:
+with nothing changing, the chance of any false alarm within the first `within` runs (365: a
+year of nightly runs) is at most α, and the mean number of runs to a false alarm (the average
+run length, ARL) is stated (about 7,200 at the defaults). Over a family of `family` series
+checked together (one nightly job) α is split evenly, so the job's chance is at most α.
 
-**Each run's noise.** A run's interval gives its standard error `sᵢ = (highᵢ − lowᵢ) / (2z)`
-(`z` the two-sided normal critical value at `confidence`; the full width, so an asymmetric
-Wilson interval near 0% or 100% counts both sides) and so its per-sample spread
-`σᵢ² = sᵢ²·(nᵢ + z²)·nᵢ/(nᵢ − 1)`. The `+ z²` is Wilson's: a Wilson interval has the width of a
-Wald interval on `nᵢ + z²` trials (Agresti & Coull 1998, Amer. Statist. 52(2):119–126); the
-`nᵢ/(nᵢ − 1)` is Bessel's: a plug-in variance such as `p̂(1 − p̂)` is low by `(nᵢ − 1)/nᵢ` on
-average. Without them a proportion's spread is understated at small n: by 4% of the variance at
-n = 20 and p = 0.5, which the far tail the boundary sits in turns into 6.6% false alarms
-instead of 5%. For a Wald or t interval both err on the safe side (the spread is overstated by
-25% of the variance at n = 20, 5% at n = 100, 0.2% at n = 2,000), at some cost in delay.
+**Each run's noise.** A run's interval gives its standard error `sᵢ = (highᵢ − lowᵢ)/(2z)` and so
+its per-sample spread `σᵢ² = sᵢ²·(nᵢ + z²)·nᵢ/(nᵢ − 1)` (Wilson's `+ z²`, Agresti & Coull 1998,
+Amer. Statist. 52(2):119–126, and Bessel's `nᵢ/(nᵢ − 1)`). The spread is pooled over the runs up
+to the check, `σ̂ₜ² = Σ nᵢσᵢ² / Σ nᵢ`, and run `i` has variance `vᵢ = max(σ̂ₜ², σᵢ²)/nᵢ + τ²`, where
+`τ²` is the extra night-to-night variance (a judge or a provider that varies from night to
+night): given, or estimated from the successive differences `dᵢ = xᵢ − xᵢ₋₁` of the runs
+before run `t` (von Neumann 1941, Ann. Math. Statist. 12(4):367–395):
+`τ̂²ₜ = max(0, Σ (dᵢ² − bᵢ − bᵢ₋₁) / (2m))` over its `m` differences, `bᵢ` a run's own variance
+(`dᵢ ~ N(0, bᵢ + bᵢ₋₁ + 2τ²)`). A level shift adds one large difference only, so a change
+hides little of itself as extra variance. A score whose variance rests partly on `τ̂²` is a t
+statistic and is turned into its normal score (Satterthwaite's degrees of freedom).
 
-With nothing changing every run measures the same quantity on the same kind of sample, so the
-runs share one spread: the check pools it over the runs seen so far,
-`σ̂ₜ² = Σ_{i≤t} nᵢσᵢ² / Σ_{i≤t} nᵢ`, and gives run `i` the variance `max(σ̂ₜ², σᵢ²)/nᵢ` at the
-check of run `t` (a run of 2,000 weighs 100 times one of 20). The pooled spread keeps a run's
-weight from depending on its own estimate (at n = 20 a Wilson interval at 0% is narrower than at
-5%, which would pull a weighted mean towards the extremes), lets a run with a zero-width interval
-(Wald at 0% or 100%) count with the others' spread, and averages away the noise of small runs'
-intervals. The run's own spread, where it is larger, protects against skew: a run of 20
-questions at p = 0.02 between runs of 2,000 is far from normal (3 successes out of 20 is 4 pooled
-standard errors above 0.02 and happens in 0.7% of such runs), and with the pooled spread alone
-19% of such series alarm; a high estimate near 0 has a wider interval, which the `max` uses
-(1.0% alarm). Under the normal model the `max` can only lower `|Z|`, so the boundary below stays
-valid; its price is a run or so of extra delay for rises at small p. Only the width of an
-interval is used, not its two sides separately: a Wilson interval's longer side points towards
-50%, and using the side facing the other runs (Newcombe's MOVER) measured too conservative at
-p = 0.5 and n = 20 (1.7% false alarms) and slower. A series whose intervals are all zero-width is
-treated as exact: any difference between its estimates is a change.
+**The score.** Run `t` is compared with the precision-weighted mean `x̄ₜ₋₁` of the runs before it
+(the level is unknown and learned from the series):
 
-**The statistic.** With `Wₖ = Σ_{i≤k} nᵢ` and `Uₖ = Σ_{i≤k} nᵢxᵢ` (runs counted from 1), the
-two-sample z statistic for "the first `k` runs against runs `k+1..t`" is
+    zₜ = (xₜ − x̄ₜ₋₁) / √(vₜ + 1/Σ_{i<t} 1/vᵢ).
 
-    Z_{k,t} = (Uₜ·Wₖ − Uₖ·Wₜ) / (σ̂ₜ·√(Wₖ·Wₜ·(Wₜ − Wₖ))),
+Under the normal model with known variances these recursive residuals are independent N(0, 1)
+whatever the sample sizes (Brown, Durbin & Evans 1975, JRSS B 37(2):149–192; the self-starting
+CUSUM of Hawkins 1987, Appl. Statist. 36(3):303–315), so one calibration serves every series.
 
-the n-weighted mean after the split minus the one before, over its standard error. The
-pre-change level is unknown and cancels (each side's mean is estimated), which is the
-generalized likelihood ratio (GLR) statistic for one shift in a normal mean at an unknown time
-with both levels unknown: `Mₜ = max_{1≤k<t} |Z_{k,t}|` (Hawkins, Qiu & Kang 2003, "The
-changepoint model for statistical process control", J. Quality Technology 35(4):355–366;
-Siegmund & Venkatraman 1995, Ann. Statist. 23(1):255–271). The check at run `t` alarms when
-`Mₜ > cₜ`; at the first alarm the change is estimated to start at run `k̂ + 1` with
-`k̂ = argmax_k |Z_{k,t}|`.
+**The detector.** A two-sided CUSUM on the scores, `S⁺ₜ = max(0, S⁺ₜ₋₁ + zₜ − k)` and
+`S⁻ₜ = max(0, S⁻ₜ₋₁ − zₜ − k)` with `k = 1` (tuned to shifts of about 2 standard errors of one
+run), alarms when `max(S⁺, S⁻) > h` (Page 1954, Biometrika 41:100–115). `h` is the smallest
+threshold whose chance of any alarm within `within` runs is at most `α/family`, by the Brook &
+Evans Markov chain (`plumbline.stats.cusum`): closed form, computed once per (α, family,
+within). At the first alarm the change is estimated to start at the run after the alarming
+side's CUSUM was last 0 (the CUSUM's change-point estimate, Page 1954).
 
-**The boundary.** With nothing changing the joint law of `(M₂, …, M_H)` depends only on the
-sample sizes (σ cancels), so `cₜ` is calibrated for the series' own `n₁..nₜ` by Monte Carlo:
-`PATHS` standard normal paths (a fixed seed, the same draws for every prefix, so a threshold
-once used never changes when runs are added) and α spent evenly over the `H − 1` checks of the
-horizon (alpha spending, Lan & DeMets 1983, Biometrika 70(3):659–663): `cₜ` is the value that
-`(t − 1)/(H − 1)` of α′ of the paths have first crossed by check `t`. α′ = α less two Monte Carlo
-standard errors, so that the Monte Carlo error of the thresholds stays on the safe side.
+**Restarts.** The series the check sees starts at its first run, or at an acknowledged change
+(`history ack`, or `--since`): the guarantee counts runs from there.
 
-**Beyond the horizon.** At run `t > H` the check looks at the last `H` runs (runs `t−H+1..t`),
-with that window's thresholds, at the last check of the horizon: a stationary detector that
-forgets runs older than the horizon. The α guarantee covers the first `H` runs; each later run
-keeps a small false-alarm chance of its own (measured in `benchmarks/bench_history_check.py`:
-about 0.4% per run at α = 0.05, H = 50; 8% of 100-run series alarm somewhere in runs 51–100).
-
-**Assumptions.** (1) The runs are independent, and each run's estimate is approximately normal
-around the common value with the standard error its interval implies; (2) the spread per sample
-is the same for every run (the same kind of questions, scorer and design), so that a run's
-standard error scales as `1/√n`; (3) every interval is at `confidence`. When runs share their
-questions (the same suite every night) their estimates vary less than their intervals say and
-the check is conservative (fewer false alarms, slower alarms). When the night-to-night variation
-is larger than the intervals say (a judge or a provider that varies from day to day) the false
-alarms grow quickly: with extra noise of half a standard error, about 3 times α. Near 0% or 100%
-at small n, Wilson's interval floors the spread and the check is conservative there.
-
-**Cost.** One calibration (`PATHS × t²/2` operations, about half a second for 50 runs) per
-distinct sequence of sample sizes, cached; the checks themselves are `O(t²)` per series.
+**Assumptions.** (1) Runs are independent, each estimate approximately normal around the common
+value with the standard error its interval implies plus `τ²`; (2) the spread per sample is the
+same for every run (a run's standard error scales as `1/√n`); (3) every interval is at
+`confidence`. When runs share their questions the estimates vary less than their intervals
+say and the check is conservative. With τ² estimated, the first runs' estimate is noisy; the
+simulations in `benchmarks/bench_history_check.py` measure the guarantee through this function.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from plumbline.stats._validation import check_count, check_probability, z_critical
+from plumbline.stats.cusum import CusumDesign, cusum_design
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Monte Carlo paths that calibrate the boundary (a fixed seed: the thresholds are reproducible).
-PATHS = 40_000
-#: Paths per block of the calibration (a block's arrays stay in the CPU cache).
-CHUNK = 4_000
-#: The seed of the calibration paths.
-SEED = 40
-#: The smallest α accepted: below it, fewer than about 7 of the PATHS paths would cross per check.
-MIN_ALPHA = 0.01
-#: The longest horizon accepted: the calibration costs PATHS × horizon² / 2 operations.
-MAX_HORIZON = 200
-#: The horizon the α guarantee covers when not given.
-DEFAULT_HORIZON = 50
+#: The CUSUM's reference value k, in standard errors of one run (optimal for a 2-SE shift).
+REFERENCE = 1.0
+#: The runs, counted from the series' start, that the false-alarm chance α covers by default.
+DEFAULT_WITHIN = 365
+#: The family-wise false-alarm chance by default.
+DEFAULT_ALPHA = 0.05
+#: The range of α the detector honours: below 0.1% the threshold sits so far in the normal tail
+#: that the runs' approximate normality no longer carries it; above 50% it is no bound.
+MIN_ALPHA = 0.001
+MAX_ALPHA = 0.5
+#: The longest `within` (runs): the Markov chain's cost grows with it.
+MAX_WITHIN = 1000
+#: A run smaller than this share of the mean n so far keeps its own spread where larger.
+SMALL_RUN = 0.5
+#: Degrees of freedom per difference of the mean square successive difference: successive
+#: differences are correlated (−½ at lag 1), so m of them carry about 2m/3 (von Neumann 1941).
+SUCCESSIVE_DF = 0.67
+#: Columns of the (run × check) matrices computed at once (bounded memory for long series).
+BLOCK = 512
+
+ExtraSource = Literal["estimated", "given"]
 METHOD = (
-    "two-sided GLR change-point statistic (Hawkins, Qiu & Kang 2003) on n-weighted runs, the "
-    "spread pooled from their intervals (a run's own when wider), boundary calibrated for the "
-    "series' sample sizes by Monte Carlo with α spent evenly over the horizon (Lan & DeMets 1983)"
+    "two-sided self-starting CUSUM (Page 1954; Hawkins 1987) on each run's standardized "
+    "difference from the weighted mean of the runs before it, k = 1 standard error, threshold "
+    "in closed form (Brook & Evans 1972 Markov chain) for the chance of any false alarm within "
+    "the stated runs"
 )
 
 
@@ -117,13 +96,14 @@ METHOD = (
 class ChangeDetection:
     """The change check of one series of runs, as it stood after each run arrived.
 
-    `alarms[i]`: the check done when run `i` arrived (using runs `≤ i`) raised an alarm.
-    `first_alarm`: index of the first such run, or None. `changed_at`: index of the run where
-    the change is estimated to start (at the first alarm), or None. `statistics[i]` is `Mᵢ`
-    and `thresholds[i]` the boundary `cᵢ` of the check at run `i` (0 and ∞ at the first run,
-    which is never checked). `shift` is the estimated change at the first alarm (the mean after
-    `changed_at` minus the mean before, in the estimates' units) and `shift_z` it in standard
-    errors. `spread` is the pooled per-sample standard deviation σ̂ over all runs.
+    `alarms[i]`: the CUSUM was above its threshold at run `i` (using runs `≤ i`). `first_alarm`:
+    index of the first alarm, or None; `changed_at`: index of the run where the change is
+    estimated to start, or None. `scores[i]` is `zᵢ` (0 at run 0) and `statistics[i]` is
+    `max(S⁺ᵢ, S⁻ᵢ)`. `shift` is the mean after `changed_at` minus the mean before (up to the first
+    alarm) and `shift_z` it over its standard error. `spread` is the pooled per-sample σ̂;
+    `extra_variance` the τ² used at the last run and `extra_variance_source` where it came from.
+    `alpha` is the family's false-alarm chance within `within` runs, `alpha_per_series` a
+    series' share (α/family), `average_run_length` the mean runs to a false alarm per series.
     """
 
     alarms: tuple[bool, ...]
@@ -131,28 +111,65 @@ class ChangeDetection:
     changed_at: int | None
     method: str
     alpha: float
-    horizon: int
+    family: int
+    alpha_per_series: float
+    within: int
+    average_run_length: float
+    reference: float
+    threshold: float
     confidence: float
+    scores: tuple[float, ...]
     statistics: tuple[float, ...]
-    thresholds: tuple[float, ...]
     shift: float | None
     shift_z: float | None
     spread: float
+    extra_variance: float
+    extra_variance_source: ExtraSource
 
     @property
     def changed(self) -> bool:
         return self.first_alarm is not None
 
+    @property
+    def guarantee(self) -> str:
+        return guarantee_text(
+            self.alpha, self.family, self.within, self.average_run_length, self.confidence
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        """The fields as JSON-ready values: an infinite statistic or threshold (the first run's,
-        or an exact series that moved) becomes None, which JSON can carry."""
+        """The fields as JSON-ready values (a non-finite number becomes None)."""
         data = asdict(self)
-        for name in ("statistics", "thresholds"):
+        for name in ("statistics", "scores"):
             data[name] = [value if math.isfinite(value) else None for value in data[name]]
-        for name in ("shift_z",):
-            value = data[name]
-            data[name] = value if value is None or math.isfinite(value) else None
+        value = data["shift_z"]
+        data["shift_z"] = value if value is None or math.isfinite(value) else None
+        data["guarantee"] = self.guarantee
         return data
+
+
+def guarantee_text(
+    alpha: float, family: int, within: int, average_run_length: float, confidence: float
+) -> str:
+    """The guarantee, as printed with every check."""
+    share = alpha / family
+    if family > 1:
+        scope = (
+            f"over the {family} series checked together at most {_pct(alpha)} (each series "
+            f"{_pct(share)})"
+        )
+    else:
+        scope = f"at most {_pct(alpha)}"
+    return (
+        f"with nothing changing, the chance of any false alarm within {within:,} runs of a "
+        f"series' start (or its acknowledged change) is {scope}; mean runs to a false alarm "
+        f"about {average_run_length:,.0f} per series. Assumes independent runs, each normal "
+        f"with the standard error its {_pct(confidence)} interval implies plus the extra "
+        f"night-to-night variance shown"
+    )
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.3g}%"
 
 
 def _validate(
@@ -192,160 +209,187 @@ def _validate(
     return x, low, high, n
 
 
-def _null_draws(horizon: int, block: int) -> FloatArray:
-    """Standard normal draws for one block of paths (CHUNK × horizon), the same in every call:
-    the calibration of a prefix of runs sees the same paths as that of the whole series."""
-    return np.random.default_rng([SEED, horizon, block]).standard_normal((CHUNK, horizon))
-
-
-def _null_maxima(ns: tuple[float, ...], horizon: int) -> FloatArray:
-    """`M_t` of every null path (len(ns) × PATHS), σ known; row 0 (one run) is 0."""
-    n = np.asarray(ns, dtype=np.float64)
-    length = n.size
-    w = np.cumsum(n)
-    maxima = np.zeros((length, PATHS))
-    # x_i = ε_i/√n_i with σ = 1, so n_i·x_i = √n_i·ε_i. Runs along the first axis and paths in
-    # blocks, so that every operation (and the max over splits) runs along contiguous paths.
-    for block, begin in enumerate(range(0, PATHS, CHUNK)):
-        draws = _null_draws(horizon, block)[:, :length]
-        u = np.ascontiguousarray(np.cumsum(draws * np.sqrt(n), axis=1).T)
-        buffer = np.empty_like(u)
-        for t in range(1, length):
-            wk = w[:t]
-            denominator = np.sqrt(wk * w[t] * (w[t] - wk))
-            # Z_{k,t} = (U_t·W_k − U_k·W_t) / √(W_k·W_t·(W_t − W_k)), k = 1..t
-            z = buffer[:t]
-            np.multiply(u[:t], (w[t] / denominator)[:, None], out=z)
-            z -= u[t] * (wk / denominator)[:, None]
-            np.abs(z, out=z)
-            maxima[t, begin : begin + CHUNK] = z.max(axis=0)
-    return maxima
-
-
-@functools.lru_cache(maxsize=256)
-def _thresholds(ns: tuple[float, ...], alpha: float, horizon: int) -> tuple[float, ...]:
-    """Boundaries `c_t` for the checks at runs 0..len(ns)−1 (0-based; ∞ at run 0) of a window.
-
-    Alpha spending over the horizon's `horizon − 1` checks: after check `t` exactly
-    `⌊PATHS · α′ · t / (horizon − 1)⌋` of the null paths have crossed (first crossings).
-    """
-    maxima = _null_maxima(ns, horizon)
-    budget = alpha - 2 * math.sqrt(alpha * (1 - alpha) / PATHS)
-    alive = np.ones(PATHS, dtype=bool)
-    crossed = 0
-    thresholds = [math.inf]
-    for t in range(1, len(ns)):
-        m = maxima[t]
-        to_cross = math.floor(PATHS * budget * t / (horizon - 1)) - crossed
-        candidates = m[alive]
-        if to_cross <= 0 or candidates.size == 0:
-            c = float(candidates.max()) if candidates.size else math.inf
-        else:
-            # the (to_cross + 1)-th largest: exactly `to_cross` paths lie above it
-            rank = candidates.size - 1 - min(to_cross, candidates.size - 1)
-            c = float(np.partition(candidates, rank)[rank])
-        newly = alive & (m > c)
-        crossed += int(newly.sum())
-        alive &= ~newly
-        thresholds.append(c)
-    return tuple(thresholds)
-
-
-@dataclass(frozen=True)
-class _WindowChecks:
-    """The checks at every run of a window: `M_t`, the split `k̂` and the shift there."""
-
-    statistics: FloatArray
-    splits: npt.NDArray[np.int64]
-    shifts: FloatArray
-
-
-def _window_checks(x: FloatArray, n: FloatArray, unit_var: FloatArray) -> _WindowChecks:
-    """`M_t = max_k |Z_{k,t}|` for every run t of a window (all pairs k < t at once)."""
-    w = np.cumsum(n)
-    u = np.cumsum(n * x)
-    # pooled σ̂_t² over the runs up to t, n-weighted
-    spread_sq = np.cumsum(n * unit_var) / w
-    k = np.arange(x.size)[:, None]  # runs before the split (0-based index k−1 → W_k = w[k])
-    t = np.arange(x.size)[None, :]
-    valid = k < t
-    wk = w[:, None]
-    wt = w[None, :]
-    # run i's variance at check t, times n_i²: n_i·max(σ̂_t², σ_i²) (rows i, columns t); its
-    # cumulative sums over i give each side's variance for every split at once
-    weighted = np.cumsum(n[:, None] * np.maximum(spread_sq[None, :], unit_var[:, None]), axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        before_var = weighted / wk**2
-        after_var = (np.diagonal(weighted)[None, :] - weighted) / (wt - wk) ** 2
-        # the mean after the split minus the mean before: (U_t − U_k)/(W_t − W_k) − U_k/W_k
-        shift = (u[None, :] - u[:, None]) / (wt - wk) - u[:, None] / wk
-        z = np.abs(shift) / np.sqrt(before_var + after_var)
-    # every interval so far zero-width: the estimates are exact, any difference is a change
-    # (located at the split with the largest difference)
-    exact = np.broadcast_to(spread_sq[None, :] == 0, z.shape)
-    z = np.where(valid, np.where(exact, np.abs(shift), z), -1.0)
-    split = np.argmax(z, axis=0)
-    columns = np.arange(x.size)
-    statistics = np.maximum(z[split, columns], 0.0)
-    tolerance = 1e-12 * max(1.0, float(np.max(np.abs(x))))
-    statistics = np.where(
-        spread_sq == 0, np.where(statistics > tolerance, math.inf, 0.0), statistics
-    )
-    return _WindowChecks(statistics, split + 1, shift[split, columns])
-
-
-def _check_parameters(alpha: float, horizon: int, confidence: float) -> tuple[float, int, float]:
+def check_alpha(alpha: float) -> float:
+    """α as a probability the detector honours (MIN_ALPHA to MAX_ALPHA), else ValueError."""
     alpha = check_probability(alpha, "alpha")
-    if alpha < MIN_ALPHA:
+    if not MIN_ALPHA <= alpha <= MAX_ALPHA:
         raise ValueError(
-            f"alpha must be at least {MIN_ALPHA} (the {PATHS:,} calibration paths resolve no "
-            f"smaller family-wise error over the horizon), got {alpha!r}"
+            f"alpha must be between {MIN_ALPHA} and {MAX_ALPHA} (the chance of any false alarm "
+            f"within the stated runs; below {MIN_ALPHA} the normal approximation of a run's "
+            f"estimate does not reach that far into the tail), got {alpha!r}"
         )
+    return alpha
+
+
+def _check_parameters(
+    alpha: float, within: int, family: int, confidence: float, extra_variance: float | None
+) -> tuple[float, int, int, float]:
+    alpha = check_alpha(alpha)
+    within = check_count(within, "within", minimum=2)
+    if within > MAX_WITHIN:
+        raise ValueError(f"within must be at most {MAX_WITHIN:,} runs, got {within}")
+    family = check_count(family, "family", minimum=1)
     confidence = check_probability(confidence, "confidence")
-    horizon = check_count(horizon, "horizon", minimum=2)
-    if horizon > MAX_HORIZON:
-        raise ValueError(
-            f"horizon must be at most {MAX_HORIZON} runs (the calibration's cost grows with its "
-            f"square), got {horizon}"
-        )
-    return alpha, horizon, confidence
+    if extra_variance is not None and not (math.isfinite(extra_variance) and extra_variance >= 0):
+        raise ValueError(f"extra_variance must be a finite number >= 0, got {extra_variance!r}")
+    return alpha, within, family, confidence
 
 
 def _unit_variances(low: FloatArray, high: FloatArray, n: FloatArray, z: float) -> FloatArray:
-    """σᵢ² = sᵢ²·(nᵢ + z²)·nᵢ/(nᵢ − 1) with sᵢ = (highᵢ − lowᵢ)/2z.
-
-    Wilson's interval has the width of a Wald interval on nᵢ + z² trials (Agresti & Coull
-    1998), and a plug-in variance p̂(1 − p̂) is low by (nᵢ − 1)/nᵢ on average; without both a
-    proportion's spread is understated at small n.
-    """
+    """σᵢ² = sᵢ²·(nᵢ + z²)·nᵢ/(nᵢ − 1) with sᵢ = (highᵢ − lowᵢ)/2z (Agresti & Coull 1998)."""
     bessel = np.where(n > 1, n / np.maximum(n - 1, 1), 1.0)
     return np.asarray(((high - low) / (2 * z)) ** 2 * (n + z * z) * bessel, dtype=np.float64)
 
 
-def _checks_by_run(
-    x: FloatArray, n: FloatArray, unit_var: FloatArray, alpha: float, horizon: int
-) -> tuple[FloatArray, FloatArray, _WindowChecks]:
-    """`(M_t, c_t, the checks' splits and shifts)` of the check at every run of the series."""
-    size = x.size
-    statistics = np.zeros(size)
-    thresholds = np.full(size, math.inf)
-    splits = np.zeros(size, dtype=np.int64)
-    shifts = np.zeros(size)
-    first = min(size, horizon)
-    checks = _window_checks(x[:first], n[:first], unit_var[:first])
-    statistics[:first] = checks.statistics
-    splits[:first] = checks.splits
-    shifts[:first] = checks.shifts
-    thresholds[:first] = _thresholds(tuple(n[:first].tolist()), alpha, horizon)
-    for t in range(horizon, size):
-        # beyond the horizon: the last `horizon` runs, at the horizon's last check
-        window = slice(t - horizon + 1, t + 1)
-        checks = _window_checks(x[window], n[window], unit_var[window])
-        statistics[t] = checks.statistics[-1]
-        splits[t] = t - horizon + 1 + checks.splits[-1]
-        shifts[t] = checks.shifts[-1]
-        thresholds[t] = _thresholds(tuple(n[window].tolist()), alpha, horizon)[-1]
-    return statistics, thresholds, _WindowChecks(statistics, splits, shifts)
+@dataclass(frozen=True)
+class _Scores:
+    """Per run t: the score zₜ, the extra variance τ²ₜ used, and the matrix-free pieces the
+    shift estimate needs (each run's variance at the last check)."""
+
+    scores: FloatArray
+    extra: FloatArray
+    pooled: FloatArray
+
+
+def _score_block(
+    x: FloatArray,
+    n: FloatArray,
+    unit_var: FloatArray,
+    pooled: FloatArray,
+    extras: FloatArray,
+    columns: npt.NDArray[np.int64],
+    given: float | None,
+    floor: float,
+) -> tuple[FloatArray, FloatArray]:
+    """Scores zₜ and τ²ₜ for the checks `columns` (0-based runs), all splits at once."""
+    last = int(columns[-1]) + 1
+    rows = np.arange(last)[:, None]
+    base = _run_variances(n, unit_var, pooled, columns, last)
+    before = rows < columns[None, :]
+    extra = extras[columns]
+    variance = np.maximum(base + extra[None, :], floor)
+    weights = np.where(before, 1.0 / variance, 0.0)
+    total = weights.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = (weights * x[:last, None]).sum(axis=0) / total
+        own = variance[columns, np.arange(columns.size)]
+        spread = own + 1.0 / total
+        scores = np.where(total > 0, (x[columns] - mean) / np.sqrt(spread), 0.0)
+    if given is None:
+        scores = _t_to_normal(scores, extra, spread, columns)
+    return np.asarray(scores, dtype=np.float64), np.asarray(extra, dtype=np.float64)
+
+
+def _t_to_normal(
+    scores: FloatArray, extra: FloatArray, spread: FloatArray, columns: npt.NDArray[np.int64]
+) -> FloatArray:
+    """A score whose variance rests partly on the estimated τ̂² is a t statistic: its normal
+    score `Φ⁻¹(F_ν(z))` (Hawkins 1987's self-starting device), with Satterthwaite's degrees of
+    freedom `ν = ν_τ·(V/τ̂²)²` for the score's variance V, and `ν_τ = 0.67·m` for the estimate
+    from m successive differences."""
+    from scipy import stats as sps
+
+    differences = np.maximum(columns - 1, 1).astype(np.float64)
+    uncertain = (extra > 0) & np.isfinite(scores)
+    if not uncertain.any():
+        return scores
+    df = SUCCESSIVE_DF * differences[uncertain] * (spread[uncertain] / extra[uncertain]) ** 2
+    z = scores[uncertain]
+    adjusted = np.sign(z) * sps.norm.isf(sps.t.sf(np.abs(z), np.maximum(df, 1.0)))
+    out = scores.copy()
+    out[uncertain] = adjusted
+    return out
+
+
+def _run_variances(
+    n: FloatArray,
+    unit_var: FloatArray,
+    pooled: FloatArray,
+    columns: npt.NDArray[np.int64],
+    last: int,
+) -> FloatArray:
+    """`bᵢ` at every check in `columns` (rows: runs `< last`): the pooled spread `σ̂ₜ²/nᵢ`, or
+    the run's own `σᵢ²/nᵢ` where larger and the run is small (`nᵢ` below half the mean `n` of
+    the runs to t): a skewed small run between large ones keeps its own width."""
+    mean_n = np.cumsum(n)[columns] / (columns + 1)
+    small = n[:last, None] < SMALL_RUN * mean_n[None, :]
+    own = np.where(small, unit_var[:last, None], 0.0)
+    return np.asarray(np.maximum(pooled[None, columns], own) / n[:last, None], dtype=np.float64)
+
+
+def _successive_extra(
+    x: FloatArray, n: FloatArray, unit_var: FloatArray, pooled: FloatArray
+) -> FloatArray:
+    """τ̂²ₜ = max(0, Σ_{i=1..t−1} (dᵢ² − bᵢ − bᵢ₋₁) / (2(t − 1))) for every run t (0 for t < 2):
+    the mean square successive difference (von Neumann 1941) less the runs' own variances
+    (`bᵢ` as at run i's arrival). A level shift adds one large difference only."""
+    extra = np.zeros(x.size)
+    if x.size < 3:
+        return extra
+    small = n < SMALL_RUN * np.cumsum(n) / np.arange(1, x.size + 1)
+    arrival = np.maximum(pooled, np.where(small, unit_var, 0.0)) / n
+    values = (np.diff(x) ** 2 - arrival[1:] - arrival[:-1]) / 2
+    # run t uses the differences d_1..d_{t−1}: values[:t − 1]
+    means = np.cumsum(values) / np.arange(1, values.size + 1)
+    extra[2:] = np.maximum(0.0, means[: x.size - 2])
+    return extra
+
+
+def _scores(x: FloatArray, n: FloatArray, unit_var: FloatArray, given: float | None) -> _Scores:
+    """zₜ for every run: its difference from the weighted mean of the runs before it."""
+    pooled = np.cumsum(n * unit_var) / np.cumsum(n)
+    estimated = given is None
+    extras = _successive_extra(x, n, unit_var, pooled) if estimated else np.full(x.size, given)
+    floor = (1e-9 * max(1.0, float(np.max(np.abs(x))))) ** 2
+    scores = np.zeros(x.size)
+    extra = np.zeros(x.size)
+    for begin in range(0, x.size, BLOCK):
+        columns = np.arange(begin, min(x.size, begin + BLOCK))
+        scores[columns], extra[columns] = _score_block(
+            x, n, unit_var, pooled, extras, columns, given, floor
+        )
+    return _Scores(scores=scores, extra=extra, pooled=pooled)
+
+
+@dataclass(frozen=True)
+class _Path:
+    statistics: FloatArray
+    alarms: npt.NDArray[np.bool_]
+    first_alarm: int | None
+    changed_at: int | None
+
+
+def _cusum(scores: FloatArray, design: CusumDesign) -> _Path:
+    """The two-sided CUSUM's path, its alarms and (at the first) the change's start."""
+    k, h = design.reference, design.threshold
+    upper = lower = 0.0
+    upper_zero = lower_zero = 0  # the last run at which each side was 0
+    statistics = np.zeros(scores.size)
+    first = changed = None
+    for t in range(1, scores.size):
+        upper = max(0.0, upper + scores[t] - k)
+        lower = max(0.0, lower - scores[t] - k)
+        upper_zero = t if upper == 0 else upper_zero
+        lower_zero = t if lower == 0 else lower_zero
+        statistics[t] = max(upper, lower)
+        if first is None and statistics[t] > h:
+            first = t
+            changed = (upper_zero if upper >= lower else lower_zero) + 1
+    return _Path(statistics, statistics > h, first, changed)
+
+
+def _shift(
+    x: FloatArray, n: FloatArray, unit_var: FloatArray, scores: _Scores, at: int, end: int
+) -> tuple[float, float]:
+    """The weighted mean of runs `at..end` minus that of runs before `at`, and it in SEs."""
+    column = np.array([end])
+    variance = _run_variances(n, unit_var, scores.pooled, column, end + 1)[:, 0]
+    variance = variance + scores.extra[end]
+    weights = 1.0 / np.maximum(variance, 1e-300)
+    before, after = weights[:at], weights[at:]
+    shift = float(after @ x[at : end + 1] / after.sum() - before @ x[:at] / before.sum())
+    error = math.sqrt(1.0 / after.sum() + 1.0 / before.sum())
+    return shift, (math.copysign(math.inf, shift) if error == 0 else shift / error)
 
 
 def detect_change(
@@ -354,47 +398,54 @@ def detect_change(
     highs: Sequence[float],
     ns: Sequence[int],
     *,
-    alpha: float = 0.05,
-    horizon: int = DEFAULT_HORIZON,
+    alpha: float = DEFAULT_ALPHA,
+    within: int = DEFAULT_WITHIN,
+    family: int = 1,
     confidence: float = 0.95,
+    extra_variance: float | None = None,
 ) -> ChangeDetection:
     """Check a series of runs for a change beyond noise, as if checked after every run.
 
     Each run `i` gives its estimate, its interval `[lows[i], highs[i]]` at `confidence` and its
-    sample size `ns[i]` (runs in time order). Returns the alarm of the check at each run, the
-    first alarm and where the change is estimated to start; with nothing changing, the chance
-    that any of the checks of a series of up to `horizon` runs alarms is at most `alpha`.
+    sample size `ns[i]` (runs in time order, from the series' start or acknowledged change).
+    With nothing changing, the chance that any of the first `within` runs alarms is at most
+    `alpha / family` (so at most `alpha` over `family` series checked together); the mean runs
+    to a false alarm is `average_run_length`. `extra_variance`: the night-to-night variance
+    beyond the intervals (the estimates' units squared), or None to estimate it from the series.
 
-    Statistic: `M_t = max_k |Z_{k,t}|`, the GLR change-point statistic for a shift in a normal
-    mean with both levels unknown (Hawkins, Qiu & Kang 2003), each run weighted by `nᵢ`, with
-    the variance `max(σ̂², σᵢ²)/nᵢ` from the spread pooled over the runs' intervals
-    (`σᵢ² = ((highᵢ − lowᵢ)/2z)²·(nᵢ + z²)·nᵢ/(nᵢ − 1)`); the boundary is calibrated for these
-    sample sizes by Monte Carlo with α spent evenly over the horizon (Lan & DeMets 1983).
-    See the module docstring for the details and assumptions. Raises ValueError naming the
-    argument on invalid input (`alpha` from 0.01, `horizon` 2 to 200).
+    Score `zₜ = (xₜ − x̄ₜ₋₁)/√(vₜ + 1/Σ_{i<t} 1/vᵢ)` with `vᵢ = max(σ̂ₜ², σᵢ²)/nᵢ + τ²`; a two-sided
+    CUSUM with k = 1 and the Brook–Evans threshold (Page 1954; Hawkins 1987; Brook & Evans
+    1972). See the module docstring. Raises ValueError naming the argument on invalid input.
     """
-    alpha, horizon, confidence = _check_parameters(alpha, horizon, confidence)
+    alpha, within, family, confidence = _check_parameters(
+        alpha, within, family, confidence, extra_variance
+    )
     x, low, high, n = _validate(estimates, lows, highs, ns)
     unit_var = _unit_variances(low, high, n, z_critical(confidence))
-    statistics, thresholds, checks = _checks_by_run(x, n, unit_var, alpha, horizon)
-    alarms = statistics > thresholds
-    first_alarm = int(np.argmax(alarms)) if alarms.any() else None
-    changed_at = shift = shift_z = None
-    if first_alarm is not None:
-        changed_at = int(checks.splits[first_alarm])
-        shift = float(checks.shifts[first_alarm])
-        shift_z = math.copysign(float(statistics[first_alarm]), shift)
+    scores = _scores(x, n, unit_var, extra_variance)
+    design = cusum_design(alpha / family, within, REFERENCE)
+    path = _cusum(scores.scores, design)
+    shift = shift_z = None
+    if path.first_alarm is not None and path.changed_at is not None:
+        shift, shift_z = _shift(x, n, unit_var, scores, path.changed_at, path.first_alarm)
     return ChangeDetection(
-        alarms=tuple(bool(a) for a in alarms),
-        first_alarm=first_alarm,
-        changed_at=changed_at,
+        alarms=tuple(bool(a) for a in path.alarms),
+        first_alarm=path.first_alarm,
+        changed_at=path.changed_at,
         method=METHOD,
         alpha=alpha,
-        horizon=horizon,
+        family=family,
+        alpha_per_series=alpha / family,
+        within=within,
+        average_run_length=design.average_run_length,
+        reference=design.reference,
+        threshold=design.threshold,
         confidence=confidence,
-        statistics=tuple(float(v) for v in statistics),
-        thresholds=tuple(float(v) for v in thresholds),
+        scores=tuple(float(v) for v in scores.scores),
+        statistics=tuple(float(v) for v in path.statistics),
         shift=shift,
         shift_z=shift_z,
         spread=math.sqrt(float(np.sum(n * unit_var) / np.sum(n))),
+        extra_variance=float(scores.extra[-1]),
+        extra_variance_source="estimated" if extra_variance is None else "given",
     )

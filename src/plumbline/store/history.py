@@ -6,14 +6,19 @@
 A series is one subject's (model's) values of one metric, one run per stored result, in time
 order. `check_changes` hands every series to the change detector
 (`plumbline.stats.change.detect_change`) with each run's estimate, published interval and
-sample size, so a run's own uncertainty decides what counts as noise.
+sample size, so a run's own uncertainty decides what counts as noise; the series checked
+together are one family (α split among them), and a series restarts at its acknowledged
+change (`store.acks`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
+from plumbline.stats.change import DEFAULT_ALPHA, DEFAULT_WITHIN
+from plumbline.store.acks import Acknowledgement, restarts
 from plumbline.store.result import (
     ChangeReport,
     HistoryDocument,
@@ -26,8 +31,8 @@ from plumbline.store.result import (
 from plumbline.store.rows import MetricRow
 from plumbline.store.store import Query, Store, StoredResult
 
-#: Runs per series the false-alarm bound of `history check` covers.
-HORIZON = 50
+#: The confidence of a run's interval when its document does not say.
+CONFIDENCE = 0.95
 
 
 def iso(moment: datetime) -> str:
@@ -103,41 +108,77 @@ def check_changes(
     store: Store,
     query: Query,
     *,
-    alpha: float = 0.05,
-    horizon: int = HORIZON,
+    alpha: float = DEFAULT_ALPHA,
+    within: int = DEFAULT_WITHIN,
+    extra_variance: float | None = None,
     results: Sequence[StoredResult] | None = None,
 ) -> ChangeReport:
-    """Whether and when each series changed beyond noise (see the module)."""
+    """Whether and when each series changed beyond noise (see the module). The series checked
+    together are one family: α is split evenly among those with runs to check, so the chance
+    that any of them raises a false alarm within `within` runs is at most α. A series with an
+    acknowledged change (`history ack`) is checked from that run on."""
+    from plumbline.stats.change import REFERENCE, check_alpha, guarantee_text
+    from plumbline.stats.cusum import cusum_design
+
+    alpha = check_alpha(alpha)
     found = store.query(query) if results is None else results
-    series = [
-        check_series(subject, metric, runs, alpha=alpha, horizon=horizon)
+    acknowledged = restarts(store)
+    prepared = [
+        _prepare(subject, metric, runs, acknowledged.get((subject, metric)))
         for (subject, metric), runs in sorted(series_of(found).items())
     ]
+    family = max(1, sum(1 for item in prepared if item.usable))
+    design = cusum_design(alpha / family, within, REFERENCE)
+    series = [
+        check_series(item, alpha=alpha, within=within, family=family, extra=extra_variance)
+        for item in prepared
+    ]
+    checked = any(item.runs for item in series)
     return ChangeReport(
         store=store.shown,
         filters=filters_of(query),
         alpha=alpha,
-        horizon=horizon,
+        within=within,
+        family=family,
+        average_run_length=design.average_run_length if checked else None,
+        threshold=design.threshold if checked else None,
+        extra_variance=extra_variance,
+        guarantee=guarantee_text(alpha, family, within, design.average_run_length, CONFIDENCE),
         changed=any(item.first_alarm is not None for item in series),
         series=series,
     )
 
 
-def check_series(
+Usable = tuple[StoredResult, int, float, float, float, float | None]
+
+
+@dataclass(frozen=True)
+class PreparedSeries:
+    """One series' runs ready for the detector: the usable ones from its restart on."""
+
+    subject: str
+    metric: str
+    usable: list[Usable]
+    left_out: int
+    restarted_at: int | None
+    before_restart: int
+
+
+def _prepare(
     subject: str,
     metric: str,
     runs: Sequence[tuple[StoredResult, MetricRow]],
-    *,
-    alpha: float,
-    horizon: int,
-) -> SeriesChange:
-    """One series through the change detector. Runs without an estimate or a two-sided
-    interval and sample size cannot be weighed and are left out (counted in `left_out`)."""
-    from plumbline.stats.change import detect_change
-
-    usable: list[tuple[StoredResult, int, float, float, float, float | None]] = [
+    restart: Acknowledgement | None,
+) -> PreparedSeries:
+    """Runs before an acknowledged change are set aside; runs without an estimate or a
+    two-sided interval and sample size cannot be weighed and are left out."""
+    kept = runs
+    if restart is not None:
+        mark = (restart.restart_at, restart.result_id)
+        kept = [(r, row) for r, row in runs if (r.created_at, r.id) >= mark]
+    usable: list[Usable] = [
         (result, row.n, row.estimate, row.low, row.high, row.level)
-        for result, row in runs
+        for result, row in kept
         if row.estimate is not None
         and row.low is not None
         and row.high is not None
@@ -145,18 +186,41 @@ def check_series(
         and row.n is not None
         and row.n >= 1
     ]
-    left_out = len(runs) - len(usable)
+    return PreparedSeries(
+        subject=subject,
+        metric=metric,
+        usable=usable,
+        left_out=len(kept) - len(usable),
+        restarted_at=None if restart is None else restart.result_id,
+        before_restart=len(runs) - len(kept),
+    )
+
+
+def _unchecked(item: PreparedSeries, alpha: float, method: str, left_out: int) -> SeriesChange:
+    return SeriesChange(
+        model=item.subject,
+        metric=item.metric,
+        runs=[],
+        first_alarm=None,
+        changed_at=None,
+        method=method,
+        alpha=alpha,
+        left_out=left_out,
+        restarted_at=item.restarted_at,
+        before_restart=item.before_restart,
+    )
+
+
+def check_series(
+    item: PreparedSeries, *, alpha: float, within: int, family: int, extra: float | None
+) -> SeriesChange:
+    """One series through the change detector (`plumbline.stats.change.detect_change`)."""
+    from plumbline.stats.change import detect_change
+
+    usable = item.usable
     if not usable:
-        return SeriesChange(
-            model=subject,
-            metric=metric,
-            runs=[],
-            first_alarm=None,
-            changed_at=None,
-            method="not checked: no run has an estimate, a two-sided interval and a sample size",
-            alpha=alpha,
-            left_out=left_out,
-        )
+        method = "not checked: no run has an estimate, a two-sided interval and a sample size"
+        return _unchecked(item, alpha / family, method, item.left_out)
     levels = [level for *_, level in usable if level is not None]
     try:
         detection = detect_change(
@@ -165,20 +229,13 @@ def check_series(
             [high for _, _, _, _, high, _ in usable],
             [n for _, n, _, _, _, _ in usable],
             alpha=alpha,
-            horizon=horizon,
-            confidence=max(set(levels), key=levels.count) if levels else 0.95,
+            within=within,
+            family=family,
+            confidence=max(set(levels), key=levels.count) if levels else CONFIDENCE,
+            extra_variance=extra,
         )
-    except ValueError as error:  # runs the detector cannot weigh (e.g. all zero-width)
-        return SeriesChange(
-            model=subject,
-            metric=metric,
-            runs=[],
-            first_alarm=None,
-            changed_at=None,
-            method=f"not checked: {error}",
-            alpha=alpha,
-            left_out=len(runs),
-        )
+    except ValueError as error:  # runs the detector cannot weigh
+        return _unchecked(item, alpha / family, f"not checked: {error}", len(usable))
     points = [
         RunPoint(
             id=result.id,
@@ -194,12 +251,16 @@ def check_series(
     ]
     changed_at = detection.changed_at
     return SeriesChange(
-        model=subject,
-        metric=metric,
+        model=item.subject,
+        metric=item.metric,
         runs=points,
         first_alarm=detection.first_alarm,
         changed_at=None if changed_at is None else points[changed_at].id,
         method=detection.method,
-        alpha=detection.alpha,
-        left_out=left_out,
+        alpha=detection.alpha_per_series,
+        left_out=item.left_out,
+        restarted_at=item.restarted_at,
+        before_restart=item.before_restart,
+        extra_variance=detection.extra_variance,
+        extra_variance_source=detection.extra_variance_source,
     )

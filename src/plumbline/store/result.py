@@ -14,7 +14,7 @@ from pydantic import Field
 from plumbline.core.result import ResultModel, unit_field
 
 HISTORY_VERSION: Literal["plumbline.history/1"] = "plumbline.history/1"
-CHECK_VERSION: Literal["plumbline.history_check/1"] = "plumbline.history_check/1"
+CHECK_VERSION: Literal["plumbline.history_check/2"] = "plumbline.history_check/2"
 
 
 class HistoryFilters(ResultModel):
@@ -78,6 +78,11 @@ class HistoryDocument(ResultModel):
     store: str = Field(description="The store read (a password in its URL hidden).")
     filters: HistoryFilters
     results: list[HistoryEntry]
+    alarm_guarantee: str | None = Field(
+        default=None,
+        description="The guarantee of the alarms marked on the metrics (`history check`'s), "
+        "when they are (the site's history page).",
+    )
 
 
 class RunPoint(ResultModel):
@@ -98,7 +103,9 @@ class SeriesChange(ResultModel):
 
     model: str = Field(description="The series' subject: a model, an arm or a compared pair.")
     metric: str = Field(description="The series' metric.")
-    runs: list[RunPoint] = Field(description="Its runs in time order.")
+    runs: list[RunPoint] = Field(
+        description="Its runs in time order, from its start or its acknowledged change."
+    )
     first_alarm: int | None = unit_field(
         "Index into `runs` of the first alarm (null: none).", "count"
     )
@@ -107,7 +114,8 @@ class SeriesChange(ResultModel):
     )
     method: str = Field(description="The change detector and what it rests on.")
     alpha: float = unit_field(
-        "The chance of any false alarm over a series of up to `horizon` runs.", "probability"
+        "This series' share of the false-alarm chance within `within` runs (α / family).",
+        "probability",
     )
     left_out: int = unit_field(
         "Stored runs of this series without an estimate, a two-sided interval or a sample "
@@ -115,18 +123,59 @@ class SeriesChange(ResultModel):
         "count",
         default=0,
     )
+    restarted_at: int | None = unit_field(
+        "The id of the run the series restarts from (an acknowledged change, `history ack`); "
+        "null: checked from its first run.",
+        "count",
+        default=None,
+    )
+    before_restart: int = unit_field(
+        "Stored runs before the acknowledged change (not checked).", "count", default=0
+    )
+    extra_variance: float | None = unit_field(
+        "The night-to-night variance beyond the runs' intervals the check used (at its last "
+        "run; in the estimate's units squared; null: not checked).",
+        "score",
+        default=None,
+    )
+    extra_variance_source: Literal["estimated", "given"] | None = Field(
+        default=None,
+        description="`estimated` from the series' successive differences, or `given` "
+        "(--extra-variance).",
+    )
 
 
 class ChangeReport(ResultModel):
     """`plumbline history check`: every series (model × metric) and whether it changed."""
 
-    schema_version: Literal["plumbline.history_check/1"] = Field(
+    schema_version: Literal["plumbline.history_check/2"] = Field(
         default=CHECK_VERSION, description="The document kind and major version."
     )
     store: str = Field(description="The store read (a password in its URL hidden).")
     filters: HistoryFilters
-    alpha: float = unit_field("False-alarm bound per series.", "probability")
-    horizon: int = unit_field("Runs per series the false-alarm bound covers.", "count")
+    alpha: float = unit_field(
+        "The chance, with nothing changing, that any series checked together raises a false "
+        "alarm within `within` runs of its start (the family's).",
+        "probability",
+    )
+    within: int = unit_field("Runs from a series' start the false-alarm chance covers.", "count")
+    family: int = unit_field("Series checked together (α is split evenly among them).", "count")
+    average_run_length: float | None = unit_field(
+        "Mean runs to a false alarm per series, with nothing changing (null: nothing checked).",
+        "count",
+    )
+    threshold: float | None = unit_field(
+        "The CUSUM's threshold h on the runs' standardized scores (in standard errors; null: "
+        "nothing checked).",
+        "score",
+    )
+    extra_variance: float | None = unit_field(
+        "The night-to-night variance given with --extra-variance (the estimates' units "
+        "squared; null: estimated per series).",
+        "score",
+        default=None,
+    )
+    guarantee: str = Field(description="The guarantee and its assumptions, in words.")
     changed: bool = Field(description="Some series raised an alarm.")
     series: list[SeriesChange]
 
@@ -148,6 +197,6 @@ def generated_check_schema() -> dict[str, Any]:
 
     return model_schema(
         ChangeReport,
-        schema_id="https://plumbline.dev/schemas/history_check/1/history_check.schema.json",
+        schema_id="https://plumbline.dev/schemas/history_check/2/history_check.schema.json",
         title="plumbline history check",
     )

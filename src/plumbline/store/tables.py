@@ -76,3 +76,17 @@ labels = Table(
     Column("value", String(500), nullable=False),
     Index("ix_labels_key_value", "key", "value"),
 )
+
+#: `history ack`: a series (subject × metric) restarts from a run (`result_id`); the newest
+#: acknowledgement of a series counts.
+acknowledgements = Table(
+    "acknowledgements",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("subject", String(300), nullable=False),
+    Column("metric", String(200), nullable=False),
+    Column("result_id", Integer, ForeignKey("results.id", ondelete="CASCADE"), nullable=False),
+    Column("acknowledged_at", DateTime, nullable=False),
+    Column("note", Text, nullable=True),
+    Index("ix_acknowledgements_series", "subject", "metric"),
+)

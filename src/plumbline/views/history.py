@@ -84,9 +84,34 @@ def series_verdict(series: SeriesChange) -> str:
     if not series.runs:
         return f"not checked: {series.left_out} run(s) without a two-sided interval"
     if series.first_alarm is None:
-        return f"no change beyond noise ({runs} run{'s' if runs != 1 else ''})"
+        plural = "s" if runs != 1 else ""
+        return f"no change beyond noise ({runs} run{plural}){restart_text(series)}"
     start = f" at result {series.changed_at}" if series.changed_at is not None else ""
-    return f"changed{start} (alarm at run {series.first_alarm + 1} of {runs})"
+    return (
+        f"changed{start} (alarm at run {series.first_alarm + 1} of {runs}){restart_text(series)}"
+        "; accept it with `plumbline history ack`"
+    )
+
+
+def extra_variance_text(report: ChangeReport) -> str:
+    """Which assumption about night-to-night variance beyond the intervals the check used."""
+    if report.extra_variance is not None:
+        sd = present.number(report.extra_variance**0.5)
+        return f"given (--extra-variance {report.extra_variance:g}: a standard deviation of {sd})"
+    return (
+        "estimated from each series' successive differences (--extra-variance auto; "
+        "--extra-variance 0 assumes none)"
+    )
+
+
+def restart_text(series: SeriesChange) -> str:
+    """`; restarted at result 12 (8 earlier runs not checked)` or nothing."""
+    if series.restarted_at is None:
+        return ""
+    return (
+        f"; restarted at result {series.restarted_at} "
+        f"({series.before_restart} earlier run(s) not checked)"
+    )
 
 
 def render_check(report: ChangeReport, console: Console) -> None:
@@ -95,8 +120,13 @@ def render_check(report: ChangeReport, console: Console) -> None:
     console.print(
         f"[bold]History check[/] of {terminal(report.store)} "
         f"({terminal(_filters_line(report))}): {len(report.series)} series, "
-        f"{len(changed)} changed beyond noise (false-alarm chance at most "
-        f"{present.shortest(report.alpha)} per series over {report.horizon} runs)",
+        f"{len(changed)} changed beyond noise",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(f"guarantee: {terminal(report.guarantee)}", highlight=False, soft_wrap=True)
+    console.print(
+        f"extra night-to-night variance: {terminal(extra_variance_text(report))}",
         highlight=False,
         soft_wrap=True,
     )
