@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,21 @@ def nested_repositories(workspace: Path) -> list[str]:
             found.append(escaped_name(relative))
             dirs[:] = [d for d in dirs if d != ".git"]
     return sorted(found)
+
+
+def remove_special_files(workspace: Path) -> list[str]:
+    """Remove the FIFOs, sockets and device files below the workspace (no diff can hold
+    them: one in place of a file counts as that file's deletion); their escaped paths."""
+    removed: list[str] = []
+    for top, dirs, files in os.walk(workspace, followlinks=False):
+        if top == str(workspace):
+            dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            path = os.path.join(top, name)
+            if not stat.S_ISREG(mode := os.lstat(path).st_mode) and not stat.S_ISLNK(mode):
+                os.unlink(path)
+                removed.append(escaped_name(os.path.relpath(path, workspace)))
+    return sorted(removed)
 
 
 def evidence_base(workspace: Path, baseline: Path, env: Mapping[str, str]) -> str:
@@ -187,5 +203,6 @@ __all__ = [
     "evidence_base",
     "judged_copy",
     "nested_repositories",
+    "remove_special_files",
     "runner_files",
 ]

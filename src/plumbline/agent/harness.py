@@ -40,6 +40,7 @@ from plumbline.agent.evidence import (
     evidence_base,
     judged_copy,
     nested_repositories,
+    remove_special_files,
     runner_files,
 )
 from plumbline.agent.leases import (
@@ -1024,6 +1025,7 @@ class Harness:
                 f"the workspace holds nested git repositories ({', '.join(nested)}), whose "
                 "files cannot be part of the saved diff; the acceptance check did not run",
             )
+        remove_special_files(workspace)
         try:
             evidence = collect_evidence(workspace, baseline, initial.base, scope.env)
         except (OSError, WorkspaceError) as error:
