@@ -12,6 +12,7 @@ that left the group) is read for at most `DRAIN_SECONDS` more.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import selectors
 import stat
@@ -24,7 +25,9 @@ from plumbline.agent.safe_files import remove_tree
 
 #: The most bytes of one output stream a log keeps (half from its start, half from its end).
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
-CHUNK_BYTES = 64 * 1024
+CHUNK_BYTES = 1024 * 1024
+#: The pipes' capacity asked for (Linux's default unprivileged maximum): fewer, larger reads.
+PIPE_BYTES = 1024 * 1024
 POLL_SECONDS = 0.05
 DRAIN_SECONDS = 1.0
 
@@ -152,4 +155,12 @@ class OutputPump:
                 log.close()
 
 
-__all__ = ["MAX_OUTPUT_BYTES", "CappedLog", "OutputPump", "open_log"]
+def output_pipe() -> tuple[int, int]:
+    """A pipe (read end, write end) as large as the system allows up to `PIPE_BYTES`."""
+    read_end, write_end = os.pipe2(os.O_CLOEXEC)
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    return read_end, write_end
+
+
+__all__ = ["MAX_OUTPUT_BYTES", "CappedLog", "OutputPump", "open_log", "output_pipe"]

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from plumbline.agent.capture import CappedLog, OutputPump
+from plumbline.agent.capture import CappedLog, OutputPump, output_pipe
 
 POLL_SECONDS = 0.02
 
@@ -110,8 +110,8 @@ def run_process(
         logs = (CappedLog(stdout), CappedLog(stderr))
     except OSError as error:
         return ProcessResult(None, False, time.monotonic() - started, error)
-    out_read, out_write = os.pipe2(os.O_CLOEXEC)
-    err_read, err_write = os.pipe2(os.O_CLOEXEC)
+    out_read, out_write = output_pipe()
+    err_read, err_write = output_pipe()
     try:
         with stdin.open("rb") if stdin else open(os.devnull, "rb") as inp:
             process = subprocess.Popen(
