@@ -1,12 +1,16 @@
 """Running a plan: one hermetic trial per (task, arm, repeat), one validated record each.
 
 Per trial: a fresh trial directory and repository (`workspace`), the task's setup, the arm's
-changes and setup, the initial commit, the agent under a time limit on its whole process group,
-the diff against the initial commit (saved as `diffs/<run_id>.patch`), protected files flagged
-(and restored before the acceptance check unless the suite says otherwise), the acceptance
-command under its own time limit. `success` is the acceptance command's exit status, and false
-for a run that timed out. Infrastructure failures are classified where they happen
-(`infra_failure_kind`), never guessed from an exit code.
+changes and setup, the initial commit, the agent under a time limit on its whole process group
+(its output through pipes into capped logs), the diff of everything it changed, ignored files
+included (saved as `diffs/<run_id>.patch`; `plumbline.agent.evidence`), protected files
+flagged, then the acceptance command under its own time limit on a fresh copy holding exactly
+that diff (the agent's directory is set aside as `agent-workspace`), protected files restored
+unless the suite says otherwise, no bytecode of the agent's used. Anything the workspace's
+content makes fail after the agent ran is the agent's failure, with the reason. `success` is
+the acceptance command's exit status, and false for a run that timed out. Infrastructure
+failures are classified where they happen (`infra_failure_kind`), never guessed from an exit
+code.
 
 Records are appended to `records.jsonl` only when a trial is complete (flushed and fsynced), so
 a killed harness leaves no half-written record; a rerun skips the (task, arm, repeat) units
@@ -615,7 +619,11 @@ class Harness:
         record = escaped_value(self.redact.value(record))
         record.update(extra)
         if output.diff is not None and record.get("diff_file"):
-            write_atomic(self.options.output / str(record["diff_file"]), output.diff)
+            try:
+                write_atomic(self.options.output / str(record["diff_file"]), output.diff)
+            except OSError:
+                # One trial's unwritable diff never costs its record, nor any other's.
+                record["diff_file"] = None
         # Logs help a reviewer but must never cost the record.
         with contextlib.suppress(OSError):
             for name, data in output.logs.items():
