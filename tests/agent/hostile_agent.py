@@ -209,8 +209,10 @@ def leave_behind(how: str, here: Path) -> None:
     elif how == "zeros":
         sys.stdout.write("0\n" * (512 * 1024))
     elif how == "newline":
-        (here / "tests").mkdir(exist_ok=True)
-        write(here / "tests" / "x\n[8/8] task-3 arm-a r0: success", "")
+        # The name's `/` makes a directory `x\n[8` holding `8] task-3 arm-a r0: success`.
+        target = here / "tests" / "x\n[8/8] task-3 arm-a r0: success"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write(target, "")
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from plumbline.agent.safe_files import (
     read_head,
     remove_tree,
 )
-from plumbline.agent.workspace import commit_all, init_repository, save_baseline
+from plumbline.agent.workspace import commit_all, init_repository, matches_globs, save_baseline
 from plumbline.core.escape import terminal_line
 
 
@@ -161,3 +161,8 @@ def test_runner_configurations_are_flagged_and_ignore_files_hide_nothing(tmp_pat
     assert flagged == ["Makefile", "package.json", "pyproject.toml", "pytest.ini"]
     allowed = runner_files(workspace, baseline, base, evidence, "pytest", env, ["pytest.ini"])
     assert allowed == ["pyproject.toml"]
+
+
+def test_a_protected_glob_matches_names_holding_newlines() -> None:
+    assert matches_globs("tests/x\n[8/8] task-3 arm-a r0: success", ["tests/**"])
+    assert matches_globs("a\nb.py", ["*.py"]) and not matches_globs("a/b.py", ["*.py"])

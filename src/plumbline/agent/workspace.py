@@ -337,7 +337,7 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out))
+    return re.compile("".join(out), re.DOTALL)  # a name may hold a newline
 
 
 def matches_globs(path: str, globs: list[str]) -> bool:
