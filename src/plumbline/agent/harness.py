@@ -1,12 +1,16 @@
 """Running a plan: one hermetic trial per (task, arm, repeat), one validated record each.
 
 Per trial: a fresh trial directory and repository (`workspace`), the task's setup, the arm's
-changes and setup, the initial commit, the agent under a time limit on its whole process group,
-the diff against the initial commit (saved as `diffs/<run_id>.patch`), protected files flagged
-(and restored before the acceptance check unless the suite says otherwise), the acceptance
-command under its own time limit. `success` is the acceptance command's exit status, and false
-for a run that timed out. Infrastructure failures are classified where they happen
-(`infra_failure_kind`), never guessed from an exit code.
+changes and setup, the initial commit, the agent under a time limit on its whole process group
+(its output through pipes into capped logs), the diff of everything it changed, ignored files
+included (saved as `diffs/<run_id>.patch`; `plumbline.agent.evidence`), protected files
+flagged, then the acceptance command under its own time limit on a fresh copy holding exactly
+that diff (the agent's directory is set aside as `agent-workspace`), protected files restored
+unless the suite says otherwise, no bytecode of the agent's used. Anything the workspace's
+content makes fail after the agent ran is the agent's failure, with the reason. `success` is
+the acceptance command's exit status, and false for a run that timed out. Infrastructure
+failures are classified where they happen (`infra_failure_kind`), never guessed from an exit
+code.
 
 Records are appended to `records.jsonl` only when a trial is complete (flushed and fsynced), so
 a killed harness leaves no half-written record; a rerun skips the (task, arm, repeat) units
@@ -34,6 +38,15 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import ValidationError
 
+from plumbline.agent.evidence import (
+    Evidence,
+    collect_evidence,
+    evidence_base,
+    judged_copy,
+    nested_repositories,
+    remove_special_files,
+    runner_files,
+)
 from plumbline.agent.leases import (
     BASELINES_PREFIX,
     TRIAL_PREFIX,
@@ -47,6 +60,7 @@ from plumbline.agent.leases import (
 from plumbline.agent.plan import Plan, TaskPlan, final_prompt, prompt_path
 from plumbline.agent.process import ProcessRegistry, ProcessResult, run_process, run_shell
 from plumbline.agent.profiles import REPORTED_FIELDS, AgentCommand, count_runs_of
+from plumbline.agent.safe_files import escaped_name, escaped_value, read_head, remove_tree
 from plumbline.agent.sandbox import (
     Confinement,
     SandboxError,
@@ -67,10 +81,10 @@ from plumbline.agent.workspace import (
     Trial,
     WorkspaceError,
     agent_environment,
-    baseline_diff,
     check_trial_base,
     commit_all,
     create_trial,
+    escaped_names,
     file_names,
     init_repository,
     protected_changes,
@@ -92,6 +106,8 @@ RECORDS = "records.jsonl"
 PLAN = "plan.json"
 DurationSource = Literal["agent", "harness"]
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+#: The most bytes of one trial log saved with the results (the rest is noted, not kept).
+MAX_SAVED_LOG_BYTES = 16 * 1024 * 1024
 
 
 class RunError(RuntimeError):
@@ -331,9 +347,11 @@ class _TrialScope:
 
 @dataclass(frozen=True)
 class _InitialState:
-    """The workspace before the agent ran: its commit and the protected files' contents."""
+    """The workspace before the agent ran: its commit, the evidence base (every file, ignored
+    ones too, committed in the pristine copy), the protected files' contents, its files."""
 
     commit: str
+    base: str
     snapshot: dict[str, Entry]
     files: frozenset[str]
 
@@ -561,7 +579,7 @@ class Harness:
         try:
             yield
         finally:
-            shutil.rmtree(self._baselines, ignore_errors=True)
+            remove_tree(self._baselines)
 
     # -- one trial -----------------------------------------------------------------------
 
@@ -598,10 +616,14 @@ class Harness:
         if record is None:
             return  # interrupted: no record, the unit runs again on resume
         # What the agent reported and the paths it touched may hold a passed-through secret.
-        record = self.redact.value(record)
+        record = escaped_value(self.redact.value(record))
         record.update(extra)
         if output.diff is not None and record.get("diff_file"):
-            write_atomic(self.options.output / str(record["diff_file"]), output.diff)
+            try:
+                write_atomic(self.options.output / str(record["diff_file"]), output.diff)
+            except OSError:
+                # One trial's unwritable diff never costs its record, nor any other's.
+                record["diff_file"] = None
         # Logs help a reviewer but must never cost the record.
         with contextlib.suppress(OSError):
             for name, data in output.logs.items():
@@ -711,8 +733,8 @@ class Harness:
             if self.options.keep_workspaces:
                 record["workspace"] = str(trial.workspace)
             else:
-                shutil.rmtree(trial.root, ignore_errors=True)
-            shutil.rmtree(baseline, ignore_errors=True)
+                remove_tree(trial.root)
+            remove_tree(baseline)
             release(lease)
 
     def _commands(
@@ -779,10 +801,16 @@ class Harness:
             name = launched.argv[0]
             return self.infra_record(record, kind, f"starting {name!r}: {result.start_error}")
         self._record_agent_run(record, scope.task_plan.task, launched)
-        self._save_diff(scope, record, baseline, initial.commit, output)
-        failure = self._protected_files_failure(scope, record, initial.snapshot)
-        if failure is None:
-            failure = self._shadowing_failure(scope, record, initial.files)
+        try:
+            failure = self._judge_on_evidence(scope, record, baseline, initial, output)
+        except (OSError, WorkspaceError, RecursionError, UnicodeError, ValueError) as error:
+            # Whatever the agent left made it fail: its failure, never the infrastructure's
+            # (so `--retry-infra` cannot run it again).
+            failure = self._agent_failure(
+                record,
+                "the workspace the agent left could not be judged, so the acceptance check "
+                f"did not run: {type(error).__name__}: {error}",
+            )
         if failure is not None:
             return failure
         return self._accept(scope, record, agent_timed_out=result.timed_out)
@@ -830,11 +858,12 @@ class Harness:
             snapshot = snapshot_protected(workspace, scope.task_plan.protected)
             files = file_names(workspace)
             save_baseline(workspace, baseline)
-        except OSError as error:
+            base = evidence_base(workspace, baseline, env)
+        except (OSError, WorkspaceError) as error:
             return self.infra_record(
                 record, "workspace_failed", f"saving the initial state: {error}"
             )
-        return _InitialState(initial, snapshot, files)
+        return _InitialState(initial, base, snapshot, files)
 
     def _run_agent(
         self, unit: Unit, scope: _TrialScope, record: dict[str, Any]
@@ -971,39 +1000,25 @@ class Harness:
         else:
             record["duration_seconds"] = round(result.duration_seconds, 3)
 
-    def _save_diff(
+    def _judge_on_evidence(
         self,
         scope: _TrialScope,
         record: dict[str, Any],
         baseline: Path,
-        initial: str,
+        initial: _InitialState,
         output: TrialOutput,
-    ) -> None:
-        """Keep the agent's changes against the initial commit, redacted, for the writer."""
+    ) -> dict[str, Any] | None:
+        """Flag the protected files the agent changed, save its changes as the diff, and put
+        exactly those changes on a fresh copy of the initial state where the acceptance check
+        runs (protected files restored when the suite says so); the agent's failure record
+        when the check cannot run, else None."""
         trial = scope.trial
+        workspace, protected_globs = trial.workspace, scope.task_plan.protected
         # The agent may have removed its logs directory along with everything else.
         with contextlib.suppress(OSError):
             trial.logs.mkdir(parents=True, exist_ok=True)
-        try:
-            patch = baseline_diff(trial.workspace, baseline, initial, scope.env)
-        except (OSError, WorkspaceError) as error:
-            # The diff helps a reviewer; without it the run still counts (the reason goes to
-            # the run's logs).
-            with contextlib.suppress(OSError):
-                (trial.logs / "diff.error").write_text(f"{error}\n")
-        else:
-            diff_file = Path("diffs") / f"{record['run_id']}.patch"
-            output.diff = self.redact.bytes(patch)
-            record["diff_file"] = diff_file.as_posix()
-
-    def _protected_files_failure(
-        self, scope: _TrialScope, record: dict[str, Any], snapshot: dict[str, Entry]
-    ) -> dict[str, Any] | None:
-        """Flag (and restore, when the suite says so) the protected files the agent changed;
-        the agent's failure record when the acceptance check cannot run, else None."""
-        workspace, protected_globs = scope.trial.workspace, scope.task_plan.protected
-        protected = protected_changes(workspace, snapshot, protected_globs)
-        record["protected_paths_modified"] = protected
+        protected = protected_changes(workspace, initial.snapshot, protected_globs)
+        record["protected_paths_modified"] = escaped_names(protected)
         record["protected_paths_restored"] = False
         if not _usable(workspace):
             return self._agent_failure(
@@ -1011,34 +1026,78 @@ class Harness:
                 f"the agent removed or replaced its workspace {workspace}, so the acceptance "
                 "check could not run",
             )
-        if protected and self.plan.loaded.suite.restore_protected:
-            try:
-                restore_snapshot(workspace, snapshot, protected)
-            except OSError as error:
-                # Never judge the run on files the agent rewrote: it fails, with the reason.
-                return self._agent_failure(
-                    record,
-                    "protected files could not be restored, so the acceptance check did not "
-                    f"run: {error}",
-                )
-            record["protected_paths_restored"] = True
+        nested = nested_repositories(workspace)
+        if nested:
+            return self._agent_failure(
+                record,
+                f"the workspace holds nested git repositories ({', '.join(nested)}), whose "
+                "files cannot be part of the saved diff; the acceptance check did not run",
+            )
+        remove_special_files(workspace)
+        try:
+            evidence = collect_evidence(workspace, baseline, initial.base, scope.env)
+        except (OSError, WorkspaceError) as error:
+            return self._agent_failure(
+                record,
+                "the agent's changes could not be saved as a diff, so the acceptance check "
+                f"did not run: {error}",
+            )
+        output.diff = self.redact.bytes(evidence.patch)
+        record["diff_file"] = (Path("diffs") / f"{record['run_id']}.patch").as_posix()
+        # The agent's directory is kept aside; the check runs where it worked, on a copy.
+        os.rename(workspace, trial.root / "agent-workspace")
+        workspace.mkdir()
+        judged_copy(baseline, workspace, initial.commit, evidence, scope.env)
+        failure = self._restore_protected(scope, record, initial.snapshot)
+        return failure or self._shadowing_failure(scope, record, initial, baseline, evidence)
+
+    def _restore_protected(
+        self, scope: _TrialScope, record: dict[str, Any], snapshot: dict[str, Entry]
+    ) -> dict[str, Any] | None:
+        """Put the protected files back in the judged copy (when the suite says so); the
+        agent's failure record when they cannot be, else None."""
+        if not self.plan.loaded.suite.restore_protected:
+            return None
+        workspace = scope.trial.workspace
+        changed = protected_changes(workspace, snapshot, scope.task_plan.protected)
+        try:
+            restore_snapshot(workspace, snapshot, changed)
+        except OSError as error:
+            # Never judge the run on files the agent rewrote: it fails, with the reason.
+            return self._agent_failure(
+                record,
+                "protected files could not be restored, so the acceptance check did not "
+                f"run: {error}",
+            )
+        record["protected_paths_restored"] = bool(record["protected_paths_modified"])
         return None
 
     def _shadowing_failure(
-        self, scope: _TrialScope, record: dict[str, Any], before: frozenset[str]
+        self,
+        scope: _TrialScope,
+        record: dict[str, Any],
+        initial: _InitialState,
+        baseline: Path,
+        evidence: Evidence,
     ) -> dict[str, Any] | None:
-        """List the new files that would change what the acceptance command imports or runs
-        (`shadowing_files`); the run fails naming them unless the suite allows them."""
+        """List the files that would change what the acceptance command imports or runs
+        (`shadowing_files`, `runner_files`); the run fails naming them unless the suite
+        allows them."""
         allowed = self.plan.loaded.suite.allow_shadowing
-        found = shadowing_files(scope.trial.workspace, before, allowed)
-        record["shadowing_files"] = found
+        judged = scope.trial.workspace
+        found = shadowing_files(judged, initial.files, allowed, protected=list(initial.snapshot))
+        acceptance = scope.task_plan.task.acceptance
+        found += runner_files(
+            judged, baseline, initial.base, evidence, acceptance, scope.env, allowed
+        )
+        record["shadowing_files"] = sorted(set(found))
         if not found:
             return None
         return self._agent_failure(
             record,
             "the workspace holds new files that would shadow what the acceptance command "
-            f"imports or runs: {', '.join(found)}; the acceptance check did not run (a suite "
-            "that expects them lists them in allow_shadowing)",
+            f"imports or runs: {', '.join(record['shadowing_files'])}; the acceptance check did "
+            "not run (a suite that expects them lists them in allow_shadowing)",
         )
 
     def _acceptance_confinement(self, scope: _TrialScope) -> Confinement:
@@ -1055,6 +1114,10 @@ class Harness:
         variables["PATH"] = without_entries_under(path, [trial.workspace, trial.home, trial.tmp])
         env = agent_environment(trial, variables, home=home)
         env["TMPDIR"] = "/tmp" if self._confines() else str(tmp)
+        # No bytecode from the workspace is ever used: Python reads (and, never, writes) its
+        # cache under an empty prefix, not the workspace's `__pycache__` directories.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["PYTHONPYCACHEPREFIX"] = f"{env['TMPDIR']}/plumbline-no-bytecode"
         return Confinement(
             writable=(trial.workspace, home),
             read_only=tuple(p for p in (*runtimes(), *self.mounts()) if p.exists()),
@@ -1102,13 +1165,19 @@ class Harness:
 
     def _read_logs(self, trial: Trial) -> dict[str, bytes]:
         """The trial's non-empty logs by name, secrets redacted (before they leave here)."""
-        if not trial.logs.is_dir():
+        if not trial.logs.is_dir() or trial.logs.is_symlink():
             return {}
-        return {
-            log.name: self.redact.bytes(log.read_bytes())
-            for log in sorted(trial.logs.iterdir())
-            if log.is_file() and log.stat().st_size
-        }
+        found: dict[str, bytes] = {}
+        for log in sorted(trial.logs.iterdir()):
+            try:
+                data, size = read_head(log, MAX_SAVED_LOG_BYTES)
+            except OSError:
+                continue  # not a regular file: nothing the harness wrote
+            if size > len(data):
+                data += f"\n[plumbline: {size - len(data)} more bytes not kept]\n".encode()
+            if data:
+                found[escaped_name(log.name)] = self.redact.bytes(data)
+        return found
 
 
 class TrialExecutor(Protocol):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from plumbline.agent.safe_files import remove_tree
 from plumbline.records.io import write_json_atomic
 from plumbline.records.locks import LockBusy, exclusive
 
@@ -174,10 +174,10 @@ def reclaim(
                 _kill(pids)
                 time.sleep(0.05)
             if not keep_workspaces:
-                shutil.rmtree(root, ignore_errors=True)
+                remove_tree(root)
         baselines = Path(str(document.get("baseline", ""))).parent
         if baselines.is_absolute() and baselines.name.startswith(f"{BASELINES_PREFIX}."):
-            shutil.rmtree(baselines, ignore_errors=True)
+            remove_tree(baselines)
         release(lease)
         reclaimed.append(Reclaimed(run_id, root, killed))
     return reclaimed

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from plumbline.agent.capture import CappedLog, OutputPump, output_pipe
+
 POLL_SECONDS = 0.02
 
 
@@ -99,28 +101,53 @@ def run_process(
     pass_fds: Sequence[int] = (),
 ) -> ProcessResult:
     """Run `argv` in its own process group with a time limit on the whole group (`pass_fds`:
-    descriptors the process inherits)."""
+    descriptors the process inherits); its output goes through pipes into capped logs
+    (`plumbline.agent.capture`), appended to `stdout` and `stderr`."""
     if registry is not None and registry.stopping.is_set():
         return ProcessResult(None, False, 0.0, InterruptedError("the harness is stopping"))
     started = time.monotonic()
-    with (
-        stdout.open("ab") as out,
-        stderr.open("ab") as err,
-        stdin.open("rb") if stdin else open(os.devnull, "rb") as inp,
-    ):
-        try:
+    try:
+        logs = (CappedLog(stdout), CappedLog(stderr))
+    except OSError as error:
+        return ProcessResult(None, False, time.monotonic() - started, error)
+    out_read, out_write = output_pipe()
+    err_read, err_write = output_pipe()
+    try:
+        with stdin.open("rb") if stdin else open(os.devnull, "rb") as inp:
             process = subprocess.Popen(
                 list(argv),
                 cwd=cwd,
                 env=dict(env),
                 stdin=inp,
-                stdout=out,
-                stderr=err,
+                stdout=out_write,
+                stderr=err_write,
                 start_new_session=True,
                 pass_fds=tuple(pass_fds),
             )
-        except OSError as error:
-            return ProcessResult(None, False, time.monotonic() - started, error)
+    except OSError as error:
+        for fd in (out_read, err_read):
+            os.close(fd)
+        for log in logs:
+            log.close()
+        return ProcessResult(None, False, time.monotonic() - started, error)
+    finally:
+        os.close(out_write)
+        os.close(err_write)
+    pump = OutputPump({out_read: logs[0], err_read: logs[1]})
+    try:
+        return _wait(process, timeout, grace, registry, started)
+    finally:
+        pump.finish()
+
+
+def _wait(
+    process: subprocess.Popen[bytes],
+    timeout: float,
+    grace: float,
+    registry: ProcessRegistry | None,
+    started: float,
+) -> ProcessResult:
+    """Wait for the leader under the time limit, then end its whole group."""
     pgid = process.pid
     stopping = registry.stopping if registry is not None else None
     if registry is not None:

@@ -14,19 +14,30 @@ code, and null tokens and cost (unknown, never zero).
 from __future__ import annotations
 
 import io
+import json
+import os
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from plumbline.agent.capture import MAX_OUTPUT_BYTES
+from plumbline.agent.safe_files import open_regular
 from plumbline.records.adapters import claude_code, codex, opencode
-from plumbline.records.io import Located, iter_json_values
 
 _PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|workspace)\}")
 
-Parser = Callable[[list[Any]], dict[str, Any]]
+#: The JSON objects of an agent's output, read afresh from its log at each call.
+Values = Callable[[], Iterator[dict[str, Any]]]
+Parser = Callable[[Values], dict[str, Any]]
+
+#: The longest line (or pretty-printed object) of an agent's output read as one JSON value;
+#: longer ones are skipped, so parsing holds at most about this much at a time.
+MAX_VALUE_BYTES = 1024 * 1024
+#: The most bytes of an agent's output read (its log is capped at `MAX_OUTPUT_BYTES`).
+MAX_REPORT_BYTES = MAX_OUTPUT_BYTES + 4096
 
 #: Fields a profile may report; the harness owns every other record field.
 REPORTED_FIELDS = (
@@ -44,36 +55,41 @@ REPORTED_FIELDS = (
 )
 
 
-def _claude(values: list[Any]) -> dict[str, Any]:
-    return claude_code.output_to_fields(values) or {}
+def _claude(values: Values) -> dict[str, Any]:
+    return claude_code.output_to_fields(values()) or {}
 
 
-def _opencode(values: list[Any]) -> dict[str, Any]:
-    exports = [v for v in values if isinstance(v, dict) and "info" in v and "messages" in v]
-    if exports:
-        return opencode.export_to_fields(exports[-1])
-    events = [v for v in values if isinstance(v, dict) and "type" in v]
-    return opencode.events_to_fields(events) if events else {}
+def _opencode(values: Values) -> dict[str, Any]:
+    export = None
+    for value in values():
+        if "info" in value and "messages" in value:
+            export = value
+    if export is not None:
+        return opencode.export_to_fields(export)
+    if not any("type" in v for v in values()):
+        return {}
+    return opencode.events_to_fields(v for v in values() if "type" in v)
 
 
-def _codex(values: list[Any]) -> dict[str, Any]:
-    events = [v for v in values if isinstance(v, dict) and "type" in v]
-    return codex.events_to_fields(events) if events else {}
+def _codex(values: Values) -> dict[str, Any]:
+    if not any("type" in v for v in values()):
+        return {}
+    return codex.events_to_fields(v for v in values() if "type" in v)
 
 
-def _generic(values: list[Any]) -> dict[str, Any]:
+def _generic(values: Values) -> dict[str, Any]:
     return {}
 
 
-Commands = Callable[[list[Any]], list[str] | None]
+Commands = Callable[[Values], list[str] | None]
 
 
-def _claude_commands(values: list[Any]) -> list[str] | None:
+def _claude_commands(values: Values) -> list[str] | None:
     """Shell commands from the `tool_use` blocks of a stream-json stream (None without one)."""
     streamed = False
     commands: list[str] = []
-    for value in values:
-        if not isinstance(value, dict) or value.get("type") != "assistant":
+    for value in values():
+        if value.get("type") != "assistant":
             continue
         streamed = True
         message = value.get("message")
@@ -87,33 +103,38 @@ def _claude_commands(values: list[Any]) -> list[str] | None:
     return commands if streamed else None
 
 
-def _opencode_commands(values: list[Any]) -> list[str] | None:
+def _opencode_commands(values: Values) -> list[str] | None:
     commands: list[str] = []
-    for value in values:
-        part = value.get("part") if isinstance(value, dict) else None
+    seen = False
+    for value in values():
+        seen = True
+        part = value.get("part")
         if isinstance(part, dict) and part.get("type") == "tool":
             state = part.get("state")
             given = state.get("input") if isinstance(state, dict) else None
             command = given.get("command") if isinstance(given, dict) else None
             if isinstance(command, str):
                 commands.append(command)
-    return commands if values else None
+    return commands if seen else None
 
 
-def _codex_commands(values: list[Any]) -> list[str] | None:
-    commands = [
-        v["item"]["command"]
-        for v in values
-        if isinstance(v, dict)
-        and v.get("type") == "item.completed"
-        and isinstance(v.get("item"), dict)
-        and v["item"].get("type") == "command_execution"
-        and isinstance(v["item"].get("command"), str)
-    ]
-    return commands if values else None
+def _codex_commands(values: Values) -> list[str] | None:
+    commands: list[str] = []
+    seen = False
+    for v in values():
+        seen = True
+        item = v.get("item")
+        if (
+            v.get("type") == "item.completed"
+            and isinstance(item, dict)
+            and item.get("type") == "command_execution"
+            and isinstance(item.get("command"), str)
+        ):
+            commands.append(item["command"])
+    return commands if seen else None
 
 
-def _no_commands(values: list[Any]) -> list[str] | None:
+def _no_commands(values: Values) -> list[str] | None:
     return None
 
 
@@ -213,9 +234,11 @@ class AgentCommand:
         """What the agent reported on standard output. Output of an unexpected shape is the
         agent's business, never the harness's failure: it leaves the fields unknown."""
         try:
-            if not stdout.is_file() or stdout.stat().st_size == 0:
+            if not os.path.lexists(stdout):
                 return AgentReport({}, None)
-            values = [item.value for item in iter_json_values(stdout) if isinstance(item, Located)]
+            values: Values = lambda: json_objects(stdout)  # noqa: E731
+            if next(values(), None) is None:
+                return AgentReport({}, None)
             fields = self.profile.parse(values)
             if not isinstance(fields, dict):
                 raise TypeError(f"the {self.profile.name} parser returned {type(fields).__name__}")
@@ -234,6 +257,60 @@ class AgentCommand:
     def parse(self, stdout: Path) -> dict[str, Any]:
         """The run-record fields the agent reported (see `report`)."""
         return self.report(stdout)[0]
+
+
+def _value(data: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _lines(path: Path) -> Iterator[bytes]:
+    """The lines of a regular file (never a FIFO or a link), each at most `MAX_VALUE_BYTES`
+    (a longer one is yielded as b"" in its place), up to `MAX_REPORT_BYTES` in all."""
+    with os.fdopen(open_regular(path), "rb") as handle:
+        read = 0
+        while read < MAX_REPORT_BYTES:
+            line = handle.readline(MAX_VALUE_BYTES + 1)
+            if not line:
+                return
+            read += len(line)
+            if len(line) > MAX_VALUE_BYTES and not line.endswith(b"\n"):
+                while read < MAX_REPORT_BYTES:  # skip the rest of this line
+                    rest = handle.readline(MAX_VALUE_BYTES)
+                    read += len(rest)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                line = b""
+            yield line
+
+
+def json_objects(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of an agent's output, one at a time in bounded memory: a line that
+    opens an object in column 0 and parses alone, or a pretty-printed object that starts with
+    such a line and ends with a `}` in column 0 (at most `MAX_VALUE_BYTES`). Everything else
+    (other values, text, a line too long) is skipped."""
+    pending: list[bytes] | None = None
+    size = 0
+    for line in _lines(path):
+        if pending is not None:
+            pending.append(line)
+            size += len(line)
+            if line.startswith(b"}"):
+                value, pending = _value(b"".join(pending)), None
+                if value is not None:
+                    yield value
+            elif size > MAX_VALUE_BYTES or not line:
+                pending = None
+            continue
+        if line.startswith(b"{"):
+            value = _value(line)
+            if value is not None:
+                yield value
+            elif line.rstrip() == b"{":
+                pending, size = [line], len(line)
 
 
 def count_runs_of(command: str, commands: list[str] | None) -> int | None:

@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from plumbline.agent.safe_files import MAX_READ_BYTES, escaped_name, read_regular, remove_tree
+
 #: Files and directories agents read instructions or settings from, in any parent directory.
 INSTRUCTION_FILES = (
     "CLAUDE.md",
@@ -335,7 +337,7 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out))
+    return re.compile("".join(out), re.DOTALL)  # a name may hold a newline
 
 
 def matches_globs(path: str, globs: list[str]) -> bool:
@@ -352,9 +354,11 @@ def matches_globs(path: str, globs: list[str]) -> bool:
 
 @dataclass(frozen=True)
 class Entry:
-    """One protected file as it was: a regular file's bytes and mode, or a symlink's target."""
+    """One protected file as it was: a regular file's bytes and mode, or a symlink's target
+    (`kind` "other": anything else, never opened; "large": a file over `MAX_READ_BYTES`,
+    never read, its size as `data`)."""
 
-    kind: str  # "file" or "link"
+    kind: str  # "file", "link", "other" or "large"
     data: bytes
     mode: int = 0o644
 
@@ -374,10 +378,16 @@ def _entries(workspace: Path) -> dict[str, Entry | None]:
 
 
 def _read_entry(path: Path) -> Entry:
+    """What is at `path` now, opening only a regular file (no FIFO blocks, no link is
+    followed) of at most `MAX_READ_BYTES` (a larger one differs from any snapshot)."""
     info = path.lstat()
     if stat.S_ISLNK(info.st_mode):
         return Entry("link", os.fsencode(os.readlink(path)))
-    return Entry("file", path.read_bytes(), stat.S_IMODE(info.st_mode))
+    if not stat.S_ISREG(info.st_mode):
+        return Entry("other", b"", stat.S_IFMT(info.st_mode))
+    if info.st_size > MAX_READ_BYTES:
+        return Entry("large", str(info.st_size).encode(), stat.S_IMODE(info.st_mode))
+    return Entry("file", read_regular(path), stat.S_IMODE(info.st_mode))
 
 
 def snapshot_protected(workspace: Path, globs: list[str]) -> dict[str, Entry]:
@@ -412,11 +422,14 @@ def protected_changes(workspace: Path, snapshot: dict[str, Entry], globs: list[s
     return changed
 
 
+def escaped_names(names: list[str]) -> list[str]:
+    """Workspace paths as valid UTF-8 text for a record (`escaped_name`)."""
+    return [escaped_name(name) for name in names]
+
+
 def _remove(target: Path) -> None:
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.is_dir():
-        shutil.rmtree(target)
+    if target.is_dir() and not target.is_symlink():
+        remove_tree(target)
     elif os.path.lexists(target):
         target.unlink()
 
@@ -489,29 +502,42 @@ def _module_name(relative: str) -> str | None:
     return None
 
 
+def _protected_modules(protected: Sequence[str]) -> set[tuple[Path, str]]:
+    """(directory, module name) of every protected Python file (`tests/test_x.py`)."""
+    return {(Path(name).parent, Path(name).stem) for name in protected if name.endswith(".py")}
+
+
 def shadowing_files(
-    workspace: Path, before: frozenset[str], allowed: Sequence[str] = ()
+    workspace: Path,
+    before: frozenset[str],
+    allowed: Sequence[str] = (),
+    protected: Sequence[str] = (),
 ) -> list[str]:
     """New workspace files that would change what an acceptance command imports or runs: a
     top-level module or package (in a directory that is not itself a package, so on some
-    import path) named like a standard-library or installed one, a `conftest.py` where the
-    task had none, `sitecustomize.py`, `usercustomize.py`, or a `.pth` file. `allowed` names
-    modules or paths the suite expects."""
+    import path) named like a standard-library or installed one, a module or package beside a
+    `protected` Python file and named like it (`test_x/__init__.py` or an extension module
+    `test_x.*.so` beside `test_x.py` wins the import), a `conftest.py` where the task had
+    none, `sitecustomize.py`, `usercustomize.py`, or a `.pth` file. `allowed` names modules
+    or paths the suite expects. Paths are escaped for a record (`escaped_name`)."""
     found: list[str] = []
     names = importable_names()
-    for relative in sorted(file_names(workspace) - before):
+    shadowable = _protected_modules(protected)
+    now = file_names(workspace)
+    for relative in sorted(now - before):
         path = Path(relative)
-        if relative in allowed or path.name in allowed:
+        if relative in allowed or path.name in allowed or relative in protected:
             continue
         if path.name in AUTOLOADED or path.name == "conftest.py" or path.suffix == ".pth":
-            found.append(relative)
+            found.append(escaped_name(relative))
             continue
         module = _module_name(relative)
-        if module is None or module in allowed or module not in names:
+        if module is None or module in allowed:
             continue
         holder = path.parent.parent if path.name == "__init__.py" else path.parent
-        if not (workspace / holder / "__init__.py").exists() or holder == Path("."):
-            found.append(relative)
+        on_import_path = holder == Path(".") or (holder / "__init__.py").as_posix() not in now
+        if (holder, module) in shadowable or (module in names and on_import_path):
+            found.append(escaped_name(relative))
     return found
 
 
@@ -519,19 +545,6 @@ def save_baseline(workspace: Path, baseline: Path) -> None:
     """A copy of the workspace's pristine `.git` (just after the initial commit), kept where
     the agent does not work, to diff against whatever the agent does to its own `.git`."""
     shutil.copytree(workspace / ".git", baseline, symlinks=True)
-
-
-def baseline_diff(workspace: Path, baseline: Path, initial: str, env: Mapping[str, str]) -> bytes:
-    """Everything changed in the workspace since `initial` (new files included) as a binary
-    patch, computed with the pristine baseline repository (index, excludes, config), never
-    the workspace's own `.git`."""
-    git_env = {**env, "GIT_DIR": str(baseline), "GIT_WORK_TREE": str(workspace)}
-    # The copy sits outside the trial but within the agent's reach: start from the initial
-    # commit's tree (no skip-worktree or assume-unchanged bits) and no repository excludes.
-    (baseline / "info" / "exclude").unlink(missing_ok=True)
-    git(workspace, "read-tree", initial, env=git_env)
-    git(workspace, "add", "--all", env=git_env)
-    return git(workspace, "diff", "--cached", "--binary", "--no-renames", initial, env=git_env)
 
 
 __all__ = [
@@ -542,11 +555,11 @@ __all__ = [
     "Trial",
     "WorkspaceError",
     "agent_environment",
-    "baseline_diff",
     "check_trial_base",
     "commit_all",
     "create_trial",
     "enclosing_repository",
+    "escaped_names",
     "file_names",
     "init_repository",
     "matches_globs",

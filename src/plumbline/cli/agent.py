@@ -36,7 +36,7 @@ from plumbline.cli.output import (
 from plumbline.cli.report import html_option, report_name, site_url, write_html
 from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core import present
-from plumbline.core.escape import markdown, terminal
+from plumbline.core.escape import markdown, terminal, terminal_line
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_REPEATS
 
 if TYPE_CHECKING:
@@ -240,20 +240,20 @@ def _progress(harness: Harness) -> Any:
         if quiet():
             return
         if record.infra_failure:
-            outcome = f"[red]infra failure ({terminal(record.infra_failure_kind)})[/]"
+            outcome = f"[red]infra failure ({terminal_line(record.infra_failure_kind)})[/]"
         elif record.timed_out:
             outcome = "[red]timed out[/]"
         else:
             outcome = "[green]success[/]" if record.success else "[yellow]failure[/]"
         flagged = (
             f", [red]protected paths modified: "
-            f"{terminal(', '.join(record.protected_paths_modified))}[/]"
+            f"{terminal_line(', '.join(record.protected_paths_modified))}[/]"
             if record.protected_paths_modified
             else ""
         )
         error_console.print(
-            f"[{done}/{harness.pending_count}] {terminal(record.task_id)} "
-            f"{terminal(record.arm)} "
+            f"[{done}/{harness.pending_count}] {terminal_line(record.task_id)} "
+            f"{terminal_line(record.arm)} "
             f"r{record.repeat}: {outcome} {record.duration_seconds:.1f} s{flagged}",
             soft_wrap=True,
         )

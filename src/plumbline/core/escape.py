@@ -45,6 +45,23 @@ def terminal(value: object) -> str:
     return escape(visible_controls(str(value)))
 
 
+_NAMED_BREAKS = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _visible_line_break(match: re.Match[str]) -> str:
+    return "".join(
+        _NAMED_BREAKS.get(c) or (f"\\u{ord(c):04x}" if ord(c) > 0xFF else f"\\x{ord(c):02x}")
+        for c in match.group(0)
+    )
+
+
+def terminal_line(value: object) -> str:
+    """`value` as text that a rich console prints exactly as written, on the current line:
+    like `terminal`, and line breaks and tabs are shown as `\\n`-style escapes too, so a
+    name holding a newline cannot print a line of its own (a fake progress line)."""
+    return terminal(_LINE_BREAK.sub(_visible_line_break, str(value)))
+
+
 def markdown(value: object) -> str:
     """`value` as literal inline Markdown: safe in a paragraph, a heading, a list item or a
     table cell.

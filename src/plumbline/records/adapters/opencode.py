@@ -145,7 +145,7 @@ def export_to_fields(document: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def events_to_fields(events: list[dict[str, Any]]) -> dict[str, Any]:
+def events_to_fields(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Run-record fields from one `opencode run --format json` event stream."""
     totals = _Totals()
     session_id = None
