@@ -44,10 +44,13 @@ from plumbline.agent.leases import (
     release,
     take,
 )
+from plumbline.agent.limits import limit_failure, limits_record
+from plumbline.agent.limits_kernel import mechanism
 from plumbline.agent.plan import Plan, TaskPlan, final_prompt, prompt_path
-from plumbline.agent.process import ProcessRegistry, ProcessResult, run_process, run_shell
+from plumbline.agent.process import ProcessRegistry, run_process, run_shell
 from plumbline.agent.profiles import REPORTED_FIELDS, AgentCommand, count_runs_of
 from plumbline.agent.sandbox import (
+    ConfinedResult,
     Confinement,
     SandboxError,
     SandboxOptions,
@@ -345,7 +348,7 @@ class _AgentRun:
     agent: AgentCommand
     argv: list[str]
     stdout: Path
-    result: ProcessResult
+    result: ConfinedResult
 
 
 class Harness:
@@ -655,6 +658,8 @@ class Harness:
             "prompt_file": str(prompt_path(Path("."), unit.task_id, unit.arm)),
             "started_at_utc": _now(),
             "sandbox": self.options.sandbox.kind,
+            "network": self.options.sandbox.network,
+            "limits": limits_record(self.options.sandbox.limits, mechanism()),
         }
 
     def infra_record(self, record: dict[str, Any], kind: str, reason: str) -> dict[str, Any]:
@@ -780,6 +785,14 @@ class Harness:
             return self.infra_record(record, kind, f"starting {name!r}: {result.start_error}")
         self._record_agent_run(record, scope.task_plan.task, launched)
         self._save_diff(scope, record, baseline, initial.commit, output)
+        if result.limit_exceeded is not None:
+            # A limit stopped the agent: its failure, named, never infrastructure's (after the
+            # time limit the acceptance check still runs, as before, for the record).
+            limits = self.options.sandbox.limits.for_task(scope.task_plan.timeout_seconds)
+            reason = limit_failure(result.limit_exceeded, limits, mechanism())
+            if result.limit_exceeded != "wall":
+                return self._agent_failure(record, reason)
+            record["failure_reason"] = reason
         failure = self._protected_files_failure(scope, record, initial.snapshot)
         if failure is None:
             failure = self._shadowing_failure(scope, record, initial.files)
@@ -869,7 +882,7 @@ class Harness:
             sandbox,
             argv,
             confinement,
-            timeout=scope.task_plan.timeout_seconds,
+            timeout=self.options.sandbox.limits.timeout(scope.task_plan.timeout_seconds),
             stdout=stdout,
             stderr=trial.logs / "agent.stderr",
             stdin=prompt_file if via_stdin else None,
@@ -918,6 +931,8 @@ class Harness:
             environment={**env, "TMPDIR": "/tmp"} if self._confines() else env,
             symlinks=links,
             tmp_bytes=self.options.sandbox.tmp_bytes,
+            bridges=self.options.sandbox.trial_bridges(),
+            limits=self.options.sandbox.limits,
         )
 
     def _confines(self) -> bool:
@@ -933,11 +948,14 @@ class Harness:
         stdout: Path,
         stderr: Path,
         stdin: Path | None = None,
-    ) -> ProcessResult:
-        """Run `argv` in `sandbox` under a time limit on everything it starts."""
-        launch = sandbox.launch(argv, confinement)
+    ) -> ConfinedResult:
+        """Run `argv` in `sandbox` under a time limit on everything it starts, in its limits."""
         try:
-            return run_process(
+            launch = sandbox.launch(argv, confinement)
+        except OSError as error:
+            return ConfinedResult(None, False, 0.0, OSError(f"making the trial's cgroup: {error}"))
+        try:
+            result = run_process(
                 launch.argv,
                 cwd=launch.cwd or confinement.cwd,
                 env=launch.env,
@@ -949,6 +967,10 @@ class Harness:
                 registry=self.registry,
                 pass_fds=launch.pass_fds,
             )
+            if result.start_error is None and not launch.started():
+                problem = "its cgroup, limits or network bridges could not be set up"
+                return ConfinedResult(None, False, result.duration_seconds, OSError(problem))
+            return ConfinedResult.of(result, launch.exceeded(result), launch.mechanism)
         finally:
             launch.close()
 
@@ -1063,6 +1085,7 @@ class Harness:
             cwd=trial.workspace,
             environment=env,
             tmp_bytes=self.options.sandbox.tmp_bytes,
+            limits=self.options.sandbox.limits,
         )
 
     def _accept(
