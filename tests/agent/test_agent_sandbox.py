@@ -398,9 +398,12 @@ def test_compare_warns_when_the_arms_ran_in_different_sandboxes(
     assert completed.returncode == 0, completed.stderr
     warnings = json.loads(completed.stdout)["comparisons"][0]["warnings"]
     assert any("ran in different sandboxes" in w for w in warnings), warnings
+    # Unconfined trials run on the host's network; the sandboxed ones on their own.
+    networks = [w for w in warnings if "ran in different networks" in w]
+    assert networks and "with_hint: isolated; without_hint: host" in networks[0], warnings
     same = tmp_path / "same.jsonl"
     same.write_text("".join(json.dumps(r) + "\n" for r in runs["bubblewrap"]))
     command[4] = str(same)
     completed = subprocess.run(command, capture_output=True, text=True, check=False)
     warnings = json.loads(completed.stdout)["comparisons"][0]["warnings"]
-    assert not any("different sandboxes" in w for w in warnings)
+    assert not any("different sandboxes" in w or "different networks" in w for w in warnings)

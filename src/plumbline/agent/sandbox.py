@@ -272,8 +272,8 @@ class NoSandbox:
     name = "none"
 
     def unavailable(self, network: Network) -> str | None:
-        if network == "none":
-            return "--network none needs a sandbox (--sandbox bubblewrap)"
+        if network != "host":
+            return f"--network {network} needs a sandbox (--sandbox bubblewrap)"
         return None
 
     def launch(self, argv: Sequence[str], confinement: Confinement) -> Launch:
