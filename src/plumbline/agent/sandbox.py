@@ -139,6 +139,12 @@ class SandboxOptions:
     home_files: tuple[HomeFile, ...] = ()
     limits: TrialLimits = field(default_factory=TrialLimits)
 
+    def __post_init__(self) -> None:
+        # Unconfined trials (`--sandbox none`) can only be on the host's network: that is
+        # what their records say.
+        if self.kind == "none" and self.network == "isolated":
+            object.__setattr__(self, "network", "host")
+
     @property
     def tmp_bytes(self) -> int:
         return self.limits.disk_bytes

@@ -654,6 +654,8 @@ def _sandbox_options(
     from plumbline.agent.limits import LimitError, parse_limits
     from plumbline.agent.sandbox import SandboxOptions
 
+    if kind == "none" and network == "isolated":
+        raise click.BadParameter("an isolated network needs a sandbox", param_hint="--network")
     chosen = network or ("host" if kind == "none" else "isolated")
     try:
         parsed = parse_limits(limits)
