@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from tests.agent.helpers import read_jsonl, write_suite
 
+from plumbline.agent.limits_kernel import mechanism
 from plumbline.agent.sandbox import install_paths
 from plumbline.agent.workspace import file_names, shadowing_files
 
@@ -162,14 +163,16 @@ def test_a_sandboxed_agent_reaches_nothing_but_its_own_trial(tmp_path: Path, lis
         assert report["results_listing"] is None
         assert report["records_appended"] is False and report["plan_rewritten"] is False
         assert report["outside_written"] is False
-        # Its own trial is its to use, and the network is there by default.
+        # Its own trial is its to use; the host's network is not (its own namespace).
         assert report["workspace_written"] and report["home_written"] and report["tmp_written"]
-        assert report["network"] is True
+        assert report["network"] is False
         assert report["pid"] < 10  # its own PID namespace
     assert not (here.root / "suite" / "repo" / "PLANTED").exists()
     assert list((here.root / "outside").iterdir()) == []
     records = read_jsonl(here.results / "records.jsonl")
     assert len(records) == 4 and {r["sandbox"] for r in records} == {"bubblewrap"}
+    assert {r["network"] for r in records} == {"isolated"}
+    assert {r["limits"]["mechanism"] for r in records} == {mechanism()}
     document = json.loads(completed.stdout)
     assert document["record_errors"] == []
     assert json.loads((here.results / "plan.json").read_text())["schedule"]
@@ -208,6 +211,15 @@ def test_network_none_cuts_the_network(tmp_path: Path, listener: int) -> None:
     completed = agent_run(here, "--network", "none")
     assert completed.returncode == 0, completed.stderr
     assert [r["network"] for r in reports(here)] == [False] * 4
+    assert {r["network"] for r in read_jsonl(here.results / "records.jsonl")} == {"none"}
+
+
+def test_network_host_reaches_the_host_and_says_so(tmp_path: Path, listener: int) -> None:
+    here = scene(tmp_path, listener)
+    completed = agent_run(here, "--network", "host")
+    assert completed.returncode == 0, completed.stderr
+    assert [r["network"] for r in reports(here)] == [True] * 4
+    assert {r["network"] for r in read_jsonl(here.results / "records.jsonl")} == {"host"}
 
 
 def impossible_scene(root: Path, port: int, route: str) -> Scene:
@@ -386,9 +398,12 @@ def test_compare_warns_when_the_arms_ran_in_different_sandboxes(
     assert completed.returncode == 0, completed.stderr
     warnings = json.loads(completed.stdout)["comparisons"][0]["warnings"]
     assert any("ran in different sandboxes" in w for w in warnings), warnings
+    # Unconfined trials run on the host's network; the sandboxed ones on their own.
+    networks = [w for w in warnings if "ran in different networks" in w]
+    assert networks and "with_hint: isolated; without_hint: host" in networks[0], warnings
     same = tmp_path / "same.jsonl"
     same.write_text("".join(json.dumps(r) + "\n" for r in runs["bubblewrap"]))
     command[4] = str(same)
     completed = subprocess.run(command, capture_output=True, text=True, check=False)
     warnings = json.loads(completed.stdout)["comparisons"][0]["warnings"]
-    assert not any("different sandboxes" in w for w in warnings)
+    assert not any("different sandboxes" in w or "different networks" in w for w in warnings)

@@ -324,6 +324,8 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
                 agent.profile,
                 "--sandbox",
                 "bubblewrap",
+                "--network",
+                "host",
                 "--pass-env",
                 agent.key_variable,
                 *home_files,

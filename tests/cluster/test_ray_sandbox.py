@@ -43,7 +43,8 @@ def test_ray_trials_run_in_the_same_sandbox(cluster: LocalCluster, work: Path) -
         assert report["other_trials"] == [] and report["results_listing"] is None
         assert report["records_appended"] is False and report["outside_written"] is False
         assert report["workspace_written"] and report["home_written"] and report["tmp_written"]
-        assert report["network"] is True
+        assert report["network"] is False  # its own network namespace, by default
     records = read_jsonl(here.results / "records.jsonl")
     assert {r["sandbox"] for r in records} == {"bubblewrap"} and all(r["node"] for r in records)
+    assert {r["network"] for r in records} == {"isolated"}
     assert processes_with(marker) == []

@@ -29,11 +29,13 @@ import contextlib
 import json
 import re
 import socket
+import socketserver
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -555,6 +557,33 @@ class ProxyTrap:
                 self.requests.append(first.decode("latin-1"))
 
 
+class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+@contextlib.contextmanager
+def unix_socket_server(server: ScriptedAgentServer, path: Path) -> Iterator[Path]:
+    """Serve `server`'s script on a Unix socket at `path` as well (how the harness's proxy is
+    offered to a trial with its own network namespace); removed on exit."""
+
+    class Handler(_Handler):
+        owner = server
+
+        def address_string(self) -> str:
+            return "unix"
+
+    httpd = _UnixHTTPServer(str(path), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, name="agent-server-unix", daemon=True)
+    thread.start()
+    try:
+        yield path
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=30)
+        path.unlink(missing_ok=True)
+
+
 __all__ = [
     "ProxyTrap",
     "Reply",
@@ -564,4 +593,5 @@ __all__ = [
     "Step",
     "ToolCall",
     "Usage",
+    "unix_socket_server",
 ]

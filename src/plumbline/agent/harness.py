@@ -57,11 +57,14 @@ from plumbline.agent.leases import (
     release,
     take,
 )
+from plumbline.agent.limits import limit_failure, limits_record
+from plumbline.agent.limits_kernel import mechanism
 from plumbline.agent.plan import Plan, TaskPlan, final_prompt, prompt_path
-from plumbline.agent.process import ProcessRegistry, ProcessResult, run_process, run_shell
+from plumbline.agent.process import ProcessRegistry, run_process, run_shell
 from plumbline.agent.profiles import REPORTED_FIELDS, AgentCommand, count_runs_of
 from plumbline.agent.safe_files import escaped_name, escaped_value, read_head, remove_tree
 from plumbline.agent.sandbox import (
+    ConfinedResult,
     Confinement,
     SandboxError,
     SandboxOptions,
@@ -363,7 +366,7 @@ class _AgentRun:
     agent: AgentCommand
     argv: list[str]
     stdout: Path
-    result: ProcessResult
+    result: ConfinedResult
 
 
 class Harness:
@@ -677,6 +680,8 @@ class Harness:
             "prompt_file": str(prompt_path(Path("."), unit.task_id, unit.arm)),
             "started_at_utc": _now(),
             "sandbox": self.options.sandbox.kind,
+            "network": self.options.sandbox.network,
+            "limits": limits_record(self.options.sandbox.limits, mechanism()),
         }
 
     def infra_record(self, record: dict[str, Any], kind: str, reason: str) -> dict[str, Any]:
@@ -801,6 +806,13 @@ class Harness:
             name = launched.argv[0]
             return self.infra_record(record, kind, f"starting {name!r}: {result.start_error}")
         self._record_agent_run(record, scope.task_plan.task, launched)
+        limit_reason = None
+        if result.limit_exceeded is not None:
+            # A limit stopped the agent: its failure, named, never infrastructure's (after the
+            # time limit the acceptance check still runs, as before, for the record).
+            limits = self.options.sandbox.limits.for_task(scope.task_plan.timeout_seconds)
+            limit_reason = limit_failure(result.limit_exceeded, limits, mechanism())
+            record["failure_reason"] = limit_reason
         try:
             failure = self._judge_on_evidence(scope, record, baseline, initial, output)
         except (OSError, WorkspaceError, RecursionError, UnicodeError, ValueError) as error:
@@ -811,6 +823,8 @@ class Harness:
                 "the workspace the agent left could not be judged, so the acceptance check "
                 f"did not run: {type(error).__name__}: {error}",
             )
+        if failure is None and limit_reason is not None and result.limit_exceeded != "wall":
+            failure = self._agent_failure(record, limit_reason)
         if failure is not None:
             return failure
         return self._accept(scope, record, agent_timed_out=result.timed_out)
@@ -898,7 +912,7 @@ class Harness:
             sandbox,
             argv,
             confinement,
-            timeout=scope.task_plan.timeout_seconds,
+            timeout=self.options.sandbox.limits.timeout(scope.task_plan.timeout_seconds),
             stdout=stdout,
             stderr=trial.logs / "agent.stderr",
             stdin=prompt_file if via_stdin else None,
@@ -947,6 +961,8 @@ class Harness:
             environment={**env, "TMPDIR": "/tmp"} if self._confines() else env,
             symlinks=links,
             tmp_bytes=self.options.sandbox.tmp_bytes,
+            bridges=self.options.sandbox.trial_bridges(),
+            limits=self.options.sandbox.limits,
         )
 
     def _confines(self) -> bool:
@@ -962,11 +978,14 @@ class Harness:
         stdout: Path,
         stderr: Path,
         stdin: Path | None = None,
-    ) -> ProcessResult:
-        """Run `argv` in `sandbox` under a time limit on everything it starts."""
-        launch = sandbox.launch(argv, confinement)
+    ) -> ConfinedResult:
+        """Run `argv` in `sandbox` under a time limit on everything it starts, in its limits."""
         try:
-            return run_process(
+            launch = sandbox.launch(argv, confinement)
+        except OSError as error:
+            return ConfinedResult(None, False, 0.0, OSError(f"making the trial's cgroup: {error}"))
+        try:
+            result = run_process(
                 launch.argv,
                 cwd=launch.cwd or confinement.cwd,
                 env=launch.env,
@@ -978,6 +997,10 @@ class Harness:
                 registry=self.registry,
                 pass_fds=launch.pass_fds,
             )
+            if result.start_error is None and not launch.started():
+                problem = "its cgroup, limits or network bridges could not be set up"
+                return ConfinedResult(None, False, result.duration_seconds, OSError(problem))
+            return ConfinedResult.of(result, launch.exceeded(result), launch.mechanism)
         finally:
             launch.close()
 
@@ -1126,6 +1149,7 @@ class Harness:
             cwd=trial.workspace,
             environment=env,
             tmp_bytes=self.options.sandbox.tmp_bytes,
+            limits=self.options.sandbox.limits,
         )
 
     def _accept(

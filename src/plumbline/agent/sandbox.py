@@ -10,13 +10,16 @@ runtimes                   the Python and Node.js installations read-only
 the agent                  its resolved executable's install prefix read-only (a Node
                            package's `node_modules`, a virtual environment), the interpreter its
                            script names, `--mount-ro` paths and the suite's `mounts`
-writable                   the trial's workspace, its own HOME, a private `/tmp` (tmpfs)
+writable                   the trial's workspace, its own HOME, a private `/tmp` and
+                           `/dev/shm` (tmpfs mounts of the disk limit)
 absent                     the invoking user's home, the suite and task sources, the results
                            directory, every other trial, the harness's processes (`/proc` is
                            the sandbox's own: new PID namespace)
-namespaces                 new user, PID, IPC, UTS and cgroup namespaces (and network with
-                           `--network none`), no capabilities, no nested user namespaces,
-                           `--die-with-parent`, a new session
+namespaces                 new user, PID, IPC, UTS and cgroup namespaces, and network unless
+                           `--network host`: only the harness's proxy ports are reachable
+                           (`plumbline.agent.sandbox_network`); no capabilities, no nested
+                           user namespaces, `--die-with-parent`, a new session
+limits                     the trial's own cgroup and rlimits (`plumbline.agent.limits`)
 end of the trial           the PID namespace dies with the agent's main process: no process
                            outlives the trial, detached or not
 =========================  ===================================================================
@@ -36,17 +39,31 @@ Reference: bubblewrap(1), https://github.com/containers/bubblewrap.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
+from plumbline.agent.limits import Mechanism, TrialLimits
+from plumbline.agent.limits_kernel import TrialCgroup, cgroup_parents, rlimit_arguments
+from plumbline.agent.process import ProcessResult
+from plumbline.agent.sandbox_network import (
+    READY,
+    BridgeError,
+    Network,
+    bridge_mounts,
+    check_bridges,
+    entry_script,
+    find_socat,
+)
 from plumbline.core.registry import Registry, RegistryError
 from plumbline.sandbox.bwrap import (
     CONFINED,
@@ -55,8 +72,6 @@ from plumbline.sandbox.bwrap import (
     runtime_paths,
     system_arguments,
 )
-
-Network = Literal["host", "none"]
 
 #: /etc entries a trial's runtimes need: the sandbox's own, plus name resolution and TLS
 #: certificates (agents call their APIs over the network).
@@ -112,14 +127,31 @@ class HomeFile:
 
 @dataclass(frozen=True)
 class SandboxOptions:
-    """How trials are sandboxed: the `TRIAL_SANDBOXES` name, the network, extra read-only
-    paths, and files copied into each trial's HOME."""
+    """How trials are sandboxed: the `TRIAL_SANDBOXES` name, the network (`isolated`: its own
+    namespace, only the `bridges` ports reachable), the proxy ports bridged in (port -> host
+    Unix socket), extra read-only paths, files copied into each trial's HOME, and the
+    kernel-enforced limits of each trial."""
 
     kind: str = "bubblewrap"
-    network: Network = "host"
+    network: Network = "isolated"
+    bridges: tuple[tuple[int, Path], ...] = ()
     mount_ro: tuple[Path, ...] = ()
     home_files: tuple[HomeFile, ...] = ()
-    tmp_bytes: int = TMP_BYTES
+    limits: TrialLimits = field(default_factory=TrialLimits)
+
+    def __post_init__(self) -> None:
+        # Unconfined trials (`--sandbox none`) can only be on the host's network: that is
+        # what their records say.
+        if self.kind == "none" and self.network == "isolated":
+            object.__setattr__(self, "network", "host")
+
+    @property
+    def tmp_bytes(self) -> int:
+        return self.limits.disk_bytes
+
+    def trial_bridges(self) -> tuple[tuple[int, Path], ...]:
+        """The bridges a trial gets: `bridges` when isolated, none otherwise."""
+        return self.bridges if self.network == "isolated" else ()
 
 
 @dataclass(frozen=True)
@@ -136,7 +168,10 @@ class Confinement:
         network: whether the host's network is reachable.
         cwd: where the command starts.
         environment: its complete environment.
-        tmp_bytes: the size of the private /tmp.
+        tmp_bytes: the size of the private /tmp and /dev/shm.
+        bridges: (port, host Unix socket) pairs: without the host's network,
+            `127.0.0.1:port` inside forwards to the socket (`sandbox_network`).
+        limits: the kernel-enforced limits (None: none, as for the sandbox probe).
     """
 
     writable: tuple[Path, ...]
@@ -147,21 +182,79 @@ class Confinement:
     environment: Mapping[str, str]
     symlinks: tuple[tuple[str, Path], ...] = ()
     tmp_bytes: int = TMP_BYTES
+    bridges: tuple[tuple[int, Path], ...] = ()
+    limits: TrialLimits | None = None
 
 
 @dataclass(frozen=True)
 class Launch:
-    """How to start a command in a sandbox: the argv, the launcher's own environment, and the
-    descriptors it inherits (closed by the caller once the process has started)."""
+    """How to start a command in a sandbox: the argv, the launcher's own environment, the
+    descriptors it inherits (closed by the caller once the process has started), the trial's
+    cgroup, and the pipe its entry script says `ready` on just before the command starts."""
 
     argv: list[str]
     env: Mapping[str, str]
     pass_fds: tuple[int, ...] = ()
     cwd: Path | None = None
+    cgroup: TrialCgroup | None = None
+    ready: int | None = None
+    limits: TrialLimits | None = None
 
     def close(self) -> None:
+        """Close what the launcher inherited; remove the cgroup; close the ready pipe."""
         for fd in self.pass_fds:
-            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        if self.ready is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.ready)
+
+    def started(self) -> bool:
+        """Whether the command itself started (its cgroup joined, its bridges listening); read
+        once the process has ended."""
+        if self.ready is None:
+            return True
+        with contextlib.suppress(OSError):
+            return os.read(self.ready, len(READY)) == READY
+        return False
+
+    def exceeded(self, result: ProcessResult) -> str | None:
+        """The limit (a `LIMIT_NAMES` key) the trial hit, read once it ended: what its cgroup
+        counted, else a process ended by SIGXCPU or SIGXFSZ (bwrap exits with 128 + signal),
+        else its time limit."""
+        if self.limits is None:
+            return None
+        found = self.cgroup.exceeded() if self.cgroup is not None else None
+        code = result.exit_code
+        signals = {int(signal.SIGXCPU): "cpu", int(signal.SIGXFSZ): "disk"}
+        if found is None and code is not None:
+            found = signals.get(-code) or signals.get(code - 128)
+        if found is None and result.timed_out:
+            found = "wall"
+        return found
+
+    @property
+    def mechanism(self) -> Mechanism:
+        return self.cgroup.parents.mechanism if self.cgroup is not None else "rlimit"
+
+
+@dataclass(frozen=True)
+class ConfinedResult(ProcessResult):
+    """How a sandboxed command ended, with the limit it hit (a `LIMIT_NAMES` key) and the
+    mechanism that enforced the limits."""
+
+    limit_exceeded: str | None = None
+    limits_mechanism: Mechanism | None = None
+
+    @classmethod
+    def of(
+        cls, result: ProcessResult, limit: str | None, mechanism: Mechanism | None
+    ) -> ConfinedResult:
+        """`result` with the limit it hit and the mechanism that held the limits."""
+        values = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+        return cls(**values, limit_exceeded=limit, limits_mechanism=mechanism)
 
 
 class TrialSandbox(Protocol):
@@ -185,12 +278,29 @@ class NoSandbox:
     name = "none"
 
     def unavailable(self, network: Network) -> str | None:
-        if network == "none":
-            return "--network none needs a sandbox (--sandbox bubblewrap)"
+        if network != "host":
+            return f"--network {network} needs a sandbox (--sandbox bubblewrap)"
         return None
 
     def launch(self, argv: Sequence[str], confinement: Confinement) -> Launch:
-        return Launch(list(argv), dict(confinement.environment), cwd=confinement.cwd)
+        if confinement.limits is None:
+            return Launch(list(argv), dict(confinement.environment), cwd=confinement.cwd)
+        ready_read, ready_write = _ready_pipe()
+        script = entry_script((), "socat", ready_write)
+        try:
+            prefix, cgroup = limited_prefix(confinement.limits)
+        except OSError:
+            _close(ready_read, ready_write)
+            raise
+        return Launch(
+            [*prefix, "/bin/sh", "-c", script, "sh", *argv],
+            dict(confinement.environment),
+            (ready_write,),
+            cwd=confinement.cwd,
+            cgroup=cgroup,
+            ready=ready_read,
+            limits=confinement.limits,
+        )
 
 
 class BubblewrapSandbox:
@@ -212,7 +322,58 @@ class BubblewrapSandbox:
         os.write(fd, b"".join(os.fsencode(a) + b"\0" for a in options))
         os.lseek(fd, 0, os.SEEK_SET)
         # bwrap takes the command itself from its own command line, after the options.
-        return Launch([bwrap, "--args", str(fd), "--", *argv], {}, (fd,), cwd=Path("/"))
+        command = [bwrap, "--args", str(fd), "--"]
+        if confinement.limits is None and not confinement.bridges:
+            return Launch([*command, *argv], {}, (fd,), cwd=Path("/"))
+        socat = find_socat()
+        if confinement.bridges and socat is None:
+            os.close(fd)
+            raise SandboxError("socat is not installed (Debian/Ubuntu: apt-get install socat)")
+        ready_read, ready_write = _ready_pipe()
+        script = entry_script(confinement.bridges, socat or "socat", ready_write)
+        inner = ["/bin/sh", "-c", script, "sh", *argv]
+        try:
+            prefix, cgroup = limited_prefix(confinement.limits)
+        except OSError:
+            _close(fd, ready_read, ready_write)
+            raise
+        return Launch(
+            [*prefix, *command, *inner],
+            {},
+            (fd, ready_write),
+            cwd=Path("/"),
+            cgroup=cgroup,
+            ready=ready_read,
+            limits=confinement.limits,
+        )
+
+
+def _ready_pipe() -> tuple[int, int]:
+    """The pipe a trial's entry script says `ready` on: the read end non-blocking (read once
+    the trial has ended), the write end inherited by the trial."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    return read_end, write_end
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def limited_prefix(limits: TrialLimits | None) -> tuple[list[str], TrialCgroup | None]:
+    """The commands that start a trial inside its limits (a shell joining its new cgroup, then
+    `prlimit`), and that cgroup; nothing without limits. `OSError` when the cgroup cannot be
+    made."""
+    if limits is None:
+        return [], None
+    parents = cgroup_parents()
+    cgroup = TrialCgroup(parents, limits) if parents is not None else None
+    rlimits = rlimit_arguments(limits, with_cgroup=cgroup is not None)
+    if cgroup is None:
+        return rlimits, None
+    return ["/bin/sh", "-c", cgroup.join_script() + 'exec "$@"', "sh", *rlimits], cgroup
 
 
 TRIAL_SANDBOXES.register("none")(NoSandbox())
@@ -235,6 +396,12 @@ def bwrap_options(confinement: Confinement) -> list[str]:
         str(confinement.tmp_bytes),
         "--tmpfs",
         "/tmp",
+        # The host's /dev/shm is not there; the trial's own is a tmpfs of the same size.
+        "--size",
+        str(confinement.tmp_bytes),
+        "--tmpfs",
+        "/dev/shm",
+        *([] if confinement.network else bridge_mounts(confinement.bridges)),
     ]
     read_only = _outermost(confinement.read_only)
     for path in read_only:
@@ -305,6 +472,13 @@ def require(options: SandboxOptions) -> TrialSandbox:
     except RegistryError as error:
         raise SandboxError(f"--sandbox {options.kind}: {error}") from None
     problem = sandbox.unavailable(options.network)
+    if problem is None and options.trial_bridges() and options.kind != "none":
+        try:
+            check_bridges(options.trial_bridges())
+        except BridgeError as error:
+            problem = str(error)
+        if problem is None and find_socat() is None:
+            problem = "socat is not installed (Debian/Ubuntu: apt-get install socat)"
     if problem is not None:
         hint = "" if options.kind == "none" else "; --sandbox none runs trials unconfined"
         raise SandboxError(f"agent trials cannot be sandboxed with {options.kind}: {problem}{hint}")
@@ -441,9 +615,11 @@ def _json_strings(value: object) -> list[str]:
 __all__ = [
     "TRIAL_SANDBOXES",
     "BubblewrapSandbox",
+    "ConfinedResult",
     "Confinement",
     "HomeFile",
     "Launch",
+    "Network",
     "NoSandbox",
     "SandboxError",
     "SandboxOptions",

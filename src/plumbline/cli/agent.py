@@ -372,10 +372,28 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 )
 @click.option(
     "--network",
-    type=click.Choice(["host", "none"]),
-    default="host",
-    show_default=True,
-    help="host: trials reach the network (agents call their APIs); none: no network.",
+    type=click.Choice(["isolated", "host", "none"]),
+    default=None,
+    help="isolated (the default with a sandbox): each trial has its own network namespace and "
+    "reaches only the --bridge ports (the harness's proxy); host: the host's network, an "
+    "opt-out written in every record (the default with --sandbox none); none: no network.",
+)
+@click.option(
+    "--bridge",
+    "bridges",
+    multiple=True,
+    metavar="PORT=SOCKET",
+    help="In an isolated trial, 127.0.0.1:PORT forwards to this host Unix socket (a proxy "
+    "listening there); repeatable.",
+)
+@click.option(
+    "--limit",
+    "limits",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A kernel-enforced limit of each trial: memory=4G, processes=1024, cpu=3600 (CPU "
+    "seconds per process), wall=SECONDS (lowers the task's timeout), disk=2G (/tmp, /dev/shm, "
+    "any file written); repeatable. The limits and their mechanism are in every record.",
 )
 @click.option(
     "--mount-ro",
@@ -488,7 +506,9 @@ def run_command(
     workdir: str | None,
     keep_workspaces: bool,
     sandbox_kind: str,
-    network: str,
+    network: str | None,
+    bridges: tuple[str, ...],
+    limits: tuple[str, ...],
     mount_ro: tuple[str, ...],
     home_files: tuple[str, ...],
     kill_grace: float,
@@ -543,7 +563,7 @@ def run_command(
         cpus_per_trial=cpus_per_trial,
         memory_per_trial=memory_per_trial,
         infra_retries=infra_retries,
-        sandbox=_sandbox_options(sandbox_kind, network, mount_ro),
+        sandbox=_sandbox_options(sandbox_kind, network, mount_ro, bridges, limits),
         home_files=_home_files(home_files),
     )
     if not wants_json(json_path):
@@ -624,14 +644,41 @@ def _run_options(
     )
 
 
-def _sandbox_options(kind: str, network: str, mount_ro: tuple[str, ...]) -> SandboxOptions:
+def _sandbox_options(
+    kind: str,
+    network: str | None,
+    mount_ro: tuple[str, ...],
+    bridges: tuple[str, ...] = (),
+    limits: tuple[str, ...] = (),
+) -> SandboxOptions:
+    from plumbline.agent.limits import LimitError, parse_limits
     from plumbline.agent.sandbox import SandboxOptions
 
+    if kind == "none" and network == "isolated":
+        raise click.BadParameter("an isolated network needs a sandbox", param_hint="--network")
+    chosen = network or ("host" if kind == "none" else "isolated")
+    try:
+        parsed = parse_limits(limits)
+    except LimitError as error:
+        raise click.BadParameter(str(error), param_hint="--limit") from None
     return SandboxOptions(
         kind=kind,
-        network="none" if network == "none" else "host",
+        network="none" if chosen == "none" else "host" if chosen == "host" else "isolated",
+        bridges=_bridges(bridges),
         mount_ro=tuple(Path(p).resolve() for p in mount_ro),
+        limits=parsed,
     )
+
+
+def _bridges(specs: tuple[str, ...]) -> tuple[tuple[int, Path], ...]:
+    """`--bridge PORT=SOCKET` values as (port, socket path) pairs."""
+    bridges = []
+    for spec in specs:
+        port, found, path = spec.partition("=")
+        if not found or not port.strip().isdigit() or not path:
+            raise click.BadParameter(f"{spec!r}: expected PORT=SOCKET", param_hint="--bridge")
+        bridges.append((int(port), Path(path).expanduser().absolute()))
+    return tuple(bridges)
 
 
 def _home_files(specs: tuple[str, ...]) -> dict[str, bytes]:

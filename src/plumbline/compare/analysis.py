@@ -391,22 +391,26 @@ def _coverage_warnings(
 
 
 def _sandbox_warnings(runs: pl.DataFrame, treatment: str, control: str) -> list[str]:
-    """A warning when the two arms' trials ran in different sandboxes (`agent run --sandbox`):
-    what an agent could reach was not the same, so neither is what it could do."""
-    if "sandbox" not in runs.columns:
-        return []
-    kinds = {
-        arm: sorted({k or "unrecorded" for k in runs.filter(pl.col("arm") == arm)["sandbox"]})
-        for arm in (treatment, control)
-    }
-    if kinds[treatment] == kinds[control]:
-        return []
-    return [
-        f"{treatment} vs {control}: the arms ran in different sandboxes ({treatment}: "
-        f"{', '.join(kinds[treatment]) or 'none recorded'}; {control}: "
-        f"{', '.join(kinds[control]) or 'none recorded'}); their agents could not reach the "
-        "same things, so the comparison mixes that difference into the arms'"
-    ]
+    """A warning when the two arms' trials ran in different sandboxes (`agent run --sandbox`)
+    or networks (`agent run --network`): what an agent could reach was not the same, so
+    neither is what it could do."""
+    warnings = []
+    for column, what in (("sandbox", "sandboxes"), ("network", "networks")):
+        if column not in runs.columns:
+            continue
+        kinds = {
+            arm: sorted({k or "unrecorded" for k in runs.filter(pl.col("arm") == arm)[column]})
+            for arm in (treatment, control)
+        }
+        if kinds[treatment] == kinds[control]:
+            continue
+        warnings.append(
+            f"{treatment} vs {control}: the arms ran in different {what} ({treatment}: "
+            f"{', '.join(kinds[treatment]) or 'none recorded'}; {control}: "
+            f"{', '.join(kinds[control]) or 'none recorded'}); their agents could not reach "
+            "the same things, so the comparison mixes that difference into the arms'"
+        )
+    return warnings
 
 
 def _comparison(

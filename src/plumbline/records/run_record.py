@@ -163,6 +163,9 @@ class RunRecord(BaseModel):
     agent_report_error: str | None = None
     # Written by `plumbline agent run` since trials are sandboxed.
     sandbox: str | None = None
+    # The trial's network (isolated, host, none) and kernel-enforced limits (agent run).
+    network: str | None = None
+    limits: dict[str, Any] | None = None
     shadowing_files: list[str] | None = None
     # Written by the Ray executor (`agent run --executor ray`).
     node: str | None = None
@@ -225,6 +228,7 @@ FRAME_SCHEMA: dict[str, Any] = {
     "started_at_utc": pl.String,
     "ended_at_utc": pl.String,
     "sandbox": pl.String,
+    "network": pl.String,
     "model_usage": pl.List(
         pl.Struct(
             {
