@@ -45,6 +45,9 @@ def run(suite: Path, output: Path, *extra: str, agent: str | None = None) -> dic
             str(output),
             "--kill-grace",
             "0.3",
+            # The fake agent calls no model: its records carry its own report, and say so
+            # (usage_note). Metered trials: test_meter_harness.py, test_real_agents.py.
+            "--no-meter",
             "--json",
             *extra,
         ],
@@ -77,6 +80,8 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
         "--collect-analyze",
         "--html",
         str(site),
+        "--duration-from",
+        "agent",
     )
     found = records(out)
     assert len(found) == 8 and document["ran"] == 8
@@ -96,6 +101,10 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
     assert treated["input_tokens"] == 1_200 and treated["cache_write_tokens"] == 500
     assert treated["total_cost_usd"] == 0.021 and treated["step_count"] == 3
     assert treated["duration_seconds"] == 20.0 and treated["duration_source"] == "agent"
+    assert treated["agent_duration_seconds"] == 20.0 and treated["harness_duration_seconds"] < 20
+    assert (
+        treated["usage_source"] == "agent-reported" and "metering is off" in treated["usage_note"]
+    )
     assert treated["model"] == "claude-sonnet-4-5" and treated["agent"] == "claude-code"
     assert treated["acceptance_cmd_count"] is None  # plain json output names no commands
     # The A/B schema's decision, through --collect-analyze and through `plumbline compare`.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import secrets
 import tempfile
@@ -170,6 +171,48 @@ class TrialMeter:
                 result[name] = credential
         return result
 
+    def rewrite_bytes(self, content: bytes) -> bytes:
+        """A HOME file routed like the environment: allowed upstream URLs pointed at the
+        proxy, the real keys replaced by their credentials (bytes that are not UTF-8 as is)."""
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError:
+            return content
+        text = self.rewrite(text)
+        for credential, real in self.credentials.items():
+            text = text.replace(real, credential)
+        return text.encode("utf-8")
+
+
+@dataclass
+class _Pending:
+    """A call being relayed."""
+
+    trial: TrialMeter
+    origin: str
+    method: str
+    path: str
+    api: Api
+    started: float
+    requested: str | None = None
+    status: int = 0
+    streamed: bool = False
+    first: float | None = None
+    reader: UsageReader | None = None
+    error: str | None = None
+
+
+def _requested_model(body: bytes) -> str | None:
+    """The `model` a JSON request body names (None for anything else)."""
+    if not body.lstrip().startswith(b"{"):
+        return None
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    model = value.get("model") if isinstance(value, dict) else None
+    return model if isinstance(model, str) and model else None
+
 
 class Meter:
     """The run's proxy (a context manager): a thread serving TCP 127.0.0.1 and a Unix socket."""
@@ -276,101 +319,67 @@ class Meter:
         headers = {k: self._swap(trial, v) for k, v in request.headers.items()}
         headers = {k: v for k, v in headers.items() if k.lower() not in _HOP}
         path = rest.split("?", 1)[0]
-        api = api_of(path)
         body = await request.read()
+        call = _Pending(trial, origin, request.method, path, api_of(path), started)
+        call.requested = _requested_model(body)
         assert self._session is not None
         url = URL(origin + self._swap(trial, rest), encoded=True)
         try:
             async with self._session.request(
                 request.method, url, headers=headers, data=body, allow_redirects=False
             ) as upstream:
-                return await self._relay(request, upstream, trial, origin, path, api, started)
+                return await self._relay(request, upstream, call)
         except (aiohttp.ClientError, TimeoutError, OSError) as error:
-            reason = f"{type(error).__name__}: {error}"
-            self._record(trial, origin, request.method, path, api, 502, None, started, None, reason)
+            call.status, call.error = 502, f"{type(error).__name__}: {error}"
+            self._record(call)
             return web.json_response({"error": {"message": "upstream unreachable"}}, status=502)
 
     async def _relay(
-        self,
-        request: web.Request,
-        upstream: aiohttp.ClientResponse,
-        trial: TrialMeter,
-        origin: str,
-        path: str,
-        api: Api,
-        started: float,
+        self, request: web.Request, upstream: aiohttp.ClientResponse, call: _Pending
     ) -> web.StreamResponse:
         """Pass the upstream response through as it arrives, reading its usage on the way."""
         response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
         for name, value in upstream.headers.items():
             if name.lower() not in _HOP:
                 response.headers.add(name, value)
-        event_stream = upstream.content_type == "text/event-stream"
-        reader = UsageReader(api, event_stream=event_stream)
-        first: float | None = None
-        error: str | None = None
+        call.status = upstream.status
+        call.streamed = upstream.content_type == "text/event-stream"
+        reader = call.reader = UsageReader(call.api, event_stream=call.streamed)
         await response.prepare(request)
         try:
             async for chunk in upstream.content.iter_any():
-                if first is None:
-                    first = time.perf_counter() - started
+                if call.first is None:
+                    call.first = time.perf_counter() - call.started
                 await response.write(chunk)
                 reader.feed(chunk)
             reader.close()
             await response.write_eof()
         except (aiohttp.ClientError, ConnectionError, TimeoutError) as failure:
-            error = f"the stream broke: {type(failure).__name__}: {failure}"
+            call.error = f"the stream broke: {type(failure).__name__}: {failure}"
             reader.close()
-        tokens = reader.tokens if upstream.status < 400 or reader.tokens else None
-        self._record(
-            trial,
-            origin,
-            request.method,
-            path,
-            api,
-            upstream.status,
-            reader,
-            started,
-            first,
-            error,
-            tokens=tokens,
-            streamed=event_stream,
-        )
+        self._record(call)
         return response
 
-    def _record(
-        self,
-        trial: TrialMeter,
-        origin: str,
-        method: str,
-        path: str,
-        api: Api,
-        status: int,
-        reader: UsageReader | None,
-        started: float,
-        first: float | None,
-        error: str | None,
-        *,
-        tokens: Tokens | None = None,
-        streamed: bool = False,
-    ) -> None:
+    def _record(self, call: _Pending) -> None:
+        reader = call.reader
+        error = call.error
         if reader is not None and reader.overflow:
             error = error or "the response was too large to read its usage"
-        call = MeteredCall(
-            api,
-            method,
-            origin,
-            path,
-            status,
-            reader.model if reader else None,
-            tokens,
-            time.perf_counter() - started,
-            first,
-            streamed,
+        metered = MeteredCall(
+            call.api,
+            call.method,
+            call.origin,
+            call.path,
+            call.status,
+            (reader.model if reader else None) or call.requested,
+            reader.tokens if reader else None,
+            time.perf_counter() - call.started,
+            call.first,
+            call.streamed,
             error,
         )
         with self._lock:
-            trial.calls.append(call)
+            call.trial.calls.append(metered)
 
     @staticmethod
     def _swap(trial: TrialMeter, value: str) -> str:
