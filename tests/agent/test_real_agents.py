@@ -2,9 +2,11 @@
 packages (pinned, installed by `make agents` into .tools/agents/), each run through
 `plumbline agent run` on the example suite's fix-mean task against a scripted local model
 (tests/support/agent_server.py) that answers with tool calls: read mean.py, edit it, run the
-tests, then a final message. Each agent must solve the task (the acceptance test passes), and
-its tokens, cost and turns, parsed by its profile from its REAL output, must equal what the
-server sent it.
+tests, then a final message. Each agent must solve the task (the acceptance test passes); its
+model calls go through the harness's metering proxy (the server's origin allowed with
+`--allow-host`), whose counted tokens must equal what the server sent, and its own tokens, cost
+and turns, parsed by its profile from its REAL output, must equal them too. The key the agent
+gets is a per-trial credential: the server sees the real one, swapped in by the proxy.
 
 Every trial runs in plumbline's bubblewrap sandbox (the default), with the agent's install
 prefix (.tools/agents/node_modules, found from the executable) mounted read-only by the
@@ -243,6 +245,25 @@ def served_totals(served: list[Served]) -> dict[str, int]:
     }
 
 
+def sent_tokens(served: list[Served]) -> dict[str, int]:
+    """The tokens the server's answers stated, kept the way records keep them: the uncached
+    input apart from cache reads and writes (Chat Completions states no cache writes: they
+    stay in its input)."""
+    totals = dict.fromkeys(("input", "output", "cache_read", "cache_write"), 0)
+    for s in served:
+        written = 0 if s.api == "chat" else s.usage.cache_write
+        totals["input"] += s.usage.input - s.usage.cached - written
+        totals["output"] += s.usage.output
+        totals["cache_read"] += s.usage.cached
+        totals["cache_write"] += written
+    return totals
+
+
+def agent_environments(out: Path) -> list[str]:
+    """Everything the harness saved (the agent's own output included) as text."""
+    return [p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()]
+
+
 def expected_fields(profile: str, served: list[Served]) -> dict[str, Any]:
     """What the profile must parse from the agent's output, from what the server sent it."""
     t = served_totals(served)
@@ -326,6 +347,8 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
                 "bubblewrap",
                 "--pass-env",
                 agent.key_variable,
+                "--allow-host",
+                f"127.0.0.1:{server.port}",
                 *home_files,
                 "-o",
                 str(out),
@@ -334,6 +357,8 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
             catch_exceptions=False,
         )
         served = server.scripted()
+        everything = list(server.served)
+        credentials = list(server.credentials)
         paths = {path for path, _ in server.requests}
     assert result.exit_code == 0, result.output
     records = read_jsonl(out / "records.jsonl")
@@ -357,7 +382,27 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
     assert api in paths
     # No telemetry, update check, plugin or model-list download: no host but the model's.
     assert trap.requests == []
-    # Tokens, cost and turns parsed from the agent's real output equal what the server sent.
+    # Every call went through the proxy, which put the real key back for the server; the
+    # agent itself held a per-trial credential only.
+    assert credentials and set(credentials) == {KEY}
+    assert all(KEY not in value for value in agent_environments(out))
+    # The harness counted every token the server sent (side requests included), and the
+    # records' tokens are those counts.
+    for record in records:
+        assert record["usage_source"] == "metered" and record["duration_source"] == "harness"
+    metered = {
+        kind: sum(r["metered_usage"][f"{kind}_tokens"] for r in records)
+        for kind in ("input", "output", "cache_read", "cache_write")
+    }
+    assert metered == sent_tokens(everything)
+    assert sum(r["metered_usage"]["calls"] for r in records) == len(everything)
+    for record in records:
+        for kind in ("input", "output", "cache_read", "cache_write"):
+            assert record[f"{kind}_tokens"] == record["metered_usage"][f"{kind}_tokens"]
+    # Tokens, cost and turns parsed from the agent's real output equal what the server sent,
+    # kept beside the metered ones.
     for record, trial in zip(records, (served[:4], served[4:]), strict=True):
+        own = record["agent_reported_usage"]
         for field, wanted in expected_fields(name, trial).items():
-            assert record[field] == wanted, (field, record[field], wanted)
+            value = own[field] if field in own else record[field]
+            assert value == wanted, (field, value, wanted)

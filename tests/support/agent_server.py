@@ -153,6 +153,8 @@ class ScriptedAgentServer:
         self.script = script
         self.served: list[Served] = []
         self.requests: list[tuple[str, dict[str, Any]]] = []  # (path, decoded body)
+        #: The credentials each request carried (`authorization`, `x-api-key`), in order.
+        self.credentials: list[str] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -247,8 +249,10 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = {}
+        credential = self.headers.get("x-api-key") or self.headers.get("authorization") or ""
         with self.owner._lock:
             self.owner.requests.append((path, body))
+            self.owner.credentials.append(credential.removeprefix("Bearer "))
         if path.endswith("/responses"):
             self._responses(body)
         elif path.endswith("/chat/completions"):
