@@ -345,19 +345,22 @@ class Meter:
         call.status = upstream.status
         call.streamed = upstream.content_type == "text/event-stream"
         reader = call.reader = UsageReader(call.api, event_stream=call.streamed)
-        await response.prepare(request)
         try:
+            await response.prepare(request)
             async for chunk in upstream.content.iter_any():
                 if call.first is None:
                     call.first = time.perf_counter() - call.started
                 await response.write(chunk)
                 reader.feed(chunk)
-            reader.close()
-            await response.write_eof()
         except (aiohttp.ClientError, ConnectionError, TimeoutError) as failure:
             call.error = f"the stream broke: {type(failure).__name__}: {failure}"
+        finally:
+            # Counted before the body's end reaches the agent: once it has the whole answer,
+            # the call is in the trial's log.
             reader.close()
-        self._record(call)
+            self._record(call)
+        with contextlib.suppress(ConnectionError):
+            await response.write_eof()
         return response
 
     def _record(self, call: _Pending) -> None:
