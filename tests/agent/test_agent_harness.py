@@ -355,6 +355,47 @@ def test_passed_secrets_reach_the_agent_and_nothing_else(
     assert expected_hash not in diffs and '"secret_sha256": null' in diffs
 
 
+def test_a_secret_passed_to_one_arm_never_reaches_the_other(
+    make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--pass-env ARM:NAME` and the suite's arm `pass_env`: that arm's agent alone gets it."""
+    secret = "sk-arm-only-0123456789abcdef"
+    digest = hashlib.sha256(secret.encode()).hexdigest()
+    monkeypatch.setenv("FAKE_API_KEY", secret)
+    env = {"FAKE_REPORT": "1", "FAKE_SECRET_NAME": "FAKE_API_KEY"}
+
+    def diffs_by_arm(out: Path) -> dict[str, str]:
+        return {r["arm"]: (out / r["diff_file"]).read_text() for r in records(out)}
+
+    suite = make_suite({"tasks": one_task(), "env": env})
+    out = tmp_path / "option"
+    run(suite, out, "--repeats", "1", "--pass-env", "with_hint:FAKE_API_KEY")
+    found = diffs_by_arm(out)
+    assert digest in found["with_hint"] and digest not in found["without_hint"]
+    assert '"secret_sha256": null' in found["without_hint"]
+    assert json.loads((out / "plan.json").read_text())["arm_pass_env"] == {
+        "with_hint": ["FAKE_API_KEY"]
+    }
+    assert all(secret.encode() not in p.read_bytes() for p in out.rglob("*") if p.is_file())
+
+    suite = make_suite(
+        {"tasks": one_task(), "env": env, "arms": arms(without={"pass_env": ["FAKE_API_KEY"]})}
+    )
+    out = tmp_path / "suite"
+    run(suite, out, "--repeats", "1")
+    found = diffs_by_arm(out)
+    assert digest in found["without_hint"] and digest not in found["with_hint"]
+
+    result = CliRunner().invoke(
+        main,
+        [
+            *("agent", "run", str(suite), "--agent", fake_agent()),
+            *("-o", str(tmp_path / "x"), "--pass-env", "nosuch:FAKE_API_KEY"),
+        ],
+    )
+    assert result.exit_code == 2 and "the suite has no arm 'nosuch'" in result.output
+
+
 def test_a_passed_secret_leaks_in_no_encoding(
     make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
