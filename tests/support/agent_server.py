@@ -228,6 +228,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
 
+    def setup(self) -> None:
+        super().setup()
+        # Each event leaves at once, as from a provider's server (without it, Nagle's
+        # algorithm holds the next small write until the reader's delayed acknowledgement).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         if path.endswith("/models"):

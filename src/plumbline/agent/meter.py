@@ -194,7 +194,7 @@ class _Pending:
     path: str
     api: Api
     started: float
-    requested: str | None = None
+    body: bytes = b""  # the request's, read for its model only when the answer names none
     status: int = 0
     streamed: bool = False
     first: float | None = None
@@ -320,8 +320,7 @@ class Meter:
         headers = {k: v for k, v in headers.items() if k.lower() not in _HOP}
         path = rest.split("?", 1)[0]
         body = await request.read()
-        call = _Pending(trial, origin, request.method, path, api_of(path), started)
-        call.requested = _requested_model(body)
+        call = _Pending(trial, origin, request.method, path, api_of(path), started, body)
         assert self._session is not None
         url = URL(origin + self._swap(trial, rest), encoded=True)
         try:
@@ -374,7 +373,7 @@ class Meter:
             call.origin,
             call.path,
             call.status,
-            (reader.model if reader else None) or call.requested,
+            (reader.model if reader else None) or _requested_model(call.body),
             reader.tokens if reader else None,
             time.perf_counter() - call.started,
             call.first,
