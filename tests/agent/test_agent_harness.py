@@ -20,7 +20,15 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from tests.agent.helpers import FAKE_AGENT, arms, fake_agent, gone, one_task, read_jsonl
+from tests.agent.helpers import (
+    FAKE_AGENT,
+    arms,
+    example_data,
+    fake_agent,
+    gone,
+    one_task,
+    read_jsonl,
+)
 
 from plumbline.agent.workspace import ALLOWED_ENV
 from plumbline.cli.main import main
@@ -185,6 +193,7 @@ def test_trials_are_hermetic_and_the_control_cannot_see_the_treatment(
         allowed = {*ALLOWED_ENV, "HOME", "TMPDIR", "GIT_CEILING_DIRECTORIES", "CLAUDE_CONFIG_DIR"}
         allowed.add("PWD")  # set by bubblewrap's --chdir
         allowed |= {"CODEX_HOME", "FAKE_REPORT", "TREATMENT_ONLY"}
+        allowed |= set(example_data()["env"])  # the example suite's switches
         allowed |= {n for n in report["env_names"] if n.startswith("XDG_")}
         assert set(report["env_names"]) <= allowed
         assert "PLUMBLINE_TEST_LEAK" not in report["env_names"]
