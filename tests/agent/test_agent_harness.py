@@ -645,3 +645,40 @@ def test_malformed_usage_is_unknown_and_the_run_still_counts(
         assert record.get("model_usage") is None  # its entry holds the bad count too
         assert record["output_tokens"] is not None  # the valid values are kept
         assert record["success"] is (record["arm"] == "with_hint")
+
+
+def test_a_metered_run_counts_no_tokens_the_agent_only_claims(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    """The fake agent prints a Claude Code report of 1,200 input tokens but calls no model:
+    metered (its claude-code profile is routed through the proxy), the records count zero,
+    keep its claim beside, flag the difference, and `compare` gates on the counts and warns;
+    mixed with an unmetered arm, `compare` says the sources differ."""
+    suite = make_suite({"tasks": one_task()})
+    out = tmp_path / "metered"
+    arguments = ["agent", "run", str(suite), "--agent", fake_agent(), "--profile", "claude-code"]
+    result = CliRunner().invoke(
+        main, [*arguments, "-o", str(out), "--repeats", "1", "--collect-analyze", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    treated = next(r for r in records(out) if r["arm"] == "with_hint")
+    assert treated["usage_source"] == "metered" and treated["metered_usage"]["calls"] == 0
+    assert treated["input_tokens"] == 0 and treated["agent_reported_usage"]["input_tokens"] == 1200
+    assert treated["usage_discrepancy"] is None and treated["usage_discrepancy_flagged"] is True
+    assert treated["duration_source"] == "harness" and treated["agent_duration_seconds"] == 20.0
+    warnings = document["compare"]["comparisons"][0]["warnings"]
+    assert any("more than 1% off what the harness metered" in w for w in warnings), warnings
+    unmetered = tmp_path / "unmetered"
+    run(suite, unmetered, "--repeats", "1")
+    mixed = tmp_path / "mixed.jsonl"
+    chosen = [r for r in records(out) if r["arm"] == "with_hint"]
+    chosen += [r for r in records(unmetered) if r["arm"] == "without_hint"]
+    mixed.write_text("".join(json.dumps(r) + "\n" for r in chosen))
+    compared = CliRunner().invoke(
+        main,
+        ["compare", str(mixed), "--json", "--treatment", "with_hint", "--control", "without_hint"],
+    )
+    assert compared.exit_code == 0, compared.output
+    warnings = json.loads(compared.stdout)["comparisons"][0]["warnings"]
+    assert any("come from different sources" in w for w in warnings), warnings

@@ -267,6 +267,8 @@ FRAME_SCHEMA: dict[str, Any] = {
     "started_at_utc": pl.String,
     "ended_at_utc": pl.String,
     "sandbox": pl.String,
+    "usage_source": pl.String,
+    "usage_discrepancy_flagged": pl.Boolean,
     "model_usage": pl.List(
         pl.Struct(
             {
