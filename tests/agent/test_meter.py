@@ -11,6 +11,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -242,3 +243,21 @@ def test_the_discrepancy_is_flagged_over_one_percent() -> None:
     assert bad["agent_reported_usage"]["input_tokens"] is None
     assert bad["agent_reported_usage"]["total_cost_usd"] is None
     assert bad["usage_discrepancy_flagged"] is False and bad["input_tokens"] == 0
+
+
+def test_the_harness_exposes_the_bridge_a_network_namespace_needs(tmp_path: Any) -> None:
+    from plumbline.agent.harness import Harness, RunOptions
+    from plumbline.agent.plan import make_plan
+    from plumbline.agent.profiles import resolve_agent
+    from plumbline.agent.suite import load_suite
+
+    suite = Path(__file__).resolve().parents[2] / "src/plumbline/examples/agent_suite/suite.toml"
+    plan = make_plan(load_suite(suite), resolve_agent("claude-code"), seed=1)
+    harness = Harness(plan, RunOptions(output=tmp_path / "out", allow_hosts=("gw:8080",)))
+    assert harness.meter_bridges() == {}
+    assert harness.allowed_upstreams()[-1] == "gw:8080"
+    with harness.metering():
+        bridges = harness.meter_bridges()
+        assert harness.meter is not None and list(bridges) == [harness.meter.port]
+        assert all(path.is_socket() for path in bridges.values())
+    assert harness.meter_bridges() == {} and not any(p.exists() for p in bridges.values())

@@ -599,6 +599,12 @@ class Harness:
         network = self.plan.loaded.suite.network
         return (*DEFAULT_ALLOW, *network.allow, *self.options.allow_hosts)
 
+    def meter_bridges(self) -> dict[int, Path]:
+        """Where a trial with its own network namespace reaches the metering proxy: its
+        loopback port inside the trial -> the proxy's Unix socket on the host (empty when the
+        run is not metered). The agent's base URLs name `127.0.0.1:<port>` in either mode."""
+        return {} if self.meter is None else {self.meter.port: self.meter.socket_path}
+
     @contextlib.contextmanager
     def metering(self) -> Iterator[None]:
         """Run the metering proxy while the trials of this block run (unless metering is off)."""
