@@ -7,7 +7,6 @@ validated run record per run to DIR/records.jsonl (rerun the same command to res
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 from collections.abc import Callable
@@ -570,12 +569,12 @@ def run_command(
         lambda r: _plan(suite, agent, profile, r, seed, order),
         correlation=correlation,
     )
-    common, per_arm = _pass_env(pass_env, plan)
     options = _run_options(
         output=output,
         concurrency=concurrency,
         workdir=workdir,
-        pass_env=common,
+        pass_env=_pass_env(pass_env, plan),
+        metering=(allow_hosts, not no_meter),
         keep_workspaces=keep_workspaces,
         kill_grace=kill_grace,
         retry_infra=retry_infra,
@@ -588,9 +587,6 @@ def run_command(
         infra_retries=infra_retries,
         sandbox=_sandbox_options(sandbox_kind, network, mount_ro),
         home_files=_home_files(home_files),
-    )
-    options = dataclasses.replace(
-        options, arm_pass_env=per_arm, allow_hosts=allow_hosts, meter=not no_meter
     )
     if not wants_json(json_path):
         render_differences(plan, console)
@@ -630,7 +626,8 @@ def _run_options(
     output: str,
     concurrency: int,
     workdir: str | None,
-    pass_env: dict[str, str],
+    pass_env: tuple[dict[str, str], dict[str, dict[str, str]]],
+    metering: tuple[tuple[str, ...], bool],
     keep_workspaces: bool,
     kill_grace: float,
     retry_infra: bool,
@@ -644,7 +641,8 @@ def _run_options(
     sandbox: SandboxOptions,
     home_files: dict[str, bytes],
 ) -> RunOptions:
-    """The harness's options from `agent run`'s command-line options."""
+    """The harness's options from `agent run`'s command-line options (`pass_env`: the values
+    for every arm, and per arm; `metering`: the allowed upstreams, and whether to meter)."""
     from plumbline.agent.harness import RayOptions, RunOptions
 
     ray_options = RayOptions(
@@ -657,7 +655,10 @@ def _run_options(
         output=Path(output),
         concurrency=concurrency,
         workdir=Path(workdir) if workdir else None,
-        pass_env=pass_env,
+        pass_env=pass_env[0],
+        arm_pass_env=pass_env[1],
+        allow_hosts=metering[0],
+        meter=metering[1],
         keep_workspaces=keep_workspaces,
         kill_grace=kill_grace,
         retry_infra=retry_infra,
