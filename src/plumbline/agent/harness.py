@@ -10,8 +10,15 @@ for a run that timed out. Infrastructure failures are classified where they happ
 
 Records are appended to `records.jsonl` only when a trial is complete (flushed and fsynced), so
 a killed harness leaves no half-written record; a rerun skips the (task, arm, repeat) units
-already recorded. Values of variables passed through with `--pass-env` reach the agent and
-nothing else: they are redacted from every log and diff the harness saves.
+already recorded. Values of variables passed through with `--pass-env` reach the agent (of
+every arm, or of one with `ARM:NAME`) and nothing else: they are redacted from every log and
+diff the harness saves.
+
+The agents' model calls go through the run's metering proxy (`agent.meter`, local executor):
+each trial's allowed upstream URLs point at its own route, its keys are per-trial credentials,
+and its record's tokens, model and cost are what the proxy counted, the agent's own report
+beside them (`agent.metering`). The duration is the harness's clock unless `--duration-from
+agent`.
 """
 
 from __future__ import annotations
