@@ -136,7 +136,10 @@ def test_git_config_written_by_the_agent_runs_nothing_in_the_harness(
 def run_with_profile(suite: Path, output: Path, agent: str, profile: str) -> None:
     result = CliRunner().invoke(
         main,
-        ["agent", "run", str(suite), "--agent", agent, "--profile", profile, "-o", str(output)],
+        [
+            *("agent", "run", str(suite), "--agent", agent, "--profile", profile),
+            *("-o", str(output), "--no-meter"),  # the fake agent calls no model
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output

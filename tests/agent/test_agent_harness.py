@@ -20,7 +20,15 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from tests.agent.helpers import FAKE_AGENT, arms, fake_agent, gone, one_task, read_jsonl
+from tests.agent.helpers import (
+    FAKE_AGENT,
+    arms,
+    example_data,
+    fake_agent,
+    gone,
+    one_task,
+    read_jsonl,
+)
 
 from plumbline.agent.workspace import ALLOWED_ENV
 from plumbline.cli.main import main
@@ -45,6 +53,9 @@ def run(suite: Path, output: Path, *extra: str, agent: str | None = None) -> dic
             str(output),
             "--kill-grace",
             "0.3",
+            # The fake agent calls no model: its records carry its own report, and say so
+            # (usage_note). Metered trials: test_meter_harness.py, test_real_agents.py.
+            "--no-meter",
             "--json",
             *extra,
         ],
@@ -77,6 +88,8 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
         "--collect-analyze",
         "--html",
         str(site),
+        "--duration-from",
+        "agent",
     )
     found = records(out)
     assert len(found) == 8 and document["ran"] == 8
@@ -96,6 +109,10 @@ def test_example_suite_records_lead_compare_to_prefer_the_treatment(
     assert treated["input_tokens"] == 1_200 and treated["cache_write_tokens"] == 500
     assert treated["total_cost_usd"] == 0.021 and treated["step_count"] == 3
     assert treated["duration_seconds"] == 20.0 and treated["duration_source"] == "agent"
+    assert treated["agent_duration_seconds"] == 20.0 and treated["harness_duration_seconds"] < 20
+    assert (
+        treated["usage_source"] == "agent-reported" and "metering is off" in treated["usage_note"]
+    )
     assert treated["model"] == "claude-sonnet-4-5" and treated["agent"] == "claude-code"
     assert treated["acceptance_cmd_count"] is None  # plain json output names no commands
     # The A/B schema's decision, through --collect-analyze and through `plumbline compare`.
@@ -176,6 +193,7 @@ def test_trials_are_hermetic_and_the_control_cannot_see_the_treatment(
         allowed = {*ALLOWED_ENV, "HOME", "TMPDIR", "GIT_CEILING_DIRECTORIES", "CLAUDE_CONFIG_DIR"}
         allowed.add("PWD")  # set by bubblewrap's --chdir
         allowed |= {"CODEX_HOME", "FAKE_REPORT", "TREATMENT_ONLY"}
+        allowed |= set(example_data()["env"])  # the example suite's switches
         allowed |= {n for n in report["env_names"] if n.startswith("XDG_")}
         assert set(report["env_names"]) <= allowed
         assert "PLUMBLINE_TEST_LEAK" not in report["env_names"]
@@ -344,6 +362,47 @@ def test_passed_secrets_reach_the_agent_and_nothing_else(
     run(suite, out2, "--repeats", "1")
     diffs = "".join(p.read_text() for p in (out2 / "diffs").iterdir())
     assert expected_hash not in diffs and '"secret_sha256": null' in diffs
+
+
+def test_a_secret_passed_to_one_arm_never_reaches_the_other(
+    make_suite: MakeSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--pass-env ARM:NAME` and the suite's arm `pass_env`: that arm's agent alone gets it."""
+    secret = "sk-arm-only-0123456789abcdef"
+    digest = hashlib.sha256(secret.encode()).hexdigest()
+    monkeypatch.setenv("FAKE_API_KEY", secret)
+    env = {"FAKE_REPORT": "1", "FAKE_SECRET_NAME": "FAKE_API_KEY"}
+
+    def diffs_by_arm(out: Path) -> dict[str, str]:
+        return {r["arm"]: (out / r["diff_file"]).read_text() for r in records(out)}
+
+    suite = make_suite({"tasks": one_task(), "env": env})
+    out = tmp_path / "option"
+    run(suite, out, "--repeats", "1", "--pass-env", "with_hint:FAKE_API_KEY")
+    found = diffs_by_arm(out)
+    assert digest in found["with_hint"] and digest not in found["without_hint"]
+    assert '"secret_sha256": null' in found["without_hint"]
+    assert json.loads((out / "plan.json").read_text())["arm_pass_env"] == {
+        "with_hint": ["FAKE_API_KEY"]
+    }
+    assert all(secret.encode() not in p.read_bytes() for p in out.rglob("*") if p.is_file())
+
+    suite = make_suite(
+        {"tasks": one_task(), "env": env, "arms": arms(without={"pass_env": ["FAKE_API_KEY"]})}
+    )
+    out = tmp_path / "suite"
+    run(suite, out, "--repeats", "1")
+    found = diffs_by_arm(out)
+    assert digest in found["without_hint"] and digest not in found["with_hint"]
+
+    result = CliRunner().invoke(
+        main,
+        [
+            *("agent", "run", str(suite), "--agent", fake_agent()),
+            *("-o", str(tmp_path / "x"), "--pass-env", "nosuch:FAKE_API_KEY"),
+        ],
+    )
+    assert result.exit_code == 2 and "the suite has no arm 'nosuch'" in result.output
 
 
 def test_a_passed_secret_leaks_in_no_encoding(
@@ -586,3 +645,40 @@ def test_malformed_usage_is_unknown_and_the_run_still_counts(
         assert record.get("model_usage") is None  # its entry holds the bad count too
         assert record["output_tokens"] is not None  # the valid values are kept
         assert record["success"] is (record["arm"] == "with_hint")
+
+
+def test_a_metered_run_counts_no_tokens_the_agent_only_claims(
+    make_suite: MakeSuite, tmp_path: Path
+) -> None:
+    """The fake agent prints a Claude Code report of 1,200 input tokens but calls no model:
+    metered (its claude-code profile is routed through the proxy), the records count zero,
+    keep its claim beside, flag the difference, and `compare` gates on the counts and warns;
+    mixed with an unmetered arm, `compare` says the sources differ."""
+    suite = make_suite({"tasks": one_task()})
+    out = tmp_path / "metered"
+    arguments = ["agent", "run", str(suite), "--agent", fake_agent(), "--profile", "claude-code"]
+    result = CliRunner().invoke(
+        main, [*arguments, "-o", str(out), "--repeats", "1", "--collect-analyze", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    treated = next(r for r in records(out) if r["arm"] == "with_hint")
+    assert treated["usage_source"] == "metered" and treated["metered_usage"]["calls"] == 0
+    assert treated["input_tokens"] == 0 and treated["agent_reported_usage"]["input_tokens"] == 1200
+    assert treated["usage_discrepancy"] is None and treated["usage_discrepancy_flagged"] is True
+    assert treated["duration_source"] == "harness" and treated["agent_duration_seconds"] == 20.0
+    warnings = document["compare"]["comparisons"][0]["warnings"]
+    assert any("more than 1% off what the harness metered" in w for w in warnings), warnings
+    unmetered = tmp_path / "unmetered"
+    run(suite, unmetered, "--repeats", "1")
+    mixed = tmp_path / "mixed.jsonl"
+    chosen = [r for r in records(out) if r["arm"] == "with_hint"]
+    chosen += [r for r in records(unmetered) if r["arm"] == "without_hint"]
+    mixed.write_text("".join(json.dumps(r) + "\n" for r in chosen))
+    compared = CliRunner().invoke(
+        main,
+        ["compare", str(mixed), "--json", "--treatment", "with_hint", "--control", "without_hint"],
+    )
+    assert compared.exit_code == 0, compared.output
+    warnings = json.loads(compared.stdout)["comparisons"][0]["warnings"]
+    assert any("come from different sources" in w for w in warnings), warnings

@@ -2,9 +2,11 @@
 packages (pinned, installed by `make agents` into .tools/agents/), each run through
 `plumbline agent run` on the example suite's fix-mean task against a scripted local model
 (tests/support/agent_server.py) that answers with tool calls: read mean.py, edit it, run the
-tests, then a final message. Each agent must solve the task (the acceptance test passes), and
-its tokens, cost and turns, parsed by its profile from its REAL output, must equal what the
-server sent it.
+tests, then a final message. Each agent must solve the task (the acceptance test passes); its
+model calls go through the harness's metering proxy (the server's origin allowed with
+`--allow-host`), whose counted tokens must equal what the server sent, and its own tokens, cost
+and turns, parsed by its profile from its REAL output, must equal them too. The key the agent
+gets is a per-trial credential: the server sees the real one, swapped in by the proxy.
 
 Every trial runs in plumbline's bubblewrap sandbox (the default), with the agent's install
 prefix (.tools/agents/node_modules, found from the executable) mounted read-only by the
@@ -243,6 +245,25 @@ def served_totals(served: list[Served]) -> dict[str, int]:
     }
 
 
+def sent_tokens(served: list[Served]) -> dict[str, int]:
+    """The tokens the server's answers stated, kept the way records keep them: the uncached
+    input apart from cache reads and writes (Chat Completions states no cache writes: they
+    stay in its input)."""
+    totals = dict.fromkeys(("input", "output", "cache_read", "cache_write"), 0)
+    for s in served:
+        written = 0 if s.api == "chat" else s.usage.cache_write
+        totals["input"] += s.usage.input - s.usage.cached - written
+        totals["output"] += s.usage.output
+        totals["cache_read"] += s.usage.cached
+        totals["cache_write"] += written
+    return totals
+
+
+def agent_environments(out: Path) -> list[str]:
+    """Everything the harness saved (the agent's own output included) as text."""
+    return [p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()]
+
+
 def expected_fields(profile: str, served: list[Served]) -> dict[str, Any]:
     """What the profile must parse from the agent's output, from what the server sent it."""
     t = served_totals(served)
@@ -328,6 +349,8 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
                 "host",
                 "--pass-env",
                 agent.key_variable,
+                "--allow-host",
+                f"127.0.0.1:{server.port}",
                 *home_files,
                 "-o",
                 str(out),
@@ -336,6 +359,8 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
             catch_exceptions=False,
         )
         served = server.scripted()
+        everything = list(server.served)
+        credentials = list(server.credentials)
         paths = {path for path, _ in server.requests}
     assert result.exit_code == 0, result.output
     records = read_jsonl(out / "records.jsonl")
@@ -359,7 +384,104 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
     assert api in paths
     # No telemetry, update check, plugin or model-list download: no host but the model's.
     assert trap.requests == []
-    # Tokens, cost and turns parsed from the agent's real output equal what the server sent.
+    # Every call went through the proxy, which put the real key back for the server; the
+    # agent itself held a per-trial credential only.
+    assert credentials and set(credentials) == {KEY}
+    assert all(KEY not in value for value in agent_environments(out))
+    # The harness counted every token the server sent (side requests included), and the
+    # records' tokens are those counts.
+    for record in records:
+        assert record["usage_source"] == "metered" and record["duration_source"] == "harness"
+    metered = {
+        kind: sum(r["metered_usage"][f"{kind}_tokens"] for r in records)
+        for kind in ("input", "output", "cache_read", "cache_write")
+    }
+    assert metered == sent_tokens(everything)
+    assert sum(r["metered_usage"]["calls"] for r in records) == len(everything)
+    for record in records:
+        for kind in ("input", "output", "cache_read", "cache_write"):
+            assert record[f"{kind}_tokens"] == record["metered_usage"][f"{kind}_tokens"]
+    # Tokens, cost and turns parsed from the agent's real output equal what the server sent,
+    # kept beside the metered ones.
     for record, trial in zip(records, (served[:4], served[4:]), strict=True):
+        own = record["agent_reported_usage"]
         for field, wanted in expected_fields(name, trial).items():
-            assert record[field] == wanted, (field, record[field], wanted)
+            value = own[field] if field in own else record[field]
+            assert value == wanted, (field, value, wanted)
+
+
+#: A tool process the model starts that forges Claude Code's final report: it finds the CLI
+#: among its ancestors, detaches, watches the CLI's own standard output (through
+#: /proc/<cli>/fd/1) for its real `result` line, stops the CLI there, appends a far cheaper
+#: result, and lets it go on; the profile takes the last result.
+FORGER = r"""
+import os, signal, sys
+pid = os.getppid()
+while pid > 1:
+    if open(f"/proc/{pid}/comm").read().strip() in ("claude", "node"):
+        break
+    pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+if os.fork():
+    sys.exit(0)
+os.setsid()
+null = os.open(os.devnull, os.O_RDWR)
+for fd in (0, 1, 2):
+    os.dup2(null, fd)
+out = os.open(f"/proc/{pid}/fd/1", os.O_WRONLY | os.O_APPEND)
+seen = os.open(f"/proc/{pid}/fd/1", os.O_RDONLY)
+forged = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 900,
+          "num_turns": 1, "result": "done", "session_id": "forged", "total_cost_usd": 0.000001,
+          "usage": {"input_tokens": 3, "output_tokens": 4, "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0}}
+text = b""
+while True:
+    text += os.read(seen, 1 << 16)
+    at = text.find(b'"type":"result"')
+    if at >= 0 and b"\n" in text[at:]:
+        os.kill(pid, signal.SIGSTOP)
+        import json
+        os.write(out, (json.dumps(forged) + "\n").encode())
+        os.kill(pid, signal.SIGCONT)
+        break
+"""
+
+
+def test_claude_code_forging_its_final_report_changes_no_counted_usage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = AGENTS["claude-code"]
+    executable = installed(agent)
+    monkeypatch.setenv(agent.key_variable, KEY)
+    monkeypatch.setenv("PATH", f"{executable.parent}{os.pathsep}{os.environ['PATH']}")
+    steps: list[Step] = [
+        ToolCall("Bash", {"command": f"python3 - <<'EOF'\n{FORGER}\nEOF", "description": "x"}),
+        *agent.steps,
+    ]
+    out = tmp_path / "results"
+    with ProxyTrap() as trap, ScriptedAgentServer(Script(steps)) as server:
+        suite = fix_mean_suite(tmp_path / "suite", {**agent.env(server), **trap.environment()})
+        arguments = ["agent", "run", str(suite), "--agent", agent.profile, "-o", str(out)]
+        arguments += ["--pass-env", agent.key_variable, "--allow-host", f"127.0.0.1:{server.port}"]
+        result = CliRunner().invoke(main, [*arguments, "--json"], catch_exceptions=False)
+        everything = list(server.served)
+    assert result.exit_code == 0, result.output
+    records = read_jsonl(out / "records.jsonl")
+    assert len(records) == 2
+    for record in records:
+        stdout = (out / "logs" / record["run_id"] / "agent.stdout").read_text()
+        # The forgery worked on what the agent reports: its last result is the forged one.
+        assert stdout.rstrip().splitlines()[-1].startswith('{"type": "result"')
+        own = record["agent_reported_usage"]
+        assert own["input_tokens"] == 3 and own["output_tokens"] == 4
+        assert own["total_cost_usd"] == 0.000001
+        # The counted usage is the proxy's, and the record flags the difference.
+        assert record["usage_source"] == "metered"
+        assert record["usage_discrepancy_flagged"] is True
+        assert record["usage_discrepancy"] < -0.99
+        assert record["input_tokens"] == record["metered_usage"]["input_tokens"] > 3
+        assert record["total_cost_usd"] != 0.000001
+    metered = {
+        kind: sum(r["metered_usage"][f"{kind}_tokens"] for r in records)
+        for kind in ("input", "output", "cache_read", "cache_write")
+    }
+    assert metered == sent_tokens(everything)

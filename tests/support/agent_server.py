@@ -155,6 +155,8 @@ class ScriptedAgentServer:
         self.script = script
         self.served: list[Served] = []
         self.requests: list[tuple[str, dict[str, Any]]] = []  # (path, decoded body)
+        #: The credentials each request carried (`authorization`, `x-api-key`), in order.
+        self.credentials: list[str] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -228,6 +230,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
 
+    def setup(self) -> None:
+        super().setup()
+        # Each event leaves at once, as from a provider's server (without it, Nagle's
+        # algorithm holds the next small write until the reader's delayed acknowledgement).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         if path.endswith("/models"):
@@ -249,8 +257,10 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = {}
+        credential = self.headers.get("x-api-key") or self.headers.get("authorization") or ""
         with self.owner._lock:
             self.owner.requests.append((path, body))
+            self.owner.credentials.append(credential.removeprefix("Bearer "))
         if path.endswith("/responses"):
             self._responses(body)
         elif path.endswith("/chat/completions"):

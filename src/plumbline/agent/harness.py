@@ -14,8 +14,15 @@ code.
 
 Records are appended to `records.jsonl` only when a trial is complete (flushed and fsynced), so
 a killed harness leaves no half-written record; a rerun skips the (task, arm, repeat) units
-already recorded. Values of variables passed through with `--pass-env` reach the agent and
-nothing else: they are redacted from every log and diff the harness saves.
+already recorded. Values of variables passed through with `--pass-env` reach the agent (of
+every arm, or of one with `ARM:NAME`) and nothing else: they are redacted from every log and
+diff the harness saves.
+
+The agents' model calls go through the run's metering proxy (`agent.meter`, local executor):
+each trial's allowed upstream URLs point at its own route, its keys are per-trial credentials,
+and its record's tokens, model and cost are what the proxy counted, the agent's own report
+beside them (`agent.metering`). The duration is the harness's clock unless `--duration-from
+agent`.
 """
 
 from __future__ import annotations
@@ -59,6 +66,15 @@ from plumbline.agent.leases import (
 )
 from plumbline.agent.limits import limit_failure, limits_record
 from plumbline.agent.limits_kernel import mechanism
+from plumbline.agent.meter import (
+    DEFAULT_ALLOW,
+    KEY_NAME,
+    Meter,
+    MeteredCall,
+    MeterError,
+    TrialMeter,
+)
+from plumbline.agent.metering import usage_fields
 from plumbline.agent.plan import Plan, TaskPlan, final_prompt, prompt_path
 from plumbline.agent.process import ProcessRegistry, run_process, run_shell
 from plumbline.agent.profiles import REPORTED_FIELDS, AgentCommand, count_runs_of
@@ -100,7 +116,7 @@ from plumbline.agent.workspace import (
 from plumbline.core.redaction import Redactor
 from plumbline.core.registry import Registry
 from plumbline.records.io import JsonlAppender, read_records, write_atomic, write_json_atomic
-from plumbline.records.run_record import RunRecord
+from plumbline.records.run_record import MAX_SECONDS, RunRecord
 
 if TYPE_CHECKING:
     from plumbline.agent.sequential import SequentialMonitor
@@ -176,7 +192,7 @@ class RunOptions:
     keep_workspaces: bool = False
     kill_grace: float = 5.0
     retry_infra: bool = False
-    duration_from: DurationSource = "agent"
+    duration_from: DurationSource = "harness"
     force: bool = False
     #: Where trials run: the name of a registered `TrialExecutor` ("local": threads on this
     #: machine; "ray": tasks on a Ray cluster, registered by `plumbline.cluster`).
@@ -187,6 +203,26 @@ class RunOptions:
     #: Files put in every trial's HOME (relative path -> content); secrets, redacted like
     #: `pass_env` values.
     home_files: dict[str, bytes] = field(default_factory=dict)
+    #: Per arm, variables passed to that arm's agent only (arm -> name -> value): `--pass-env
+    #: ARM:NAME` and the suite's arm `pass_env`. Redacted like `pass_env`.
+    arm_pass_env: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Upstream hosts the metering proxy forwards to, besides the suite's `network.allow` and
+    #: `meter.DEFAULT_ALLOW` (`--allow-host`).
+    allow_hosts: tuple[str, ...] = ()
+    #: Route agents' model calls through the metering proxy (`agent.meter`); off, every
+    #: record's usage is the agent's own report (`usage_source = "agent-reported"`).
+    meter: bool = True
+
+    def env_for(self, arm: str) -> dict[str, str]:
+        """The passed-through variables of one arm's agent."""
+        return {**self.pass_env, **self.arm_pass_env.get(arm, {})}
+
+    def secrets(self) -> dict[str, str]:
+        """Every passed-through value, of every arm (name -> value), for redaction."""
+        found = dict(self.pass_env)
+        for arm, values in sorted(self.arm_pass_env.items()):
+            found.update({f"{arm}:{name}": value for name, value in values.items()})
+        return found
 
 
 @dataclass(frozen=True)
@@ -367,6 +403,9 @@ class _AgentRun:
     argv: list[str]
     stdout: Path
     result: ConfinedResult
+    #: The model calls the metering proxy counted; None: no route through it (`unmetered`).
+    calls: list[MeteredCall] | None = None
+    unmetered: str | None = None
 
 
 class Harness:
@@ -385,7 +424,7 @@ class Harness:
         self.on_record = on_record
         self.materials = materials or Materials(plan)
         self.registry = ProcessRegistry()
-        self.redact = Redactor({**options.pass_env, **home_file_secrets(options.home_files)})
+        self.redact = Redactor({**options.secrets(), **home_file_secrets(options.home_files)})
         self.base = (options.workdir or Path(tempfile.gettempdir())).resolve()
         loaded = plan.loaded
         #: What trials must never read: the suite and every task source, the results, other
@@ -406,6 +445,8 @@ class Harness:
         self._baselines: Path | None = None
         # Where trial leases go (OUTPUT/running/; a Ray worker keeps its node's own).
         self.lease_root = options.output
+        #: The run's metering proxy while trials run here (`metering`); None: not metered.
+        self.meter: Meter | None = None
         #: `--until-decided`: the sequential verdict, updated after every record; once it is
         #: reached no new trial starts (trials already running finish and are recorded).
         self.monitor: SequentialMonitor | None = None
@@ -454,6 +495,13 @@ class Harness:
                 )
         document = self.plan.to_dict()
         document["pass_env"] = sorted(self.options.pass_env)
+        document["arm_pass_env"] = {
+            arm: sorted(values) for arm, values in sorted(self.options.arm_pass_env.items())
+        }
+        document["meter"] = {
+            "enabled": self.options.meter and self.options.executor == "local",
+            "allow": list(self.allowed_upstreams()),
+        }
         document["duration_from"] = self.options.duration_from
         document["sandbox"] = {
             "kind": self.options.sandbox.kind,
@@ -573,6 +621,34 @@ class Harness:
             retries,
             records,
         )
+
+    def allowed_upstreams(self) -> tuple[str, ...]:
+        """The upstream hosts the metering proxy forwards to."""
+        network = self.plan.loaded.suite.network
+        return (*DEFAULT_ALLOW, *network.allow, *self.options.allow_hosts)
+
+    def meter_bridges(self) -> dict[int, Path]:
+        """Where a trial with its own network namespace reaches the metering proxy: its
+        loopback port inside the trial -> the proxy's Unix socket on the host (empty when the
+        run is not metered). The agent's base URLs name `127.0.0.1:<port>` in either mode."""
+        return {} if self.meter is None else {self.meter.port: self.meter.socket_path}
+
+    @contextlib.contextmanager
+    def metering(self) -> Iterator[None]:
+        """Run the metering proxy while the trials of this block run (unless metering is off)."""
+        if not self.options.meter:
+            yield
+            return
+        try:
+            meter = Meter(self.allowed_upstreams()).__enter__()
+        except MeterError as error:
+            raise RunError(str(error)) from None
+        self.meter = meter
+        try:
+            yield
+        finally:
+            self.meter = None
+            meter.close()
 
     @contextlib.contextmanager
     def baselines(self) -> Iterator[None]:
@@ -893,35 +969,73 @@ class Harness:
         argv, via_stdin = agent.argv(
             prompt_file.read_text(encoding="utf-8"), prompt_file, workspace
         )
-        agent_env = {**scope.env, **self.options.pass_env}
+        passed = self.options.env_for(unit.arm)
+        agent_env = {**scope.env, **passed}
         executable = _find_executable(argv[0], agent_env, workspace)
         if executable is None:
             return self.infra_record(
                 record, "agent_not_found", f"agent executable {argv[0]!r} not found on PATH"
             )
+        metered = self.meter.open_trial() if self.meter is not None else None
         try:
-            self._put_home_files(trial)
+            if metered is not None:
+                keys = {name: value for name, value in passed.items() if KEY_NAME.search(name)}
+                agent_env = metered.environment(agent_env, keys, agent.profile.name)
+            result = self._launch(scope, argv, via_stdin, prompt_file, agent_env, metered)
+        finally:
+            calls = self.meter.close_trial(metered) if self.meter and metered else None
+        if isinstance(result, dict):
+            return self.infra_record(record, "sandbox_failed", result["reason"])
+        stdout = trial.logs / "agent.stdout"
+        if metered is None or not metered.routed:
+            why = (
+                "the agent's environment names no allowed upstream URL (suite network.allow, "
+                "--allow-host): its model calls did not go through the metering proxy"
+                if metered is not None
+                else "metering is off (--no-meter, or an executor that does not meter)"
+            )
+            return _AgentRun(agent, argv, stdout, result, None, why)
+        with contextlib.suppress(OSError):  # logs help a reviewer but must never cost the record
+            _write_calls(trial.logs / "meter.jsonl", calls or [])
+        return _AgentRun(agent, argv, stdout, result, calls or [])
+
+    def _launch(
+        self,
+        scope: _TrialScope,
+        argv: list[str],
+        via_stdin: bool,
+        prompt_file: Path,
+        agent_env: dict[str, str],
+        metered: TrialMeter | None,
+    ) -> ConfinedResult | dict[str, str]:
+        """Put the HOME files in place and run the agent in its sandbox; or why it could not."""
+        trial = scope.trial
+        executable = _find_executable(argv[0], agent_env, trial.workspace)
+        assert executable is not None
+        try:
+            self._put_home_files(trial, metered)
             sandbox = self.sandbox()
         except (OSError, SandboxError) as error:
-            return self.infra_record(record, "sandbox_failed", f"preparing the trial: {error}")
+            return {"reason": f"preparing the trial: {error}"}
         confinement = self.agent_confinement(
             scope, Path(executable), _argument_files(argv[1:]), prompt_file, agent_env
         )
-        stdout = trial.logs / "agent.stdout"
-        result = self.run_confined(
+        return self.run_confined(
             sandbox,
             argv,
             confinement,
             timeout=self.options.sandbox.limits.timeout(scope.task_plan.timeout_seconds),
-            stdout=stdout,
+            stdout=trial.logs / "agent.stdout",
             stderr=trial.logs / "agent.stderr",
             stdin=prompt_file if via_stdin else None,
         )
-        return _AgentRun(agent, argv, stdout, result)
 
-    def _put_home_files(self, trial: Trial) -> None:
-        """The `--home-file` files, into this trial's HOME (readable by the agent only)."""
+    def _put_home_files(self, trial: Trial, metered: TrialMeter | None = None) -> None:
+        """The `--home-file` files, into this trial's HOME (readable by the agent only); with
+        a metered trial, their upstream URLs routed and keys swapped like the environment's."""
         for relative, content in self.options.home_files.items():
+            if metered is not None:
+                content = metered.rewrite_bytes(content)
             target = trial.home / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
@@ -1017,11 +1131,16 @@ class Harness:
         record["acceptance_cmd_count"] = count_runs_of(task.acceptance, report.commands)
         reported_duration = reported.pop("duration_seconds", None)
         record.update({k: v for k, v in reported.items() if v is not None})
-        if self.options.duration_from == "agent" and isinstance(reported_duration, int | float):
-            record["duration_seconds"] = float(reported_duration)
+        record.update(usage_fields(run.calls, reported, run.unmetered))
+        own = reported_duration if isinstance(reported_duration, int | float) else None
+        if own is not None and 0 <= own <= MAX_SECONDS:
+            record["agent_duration_seconds"] = float(own)
+        if self.options.duration_from == "agent" and "agent_duration_seconds" in record:
+            record["duration_seconds"] = record["agent_duration_seconds"]
             record["duration_source"] = "agent"
         else:
             record["duration_seconds"] = round(result.duration_seconds, 3)
+            record["duration_source"] = "harness"
 
     def _judge_on_evidence(
         self,
@@ -1243,6 +1362,7 @@ class LocalExecutor:
     def run(self, pending: list[Unit]) -> list[InfraRetry]:
         harness = self.harness
         with (
+            harness.metering(),
             harness.baselines(),
             ThreadPoolExecutor(max_workers=harness.options.concurrency) as pool,
         ):
@@ -1318,3 +1438,8 @@ __all__ = [
     "read_plan_records",
     "tally",
 ]
+
+
+def _write_calls(path: Path, calls: list[MeteredCall]) -> None:
+    """The metered calls of a trial, one JSON object a line (saved with its logs)."""
+    path.write_text("".join(json.dumps(call.to_dict()) + "\n" for call in calls), "utf-8")

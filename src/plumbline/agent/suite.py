@@ -91,11 +91,26 @@ class Arm(_Model):
     prompt_prefix: str = Field("", description="Text put before the prompt in this arm only.")
     prompt_suffix: str = Field("", description="Text put after the prompt in this arm only.")
     agent: str | None = Field(None, description="An agent command for this arm only.")
+    pass_env: list[str] = Field(
+        default_factory=list,
+        description="Variables (an API key) passed from the invoking environment to this "
+        "arm's agent only, like `--pass-env ARM:NAME`; never written anywhere.",
+    )
 
     @field_validator("remove_files")
     @classmethod
     def _inside(cls, value: list[str]) -> list[str]:
         return [_relative(item) for item in value]
+
+
+class Network(_Model):
+    """The model upstreams trials may reach, through the harness's metering proxy."""
+
+    allow: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list,
+        description="Upstream hosts (`host` or `host:port`) the metering proxy forwards to, "
+        "besides api.anthropic.com and api.openai.com (like `--allow-host`).",
+    )
 
 
 class Task(_Model):
@@ -160,6 +175,9 @@ class AgentSuite(_Model):
         default_factory=list,
         description="Host paths every trial's sandbox gets read-only (a toolchain, a cache); "
         "relative paths resolve against the suite's directory.",
+    )
+    network: Network = Field(
+        default_factory=Network, description="The upstreams the metering proxy may forward to."
     )
     allow_shadowing: list[str] = Field(
         default_factory=list,

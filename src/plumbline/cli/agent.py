@@ -224,11 +224,33 @@ def plan_command(
     emit(plan.to_dict(), json_path, render)
 
 
-def _pass_env(names: tuple[str, ...]) -> dict[str, str]:
-    missing = [name for name in names if name not in os.environ]
+def _pass_env(
+    specs: tuple[str, ...], plan: Plan
+) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """`--pass-env NAME` (every arm) and `--pass-env ARM:NAME` (that arm only), with the
+    suite's arm `pass_env`: the values for every arm, and per arm."""
+    arms = plan.loaded.suite.arms
+    names = [arm.name for arm in arms]
+    wanted: list[tuple[str | None, str]] = []
+    for spec in specs:
+        arm, colon, name = spec.rpartition(":")
+        if colon and arm not in names:
+            raise click.UsageError(
+                f"--pass-env {spec}: the suite has no arm {arm!r} (its arms: {', '.join(names)})"
+            )
+        if not name:
+            raise click.UsageError(f"--pass-env {spec}: give a variable name (ARM:NAME or NAME)")
+        wanted.append((arm or None, name))
+    wanted += [(arm.name, variable) for arm in arms for variable in arm.pass_env]
+    missing = sorted({name for _, name in wanted if name not in os.environ})
     if missing:
         raise click.UsageError(f"--pass-env: not set in this environment: {', '.join(missing)}")
-    return {name: os.environ[name] for name in names}
+    common = {variable: os.environ[variable] for target, variable in wanted if target is None}
+    per_arm: dict[str, dict[str, str]] = {}
+    for target, variable in wanted:
+        if target is not None:
+            per_arm.setdefault(target, {})[variable] = os.environ[variable]
+    return common, per_arm
 
 
 def _progress(harness: Harness) -> Any:
@@ -349,8 +371,24 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     "--pass-env",
     "pass_env",
     multiple=True,
-    metavar="NAME",
-    help="Pass this variable (e.g. an API key) to the agent; it is never written anywhere.",
+    metavar="[ARM:]NAME",
+    help="Pass this variable (e.g. an API key) to every arm's agent, or with ARM: to that "
+    "arm's only; it is never written anywhere. A key (a name ending in API_KEY or AUTH_TOKEN) "
+    "reaches the agent as a per-trial credential the metering proxy swaps back. Repeatable.",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="An upstream the metering proxy may forward model calls to, besides "
+    "api.anthropic.com, api.openai.com and the suite's network.allow. Repeatable.",
+)
+@click.option(
+    "--no-meter",
+    is_flag=True,
+    help="Do not route agents' model calls through the metering proxy: records then carry "
+    "the agents' own reported usage (usage_source agent-reported).",
 )
 @click.option(
     "--workdir",
@@ -424,9 +462,10 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 @click.option(
     "--duration-from",
     type=click.Choice(["agent", "harness"]),
-    default="agent",
+    default="harness",
     show_default=True,
-    help="agent: the agent's own reported duration when it gives one; harness: wall clock.",
+    help="harness: the harness's wall clock; agent: the agent's own reported duration when "
+    "it gives one (the other is kept beside it either way).",
 )
 @click.option("--force", is_flag=True, help="Add to an output directory of a changed suite.")
 @click.option(
@@ -503,6 +542,8 @@ def run_command(
     output: str,
     concurrency: int,
     pass_env: tuple[str, ...],
+    allow_hosts: tuple[str, ...],
+    no_meter: bool,
     workdir: str | None,
     keep_workspaces: bool,
     sandbox_kind: str,
@@ -552,7 +593,8 @@ def run_command(
         output=output,
         concurrency=concurrency,
         workdir=workdir,
-        pass_env=pass_env,
+        pass_env=_pass_env(pass_env, plan),
+        metering=(allow_hosts, not no_meter),
         keep_workspaces=keep_workspaces,
         kill_grace=kill_grace,
         retry_infra=retry_infra,
@@ -604,7 +646,8 @@ def _run_options(
     output: str,
     concurrency: int,
     workdir: str | None,
-    pass_env: tuple[str, ...],
+    pass_env: tuple[dict[str, str], dict[str, dict[str, str]]],
+    metering: tuple[tuple[str, ...], bool],
     keep_workspaces: bool,
     kill_grace: float,
     retry_infra: bool,
@@ -618,7 +661,8 @@ def _run_options(
     sandbox: SandboxOptions,
     home_files: dict[str, bytes],
 ) -> RunOptions:
-    """The harness's options from `agent run`'s command-line options."""
+    """The harness's options from `agent run`'s command-line options (`pass_env`: the values
+    for every arm, and per arm; `metering`: the allowed upstreams, and whether to meter)."""
     from plumbline.agent.harness import RayOptions, RunOptions
 
     ray_options = RayOptions(
@@ -631,7 +675,10 @@ def _run_options(
         output=Path(output),
         concurrency=concurrency,
         workdir=Path(workdir) if workdir else None,
-        pass_env=_pass_env(pass_env),
+        pass_env=pass_env[0],
+        arm_pass_env=pass_env[1],
+        allow_hosts=metering[0],
+        meter=metering[1],
         keep_workspaces=keep_workspaces,
         kill_grace=kill_grace,
         retry_infra=retry_infra,

@@ -277,10 +277,11 @@ class RayExecutor:
         stop = new_stop_signal()
         plan_ref = ray.put(harness.plan)
         materials_ref = ray.put(ShippedMaterials(harness.plan))
-        secrets = dict(harness.options.pass_env)
         home_files = dict(harness.options.home_files)
 
         def submit(unit: Unit) -> ObjectRef[TrialOutput]:
+            # Only this unit's arm's variables leave the driver (`--pass-env ARM:NAME`).
+            secrets = harness.options.env_for(unit.arm)
             ref: ObjectRef[TrialOutput] = task.remote(
                 plan_ref, materials_ref, self.settings, secrets, home_files, unit, stop
             )

@@ -413,6 +413,36 @@ def _sandbox_warnings(runs: pl.DataFrame, treatment: str, control: str) -> list[
     return warnings
 
 
+def _usage_warnings(runs: pl.DataFrame, treatment: str, control: str) -> list[str]:
+    """Warnings about whose numbers the token and cost gates read: arms whose usage came from
+    different sources (`agent run`'s metering proxy vs the agents' own reports), and runs whose
+    agent reported usage more than 1% off what was metered."""
+    warnings: list[str] = []
+    if "usage_source" in runs.columns:
+        sources = {
+            arm: sorted(
+                {s or "unrecorded" for s in runs.filter(pl.col("arm") == arm)["usage_source"]}
+            )
+            for arm in (treatment, control)
+        }
+        if sources[treatment] != sources[control]:
+            warnings.append(
+                f"{treatment} vs {control}: the arms' tokens and cost come from different "
+                f"sources ({treatment}: {', '.join(sources[treatment])}; {control}: "
+                f"{', '.join(sources[control])}); metered counts and an agent's own report "
+                "are not the same measurement"
+            )
+    if "usage_discrepancy_flagged" in runs.columns:
+        for arm in (treatment, control):
+            flagged = runs.filter((pl.col("arm") == arm) & pl.col("usage_discrepancy_flagged"))
+            if flagged.height:
+                warnings.append(
+                    f"{arm}: {flagged.height} runs reported usage more than 1% off what the "
+                    "harness metered (usage_discrepancy); the gates use the metered counts"
+                )
+    return warnings
+
+
 def _comparison(
     prepared: PreparedRuns,
     summaries: dict[str, ArmSummary],
@@ -436,6 +466,7 @@ def _comparison(
     table = per_task_table(prepared, pairs, treatment, control)
     warnings += _coverage_warnings(pairs, table, treatment, control)
     warnings += _sandbox_warnings(prepared.runs, treatment, control)
+    warnings += _usage_warnings(prepared.runs, treatment, control)
     power = power_analysis(pairs, summaries[control].success_rate, settings)
     detectable = power.minimum_detectable_pass_delta
     observed = paired["pass_delta"].mean

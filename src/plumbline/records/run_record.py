@@ -19,7 +19,7 @@ from datetime import datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -87,6 +87,38 @@ class ModelUsage(BaseModel):
     cache_read_tokens: TokenCount | None = None
     cache_write_tokens: TokenCount | None = None
     total_cost_usd: CostUsd | None = None
+
+
+class MeteredUsage(BaseModel):
+    """What the harness's metering proxy counted for a run: its model calls and the tokens the
+    provider's responses stated (`agent run`; `agent.metering`)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    calls: NonNegativeInt
+    failed_calls: NonNegativeInt = 0
+    calls_without_usage: NonNegativeInt = 0
+    input_tokens: TokenCount
+    output_tokens: TokenCount
+    cache_read_tokens: TokenCount
+    cache_write_tokens: TokenCount
+    reasoning_tokens: TokenCount | None = None
+    models: list[str] = Field(default_factory=list)
+    latency_seconds: Seconds | None = None
+
+
+class ReportedUsage(BaseModel):
+    """The tokens, cost and model the agent reported about its own run (kept beside the
+    metered ones; never what the comparison counts when the run was metered)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, protected_namespaces=())
+
+    input_tokens: TokenCount | None = None
+    output_tokens: TokenCount | None = None
+    cache_read_tokens: TokenCount | None = None
+    cache_write_tokens: TokenCount | None = None
+    total_cost_usd: CostUsd | None = None
+    model: str | None = None
 
 
 def time_problems(started: str | None, ended: str | None) -> list[tuple[str, str]]:
@@ -172,6 +204,16 @@ class RunRecord(BaseModel):
     infra_retries: NonNegativeInt | None = None
     # Per-model detail of the token and cost totals, when the agent reports it.
     model_usage: list[ModelUsage] | None = None
+    # Written by `plumbline agent run` since it meters the model traffic (agent.metering).
+    usage_source: Literal["metered", "agent-reported"] | None = None
+    usage_note: str | None = None
+    metered_usage: MeteredUsage | None = None
+    agent_reported_usage: ReportedUsage | None = None
+    usage_discrepancy: Annotated[float, Field(allow_inf_nan=False)] | None = None
+    usage_discrepancy_flagged: bool | None = None
+    price_table: str | None = None
+    cost_note: str | None = None
+    agent_duration_seconds: Seconds | None = None
 
     @field_validator("started_at_utc", "ended_at_utc")
     @classmethod
@@ -229,6 +271,8 @@ FRAME_SCHEMA: dict[str, Any] = {
     "ended_at_utc": pl.String,
     "sandbox": pl.String,
     "network": pl.String,
+    "usage_source": pl.String,
+    "usage_discrepancy_flagged": pl.Boolean,
     "model_usage": pl.List(
         pl.Struct(
             {
