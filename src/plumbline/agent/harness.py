@@ -1075,9 +1075,16 @@ class Harness:
             environment={**env, "TMPDIR": "/tmp"} if self._confines() else env,
             symlinks=links,
             tmp_bytes=self.options.sandbox.tmp_bytes,
-            bridges=self.options.sandbox.trial_bridges(),
+            bridges=self._bridges(),
             limits=self.options.sandbox.limits,
         )
+
+    def _bridges(self) -> tuple[tuple[int, Path], ...]:
+        """The ports a trial with its own network namespace reaches on its loopback: the
+        user's `--bridge`s and the metering proxy (none on the host's network)."""
+        if self.options.sandbox.network != "isolated":
+            return ()
+        return (*self.options.sandbox.trial_bridges(), *self.meter_bridges().items())
 
     def _confines(self) -> bool:
         return self.options.sandbox.kind != "none"
