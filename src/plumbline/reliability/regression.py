@@ -27,7 +27,13 @@ trials, whatever the prompts and the latency tails (the trials of a prompt being
 between the runs). Else `inconclusive`, with the smallest change the test could have detected
 (80% power: `(z_c + z_0.8) · SE`, c the raw p-value the adjustment's first step rejects, SE
 the spread of its statistic over the relabellings), or, when no outcome of this many trials
-could reach an adjusted p-value of 0.05, the reason. Measured in
+could reach an adjusted p-value of 0.05, the reason.
+
+Errors come in bursts in time (provider incidents), so the error rate is not tested by
+relabelling single trials: its test relabels blocks of consecutive trials of each run, ordered
+by the trials' recorded start times (`reliability.bursts`), and the family's 0.05 is split
+between the two kinds of test in proportion to their metrics (weighted Bonferroni: the five
+others adjusted together by Westfall–Young at 5/6 of it, the error rate at 1/6). Measured in
 `benchmarks/bench_reliability_regression.py` (docs/statistics.md).
 """
 
@@ -43,10 +49,18 @@ import numpy as np
 from scipy import stats as sps
 
 from plumbline.records.trial_record import TrialRecord
+from plumbline.reliability.bursts import (
+    BLOCK_METHOD,
+    BlockTest,
+    block_error_test,
+    failures_in_time,
+)
 from plumbline.reliability.configs import split_by_config
 from plumbline.reliability.metrics import performance_scores, valid_responses
 from plumbline.reliability.no_change import (
+    BoolArray,
     FloatArray,
+    NoChange,
     PromptTrials,
     permutation_tests,
     pooled_digest,
@@ -106,7 +120,8 @@ TEST_METHOD = (
     "stratified permutation test of no change: each prompt's trials of both runs relabelled at "
     "random (Good 2005, §3.5), p = (1 + #{T* at least as extreme}) / (1 + B) (Phipson & Smyth "
     "2010); Westfall–Young step-down min-p over the metrics on the same relabellings "
-    "(Westfall & Young 1993, Algorithm 2.8); exact under exchangeable trials"
+    "(Westfall & Young 1993, Algorithm 2.8), with the family level split with the error "
+    "rate's block test (weighted Bonferroni); exact under exchangeable trials"
 )
 
 
@@ -420,10 +435,69 @@ def prompt_trials(
     return found
 
 
+#: What each test's level rests on (stated with every test, in the output and the docs).
+EXCHANGEABLE = (
+    "the trials of a prompt are exchangeable between the runs (answers and latencies of one "
+    "run independent of when they were drawn)"
+)
+IN_BURSTS = (
+    "failures may come in bursts in time (provider incidents) shorter than a block; blocks "
+    "of consecutive trials of one run are exchangeable between the runs"
+)
+
+
+def _in_time(records: Sequence[TrialRecord], prompts: Sequence[str]) -> BoolArray:
+    wanted = set(prompts)
+    return failures_in_time([r for r in records if r.prompt_id in wanted])
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Metrics adjusted together by Westfall–Young on shared relabellings, and the share of
+    the family level spent on them (weighted Bonferroni between groups)."""
+
+    names: list[str]
+    statistics: FloatArray
+    share: float
+
+    def adjusted(self, alpha: float) -> dict[str, NoChangeTest]:
+        # smaller is more extreme: a column per metric, negated where the side is "higher"
+        lower_is_worse = np.array([HIGHER_IS_BETTER[m] for m in self.names])
+        worse = min_p_step_down(np.where(lower_is_worse, self.statistics, -self.statistics))
+        better = min_p_step_down(np.where(lower_is_worse, -self.statistics, self.statistics))
+        critical = min(worse.critical_p(alpha * self.share), better.critical_p(alpha * self.share))
+        scale = 1 / self.share
+        return {
+            m: NoChangeTest(
+                method=TEST_METHOD,
+                statistic=float(self.statistics[0, i]),
+                z=0.0,
+                null_standard_error=0.0,
+                p_worse=float(worse.pvalues[i]),
+                p_worse_adjusted=min(1.0, scale * float(worse.adjusted[i])),
+                p_better=float(better.pvalues[i]),
+                p_better_adjusted=min(1.0, scale * float(better.adjusted[i])),
+                alpha=alpha,
+                metrics_tested=0,
+                critical_p=critical,
+                prompts=0,
+                resamples=0,
+                smallest_p=0.0,
+                attainable_p_worse=min(1.0, scale * float(worse.attainable[i])),
+                attainable_p_better=min(1.0, scale * float(better.attainable[i])),
+                assumption=EXCHANGEABLE,
+            )
+            for i, m in enumerate(self.names)
+        }
+
+
 @dataclass(frozen=True)
 class _Tests:
-    """Every metric's permutation test of one model pair, adjusted over the metrics on each
-    side by Westfall–Young's step-down min-p over the same relabellings."""
+    """Every metric's test of no change of one model pair: the scores and latencies by
+    relabelling each prompt's trials, the error rate by relabelling blocks of consecutive
+    trials (`reliability.bursts`). Westfall–Young's step-down min-p adjusts the metrics of
+    each kind on its shared relabellings, and the family level is split between the two kinds
+    in proportion to their metrics (weighted Bonferroni: 5/6 and 1/6 of 0.05 with all six)."""
 
     tests: Mapping[str, NoChangeTest]
     #: The metrics that may be called regressed or improved (`--test-metric`; default all).
@@ -436,38 +510,51 @@ class _Tests:
         trials = prompt_trials(runs.old_records, runs.new_records, runs.shared, embed)
         rng = np.random.default_rng([seed, pooled_digest(trials)])
         found = permutation_tests(trials, rng=rng, resamples=resamples)
+        blocked = None
+        if "error_rate" in found:
+            blocked = block_error_test(
+                _in_time(runs.old_records, runs.shared),
+                _in_time(runs.new_records, runs.shared),
+                prompts=found["error_rate"].prompts,
+                rng=rng,
+                resamples=resamples,
+            )
+            found.pop("error_rate")
+            if blocked is not None:
+                found["error_rate"] = blocked.test
         names = [m for m in METRICS if m in found and m in tested]
         if not names:
             return cls({}, frozenset(tested))
-        alpha = 1 - FAMILY_LEVEL
-        # smaller is more extreme: a column per metric, negated where the side is "higher"
-        lower_is_worse = np.array([HIGHER_IS_BETTER[m] for m in names])
-        statistics = np.column_stack([found[m].statistics for m in names])
-        worse = min_p_step_down(np.where(lower_is_worse, statistics, -statistics))
-        better = min_p_step_down(np.where(lower_is_worse, -statistics, statistics))
-        critical = min(worse.critical_p(alpha), better.critical_p(alpha))
-        tests = {
-            m: NoChangeTest(
-                method=TEST_METHOD,
-                statistic=found[m].estimate,
-                z=found[m].z,
-                null_standard_error=found[m].null_standard_error,
-                p_worse=float(worse.pvalues[i]),
-                p_worse_adjusted=float(worse.adjusted[i]),
-                p_better=float(better.pvalues[i]),
-                p_better_adjusted=float(better.adjusted[i]),
-                alpha=alpha,
-                metrics_tested=len(names),
-                critical_p=critical,
-                prompts=found[m].prompts,
-                resamples=found[m].resamples,
-                smallest_p=found[m].smallest_p,
-                attainable_p_worse=float(worse.attainable[i]),
-                attainable_p_better=float(better.attainable[i]),
-            )
-            for i, m in enumerate(names)
+        kinds = [[m for m in names if m != "error_rate"], [m for m in names if m == "error_rate"]]
+        tests: dict[str, NoChangeTest] = {}
+        for kind in (k for k in kinds if k):
+            statistics = np.column_stack([found[m].statistics for m in kind])
+            group = _Group(kind, statistics, len(kind) / len(names))
+            for m, test in group.adjusted(1 - FAMILY_LEVEL).items():
+                tests[m] = _completed(test, found[m], len(names), blocked)
+        return cls({m: tests[m] for m in names}, frozenset(tested))
+
+
+def _completed(
+    test: NoChangeTest, found: NoChange, family: int, blocked: BlockTest | None
+) -> NoChangeTest:
+    """A group's adjusted test with the metric's own figures (and its blocks)."""
+    update: dict[str, object] = {
+        "z": found.z,
+        "null_standard_error": found.null_standard_error,
+        "metrics_tested": family,
+        "prompts": found.prompts,
+        "resamples": found.resamples,
+        "smallest_p": found.smallest_p,
+    }
+    if blocked is not None and found is blocked.test:
+        update |= {
+            "method": BLOCK_METHOD + "; weighted Bonferroni with the other metrics",
+            "block_length": blocked.block_length,
+            "blocks": blocked.baseline_blocks + blocked.current_blocks,
+            "assumption": IN_BURSTS,
         }
-        return cls(tests, frozenset(tested))
+    return test.model_copy(update=update)
 
 
 def _tested_verdict(test: NoChangeTest) -> tuple[Verdict, str]:
@@ -652,11 +739,14 @@ def compare_to_baseline(
             f"Bonferroni over the {len(METRICS)} metrics of each model pair for the intervals: "
             f"each is at {level:.2%}, so the chance that any of them misses its true change is "
             f"at most {1 - FAMILY_LEVEL:.0%}; regressed and improved come from a permutation "
-            f"test of no change per metric (each prompt's trials relabelled between the runs), "
-            f"Westfall–Young's step-down min-p over the {_family_text(family)} on each side, "
-            f"so the chance of any false 'regressed' for the pair is at most "
-            f"{1 - FAMILY_LEVEL:.0%} whatever the prompts and the latency tails (and of any "
-            f"false 'improved' likewise)"
+            f"test of no change per metric (each prompt's trials relabelled between the runs; "
+            f"for the error rate, blocks of consecutive trials in time, so that bursts of "
+            f"failures move as one), Westfall–Young's step-down min-p over the "
+            f"{_family_text(family)} on each side, the level split between the two kinds of "
+            f"test in proportion to their metrics, so the chance of any false 'regressed' for "
+            f"the pair is at most {1 - FAMILY_LEVEL:.0%} whatever the prompts and the latency "
+            f"tails (and of any false 'improved' likewise), assuming {EXCHANGEABLE} and that "
+            f"{IN_BURSTS}"
         ),
         tested_metrics=family,
         margins=chosen,

@@ -564,6 +564,22 @@ class NoChangeTest(ResultModel):
         description="`guaranteed`: the chance of a false `regressed` is at most alpha over all "
         "metrics whenever the trials of a prompt are exchangeable between the runs.",
     )
+    block_length: int | None = unit_field(
+        "Error rate: trials per block of consecutive trials (by start time) relabelled "
+        "together, so that a burst of failures moves as one unit; null for the other metrics.",
+        "count",
+        default=None,
+    )
+    blocks: int | None = unit_field(
+        "Error rate: blocks of both runs relabelled; null for the other metrics.",
+        "count",
+        default=None,
+    )
+    assumption: str = Field(
+        default="",
+        description="What the test's level rests on: trials of a prompt exchangeable between "
+        "the runs (scores, latency), or failures in bursts shorter than a block (error rate).",
+    )
 
 
 class MetricChange(ResultModel):
