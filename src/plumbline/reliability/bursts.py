@@ -106,3 +106,37 @@ def block_error_test(
         baseline_blocks=old_failed.size,
         current_blocks=current,
     )
+
+
+def design_effect(old: BoolArray, new: BoolArray) -> float:
+    """How much bursts widen the error rate's sampling variance, from the blocks of the test.
+
+    `deff = max(1, K/(K − 2) · Σ_r Σ_k (f_rk − p̂_r n_rk)² / Σ_r Σ_k n_rk p̂_r (1 − p̂_r))`
+    over the blocks k of both runs r (f failures, n trials, p̂_r the run's share, K the blocks,
+    two shares estimated): the blocks' spread around their run's share against the binomial
+    spread of independent trials (a cluster design effect, Kish 1965, §5.4). 1 when no run has
+    both failed and successful trials, or fewer than 3 blocks."""
+    length = block_length(old, new)
+    residual = binomial = 0.0
+    count = 0
+    for run in (old, new):
+        failed, size = _blocks(run, length)
+        share = float(failed.sum() / size.sum())
+        residual += float(np.sum((failed - share * size) ** 2))
+        binomial += float(np.sum(size * share * (1 - share)))
+        count += failed.size
+    if binomial <= 0 or count < 3:
+        return 1.0
+    return max(1.0, count / (count - 2) * residual / binomial)
+
+
+def wilson_effective(failed: int, trials: int, design: float, z: float) -> tuple[float, float]:
+    """Wilson's score interval of a share at the effective sample size `n / deff` (Korn &
+    Graubard 1998, Survey Methodology 24(2): Wilson with an effective n for clustered data):
+    `(p̂ + z²/2m ± z √(p̂(1 − p̂)/m + z²/4m²)) / (1 + z²/m)`, m = n / deff."""
+    share = failed / trials
+    m = trials / design
+    centre = share + z * z / (2 * m)
+    half = z * math.sqrt(share * (1 - share) / m + z * z / (4 * m * m))
+    scale = 1 + z * z / m
+    return max(0.0, (centre - half) / scale), min(1.0, (centre + half) / scale)

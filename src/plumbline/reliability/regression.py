@@ -53,7 +53,9 @@ from plumbline.reliability.bursts import (
     BLOCK_METHOD,
     BlockTest,
     block_error_test,
+    design_effect,
     failures_in_time,
+    wilson_effective,
 )
 from plumbline.reliability.configs import split_by_config
 from plumbline.reliability.metrics import performance_scores, valid_responses
@@ -75,7 +77,7 @@ from plumbline.reliability.result import (
     ReliabilityInterval,
     Verdict,
 )
-from plumbline.stats import min_p_step_down, wilson_interval
+from plumbline.stats import min_p_step_down
 from plumbline.stats.mover import mover_difference
 
 if TYPE_CHECKING:
@@ -238,37 +240,35 @@ def _error_change(
     current: Sequence[TrialRecord],
     prompts: Sequence[str],
     level: float,
-) -> tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]:
-    old_trials = [r for r in baseline if r.prompt_id in prompts]
-    new_trials = [r for r in current if r.prompt_id in prompts]
-    if not old_trials or not new_trials:
+) -> Change:
+    """The error rate's change in percentage points: Newcombe's hybrid score interval (MOVER
+    over Wilson intervals) at the effective sample sizes `n / deff`, deff the design effect of
+    bursts of failures seen in the blocks of consecutive trials (`reliability.bursts`; 1 when
+    failures are spread as independent trials would spread them)."""
+    old_failed, new_failed = _in_time(baseline, prompts), _in_time(current, prompts)
+    if not old_failed.size or not new_failed.size:
         return None, None, None, None, None
-    old_failed = sum(1 for r in old_trials if r.error_class is not None)
-    new_failed = sum(1 for r in new_trials if r.error_class is not None)
-    old_ci = wilson_interval(old_failed, len(old_trials), level=level)
-    new_ci = wilson_interval(new_failed, len(new_trials), level=level)
-    mover = mover_difference(
-        new_ci.statistic,
-        new_ci.interval.low,
-        new_ci.interval.high,
-        old_ci.statistic,
-        old_ci.interval.low,
-        old_ci.interval.high,
-    )
+    design = design_effect(old_failed, new_failed)
+    z = float(sps.norm.ppf(0.5 + level / 2))
+    old_share, new_share = float(old_failed.mean()), float(new_failed.mean())
+    old_low, old_high = wilson_effective(int(old_failed.sum()), old_failed.size, design, z)
+    new_low, new_high = wilson_effective(int(new_failed.sum()), new_failed.size, design, z)
+    mover = mover_difference(new_share, new_low, new_high, old_share, old_low, old_high)
     estimate = 100 * float(mover.estimate)
     low, high = 100 * float(mover.low), 100 * float(mover.high)
     interval = ReliabilityInterval(
         low=low,
         high=high,
         level=level,
-        method="Newcombe hybrid score (MOVER over Wilson intervals), percentage points",
+        method="Newcombe hybrid score (MOVER over Wilson intervals at the effective sample "
+        f"size n / {design:.3g}, the design effect of bursts of failures in blocks of "
+        "consecutive trials), percentage points",
         prompts=len(prompts),
-        trials=len(old_trials) + len(new_trials),
+        trials=int(old_failed.size + new_failed.size),
         coverage="guaranteed",
     )
-    critical = float(sps.norm.ppf(0.5 + level / 2))
-    detectable = _detectable((high - low) / 2, critical)
-    return 100 * old_ci.statistic, 100 * new_ci.statistic, estimate, interval, detectable
+    detectable = _detectable((high - low) / 2, z)
+    return 100 * old_share, 100 * new_share, estimate, interval, detectable
 
 
 def _prompt_values(entry: ModelReliability, metric: str) -> dict[str, float]:

@@ -310,7 +310,12 @@ def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
         if entry.test is not None and verdict != "unchanged":
             test = entry.test
             worse = test.p_worse_adjusted if verdict != "improved" else test.p_better_adjusted
-            details.append(f"permutation p {worse:.2g} adjusted over the metrics")
+            kind = (
+                f"block permutation ({test.block_length} trials a block)"
+                if test.block_length
+                else "permutation"
+            )
+            details.append(f"{kind} p {worse:.2g} adjusted over the metrics")
         if entry.note:
             details.append(entry.note)
         elif verdict == "inconclusive" and entry.detectable_change is not None:
@@ -341,7 +346,9 @@ def baseline_notes(comparison: BaselineComparison) -> list[str]:
         "A verdict: unchanged when the whole interval lies within ±margin; otherwise "
         "regressed or improved when a permutation test of no change (each prompt's trials "
         "relabelled at random between the two runs; exact whatever the prompts and the latency "
-        "tails) rejects on that side at 0.05 over the tested metrics (all six unless "
+        "tails; for the error rate, blocks of consecutive trials in the order of their start "
+        "times, so that a burst of failures from a provider incident moves as one and does not "
+        "pass for a change) rejects on that side at 0.05 over the tested metrics (all six unless "
         "--test-metric chose some; Westfall–Young's step-down over "
         "the same relabellings; its p-value beside the verdict); otherwise inconclusive (with "
         "the smallest change the data could have detected, 80% power, or why no test is "
