@@ -202,3 +202,22 @@ def test_too_few_trials_to_test_are_inconclusive_with_the_reason() -> None:
     assert latency.test is not None and latency.test.smallest_p == pytest.approx(1 / 36)
     assert latency.test.attainable_p_worse > 0.05
     assert "too few trials to test" in latency.note
+
+
+def test_score_changes_stay_within_their_possible_range() -> None:
+    """2 shared prompts: the paired t quantile at 99.17% is 76, and the interval would reach
+    far past ±1 (the demo printed +0.261 [-3.442, 3.964]); the change of a 0–1 score lies in
+    [-1, 1] and of agreement in [-2, 2], and the interval says it was bounded."""
+    erratic = replace(MODEL, name="sim/new", erratic=0.6)
+    baseline, old_records = _run(MODEL, 2, 8, seed=11)
+    current, new_records = _run(erratic, 2, 8, seed=11)
+    comparison = compare_to_baseline(baseline, old_records, current, new_records, _embed(2, 11))
+    bounded = 0
+    for entry in comparison.entries:
+        interval = entry.difference.interval
+        if entry.metric in ("consistency", "performance", "agreement") and interval is not None:
+            limit = 2.0 if entry.metric == "agreement" else 1.0
+            assert interval.low is not None and interval.high is not None
+            assert -limit <= interval.low <= interval.high <= limit
+            bounded += "within the possible change" in interval.method
+    assert bounded >= 1
