@@ -66,6 +66,18 @@ class ReliabilityInterval(Interval):
         default=None,
     )
 
+    @model_validator(mode="after")
+    def _labelled(self) -> Self:
+        # an interval whose simulated coverage is below its level is labelled approximate, and
+        # the method (which every output prints) says so
+        below = self.simulated_coverage is not None and self.simulated_coverage < self.level
+        if below and (self.coverage != "approximate" or "approximate" not in self.method):
+            raise ValueError(
+                f"an interval simulated at {self.simulated_coverage:.1%}, below its level "
+                f"{self.level:.2%}, must be labelled approximate (coverage and method)"
+            )
+        return self
+
     @property
     def approximate(self) -> bool:
         return self.coverage == "approximate"

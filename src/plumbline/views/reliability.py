@@ -24,6 +24,18 @@ from plumbline.reliability.result import (
 NOT_MEASURED = "n/a"
 
 
+def approximate_label(interval: Interval | None) -> str:
+    """` approximate (simulated 92%)` beside an interval whose simulated coverage is below its
+    level (` approximate` when no figure is known), else nothing: the label goes wherever the
+    interval is shown."""
+    if interval is None or not interval.approximate:
+        return ""
+    simulated = getattr(interval, "simulated_coverage", None)
+    if simulated is None:
+        return " approximate"
+    return f" approximate (simulated {present.percent(simulated, 0)})"
+
+
 def _ci(interval: Interval | None, *, percent_value: bool = False) -> str:
     """`[low, high]`, `≥ low (one-sided)` when only a lower bound exists, with ` approximate`
     when the interval says so; `n/a` without bounds."""
@@ -38,7 +50,7 @@ def _ci(interval: Interval | None, *, percent_value: bool = False) -> str:
         text = present.interval(interval, in_percent=True)
     else:
         text = present.interval(interval, decimals=3)
-    return text + (" approximate" if interval.approximate else "")
+    return text + approximate_label(interval)
 
 
 def interval_basis(interval: Interval | None) -> str:
