@@ -14,6 +14,9 @@ tails are (lognormal σ 0.5, 1.5, 2.5) × prompts × trials per prompt. Rows:
 
 - null cells: baseline and current drawn from the same model. "False regression" is the share
   of pairs in which any of the six metrics is `regressed` (claim: at most 5%);
+- a bursty null cell (issue 45): the same model, its 3% failures in bursts of 6 consecutive
+  trials on average in time (`in_bursts`: the trials run in a shuffled order, one second apart,
+  as the probe records their start times);
 - power cells, on the mixed prompts with σ 1.5: `erratic answers` (60% of each prompt's
   probability moved to the uniform distribution over its answers, caught as an agreement
   regression) and `latency +50%` (caught as a p50 or p95 regression).

@@ -10,7 +10,8 @@ runs share, the change `current − baseline` gets an interval and a verdict:
 - latency p50 and p95: percentile bootstrap of the difference of the two runs' percentiles,
   resampling trials within each prompt of each run (the runs are independent samples);
 - error rate: Newcombe's hybrid score interval (MOVER over Wilson intervals) of the difference
-  of two independent proportions, in percentage points.
+  of two independent proportions, in percentage points, at the effective sample sizes of
+  failures that come in bursts (`reliability.bursts.design_effect`).
 
 Multiplicity (Bonferroni): each of the six intervals of a model pair is at `1 − 0.05/6`
 (99.17%), so the chance that any of them misses its true change is at most 5%.
