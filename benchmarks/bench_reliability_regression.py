@@ -14,6 +14,9 @@ tails are (lognormal σ 0.5, 1.5, 2.5) × prompts × trials per prompt. Rows:
 
 - null cells: baseline and current drawn from the same model. "False regression" is the share
   of pairs in which any of the six metrics is `regressed` (claim: at most 5%);
+- a bursty null cell (issue 45): the same model, its 3% failures in bursts of 6 consecutive
+  trials on average in time (`in_bursts`: the trials run in a shuffled order, one second apart,
+  as the probe records their start times);
 - power cells, on the mixed prompts with σ 1.5: `erratic answers` (60% of each prompt's
   probability moved to the uniform distribution over its answers, caught as an agreement
   regression) and `latency +50%` (caught as a p50 or p95 regression).
@@ -43,6 +46,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +59,7 @@ from plumbline.coverage import (
     simulated_prompts,
     simulated_records,
 )
+from plumbline.records.trial_record import ErrorClass
 from plumbline.reliability.analysis import analyze
 from plumbline.reliability.config import BenchmarkConfig
 from plumbline.reliability.regression import compare_to_baseline
@@ -71,12 +76,16 @@ SIZES = ((5, 3), (5, 20), (8, 10), (20, 10), (60, 3), (60, 20))
 SMALLER = SIZES[:-1]
 QUICK_SIZES = ((5, 3), (8, 10))
 ERRATIC = 0.6
+#: Mean burst of failures of the bursty cell (issue 45: 8.05% false regressions before blocks).
+BURST = 6.0
+BURSTY_NULL = f"no change, mixed prompts, σ 1.5, failures in bursts of {BURST:g} trials"
 SLOWER = 1.5
 FALSE_REGRESSION_LIMIT = 0.05
 POWER_TARGET = 0.80
 RUNS = 300
 QUICK_RUNS = 12
 CONFIG = BenchmarkConfig()
+STAMP = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,9 @@ class Scenario:
     sizes: tuple[tuple[int, int], ...] = SMALLER
     #: The metrics that may be called regressed (`--test-metric`; empty: all six).
     tested: tuple[str, ...] = ()
+    #: Mean length of a burst of failures in time (0: failures independent, as drawn by
+    #: `simulated_records`); the share of failures stays the model's error rate.
+    burst: float = 0.0
 
     @property
     def null(self) -> bool:
@@ -127,6 +139,8 @@ def scenarios(quick: bool) -> list[Scenario]:
             sizes=((8, 10),),
             tested=("agreement",),
         ),
+        # provider incidents: failures in bursts of 6 trials on average, 3% of trials
+        replace(null_scenario("mixed", 1.5), name=BURSTY_NULL, burst=BURST),
         Scenario(
             "erratic answers (agreement), --test-metric agreement",
             MIXED,
@@ -147,9 +161,43 @@ def simulated_pair(
     old_prompts = simulated_prompts(prompts, np.random.default_rng(rng_key), scenario.baseline, tag)
     new_prompts = simulated_prompts(prompts, np.random.default_rng(rng_key), scenario.current, tag)
     rng = np.random.default_rng([*rng_key, 1])
-    old_records = simulated_records(old_prompts, trials, rng, scenario.baseline)
-    new_records = simulated_records(new_prompts, trials, rng, scenario.current)
-    return old_records, new_records, embedding_table(old_prompts + new_prompts)
+    if not scenario.burst:
+        old_records = simulated_records(old_prompts, trials, rng, scenario.baseline)
+        new_records = simulated_records(new_prompts, trials, rng, scenario.current)
+        return old_records, new_records, embedding_table(old_prompts + new_prompts)
+    runs = []
+    for prompts_of, model in ((old_prompts, scenario.baseline), (new_prompts, scenario.current)):
+        answered = simulated_records(prompts_of, trials, rng, replace(model, error_rate=0.0))
+        runs.append(in_bursts(answered, rng, model.error_rate, scenario.burst))
+    return runs[0], runs[1], embedding_table(old_prompts + new_prompts)
+
+
+def in_bursts(
+    records: list[Any], rng: np.random.Generator, share: float, burst: float
+) -> list[Any]:
+    """The records run in a shuffled order (as the probe runs its plan), one second apart, and
+    failed in bursts: a two-state Markov chain over that order that fails with stationary
+    probability `share`, bursts of geometric length with mean `burst` (a failure continues with
+    probability 1 − 1/burst; one starts after a success with probability
+    share / ((1 − share) · burst))."""
+    start = share / ((1 - share) * burst)
+    stay = 1 - 1 / burst
+    order = rng.permutation(len(records))
+    failing = bool(rng.random() < share)
+    timed: list[Any] = [None] * len(records)
+    for position, index in enumerate(order):
+        record = records[index]
+        update: dict[str, Any] = {"timestamp": STAMP + timedelta(seconds=position)}
+        if failing:
+            update |= {
+                "error_class": ErrorClass.SERVER,
+                "response": None,
+                "latency_seconds": None,
+                "timed_out": False,
+            }
+        timed[index] = record.model_copy(update=update)
+        failing = bool(rng.random() < (stay if failing else start))
+    return timed
 
 
 def compare(
@@ -180,6 +228,8 @@ class Cell:
     trials: int
     runs: int = 0
     regressed_any: int = 0
+    #: Runs in which any metric was `improved` (false in a null cell).
+    improved_any: int = 0
     hits: int = 0
     regressed_by_metric: dict[str, int] = field(default_factory=dict)
     #: Runs in which a metric was inconclusive because too few relabellings exist.
@@ -215,6 +265,7 @@ def run_cell(scenario: Scenario, prompts: int, trials: int, runs: int, seed: int
         regressed = {e.metric for e in comparison.entries if e.verdict == "regressed"}
         cell.runs += 1
         cell.regressed_any += bool(regressed)
+        cell.improved_any += any(e.verdict == "improved" for e in comparison.entries)
         cell.hits += bool(regressed & set(scenario.targets))
         for metric in regressed:
             cell.regressed_by_metric[metric] = cell.regressed_by_metric.get(metric, 0) + 1
@@ -334,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         untestable = _metric_counts(cell.untestable_by_metric)
         print(
             f"{cell.scenario}, {cell.prompts} × {cell.trials}: {what} ({cell.runs} pairs"
+            + (f"; improved {cell.improved_any / cell.runs:.1%}" if cell.runs else "")
             + (f"; regressed: {detail}" if detail else "")
             + (f"; too few trials to test: {untestable}" if untestable else "")
             + (f"; change intervals holding 0: {covered}" if covered else "")

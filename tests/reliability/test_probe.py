@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -326,3 +327,21 @@ def test_bad_setup_is_a_clear_error(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "NOWHERE_API_KEY" in result.stderr or "NOWHERE_BASE_URL" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_every_trial_records_its_own_start_time(server_factory: Any, tmp_path: Path) -> None:
+    """The regression check orders a run's trials by `timestamp` to keep bursts of failures
+    together (`reliability.bursts`): each record holds the time its own trial started, so one
+    at a time, each starts after the one before has taken its latency."""
+    server = server_factory({"steady": ModelProfile(latency=Latency("constant", 0.05))})
+    out = tmp_path / "trials.jsonl"
+    args = ["probe", "--model", model_name("steady"), "--prompt", "hi there", "--trials", "6"]
+    result = run_cli(
+        [*args, "--concurrency", "1", "--no-progress", "-o", str(out)], cli_env(server)
+    )
+    assert result.returncode == 0, result.stderr
+    records = sorted(read_jsonl(out), key=lambda r: r["timestamp"])
+    starts = [datetime.fromisoformat(r["timestamp"]).timestamp() for r in records]
+    assert len(set(starts)) == 6
+    for before, after, record in zip(starts, starts[1:], records, strict=False):
+        assert after >= before + record["latency_seconds"] - 1e-3

@@ -116,6 +116,8 @@ class TrialRecord(BaseModel):
     error_message: str | None = None
     timed_out: bool = False
     attempts: int = Field(default=1, ge=1, le=1001, description="Calls made: 1 + retries used.")
+    #: when this trial started (its first attempt), to the microsecond: the regression check
+    #: orders a run's trials by it to keep bursts of failures together (`reliability.bursts`);
     #: a naive time is UTC, as every reader reads one (`core.timestamps`)
     timestamp: Annotated[datetime, AfterValidator(as_utc)]
     config: GenerationSettings

@@ -420,7 +420,8 @@ def _effect(a: str, b: str, metric: str, x: _Values, y: _Values) -> ModelPairEff
         d = cohens_d_clustered(x.values, y.values, x.prompts, y.prompts)
     except ValueError as error:
         return ModelPairEffect(**pair, effect=None, note=str(error))
-    interval = effect_interval(d.interval.low, d.interval.high, d.details["clusters"], d.n)
+    fewest = min(len(set(x.prompts)), len(set(y.prompts)))
+    interval = effect_interval(d.interval.low, d.interval.high, d.details["clusters"], d.n, fewest)
     effect = EffectSize(
         statistic=d.statistic,
         n=d.n,

@@ -212,10 +212,14 @@ def prompt_agreement_interval(
     )
 
 
-def effect_interval(low: float, high: float, prompts: int, values: int) -> ReliabilityInterval:
+def effect_interval(
+    low: float, high: float, prompts: int, values: int, fewest: int | None = None
+) -> ReliabilityInterval:
     """The document form of Cohen's d's cluster-robust interval (`cohens_d_clustered`): the
-    population d (prompts as clusters); approximate below `EFFECT_FEW_PROMPTS` prompts."""
-    few = prompts < EFFECT_FEW_PROMPTS
+    population d (prompts as clusters); approximate when either model has fewer than
+    `EFFECT_FEW_PROMPTS` prompts (`fewest`: the smaller model's prompts; `prompts` counts the
+    clusters of both, which two models asked different prompts make larger than either)."""
+    few = min(prompts, fewest if fewest is not None else prompts) < EFFECT_FEW_PROMPTS
     return ReliabilityInterval(
         low=low,
         high=high,

@@ -224,7 +224,7 @@ def pooled_digest(trials: Sequence[PromptTrials]) -> int:
     return int.from_bytes(digest.digest()[:8], "big")
 
 
-def _result(statistic: FloatArray, prompts: int, smallest: float) -> NoChange:
+def permutation_result(statistic: FloatArray, prompts: int, smallest: float) -> NoChange:
     """The test of one metric from its statistic on every row (row 0: the observed labels)."""
     observed, null = float(statistic[0]), statistic[1:]
     draws = null.size
@@ -274,7 +274,9 @@ def permutation_tests(
     for name in _SCORES:
         # the mean over prompts of each prompt's change: every prompt counts once, as in the
         # published difference
-        results[name] = _result(np.mean(np.vstack(changes[name]), axis=0), len(kept), smallest)
+        results[name] = permutation_result(
+            np.mean(np.vstack(changes[name]), axis=0), len(kept), smallest
+        )
     for name, statistic in _pooled_statistics(kept, np.hstack(labels)).items():
-        results[name] = _result(statistic, len(kept), smallest)
+        results[name] = permutation_result(statistic, len(kept), smallest)
     return {name: results[name] for name in TESTED}

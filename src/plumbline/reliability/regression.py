@@ -10,7 +10,8 @@ runs share, the change `current − baseline` gets an interval and a verdict:
 - latency p50 and p95: percentile bootstrap of the difference of the two runs' percentiles,
   resampling trials within each prompt of each run (the runs are independent samples);
 - error rate: Newcombe's hybrid score interval (MOVER over Wilson intervals) of the difference
-  of two independent proportions, in percentage points.
+  of two independent proportions, in percentage points, at the effective sample sizes of
+  failures that come in bursts (`reliability.bursts.design_effect`).
 
 Multiplicity (Bonferroni): each of the six intervals of a model pair is at `1 − 0.05/6`
 (99.17%), so the chance that any of them misses its true change is at most 5%.
@@ -27,7 +28,13 @@ trials, whatever the prompts and the latency tails (the trials of a prompt being
 between the runs). Else `inconclusive`, with the smallest change the test could have detected
 (80% power: `(z_c + z_0.8) · SE`, c the raw p-value the adjustment's first step rejects, SE
 the spread of its statistic over the relabellings), or, when no outcome of this many trials
-could reach an adjusted p-value of 0.05, the reason. Measured in
+could reach an adjusted p-value of 0.05, the reason.
+
+Errors come in bursts in time (provider incidents), so the error rate is not tested by
+relabelling single trials: its test relabels blocks of consecutive trials of each run, ordered
+by the trials' recorded start times (`reliability.bursts`), and the family's 0.05 is split
+between the two kinds of test in proportion to their metrics (weighted Bonferroni: the five
+others adjusted together by Westfall–Young at 5/6 of it, the error rate at 1/6). Measured in
 `benchmarks/bench_reliability_regression.py` (docs/statistics.md).
 """
 
@@ -43,10 +50,20 @@ import numpy as np
 from scipy import stats as sps
 
 from plumbline.records.trial_record import TrialRecord
+from plumbline.reliability.bursts import (
+    BLOCK_METHOD,
+    BlockTest,
+    block_error_test,
+    design_effect,
+    failures_in_time,
+    wilson_effective,
+)
 from plumbline.reliability.configs import split_by_config
 from plumbline.reliability.metrics import performance_scores, valid_responses
 from plumbline.reliability.no_change import (
+    BoolArray,
     FloatArray,
+    NoChange,
     PromptTrials,
     permutation_tests,
     pooled_digest,
@@ -61,7 +78,7 @@ from plumbline.reliability.result import (
     ReliabilityInterval,
     Verdict,
 )
-from plumbline.stats import min_p_step_down, wilson_interval
+from plumbline.stats import min_p_step_down
 from plumbline.stats.mover import mover_difference
 
 if TYPE_CHECKING:
@@ -106,7 +123,8 @@ TEST_METHOD = (
     "stratified permutation test of no change: each prompt's trials of both runs relabelled at "
     "random (Good 2005, §3.5), p = (1 + #{T* at least as extreme}) / (1 + B) (Phipson & Smyth "
     "2010); Westfall–Young step-down min-p over the metrics on the same relabellings "
-    "(Westfall & Young 1993, Algorithm 2.8); exact under exchangeable trials"
+    "(Westfall & Young 1993, Algorithm 2.8), with the family level split with the error "
+    "rate's block test (weighted Bonferroni); exact under exchangeable trials"
 )
 
 
@@ -137,10 +155,32 @@ def _detectable(half_width: float, critical: float) -> float:
     return float((critical + sps.norm.ppf(POWER)) * standard_error)
 
 
+#: The possible range of each score's change, current − baseline: consistency and the
+#: performance heuristic lie in [0, 1], semantic agreement (a mean cosine similarity) in
+#: [−1, 1].
+CHANGE_RANGE: dict[str, tuple[float, float]] = {
+    "consistency": (-1.0, 1.0),
+    "agreement": (-2.0, 2.0),
+    "performance": (-1.0, 1.0),
+}
+
+
 def _paired_scores(
-    baseline: Mapping[str, float], current: Mapping[str, float], level: float, trials: int
+    baseline: Mapping[str, float],
+    current: Mapping[str, float],
+    level: float,
+    trials: int,
+    bounds: tuple[float, float],
 ) -> tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]:
-    """Means on the prompts with both values, their difference, its paired t interval."""
+    """Means on the prompts with both values, their difference, its paired t interval
+    intersected with the change's possible range `bounds`.
+
+    The t interval's coverage holds (simulated 98.7–100% at 99.17%, docs/statistics.md); at a
+    few prompts its t quantile is large (76.4 with 2 prompts at 99.17%) and it reaches past
+    what a change of scores can be. The true change always lies in `bounds`, so the
+    intersection covers it exactly when the t interval does: the method is kept, only the
+    impossible part is dropped (Mandelkern 2002, Statist. Sci. 17(2): intervals for bounded
+    parameters)."""
     shared = sorted(set(baseline) & set(current))
     if not shared:
         return None, None, None, None, None
@@ -153,11 +193,14 @@ def _paired_scores(
     sd = float(np.std(differences, ddof=1))
     critical = float(sps.t.ppf(0.5 + level / 2, len(shared) - 1))
     half = critical * sd / math.sqrt(len(shared))
+    lowest, highest = bounds
+    bounded = estimate - half < lowest or estimate + half > highest
     interval = ReliabilityInterval(
-        low=estimate - half,
-        high=estimate + half,
+        low=max(lowest, estimate - half),
+        high=min(highest, estimate + half),
         level=level,
-        method="paired t over shared prompts (per-prompt differences, trials averaged first)",
+        method="paired t over shared prompts (per-prompt differences, trials averaged first)"
+        + (f", within the possible change [{lowest:g}, {highest:g}]" if bounded else ""),
         prompts=len(shared),
         trials=trials,
         coverage="guaranteed",
@@ -223,37 +266,35 @@ def _error_change(
     current: Sequence[TrialRecord],
     prompts: Sequence[str],
     level: float,
-) -> tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]:
-    old_trials = [r for r in baseline if r.prompt_id in prompts]
-    new_trials = [r for r in current if r.prompt_id in prompts]
-    if not old_trials or not new_trials:
+) -> Change:
+    """The error rate's change in percentage points: Newcombe's hybrid score interval (MOVER
+    over Wilson intervals) at the effective sample sizes `n / deff`, deff the design effect of
+    bursts of failures seen in the blocks of consecutive trials (`reliability.bursts`; 1 when
+    failures are spread as independent trials would spread them)."""
+    old_failed, new_failed = _in_time(baseline, prompts), _in_time(current, prompts)
+    if not old_failed.size or not new_failed.size:
         return None, None, None, None, None
-    old_failed = sum(1 for r in old_trials if r.error_class is not None)
-    new_failed = sum(1 for r in new_trials if r.error_class is not None)
-    old_ci = wilson_interval(old_failed, len(old_trials), level=level)
-    new_ci = wilson_interval(new_failed, len(new_trials), level=level)
-    mover = mover_difference(
-        new_ci.statistic,
-        new_ci.interval.low,
-        new_ci.interval.high,
-        old_ci.statistic,
-        old_ci.interval.low,
-        old_ci.interval.high,
-    )
+    design = design_effect(old_failed, new_failed)
+    z = float(sps.norm.ppf(0.5 + level / 2))
+    old_share, new_share = float(old_failed.mean()), float(new_failed.mean())
+    old_low, old_high = wilson_effective(int(old_failed.sum()), old_failed.size, design, z)
+    new_low, new_high = wilson_effective(int(new_failed.sum()), new_failed.size, design, z)
+    mover = mover_difference(new_share, new_low, new_high, old_share, old_low, old_high)
     estimate = 100 * float(mover.estimate)
     low, high = 100 * float(mover.low), 100 * float(mover.high)
     interval = ReliabilityInterval(
         low=low,
         high=high,
         level=level,
-        method="Newcombe hybrid score (MOVER over Wilson intervals), percentage points",
+        method="Newcombe hybrid score (MOVER over Wilson intervals at the effective sample "
+        f"size n / {design:.3g}, the design effect of bursts of failures in blocks of "
+        "consecutive trials), percentage points",
         prompts=len(prompts),
-        trials=len(old_trials) + len(new_trials),
+        trials=int(old_failed.size + new_failed.size),
         coverage="guaranteed",
     )
-    critical = float(sps.norm.ppf(0.5 + level / 2))
-    detectable = _detectable((high - low) / 2, critical)
-    return 100 * old_ci.statistic, 100 * new_ci.statistic, estimate, interval, detectable
+    detectable = _detectable((high - low) / 2, z)
+    return 100 * old_share, 100 * new_share, estimate, interval, detectable
 
 
 def _prompt_values(entry: ModelReliability, metric: str) -> dict[str, float]:
@@ -420,10 +461,69 @@ def prompt_trials(
     return found
 
 
+#: What each test's level rests on (stated with every test, in the output and the docs).
+EXCHANGEABLE = (
+    "the trials of a prompt are exchangeable between the runs (answers and latencies of one "
+    "run independent of when they were drawn)"
+)
+IN_BURSTS = (
+    "failures may come in bursts in time (provider incidents) shorter than a block; blocks "
+    "of consecutive trials of one run are exchangeable between the runs"
+)
+
+
+def _in_time(records: Sequence[TrialRecord], prompts: Sequence[str]) -> BoolArray:
+    wanted = set(prompts)
+    return failures_in_time([r for r in records if r.prompt_id in wanted])
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Metrics adjusted together by Westfall–Young on shared relabellings, and the share of
+    the family level spent on them (weighted Bonferroni between groups)."""
+
+    names: list[str]
+    statistics: FloatArray
+    share: float
+
+    def adjusted(self, alpha: float) -> dict[str, NoChangeTest]:
+        # smaller is more extreme: a column per metric, negated where the side is "higher"
+        lower_is_worse = np.array([HIGHER_IS_BETTER[m] for m in self.names])
+        worse = min_p_step_down(np.where(lower_is_worse, self.statistics, -self.statistics))
+        better = min_p_step_down(np.where(lower_is_worse, -self.statistics, self.statistics))
+        critical = min(worse.critical_p(alpha * self.share), better.critical_p(alpha * self.share))
+        scale = 1 / self.share
+        return {
+            m: NoChangeTest(
+                method=TEST_METHOD,
+                statistic=float(self.statistics[0, i]),
+                z=0.0,
+                null_standard_error=0.0,
+                p_worse=float(worse.pvalues[i]),
+                p_worse_adjusted=min(1.0, scale * float(worse.adjusted[i])),
+                p_better=float(better.pvalues[i]),
+                p_better_adjusted=min(1.0, scale * float(better.adjusted[i])),
+                alpha=alpha,
+                metrics_tested=0,
+                critical_p=critical,
+                prompts=0,
+                resamples=0,
+                smallest_p=0.0,
+                attainable_p_worse=min(1.0, scale * float(worse.attainable[i])),
+                attainable_p_better=min(1.0, scale * float(better.attainable[i])),
+                assumption=EXCHANGEABLE,
+            )
+            for i, m in enumerate(self.names)
+        }
+
+
 @dataclass(frozen=True)
 class _Tests:
-    """Every metric's permutation test of one model pair, adjusted over the metrics on each
-    side by Westfall–Young's step-down min-p over the same relabellings."""
+    """Every metric's test of no change of one model pair: the scores and latencies by
+    relabelling each prompt's trials, the error rate by relabelling blocks of consecutive
+    trials (`reliability.bursts`). Westfall–Young's step-down min-p adjusts the metrics of
+    each kind on its shared relabellings, and the family level is split between the two kinds
+    in proportion to their metrics (weighted Bonferroni: 5/6 and 1/6 of 0.05 with all six)."""
 
     tests: Mapping[str, NoChangeTest]
     #: The metrics that may be called regressed or improved (`--test-metric`; default all).
@@ -436,38 +536,51 @@ class _Tests:
         trials = prompt_trials(runs.old_records, runs.new_records, runs.shared, embed)
         rng = np.random.default_rng([seed, pooled_digest(trials)])
         found = permutation_tests(trials, rng=rng, resamples=resamples)
+        blocked = None
+        if "error_rate" in found:
+            blocked = block_error_test(
+                _in_time(runs.old_records, runs.shared),
+                _in_time(runs.new_records, runs.shared),
+                prompts=found["error_rate"].prompts,
+                rng=rng,
+                resamples=resamples,
+            )
+            found.pop("error_rate")
+            if blocked is not None:
+                found["error_rate"] = blocked.test
         names = [m for m in METRICS if m in found and m in tested]
         if not names:
             return cls({}, frozenset(tested))
-        alpha = 1 - FAMILY_LEVEL
-        # smaller is more extreme: a column per metric, negated where the side is "higher"
-        lower_is_worse = np.array([HIGHER_IS_BETTER[m] for m in names])
-        statistics = np.column_stack([found[m].statistics for m in names])
-        worse = min_p_step_down(np.where(lower_is_worse, statistics, -statistics))
-        better = min_p_step_down(np.where(lower_is_worse, -statistics, statistics))
-        critical = min(worse.critical_p(alpha), better.critical_p(alpha))
-        tests = {
-            m: NoChangeTest(
-                method=TEST_METHOD,
-                statistic=found[m].estimate,
-                z=found[m].z,
-                null_standard_error=found[m].null_standard_error,
-                p_worse=float(worse.pvalues[i]),
-                p_worse_adjusted=float(worse.adjusted[i]),
-                p_better=float(better.pvalues[i]),
-                p_better_adjusted=float(better.adjusted[i]),
-                alpha=alpha,
-                metrics_tested=len(names),
-                critical_p=critical,
-                prompts=found[m].prompts,
-                resamples=found[m].resamples,
-                smallest_p=found[m].smallest_p,
-                attainable_p_worse=float(worse.attainable[i]),
-                attainable_p_better=float(better.attainable[i]),
-            )
-            for i, m in enumerate(names)
+        kinds = [[m for m in names if m != "error_rate"], [m for m in names if m == "error_rate"]]
+        tests: dict[str, NoChangeTest] = {}
+        for kind in (k for k in kinds if k):
+            statistics = np.column_stack([found[m].statistics for m in kind])
+            group = _Group(kind, statistics, len(kind) / len(names))
+            for m, test in group.adjusted(1 - FAMILY_LEVEL).items():
+                tests[m] = _completed(test, found[m], len(names), blocked)
+        return cls({m: tests[m] for m in names}, frozenset(tested))
+
+
+def _completed(
+    test: NoChangeTest, found: NoChange, family: int, blocked: BlockTest | None
+) -> NoChangeTest:
+    """A group's adjusted test with the metric's own figures (and its blocks)."""
+    update: dict[str, object] = {
+        "z": found.z,
+        "null_standard_error": found.null_standard_error,
+        "metrics_tested": family,
+        "prompts": found.prompts,
+        "resamples": found.resamples,
+        "smallest_p": found.smallest_p,
+    }
+    if blocked is not None and found is blocked.test:
+        update |= {
+            "method": BLOCK_METHOD + "; weighted Bonferroni with the other metrics",
+            "block_length": blocked.block_length,
+            "blocks": blocked.baseline_blocks + blocked.current_blocks,
+            "assumption": IN_BURSTS,
         }
-        return cls(tests, frozenset(tested))
+    return test.model_copy(update=update)
 
 
 def _tested_verdict(test: NoChangeTest) -> tuple[Verdict, str]:
@@ -498,7 +611,7 @@ def _measure(runs: _PairRuns, metric: str, level: float, seed: int, resamples: i
             for p in entry.prompts
             if p.prompt_id in shared
         )
-        return _paired_scores(old_values, new_values, level, trials)
+        return _paired_scores(old_values, new_values, level, trials, CHANGE_RANGE[metric])
     if metric.startswith("latency"):
         q = 50.0 if metric == "latency_p50" else 95.0
         return _latency_change(
@@ -652,11 +765,14 @@ def compare_to_baseline(
             f"Bonferroni over the {len(METRICS)} metrics of each model pair for the intervals: "
             f"each is at {level:.2%}, so the chance that any of them misses its true change is "
             f"at most {1 - FAMILY_LEVEL:.0%}; regressed and improved come from a permutation "
-            f"test of no change per metric (each prompt's trials relabelled between the runs), "
-            f"Westfall–Young's step-down min-p over the {_family_text(family)} on each side, "
-            f"so the chance of any false 'regressed' for the pair is at most "
-            f"{1 - FAMILY_LEVEL:.0%} whatever the prompts and the latency tails (and of any "
-            f"false 'improved' likewise)"
+            f"test of no change per metric (each prompt's trials relabelled between the runs; "
+            f"for the error rate, blocks of consecutive trials in time, so that bursts of "
+            f"failures move as one), Westfall–Young's step-down min-p over the "
+            f"{_family_text(family)} on each side, the level split between the two kinds of "
+            f"test in proportion to their metrics, so the chance of any false 'regressed' for "
+            f"the pair is at most {1 - FAMILY_LEVEL:.0%} whatever the prompts and the latency "
+            f"tails (and of any false 'improved' likewise), assuming {EXCHANGEABLE} and that "
+            f"{IN_BURSTS}"
         ),
         tested_metrics=family,
         margins=chosen,

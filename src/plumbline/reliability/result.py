@@ -66,6 +66,18 @@ class ReliabilityInterval(Interval):
         default=None,
     )
 
+    @model_validator(mode="after")
+    def _labelled(self) -> Self:
+        # an interval whose simulated coverage is below its level is labelled approximate, and
+        # the method (which every output prints) says so
+        below = self.simulated_coverage is not None and self.simulated_coverage < self.level
+        if below and (self.coverage != "approximate" or "approximate" not in self.method):
+            raise ValueError(
+                f"an interval simulated at {self.simulated_coverage:.1%}, below its level "
+                f"{self.level:.2%}, must be labelled approximate (coverage and method)"
+            )
+        return self
+
     @property
     def approximate(self) -> bool:
         return self.coverage == "approximate"
@@ -563,6 +575,22 @@ class NoChangeTest(ResultModel):
         default="guaranteed",
         description="`guaranteed`: the chance of a false `regressed` is at most alpha over all "
         "metrics whenever the trials of a prompt are exchangeable between the runs.",
+    )
+    block_length: int | None = unit_field(
+        "Error rate: trials per block of consecutive trials (by start time) relabelled "
+        "together, so that a burst of failures moves as one unit; null for the other metrics.",
+        "count",
+        default=None,
+    )
+    blocks: int | None = unit_field(
+        "Error rate: blocks of both runs relabelled; null for the other metrics.",
+        "count",
+        default=None,
+    )
+    assumption: str = Field(
+        default="",
+        description="What the test's level rests on: trials of a prompt exchangeable between "
+        "the runs (scores, latency), or failures in bursts shorter than a block (error rate).",
     )
 
 

@@ -24,6 +24,18 @@ from plumbline.reliability.result import (
 NOT_MEASURED = "n/a"
 
 
+def approximate_label(interval: Interval | None) -> str:
+    """` approximate (simulated 92%)` beside an interval whose simulated coverage is below its
+    level (` approximate` when no figure is known), else nothing: the label goes wherever the
+    interval is shown."""
+    if interval is None or not interval.approximate:
+        return ""
+    simulated = getattr(interval, "simulated_coverage", None)
+    if simulated is None:
+        return " approximate"
+    return f" approximate (simulated {present.percent(simulated, 0)})"
+
+
 def _ci(interval: Interval | None, *, percent_value: bool = False) -> str:
     """`[low, high]`, `≥ low (one-sided)` when only a lower bound exists, with ` approximate`
     when the interval says so; `n/a` without bounds."""
@@ -38,7 +50,7 @@ def _ci(interval: Interval | None, *, percent_value: bool = False) -> str:
         text = present.interval(interval, in_percent=True)
     else:
         text = present.interval(interval, decimals=3)
-    return text + (" approximate" if interval.approximate else "")
+    return text + approximate_label(interval)
 
 
 def interval_basis(interval: Interval | None) -> str:
@@ -310,7 +322,12 @@ def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
         if entry.test is not None and verdict != "unchanged":
             test = entry.test
             worse = test.p_worse_adjusted if verdict != "improved" else test.p_better_adjusted
-            details.append(f"permutation p {worse:.2g} adjusted over the metrics")
+            kind = (
+                f"block permutation ({test.block_length} trials a block)"
+                if test.block_length
+                else "permutation"
+            )
+            details.append(f"{kind} p {worse:.2g} adjusted over the metrics")
         if entry.note:
             details.append(entry.note)
         elif verdict == "inconclusive" and entry.detectable_change is not None:
@@ -341,7 +358,9 @@ def baseline_notes(comparison: BaselineComparison) -> list[str]:
         "A verdict: unchanged when the whole interval lies within ±margin; otherwise "
         "regressed or improved when a permutation test of no change (each prompt's trials "
         "relabelled at random between the two runs; exact whatever the prompts and the latency "
-        "tails) rejects on that side at 0.05 over the tested metrics (all six unless "
+        "tails; for the error rate, blocks of consecutive trials in the order of their start "
+        "times, so that a burst of failures from a provider incident moves as one and does not "
+        "pass for a change) rejects on that side at 0.05 over the tested metrics (all six unless "
         "--test-metric chose some; Westfall–Young's step-down over "
         "the same relabellings; its p-value beside the verdict); otherwise inconclusive (with "
         "the smallest change the data could have detected, 80% power, or why no test is "

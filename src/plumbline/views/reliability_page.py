@@ -33,6 +33,7 @@ from plumbline.reliability.result import (
 from plumbline.views.html import Page, render_page
 from plumbline.views.reliability import (
     BASELINE_HEADER,
+    approximate_label,
     baseline_notes,
     baseline_rows,
     interval_basis,
@@ -175,8 +176,8 @@ def interval_text(interval: Interval | None, *, as_percent: bool = False) -> str
         text = f"≥ {low} (one-sided)"
     else:
         text = present.interval(interval, as_percent=as_percent)
-    if interval is not None and interval.approximate and text != MISSING:
-        text += " approximate"
+    if text != MISSING:
+        text += approximate_label(interval)
     return text
 
 
