@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,14 @@ from typing import Any
 import pytest
 from conftest import Documents
 from sqlalchemy import create_engine, text
+from tests.support.postgres import PostgresServer
 from tests.support.store_results import renamed
 from tests.support.store_writers import write_many, write_same
 
 from plumbline.store.documents import ResultDocumentError, read_result
 from plumbline.store.migrate import StoreError, head_revision, upgrade_to
 from plumbline.store.store import Query, Store
-from plumbline.store.url import StoreUrlError, store_url
+from plumbline.store.url import StoreUrlError, store_address
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -241,12 +243,38 @@ def test_a_document_the_store_cannot_keep_says_which_field(documents: Documents)
 
 
 def test_store_urls_and_what_they_refuse(tmp_path: Path) -> None:
-    assert store_url(str(tmp_path / "a.db")) == f"sqlite:///{tmp_path / 'a.db'}"
-    assert store_url("sqlite:///rel.db") == "sqlite:///" + os.path.abspath("rel.db")
-    assert store_url("postgresql://ci@db/x") == "postgresql+psycopg://ci@db/x"
-    for bad in ("", "mysql://x/y", "sqlite://", "sqlite:///:memory:"):
+    assert store_address(str(tmp_path / "a.db")).path == tmp_path / "a.db"
+    assert store_address("sqlite:///rel.db").path == Path(os.path.abspath("rel.db"))
+    postgres = store_address("postgresql://ci@db/x")
+    assert postgres.path is None
+    assert postgres.url.render_as_string(hide_password=False) == "postgresql+psycopg://ci@db/x"
+    for bad in ("", "  ", "mysql://x/y", "sqlite://", "sqlite:///:memory:", "sqlite:///a.db?x=1"):
         with pytest.raises(StoreUrlError):
-            store_url(bad)
+            store_address(bad)
+
+
+@pytest.mark.parametrize("name", ["night?1.db", "a%20b.db", "x#y.db", "sp ace.db"])
+def test_a_plain_path_is_the_file_it_names_literally(tmp_path: Path, name: str) -> None:
+    given = str(tmp_path / name)
+    assert store_address(given).path == tmp_path / name
+    with Store.open(given) as store:
+        assert store.count() == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(("-wal", "-shm"))) == [
+        name
+    ]
+
+
+def test_a_reading_open_never_creates_a_store(tmp_path: Path, postgres: PostgresServer) -> None:
+    missing = tmp_path / "no" / "such" / "store.db"
+    with pytest.raises(StoreError, match="no results store") as caught:
+        Store.open(str(missing), create=False)
+    assert caught.value.kind == "missing" and str(missing) in str(caught.value)
+    assert not (tmp_path / "no").exists()
+    empty = postgres.create_database(f"empty_{uuid.uuid4().hex[:12]}")
+    with pytest.raises(StoreError, match="no results store in this database"):
+        Store.open(empty, create=False)
+    with Store.open(empty) as store:  # a writing open makes it
+        assert store.count() == 0
 
 
 def test_an_unreachable_server_is_a_store_error_without_the_password(
@@ -263,8 +291,8 @@ def test_an_unreachable_server_is_a_store_error_without_the_password(
     assert "s3cret" not in str(caught.value)
 
 
-def store_url_for_engine(given: str) -> str:
-    return store_url(given)
+def store_url_for_engine(given: str) -> Any:
+    return store_address(given).url
 
 
 def _revision(connection: object) -> str:

@@ -369,6 +369,16 @@ def _site_steps(output: Path, runs: str) -> list[DemoStep]:
     ]
 
 
+def shown_arguments(args: tuple[str, ...], url: str | None) -> tuple[str, ...]:
+    """A step's arguments as the demo echoes them: the store URL with its password hidden."""
+    if url is None:
+        return args
+    from plumbline.store.url import shown_url
+
+    shown = shown_url(url)
+    return tuple(shown if arg == url else arg for arg in args)
+
+
 @click.command(cls=Command)
 @click.option(
     "-o",
@@ -395,7 +405,8 @@ def demo(output: Path, store: StoreOptions) -> None:
         if step.title:
             console.print(Rule(step.title))
             console.print(f"[dim]{step.why}[/dim]")
-        console.print(f"[bold]$ plumbline {terminal(shlex.join(step.args))}[/bold]")
+        shown = shlex.join(shown_arguments(step.args, store.url))
+        console.print(f"[bold]$ plumbline {terminal(shown)}[/bold]")
         try:
             main.main(list(step.args), prog_name="plumbline", standalone_mode=False)
         except SystemExit as stop:

@@ -19,13 +19,12 @@ from plumbline.cli.output import (
     EXIT_OK,
     FiniteFloatRange,
     Group,
-    InfraError,
     emit,
     json_option,
     wants_json,
 )
 from plumbline.cli.report import html_option, site_url
-from plumbline.cli.storing import label_option, store_url_option
+from plumbline.cli.storing import label_option, opened_store, store_url_option
 from plumbline.core.escape import terminal
 
 if TYPE_CHECKING:
@@ -82,7 +81,16 @@ def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> dat
             ctx,
             param,
         ) from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        raise click.BadParameter(
+            f"{value!r}: outside the times a store keeps (0001-01-01 to 9999-12-31 in UTC)",
+            ctx,
+            param,
+        ) from None
+    return moment
 
 
 def _query_options(function: F) -> F:
@@ -127,23 +135,6 @@ def _query(
     return Query(kind=kind, suite=suite, model=model, metric=metric, labels=labels, since=since)
 
 
-def open_store(url: str | None) -> Store:
-    """The store `--store` (or PLUMBLINE_STORE) names; exit 2 without one, 3 when it cannot be
-    opened."""
-    from plumbline.store.migrate import StoreError
-    from plumbline.store.store import Store
-    from plumbline.store.url import StoreUrlError
-
-    if not url:
-        raise click.UsageError("name the results store: --store URL (or PLUMBLINE_STORE)")
-    try:
-        return Store.open(url)
-    except StoreUrlError as error:
-        raise click.BadParameter(str(error), param_hint="--store") from None
-    except StoreError as error:
-        raise InfraError(str(error)) from None
-
-
 @history.command(SHOW)
 @_query_options
 @json_option
@@ -168,7 +159,7 @@ def show(
     from plumbline.views.history import render_history
 
     query = _query(kind, suite, model, metric, labels, since)
-    with open_store(store_url) as store:
+    with opened_store(store_url, create=False) as store:
         found = store.query(query)
         document = build_history(store, query, found)
         index = None
@@ -287,7 +278,7 @@ def check(
     from plumbline.views.history import render_check
 
     query = _query(kind, suite, model, metric, labels, since)
-    with open_store(store_url) as store:
+    with opened_store(store_url, create=False) as store:
         report = check_changes(store, query, alpha=alpha)
     emit(report, json_path, lambda console: render_check(report, console))
     raise SystemExit(EXIT_FAILED if fail_on_change and report.changed else EXIT_OK)
