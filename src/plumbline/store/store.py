@@ -73,6 +73,18 @@ class StoredResult:
     digest: str
     labels: dict[str, str] = field(default_factory=dict)
     metrics: list[MetricRow] = field(default_factory=list)
+    #: The SHA-256 digests of the input files it was made from.
+    inputs: frozenset[str] = frozenset()
+
+
+def _input_digests(text: str | None) -> frozenset[str]:
+    try:
+        loaded = json.loads(text or "[]")
+    except ValueError:
+        return frozenset()
+    return frozenset(
+        str(item["sha256"]) for item in loaded if isinstance(item, dict) and "sha256" in item
+    )
 
 
 def utc_naive(moment: datetime) -> datetime:
@@ -347,6 +359,7 @@ class Store:
                     results.c.created_at,
                     results.c.source,
                     results.c.digest,
+                    results.c.inputs,
                 )
                 .where(results.c.id.in_(wanted))
                 .order_by(results.c.created_at, results.c.id)
@@ -361,6 +374,7 @@ class Store:
                     created_at=row.created_at.replace(tzinfo=UTC),
                     source=row.source,
                     digest=row.digest,
+                    inputs=_input_digests(row.inputs),
                 )
                 for row in rows
             }
@@ -385,6 +399,7 @@ class Store:
                         level=metric.level,
                         method=metric.method,
                         n=metric.n,
+                        configuration=metric.configuration,
                     )
                 )
         for label in label_rows:
@@ -448,6 +463,7 @@ def _metric_values(metric: MetricRow) -> dict[str, Any]:
         "level": metric.level,
         "method": metric.method,
         "n": metric.n,
+        "configuration": metric.configuration,
     }
 
 
