@@ -24,7 +24,7 @@ from plumbline.cli.output import (
     wants_json,
 )
 from plumbline.cli.report import html_option, site_url
-from plumbline.cli.storing import label_option, opened_store, store_url_option
+from plumbline.cli.storing import labels_callback, opened_store, store_url_option
 from plumbline.core.escape import terminal
 
 if TYPE_CHECKING:
@@ -56,6 +56,24 @@ class _DefaultToShow(Group):
         if not args or (args[0] not in self.commands and args[0] not in help_names):
             args = [SHOW, *args]
         return super().parse_args(ctx, args)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """After the group's own help: each subcommand's options (`history --help` is where a
+        reader looks first)."""
+        super().format_epilog(ctx, formatter)
+        for name in (SHOW, "check"):
+            command = self.commands.get(name)
+            if command is None:
+                continue
+            with click.Context(command, info_name=name, parent=ctx) as sub:
+                rows = [
+                    record
+                    for param in command.get_params(sub)
+                    if (record := param.get_help_record(sub)) is not None
+                ]
+            title = "history [show]" if name == SHOW else f"history {name}"
+            with formatter.section(f"Options of `{title}`"):
+                formatter.write_dl(rows)
 
 
 @click.group(cls=_DefaultToShow)
@@ -109,7 +127,14 @@ def _query_options(function: F) -> F:
                 "comparison's deltas).",
             ),
             click.option("--metric", help="Only this metric (e.g. overall, error_rate)."),
-            label_option,
+            click.option(
+                "--label",
+                "labels",
+                multiple=True,
+                metavar="KEY=VALUE",
+                callback=labels_callback,
+                help="Only results stored with this label (repeatable: every one given).",
+            ),
             click.option(
                 "--since",
                 callback=_since,

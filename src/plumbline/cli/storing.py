@@ -72,7 +72,7 @@ def parse_label(text: str) -> tuple[str, str]:
     return key, value
 
 
-def _labels(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
+def labels_callback(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
     parsed: dict[str, str] = {}
     for text in values:
         try:
@@ -88,7 +88,7 @@ label_option = click.option(
     "labels",
     multiple=True,
     metavar="KEY=VALUE",
-    callback=_labels,
+    callback=labels_callback,
     help="A label to store the result with (repeatable), e.g. --label commit=abc123.",
 )
 

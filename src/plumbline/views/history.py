@@ -55,7 +55,7 @@ def render_history(document: HistoryDocument, console: Console) -> None:
     if not document.results:
         console.print("No stored result matches.", highlight=False)
         return
-    console.print("metrics: estimate [interval] n", style="dim", highlight=False)
+    console.print("metrics: estimate [interval] n", style="dim", highlight=False, markup=False)
     for entry in document.results:
         head = [
             f"[bold]result {entry.id}[/]",
