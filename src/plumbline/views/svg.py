@@ -812,7 +812,7 @@ def _trend_band(
     for index, point in enumerate([*points, TrendPoint(None, None, None, "")]):
         low, high = point.low, point.high
         if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
-            stretch.append((positions[index], low, high))  # type: ignore[arg-type]
+            stretch.append((positions[index], low, high))
             continue
         if len(stretch) > 1:
             upper = " ".join(f"{_num(frame.x(i))},{_num(frame.y(h))}" for i, _, h in stretch)
