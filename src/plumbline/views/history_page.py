@@ -125,7 +125,8 @@ def contents(plots: list[SeriesPlot]) -> list[tuple[str, list[tuple[str, list[Se
     """The contents list: groups (suite or kind), each with its models and their series."""
     groups: dict[str, dict[str, list[SeriesPlot]]] = {}
     for plot in plots:
-        groups.setdefault(plot.group, {}).setdefault(plot.subject, []).append(plot)
+        model = f"{plot.subject} ({plot.configuration})" if plot.configuration else plot.subject
+        groups.setdefault(plot.group, {}).setdefault(model, []).append(plot)
     return [(group, list(models.items())) for group, models in groups.items()]
 
 
