@@ -31,12 +31,14 @@ def test_demo_steps_record_each_result_and_end_with_its_history(tmp_path: Path) 
     store = StoreOptions(url=str(tmp_path / "history.db"), labels=(("run", "1"),))
     steps = demo_steps(tmp_path, store)
     stored = [step.args[0] for step in steps if "--store" in step.args]
-    assert set(stored) == {"run", "leaderboard", "compare", "reliability", "history"}
+    # the run steps' leaderboards are not stored: the combined one holds every model once
+    assert set(stored) == {"leaderboard", "compare", "reliability", "history"}
     assert all(
         step.args[-4:] == ("--store", store.url, "--label", "run=1")
         for step in steps
-        if step.args[0] in {"run", "leaderboard", "compare", "reliability"}
+        if step.args[0] in {"leaderboard", "compare", "reliability"}
     )
+    assert all("none" in step.args for step in steps if step.args[0] == "run")
     assert steps[-1].args == ("history", "--store", store.url, "--html", str(tmp_path / "site"))
     assert "--store" not in {arg for step in demo_steps(tmp_path) for arg in step.args}
 
@@ -68,7 +70,7 @@ def test_demo_writes_every_result(demo: Demo) -> None:
     with Store.open(str(tmp_path / "history.db")) as store:
         kinds = sorted(entry.kind for entry in store.query(Query()))
     assert kinds.count("compare") == 1 and kinds.count("reliability") == 2
-    assert kinds.count("leaderboard") >= 2
+    assert kinds.count("leaderboard") == 1
     assert (tmp_path / "site" / "history" / "index.html").is_file()
     assert "History of" in result.text
     ranking = [entry["model"] for entry in leaderboard["models"]]
@@ -93,10 +95,18 @@ def test_demo_writes_every_result(demo: Demo) -> None:
     regression = json.loads((tmp_path / "regression.json").read_text())["baseline_comparison"]
     assert [p["paired_by"] for p in regression["pairs"]] == ["name"]
     assert len(regression["entries"]) == 6
-    assert "baseline: plumbline/smollm2" in " ".join(result.text.split())
+    log = (tmp_path / "demo.log").read_text()
+    assert "baseline: plumbline/smollm2" in " ".join(log.split())
     for name in ("leaderboard.md", "compare.md", "reliability.md"):
         assert (tmp_path / name).read_text().strip()
     assert "Demo finished" in result.text
+    # the last screen is the answers, and no step's output runs past a screen
+    answers = result.text.split("The answers", 1)[1]
+    assert "Best model: scripted/oracle, overall" in answers
+    assert "A/B (with_skelly vs without_skelly): mixed results" in answers
+    assert "Reliability of plumbline/smollm2:" in answers and "Regression check" in answers
+    assert "not enough runs to check yet" in answers
+    assert (tmp_path / "demo.log").read_text().count("$ plumbline ") >= 10
     site = tmp_path / "site"
     for page in ("index.html", "leaderboard/index.html", "compare/index.html"):
         assert (site / page).is_file(), page

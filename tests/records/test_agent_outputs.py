@@ -150,3 +150,35 @@ def test_opencode_export_keeps_each_models_share(tmp_path: Path) -> None:
     assert (haiku.model, haiku.input_tokens, haiku.output_tokens) == ("claude-haiku-4-5", 100, 11)
     assert (sonnet.input_tokens, sonnet.cache_read_tokens) == (500, 5000)
     assert sonnet.total_cost_usd == pytest.approx(0.05)
+
+
+def test_two_appended_codex_sessions_are_two_records_and_odd_events_are_noted(
+    tmp_path: Path,
+) -> None:
+    first = CODEX.read_text(encoding="utf-8")
+    second = first.replace("0199a213-81c0-7800-8aa1-bbab2a035a53", "second-session").replace(
+        '"output_tokens":122', '"output_tokens":7'
+    )
+    assert second != first
+    stream = tmp_path / "two.jsonl"
+    stream.write_text(
+        first
+        + '{"duration_seconds": 10.0, "success": true, "repeat": 1}\n'
+        + '{"type": "turn.mystery", "x": 1}\n'
+        + second
+        + '{"duration_seconds": 20.0, "success": false, "repeat": 2}\n',
+        encoding="utf-8",
+    )
+    odd = len(first.splitlines()) + 2
+    result = convert("--from", "codex", str(stream), "--arm", "codex", "--task-id", "t")
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    assert [r["session_id"] for r in records] == [
+        "0199a213-81c0-7800-8aa1-bbab2a035a53",
+        "second-session",
+    ]
+    assert [r["duration_seconds"] for r in records] == [10.0, 20.0]
+    assert [r["success"] for r in records] == [True, False]
+    assert records[0]["output_tokens"] == 122  # each session its own tokens, never summed
+    assert f"{stream}:{odd}: type: unknown Codex event 'turn.mystery'" in result.stderr
+    assert "2 Codex sessions" in result.stderr

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,14 @@ from typing import Any
 import pytest
 from conftest import Documents
 from sqlalchemy import create_engine, text
+from tests.support.postgres import PostgresServer
 from tests.support.store_results import renamed
 from tests.support.store_writers import write_many, write_same
 
 from plumbline.store.documents import ResultDocumentError, read_result
 from plumbline.store.migrate import StoreError, head_revision, upgrade_to
 from plumbline.store.store import Query, Store
-from plumbline.store.url import StoreUrlError, store_url
+from plumbline.store.url import StoreUrlError, store_address
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -139,7 +141,7 @@ def test_an_older_store_is_upgraded_on_first_use(store_url: str, documents: Docu
     with Store.open(store_url) as store:
         store.add(read_result(documents.json("compare")))
         with store.engine.connect() as connection:
-            assert _revision(connection) == head_revision() == "0003"
+            assert _revision(connection) == head_revision() == "0004"
             assert "ix_metrics_subject_metric" in _indexes(connection)
 
 
@@ -241,12 +243,38 @@ def test_a_document_the_store_cannot_keep_says_which_field(documents: Documents)
 
 
 def test_store_urls_and_what_they_refuse(tmp_path: Path) -> None:
-    assert store_url(str(tmp_path / "a.db")) == f"sqlite:///{tmp_path / 'a.db'}"
-    assert store_url("sqlite:///rel.db") == "sqlite:///" + os.path.abspath("rel.db")
-    assert store_url("postgresql://ci@db/x") == "postgresql+psycopg://ci@db/x"
-    for bad in ("", "mysql://x/y", "sqlite://", "sqlite:///:memory:"):
+    assert store_address(str(tmp_path / "a.db")).path == tmp_path / "a.db"
+    assert store_address("sqlite:///rel.db").path == Path(os.path.abspath("rel.db"))
+    postgres = store_address("postgresql://ci@db/x")
+    assert postgres.path is None
+    assert postgres.url.render_as_string(hide_password=False) == "postgresql+psycopg://ci@db/x"
+    for bad in ("", "  ", "mysql://x/y", "sqlite://", "sqlite:///:memory:", "sqlite:///a.db?x=1"):
         with pytest.raises(StoreUrlError):
-            store_url(bad)
+            store_address(bad)
+
+
+@pytest.mark.parametrize("name", ["night?1.db", "a%20b.db", "x#y.db", "sp ace.db"])
+def test_a_plain_path_is_the_file_it_names_literally(tmp_path: Path, name: str) -> None:
+    given = str(tmp_path / name)
+    assert store_address(given).path == tmp_path / name
+    with Store.open(given) as store:
+        assert store.count() == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(("-wal", "-shm"))) == [
+        name
+    ]
+
+
+def test_a_reading_open_never_creates_a_store(tmp_path: Path, postgres: PostgresServer) -> None:
+    missing = tmp_path / "no" / "such" / "store.db"
+    with pytest.raises(StoreError, match="no results store") as caught:
+        Store.open(str(missing), create=False)
+    assert caught.value.kind == "missing" and str(missing) in str(caught.value)
+    assert not (tmp_path / "no").exists()
+    empty = postgres.create_database(f"empty_{uuid.uuid4().hex[:12]}")
+    with pytest.raises(StoreError, match="no results store in this database"):
+        Store.open(empty, create=False)
+    with Store.open(empty) as store:  # a writing open makes it
+        assert store.count() == 0
 
 
 def test_an_unreachable_server_is_a_store_error_without_the_password(
@@ -263,8 +291,8 @@ def test_an_unreachable_server_is_a_store_error_without_the_password(
     assert "s3cret" not in str(caught.value)
 
 
-def store_url_for_engine(given: str) -> str:
-    return store_url(given)
+def store_url_for_engine(given: str) -> Any:
+    return store_address(given).url
 
 
 def _revision(connection: object) -> str:
@@ -285,3 +313,83 @@ def test_the_json_of_a_stored_document_round_trips(store_url: str, documents: Do
     assert json.dumps(stored, sort_keys=True) == json.dumps(
         read_result(report).document, sort_keys=True
     )
+
+
+def test_an_older_stores_reliability_runs_get_their_probe_configuration(
+    store_url: str, documents: Documents
+) -> None:
+    """A reliability result stored before 0004 gets the configuration a new one would."""
+    from sqlalchemy import insert
+
+    from plumbline.store.store import _metric_values, result_key, utc_naive
+    from plumbline.store.tables import metrics, results
+
+    engine = create_engine(store_url_for_engine(store_url))
+    upgrade_to(engine, "0002")
+    result = read_result(documents.json("reliability"))
+    with engine.begin() as connection:  # as plumbline before 0004 wrote it
+        row_id = connection.execute(
+            insert(results).values(
+                digest=result_key(result),
+                document_digest=result.document_digest,
+                kind="reliability",
+                schema_version=result.schema_version,
+                suite=None,
+                subjects=json.dumps(list(result.subjects)),
+                created_at=utc_naive(datetime.now(UTC)),
+                stored_at=utc_naive(datetime.now(UTC)),
+                source=None,
+                inputs="[]",
+                document=json.dumps(result.document),
+            )
+        ).inserted_primary_key[0]
+        for metric in result.metrics:
+            values = _metric_values(metric)
+            del values["configuration"]
+            connection.execute(insert(metrics).values(result_id=row_id, **values))
+    engine.dispose()
+    with Store.open(store_url) as store:
+        [entry] = store.query(Query())
+    assert [m.configuration for m in entry.metrics] == [m.configuration for m in result.metrics]
+    assert all(m.configuration and " × " in m.configuration for m in entry.metrics)
+
+
+def test_a_series_is_one_suite_kind_and_probe_configuration_counted_once(
+    tmp_path: Path, documents: Documents
+) -> None:
+    from plumbline.store.history import build_history, check_changes
+
+    board = documents.json("leaderboard")
+    other_suite = json.loads(json.dumps(board))
+    other_suite["_metadata"]["suite"]["name"] = "other-suite"
+    reliability = documents.json("reliability")
+    longer = json.loads(json.dumps(reliability))
+    for prompt in longer["models"][0]["prompts"]:
+        prompt["trials"] += 5
+    with Store.open(str(tmp_path / "s.db")) as store:
+        store.add(read_result(board), inputs=[{"path": "a", "sha256": "a" * 64}])
+        # the same leaderboard rebuilt beside more logs: the same measurement, counted once
+        again = store.add(
+            read_result(board),
+            inputs=[{"path": "a", "sha256": "a" * 64}, {"path": "b", "sha256": "b" * 64}],
+        )
+        assert again.created
+        store.add(read_result(other_suite))
+        store.add(read_result(reliability))
+        store.add(read_result(longer))
+        report = check_changes(store, Query())
+        history = build_history(store, Query())
+    overall = [s for s in report.series if s.metric == "overall"]
+    assert sorted((s.suite, len(s.runs)) for s in overall) == [
+        ("mini", 1),
+        ("other-suite", 1),
+    ] or sorted(s.suite or "" for s in overall) == sorted(
+        {board["_metadata"]["suite"]["name"], "other-suite"}
+    )
+    assert all(len(s.runs) == 1 for s in overall)
+    first = reliability["models"][0]["model"]
+    consistency = [s for s in report.series if s.model == first and s.metric == "consistency"]
+    assert len(consistency) == 2 and len({s.configuration for s in consistency}) == 2
+    assert all(s.kind == "reliability" for s in consistency)
+    repeated = [v.repeat_of for v in history.results[1].metrics]
+    assert repeated and all(r == history.results[0].id for r in repeated)

@@ -62,6 +62,25 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
+    def stop(self) -> None:
+        """Stop the server at once (`pg_ctl stop -m immediate`), as a crash or an
+        administrator would: its clients' connections break."""
+        subprocess.run(  # type: ignore[call-overload]
+            [
+                str(server_binaries() / "pg_ctl"),
+                "-D",
+                str(self.root / "data"),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
+            check=False,
+            capture_output=True,
+            timeout=120,
+            **_as_server_user(),
+        )
+
     def create_database(self, name: str) -> str:
         """A new, empty database; its URL."""
         import psycopg

@@ -15,9 +15,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TextIO
 
 import click
 
+from plumbline.cli.demo_answers import demo_answers
 from plumbline.cli.output import Command, OutputDirectory, console
 from plumbline.cli.report import site_url
 from plumbline.cli.storing import StoreOptions, store_options
@@ -70,8 +72,11 @@ def not_run_arguments() -> tuple[str, ...]:
     return ("--not-run", f"cdk_synth={sandbox_missing_reason('cdk_synth')}")
 
 
-#: The commands whose results the demo records in its store.
-STORED_COMMANDS = frozenset({"run", "leaderboard", "compare", "reliability"})
+#: The commands whose results the demo records in its store: the combined leaderboard holds
+#: every model's scores (the run steps' leaderboards would store the same models twice).
+STORED_COMMANDS = frozenset({"leaderboard", "compare", "reliability"})
+#: Lines of a step's output the demo shows (the rest is in DIR/demo.log; --verbose: all).
+STEP_LINES = 30
 
 
 def demo_store(output: Path) -> str:
@@ -140,7 +145,7 @@ def _leaderboard_steps(output: Path) -> list[DemoStep]:
                 "--markdown",
                 str(output / "leaderboard.md"),
                 "--display",
-                "plain",
+                "none",
             ),
         ),
         DemoStep(
@@ -164,7 +169,7 @@ def _leaderboard_steps(output: Path) -> list[DemoStep]:
                 "--output",
                 str(output / "leaderboard-smollm2.json"),
                 "--display",
-                "plain",
+                "none",
             ),
         ),
         DemoStep(
@@ -369,6 +374,47 @@ def _site_steps(output: Path, runs: str) -> list[DemoStep]:
     ]
 
 
+def shown_arguments(args: tuple[str, ...], url: str | None) -> tuple[str, ...]:
+    """A step's arguments as the demo echoes them: the store URL with its password hidden."""
+    if url is None:
+        return args
+    from plumbline.store.url import shown_url
+
+    shown = shown_url(url)
+    return tuple(shown if arg == url else arg for arg in args)
+
+
+def _run_step(step: DemoStep, log: TextIO, verbose: bool) -> None:
+    """Run one step; without `verbose`, its output goes to `log` and its first `STEP_LINES`
+    lines to the terminal."""
+    from rich.text import Text
+
+    from plumbline.cli.main import main
+
+    def run() -> None:
+        try:
+            main.main(list(step.args), prog_name="plumbline", standalone_mode=False)
+        except SystemExit as stop:
+            if not (step.findings_exit and stop.code == 1):
+                raise
+
+    if verbose:
+        run()
+        return
+    with console.capture() as captured:
+        run()
+    text = captured.get()
+    log.write(text)
+    lines = text.rstrip("\n").splitlines()
+    for line in lines[:STEP_LINES]:
+        console.print(Text.from_ansi(line), soft_wrap=True)
+    if len(lines) > STEP_LINES:
+        console.print(
+            f"[dim]... {len(lines) - STEP_LINES} more lines in {terminal(log.name)} "
+            "(--verbose shows every step in full)[/dim]"
+        )
+
+
 @click.command(cls=Command)
 @click.option(
     "-o",
@@ -378,30 +424,37 @@ def _site_steps(output: Path, runs: str) -> list[DemoStep]:
     show_default=True,
     help="Where the demo writes its JSON and Markdown results and the HTML site (DIR/site/).",
 )
+@click.option(
+    "--verbose",
+    "verbose",
+    is_flag=True,
+    help=f"Show every step's output in full (by default: its first {STEP_LINES} lines, the "
+    "rest in DIR/demo.log).",
+)
 @store_options
-def demo(output: Path, store: StoreOptions) -> None:
-    """Run plumbline's jobs on built-in data, offline; write every result and a site under -o."""
+def demo(output: Path, store: StoreOptions, verbose: bool) -> None:
+    """Run plumbline's jobs on built-in data, offline; write every result and a site under -o,
+    and end with the answers."""
     import shlex
 
     from rich.rule import Rule
-
-    from plumbline.cli.main import main
 
     output.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     if store.url is None:
         store = replace(store, url=demo_store(output))
-    for step in demo_steps(output, store):
-        if step.title:
-            console.print(Rule(step.title))
-            console.print(f"[dim]{step.why}[/dim]")
-        console.print(f"[bold]$ plumbline {terminal(shlex.join(step.args))}[/bold]")
-        try:
-            main.main(list(step.args), prog_name="plumbline", standalone_mode=False)
-        except SystemExit as stop:
-            if not (step.findings_exit and stop.code == 1):
-                raise
-    console.print(Rule())
+    with open(output / "demo.log", "w", encoding="utf-8") as log:
+        for step in demo_steps(output, store):
+            if step.title:
+                console.print(Rule(step.title))
+                console.print(f"[dim]{step.why}[/dim]")
+            shown = shlex.join(shown_arguments(step.args, store.url))
+            console.print(f"[bold]$ plumbline {terminal(shown)}[/bold]")
+            log.write(f"$ plumbline {shown}\n")
+            _run_step(step, log, verbose)
+    console.print(Rule("The answers"))
+    for line in demo_answers(output, store.url):
+        console.print(terminal(line), highlight=False, soft_wrap=True)
     console.print(
         f"Demo finished in {time.monotonic() - started:.0f} s. Results: "
         f"{terminal(output.resolve())}"

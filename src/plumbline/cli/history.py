@@ -20,13 +20,12 @@ from plumbline.cli.output import (
     EXIT_OK,
     FINITE,
     Group,
-    InfraError,
     emit,
     json_option,
     wants_json,
 )
 from plumbline.cli.report import html_option, site_url
-from plumbline.cli.storing import label_option, store_url_option
+from plumbline.cli.storing import labels_callback, opened_store, store_url_option
 from plumbline.core.escape import terminal
 
 if TYPE_CHECKING:
@@ -59,6 +58,24 @@ class _DefaultToShow(Group):
             args = [SHOW, *args]
         return super().parse_args(ctx, args)
 
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """After the group's own help: each subcommand's options (`history --help` is where a
+        reader looks first)."""
+        super().format_epilog(ctx, formatter)
+        for name in (SHOW, "check"):
+            command = self.commands.get(name)
+            if command is None:
+                continue
+            with click.Context(command, info_name=name, parent=ctx) as sub:
+                rows = [
+                    record
+                    for param in command.get_params(sub)
+                    if (record := param.get_help_record(sub)) is not None
+                ]
+            title = "history [show]" if name == SHOW else f"history {name}"
+            with formatter.section(f"Options of `{title}`"):
+                formatter.write_dl(rows)
+
 
 @click.group(cls=_DefaultToShow)
 def history() -> None:
@@ -84,7 +101,16 @@ def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> dat
             ctx,
             param,
         ) from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        raise click.BadParameter(
+            f"{value!r}: outside the times a store keeps (0001-01-01 to 9999-12-31 in UTC)",
+            ctx,
+            param,
+        ) from None
+    return moment
 
 
 def _query_options(function: F) -> F:
@@ -103,7 +129,14 @@ def _query_options(function: F) -> F:
                 "comparison's deltas).",
             ),
             click.option("--metric", help="Only this metric (e.g. overall, error_rate)."),
-            label_option,
+            click.option(
+                "--label",
+                "labels",
+                multiple=True,
+                metavar="KEY=VALUE",
+                callback=labels_callback,
+                help="Only results stored with this label (repeatable: every one given).",
+            ),
             click.option(
                 "--since",
                 callback=_since,
@@ -127,23 +160,6 @@ def _query(
     from plumbline.store.store import Query
 
     return Query(kind=kind, suite=suite, model=model, metric=metric, labels=labels, since=since)
-
-
-def open_store(url: str | None) -> Store:
-    """The store `--store` (or PLUMBLINE_STORE) names; exit 2 without one, 3 when it cannot be
-    opened."""
-    from plumbline.store.migrate import StoreError
-    from plumbline.store.store import Store
-    from plumbline.store.url import StoreUrlError
-
-    if not url:
-        raise click.UsageError("name the results store: --store URL (or PLUMBLINE_STORE)")
-    try:
-        return Store.open(url)
-    except StoreUrlError as error:
-        raise click.BadParameter(str(error), param_hint="--store") from None
-    except StoreError as error:
-        raise InfraError(str(error)) from None
 
 
 @history.command(SHOW)
@@ -170,7 +186,7 @@ def show(
     from plumbline.views.history import render_history
 
     query = _query(kind, suite, model, metric, labels, since)
-    with open_store(store_url) as store:
+    with opened_store(store_url, create=False) as store:
         found = store.query(query)
         document = build_history(store, query, found)
         index = None
@@ -343,7 +359,7 @@ def check(
     from plumbline.views.history import render_check
 
     query = _query(kind, suite, model, metric, labels, since)
-    with open_store(store_url) as store:
+    with opened_store(store_url, create=False) as store:
         report = check_changes(
             store, query, alpha=alpha, within=within, extra_variance=extra_variance
         )
@@ -378,9 +394,8 @@ def ack(
     """
     from plumbline.store.acks import acknowledge
     from plumbline.store.history import check_changes
-    from plumbline.store.migrate import StoreError
 
-    with open_store(store_url) as store:
+    with opened_store(store_url, create=False) as store:
         if result_id is None:
             report = check_changes(store, _query(None, None, model, metric, (), None))
             found = [s for s in report.series if s.model == model and s.metric == metric]
@@ -395,8 +410,6 @@ def ack(
             acknowledge(store, model, metric, result_id, note)
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--at") from None
-        except StoreError as error:
-            raise InfraError(str(error)) from None
     click.echo(
         f"{terminal(model)} × {terminal(metric)}: restarts at result {result_id}; "
         "`plumbline history check` counts its runs from there"

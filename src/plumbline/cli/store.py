@@ -40,8 +40,7 @@ def add(
     """
     from datetime import UTC, datetime
 
-    from plumbline.cli.history import open_store
-    from plumbline.cli.storing import input_digests
+    from plumbline.cli.storing import input_digests, opened_store
     from plumbline.records.io import UnreadableFileError, read_json_file
     from plumbline.store.documents import ResultDocument, ResultDocumentError, read_result
 
@@ -61,7 +60,7 @@ def add(
             click.echo(f"error: {terminal(problem)}", err=True)
         raise SystemExit(EXIT_USAGE)
     stored = []
-    with open_store(store_url) as opened:
+    with opened_store(store_url, create=True) as opened:
         for path, result in results:
             modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
             added = opened.add(

@@ -14,16 +14,20 @@ when `--store` is not given.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from plumbline.cli.output import EXIT_INFRA, warn
+
+if TYPE_CHECKING:
+    from plumbline.store.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,11 +43,14 @@ class StoreOptions:
     labels: tuple[tuple[str, str], ...] = ()
     required: bool = False
 
-    def as_arguments(self) -> tuple[str, ...]:
-        """These options on a command line (the demo passes them to each step)."""
+    def as_arguments(self, *, shown: bool = False) -> tuple[str, ...]:
+        """These options on a command line (the demo passes them to each step); `shown`:
+        as they may be printed, the store's password hidden."""
         if self.url is None:
             return ()
-        arguments = ["--store", self.url]
+        from plumbline.store.url import shown_url
+
+        arguments = ["--store", shown_url(self.url) if shown else self.url]
         for key, value in self.labels:
             arguments += ["--label", f"{key}={value}"]
         if self.required:
@@ -65,7 +72,7 @@ def parse_label(text: str) -> tuple[str, str]:
     return key, value
 
 
-def _labels(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
+def labels_callback(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
     parsed: dict[str, str] = {}
     for text in values:
         try:
@@ -81,7 +88,7 @@ label_option = click.option(
     "labels",
     multiple=True,
     metavar="KEY=VALUE",
-    callback=_labels,
+    callback=labels_callback,
     help="A label to store the result with (repeatable), e.g. --label commit=abc123.",
 )
 
@@ -93,12 +100,9 @@ class StoreLocation(click.types.StringParamType):
     name = "url"
 
     def local_path(self, value: str) -> str | None:
-        from plumbline.store.url import StoreUrlError, sqlite_path, store_url
+        from plumbline.store.url import sqlite_path
 
-        try:
-            path = sqlite_path(store_url(value))
-        except StoreUrlError:
-            return None
+        path = sqlite_path(value)
         return str(path) if path is not None else None
 
 
@@ -168,7 +172,8 @@ def store_result(
     source: str | None = None,
 ) -> int | None:
     """Record `document` (a result model or its JSON) in the store `store` names; return its
-    id (None: not stored). Every failure is one warning line (exit 3 with --store-required)."""
+    id (None: not stored). Every failure is one warning line (exit 3 with --store-required),
+    the store's password hidden."""
     if store.url is None:
         return None
     import logging
@@ -179,6 +184,7 @@ def store_result(
     from plumbline.store.store import Store
     from plumbline.store.url import StoreUrlError, shown_url
 
+    shown = shown_url(store.url)
     try:
         result = read_result(to_jsonable(document))
         with Store.open(store.url) as opened:
@@ -192,13 +198,48 @@ def store_result(
         _not_stored(str(error), store)
         return None
     except ResultDocumentError as error:
-        _not_stored(f"{shown_url(store.url)}: the result was refused: {error}", store)
+        _not_stored(f"{shown}: the result was refused: {error}", store)
+        return None
+    except OSError as error:
+        _not_stored(f"{shown}: {error.strerror or error}", store)
         return None
     what = "stored" if added.created else "already stored"
-    logging.getLogger("plumbline").info(
-        "%s as result %d in %s", what, added.id, shown_url(store.url)
-    )
+    logging.getLogger("plumbline").info("%s as result %d in %s", what, added.id, shown)
     return added.id
+
+
+@contextlib.contextmanager
+def opened_store(url: str | None, *, create: bool) -> Iterator[Store]:
+    """The store `--store` (or PLUMBLINE_STORE) names, open for the block: exit 2 without one
+    or for a URL that cannot name a store or (not `create`: reading commands) one that does
+    not exist; exit 3, one line, for any other store error in the block."""
+    from plumbline.store.migrate import StoreError
+    from plumbline.store.store import Store
+    from plumbline.store.url import StoreUrlError
+
+    if not url:
+        raise click.UsageError("name the results store: --store URL (or PLUMBLINE_STORE)")
+    try:
+        store = Store.open(url, create=create)
+    except StoreUrlError as error:
+        raise click.BadParameter(str(error), param_hint="--store") from None
+    except StoreError as error:
+        raise _store_failure(error) from None
+    try:
+        with store:
+            yield store
+    except StoreError as error:
+        raise _store_failure(error) from None
+
+
+def _store_failure(error: Exception) -> click.ClickException:
+    from plumbline.cli.output import InfraError, InputError
+    from plumbline.store.migrate import StoreError
+
+    message = " ".join(str(error).split())
+    if isinstance(error, StoreError) and error.kind == "missing":
+        return InputError(message)
+    return InfraError(message)
 
 
 def _not_stored(message: str, store: StoreOptions) -> None:

@@ -90,11 +90,21 @@ def document_digest(document: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _timestamp(text: str) -> datetime:
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+def _timestamp(text: str, field: str = "_metadata.generated_at") -> datetime:
+    """An ISO 8601 time in UTC (a time without a zone is UTC); `ResultDocumentError` for one
+    that is not a time or falls outside 0001-01-01 to 9999-12-31 in UTC."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ResultDocumentError([f"{field}: {text!r} is not an ISO 8601 time"]) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ResultDocumentError(
+            [f"{field}: {text!r} is outside 0001-01-01 to 9999-12-31 in UTC"]
+        ) from None
 
 
 def _leaderboard(document: Any) -> ResultDocument:

@@ -3,8 +3,11 @@
     document = build_history(store, Query(model="gpt-4o"))
     report = check_changes(store, Query(metric="overall"), alpha=0.05)
 
-A series is one subject's (model's) values of one metric, one run per stored result, in time
-order. `check_changes` hands every series to the change detector
+A series is one thing measured the same way: one kind of result, one suite, one subject
+(model), one metric and one configuration (a reliability probe's prompts and trials), one run
+per stored result, in time order; a run whose result repeats an earlier run of the series from
+the same inputs (the same model's leaderboard rebuilt beside other models from the same logs)
+is counted once. `check_changes` hands every series to the change detector
 (`plumbline.stats.change.detect_change`) with each run's estimate, published interval and
 sample size, so a run's own uncertainty decides what counts as noise; the series checked
 together are one family (α split among them), and a series restarts at its acknowledged
@@ -51,8 +54,9 @@ def filters_of(query: Query) -> HistoryFilters:
     )
 
 
-def _value(row: MetricRow) -> MetricValue:
+def _value(row: MetricRow, repeat_of: int | None = None) -> MetricValue:
     return MetricValue(
+        repeat_of=repeat_of,
         subject=row.subject,
         metric=row.metric,
         estimate=row.estimate,
@@ -61,10 +65,16 @@ def _value(row: MetricRow) -> MetricValue:
         level=row.level,
         method=row.method,
         n=row.n,
+        configuration=row.configuration,
     )
 
 
-def history_entry(result: StoredResult, report: str | None = None) -> HistoryEntry:
+def history_entry(
+    result: StoredResult, report: str | None = None, repeats: dict[int, int] | None = None
+) -> HistoryEntry:
+    """`result` as history lists it; `repeats`: the result an equal value of its metric
+    `i` repeats (by the metric's index)."""
+    repeats = repeats or {}
     return HistoryEntry(
         id=result.id,
         kind=result.kind,
@@ -75,7 +85,7 @@ def history_entry(result: StoredResult, report: str | None = None) -> HistoryEnt
         labels=dict(result.labels),
         source=result.source,
         digest=result.digest,
-        metrics=[_value(row) for row in result.metrics],
+        metrics=[_value(row, repeats.get(i)) for i, row in enumerate(result.metrics)],
         report=report,
     )
 
@@ -85,22 +95,54 @@ def build_history(
 ) -> HistoryDocument:
     """Every stored result `query` selects, in time order, with its metrics."""
     found = store.query(query) if results is None else results
-    return HistoryDocument(
-        store=store.shown,
-        filters=filters_of(query),
-        results=[history_entry(result) for result in found],
+    seen: Series = {}
+    entries = []
+    for result in found:
+        repeats: dict[int, int] = {}
+        for index, row in enumerate(result.metrics):
+            runs = seen.setdefault(series_key(result, row), [])
+            earlier = next((run for run in runs if _same_run(run, (result, row))), None)
+            if earlier is None:
+                runs.append((result, row))
+            else:
+                repeats[index] = earlier[0].id
+        entries.append(history_entry(result, repeats=repeats))
+    return HistoryDocument(store=store.shown, filters=filters_of(query), results=entries)
+
+
+#: A series' key: kind, suite, subject, metric, configuration ("" where there is none).
+SeriesKey = tuple[str, str, str, str, str]
+Series = dict[SeriesKey, list[tuple[StoredResult, MetricRow]]]
+
+
+def series_key(result: StoredResult, row: MetricRow) -> SeriesKey:
+    """What makes two runs one series (see the module)."""
+    return (result.kind, result.suite or "", row.subject, row.metric, row.configuration or "")
+
+
+def _same_run(a: tuple[StoredResult, MetricRow], b: tuple[StoredResult, MetricRow]) -> bool:
+    """The same published value from results sharing an input file: one measurement."""
+    (first, x), (second, y) = a, b
+    same = (x.estimate, x.low, x.high, x.level, x.method, x.n) == (
+        y.estimate,
+        y.low,
+        y.high,
+        y.level,
+        y.method,
+        y.n,
     )
-
-
-Series = dict[tuple[str, str], list[tuple[StoredResult, MetricRow]]]
+    return same and bool(first.inputs & second.inputs)
 
 
 def series_of(results: Sequence[StoredResult]) -> Series:
-    """The runs of every (subject, metric), in the results' (time) order."""
+    """The runs of every series (`series_key`), in the results' (time) order, each
+    measurement once."""
     series: Series = {}
     for result in results:
         for row in result.metrics:
-            series.setdefault((row.subject, row.metric), []).append((result, row))
+            runs = series.setdefault(series_key(result, row), [])
+            if not any(_same_run(run, (result, row)) for run in runs):
+                runs.append((result, row))
     return series
 
 
@@ -123,15 +165,18 @@ def check_changes(
     alpha = check_alpha(alpha)
     found = store.query(query) if results is None else results
     acknowledged = restarts(store)
+    keyed = sorted(series_of(found).items())
     prepared = [
         _prepare(subject, metric, runs, acknowledged.get((subject, metric)))
-        for (subject, metric), runs in sorted(series_of(found).items())
+        for (_, _, subject, metric, _), runs in keyed
     ]
     family = max(1, sum(1 for item in prepared if item.usable))
     design = cusum_design(alpha / family, within, REFERENCE)
     series = [
-        check_series(item, alpha=alpha, within=within, family=family, extra=extra_variance)
-        for item in prepared
+        check_series(
+            item, alpha=alpha, within=within, family=family, extra=extra_variance
+        ).model_copy(update={"kind": kind, "suite": suite or None, "configuration": setup or None})
+        for ((kind, suite, _, _, setup), _), item in zip(keyed, prepared, strict=True)
     ]
     checked = any(item.runs for item in series)
     return ChangeReport(

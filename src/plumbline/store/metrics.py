@@ -102,7 +102,31 @@ def _estimate_row(subject: str, metric: str, estimate: Estimate | None) -> Metri
     return _row(subject, metric, estimate.statistic, estimate.interval, estimate.n)
 
 
-def _model_reliability(model: ModelReliability) -> list[MetricRow]:
+def probe_configuration(prompt_trials: list[tuple[str, int]], embedding_model: str) -> str:
+    """A reliability probe's configuration as one line: its prompts (a digest of their ids),
+    the trials per prompt and the embedding model, e.g.
+    `2 prompts (9f86d081) × 3 trials, all-MiniLM-L6-v2`. Two reports of the same model are
+    one series only when this agrees."""
+    import hashlib
+
+    ids = sorted(prompt for prompt, _ in prompt_trials)
+    digest = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()[:8]
+    trials = max((count for _, count in prompt_trials), default=0)
+    return f"{len(ids)} prompts ({digest}) × {trials} trials, {embedding_model}"
+
+
+def _model_reliability(model: ModelReliability, embedding_model: str) -> list[MetricRow]:
+    import dataclasses
+
+    configuration = probe_configuration(
+        [(prompt.prompt_id, prompt.trials) for prompt in model.prompts], embedding_model
+    )
+    return [
+        dataclasses.replace(row, configuration=configuration) for row in _reliability_rows(model)
+    ]
+
+
+def _reliability_rows(model: ModelReliability) -> list[MetricRow]:
     subject = model.model
     rows = [
         _estimate_row(subject, "consistency", model.consistency),
@@ -137,7 +161,8 @@ def _model_reliability(model: ModelReliability) -> list[MetricRow]:
 
 def reliability_metrics(report: ReliabilityReport) -> list[MetricRow]:
     """CERT's six published metrics of every model (`RELIABILITY_METRICS`)."""
-    return [row for model in report.models for row in _model_reliability(model)]
+    embedding = report.config.embedding_model_name
+    return [row for model in report.models for row in _model_reliability(model, embedding)]
 
 
 def agent_run_metrics(document: AgentRunDocument) -> list[MetricRow]:

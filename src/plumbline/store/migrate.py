@@ -24,8 +24,14 @@ _LOCK_KEY = int.from_bytes(b"plumblin", "big") >> 1
 
 
 class StoreError(RuntimeError):
-    """A store that cannot be used: unreachable, or made by a newer plumbline (the message
-    says which, and what to do)."""
+    """A store that cannot be used (the message says why, and what to do); `kind` says
+    which: `missing` (a reading command found no store), `unreachable`, `refused` (the server
+    refused the role), `lost` (the connection broke midway) or `newer` (made by a newer
+    plumbline)."""
+
+    def __init__(self, message: str, *, kind: str = "unreachable") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @cache
@@ -53,15 +59,23 @@ def current_revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-def ensure_schema(engine: Engine, shown: str) -> str:
+def ensure_schema(engine: Engine, shown: str, *, create: bool = True) -> str:
     """Create or upgrade the store's tables to `head_revision()`; return the revision the store
     had before (`"new"` for a new store). A store at an unknown (newer) revision is refused
-    with `StoreError`; `shown` names the store in messages."""
+    with `StoreError`, and so is a database without a store when not `create` (a reading
+    command); `shown` names the store in messages."""
     head = head_revision()
     # the usual case: read the version without the write lock (SQLite: a plain BEGIN)
     with engine.connect().execution_options(plumbline_read=True) as connection:
-        if current_revision(connection) == head:
+        found = current_revision(connection)
+        if found == head:
             return head
+    if found is None and not create:
+        raise StoreError(
+            f"{shown}: no results store in this database (reading commands never create one): "
+            "check the URL, or store a result there first with --store",
+            kind="missing",
+        )
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             from sqlalchemy import text
@@ -73,7 +87,8 @@ def ensure_schema(engine: Engine, shown: str) -> str:
         if before is not None and before not in known_revisions():
             raise StoreError(
                 f"{shown}: this store's schema version is {before}, newer than this plumbline "
-                f"knows (it writes {head}): upgrade plumbline to use it"
+                f"knows (it writes {head}): upgrade plumbline to use it",
+                kind="newer",
             )
         _upgrade(connection)
         return before or "new"

@@ -41,6 +41,17 @@ class MetricValue(ResultModel):
     level: float | None = unit_field("Confidence level of the interval.", "probability")
     method: str | None = Field(description="How the interval was computed.")
     n: int | None = unit_field("Sample size the interval rests on.", "count")
+    configuration: str | None = Field(
+        default=None,
+        description="How it was measured where a kind's results vary in it (a reliability "
+        "probe's prompts and trials); null otherwise.",
+    )
+    repeat_of: int | None = Field(
+        default=None,
+        description="The id of an earlier result with this same value of this series from a "
+        "shared input file (one measurement stored twice): counted once, never checked "
+        "twice; null otherwise.",
+    )
     alarm: bool | None = Field(
         default=None,
         description="With --html: the change check's alarm is up at this run (as `history "
@@ -99,7 +110,16 @@ class RunPoint(ResultModel):
 
 
 class SeriesChange(ResultModel):
-    """Whether and when one series (model × metric) changed beyond noise."""
+    """Whether and when one series changed beyond noise. A series is one kind of result, one
+    suite, one model, one metric and one configuration."""
+
+    kind: str | None = Field(default=None, description="The kind of result of its runs.")
+    suite: str | None = Field(default=None, description="The suite of its runs (null: none).")
+    configuration: str | None = Field(
+        default=None,
+        description="The configuration of its runs (a reliability probe's prompts and "
+        "trials; null: none).",
+    )
 
     model: str = Field(description="The series' subject: a model, an arm or a compared pair.")
     metric: str = Field(description="The series' metric.")

@@ -18,3 +18,6 @@ class MetricRow:
     level: float | None
     method: str | None
     n: int | None
+    #: How it was measured where that varies within one kind of result (a reliability
+    #: probe's prompts and trials); None where the suite and kind say it all.
+    configuration: str | None = None

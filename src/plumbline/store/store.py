@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from plumbline.store.migrate import StoreError, ensure_schema
 from plumbline.store.rows import MetricRow
-from plumbline.store.url import shown_url, sqlite_path, store_url
+from plumbline.store.url import StoreAddress, store_address
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -73,6 +73,18 @@ class StoredResult:
     digest: str
     labels: dict[str, str] = field(default_factory=dict)
     metrics: list[MetricRow] = field(default_factory=list)
+    #: The SHA-256 digests of the input files it was made from.
+    inputs: frozenset[str] = frozenset()
+
+
+def _input_digests(text: str | None) -> frozenset[str]:
+    try:
+        loaded = json.loads(text or "[]")
+    except ValueError:
+        return frozenset()
+    return frozenset(
+        str(item["sha256"]) for item in loaded if isinstance(item, dict) and "sha256" in item
+    )
 
 
 def utc_naive(moment: datetime) -> datetime:
@@ -82,13 +94,20 @@ def utc_naive(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(tzinfo=None)
 
 
-def _sqlite_engine(url: str) -> Engine:
+def _sqlite_engine(address: StoreAddress, *, create: bool) -> Engine:
     from sqlalchemy import create_engine, event
 
-    path = sqlite_path(url)
+    path = address.path
     assert path is not None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_SECONDS})
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.exists():
+        raise StoreError(
+            f"{address.shown}: no results store at this path (reading commands never create "
+            "one): check the path, or store a result there first with --store",
+            kind="missing",
+        )
+    engine = create_engine(address.url, connect_args={"timeout": BUSY_TIMEOUT_SECONDS})
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, record: Any) -> None:
@@ -108,13 +127,14 @@ def _sqlite_engine(url: str) -> Engine:
     return engine
 
 
-def _postgresql_engine(url: str) -> Engine:
+def _postgresql_engine(address: StoreAddress) -> Engine:
     from sqlalchemy import create_engine
 
     return create_engine(
-        url,
+        address.url,
         pool_pre_ping=True,
         connect_args={"connect_timeout": CONNECT_TIMEOUT_SECONDS},
+        hide_parameters=True,
     )
 
 
@@ -124,23 +144,50 @@ def _first_line(error: BaseException) -> str:
     return text[:300]
 
 
+def _error_kind(error: BaseException) -> str:
+    """What a database error says about the store: `refused` (no permission), `lost` (the
+    connection broke), else `unreachable`."""
+    original = getattr(error, "orig", None) or error
+    state = str(getattr(original, "sqlstate", "") or "")
+    if state == "42501" or "permission denied" in str(original).lower():
+        return "refused"
+    if getattr(error, "connection_invalidated", False) or state.startswith(("57P", "08")):
+        return "lost"
+    if "readonly" in str(original).lower() or "read-only" in str(original).lower():
+        return "refused"
+    return "unreachable"
+
+
 class Store:
     """A results store open on one database (see the module)."""
 
-    def __init__(self, engine: Engine, shown: str) -> None:
+    def __init__(self, engine: Engine, shown: str, address: StoreAddress | None = None) -> None:
         self.engine = engine
         self.shown = shown
+        self.address = address
 
     @classmethod
-    def open(cls, given: str) -> Store:
+    def open(cls, given: str, *, create: bool = True) -> Store:
         """Open the store `given` (a URL or a plain path), creating or upgrading its schema;
-        `StoreError` when it cannot be reached or is newer than this plumbline."""
+        `StoreError` when it cannot be reached, is newer than this plumbline, or (with
+        `create=False`, for reading commands) does not exist. `StoreUrlError` for a URL that
+        cannot name a store."""
+        address = store_address(given)
+        try:
+            return cls._open(address, create=create)
+        except StoreError as error:
+            raise StoreError(address.hide(str(error)), kind=error.kind) from None
+
+    @classmethod
+    def _open(cls, address: StoreAddress, *, create: bool) -> Store:
         from sqlalchemy.exc import SQLAlchemyError
 
-        url = store_url(given)
-        shown = shown_url(given)
+        shown = address.shown
         try:
-            engine = _sqlite_engine(url) if sqlite_path(url) else _postgresql_engine(url)
+            if address.path is not None:
+                engine = _sqlite_engine(address, create=create)
+            else:
+                engine = _postgresql_engine(address)
         except ImportError as error:
             raise StoreError(
                 f"{shown}: a PostgreSQL store needs psycopg ({_first_line(error)}): "
@@ -149,14 +196,29 @@ class Store:
         except (SQLAlchemyError, OSError) as error:
             raise StoreError(f"{shown}: cannot open the store: {_first_line(error)}") from None
         try:
-            ensure_schema(engine, shown)
+            ensure_schema(engine, shown, create=create)
         except StoreError:
             engine.dispose()
             raise
         except (SQLAlchemyError, OSError) as error:
             engine.dispose()
-            raise StoreError(f"{shown}: cannot reach the store: {_first_line(error)}") from None
-        return cls(engine, shown)
+            kind = _error_kind(error)
+            what = "the server refused" if kind == "refused" else "cannot reach the store"
+            raise StoreError(f"{shown}: {what}: {_first_line(error)}", kind=kind) from None
+        return cls(engine, shown, address)
+
+    def _failed(self, doing: str, error: BaseException) -> StoreError:
+        """The one-line `StoreError` of a database error while `doing` (secrets hidden)."""
+        kind = _error_kind(error)
+        why = {
+            "refused": "the server refused (the role lacks the permission)",
+            "lost": "the connection to the store was lost",
+        }.get(kind, "")
+        detail = f"{why}: {_first_line(error)}" if why else _first_line(error)
+        message = f"{self.shown}: cannot {doing}: {detail}"
+        if self.address is not None:
+            message = self.address.hide(message)
+        return StoreError(message, kind=kind)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -190,8 +252,7 @@ class Store:
             with self.engine.begin() as connection:
                 return self._add(connection, result, labels or {}, source, inputs, moment, as_file)
         except SQLAlchemyError as error:
-            problem = _first_line(error)
-            raise StoreError(f"{self.shown}: cannot write the result: {problem}") from None
+            raise self._failed("write the result", error) from None
 
     def _add(
         self,
@@ -298,6 +359,7 @@ class Store:
                     results.c.created_at,
                     results.c.source,
                     results.c.digest,
+                    results.c.inputs,
                 )
                 .where(results.c.id.in_(wanted))
                 .order_by(results.c.created_at, results.c.id)
@@ -312,6 +374,7 @@ class Store:
                     created_at=row.created_at.replace(tzinfo=UTC),
                     source=row.source,
                     digest=row.digest,
+                    inputs=_input_digests(row.inputs),
                 )
                 for row in rows
             }
@@ -336,6 +399,7 @@ class Store:
                         level=metric.level,
                         method=metric.method,
                         n=metric.n,
+                        configuration=metric.configuration,
                     )
                 )
         for label in label_rows:
@@ -353,7 +417,7 @@ class Store:
             with self.engine.connect().execution_options(plumbline_read=True) as connection:
                 yield connection
         except SQLAlchemyError as error:
-            raise StoreError(f"{self.shown}: cannot read the store: {_first_line(error)}") from None
+            raise self._failed("read the store", error) from None
 
 
 def result_key(
@@ -399,6 +463,7 @@ def _metric_values(metric: MetricRow) -> dict[str, Any]:
         "level": metric.level,
         "method": metric.method,
         "n": metric.n,
+        "configuration": metric.configuration,
     }
 
 

@@ -5,7 +5,8 @@
   subjects (models or arms), creation time, the digests of the inputs it was made from, where
   it came from, and the whole document (JSON);
 - `metrics`: one row per published metric of a subject: estimate, interval, level, method and
-  sample size (`history` reads these, never the documents);
+  sample size, and the configuration it was measured with where a kind's results vary in it (a
+  reliability probe's prompts and trials; `history` reads these, never the documents);
 - `labels`: `key=value` pairs given with `--label` (one value per key and result).
 
 Times are stored in UTC without a zone (both backends compare them the same way). The schema
@@ -59,6 +60,7 @@ metrics = Table(
     Column("level", Float, nullable=True),
     Column("method", String(300), nullable=True),
     Column("n", Integer, nullable=True),
+    Column("configuration", String(300), nullable=True),
     Index("ix_metrics_result_id", "result_id"),
     Index("ix_metrics_subject_metric", "subject", "metric", "result_id"),
 )

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from plumbline.core import present
-from plumbline.core.escape import terminal
+from plumbline.core.escape import terminal, visible_controls
 from plumbline.store.result import ChangeReport, HistoryDocument, MetricValue, SeriesChange
 
 
@@ -42,8 +43,9 @@ def _filters_line(document: HistoryDocument | ChangeReport) -> str:
 
 
 def render_history(document: HistoryDocument, console: Console) -> None:
-    """One row per stored result, oldest first: when, what, labels, and every metric with its
-    interval and sample size."""
+    """Every stored result, oldest first: a line saying when, what and its labels, then one
+    line per metric with its interval and sample size (at any width: a long line wraps
+    under itself, never into the next metric)."""
     console.print(
         f"[bold]History[/] of {terminal(document.store)}: {len(document.results)} result(s) "
         f"({terminal(_filters_line(document))})",
@@ -53,29 +55,32 @@ def render_history(document: HistoryDocument, console: Console) -> None:
     if not document.results:
         console.print("No stored result matches.", highlight=False)
         return
-    table = Table(show_lines=True)
-    for column, justify in (
-        ("id", "right"),
-        ("created (UTC)", "left"),
-        ("kind", "left"),
-        ("suite", "left"),
-        ("labels", "left"),
-        ("metrics: estimate [interval] n", "left"),
-    ):
-        table.add_column(terminal(column), justify=justify)  # type: ignore[arg-type]
+    console.print("metrics: estimate [interval] n", style="dim", highlight=False, markup=False)
     for entry in document.results:
-        metrics = "\n".join(
-            f"{value.subject} · {value.metric}: {metric_text(value)}" for value in entry.metrics
-        )
-        table.add_row(
-            str(entry.id),
-            entry.created_at.replace("T", " ").removesuffix("Z"),
-            entry.kind,
-            terminal(entry.suite or present.MISSING),
-            terminal(labels_text(entry.labels) or present.MISSING),
-            terminal(metrics or present.MISSING),
-        )
-    console.print(table)
+        head = [
+            f"[bold]result {entry.id}[/]",
+            entry.created_at.replace("T", " ").removesuffix("Z") + " UTC",
+            (terminal(entry.kind)),
+        ]
+        if entry.suite:
+            head.append(f"suite {(terminal(entry.suite))}")
+        if entry.labels:
+            head.append(terminal(labels_text(entry.labels)))
+        console.print(" · ".join(head), highlight=False)
+        for value in entry.metrics:
+            console.print(_metric_line(value), highlight=False, overflow="fold")
+
+
+def _metric_line(value: MetricValue) -> Text:
+    """`  subject · metric: 0.841 [0.715, 0.917] n=50`, wrapping under itself."""
+    text = f"{value.subject} · {value.metric}: {metric_text(value)}"
+    if value.configuration:
+        text += f" ({value.configuration})"
+    if value.repeat_of is not None:
+        text += f" (same as result {value.repeat_of}: counted once)"
+    line = Text("  ")
+    line.append(visible_controls(text))
+    return line
 
 
 def series_verdict(series: SeriesChange) -> str:
@@ -83,6 +88,8 @@ def series_verdict(series: SeriesChange) -> str:
     runs = len(series.runs)
     if not series.runs:
         return f"not checked: {series.left_out} run(s) without a two-sided interval"
+    if runs == 1 and series.first_alarm is None:
+        return "not enough runs to check yet (1 run)"
     if series.first_alarm is None:
         plural = "s" if runs != 1 else ""
         return f"no change beyond noise ({runs} run{plural}){restart_text(series)}"
@@ -112,6 +119,16 @@ def restart_text(series: SeriesChange) -> str:
         f"; restarted at result {series.restarted_at} "
         f"({series.before_restart} earlier run(s) not checked)"
     )
+
+
+def series_name(series: SeriesChange) -> str:
+    """The series' model, with its suite and configuration when it has them."""
+    parts = [series.model]
+    if series.suite:
+        parts.append(f"suite {series.suite}")
+    if series.configuration:
+        parts.append(series.configuration)
+    return "\n".join(parts)
 
 
 def render_check(report: ChangeReport, console: Console) -> None:
@@ -148,7 +165,7 @@ def render_check(report: ChangeReport, console: Console) -> None:
         )
         colour = "red" if series.first_alarm is not None else "green"
         table.add_row(
-            terminal(series.model),
+            terminal(series_name(series)),
             terminal(series.metric),
             str(len(series.runs)),
             shown,

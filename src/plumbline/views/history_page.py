@@ -1,5 +1,6 @@
-"""The site's history page: a trend plot per series (subject × metric), then every stored
-result in time order.
+"""The site's history page: a contents list (suite, model, metric), a trend plot per series
+(one kind, suite, model, metric and configuration) against the date, then every stored result
+in time order.
 
 Each plot shows every run's estimate with its published interval (a band through consecutive
 runs), says on hover which result it is (id, time, labels, value, interval, n), and links each
@@ -23,12 +24,22 @@ from plumbline.views.table import SiteSource
 class SeriesPlot:
     """One series' plot and what its heading says."""
 
+    kind: str
+    suite: str | None
+    configuration: str | None
     subject: str
     metric: str
     runs: int
     latest: str
     svg: Markup
     alarms: int
+    checked: bool
+    anchor: str
+
+    @property
+    def group(self) -> str:
+        """The contents' group: the suite, or the kind of result without one."""
+        return f"suite {self.suite}" if self.suite else f"{self.kind} results"
 
 
 def _tooltip(entry: HistoryEntry, value: MetricValue) -> str:
@@ -41,14 +52,44 @@ def _tooltip(entry: HistoryEntry, value: MetricValue) -> str:
     )
 
 
-def series_plots(document: HistoryDocument, root: str) -> list[SeriesPlot]:
-    """A plot per (subject, metric), in order of first appearance."""
-    runs: dict[tuple[str, str], list[tuple[HistoryEntry, MetricValue]]] = {}
+def _seconds(created_at: str) -> float | None:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(created_at.replace("Z", "+00:00")).timestamp()
+    except (ValueError, OverflowError):
+        return None
+
+
+SeriesKey = tuple[str, str, str, str, str]
+
+
+def series_runs(
+    document: HistoryDocument,
+) -> dict[SeriesKey, list[tuple[HistoryEntry, MetricValue]]]:
+    """The runs of each series (kind, suite, subject, metric, configuration), in order of
+    first appearance; a value that repeats an earlier result's (`repeat_of`) is left out."""
+    runs: dict[SeriesKey, list[tuple[HistoryEntry, MetricValue]]] = {}
     for entry in document.results:
         for value in entry.metrics:
-            runs.setdefault((value.subject, value.metric), []).append((entry, value))
+            if value.repeat_of is not None:
+                continue
+            key = (
+                entry.kind,
+                entry.suite or "",
+                value.subject,
+                value.metric,
+                value.configuration or "",
+            )
+            runs.setdefault(key, []).append((entry, value))
+    return runs
+
+
+def series_plots(document: HistoryDocument, root: str) -> list[SeriesPlot]:
+    """A plot per series, grouped by suite (or kind), then model, then metric."""
     plots: list[SeriesPlot] = []
-    for (subject, metric), points in runs.items():
+    ordered = sorted(series_runs(document).items(), key=lambda item: (item[0][1] == "", item[0]))
+    for index, ((kind, suite, subject, metric, configuration), points) in enumerate(ordered):
         trend = [
             TrendPoint(
                 estimate=value.estimate,
@@ -57,21 +98,36 @@ def series_plots(document: HistoryDocument, root: str) -> list[SeriesPlot]:
                 tooltip=_tooltip(entry, value),
                 href=root + entry.report if entry.report else None,
                 alarm=value.alarm is True,
+                at=_seconds(entry.created_at),
             )
             for entry, value in points
         ]
         last = points[-1][1]
         plots.append(
             SeriesPlot(
+                kind=kind,
+                suite=suite or None,
+                configuration=configuration or None,
                 subject=subject,
                 metric=metric,
                 runs=len(points),
                 latest=f"{present.number(last.estimate)} {present.interval(last)}",
                 svg=trend_chart(trend, y_label=metric),
                 alarms=sum(point.alarm for point in trend),
+                checked=len(points) > 1 and any(v.alarm is not None for _, v in points),
+                anchor=f"series-{index + 1}",
             )
         )
     return plots
+
+
+def contents(plots: list[SeriesPlot]) -> list[tuple[str, list[tuple[str, list[SeriesPlot]]]]]:
+    """The contents list: groups (suite or kind), each with its models and their series."""
+    groups: dict[str, dict[str, list[SeriesPlot]]] = {}
+    for plot in plots:
+        model = f"{plot.subject} ({plot.configuration})" if plot.configuration else plot.subject
+        groups.setdefault(plot.group, {}).setdefault(model, []).append(plot)
+    return [(group, list(models.items())) for group, models in groups.items()]
 
 
 def render_history_pages(site_input: SiteSource, slug: str) -> list[Page]:
@@ -79,13 +135,15 @@ def render_history_pages(site_input: SiteSource, slug: str) -> list[Page]:
     document = HistoryDocument.model_validate(site_input.document)
     path = f"{slug}/index.html"
     root = "../"
+    plots = series_plots(document, root)
     return [
         render_page(
             "history.html.j2",
             path=path,
             title="History",
             document=document,
-            plots=series_plots(document, root),
+            plots=plots,
+            contents=contents(plots),
             slug=slug,
         )
     ]

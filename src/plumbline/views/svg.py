@@ -669,7 +669,9 @@ class _Frame:
         )
 
 
-def _sequence_axes(frame: _Frame, x_label: str, y_label: str, percent: bool) -> list[str]:
+def _sequence_axes(
+    frame: _Frame, x_label: str, y_label: str, percent: bool, *, x_ticks: bool = True
+) -> list[str]:
     parts = []
     for tick in nice_ticks(frame.low, frame.high):
         ty = _num(frame.y(tick))
@@ -678,7 +680,7 @@ def _sequence_axes(frame: _Frame, x_label: str, y_label: str, percent: bool) -> 
             f'<text x="{frame.left - 6}" y="{_num(frame.y(tick) + 4)}" text-anchor="end" '
             f'fill="#555">{_e(format_value(tick, percent=percent))}</text>'
         )
-    for tick in nice_ticks(frame.first, frame.last):
+    for tick in nice_ticks(frame.first, frame.last) if x_ticks else []:
         if tick != int(tick):
             continue
         tx = _num(frame.x(tick))
@@ -795,16 +797,22 @@ class TrendPoint:
     tooltip: str
     href: str | None = None
     alarm: bool = False
+    #: When the run was made (seconds since the epoch): with it on every point, the x axis
+    #: is time, and the nights without a run show as gaps.
+    at: float | None = None
 
 
-def _trend_band(frame: _Frame, points: Sequence[TrendPoint]) -> list[str]:
+def _trend_band(
+    frame: _Frame, points: Sequence[TrendPoint], xs: Sequence[float] | None = None
+) -> list[str]:
     """The interval band: one polygon per stretch of consecutive runs with both bounds."""
     parts: list[str] = []
-    stretch: list[tuple[int, float, float]] = []
+    stretch: list[tuple[float, float, float]] = []
+    positions = list(xs) if xs is not None else [index + 1.0 for index in range(len(points))]
     for index, point in enumerate([*points, TrendPoint(None, None, None, "")]):
         low, high = point.low, point.high
         if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
-            stretch.append((index + 1, low, high))
+            stretch.append((positions[index], low, high))
             continue
         if len(stretch) > 1:
             upper = " ".join(f"{_num(frame.x(i))},{_num(frame.y(h))}" for i, _, h in stretch)
@@ -819,7 +827,7 @@ def _trend_band(frame: _Frame, points: Sequence[TrendPoint]) -> list[str]:
     return parts
 
 
-def _trend_mark(frame: _Frame, index: int, point: TrendPoint) -> str:
+def _trend_mark(frame: _Frame, index: float, point: TrendPoint) -> str:
     """A run: its interval as a whisker and its estimate as a dot (red under an alarm),
     inside a link to its report when it has one."""
     colour = PALETTE[5] if point.alarm else PALETTE[0]
@@ -847,6 +855,36 @@ def _trend_mark(frame: _Frame, index: int, point: TrendPoint) -> str:
     return body
 
 
+def trend_domain(values: Sequence[float]) -> tuple[float, float]:
+    """The y range of a trend: every estimate and bound with room around them (8% of their
+    span, at least 0.02), so a band at 0 or 1 stays inside the frame, never on it."""
+    if not values:
+        return 0.0, 1.0
+    low, high = min(values), max(values)
+    pad = max((high - low) * 0.08, 0.02 if high - low < 1 else 0.0, abs(high) * 1e-9)
+    return low - pad, high + pad
+
+
+def _time_axis(frame: _Frame, first: float, last: float) -> list[str]:
+    """Date ticks along the bottom of a time-axis trend (UTC)."""
+    from datetime import UTC, datetime
+
+    span = last - first
+    fmt = "%Y-%m-%d" if span >= 2 * 86400 else "%m-%d %H:%M"
+    count = 5 if span > 0 else 1
+    parts = []
+    for step in range(count):
+        at = first + span * step / max(count - 1, 1)
+        tx = _num(frame.x(at))
+        label = datetime.fromtimestamp(at, UTC).strftime(fmt)
+        parts.append(
+            f'<line x1="{tx}" y1="{frame.bottom}" x2="{tx}" y2="{frame.bottom + 4}" '
+            f'stroke="#888"/><text class="date" x="{tx}" y="{frame.bottom + 16}" '
+            f'text-anchor="middle" fill="#555">{_e(label)}</text>'
+        )
+    return parts
+
+
 def trend_chart(
     points: Sequence[TrendPoint],
     *,
@@ -858,20 +896,32 @@ def trend_chart(
 ) -> Markup:
     """A metric over runs: each run's estimate with its published interval (a whisker, and a
     band through consecutive runs), its tooltip on hover, a link to its report on click; runs
-    under a change alarm in red."""
+    under a change alarm in red. With every point's time (`TrendPoint.at`), the x axis is the
+    date (UTC), so gaps between runs show."""
     values = [
         v
         for point in points
         for v in (point.estimate, point.low, point.high)
         if v is not None and math.isfinite(v)
     ]
-    low, high = _domain_of(values, None)
-    frame = _Frame(64, width - 16, 12, height - 44, 1, max(len(points), 2), low, high)
-    parts = [_svg_open(width, height, f"{y_label} by {x_label}")]
-    parts += _sequence_axes(frame, x_label, y_label, percent)
-    parts += _trend_band(frame, points)
+    low, high = trend_domain(values)
+    timed = bool(points) and all(point.at is not None for point in points)
+    xs = [float(p.at) if timed else i + 1.0 for i, p in enumerate(points)]  # type: ignore[arg-type]
+    first, last = (min(xs), max(xs)) if timed else (1.0, float(max(len(points), 2)))
+    if timed and last - first < 1:
+        first, last = first - 43200, last + 43200
+    pad = (last - first) * 0.03 if timed else 0.0
+    frame = _Frame(64, width - 16, 12, height - 44, first - pad, last + pad, low, high)
+    x_title = "date (UTC)" if timed else x_label
+    parts = [_svg_open(width, height, f"{y_label} by {x_title}")]
+    if timed:
+        parts += _sequence_axes(frame, x_title, y_label, percent, x_ticks=False)
+        parts += _time_axis(frame, first, last)
+    else:
+        parts += _sequence_axes(frame, x_title, y_label, percent)
+    parts += _trend_band(frame, points, xs)
     estimates = [
-        (index + 1, point.estimate)
+        (xs[index], point.estimate)
         for index, point in enumerate(points)
         if point.estimate is not None and math.isfinite(point.estimate)
     ]
@@ -881,6 +931,6 @@ def trend_chart(
             f'<polyline class="estimate" points="{line}" fill="none" stroke="{PALETTE[0]}" '
             'stroke-width="1" stroke-opacity="0.6"/>'
         )
-    parts += [_trend_mark(frame, index + 1, point) for index, point in enumerate(points)]
+    parts += [_trend_mark(frame, xs[index], point) for index, point in enumerate(points)]
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -32,8 +32,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from plumbline.records.adapters import Conversion, RunContext, validate
-from plumbline.records.io import RecordError, iter_json_objects
+from plumbline.records.adapters import HARNESS_KEYS, Conversion, RunContext, validate
+from plumbline.records.io import Located, RecordError, iter_json_objects
 
 AGENT = "codex"
 TOOL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
@@ -79,7 +79,9 @@ def events_to_fields(events: Iterable[Any]) -> dict[str, Any]:
 
 
 def convert_codex(paths: list[str | Path], context: RunContext) -> Conversion:
-    """Convert `codex exec --json` event streams (one run per file) to run records."""
+    """Convert `codex exec --json` event streams to run records: one per session, a file of
+    appended streams split at each session's start (`thread.started`); an event of a shape
+    this parser does not know is noted as `file:line: ...` and not counted."""
     conversion = Conversion()
     for path in paths:
         events = list(iter_json_objects(path, conversion.errors))
@@ -101,18 +103,92 @@ def convert_codex(paths: list[str | Path], context: RunContext) -> Conversion:
                 )
             )
             continue
-        fields = events_to_fields(values)
-        fields["run_id"] = fields["session_id"]
-        fields["duration_seconds"] = None
-        # Harness keys may ride on any line (a harness appends a summary line).
-        merged: dict[str, Any] = {}
-        for value in values:
-            merged.update(value)
-        context.fill(fields, merged, path)
-        validate(fields, str(path), events[0].line, conversion)
+        conversion.notes += [
+            f"{path}:{e.line}: {problem}" for e in events if (problem := _shape(e.value))
+        ]
+        sessions = split_sessions(events)
+        if len(sessions) > 1:
+            conversion.notes.append(
+                f"{path}: {len(sessions)} Codex sessions (one record each, split at "
+                "`thread.started`)"
+            )
+        for session in sessions:
+            _convert_session(session, path, context, conversion)
     return conversion
+
+
+def split_sessions(events: list[Located]) -> list[list[Located]]:
+    """The sessions of a stream: a new one at each `thread.started` (lines before the first
+    belong to the first; a harness's summary line after a session, to that session)."""
+    sessions: list[list[Located]] = []
+    for event in events:
+        starts = event.value.get("type") == "thread.started"
+        if not sessions or (starts and any(_started(e) for e in sessions[-1])):
+            sessions.append([event])
+        else:
+            sessions[-1].append(event)
+    return sessions
+
+
+def _started(event: Located) -> bool:
+    return bool(event.value.get("type") == "thread.started")
+
+
+def _convert_session(
+    events: list[Located], path: str | Path, context: RunContext, conversion: Conversion
+) -> None:
+    values = [event.value for event in events]
+    fields = events_to_fields(values)
+    fields["run_id"] = fields["session_id"]
+    fields["duration_seconds"] = None
+    # Harness keys may ride on any line (a harness appends a summary line).
+    merged: dict[str, Any] = {}
+    for value in values:
+        merged.update(value)
+    context.fill(fields, merged, path)
+    validate(fields, str(path), events[0].line, conversion)
+
+
+#: The Codex event types this parser knows (the module says what it reads of each).
+KNOWN_EVENTS = frozenset(
+    {
+        "thread.started",
+        "turn.started",
+        "turn.completed",
+        "turn.failed",
+        "item.started",
+        "item.updated",
+        "item.completed",
+        "error",
+    }
+)
+
+
+def _shape(event: dict[str, Any]) -> str | None:
+    """What is wrong with an event's shape (None: nothing this parser minds)."""
+    kind = event.get("type")
+    if kind is None:
+        if any(key in HARNESS_KEYS for key in event):
+            return None
+        return "<record>: neither a Codex event (no `type`) nor harness keys: not read"
+    if not isinstance(kind, str) or kind not in KNOWN_EVENTS:
+        return f"type: unknown Codex event {str(kind)[:80]!r}: not read"
+    if kind == "turn.completed" and not isinstance(event.get("usage"), dict):
+        return "usage: a turn.completed without a usage object: its tokens are unknown"
+    if kind.startswith("item.") and not isinstance(event.get("item"), dict):
+        return f"item: a {kind} without an item object: not read"
+    if kind == "thread.started" and not isinstance(event.get("thread_id"), str):
+        return "thread_id: a thread.started without a thread id"
+    return None
 
 
 _EVENT_PREFIXES = ("thread.", "turn.", "item.")
 
-__all__ = ["AGENT", "TOOL_ITEMS", "convert_codex", "events_to_fields"]
+__all__ = [
+    "AGENT",
+    "KNOWN_EVENTS",
+    "TOOL_ITEMS",
+    "convert_codex",
+    "events_to_fields",
+    "split_sessions",
+]
