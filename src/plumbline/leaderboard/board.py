@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from plumbline.core.prices import PriceTable
 from plumbline.leaderboard.collect import CategoryData, Collected, ProgressCallback, collect
+from plumbline.leaderboard.cost import board_costs
 from plumbline.leaderboard.labels import (
     HumanLabel,
     correct_category,
@@ -32,6 +34,8 @@ from plumbline.leaderboard.result import (
     LeaderboardDocument,
     LeaderboardMetadata,
     LeaderboardRow,
+    ModelCost,
+    ParetoEntry,
     Problem,
     SuiteName,
     TieGroup,
@@ -93,6 +97,10 @@ class Leaderboard:
     suite_weights: dict[str, float] = field(default_factory=dict)
     """The suite's own weights when categories were not run (`suite` then holds them
     renormalised over the categories that ran, see `ran_suite`); empty otherwise."""
+    costs: dict[str, ModelCost] = field(default_factory=dict)
+    """Each model's cost (`leaderboard.cost`), when a price table was given."""
+    pareto: list[ParetoEntry] = field(default_factory=list)
+    """The priced models' probabilities of being on the cost–score front."""
 
     def model(self, name: str) -> ModelScores:
         for entry in self.models:
@@ -170,6 +178,7 @@ class Leaderboard:
             comparisons=list(self.comparisons),
             problems=list(self.problems),
             failed_models=list(self.failed),
+            pareto=list(self.pareto),
         )
 
     def _row(self, scores: ModelScores) -> LeaderboardRow:
@@ -209,6 +218,7 @@ class Leaderboard:
                 for key, score in ((key, category[key]) for key in keys)
             },
             corrections=self._corrections(scores) or None,
+            cost=self.costs.get(scores.model),
         )
 
     def _corrections(self, scores: ModelScores) -> dict[str, JudgeCorrection]:
@@ -347,6 +357,7 @@ def build_leaderboard(
     workers: int | None = None,
     fast: bool = True,
     reader: LogReader | None = None,
+    prices: PriceTable | None = None,
 ) -> Leaderboard:
     """Build a leaderboard from Inspect logs (files and/or directories, searched recursively).
 
@@ -360,6 +371,8 @@ def build_leaderboard(
     inference: its value and interval become the PPI ones, and ranks, tie groups, overall and
     differences use them; `half_width` asks how many more labels would reach it. `workers`
     and `fast` choose how logs are read (`collect`); the leaderboard is the same either way.
+    `prices` prices each sample's usage: every row gets its cost and the document the
+    cost–score front (`leaderboard.cost`).
     """
     resolved = suite if isinstance(suite, Suite) else load_suite(suite)
     skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
@@ -375,6 +388,7 @@ def build_leaderboard(
         workers=workers,
         fast=fast,
         reader=reader,
+        prices=prices,
     )
     failed = failed_models(collected.models, collected.data)
     problems = [*collected.problems, *_failure_problems(failed)]
@@ -392,6 +406,9 @@ def build_leaderboard(
     scorers_read = _scorers_read(collected.data, failed_names)
     sample_counts = _sample_counts(resolved, ranked)
     problems = _with_not_run(problems, skipped)
+    costs, front = (
+        board_costs(resolved, collected.data, ranked, prices) if prices is not None else ({}, [])
+    )
     return Leaderboard(
         suite=resolved,
         models=ranked,
@@ -409,6 +426,8 @@ def build_leaderboard(
         scorers_read=scorers_read,
         half_width=half_width,
         suite_weights=suite_weights if skipped else {},
+        costs=costs,
+        pareto=front,
     )
 
 

@@ -27,6 +27,7 @@ from plumbline.leaderboard.result import (
     LeaderboardDocument,
     LeaderboardRow,
 )
+from plumbline.views import cost as cost_view
 
 MISSING = "missing"
 NOT_RUN = "not run"
@@ -292,6 +293,9 @@ def render_markdown(document: LeaderboardDocument) -> str:
     header = ["#", "tie group", "model"]
     header += [f"{c.name} ({present.shortest(c.weight)})" for c in document.categories.values()]
     header += [f"overall [{level} CI]", "errors"]
+    priced = cost_view.has_cost(document)
+    if priced:
+        header += [f"cost/sample [{level} CI]", "total cost", "P(front)"]
     rows: list[list[str]] = []
     for row in document.models:
         cells = [present.number(row.rank), present.number(row.tie_group), row.model]
@@ -301,10 +305,14 @@ def render_markdown(document: LeaderboardDocument) -> str:
             else:
                 cells.append(f"*{MISSING}*" if row.score(key) is None else category_cell(row, key))
         cells += [f"**{overall_cell(row)}**", present.number(row.errors)]
+        if priced:
+            cells += cost_view.markdown_cells(document, row)
         rows.append(cells)
     # cells carry their own emphasis (`*missing*`, `**0.8**`): only the text inside is escaped
-    align = "rrl" + "r" * (len(document.categories) + 2)
+    align = "rrl" + "r" * (len(document.categories) + 2 + (3 if priced else 0))
     lines.append(present.markdown_table(header, rows, align=align, cell=_cell))
+    if priced:
+        lines += ["", *cost_view.markdown_section(document)]
     lines += ["", "## Categories", ""]
     lines.append(
         present.markdown_table(
@@ -388,6 +396,8 @@ def csv_rows(document: LeaderboardDocument) -> list[dict[str, Any]]:
             row[f"{key}.epochs"] = None if counts is None else counts.epochs
             row[f"{key}.errors"] = None if counts is None else counts.errors
             row[f"{key}.missing"] = model.score(key) is None
+        if cost_view.has_cost(document):
+            row.update(cost_view.csv_columns(document, model))
         rows.append(row)
     return rows
 
