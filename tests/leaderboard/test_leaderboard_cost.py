@@ -9,90 +9,16 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from tests.support.cost_logs import N, make_cost_logs, usage
 
 from plumbline.core.prices import load_prices
 from plumbline.leaderboard import build_leaderboard
 from plumbline.views.leaderboard import csv_rows, render_markdown
 
-SUITE = """\
-[suite]
-name = "costly"
-
-[[category]]
-key = "qa"
-name = "QA"
-description = "Answers a question."
-weight = 1.0
-scoring = "binary"
-tasks = ["cost_qa"]
-scorer = "match"
-"""
-
-PRICES = """\
-version = "test-prices-1"
-[models."mockllm/cheap"]
-source = "test"
-date = "2026-01-01"
-input = 1.0
-output = 2.0
-cache_read = 0.5
-[models."mockllm/dear"]
-source = "test"
-date = "2026-01-01"
-input = 10.0
-output = 20.0
-cache_read = 5.0
-"""
-
-N = 8
-
-
-def _usage(model_index: int, sample: int) -> dict[str, int]:
-    return {
-        "input_tokens": 100 + 10 * sample,
-        "output_tokens": 5 + sample + model_index,
-        "input_tokens_cache_read": sample % 3,
-        "reasoning_tokens": sample % 2,
-    }
-
-
-def _run(logs: Path, model_name: str, model_index: int, right: int) -> None:
-    from inspect_ai import Task, eval
-    from inspect_ai.dataset import Sample
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
-    from inspect_ai.scorer import match
-    from inspect_ai.solver import generate
-
-    task = Task(
-        dataset=[Sample(input=f"Say A ({i}).", target="A", id=f"q{i}") for i in range(N)],
-        solver=generate(),
-        scorer=match(),
-        name="cost_qa",
-    )
-    outputs = []
-    for i in range(N):
-        output = ModelOutput.from_content(model=model_name, content="A" if i < right else "B")
-        usage = _usage(model_index, i)
-        output.usage = ModelUsage(
-            **usage, total_tokens=usage["input_tokens"] + usage["output_tokens"]
-        )
-        outputs.append(output)
-    model = get_model(model_name, custom_outputs=outputs, memoize=False)
-    eval(task, model=model, log_dir=str(logs), display="none", max_samples=1)
-
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    root = tmp_path_factory.mktemp("cost")
-    logs = root / "logs"
-    _run(logs, "mockllm/cheap", 0, right=4)
-    _run(logs, "mockllm/dear", 1, right=7)
-    _run(logs, "mockllm/free", 2, right=2)
-    suite = root / "suite.toml"
-    suite.write_text(SUITE)
-    prices = root / "prices.toml"
-    prices.write_text(PRICES)
-    return logs, suite, prices
+    return make_cost_logs(tmp_path_factory.mktemp("cost"))
 
 
 def _log_usage(logs: Path) -> dict[str, dict[str, int]]:
@@ -100,8 +26,8 @@ def _log_usage(logs: Path) -> dict[str, dict[str, int]]:
     found: dict[str, dict[str, int]] = {}
     for log in logs.glob("*.eval"):
         header = json.loads(zipfile.ZipFile(log).read("header.json"))
-        for model, usage in header["stats"]["model_usage"].items():
-            found[model] = usage
+        for model, stated in header["stats"]["model_usage"].items():
+            found[model] = stated
     return found
 
 
@@ -142,7 +68,7 @@ def test_costs_follow_the_price_table_and_an_unpriced_model_is_null(
     per_sample = [
         (u["input_tokens"] * 1.0 + u["output_tokens"] * 2.0 + u["input_tokens_cache_read"] * 0.5)
         / 1e6
-        for u in (_usage(0, i) for i in range(N))
+        for u in (usage(0, i) for i in range(N))
     ]
     assert cheap.total_usd == pytest.approx(sum(per_sample))
     estimate = cheap.per_sample_usd

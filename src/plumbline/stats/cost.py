@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -59,14 +60,14 @@ class CostEstimate:
     score_replicates: FloatArray
 
 
-def _weighted(strata: Sequence[Stratum], values: Sequence[FloatArray]) -> FloatArray:
+def _weighted(strata: Sequence[Stratum], values: Sequence[Any]) -> FloatArray:
     total = sum(stratum.weight for stratum in strata)
     return np.asarray(
         sum((s.weight / total) * v for s, v in zip(strata, values, strict=True)), np.float64
     )
 
 
-def _se(strata: Sequence[Stratum], variances: Sequence[FloatArray]) -> FloatArray:
+def _se(strata: Sequence[Stratum], variances: Sequence[Any]) -> FloatArray:
     total = sum(stratum.weight for stratum in strata)
     terms = [
         (s.weight / total) ** 2 * v / s.costs.size for s, v in zip(strata, variances, strict=True)
@@ -124,7 +125,7 @@ def on_front(scores: FloatArray, costs: FloatArray) -> npt.NDArray[np.bool_]:
     s_i, s_j = scores[..., :, None], scores[..., None, :]
     c_i, c_j = costs[..., :, None], costs[..., None, :]
     dominates = (s_j >= s_i) & (c_j <= c_i) & ((s_j > s_i) | (c_j < c_i))
-    result: npt.NDArray[np.bool_] = ~dominates.any(axis=-1)
+    result: npt.NDArray[np.bool_] = np.asarray(~dominates.any(axis=-1), dtype=bool)
     return result
 
 
