@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -370,9 +370,7 @@ def build_leaderboard(
     (`leaderboard.labels.read_labels`) correct each labelled category by prediction-powered
     inference: its value and interval become the PPI ones, and ranks, tie groups, overall and
     differences use them; `half_width` asks how many more labels would reach it. `workers`
-    and `fast` choose how logs are read (`collect`); the leaderboard is the same either way.
-    `prices` prices each sample's usage: every row gets its cost and the document the
-    cost–score front (`leaderboard.cost`).
+    and `fast` choose how logs are read (`collect`; same result); `prices` prices the usage.
     """
     resolved = suite if isinstance(suite, Suite) else load_suite(suite)
     skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
@@ -406,10 +404,7 @@ def build_leaderboard(
     scorers_read = _scorers_read(collected.data, failed_names)
     sample_counts = _sample_counts(resolved, ranked)
     problems = _with_not_run(problems, skipped)
-    costs, front = (
-        board_costs(resolved, collected.data, ranked, prices) if prices is not None else ({}, [])
-    )
-    return Leaderboard(
+    board = Leaderboard(
         suite=resolved,
         models=ranked,
         comparisons=comparisons,
@@ -426,9 +421,17 @@ def build_leaderboard(
         scorers_read=scorers_read,
         half_width=half_width,
         suite_weights=suite_weights if skipped else {},
-        costs=costs,
-        pareto=front,
     )
+    return _with_costs(board, collected, prices)
+
+
+def _with_costs(board: Leaderboard, collected: Collected, prices: PriceTable | None) -> Leaderboard:
+    """The board with each model's cost and the cost–score front (`leaderboard.cost`), when a
+    price table was given."""
+    if prices is None:
+        return board
+    costs, front = board_costs(board.suite, collected.data, board.models, prices)
+    return replace(board, costs=costs, pareto=front)
 
 
 def _apply_labels(

@@ -313,25 +313,7 @@ def render_markdown(document: LeaderboardDocument) -> str:
     lines.append(present.markdown_table(header, rows, align=align, cell=_cell))
     if priced:
         lines += ["", *cost_view.markdown_section(document)]
-    lines += ["", "## Categories", ""]
-    lines.append(
-        present.markdown_table(
-            ["category", "key", "weight", "scoring", "questions scored", "confidence", "margin"],
-            [
-                [
-                    meta.name,
-                    key,
-                    present.shortest(meta.weight),
-                    meta.scoring,
-                    present.number(meta.sample_count),
-                    meta.confidence or present.MISSING,
-                    meta.margin or present.MISSING,
-                ]
-                for key, meta in document.categories.items()
-            ],
-            align="llrlrlr",
-        )
-    )
+    lines += ["", "## Categories", "", _categories_table(document)]
     if document.comparisons:
         lines += ["", "## Adjacent pairs", ""]
         lines.append(
@@ -357,6 +339,26 @@ def render_markdown(document: LeaderboardDocument) -> str:
         lines += ["", "## Problems with the input", ""]
         lines += [f"- **{markdown(p.kind)}**: {markdown(str(p))}" for p in document.problems]
     return "\n".join(lines) + "\n"
+
+
+def _categories_table(document: LeaderboardDocument) -> str:
+    """The Markdown table of the categories: weight, scoring, questions, confidence, margin."""
+    return present.markdown_table(
+        ["category", "key", "weight", "scoring", "questions scored", "confidence", "margin"],
+        [
+            [
+                meta.name,
+                key,
+                present.shortest(meta.weight),
+                meta.scoring,
+                present.number(meta.sample_count),
+                meta.confidence or present.MISSING,
+                meta.margin or present.MISSING,
+            ]
+            for key, meta in document.categories.items()
+        ],
+        align="llrlrlr",
+    )
 
 
 def _cell(text: str) -> str:
