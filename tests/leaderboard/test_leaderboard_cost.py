@@ -116,3 +116,34 @@ def test_without_a_price_table_the_document_has_no_cost(
     assert all(row.cost is None for row in document.models)
     assert document.pareto == []
     assert "cost" not in document.to_json()["models"][0]
+
+
+def test_cli_prices_option_prices_the_board_and_rejects_a_bad_file(
+    scenario: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from plumbline.cli.main import main
+
+    logs, suite, prices = scenario
+    output = tmp_path / "board.json"
+    args = ["leaderboard", str(logs), "--suite", str(suite), "-o", str(output)]
+    result = CliRunner().invoke(main, [*args, "--prices", str(prices)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(output.read_text())
+    rows = {row["model"]: row for row in document["models"]}
+    assert rows["mockllm/cheap"]["cost"]["price_table"] == "test-prices-1"
+    assert rows["mockllm/free"]["cost"]["per_sample_usd"]["estimate"] is None
+    assert {entry["model"] for entry in document["pareto"]} == {"mockllm/cheap", "mockllm/dear"}
+    # without --prices the shipped table prices: none of these models is in it, so no cost
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    shipped = json.loads(output.read_text())
+    assert all(row["cost"]["total_usd"] is None for row in shipped["models"])
+    assert all("no price for model" in row["cost"]["note"] for row in shipped["models"])
+    bad = tmp_path / "bad.toml"
+    bad.write_text('version = "v"\n[models."m/a"]\nsource = "s"\ndate = "2026-01-01"\ninput = -1\n')
+    result = CliRunner().invoke(main, [*args, "--prices", str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}:5: models.m/a.input: Input should be greater than or equal to 0" in result.output
+    assert "Traceback" not in result.output

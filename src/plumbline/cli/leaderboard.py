@@ -22,7 +22,7 @@ from plumbline.cli.output import (
     log_inputs,
     warn,
 )
-from plumbline.cli.prices import load_price_table, prices_option
+from plumbline.cli.prices import load_price_table, price_table_option
 from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core.escape import terminal
@@ -163,7 +163,7 @@ def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any
     help="With --labels: say how many more labels would bring each corrected category's "
     "interval to this half-width.",
 )
-@prices_option
+@price_table_option
 @html_option
 @json_option
 @store_options
@@ -180,7 +180,7 @@ def build(
     not_run: tuple[str, ...],
     labels_path: Path | None,
     half_width: float | None,
-    prices_path: Path | None,
+    prices: PriceTable | None,
     html_dir: Path | None,
     json_path: str | None,
     store: StoreOptions,
@@ -194,7 +194,6 @@ def build(
     """
     from plumbline.records.log_pool import LogReader
 
-    prices = load_price_table(prices_path)
     # Made first: its workers read the logs while the leaderboard's modules are imported.
     with LogReader(list(logs)) as reader:
         from plumbline.leaderboard import SuiteError, load_suite
@@ -208,7 +207,7 @@ def build(
         labels = _read_labels(labels_path, half_width)
         board = _build_board(
             logs, resolved, errors, run_id, skipped, labels, half_width, reader, prices
-        )
+        )  # no --prices: the shipped price table
     _write_board(board, logs, resolved, output, csv_path, markdown_path, parquet_path)
     if not board.models:
         warn("no scorable logs found in %s", ", ".join(str(p) for p in logs))
@@ -296,7 +295,7 @@ def _build_board(
             labels=labels,
             half_width=half_width,
             reader=reader,
-            prices=prices,
+            prices=prices if prices is not None else load_price_table(None),
         )
 
 

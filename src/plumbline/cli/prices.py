@@ -22,14 +22,32 @@ PRICES_HELP = (
 )
 
 
-def prices_option(function: F) -> F:
-    """The `--prices FILE` option (parameter `prices_path`)."""
-    decorate = click.option(
-        "--prices",
-        "prices_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help=PRICES_HELP,
-    )
+if TYPE_CHECKING:  # click 8.5 types are generic; older clicks are not
+    _ParamType = click.ParamType[Any, Any]
+else:
+    _ParamType = click.ParamType
+
+
+class PriceTableType(_ParamType):
+    """A price file read and checked while the command line is parsed, so that a bad file
+    stops a command before it runs anything (a usage error naming `file:line: field`)."""
+
+    name = "FILE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from plumbline.core.prices import PriceFileError, PriceTable, load_prices
+
+        if isinstance(value, PriceTable):
+            return value
+        try:
+            return load_prices(Path(value))
+        except PriceFileError as error:
+            self.fail(str(error), param, ctx)
+
+
+def price_table_option(function: F) -> F:
+    """`--prices FILE` loaded at parse time (parameter `prices`: a `PriceTable` or None)."""
+    decorate = click.option("--prices", "prices", type=PriceTableType(), help=PRICES_HELP)
     return decorate(function)
 
 

@@ -108,7 +108,10 @@ def _model_cost(
         if stratum is not None:
             strata.append(stratum)
     priced = bool(strata) and len(strata) == len(categories)
-    overall = cost_per_sample(strata, draws, LEVEL) if priced else None
+    overall = None
+    if priced:
+        # one category: the model's cost is that category's (same draws, same estimate)
+        overall = estimate if len(strata) == 1 else cost_per_sample(strata, draws, LEVEL)
     cost = ModelCost(
         per_sample_usd=_interval(overall),
         total_usd=total if priced else None,
