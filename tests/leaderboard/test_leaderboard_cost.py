@@ -147,3 +147,20 @@ def test_cli_prices_option_prices_the_board_and_rejects_a_bad_file(
     assert result.exit_code == 2
     assert f"{bad}:5: models.m/a.input: Input should be greater than or equal to 0" in result.output
     assert "Traceback" not in result.output
+
+
+def test_cost_metrics_are_stored_like_any_metric(scenario: tuple[Path, Path, Path]) -> None:
+    from plumbline.store.metrics import leaderboard_metrics
+
+    logs, suite, prices = scenario
+    document = build_leaderboard(logs, suite, prices=load_prices(prices)).document()
+    rows = {(row.subject, row.metric): row for row in leaderboard_metrics(document)}
+    cheap = next(m for m in document.models if m.model == "mockllm/cheap").cost
+    assert cheap is not None
+    stored = rows[("mockllm/cheap", "cost.per_sample_usd")]
+    assert stored.estimate == cheap.per_sample_usd.estimate
+    assert (stored.low, stored.high) == (cheap.per_sample_usd.low, cheap.per_sample_usd.high)
+    assert stored.n == N
+    assert rows[("mockllm/cheap", "cost.total_usd")].estimate == cheap.total_usd
+    # an unpriced model stores no cost metric (never $0)
+    assert ("mockllm/free", "cost.per_sample_usd") not in rows
