@@ -291,6 +291,8 @@ METHODS = {
 #: run of about ten minutes), kept in scripts/statistics_history.md so that regenerating the page
 #: keeps it.
 HISTORY_SECTION = (Path(__file__).parent / "statistics_history.md").read_text("utf-8")
+#: The cost section (figures from benchmarks/bench_cost.py), kept in scripts/statistics_cost.md.
+COST_SECTION = (Path(__file__).parent / "statistics_cost.md").read_text("utf-8")
 
 
 def _reliability_mark(cell: IntervalCoverage) -> str:
@@ -365,7 +367,9 @@ def reliability_only(out: Path) -> int:
     cells = run_reliability_cells(
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
-    write_atomic(out, kept + "\n" + render_reliability(cells, model) + "\n" + HISTORY_SECTION)
+    write_atomic(
+        out, kept + "\n" + render_reliability(cells, model) + "\n" + HISTORY_SECTION + COST_SECTION
+    )
     print(f"wrote {out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) else 1
 
@@ -412,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
     text = render(cells, seconds, args.resamples, compare_sizes)
-    text += "\n" + render_reliability(reliability, model) + "\n" + HISTORY_SECTION
+    text += "\n" + render_reliability(reliability, model) + "\n" + HISTORY_SECTION + COST_SECTION
     write_atomic(args.out, text)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) and all(c.acceptable for c in reliability) else 1

@@ -43,6 +43,20 @@ def test_demo_steps_record_each_result_and_end_with_its_history(tmp_path: Path) 
     assert "--store" not in {arg for step in demo_steps(tmp_path) for arg in step.args}
 
 
+def test_demo_prices_its_leaderboard_with_the_labelled_demo_price_file(tmp_path: Path) -> None:
+    from plumbline.core.prices import TokenCounts, load_prices
+
+    table = load_prices(example_path("demo_prices.toml"))
+    assert "not real" in table.version
+    for model in ("scripted/oracle", "scripted/weak", "plumbline/smollm2"):
+        assert table.cost(model, TokenCounts(1000, 100)).usd is not None
+    priced = [step for step in demo_steps(tmp_path) if step.args[0] in {"run", "leaderboard"}]
+    assert priced
+    assert all(
+        step.args[-2:] == ("--prices", str(example_path("demo_prices.toml"))) for step in priced
+    )
+
+
 @dataclass(frozen=True)
 class Demo:
     output: Path

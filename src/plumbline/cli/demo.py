@@ -21,6 +21,7 @@ import click
 
 from plumbline.cli.demo_answers import demo_answers
 from plumbline.cli.output import Command, OutputDirectory, console
+from plumbline.cli.prices import load_price_table
 from plumbline.cli.report import site_url
 from plumbline.cli.storing import StoreOptions, store_options
 from plumbline.core.escape import terminal
@@ -84,9 +85,18 @@ def demo_store(output: Path) -> str:
     return str(output / "history.db")
 
 
-def demo_steps(output: Path, store: StoreOptions | None = None) -> list[DemoStep]:
+#: The commands the demo gives its price file (`--prices`).
+PRICED_COMMANDS = frozenset({"run", "leaderboard"})
+
+
+def demo_steps(
+    output: Path, store: StoreOptions | None = None, prices: Path | None = None
+) -> list[DemoStep]:
     """The demo's commands, writing their JSON and Markdown under `output`; with `store`, each
-    result is recorded there too and a last step shows the history and adds it to the site."""
+    result is recorded there too and a last step shows the history and adds it to the site.
+    The leaderboard's commands price tokens with `prices` (default: the demo's made-up price
+    file, `examples/demo_prices.toml`)."""
+    price_file = str(prices or example_path("demo_prices.toml"))
     runs = str(example_path("agent_runs.jsonl"))
     trials = str(example_path("trials.jsonl"))
     steps = [
@@ -97,6 +107,12 @@ def demo_steps(output: Path, store: StoreOptions | None = None) -> list[DemoStep
         *_reliability_steps(output, trials),
         *_regression_steps(output),
         *_site_steps(output, runs),
+    ]
+    steps = [
+        replace(step, args=(*step.args, "--prices", price_file))
+        if step.args[0] in PRICED_COMMANDS
+        else step
+        for step in steps
     ]
     if store is None or store.url is None:
         return steps
@@ -431,20 +447,27 @@ def _run_step(step: DemoStep, log: TextIO, verbose: bool) -> None:
     help=f"Show every step's output in full (by default: its first {STEP_LINES} lines, the "
     "rest in DIR/demo.log).",
 )
+@click.option(
+    "--prices",
+    "prices_path",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="A price table for the leaderboard's cost (default: the demo's made-up prices).",
+)
 @store_options
-def demo(output: Path, store: StoreOptions, verbose: bool) -> None:
+def demo(output: Path, store: StoreOptions, verbose: bool, prices_path: Path | None) -> None:
     """Run plumbline's jobs on built-in data, offline; write every result and a site under -o,
     and end with the answers."""
     import shlex
 
     from rich.rule import Rule
 
+    load_price_table(prices_path)  # a bad price file stops the demo before its first step
     output.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     if store.url is None:
         store = replace(store, url=demo_store(output))
     with open(output / "demo.log", "w", encoding="utf-8") as log:
-        for step in demo_steps(output, store):
+        for step in demo_steps(output, store, prices_path):
             if step.title:
                 console.print(Rule(step.title))
                 console.print(f"[dim]{step.why}[/dim]")

@@ -22,6 +22,7 @@ from plumbline.cli.output import (
     log_inputs,
     warn,
 )
+from plumbline.cli.prices import load_price_table, price_table_option
 from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core.escape import terminal
@@ -29,6 +30,7 @@ from plumbline.core.escape import terminal
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from plumbline.core.prices import PriceTable
     from plumbline.leaderboard.board import Leaderboard
     from plumbline.leaderboard.result import LeaderboardDocument
     from plumbline.leaderboard.suite import Suite
@@ -161,6 +163,7 @@ def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any
     help="With --labels: say how many more labels would bring each corrected category's "
     "interval to this half-width.",
 )
+@price_table_option
 @html_option
 @json_option
 @store_options
@@ -177,6 +180,7 @@ def build(
     not_run: tuple[str, ...],
     labels_path: Path | None,
     half_width: float | None,
+    prices: PriceTable | None,
     html_dir: Path | None,
     json_path: str | None,
     store: StoreOptions,
@@ -201,7 +205,9 @@ def build(
             return
         skipped = _not_run_reasons(not_run, resolved)
         labels = _read_labels(labels_path, half_width)
-        board = _build_board(logs, resolved, errors, run_id, skipped, labels, half_width, reader)
+        board = _build_board(
+            logs, resolved, errors, run_id, skipped, labels, half_width, reader, prices
+        )  # no --prices: the shipped price table
     _write_board(board, logs, resolved, output, csv_path, markdown_path, parquet_path)
     if not board.models:
         warn("no scorable logs found in %s", ", ".join(str(p) for p in logs))
@@ -251,6 +257,7 @@ def _build_board(
     labels: list[Any] | None,
     half_width: float | None,
     reader: LogReader,
+    prices: PriceTable | None = None,
 ) -> Leaderboard:
     """Build the leaderboard from the logs, with a progress bar on an interactive stderr."""
     from rich.progress import (
@@ -288,6 +295,7 @@ def _build_board(
             labels=labels,
             half_width=half_width,
             reader=reader,
+            prices=prices if prices is not None else load_price_table(None),
         )
 
 

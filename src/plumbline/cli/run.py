@@ -39,6 +39,7 @@ from plumbline.cli.output import (
     wants_json,
     warn,
 )
+from plumbline.cli.prices import load_price_table, price_table_option
 from plumbline.cli.report import html_option, site_url, write_html
 from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core.escape import terminal, visible_controls
@@ -46,6 +47,8 @@ from plumbline.core.limits import MAX_CONCURRENCY, MAX_EPOCHS
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from plumbline.core.prices import PriceTable
 DEFAULT_MAX_RETRIES = 3
 DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
 
@@ -202,6 +205,7 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     help="Inspect's progress display (default: Inspect's; none with --json).",
 )
 @cdk_executor_options
+@price_table_option
 @html_option
 @json_option
 @store_options
@@ -227,6 +231,7 @@ def run(
     display: str | None,
     cdk_executor: str,
     ray_address: str | None,
+    prices: PriceTable | None,
     html_dir: Path | None,
     json_path: str | None,
     store: StoreOptions,
@@ -247,7 +252,6 @@ def run(
         _fail(*str(error).splitlines())
         return
     _check_models(models, judges, model_base_url)
-
     use_cdk_executor(cdk_executor, ray_address)
     try:
         prepared = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
@@ -281,6 +285,7 @@ def run(
         html_dir,
         prepared.not_run,
         store,
+        prices,
     )
     if not success:
         _exit_unfinished(logs)
@@ -395,6 +400,7 @@ def _leaderboard(
     html_dir: Path | None = None,
     not_run: dict[str, str] | None = None,
     store: StoreOptions | None = None,
+    prices: PriceTable | None = None,
 ) -> None:
     from plumbline.app.leaderboard_outputs import write_outputs
     from plumbline.leaderboard import (
@@ -404,7 +410,11 @@ def _leaderboard(
     from plumbline.views.leaderboard import render_terminal
 
     board = build_leaderboard(
-        logs, suite, errors="zero" if errors == "zero" else "exclude", not_run=not_run
+        logs,
+        suite,
+        errors="zero" if errors == "zero" else "exclude",
+        not_run=not_run,
+        prices=prices if prices is not None else load_price_table(None),
     )
     try:
         write_outputs(board, json_path=output, markdown_path=markdown_path)

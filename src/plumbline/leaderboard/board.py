@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from plumbline.core.prices import PriceTable
 from plumbline.leaderboard.collect import CategoryData, Collected, ProgressCallback, collect
+from plumbline.leaderboard.cost import board_costs
 from plumbline.leaderboard.labels import (
     HumanLabel,
     correct_category,
@@ -32,6 +34,8 @@ from plumbline.leaderboard.result import (
     LeaderboardDocument,
     LeaderboardMetadata,
     LeaderboardRow,
+    ModelCost,
+    ParetoEntry,
     Problem,
     SuiteName,
     TieGroup,
@@ -93,6 +97,10 @@ class Leaderboard:
     suite_weights: dict[str, float] = field(default_factory=dict)
     """The suite's own weights when categories were not run (`suite` then holds them
     renormalised over the categories that ran, see `ran_suite`); empty otherwise."""
+    costs: dict[str, ModelCost] = field(default_factory=dict)
+    """Each model's cost (`leaderboard.cost`), when a price table was given."""
+    pareto: list[ParetoEntry] = field(default_factory=list)
+    """The priced models' probabilities of being on the cost–score front."""
 
     def model(self, name: str) -> ModelScores:
         for entry in self.models:
@@ -170,6 +178,7 @@ class Leaderboard:
             comparisons=list(self.comparisons),
             problems=list(self.problems),
             failed_models=list(self.failed),
+            pareto=list(self.pareto),
         )
 
     def _row(self, scores: ModelScores) -> LeaderboardRow:
@@ -209,6 +218,7 @@ class Leaderboard:
                 for key, score in ((key, category[key]) for key in keys)
             },
             corrections=self._corrections(scores) or None,
+            cost=self.costs.get(scores.model),
         )
 
     def _corrections(self, scores: ModelScores) -> dict[str, JudgeCorrection]:
@@ -349,6 +359,7 @@ def build_leaderboard(
     workers: int | None = None,
     fast: bool = True,
     reader: LogReader | None = None,
+    prices: PriceTable | None = None,
 ) -> Leaderboard:
     """Build a leaderboard from Inspect logs (files and/or directories, searched recursively).
 
@@ -361,7 +372,7 @@ def build_leaderboard(
     (`leaderboard.labels.read_labels`) correct each labelled category by prediction-powered
     inference: its value and interval become the PPI ones, and ranks, tie groups, overall and
     differences use them; `half_width` asks how many more labels would reach it. `workers`
-    and `fast` choose how logs are read (`collect`); the leaderboard is the same either way.
+    and `fast` choose how logs are read (`collect`; same result); `prices` prices the usage.
     """
     resolved = suite if isinstance(suite, Suite) else load_suite(suite)
     skipped = {key: reason for key, reason in (not_run or {}).items() if key in resolved.keys}
@@ -377,6 +388,7 @@ def build_leaderboard(
         workers=workers,
         fast=fast,
         reader=reader,
+        prices=prices,
     )
     failed = failed_models(collected.models, collected.data)
     problems = [*collected.problems, *_failure_problems(failed)]
@@ -394,7 +406,7 @@ def build_leaderboard(
     scorers_read = _scorers_read(collected.data, failed_names)
     sample_counts = _sample_counts(resolved, ranked)
     problems = _with_not_run(problems, skipped)
-    return Leaderboard(
+    board = Leaderboard(
         suite=resolved,
         models=ranked,
         comparisons=comparisons,
@@ -412,6 +424,16 @@ def build_leaderboard(
         half_width=half_width,
         suite_weights=suite_weights if skipped else {},
     )
+    return _with_costs(board, collected, prices)
+
+
+def _with_costs(board: Leaderboard, collected: Collected, prices: PriceTable | None) -> Leaderboard:
+    """The board with each model's cost and the cost–score front (`leaderboard.cost`), when a
+    price table was given."""
+    if prices is None:
+        return board
+    costs, front = board_costs(board.suite, collected.data, board.models, prices)
+    return replace(board, costs=costs, pareto=front)
 
 
 def _apply_labels(

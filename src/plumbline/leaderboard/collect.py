@@ -27,8 +27,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from plumbline.core.prices import PriceTable
 from plumbline.leaderboard.result import ErrorPolicy, Problem
 from plumbline.leaderboard.suite import Category, Suite
+from plumbline.leaderboard.usage import SampleUsage, price_rows
 from plumbline.records.inspect_logs import (
     LogFiles,
     LogHeader,
@@ -64,6 +66,10 @@ class CategoryData:
     tasks: tuple[str, ...]
     scorers: tuple[str, ...] = ()
     """The score names actually read (the first of the category's scorers each log held)."""
+    costs: FloatArray | None = None
+    """`costs[i, j]`: the USD cost of the cell `matrix[i, j]` (NaN: absent, or not priced)."""
+    usage: SampleUsage = field(default_factory=lambda: SampleUsage.empty(0))
+    """Tokens and pricing notes of every kept sample-epoch."""
 
     @property
     def n(self) -> int:
@@ -96,6 +102,7 @@ class _Chunk:
     questions: IntArray
     epochs: IntArray
     values: FloatArray  # NaN: errored or unscored
+    usage: SampleUsage
 
 
 @dataclass
@@ -108,6 +115,7 @@ class _Part:
     keys: list[str]
     epochs: IntArray
     values: FloatArray
+    usage: SampleUsage
 
 
 @dataclass
@@ -208,7 +216,11 @@ def _incomplete_log_problem(header: LogHeader, samples: ScoreColumns) -> Problem
 
 
 def _category_part(
-    header: LogHeader, category: Category, scorer: str, samples: ScoreColumns
+    header: LogHeader,
+    category: Category,
+    scorer: str,
+    samples: ScoreColumns,
+    prices: PriceTable | None = None,
 ) -> tuple[_Part, list[Problem]]:
     """One log's scores in one category, unusable values set to NaN, and the problems found."""
     problems: list[Problem] = []
@@ -250,6 +262,7 @@ def _category_part(
         keys=samples.id_keys,
         epochs=np.array(samples.epochs, dtype=np.int64),
         values=values,
+        usage=price_rows(samples, prices),
     )
     return part, problems
 
@@ -272,7 +285,9 @@ def _merged_data(
     return data, problems
 
 
-def _log_parts(read: LogRead, suite: Suite) -> tuple[list[Problem], list[_Part]]:
+def _log_parts(
+    read: LogRead, suite: Suite, prices: PriceTable | None = None
+) -> tuple[list[Problem], list[_Part]]:
     """One log's parts per category and the problems found (a log whose task no category
     takes is skipped whether or not its samples could be read)."""
     header = read.header
@@ -295,7 +310,7 @@ def _log_parts(read: LogRead, suite: Suite) -> tuple[list[Problem], list[_Part]]
             problems.append(problem)
         if scorer is None:
             continue
-        part, part_problems = _category_part(header, category, scorer, samples)
+        part, part_problems = _category_part(header, category, scorer, samples, prices)
         problems.extend(part_problems)
         parts.append(part)
     return problems, parts
@@ -314,12 +329,14 @@ def collect(
     workers: int | None = None,
     fast: bool = True,
     reader: LogReader | None = None,
+    prices: PriceTable | None = None,
 ) -> Collected:
     """Read every log under `paths` and build per (model, category) score matrices.
 
     `workers` processes read the logs (default: `records.log_pool.pool_workers`); `fast`
     False reads every log through Inspect's readers (the result is the same; see
     `read_log_header`). A `reader` already made (and reading) for `paths` is used instead.
+    `prices` prices every sample's provider-reported usage (`CategoryData.costs`).
     """
     if errors not in ERROR_POLICIES:
         raise ValueError(f"errors must be 'zero' or 'exclude', got {errors!r}")
@@ -335,14 +352,14 @@ def collect(
     for done, read in enumerate(reader, start=1):
         if progress is not None:
             progress(done, total, read.path)
-        log_problems, parts = _log_parts(read, suite)
+        log_problems, parts = _log_parts(read, suite, prices)
         problems.extend(log_problems)
         if read.header is None or not parts:
             continue
         header = read.header
         for part in parts:
             questions = index.codes(part.category, part.question_set, part.keys)
-            chunk = _Chunk(header, part.scorer, questions, part.epochs, part.values)
+            chunk = _Chunk(header, part.scorer, questions, part.epochs, part.values, part.usage)
             chunks[(header.model, part.category)].append(chunk)
         models.add(header.model)
         used += 1
@@ -436,6 +453,7 @@ def _merge(
     questions = np.concatenate([part.questions for part in parts])
     epochs = np.concatenate([part.epochs for part in parts])
     values = np.concatenate([part.values for part in parts])
+    usage = SampleUsage.concatenate([part.usage for part in parts])
     source = np.concatenate(
         [np.full(part.questions.size, rank, dtype=np.int64) for rank, part in enumerate(parts)]
     )
@@ -473,7 +491,7 @@ def _merge(
                         count=count,
                     )
                 )
-    questions, epochs, values = questions[keep], epochs[keep], values[keep]
+    questions, epochs, values, usage = questions[keep], epochs[keep], values[keep], usage[keep]
     failed = np.isnan(values)
     error_count = int(failed.sum())
     excluded = 0
@@ -482,11 +500,14 @@ def _merge(
     else:
         excluded = error_count
         questions, epochs, values = questions[~failed], epochs[~failed], values[~failed]
+        usage = usage[~failed]
 
     unique_questions, rows = np.unique(questions, return_inverse=True)
     unique_epochs, columns = np.unique(epochs, return_inverse=True)
     matrix = np.full((unique_questions.size, unique_epochs.size), np.nan)
     matrix[rows, columns] = values
+    costs = np.full(matrix.shape, np.nan)
+    costs[rows, columns] = usage.costs
     used_parts = [part for part in parts if part.questions.size]
     return (
         CategoryData(
@@ -499,6 +520,8 @@ def _merge(
             logs=tuple(part.header.path for part in used_parts),
             tasks=tuple(sorted({part.header.task for part in parts})),
             scorers=tuple(dict.fromkeys(part.scorer for part in parts)),
+            costs=costs,
+            usage=usage,
         ),
         problems,
     )

@@ -249,6 +249,65 @@ def _category_values_schema(schema: dict[str, Any]) -> None:
         extra["description"] = "A category's score (by category key): mean over questions."
 
 
+class CostInterval(ResultModel):
+    """Cost per sample in USD with its interval (`estimate` None: not every sample priced)."""
+
+    estimate: float | None = unit_field("Mean cost of one sample (question mean).", "usd")
+    low: float | None = unit_field("Lower bound.", "same as estimate")
+    high: float | None = unit_field("Upper bound.", "same as estimate")
+    level: float = unit_field("Confidence level.", "probability", ge=0, le=1)
+    method: str = Field(description="How the interval was computed.")
+
+
+class CategoryCost(ResultModel):
+    """One category's cost: per sample with its interval, in total, and tokens by kind."""
+
+    per_sample_usd: CostInterval
+    total_usd: float | None = unit_field(
+        "Cost of every sample-epoch of the category (None: some not priced).", "usd"
+    )
+    tokens: dict[str, int] = unit_field("Tokens by kind, summed over its samples.", "tokens")
+
+
+class ModelCost(ResultModel):
+    """What a model's run cost: per sample (weighted over categories as the overall score is,
+    with its interval), in total, its tokens by kind, where the tokens came from and which
+    price table priced them."""
+
+    per_sample_usd: CostInterval
+    total_usd: float | None = unit_field(
+        "Cost of every sample-epoch read (None: some not priced; see `note`).", "usd"
+    )
+    tokens: dict[str, int] = unit_field(
+        "Tokens by kind (input, output, cache_read, cache_write, reasoning) over every sample "
+        "of the run; output includes reasoning.",
+        "tokens",
+    )
+    provenance: str = Field(
+        description="Where the tokens came from: metered, provider-reported, agent-reported, "
+        "estimated (several joined by ' + ' when mixed)."
+    )
+    price_table: str = Field(description="The version of the price table that priced them.")
+    categories: dict[str, CategoryCost] = Field(
+        default_factory=dict, description="The cost of each category, by category key."
+    )
+    note: str | None = _optional("Why a cost is null (e.g. no price for the model).")
+
+
+class ParetoEntry(ResultModel):
+    """A model's probability of being on the cost–score Pareto front."""
+
+    model: str
+    probability_on_front: float = unit_field(
+        "Share of joint bootstrap replicates of score and cost in which no other model scores "
+        "at least as high for at most the cost.",
+        "probability",
+        ge=0,
+        le=1,
+    )
+    on_front: bool = Field(description="On the front of the point estimates.")
+
+
 class LeaderboardRow(ResultModel):
     """One model: SA Bench's `{"model", <category key>: score, "overall"}` and plumbline's
     place, intervals, standard errors, half-widths and counts.
@@ -292,6 +351,7 @@ class LeaderboardRow(ResultModel):
         "Judged categories corrected with human labels (`--labels`), by category key: the "
         "category's value and interval are then the corrected ones."
     )
+    cost: ModelCost | None = _optional("What the run cost (`--prices`; see `ModelCost`).")
 
     @property
     def scores(self) -> dict[str, float]:
@@ -414,6 +474,10 @@ class LeaderboardDocument(ResultModel):
     failed_models: list[FailedModel] = Field(
         default_factory=list,
         description="Models with logs but not one scored sample: listed, never ranked.",
+    )
+    pareto: list[ParetoEntry] = Field(
+        default_factory=list,
+        description="The priced models' probabilities of being on the cost–score front.",
     )
 
     @property

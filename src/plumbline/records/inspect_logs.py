@@ -18,6 +18,7 @@ import contextlib
 import json
 import math
 import re
+import zipfile
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,6 +32,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from plumbline.core.prices import TokenCounts
 from plumbline.core.timestamps import as_utc
 from plumbline.records.eval_zip import Declined, read_members
 
@@ -81,6 +83,8 @@ class SampleScore:
     """Scores whose value is no score (scorer -> why); their value is None."""
     no_answer: frozenset[str] = frozenset()
     """Scorers (among those kept) that found no answer to grade (see `no_answer_extracted`)."""
+    usage: Mapping[str, TokenCounts] = field(default_factory=dict)
+    """The sample's `model_usage`: model -> tokens as the provider reported them."""
 
     def value(self, scorer: str) -> float | None:
         """The value of `scorer`, or None when the sample errored or lacks that score."""
@@ -107,6 +111,9 @@ class ScoreColumns:
     """Kept scorer -> row -> why its value is no score (see `SampleScore.unreadable`)."""
     no_answer: dict[str, list[int]]
     """Kept scorer -> the rows in which it found no answer (see `SampleScore.no_answer`)."""
+    usage: list[dict[str, TokenCounts]] = field(default_factory=list)
+    """Each row's `model_usage` (model -> its tokens, as the provider reported them); empty
+    when the log has none (rows missing from the list have no usage)."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -123,6 +130,10 @@ class ScoreColumns:
         if self.errors:
             values[list(self.errors)] = np.nan
         return values
+
+    def usage_of(self, row: int) -> dict[str, TokenCounts]:
+        """Row `row`'s tokens by model (empty: no usage recorded)."""
+        return self.usage[row] if row < len(self.usage) else {}
 
     @classmethod
     def from_samples(cls, samples: list[SampleScore]) -> ScoreColumns:
@@ -145,7 +156,31 @@ class ScoreColumns:
             errors={row: s.error for row, s in enumerate(samples) if s.error is not None},
             unreadable=unreadable,
             no_answer=no_answer,
+            usage=[dict(sample.usage) for sample in samples],
         )
+
+
+def token_counts(usage: Any) -> TokenCounts:
+    """An Inspect `ModelUsage` (object or its JSON) as `TokenCounts`."""
+
+    def get(name: str) -> int | None:
+        value = usage.get(name) if isinstance(usage, Mapping) else getattr(usage, name, None)
+        return (
+            int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
+
+    return TokenCounts(
+        input=get("input_tokens"),
+        output=get("output_tokens"),
+        cache_read=get("input_tokens_cache_read"),
+        cache_write=get("input_tokens_cache_write"),
+        reasoning=get("reasoning_tokens"),
+    )
+
+
+def usage_by_model(model_usage: Mapping[str, Any] | None) -> dict[str, TokenCounts]:
+    """A sample's `model_usage` as model -> `TokenCounts`."""
+    return {model: token_counts(usage) for model, usage in (model_usage or {}).items()}
 
 
 @dataclass(frozen=True)
@@ -575,9 +610,38 @@ class _Summary(msgspec.Struct):
     target: msgspec.Raw
     error: str | None = None
     scores: dict[str, _Score] | None = None
+    model_usage: dict[str, dict[str, Any]] | None = None
 
 
 _SUMMARIES = msgspec.json.Decoder(list[_Summary])
+
+
+class _SampleUsage(msgspec.Struct):
+    """The one field of a full sample read when its summary lacks it (logs of Inspect releases
+    whose summaries carry no usage)."""
+
+    model_usage: dict[str, dict[str, Any]] | None = None
+
+
+_SAMPLE_USAGE = msgspec.json.Decoder(_SampleUsage)
+
+
+def _summary_usage(location: str, summaries: list[_Summary]) -> list[dict[str, TokenCounts]]:
+    """Each summary's usage; when no summary has any, each sample's own `model_usage` (read
+    from its `samples/<id>_epoch_<n>.json` member, every other field skipped)."""
+    if any(summary.model_usage is not None for summary in summaries):
+        return [usage_by_model(summary.model_usage) for summary in summaries]
+    usage: list[dict[str, TokenCounts]] = []
+    try:
+        with zipfile.ZipFile(location) as archive:
+            names = set(archive.namelist())
+            for summary in summaries:
+                name = f"samples/{summary.id}_epoch_{summary.epoch}.json"
+                raw = _SAMPLE_USAGE.decode(archive.read(name)) if name in names else None
+                usage.append(usage_by_model(raw.model_usage if raw else None))
+    except (OSError, zipfile.BadZipFile, msgspec.MsgspecError) as error:
+        raise _decline(f"sample usage: {error}") from error
+    return usage
 
 
 def _decode_summaries(location: str) -> list[_Summary]:
@@ -613,12 +677,18 @@ def fast_samples_and_names(
     wanted = None if scorers is None else set(scorers)
     by_key: dict[tuple[str, int], SampleScore] = {}
     names: set[str] = set()
-    for summary in summaries:
+    usages = _summary_usage(location, summaries)
+    for summary, usage in zip(summaries, usages, strict=True):
         raw = summary.scores or {}
         scores = [(name, score.value, _no_answer(score)) for name, score in raw.items()]
         names.update(raw)
         by_key[(str(summary.id), summary.epoch)] = _sample_score(
-            summary.id, summary.epoch, summary.error, scores, wanted
+            summary.id,
+            summary.epoch,
+            summary.error,
+            scores,
+            wanted,
+            usage,
         )
     return list(by_key.values()), frozenset(names)
 
@@ -682,7 +752,8 @@ def fast_score_columns(
                     column[row] = value
             if found_none:
                 no_answer.setdefault(name, []).append(row)
-    columns = ScoreColumns(ids, epochs, values, errors, unreadable, no_answer)
+    usage = _summary_usage(location, summaries)
+    columns = ScoreColumns(ids, epochs, values, errors, unreadable, no_answer, usage)
     return columns, frozenset(names)
 
 
@@ -748,7 +819,10 @@ def _inspect_samples_and_names(
             for name, score in (summary.scores or {}).items()
         ]
         names.update(name for name, _, _ in scores)
-        samples.append(_sample_score(summary.id, summary.epoch, summary.error, scores, wanted))
+        usage = usage_by_model(getattr(summary, "model_usage", None))
+        samples.append(
+            _sample_score(summary.id, summary.epoch, summary.error, scores, wanted, usage)
+        )
     return samples, frozenset(names)
 
 
@@ -758,6 +832,7 @@ def _sample_score(
     error: str | None,
     scores: Iterable[tuple[str, Any, bool]],
     wanted: Collection[str] | None,
+    usage: Mapping[str, TokenCounts] | None = None,
 ) -> SampleScore:
     """One summary's `SampleScore` from its (score name, value, no answer found) triples."""
     values: dict[str, float | None] = {}
@@ -779,6 +854,7 @@ def _sample_score(
         error=error or None,
         unreadable=unreadable,
         no_answer=frozenset(no_answer),
+        usage=dict(usage or {}),
     )
 
 

@@ -1,9 +1,10 @@
 """The published metrics of each kind of result, as rows: one extractor per kind.
 
-A metric's name is the document's own: `overall` and the category keys of a leaderboard (per
-model); the paired delta names of a comparison (`pass_delta`, `cost_delta_usd`, ..., per
-`TREATMENT vs CONTROL`); CERT's `consistency`, `agreement`, `performance`, `latency.mean`,
-`latency.p95` and `error_rate` of a reliability report (per model); `success_rate` per arm of
+A metric's name is the document's own: `overall`, the category keys and, for a priced model,
+`cost.per_sample_usd` and `cost.total_usd` of a leaderboard (per model); the paired delta names
+of a comparison (`pass_delta`, `cost_delta_usd`, ..., per `TREATMENT vs CONTROL`); CERT's
+`consistency`, `agreement`, `performance`, `latency.mean`, `latency.p95` and `error_rate` of a
+reliability report (per model); `success_rate` per arm of
 an agent run (its comparison's deltas too, when it has one). Each row carries the estimate,
 the interval the document publishes for it (bounds, level, method) and the sample size that
 interval rests on.
@@ -71,7 +72,29 @@ def leaderboard_metrics(document: LeaderboardDocument) -> list[MetricRow]:
                     None if counts is None else counts.n,
                 )
             )
+        rows.extend(_cost_rows(model, _overall_n(document, model)))
     return rows
+
+
+def _cost_rows(model: LeaderboardRow, n: int | None) -> list[MetricRow]:
+    """A priced model's `cost.per_sample_usd` (with its interval) and `cost.total_usd`."""
+    cost = model.cost
+    if cost is None or cost.per_sample_usd.estimate is None:
+        return []
+    per_sample = cost.per_sample_usd
+    return [
+        MetricRow(
+            subject=model.model,
+            metric="cost.per_sample_usd",
+            estimate=_finite(per_sample.estimate),
+            low=_finite(per_sample.low),
+            high=_finite(per_sample.high),
+            level=per_sample.level,
+            method=per_sample.method,
+            n=n,
+        ),
+        _row(model.model, "cost.total_usd", cost.total_usd, None, n),
+    ]
 
 
 def _overall_n(document: LeaderboardDocument, model: LeaderboardRow) -> int | None:

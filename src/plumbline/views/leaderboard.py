@@ -27,6 +27,7 @@ from plumbline.leaderboard.result import (
     LeaderboardDocument,
     LeaderboardRow,
 )
+from plumbline.views import cost as cost_view
 
 MISSING = "missing"
 NOT_RUN = "not run"
@@ -301,6 +302,9 @@ def render_markdown(document: LeaderboardDocument) -> str:
     header = ["#", "tie group", "model"]
     header += [f"{c.name} ({present.shortest(c.weight)})" for c in document.categories.values()]
     header += [f"overall [{level} CI]", "errors"]
+    priced = cost_view.has_cost(document)
+    if priced:
+        header += [f"cost/sample [{level} CI]", "total cost", "P(front)"]
     rows: list[list[str]] = []
     for row in document.models:
         cells = [present.number(row.rank), present.number(row.tie_group), row.model]
@@ -310,29 +314,15 @@ def render_markdown(document: LeaderboardDocument) -> str:
             else:
                 cells.append(f"*{MISSING}*" if row.score(key) is None else category_cell(row, key))
         cells += [f"**{overall_cell(row)}**", present.number(row.errors)]
+        if priced:
+            cells += cost_view.markdown_cells(document, row)
         rows.append(cells)
     # cells carry their own emphasis (`*missing*`, `**0.8**`): only the text inside is escaped
-    align = "rrl" + "r" * (len(document.categories) + 2)
+    align = "rrl" + "r" * (len(document.categories) + 2 + (3 if priced else 0))
     lines.append(present.markdown_table(header, rows, align=align, cell=_cell))
-    lines += ["", "## Categories", ""]
-    lines.append(
-        present.markdown_table(
-            ["category", "key", "weight", "scoring", "questions scored", "confidence", "margin"],
-            [
-                [
-                    meta.name,
-                    key,
-                    present.shortest(meta.weight),
-                    meta.scoring,
-                    present.number(meta.sample_count),
-                    meta.confidence or present.MISSING,
-                    meta.margin or present.MISSING,
-                ]
-                for key, meta in document.categories.items()
-            ],
-            align="llrlrlr",
-        )
-    )
+    if priced:
+        lines += ["", *cost_view.markdown_section(document)]
+    lines += ["", "## Categories", "", _categories_table(document)]
     if document.comparisons:
         lines += ["", "## Adjacent pairs", ""]
         lines.append(
@@ -358,6 +348,26 @@ def render_markdown(document: LeaderboardDocument) -> str:
         lines += ["", "## Problems with the input", ""]
         lines += [f"- **{markdown(p.kind)}**: {markdown(str(p))}" for p in document.problems]
     return "\n".join(lines) + "\n"
+
+
+def _categories_table(document: LeaderboardDocument) -> str:
+    """The Markdown table of the categories: weight, scoring, questions, confidence, margin."""
+    return present.markdown_table(
+        ["category", "key", "weight", "scoring", "questions scored", "confidence", "margin"],
+        [
+            [
+                meta.name,
+                key,
+                present.shortest(meta.weight),
+                meta.scoring,
+                present.number(meta.sample_count),
+                meta.confidence or present.MISSING,
+                meta.margin or present.MISSING,
+            ]
+            for key, meta in document.categories.items()
+        ],
+        align="llrlrlr",
+    )
 
 
 def _cell(text: str) -> str:
@@ -397,6 +407,8 @@ def csv_rows(document: LeaderboardDocument) -> list[dict[str, Any]]:
             row[f"{key}.epochs"] = None if counts is None else counts.epochs
             row[f"{key}.errors"] = None if counts is None else counts.errors
             row[f"{key}.missing"] = model.score(key) is None
+        if cost_view.has_cost(document):
+            row.update(cost_view.csv_columns(document, model))
         rows.append(row)
     return rows
 

@@ -33,10 +33,17 @@ from plumbline.leaderboard.result import (
     LeaderboardSamples,
     Problem,
 )
+from plumbline.views.cost import usd as cost_usd
 from plumbline.views.html import Page, render_page
 from plumbline.views.leaderboard import selection_cell
 from plumbline.views.site import SiteInput
-from plumbline.views.svg import IntervalRow, agreement_chart, interval_chart
+from plumbline.views.svg import (
+    CostPoint,
+    IntervalRow,
+    agreement_chart,
+    cost_score_chart,
+    interval_chart,
+)
 
 
 @dataclass(frozen=True)
@@ -265,6 +272,36 @@ def overall_chart(view: LeaderboardView) -> Markup:
     )
 
 
+def cost_chart(view: LeaderboardView) -> Markup | None:
+    """Overall score against cost per sample, with both intervals and the front; None when no
+    model has a cost."""
+    front = {entry.model: entry for entry in view.document.pareto}
+    points: list[CostPoint] = []
+    for row in view.rows:
+        cost = row.entry.cost
+        if cost is None or cost.per_sample_usd.estimate is None:
+            continue
+        entry = front.get(row.model)
+        interval = row.overall_interval
+        points.append(
+            CostPoint(
+                label=row.model,
+                cost=cost.per_sample_usd.estimate,
+                score=row.overall,
+                cost_low=cost.per_sample_usd.low,
+                cost_high=cost.per_sample_usd.high,
+                score_low=None if interval is None else interval.low,
+                score_high=None if interval is None else interval.high,
+                on_front=entry is not None and entry.on_front,
+                probability=None if entry is None else entry.probability_on_front,
+            )
+        )
+    if not points:
+        return None
+    level = present.level(view.document.metadata.level or 0.95)
+    return cost_score_chart(points, x_label=f"cost per sample, USD ({level} intervals)")
+
+
 def category_chart(view: LeaderboardView, column: CategoryColumn) -> Markup:
     """One category's scores with intervals; a model without the category is marked missing."""
     rows: list[IntervalRow] = []
@@ -345,6 +382,9 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
             path=f"{slug}/index.html",
             title=f"{view.title} leaderboard" if view.title else "Leaderboard",
             overall_chart=overall_chart(view),
+            cost_chart=cost_chart(view),
+            front={entry.model: entry for entry in view.document.pareto},
+            cost_usd=cost_usd,
             category_charts=[(column, category_chart(view, column)) for column in view.columns],
             corrections=correction_views(view),
             selection_cell=selection_cell,

@@ -1,0 +1,151 @@
+"""Coverage of the leaderboard's cost-per-sample interval and calibration of its Pareto-front
+probabilities, simulated through `leaderboard.cost.board_costs` (what `build_leaderboard` calls),
+on `CategoryData` built as `leaderboard.collect` builds it; exit 1 when a target fails.
+
+Each dataset: three models answer the same n questions (one epoch); each answer is right with
+the model's probability p_m, and costs `c_m · LogNormal(0, σ)` (true mean `c_m · exp(σ²/2)`).
+Coverage cells: σ ∈ {0.5, 1} × n ∈ {20, 50, 100, 500}, fixed p and c (target ≥ 93% in every
+cell). Front calibration: p_m ~ U(0.4, 0.8) and c_m ~ exp(U(−0.4, 0.4)) drawn per dataset, σ = 1;
+each model's probability of being on the front is binned and compared with the share of those
+models on the true front (target: within 2.5 Monte Carlo standard errors in every bin with at
+least 50 models, or within 0.03).
+
+    python benchmarks/bench_cost.py [--datasets 2000] [--front-datasets 1500] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import sys
+import time
+
+import numpy as np
+
+from plumbline.core.prices import PriceTable
+from plumbline.leaderboard.collect import CategoryData
+from plumbline.leaderboard.cost import board_costs
+from plumbline.leaderboard.scores import score_model
+from plumbline.leaderboard.suite import parse_suite, parse_toml
+from plumbline.leaderboard.usage import TOKEN_KINDS, SampleUsage
+from plumbline.stats.cost import on_front
+
+TABLE = PriceTable(version="simulation", entries={})
+SUITE = parse_suite(
+    parse_toml(
+        '[suite]\nname = "sim"\n[[category]]\nkey = "qa"\nname = "QA"\n'
+        'description = "simulated"\nweight = 1.0\nscoring = "binary"\ntasks = ["sim"]\n'
+        'scorer = "match"\n',
+        "sim",
+    ),
+    "sim",
+)
+MODELS = ("a", "b", "c")
+
+
+def _data(model: str, scores: np.ndarray, costs: np.ndarray) -> CategoryData:
+    n = scores.size
+    usage = SampleUsage(
+        tokens=np.zeros((n, len(TOKEN_KINDS)), np.int64),
+        costs=costs.copy(),
+        notes=np.full(n, None, dtype=object),
+        reported=np.ones(n, bool),
+    )
+    return CategoryData(
+        model=model,
+        category="qa",
+        questions=np.arange(n, dtype=np.int64),
+        matrix=scores[:, None].astype(np.float64),
+        errors=0,
+        excluded=0,
+        logs=("sim",),
+        tasks=("sim",),
+        costs=costs[:, None],
+        usage=usage,
+    )
+
+
+def _dataset(
+    rng: np.random.Generator, n: int, sigma: float, p: np.ndarray, c: np.ndarray
+) -> tuple[dict[str, object], list[object]]:
+    data = {}
+    for index, model in enumerate(MODELS):
+        scores = (rng.random(n) < p[index]).astype(np.float64)
+        costs = c[index] * rng.lognormal(0.0, sigma, n)
+        data[(model, "qa")] = _data(model, scores, costs)
+    ranked = [score_model(SUITE, model, data) for model in MODELS]  # type: ignore[arg-type]
+    costs_by_model, front = board_costs(SUITE, data, ranked, TABLE)  # type: ignore[arg-type]
+    return costs_by_model, front  # type: ignore[return-value]
+
+
+def coverage_cell(n: int, sigma: float, datasets: int, seed: int) -> tuple[float, float]:
+    """(coverage, mean relative half-width) of model a's cost interval."""
+    rng = np.random.default_rng([seed, n, int(sigma * 10)])
+    p, c = np.array([0.5, 0.6, 0.7]), np.array([1.0, 1.5, 2.0])
+    truth = c[0] * math.exp(sigma**2 / 2)
+    hits, widths = 0, []
+    for _ in range(datasets):
+        costs, _ = _dataset(rng, n, sigma, p, c)
+        interval = costs["a"].per_sample_usd  # type: ignore[attr-defined]
+        hits += interval.low <= truth <= interval.high
+        widths.append((interval.high - interval.low) / 2 / truth)
+    return hits / datasets, float(np.mean(widths))
+
+
+def front_calibration(n: int, datasets: int, seed: int) -> list[tuple[float, float, float, int]]:
+    """Per probability bin: (mean probability, share truly on the front, its SE, models)."""
+    rng = np.random.default_rng([seed, n, 99])
+    probabilities, truths = [], []
+    for _ in range(datasets):
+        p = rng.uniform(0.4, 0.8, 3)
+        c = np.exp(rng.uniform(-0.4, 0.4, 3))
+        true_front = on_front(p, c * math.exp(0.5))
+        _, front = _dataset(rng, n, 1.0, p, c)
+        by_model = {entry.model: entry.probability_on_front for entry in front}  # type: ignore[attr-defined]
+        for index, model in enumerate(MODELS):
+            probabilities.append(by_model[model])
+            truths.append(bool(true_front[index]))
+    prob, truth = np.array(probabilities), np.array(truths, dtype=float)
+    edges = np.array([0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0 + 1e-9])
+    rows = []
+    for low, high in itertools.pairwise(edges):
+        inside = (prob >= low) & (prob < high)
+        count = int(inside.sum())
+        if count == 0:
+            continue
+        share = float(truth[inside].mean())
+        mean_p = float(prob[inside].mean())
+        se = math.sqrt(max(mean_p * (1 - mean_p), 1e-12) / count)
+        rows.append((mean_p, share, se, count))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", type=int, default=2000, help="datasets per coverage cell")
+    parser.add_argument("--front-datasets", type=int, default=1500)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    failed = False
+    print("| σ | n | coverage | mean half-width / truth |\n|---:|---:|---:|---:|")
+    for sigma in (0.5, 1.0):
+        for n in (20, 50, 100, 500):
+            coverage, width = coverage_cell(n, sigma, args.datasets, args.seed)
+            failed |= coverage < 0.93
+            print(f"| {sigma:g} | {n} | {coverage:.3f} | {width:.3f} |")
+    print(
+        "\n| n | mean P(front) | share on true front | MC SE | models |\n|---:|---:|---:|---:|---:|"
+    )
+    for n in (20, 100):
+        for mean_p, share, se, count in front_calibration(n, args.front_datasets, args.seed):
+            off = abs(share - mean_p)
+            failed |= count >= 50 and off > max(2.5 * se, 0.03)
+            print(f"| {n} | {mean_p:.3f} | {share:.3f} | {se:.3f} | {count} |")
+    print(f"\n{time.perf_counter() - started:.0f} s; targets {'FAILED' if failed else 'met'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Cost per sample with a studentized bootstrap interval, and the cost–score Pareto front.
+
+Cost per sample of a stratified design (categories `c` with weights `w_c`, questions the unit):
+
+    θ = Σ_c (w_c / W) · mean_i(x_ci),    SE² = Σ_c (w_c / W)² · s_c² / n_c,    W = Σ_c w_c
+
+where `x_ci` is question i's cost averaged over its epochs (the unit the score resamples:
+repeats averaged within question first). The interval is the studentized (bootstrap-t)
+interval: questions are resampled with replacement within each category, `t* = (θ* − θ̂) / SE*`,
+and `[θ̂ − q_{1−α/2}(t*) · SE, θ̂ − q_{α/2}(t*) · SE]` (Efron & Tibshirani 1993, ch. 12; Hall
+1988). It is second-order accurate, and keeps coverage where the percentile interval falls short
+on heavy right tails (per-sample costs are lognormal-like): docs/statistics.md has the coverage
+measured through this code.
+
+The Pareto front (higher score, lower cost): a model is on it when no other model scores at
+least as high for at most the cost, one of the two strictly. Its probability of being on the
+front is the share of joint bootstrap replicates (score and cost from the same resampled
+questions, the same draws for every model that shares the question set) in which it is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+
+DEFAULT_REPLICATES = 2000
+METHOD = "studentized bootstrap over questions (bootstrap-t; Efron & Tibshirani 1993, ch. 12)"
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One category of one model: each question's mean cost and mean score over its epochs,
+    its weight, and the identity of its question set (models with the same `key` and the same
+    questions are resampled with the same draws)."""
+
+    costs: FloatArray
+    scores: FloatArray
+    weight: float
+    key: str
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """Cost per sample (`estimate`), its interval (`low`, `high`; None below 2 questions), the
+    level, the standard error, and the bootstrap replicates of cost and score (for the front)."""
+
+    estimate: float
+    low: float | None
+    high: float | None
+    level: float
+    standard_error: float
+    cost_replicates: FloatArray
+    score_replicates: FloatArray
+
+
+def _weighted(strata: Sequence[Stratum], values: Sequence[Any]) -> FloatArray:
+    total = sum(stratum.weight for stratum in strata)
+    return np.asarray(
+        sum((s.weight / total) * v for s, v in zip(strata, values, strict=True)), np.float64
+    )
+
+
+def _se(strata: Sequence[Stratum], variances: Sequence[Any]) -> FloatArray:
+    total = sum(stratum.weight for stratum in strata)
+    terms = [
+        (s.weight / total) ** 2 * v / s.costs.size for s, v in zip(strata, variances, strict=True)
+    ]
+    return np.sqrt(np.asarray(sum(terms), np.float64))
+
+
+def draw_indices(
+    keys: Mapping[str, int], replicates: int, rng: np.random.Generator
+) -> dict[str, npt.NDArray[np.int64]]:
+    """One matrix of resampled question positions (replicates × n) per question set."""
+    return {key: rng.integers(0, n, size=(replicates, n)) for key, n in keys.items()}
+
+
+def cost_per_sample(
+    strata: Sequence[Stratum],
+    draws: Mapping[str, npt.NDArray[np.int64]],
+    level: float = 0.95,
+) -> CostEstimate:
+    """θ, its bootstrap-t interval and the joint replicates (module docstring), resampling each
+    stratum's questions with `draws[stratum.key]` (a replicates × n matrix of positions)."""
+    estimate = float(_weighted(strata, [s.costs.mean() for s in strata]))
+    variances = [s.costs.var(ddof=1) if s.costs.size > 1 else math.nan for s in strata]
+    se = float(_se(strata, [np.float64(v) for v in variances]))
+    cost_means, score_means, cost_vars = [], [], []
+    for stratum in strata:
+        picks = draws[stratum.key]
+        resampled = stratum.costs[picks]
+        cost_means.append(resampled.mean(axis=1))
+        score_means.append(stratum.scores[picks].mean(axis=1))
+        cost_vars.append(
+            resampled.var(axis=1, ddof=1) if stratum.costs.size > 1 else 0 * picks[:, 0]
+        )
+    cost_star = _weighted(strata, cost_means)
+    score_star = _weighted(strata, score_means)
+    if any(s.costs.size < 2 for s in strata) or not math.isfinite(se):
+        return CostEstimate(estimate, None, None, level, math.nan, cost_star, score_star)
+    if se == 0.0:
+        return CostEstimate(estimate, estimate, estimate, level, 0.0, cost_star, score_star)
+    se_star = _se(strata, cost_vars)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_star = (cost_star - estimate) / se_star
+    # A replicate with SE* = 0 drew one value only: its t* is ±inf (or 0 when θ* = θ̂).
+    t_star = np.where(np.isnan(t_star), 0.0, t_star)
+    alpha = 1.0 - level
+    upper_t, lower_t = np.quantile(t_star, [1 - alpha / 2, alpha / 2])
+    low = max(estimate - float(upper_t) * se, 0.0)
+    high = estimate - float(lower_t) * se
+    return CostEstimate(estimate, low, high, level, se, cost_star, score_star)
+
+
+def on_front(scores: FloatArray, costs: FloatArray) -> npt.NDArray[np.bool_]:
+    """Which points are on the Pareto front (higher score, lower cost), over the last axis:
+    `scores` and `costs` are (..., models)."""
+    s_i, s_j = scores[..., :, None], scores[..., None, :]
+    c_i, c_j = costs[..., :, None], costs[..., None, :]
+    dominates = (s_j >= s_i) & (c_j <= c_i) & ((s_j > s_i) | (c_j < c_i))
+    result: npt.NDArray[np.bool_] = np.asarray(~dominates.any(axis=-1), dtype=bool)
+    return result
+
+
+def front_probabilities(score_replicates: FloatArray, cost_replicates: FloatArray) -> FloatArray:
+    """Each model's share of replicates on the front; inputs are replicates × models."""
+    result: FloatArray = on_front(score_replicates, cost_replicates).mean(axis=0)
+    return result
