@@ -103,7 +103,7 @@ def population(cell: Cell, rng: np.random.Generator) -> QuestionScores:
 
 def _wrong(outcome_pairs: list[tuple[str, float]], margin: float) -> bool:
     for status, truth in outcome_pairs:
-        if status == "ahead" and truth <= 0 or status == "behind" and truth >= 0:
+        if (status == "ahead" and truth <= 0) or (status == "behind" and truth >= 0):
             return True
         if status == "tie" and abs(truth) > margin:
             return True

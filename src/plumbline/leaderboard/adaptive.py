@@ -36,20 +36,30 @@ import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from plumbline.leaderboard.collect import CategoryData, Collected
+from plumbline.core.result import Interval
+from plumbline.leaderboard.result import (
+    AdaptivePair,
+    AdaptiveReplay,
+    AdaptiveRun,
+    PairReplay,
+    PairStatus,
+    StopReason,
+)
+from plumbline.leaderboard.scores import ModelScores
 from plumbline.leaderboard.suite import Suite
-from plumbline.stats.confidence_sequences import ConfidenceSequence, without_replacement_sequence
+from plumbline.stats.confidence_sequences import (
+    METHOD,
+    ConfidenceSequence,
+    without_replacement_sequence,
+)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-PairStatus = Literal["ahead", "behind", "tie", "open"]
-StopReason = Literal["decided", "budget", "questions"]
 ALPHA = 0.05
 GUARANTEE = (
     "with probability at least {level:.0%}, no decided pair is in the wrong order and no "
@@ -130,6 +140,33 @@ class AdaptiveOutcome:
     @property
     def open_pairs(self) -> list[PairOutcome]:
         return [pair for pair in self.pairs if pair.status == "open"]
+
+    def document(self, order_seed: int) -> AdaptiveRun:
+        """The `adaptive` block of the leaderboard document."""
+        level = 1 - self.settings.alpha / max(len(self.pairs), 1)
+        return AdaptiveRun(
+            calls_used=self.calls_used,
+            calls_full=self.calls_full,
+            questions=self.population,
+            stop_reason=self.stop_reason,
+            tie_margin=self.settings.tie_margin,
+            alpha=self.settings.alpha,
+            round_size=self.settings.round_size,
+            order_seed=order_seed,
+            guarantee=self.guarantee,
+            pairs=[
+                AdaptivePair(
+                    first=pair.first,
+                    second=pair.second,
+                    status=pair.status,
+                    questions=pair.questions,
+                    difference=pair.difference,
+                    interval=Interval(low=pair.low, high=pair.high, level=level, method=METHOD),
+                )
+                for pair in self.pairs
+            ],
+            models={outcome.model: outcome.questions for outcome in self.models},
+        )
 
     def groups(self) -> list[list[str]]:
         """Models in order of estimate, grouped so that a group holds every model not decided
@@ -342,44 +379,39 @@ class QuestionScores:
         return np.array([means[a] - means[b] for a, b in pairs], dtype=float)
 
 
-def question_scores(collected: Collected, suite: Suite, models: Sequence[str]) -> QuestionScores:
-    """The per-question scores (the mean over epochs) of the questions every model answered,
-    category by category, from logs already read."""
-    rows: list[list[FloatArray]] = [[] for _ in models]
+def question_scores(
+    ranked: Sequence[ModelScores], suite: Suite, names: Mapping[str, list[str]] | None = None
+) -> QuestionScores:
+    """The per-question scores (each the mean over its epochs) of the questions every model
+    answered, category by category, from a leaderboard's scored models."""
+    rows: list[list[FloatArray]] = [[] for _ in ranked]
     category_of: list[int] = []
     labels: list[str] = []
     keys = [category.key for category in suite.categories]
-    names = collected.question_labels
     for position, key in enumerate(keys):
-        found = [collected.data.get((model, key)) for model in models]
-        if any(data is None or data.n == 0 for data in found):
+        found = [entry.categories.get(key) for entry in ranked]
+        if any(score is None or score.missing for score in found):
             continue
-        per_model = [_question_means(data) for data in found if data is not None]
+        per_model = [
+            dict(zip(score.questions.tolist(), score.question_means.tolist(), strict=True))
+            for score in found
+            if score is not None
+        ]
         shared = sorted(set.intersection(*(set(means) for means in per_model)))
         for row, means in zip(rows, per_model, strict=True):
             row.append(np.array([means[code] for code in shared], dtype=float))
         category_of.extend([position] * len(shared))
-        known = names.get(key, [])
+        known = (names or {}).get(key, [])
         labels.extend(known[code] if code < len(known) else str(code) for code in shared)
     scores = np.array([np.concatenate(row) if row else np.zeros(0) for row in rows], dtype=float)
     return QuestionScores(
-        models=list(models),
-        scores=np.clip(scores, 0.0, 1.0),
+        models=[entry.model for entry in ranked],
+        scores=np.clip(np.nan_to_num(scores), 0.0, 1.0),
         category_of=np.array(category_of, dtype=np.int64),
         categories=keys,
         weights=[category.weight for category in suite.categories],
         labels=labels,
     )
-
-
-def _question_means(data: CategoryData) -> dict[int, float]:
-    with np.errstate(invalid="ignore"):
-        means = np.nanmean(data.matrix, axis=1) if data.matrix.size else np.zeros(0)
-    return {
-        int(code): float(mean)
-        for code, mean in zip(data.questions, means, strict=True)
-        if not math.isnan(mean)
-    }
 
 
 def run_procedure(procedure: AdaptiveProcedure, ask: Callable[[int, list[int]], None]) -> None:
@@ -426,34 +458,6 @@ def outcome_of(procedure: AdaptiveProcedure, table: ScoreTable) -> AdaptiveOutco
     )
 
 
-@dataclass(frozen=True)
-class PairReplay:
-    """How one pair fared over the replays, against the full data's difference."""
-
-    first: str
-    second: str
-    full_difference: float
-    decided: float
-    tied: float
-    disagree: float
-
-
-@dataclass(frozen=True)
-class ReplayReport:
-    """The adaptive procedure replayed in `replays` random orders over complete logs."""
-
-    replays: int
-    questions: int
-    models: list[str]
-    median_share: float
-    share_low: float
-    share_high: float
-    any_disagreement: float
-    pairs: list[PairReplay]
-    settings: AdaptiveSettings
-    guarantee: str
-
-
 def _disagrees(status: PairStatus, full: float, margin: float) -> bool:
     if status == "ahead":
         return full <= 0
@@ -466,7 +470,7 @@ def _disagrees(status: PairStatus, full: float, margin: float) -> bool:
 
 def replay_many(
     scores: QuestionScores, replays: int, settings: AdaptiveSettings, seed: int = 0
-) -> ReplayReport:
+) -> AdaptiveReplay:
     """Replay the adaptive procedure `replays` times, each in its own seeded random order, and
     compare every pair's conclusion with what all the questions say."""
     if replays < 1:
@@ -502,7 +506,7 @@ def replay_many(
         for position, pair in enumerate(outcome.pairs)
     ]
     low, median, high = np.quantile(shares, [0.1, 0.5, 0.9])
-    return ReplayReport(
+    return AdaptiveReplay(
         replays=replays,
         questions=scores.questions,
         models=scores.models,
@@ -510,7 +514,9 @@ def replay_many(
         share_low=float(low),
         share_high=float(high),
         any_disagreement=any_wrong / replays,
-        pairs=pairs,
-        settings=settings,
+        tie_margin=settings.tie_margin,
+        alpha=settings.alpha,
+        round_size=settings.round_size,
         guarantee=outcome.guarantee,
+        pairs=pairs,
     )
