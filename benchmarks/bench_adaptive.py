@@ -143,7 +143,8 @@ def main() -> int:
     args = parser.parse_args()
     chosen = [cell for cell in CELLS if not args.only or cell.name in args.only.split(",")]
     missed = False
-    print(f"{'cell':<18} {'models':>6} {'N':>6} {'δ':>5} {'FWER [95% CI]':>22} {'share':>7}  target")
+    header = f"{'cell':<18} {'models':>6} {'N':>6} {'δ':>5} {'FWER [95% CI]':>22} {'share':>7}"
+    print(f"{header}  target")
     for cell in chosen:
         start = time.perf_counter()
         found = run_cell(cell, args.runs, args.seed)
@@ -156,7 +157,8 @@ def main() -> int:
         print(
             f"{cell.name:<18} {len(cell.gaps) + 1:>6} {cell.questions:>6} {cell.margin:>5g} "
             f"{found['fwer']:>7.2%} [{found['fwer_low']:.2%}, {found['fwer_high']:.2%}] "
-            f"{found['median_share']:>7.1%}  {target}: {'met' if fwer_ok and share_ok else 'MISSED'}"
+            f"{found['median_share']:>7.1%}  {target}: "
+            f"{'met' if fwer_ok and share_ok else 'MISSED'}"
             f"  ({time.perf_counter() - start:.0f} s)",
             flush=True,
         )
