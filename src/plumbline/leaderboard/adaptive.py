@@ -35,22 +35,25 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from plumbline.core.result import Interval
+from plumbline.leaderboard.board import Leaderboard
 from plumbline.leaderboard.result import (
     AdaptivePair,
     AdaptiveReplay,
     AdaptiveRun,
+    AdjacentPair,
     PairReplay,
     PairStatus,
     StopReason,
 )
-from plumbline.leaderboard.scores import ModelScores
+from plumbline.leaderboard.scores import LEVEL, ModelScores
 from plumbline.leaderboard.suite import Suite
+from plumbline.stats._validation import z_critical
 from plumbline.stats.confidence_sequences import (
     METHOD,
     ConfidenceSequence,
@@ -168,17 +171,19 @@ class AdaptiveOutcome:
             models={outcome.model: outcome.questions for outcome in self.models},
         )
 
-    def groups(self) -> list[list[str]]:
-        """Models in order of estimate, grouped so that a group holds every model not decided
-        apart from its neighbour (an open pair or a certified tie joins them)."""
-        ranked = sorted(self.models, key=lambda outcome: -outcome.estimate)
+    def groups(self, order: Sequence[str] | None = None) -> list[list[str]]:
+        """Models in `order` (default: by estimate), grouped so that a model joins the group
+        above unless it is decided apart from every member (an open pair or a certified tie
+        joins them)."""
+        if order is None:
+            order = [m.model for m in sorted(self.models, key=lambda outcome: -outcome.estimate)]
         status = {(p.first, p.second): p.status for p in self.pairs}
         groups: list[list[str]] = []
-        for outcome in ranked:
-            if groups and not _apart(status, groups[-1], outcome.model):
-                groups[-1].append(outcome.model)
+        for model in order:
+            if groups and not _apart(status, groups[-1], model):
+                groups[-1].append(model)
             else:
-                groups.append([outcome.model])
+                groups.append([model])
         return groups
 
 
@@ -520,3 +525,126 @@ def replay_many(
         guarantee=outcome.guarantee,
         pairs=pairs,
     )
+
+
+@dataclass(frozen=True)
+class AskedQuestions:
+    """The questions of an adaptive run in the order asked: each one's category (an index into
+    `categories`) and its label as the leaderboard names it (`question_set/sample_id`)."""
+
+    labels: list[str]
+    category_of: IntArray
+    categories: list[str]
+    weights: list[float]
+
+    @property
+    def count(self) -> int:
+        return len(self.labels)
+
+    def scores(self, board: Leaderboard) -> FloatArray:
+        """Every ranked model's score of each question (models in `board.models` order × the
+        questions in order; 0 where a model has no score for it, as an errored sample)."""
+        found = np.zeros((len(board.models), self.count))
+        for row, entry in enumerate(board.models):
+            by_label: dict[tuple[int, str], float] = {}
+            for position, key in enumerate(self.categories):
+                score = entry.categories.get(key)
+                names = board.question_labels.get(key, [])
+                if score is None or score.missing:
+                    continue
+                for code, mean in zip(
+                    score.questions.tolist(), score.question_means.tolist(), strict=True
+                ):
+                    if code < len(names) and not math.isnan(mean):
+                        by_label[(position, names[code])] = mean
+            for index, (label, category) in enumerate(
+                zip(self.labels, self.category_of.tolist(), strict=True)
+            ):
+                found[row, index] = by_label.get((category, label), 0.0)
+        return np.clip(found, 0.0, 1.0)
+
+
+def adaptive_board(
+    board: Leaderboard,
+    asked: AskedQuestions,
+    scores: FloatArray,
+    outcome: AdaptiveOutcome,
+    order_seed: int,
+) -> Leaderboard:
+    """The leaderboard of an adaptive run: each model's category and overall intervals are its
+    confidence sequences where the run stopped (valid after the adaptive stop; fixed-sample
+    intervals are not), the tie groups come from the decided pairs, and the document carries
+    the `adaptive` block."""
+    answered = {model.model: model for model in outcome.models}
+    ranked = [
+        _adapted_scores(entry, asked, scores[row], answered[entry.model])
+        for row, entry in enumerate(board.models)
+    ]
+    groups = outcome.groups([entry.model for entry in ranked])
+    group_of = {
+        model: number for number, members in enumerate(groups, start=1) for model in members
+    }
+    ranked = [replace(entry, tie_group=group_of[entry.model]) for entry in ranked]
+    pairs = {(pair.first, pair.second): pair for pair in outcome.pairs}
+    comparisons = [_adapted_pair(comparison, pairs) for comparison in board.comparisons]
+    return replace(
+        board, models=ranked, comparisons=comparisons, adaptive=outcome.document(order_seed)
+    )
+
+
+def _adapted_scores(
+    entry: ModelScores, asked: AskedQuestions, row: FloatArray, outcome: ModelOutcome
+) -> ModelScores:
+    categories = dict(entry.categories)
+    asked_here = asked.category_of[: outcome.questions]
+    for position, key in enumerate(asked.categories):
+        score = categories.get(key)
+        population = int(np.sum(asked.category_of == position))
+        values = row[: outcome.questions][asked_here == position]
+        if score is None or score.missing or values.size == 0:
+            continue
+        sequence = without_replacement_sequence(values, population, level=LEVEL)
+        interval = Interval(low=sequence.low, high=sequence.high, level=LEVEL, method=METHOD)
+        half = (sequence.high - sequence.low) / 2
+        categories[key] = replace(score, interval=interval, standard_error=half / z_critical(LEVEL))
+    overall = Interval(
+        low=max(outcome.low, 0.0), high=min(outcome.high, 1.0), level=LEVEL, method=METHOD
+    )
+    half = overall.half_width or 0.0
+    return replace(
+        entry,
+        categories=categories,
+        overall_interval=overall,
+        overall_standard_error=half / z_critical(LEVEL),
+    )
+
+
+def _adapted_pair(
+    comparison: AdjacentPair, pairs: Mapping[tuple[str, str], PairOutcome]
+) -> AdjacentPair:
+    pair = pairs.get((comparison.higher, comparison.lower))
+    sign = 1.0
+    if pair is None:
+        pair = pairs[(comparison.lower, comparison.higher)]
+        sign = -1.0
+    low, high = sorted((sign * pair.low, sign * pair.high))
+    decided = pair.status in ("ahead", "behind")
+    return comparison.model_copy(
+        update={
+            "difference": float(np.clip(sign * pair.difference, -1.0, 1.0)),
+            "interval": Interval(
+                low=max(low, -1.0),
+                high=min(high, 1.0),
+                level=1 - pair_level_alpha(pairs),
+                method=METHOD,
+            ),
+            "pvalue": None,
+            "pvalue_holm": None,
+            "tied": not decided,
+        }
+    )
+
+
+def pair_level_alpha(pairs: Mapping[tuple[str, str], PairOutcome]) -> float:
+    """The α each pair's sequence is run at (Bonferroni over the pairs)."""
+    return ALPHA / max(len(pairs), 1)

@@ -23,6 +23,7 @@ from plumbline.leaderboard.labels import (
     more_labels_needed,
 )
 from plumbline.leaderboard.result import (
+    AdaptiveRun,
     AdjacentPair,
     CategoryCounts,
     CategoryMetadata,
@@ -93,6 +94,8 @@ class Leaderboard:
     suite_weights: dict[str, float] = field(default_factory=dict)
     """The suite's own weights when categories were not run (`suite` then holds them
     renormalised over the categories that ran, see `ran_suite`); empty otherwise."""
+    adaptive: AdaptiveRun | None = None
+    """How an adaptive run chose its questions (`leaderboard.adaptive.adaptive_board`)."""
 
     def model(self, name: str) -> ModelScores:
         for entry in self.models:
@@ -170,6 +173,7 @@ class Leaderboard:
             comparisons=list(self.comparisons),
             problems=list(self.problems),
             failed_models=list(self.failed),
+            adaptive=self.adaptive,
         )
 
     def _row(self, scores: ModelScores) -> LeaderboardRow:
