@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 #: eval_set over the given tasks, models and log directory: (success, the logs).
 RunRound = Callable[[list[Any], Path, list[str]], tuple[bool, list[Any]]]
+#: A question: its task's index in the task list and its sample id.
+SampleRef = tuple[int, int | str]
 #: A fresh list of the suite's tasks (Task objects and user task specs), every question in them.
 MakeTasks = Callable[[], list[Any]]
 
@@ -71,7 +73,7 @@ def _sample_ids(task: Task) -> list[int | str]:
 
 def asked_questions(
     tasks: Sequence[Task], suite: Suite, seed: int
-) -> tuple[AskedQuestions, list[tuple[int, int | str]]]:
+) -> tuple[AskedQuestions, list[SampleRef]]:
     """Every question of the suite's tasks in the seeded order asked, and each one's (task
     index, sample id). A task no category reads is not asked."""
     keys = [category.key for category in suite.categories]
