@@ -326,6 +326,12 @@ def render_markdown(document: LeaderboardDocument) -> str:
             align="llrlrlr",
         )
     )
+    if document.adaptive is not None:
+        lines += ["", f"Adaptive run: {markdown(adaptive_summary(document.adaptive))}."]
+        open_pairs = open_pair_names(document.adaptive)
+        if open_pairs:
+            lines += ["", f"Still open: {markdown(', '.join(open_pairs))}."]
+        lines += ["", f"Guarantee: {markdown(document.adaptive.guarantee)}."]
     if document.comparisons:
         lines += ["", "## Adjacent pairs", ""]
         lines.append(
