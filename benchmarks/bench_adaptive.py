@@ -15,6 +15,10 @@ full run's calls used.
 
     python benchmarks/bench_adaptive.py                 # every cell, 1,000 runs each
     python benchmarks/bench_adaptive.py --runs 100 --only gaps5
+    python benchmarks/bench_adaptive.py --replay-only    # 100 replays of 5 models × 2,000
+
+The replay timing (`leaderboard --replay-adaptive 100`'s analysis, target under 10 s) is
+printed after the cells.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from plumbline.leaderboard.adaptive import (
     QuestionScores,
     draw_order,
     replay,
+    replay_many,
     weighted_values,
 )
 
@@ -135,12 +140,29 @@ def run_cell(cell: Cell, runs: int, seed: int) -> dict[str, float]:
     }
 
 
+def replay_timing() -> bool:
+    """100 replays over 5 models × 2,000 questions: the analysis `--replay-adaptive 100` runs."""
+    scores = population(Cell("timing", (0.03,) * 4, 2_000), np.random.default_rng(1))
+    start = time.perf_counter()
+    report = replay_many(scores, 100, AdaptiveSettings())
+    seconds = time.perf_counter() - start
+    met = seconds < 10
+    print(
+        f"replay: 100 replays of 5 models × 2,000 questions in {seconds:.2f} s "
+        f"(median share {report.median_share:.1%}); target < 10 s: {'met' if met else 'MISSED'}"
+    )
+    return met
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=20261128)
     parser.add_argument("--only", help="comma-separated cell names")
+    parser.add_argument("--replay-only", action="store_true", help="only the replay timing")
     args = parser.parse_args()
+    if args.replay_only:
+        return 0 if replay_timing() else 1
     chosen = [cell for cell in CELLS if not args.only or cell.name in args.only.split(",")]
     missed = False
     header = f"{'cell':<18} {'models':>6} {'N':>6} {'δ':>5} {'FWER [95% CI]':>22} {'share':>7}"
@@ -162,6 +184,7 @@ def main() -> int:
             f"  ({time.perf_counter() - start:.0f} s)",
             flush=True,
         )
+    missed |= not replay_timing()
     return 1 if missed else 0
 
 

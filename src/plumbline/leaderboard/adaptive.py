@@ -67,7 +67,7 @@ ALPHA = 0.05
 GUARANTEE = (
     "with probability at least {level:.0%}, no decided pair is in the wrong order and no "
     "certified tie is more than {margin:g} apart, at whatever round the run stopped "
-    "(anytime-valid confidence sequences, Bonferroni over {pairs} pairs; no model of the "
+    "(anytime-valid confidence sequences, Bonferroni over {pairs}; no model of the "
     "models' behaviour assumed)"
 )
 
@@ -137,7 +137,7 @@ class AdaptiveOutcome:
         return GUARANTEE.format(
             level=1 - self.settings.alpha,
             margin=self.settings.tie_margin,
-            pairs=len(self.pairs),
+            pairs="1 pair" if len(self.pairs) == 1 else f"{len(self.pairs)} pairs",
         )
 
     @property

@@ -56,6 +56,13 @@ TIE_RULE = (
 )
 
 
+#: The tie rule of an adaptive run's leaderboard (`leaderboard.adaptive`).
+ADAPTIVE_TIE_RULE = (
+    "adaptive run: a model shares the group above unless its pair with every member is decided "
+    "(anytime-valid confidence sequences, Bonferroni over all pairs)"
+)
+
+
 def format_timestamp(moment: datetime) -> str:
     """ISO 8601 in UTC with a `Z`, as SA Bench writes it (`2026-01-07T00:00:00Z`)."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -159,7 +166,7 @@ class Leaderboard:
                 errors_policy=self.errors_policy,
                 level=LEVEL,
                 alpha=ALPHA,
-                tie_rule=TIE_RULE,
+                tie_rule=ADAPTIVE_TIE_RULE if self.adaptive is not None else TIE_RULE,
                 sa_bench_equivalence=SA_BENCH_EQUIVALENCE,
                 log_count=self.log_count,
                 logs_used=self.logs_used,

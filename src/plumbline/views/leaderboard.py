@@ -147,6 +147,11 @@ def _pair_cells(pair: AdjacentPair, *, interval_on: str) -> list[str]:
 
 
 def _tie_note(document: LeaderboardDocument) -> str:
+    if document.adaptive is not None:
+        return (
+            "tie: models sharing a number were not decided apart by the adaptive run (see "
+            "below). A missing category counts 0 in overall."
+        )
     alpha = document.metadata.alpha
     return (
         "tie: models sharing a number are not significantly different (paired MOVER interval "
