@@ -412,10 +412,12 @@ class AdaptiveRun(ResultModel):
         "The family-wise error rate over all pairs.", "probability", gt=0, lt=1
     )
     round_size: int = unit_field("Questions per round.", "count", ge=1)
-    order_seed: int = Field(description="The seed of the order the questions were asked in.")
+    order_seed: int = unit_field(
+        "Seed of the order the questions were asked in (a label, not a quantity).", "count"
+    )
     guarantee: str = Field(description="The guarantee of the decisions, in words.")
     pairs: list[AdaptivePair]
-    models: dict[str, int] = Field(description="Questions each model answered.")
+    models: dict[str, int] = unit_field("Questions each model answered.", "count")
 
 
 class PairReplay(ResultModel):
