@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from plumbline.cli.adaptive import AdaptiveOptions, adaptive_options
 from plumbline.cli.output import (
     EXIT_FAILED,
     EXIT_OK,
@@ -20,6 +21,7 @@ from plumbline.cli.output import (
     error_console,
     json_option,
     log_inputs,
+    seed_option,
     warn,
 )
 from plumbline.cli.prices import load_price_table, price_table_option
@@ -164,6 +166,16 @@ def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any
     "interval to this half-width.",
 )
 @price_table_option
+@adaptive_options
+@click.option(
+    "--replay-adaptive",
+    "replays",
+    type=click.IntRange(min=1, max=100_000),
+    help="Replay an adaptive run (`plumbline run --adaptive`) R times in random orders over "
+    "these complete logs, and report the share of calls it would have used and how often each "
+    "pair's conclusion disagrees with all the data (instead of the leaderboard's own view).",
+)
+@seed_option("Seed of the first replay's question order (--replay-adaptive).")
 @html_option
 @json_option
 @store_options
@@ -181,6 +193,9 @@ def build(
     labels_path: Path | None,
     half_width: float | None,
     prices: PriceTable | None,
+    adaptive: AdaptiveOptions,
+    replays: int | None,
+    seed: int,
     html_dir: Path | None,
     json_path: str | None,
     store: StoreOptions,
@@ -211,6 +226,9 @@ def build(
     _write_board(board, logs, resolved, output, csv_path, markdown_path, parquet_path)
     if not board.models:
         warn("no scorable logs found in %s", ", ".join(str(p) for p in logs))
+    if replays is not None:
+        _replay(board, adaptive, replays, seed, json_path)
+        return
     document = board.document()
     index = None
     if html_dir is not None:
@@ -223,6 +241,25 @@ def build(
     if board.models:
         store_result(document, store, inputs=_local_logs(logs))
     _exit_on_problems(board, strict)
+
+
+def _replay(
+    board: Leaderboard, adaptive: AdaptiveOptions, replays: int, seed: int, json_path: str | None
+) -> None:
+    """`--replay-adaptive R`: the adaptive procedure over these logs, shown instead of the board."""
+    from plumbline.leaderboard.adaptive import question_scores, replay_many
+    from plumbline.views.leaderboard import render_replay
+
+    scores = question_scores(board.models, board.suite, board.question_labels)
+    if len(scores.models) < 2 or scores.questions == 0:
+        error_console.print(
+            "[red]error:[/red] --replay-adaptive needs at least two scored models with "
+            "questions in common",
+            highlight=False,
+        )
+        raise SystemExit(EXIT_FAILED)
+    report = replay_many(scores, replays, adaptive.settings(), seed=seed)
+    emit(report.to_json(), json_path, lambda console: render_replay(report, console))
 
 
 def _local_logs(logs: tuple[str, ...]) -> list[Path]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from plumbline.cli.adaptive import AdaptiveOptions, adaptive_options
 from plumbline.cli.cdk import cdk_executor_options, use_cdk_executor
 from plumbline.cli.leaderboard import errors_option
 from plumbline.cli.output import (
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from plumbline.core.prices import PriceTable
+    from plumbline.leaderboard.board import Leaderboard
 DEFAULT_MAX_RETRIES = 3
 DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
 
@@ -204,6 +206,15 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     type=click.Choice(DISPLAYS),
     help="Inspect's progress display (default: Inspect's; none with --json).",
 )
+@click.option(
+    "--adaptive",
+    "adaptive_run",
+    is_flag=True,
+    help="Ask the questions in rounds, in a seeded random order, and stop calling a model once "
+    "its place against every other is decided (anytime-valid, family-wise error ≤ 5% over all "
+    "pairs); the leaderboard says how many calls it used.",
+)
+@adaptive_options
 @cdk_executor_options
 @price_table_option
 @html_option
@@ -229,6 +240,8 @@ def run(
     errors: str,
     retry_attempts: int | None,
     display: str | None,
+    adaptive_run: bool,
+    adaptive: AdaptiveOptions,
     cdk_executor: str,
     ray_address: str | None,
     prices: PriceTable | None,
@@ -252,6 +265,11 @@ def run(
         _fail(*str(error).splitlines())
         return
     _check_models(models, judges, model_base_url)
+    if adaptive_run and errors != "zero":
+        _fail("--adaptive counts an errored sample as 0: it runs with --errors zero only")
+    if adaptive_run and len(models) < 2:
+        _fail("--adaptive ranks models against each other: give at least two --model")
+
     use_cdk_executor(cdk_executor, ray_address)
     try:
         prepared = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
@@ -274,6 +292,40 @@ def run(
         model_base_url=model_base_url,
         model_args=model_args,
     )
+    if adaptive_run:
+
+        def make() -> list[Any]:
+            return make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges).tasks
+
+        def run_round(round_tasks: list[Any], round_dir: Path, names: list[str]) -> Any:
+            return _run_tasks(round_tasks, round_dir, tuple(names), epochs, options, json_path)
+
+        from plumbline.app.adaptive_run import run_adaptive
+
+        result = run_adaptive(
+            make,
+            resolved.suite,
+            models,
+            log_dir,
+            adaptive.settings(),
+            seed,
+            run_round,
+            prepared.not_run,
+            prices if prices is not None else load_price_table(None),
+        )
+        _publish(
+            result.board,
+            result.logs,
+            output or log_dir / "leaderboard.json",
+            markdown_path,
+            json_path,
+            html_dir,
+            store,
+        )
+        if not result.finished:
+            warn("an adaptive round did not finish; run the same command again to resume it")
+            raise SystemExit(EXIT_FAILED)
+        return
     success, logs = _run_tasks(tasks, log_dir, models, epochs, options, json_path)
     _leaderboard(
         resolved.suite,
@@ -402,12 +454,7 @@ def _leaderboard(
     store: StoreOptions | None = None,
     prices: PriceTable | None = None,
 ) -> None:
-    from plumbline.app.leaderboard_outputs import write_outputs
-    from plumbline.leaderboard import (
-        LeaderboardFileError,
-        build_leaderboard,
-    )
-    from plumbline.views.leaderboard import render_terminal
+    from plumbline.leaderboard import build_leaderboard
 
     board = build_leaderboard(
         logs,
@@ -416,6 +463,23 @@ def _leaderboard(
         not_run=not_run,
         prices=prices if prices is not None else load_price_table(None),
     )
+    _publish(board, logs, output, markdown_path, json_path, html_dir, store)
+
+
+def _publish(
+    board: Leaderboard,
+    logs: list[str],
+    output: Path,
+    markdown_path: Path | None,
+    json_path: str | None,
+    html_dir: Path | None,
+    store: StoreOptions | None,
+) -> None:
+    """Write, show and store the leaderboard of a run."""
+    from plumbline.app.leaderboard_outputs import write_outputs
+    from plumbline.leaderboard import LeaderboardFileError
+    from plumbline.views.leaderboard import render_adaptive, render_terminal
+
     try:
         write_outputs(board, json_path=output, markdown_path=markdown_path)
     except LeaderboardFileError as error:
@@ -429,6 +493,8 @@ def _leaderboard(
 
     def render(console: Console) -> None:
         render_terminal(document, console)
+        if document.adaptive is not None:
+            render_adaptive(document.adaptive, console)
         console.print(f"Leaderboard JSON written to {terminal(output)}")
         if markdown_path is not None:
             console.print(f"Markdown written to {terminal(markdown_path)}")

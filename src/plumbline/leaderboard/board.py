@@ -25,6 +25,7 @@ from plumbline.leaderboard.labels import (
     more_labels_needed,
 )
 from plumbline.leaderboard.result import (
+    AdaptiveRun,
     AdjacentPair,
     CategoryCounts,
     CategoryMetadata,
@@ -56,6 +57,13 @@ from plumbline.records.log_pool import LogReader
 TIE_RULE = (
     "adjacent models are tied unless the paired MOVER interval of their overall difference, "
     f"inverted to a p-value, rejects equal overall at α = {ALPHA:g} after Holm correction"
+)
+
+
+#: The tie rule of an adaptive run's leaderboard (`leaderboard.adaptive`).
+ADAPTIVE_TIE_RULE = (
+    "adaptive run: a model shares the group above unless its pair with every member is decided "
+    "(anytime-valid confidence sequences, Bonferroni over all pairs)"
 )
 
 
@@ -101,6 +109,8 @@ class Leaderboard:
     """Each model's cost (`leaderboard.cost`), when a price table was given."""
     pareto: list[ParetoEntry] = field(default_factory=list)
     """The priced models' probabilities of being on the cost–score front."""
+    adaptive: AdaptiveRun | None = None
+    """How an adaptive run chose its questions (`leaderboard.adaptive.adaptive_board`)."""
 
     def model(self, name: str) -> ModelScores:
         for entry in self.models:
@@ -164,7 +174,7 @@ class Leaderboard:
                 errors_policy=self.errors_policy,
                 level=LEVEL,
                 alpha=ALPHA,
-                tie_rule=TIE_RULE,
+                tie_rule=ADAPTIVE_TIE_RULE if self.adaptive is not None else TIE_RULE,
                 sa_bench_equivalence=SA_BENCH_EQUIVALENCE,
                 log_count=self.log_count,
                 logs_used=self.logs_used,
@@ -179,6 +189,7 @@ class Leaderboard:
             problems=list(self.problems),
             failed_models=list(self.failed),
             pareto=list(self.pareto),
+            adaptive=self.adaptive,
         )
 
     def _row(self, scores: ModelScores) -> LeaderboardRow:

@@ -20,6 +20,8 @@ from plumbline.core import present
 from plumbline.core.escape import markdown, spreadsheet_cell, terminal
 from plumbline.core.result import Interval
 from plumbline.leaderboard.result import (
+    AdaptiveReplay,
+    AdaptiveRun,
     AdjacentPair,
     CheckResult,
     DocumentReview,
@@ -155,6 +157,11 @@ def _pair_cells(pair: AdjacentPair, *, interval_on: str) -> list[str]:
 
 
 def _tie_note(document: LeaderboardDocument) -> str:
+    if document.adaptive is not None:
+        return (
+            "tie: models sharing a number were not decided apart by the adaptive run (see "
+            "below). A missing category counts 0 in overall."
+        )
     alpha = document.metadata.alpha
     return (
         "tie: models sharing a number are not significantly different (paired MOVER interval "
@@ -323,6 +330,7 @@ def render_markdown(document: LeaderboardDocument) -> str:
     if priced:
         lines += ["", *cost_view.markdown_section(document)]
     lines += ["", "## Categories", "", _categories_table(document)]
+    lines += _adaptive_lines(document)
     if document.comparisons:
         lines += ["", "## Adjacent pairs", ""]
         lines.append(
@@ -368,6 +376,18 @@ def _categories_table(document: LeaderboardDocument) -> str:
         ],
         align="llrlrlr",
     )
+
+
+def _adaptive_lines(document: LeaderboardDocument) -> list[str]:
+    """An adaptive run's summary for the Markdown page (none for a full run)."""
+    run = document.adaptive
+    if run is None:
+        return []
+    lines = ["", f"Adaptive run: {markdown(adaptive_summary(run))}."]
+    open_pairs = open_pair_names(run)
+    if open_pairs:
+        lines += ["", f"Still open: {markdown(', '.join(open_pairs))}."]
+    return [*lines, "", f"Guarantee: {markdown(run.guarantee)}."]
 
 
 def _cell(text: str) -> str:
@@ -555,3 +575,64 @@ def render_check(result: CheckResult, console: Console) -> None:
         console.print(
             f"[yellow]{len(result.category_failures)} category value(s) outside tolerance.[/yellow]"
         )
+
+
+def adaptive_summary(run: AdaptiveRun) -> str:
+    """ "ranked with N of M calls (share)" and why the run stopped."""
+    share = run.calls_used / run.calls_full if run.calls_full else 0.0
+    reasons = {
+        "decided": "every pair decided",
+        "budget": "the call budget reached",
+        "questions": "every question asked",
+    }
+    return (
+        f"ranked with {present.number(run.calls_used)} of {present.number(run.calls_full)} "
+        f"calls ({present.percent(share)}); stopped: {reasons[run.stop_reason]}"
+    )
+
+
+def open_pair_names(run: AdaptiveRun) -> list[str]:
+    """The pairs still open when the run stopped, as `a – b`."""
+    return [f"{pair.first} – {pair.second}" for pair in run.pairs if pair.status == "open"]
+
+
+def render_adaptive(run: AdaptiveRun, console: Console) -> None:
+    """An adaptive run's summary: the calls it used, the open pairs and the guarantee."""
+    console.print(f"[bold]Adaptive:[/bold] {terminal(adaptive_summary(run))}")
+    open_pairs = open_pair_names(run)
+    if open_pairs:
+        console.print(f"  still open: {terminal(', '.join(open_pairs))}")
+    console.print(f"  guarantee: {terminal(run.guarantee)}")
+
+
+def render_replay(report: AdaptiveReplay, console: Console) -> None:
+    """`leaderboard --replay-adaptive`: the share of calls and each pair's agreement."""
+    console.print(
+        f"[bold]Adaptive replay[/bold]: {present.number(report.replays)} random orders over "
+        f"{present.number(report.questions)} questions answered by "
+        f"{present.number(len(report.models))} models "
+        f"(tie margin {present.shortest(report.tie_margin)}, "
+        f"rounds of {present.number(report.round_size)})"
+    )
+    console.print(
+        f"median share of a full run's calls: {present.percent(report.median_share)} "
+        f"(10–90%: {present.percent(report.share_low)}–{present.percent(report.share_high)}); "
+        f"replays where any pair disagrees with all the data: "
+        f"{present.percent(report.any_disagreement)}"
+    )
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table.add_column("pair", overflow="fold")
+    table.add_column("full difference", justify="right")
+    table.add_column("decided", justify="right")
+    table.add_column("tied", justify="right")
+    table.add_column("disagree", justify="right")
+    for pair in report.pairs:
+        table.add_row(
+            f"{terminal(pair.first)} – {terminal(pair.second)}",
+            present.signed(pair.full_difference),
+            present.percent(pair.decided),
+            present.percent(pair.tied),
+            present.percent(pair.disagree),
+        )
+    console.print(table)
+    console.print(f"guarantee: {terminal(report.guarantee)}")

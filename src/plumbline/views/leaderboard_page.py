@@ -35,7 +35,7 @@ from plumbline.leaderboard.result import (
 )
 from plumbline.views.cost import usd as cost_usd
 from plumbline.views.html import Page, render_page
-from plumbline.views.leaderboard import selection_cell
+from plumbline.views.leaderboard import adaptive_summary, open_pair_names, selection_cell
 from plumbline.views.site import SiteInput
 from plumbline.views.svg import (
     CostPoint,
@@ -194,6 +194,17 @@ class LeaderboardView:
     @property
     def tie_groups(self) -> list[tuple[int, list[str]]]:
         return [(group.group, group.models) for group in self.document.tie_groups]
+
+    @property
+    def adaptive_summary(self) -> str | None:
+        """ "ranked with N of M calls ..." for an adaptive run; None otherwise."""
+        run = self.document.adaptive
+        return None if run is None else adaptive_summary(run)
+
+    @property
+    def open_pairs(self) -> list[str]:
+        run = self.document.adaptive
+        return [] if run is None else open_pair_names(run)
 
 
 def model_slugs(models: Sequence[str]) -> dict[str, str]:

@@ -1,0 +1,144 @@
+"""`plumbline run --adaptive` end to end: real Inspect rounds against a real local server, the
+calls the server saw equal to the calls the leaderboard reports, and a killed run resumed."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from tests.support.openai_server import Latency, ModelProfile, OpenAIServer
+
+from plumbline.cli.main import main
+
+QUESTIONS = 80
+TASK_FILE = f"""
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import includes
+from inspect_ai.solver import generate
+
+
+PARITY = ("even", "odd")
+
+
+@task
+def say_yes() -> Task:
+    samples = [
+        Sample(id=f"q{{i}}", input=f"Question {{i}} ({{PARITY[i % 2]}}): say yes.", target="yes")
+        for i in range({QUESTIONS})
+    ]
+    return Task(dataset=samples, solver=generate(), scorer=includes())
+"""
+SUITE = """
+[suite]
+name = "yes-suite"
+
+[[category]]
+key = "yes"
+name = "Yes"
+description = "Says yes."
+weight = 1.0
+scoring = "binary"
+tasks = ["evals/yes.py@say_yes"]
+scorer = "includes"
+"""
+STRONG = "openai-api/local/strong"
+WEAK = "openai-api/local/weak"
+HALF = "openai-api/local/half"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[OpenAIServer]:
+    quick = Latency("constant", 0.005)
+    profiles = {
+        "strong": ModelProfile(latency=quick, responses=["yes"]),
+        "weak": ModelProfile(latency=quick, responses=["no"]),
+        "half": ModelProfile(
+            latency=quick, responses_by_prompt={"(even)": ["yes"], "(odd)": ["no"]}
+        ),
+        # its first request fails with an error Inspect does not retry: an interrupted round
+        "flaky": ModelProfile(latency=quick, responses=["yes"], faults=["400"]),
+    }
+    with OpenAIServer(profiles) as running, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOCAL_BASE_URL", running.base_url)
+        patch.setenv("LOCAL_API_KEY", "test-key")
+        yield running
+
+
+def _suite(tmp_path: Path) -> Path:
+    (tmp_path / "evals").mkdir(exist_ok=True)
+    (tmp_path / "evals" / "yes.py").write_text(TASK_FILE, encoding="utf-8")
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE, encoding="utf-8")
+    return path
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["run", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _requests(server: OpenAIServer, start: int) -> Counter[str]:
+    return Counter(entry.model for entry in server.log[start:])
+
+
+def test_an_adaptive_run_stops_calling_decided_models(tmp_path: Path, server: OpenAIServer) -> None:
+    suite = _suite(tmp_path)
+    start = len(server.log)
+    code, stdout, stderr = _run(
+        str(suite), "--model", STRONG, "--model", WEAK, "--model", HALF, "--adaptive",
+        "--round-size", "10", "--log-dir", str(tmp_path / "logs"), "--display", "none", "--json",
+    )  # fmt: skip
+    assert code == 0, stderr
+    document: dict[str, Any] = json.loads(stdout)
+    adaptive = document["adaptive"]
+    assert adaptive["calls_full"] == 3 * QUESTIONS
+    assert adaptive["calls_used"] < adaptive["calls_full"]
+    assert adaptive["stop_reason"] == "decided"
+    statuses = {(p["first"], p["second"]): p["status"] for p in adaptive["pairs"]}
+    assert statuses == {(STRONG, WEAK): "ahead", (STRONG, HALF): "ahead", (WEAK, HALF): "behind"}
+    # the harness's own count: the server answered exactly the calls the leaderboard reports
+    served = _requests(server, start)
+    assert sum(served.values()) == adaptive["calls_used"]
+    assert {model.rsplit("/", 1)[-1]: count for model, count in served.items()} == {
+        name.rsplit("/", 1)[-1]: count for name, count in adaptive["models"].items()
+    }
+    assert [group["models"] for group in document["tie_groups"]] == [[STRONG], [HALF], [WEAK]]
+    overall = {row["model"]: row["intervals"]["overall"] for row in document["models"]}
+    assert all("confidence sequence" in interval["method"] for interval in overall.values())
+    assert overall[STRONG]["low"] <= 1.0 <= overall[STRONG]["high"]
+
+
+def test_a_killed_adaptive_run_resumes_without_asking_again(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    suite = _suite(tmp_path)
+    logs = tmp_path / "logs"
+    command = [str(suite), "--model", "openai-api/local/flaky", "--model", WEAK, "--adaptive"]
+    command += ["--round-size", "10", "--log-dir", str(logs), "--display", "none"]
+    command += ["--retry-attempts", "0", "--fail-on-error", "--json"]
+    start = len(server.log)
+    code, _, stderr = _run(*command)
+    assert code == 1
+    assert "run the same command again to resume it" in stderr
+    first = _requests(server, start)
+    middle = len(server.log)
+    code, stdout, stderr = _run(*command)
+    assert code == 0, stderr
+    adaptive = json.loads(stdout)["adaptive"]
+    assert adaptive["stop_reason"] == "decided"
+    second = _requests(server, middle)
+    used = adaptive["models"]
+    # the weak model's round finished: its answers were reused, none asked again
+    assert first["weak"] + second["weak"] == used[WEAK]
+    # the flaky model's round was interrupted: only its unfinished samples were asked again
+    asked_again = first["flaky"] + second["flaky"] - used["openai-api/local/flaky"]
+    assert 1 <= asked_again <= 10
+    again = _run(*command)
+    assert again[0] == 0 and json.loads(again[1])["adaptive"] == adaptive
+    assert len(server.log) == middle + sum(second.values())  # a finished run calls nobody

@@ -1,0 +1,142 @@
+"""Adaptive leaderboard runs (`leaderboard.adaptive`): the procedure stops calling a model once
+its pairs are decided, never decides a pair the wrong way round at its stated rate, and the
+replay over real Inspect logs reports what it would have saved."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from plumbline.cli.main import main
+from plumbline.leaderboard.adaptive import (
+    AdaptiveSettings,
+    QuestionScores,
+    ScoreTable,
+    draw_order,
+    replay,
+    replay_many,
+    weighted_values,
+)
+
+
+def _scores(accuracies: list[float], questions: int, seed: int) -> QuestionScores:
+    rng = np.random.default_rng(seed)
+    scores = (rng.random((len(accuracies), questions)) < np.array(accuracies)[:, None]) * 1.0
+    return QuestionScores(
+        models=[f"m{index}" for index in range(len(accuracies))],
+        scores=scores,
+        category_of=rng.choice(3, size=questions, p=[0.5, 0.3, 0.2]).astype(np.int64),
+        categories=["a", "b", "c"],
+        weights=[0.34, 0.33, 0.33],
+        labels=[str(index) for index in range(questions)],
+    )
+
+
+def test_the_weighted_values_average_to_the_sa_bench_overall() -> None:
+    scores = _scores([0.3, 0.8], 600, seed=1)
+    values, span = weighted_values(scores.scores, scores.category_of, scores.weights)
+    for row, model_scores in zip(values, scores.scores, strict=True):
+        overall = sum(
+            weight * model_scores[scores.category_of == key].mean()
+            for key, weight in enumerate(scores.weights)
+        )
+        assert row.mean() == pytest.approx(overall)
+    assert values.max() <= span + 1e-12
+
+
+def test_a_clear_gap_is_decided_early_and_the_far_model_stops() -> None:
+    scores = _scores([0.2, 0.6, 0.62], 3000, seed=2)
+    outcome = replay(scores.table(draw_order(3000, 0)), AdaptiveSettings(round_size=50))
+    status = {(pair.first, pair.second): pair for pair in outcome.pairs}
+    assert status[("m0", "m1")].status == "behind"
+    assert status[("m0", "m2")].status == "behind"
+    answered = {model.model: model.questions for model in outcome.models}
+    # m0 is decided against both long before m1 and m2 are told apart (or the questions end)
+    assert answered["m0"] < answered["m1"] == answered["m2"]
+    assert outcome.calls_used == sum(answered.values()) < outcome.calls_full
+    # each model's interval holds its overall on the whole suite
+    values, _ = weighted_values(scores.scores, scores.category_of, scores.weights)
+    for index, model in enumerate(outcome.models):
+        assert model.low <= values[index].mean() <= model.high
+
+
+def test_identical_models_are_a_certified_tie_only_with_a_margin() -> None:
+    scores = _scores([0.5, 0.5], 400, seed=3)
+    scores.scores[1] = scores.scores[0]
+    table = scores.table(draw_order(400, 1))
+    no_margin = replay(table, AdaptiveSettings(round_size=40))
+    assert no_margin.pairs[0].status == "open"
+    assert no_margin.stop_reason == "questions" and no_margin.calls_used == 800
+    with_margin = replay(table, AdaptiveSettings(round_size=40, tie_margin=0.05))
+    assert with_margin.pairs[0].status == "tie"
+    assert with_margin.stop_reason == "decided" and with_margin.calls_used < 800
+    assert with_margin.groups() == [["m0", "m1"]]
+
+
+def test_the_budget_stops_before_the_round_that_would_pass_it() -> None:
+    scores = _scores([0.5, 0.52, 0.55], 2000, seed=4)
+    outcome = replay(
+        scores.table(draw_order(2000, 2)), AdaptiveSettings(round_size=100, budget_calls=1000)
+    )
+    assert outcome.stop_reason == "budget"
+    assert 900 <= outcome.calls_used <= 1000
+    with pytest.raises(ValueError, match="cannot ask one question"):
+        replay(scores.table(draw_order(2000, 2)), AdaptiveSettings(budget_calls=2))
+
+
+def test_wrong_orders_stay_rare_with_many_equal_models() -> None:
+    """Five models of equal ability: every decision is a wrong one, and they stay under α."""
+    wrong = 0
+    runs = 60
+    for run in range(runs):
+        scores = _scores([0.6] * 5, 300, seed=100 + run)
+        values, _ = weighted_values(scores.scores, scores.category_of, scores.weights)
+        means = values.mean(axis=1)
+        outcome = replay(scores.table(draw_order(300, run)), AdaptiveSettings(round_size=30))
+        for pair in outcome.pairs:
+            truth = means[int(pair.first[1:])] - means[int(pair.second[1:])]
+            if (pair.status == "ahead" and truth <= 0) or (pair.status == "behind" and truth >= 0):
+                wrong += 1
+                break
+    assert wrong / runs <= 0.1  # ≤ 5% guaranteed; > 10% of 60 is a 4% chance at 5%
+
+
+def test_replays_are_seeded_and_report_every_pair() -> None:
+    scores = _scores([0.2, 0.5, 0.8], 800, seed=5)
+    first = replay_many(scores, 5, AdaptiveSettings(round_size=40), seed=7)
+    again = replay_many(scores, 5, AdaptiveSettings(round_size=40), seed=7)
+    assert first == again
+    assert [(pair.first, pair.second) for pair in first.pairs] == [
+        ("m0", "m1"),
+        ("m0", "m2"),
+        ("m1", "m2"),
+    ]
+    assert first.median_share < 1.0
+    assert all(pair.disagree == 0.0 and pair.decided == 1.0 for pair in first.pairs)
+
+
+def test_score_table_rejects_nothing_it_needs() -> None:
+    table = ScoreTable(["a", "b"], np.zeros((2, 10)), 1.0)
+    outcome = replay(table, AdaptiveSettings(round_size=4))
+    assert outcome.pairs[0].status == "open" and outcome.stop_reason == "questions"
+
+
+def test_replay_on_real_logs_through_the_cli(clean_logs: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["leaderboard", str(clean_logs), "--replay-adaptive", "100", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["replays"] == 100
+    assert report["models"] == ["mockllm/alpha", "mockllm/beta", "mockllm/gamma"]
+    assert report["questions"] > 0
+    assert 0 < report["median_share"] <= 1
+    assert len(report["pairs"]) == 3
+    assert "no decided pair is in the wrong order" in report["guarantee"]
+    terminal = CliRunner().invoke(main, ["leaderboard", str(clean_logs), "--replay-adaptive", "3"])
+    assert terminal.exit_code == 0, terminal.output
+    assert "median share of a full run's calls" in terminal.output
