@@ -293,6 +293,8 @@ METHODS = {
 HISTORY_SECTION = (Path(__file__).parent / "statistics_history.md").read_text("utf-8")
 #: The cost section (figures from benchmarks/bench_cost.py), kept in scripts/statistics_cost.md.
 COST_SECTION = (Path(__file__).parent / "statistics_cost.md").read_text("utf-8")
+#: The adaptive-run section (figures from benchmarks/bench_adaptive.py).
+ADAPTIVE_SECTION = (Path(__file__).parent / "statistics_adaptive.md").read_text("utf-8")
 
 
 def _reliability_mark(cell: IntervalCoverage) -> str:
@@ -368,7 +370,7 @@ def reliability_only(out: Path) -> int:
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
     write_atomic(
-        out, kept + "\n" + render_reliability(cells, model) + "\n" + HISTORY_SECTION + COST_SECTION
+        out, kept + "\n" + render_reliability(cells, model) + "\n" + HISTORY_SECTION + COST_SECTION + ADAPTIVE_SECTION
     )
     print(f"wrote {out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) else 1
@@ -416,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
     text = render(cells, seconds, args.resamples, compare_sizes)
-    text += "\n" + render_reliability(reliability, model) + "\n" + HISTORY_SECTION + COST_SECTION
+    text += "\n" + render_reliability(reliability, model) + "\n" + HISTORY_SECTION + COST_SECTION + ADAPTIVE_SECTION
     write_atomic(args.out, text)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) and all(c.acceptable for c in reliability) else 1

@@ -39,6 +39,11 @@ def _run(suite: Path, output: Path, *extra: str) -> Any:
             "0.3",
             "--seed",
             "3",
+            # The fake agent calls no model (its records carry its own report, and say so), and
+            # its scripted durations, not the harness's noisy clock, make the time gate decide.
+            "--no-meter",
+            "--duration-from",
+            "agent",
             "--until-decided",
             "--effect",
             "0.3",

@@ -234,7 +234,9 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         # Each event leaves at once, as from a provider's server (without it, Nagle's
         # algorithm holds the next small write until the reader's delayed acknowledgement).
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # A Unix socket (the bridged server) has no Nagle to turn off.
+        if self.connection.family in (socket.AF_INET, socket.AF_INET6):
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")

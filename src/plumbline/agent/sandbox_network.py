@@ -30,6 +30,9 @@ from typing import Literal
 Network = Literal["isolated", "host", "none"]
 NETWORKS: tuple[Network, ...] = ("isolated", "host", "none")
 
+#: Starts each bridge with an empty environment (coreutils' env, always at this path on Debian).
+ENV = "/usr/bin/env"
+
 #: The word the entry script writes once the trial's command is about to start.
 READY = b"ready"
 
@@ -72,7 +75,10 @@ def entry_script(bridges: Sequence[tuple[int, Path]], socat: str, ready_fd: int)
     for port, path in bridges:
         listen = f"TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr"
         target = shlex.quote(f"UNIX-CONNECT:{path}")
-        lines.append(f"{shlex.quote(socat)} {listen} {target} </dev/null >/dev/null 2>&1 &")
+        # An empty environment: the bridge carries none of the agent's variables (keys).
+        lines.append(
+            f"{ENV} -i {shlex.quote(socat)} {listen} {target} </dev/null >/dev/null 2>&1 &"
+        )
     if bridges:
         # /proc/net/tcp: local address 0100007F:PORT (hex), remote 00000000:0000, state 0A.
         # Read with shell builtins (no process per look): first a short spin while socat
