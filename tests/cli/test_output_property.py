@@ -175,6 +175,7 @@ CASES = [
     Case(("demo",), _nothing, runs=False),
     Case(("history", "show"), _history),
     Case(("history", "check"), _history),
+    Case(("history", "ack"), _history, runs=False),
     Case(("store", "add"), _store_add),
 ]
 

@@ -44,7 +44,7 @@ SHORT_HELP: dict[str, str] = {
     "compare": "Compare agent arms from run records: the A/B schema's three gates, paired "
     "deltas with bootstrap intervals, paired tests, and a decision.",
     "demo": "Run plumbline's jobs on built-in data, offline; write every result and a site "
-    "under -o.",
+    "under -o, and end with the answers.",
     "history": "Every result recorded in a results store, in time order, and whether any "
     "metric changed.",
     "interval": "Estimate a success rate with its confidence interval.",
