@@ -65,6 +65,9 @@ UNCONFINED = SandboxOptions(kind="none")
 
 def run(plan: Plan, output: Path, **options: Any) -> RunResult:
     options.setdefault("sandbox", UNCONFINED)
+    # The fake agent calls no model, and the Ray executor does not meter: local and Ray runs
+    # both take the agent's own report (and say so), so their records compare like for like.
+    options.setdefault("meter", False)
     return Harness(plan, RunOptions(output=output, pass_env={SECRET_NAME: SECRET}, **options)).run()
 
 

@@ -46,11 +46,12 @@ class MetricValue(ResultModel):
         description="How it was measured where a kind's results vary in it (a reliability "
         "probe's prompts and trials); null otherwise.",
     )
-    repeat_of: int | None = Field(
+    repeat_of: int | None = unit_field(
+        "The id of an earlier result with this same value of this series from a shared input "
+        "file (one measurement stored twice): counted once, never checked twice; null "
+        "otherwise (an id: a label, not a quantity).",
+        "count",
         default=None,
-        description="The id of an earlier result with this same value of this series from a "
-        "shared input file (one measurement stored twice): counted once, never checked "
-        "twice; null otherwise.",
     )
     alarm: bool | None = Field(
         default=None,
