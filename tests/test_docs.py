@@ -144,7 +144,7 @@ def test_tutorial_commands_and_options_exist() -> None:
             if word.startswith("-") and word != "-":
                 assert word.split("=", 1)[0] in options, (page, command.name, word)
         seen += 1
-    assert seen == 34  # every command line of the tutorials
+    assert seen == 36  # every command line of the tutorials
 
 
 def test_tutorial_suite_example_is_a_valid_suite() -> None:

@@ -576,8 +576,7 @@ def run_command(
     Rerunning the same command resumes: recorded units are skipped. Each run's diff is saved
     under OUTPUT/diffs/, its logs under OUTPUT/logs/, the plan (schedule and every difference
     between arms) in OUTPUT/plan.json. --html DIR implies --collect-analyze and adds the A/B
-    page, with every difference between arms, to the site in DIR.
-    --until-decided stops launching trials once a sequential A/B on success decides.
+    page to the site in DIR. --until-decided stops once a sequential A/B on success decides.
     """
     plan = _plan(suite, agent, profile, repeats, seed, order)
     plan, monitor = _until_decided(

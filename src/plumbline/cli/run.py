@@ -255,21 +255,12 @@ def run(
     --model to add it; only the task × model pairs without a finished log run.
     """
     from plumbline.leaderboard import SuiteError
-    from plumbline.suites.registry import make_tasks, resolve_suite
+    from plumbline.suites.registry import make_tasks
 
-    try:
-        resolved = resolve_suite(suite)
-        if judges:
-            resolved = resolved.with_judge()
-    except SuiteError as error:
-        _fail(*str(error).splitlines())
-        return
+    resolved = _resolve(suite, judges)
     _check_models(models, judges, model_base_url)
-    if adaptive_run and errors != "zero":
-        _fail("--adaptive counts an errored sample as 0: it runs with --errors zero only")
-    if adaptive_run and len(models) < 2:
-        _fail("--adaptive ranks models against each other: give at least two --model")
-
+    if adaptive_run:
+        _check_adaptive(errors, models)
     use_cdk_executor(cdk_executor, ray_address)
     try:
         prepared = make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges)
@@ -293,54 +284,84 @@ def run(
         model_args=model_args,
     )
     if adaptive_run:
-
-        def make() -> list[Any]:
-            return make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges).tasks
-
-        def run_round(round_tasks: list[Any], round_dir: Path, names: list[str]) -> Any:
-            return _run_tasks(round_tasks, round_dir, tuple(names), epochs, options, json_path)
-
-        from plumbline.app.adaptive_run import run_adaptive
-
-        result = run_adaptive(
-            make,
-            resolved.suite,
-            models,
-            log_dir,
-            adaptive.settings(),
-            seed,
-            run_round,
-            prepared.not_run,
-            prices if prices is not None else load_price_table(None),
-        )
-        _publish(
-            result.board,
-            result.logs,
-            output or log_dir / "leaderboard.json",
-            markdown_path,
-            json_path,
-            html_dir,
-            store,
-        )
-        if not result.finished:
-            warn("an adaptive round did not finish; run the same command again to resume it")
-            raise SystemExit(EXIT_FAILED)
+        published = (output or log_dir / "leaderboard.json", markdown_path, json_path, html_dir)
+        _run_adaptively(
+            resolved, models, log_dir, adaptive, (seed, limit, epochs, judges), options,
+            prepared.not_run, prices, published, store,
+        )  # fmt: skip
         return
     success, logs = _run_tasks(tasks, log_dir, models, epochs, options, json_path)
+    found = [log_path(log.location) for log in logs]
     _leaderboard(
-        resolved.suite,
-        [log_path(log.location) for log in logs],
-        output or log_dir / "leaderboard.json",
-        markdown_path,
-        errors,
-        json_path,
-        html_dir,
-        prepared.not_run,
-        store,
-        prices,
-    )
+        resolved.suite, found, output or log_dir / "leaderboard.json", markdown_path, errors,
+        json_path, html_dir, prepared.not_run, store, prices,
+    )  # fmt: skip
     if not success:
         _exit_unfinished(logs)
+
+
+def _resolve(suite: str, judges: tuple[str, ...]) -> Any:
+    """The suite to run (with the judge's task when --judge is given); exit 2 on a bad one."""
+    from plumbline.leaderboard import SuiteError
+    from plumbline.suites.registry import resolve_suite
+
+    try:
+        resolved = resolve_suite(suite)
+        return resolved.with_judge() if judges else resolved
+    except SuiteError as error:
+        _fail(*str(error).splitlines())
+        raise SystemExit(EXIT_USAGE) from None
+
+
+def _check_adaptive(errors: str, models: tuple[str, ...]) -> None:
+    """Exit 2 on options an adaptive run cannot honour."""
+    if errors != "zero":
+        _fail("--adaptive counts an errored sample as 0: it runs with --errors zero only")
+    if len(models) < 2:
+        _fail("--adaptive ranks models against each other: give at least two --model")
+
+
+def _run_adaptively(
+    resolved: Any,
+    models: tuple[str, ...],
+    log_dir: Path,
+    adaptive: AdaptiveOptions,
+    task_settings: tuple[int, int | None, int, tuple[str, ...]],
+    options: dict[str, Any],
+    not_run: dict[str, str],
+    prices: PriceTable | None,
+    published: tuple[Path, Path | None, str | None, Path | None],
+    store: StoreOptions,
+) -> None:
+    """`run --adaptive`: the rounds through eval_set, then the leaderboard (exit 1 when a
+    round did not finish: the same command resumes it)."""
+    from plumbline.app.adaptive_run import run_adaptive
+    from plumbline.suites.registry import make_tasks
+
+    seed, limit, epochs, judges = task_settings
+    output, markdown_path, json_path, html_dir = published
+
+    def make() -> list[Any]:
+        return make_tasks(resolved, seed=seed, limit=limit, epochs=epochs, judge=judges).tasks
+
+    def run_round(round_tasks: list[Any], round_dir: Path, names: list[str]) -> Any:
+        return _run_tasks(round_tasks, round_dir, tuple(names), epochs, options, json_path)
+
+    result = run_adaptive(
+        make,
+        resolved.suite,
+        models,
+        log_dir,
+        adaptive.settings(),
+        seed,
+        run_round,
+        not_run,
+        prices if prices is not None else load_price_table(None),
+    )
+    _publish(result.board, result.logs, output, markdown_path, json_path, html_dir, store)
+    if not result.finished:
+        warn("an adaptive round did not finish; run the same command again to resume it")
+        raise SystemExit(EXIT_FAILED)
 
 
 def _exit_unfinished(logs: list[Any]) -> None:
