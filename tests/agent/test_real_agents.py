@@ -467,19 +467,23 @@ def test_claude_code_forging_its_final_report_changes_no_counted_usage(
     assert result.exit_code == 0, result.output
     records = read_jsonl(out / "records.jsonl")
     assert len(records) == 2
+    forged = 0
     for record in records:
         stdout = (out / "logs" / record["run_id"] / "agent.stdout").read_text()
-        # The forgery worked on what the agent reports: its last result is the forged one.
-        assert stdout.rstrip().splitlines()[-1].startswith('{"type": "result"')
-        own = record["agent_reported_usage"]
-        assert own["input_tokens"] == 3 and own["output_tokens"] == 4
-        assert own["total_cost_usd"] == 0.000001
-        # The counted usage is the proxy's, and the record flags the difference.
+        # The counted usage is the proxy's whatever the agent's output says.
         assert record["usage_source"] == "metered"
-        assert record["usage_discrepancy_flagged"] is True
-        assert record["usage_discrepancy"] < -0.99
         assert record["input_tokens"] == record["metered_usage"]["input_tokens"] > 3
         assert record["total_cost_usd"] != 0.000001
+        # Where the forgery landed (the forger races the CLI: on a loaded machine it can miss),
+        # the agent's report is the forged one and the record flags the difference.
+        if stdout.rstrip().splitlines()[-1].startswith('{"type": "result"'):
+            forged += 1
+            own = record["agent_reported_usage"]
+            assert own["input_tokens"] == 3 and own["output_tokens"] == 4
+            assert own["total_cost_usd"] == 0.000001
+            assert record["usage_discrepancy_flagged"] is True
+            assert record["usage_discrepancy"] < -0.99
+    assert forged >= 1
     metered = {
         kind: sum(r["metered_usage"][f"{kind}_tokens"] for r in records)
         for kind in ("input", "output", "cache_read", "cache_write")

@@ -126,19 +126,24 @@ def test_a_killed_adaptive_run_resumes_without_asking_again(
     code, _, stderr = _run(*command)
     assert code == 1
     assert "run the same command again to resume it" in stderr
-    first = _requests(server, start)
-    middle = len(server.log)
+    # Resumed until it finishes: on a loaded machine a resumed round can be interrupted again.
+    interrupted = 1
     code, stdout, stderr = _run(*command)
+    while code == 1 and interrupted < 3:
+        interrupted += 1
+        code, stdout, stderr = _run(*command)
     assert code == 0, stderr
     adaptive = json.loads(stdout)["adaptive"]
     assert adaptive["stop_reason"] == "decided"
-    second = _requests(server, middle)
+    asked = _requests(server, start)
     used = adaptive["models"]
-    # the weak model's round finished: its answers were reused, none asked again
-    assert first["weak"] + second["weak"] == used[WEAK]
-    # the flaky model's round was interrupted: only its unfinished samples were asked again
-    asked_again = first["flaky"] + second["flaky"] - used["openai-api/local/flaky"]
-    assert 1 <= asked_again <= 10
+    # the weak model's first round finished: its answers were reused (a later interruption,
+    # on a loaded machine, may ask one more round's unfinished samples again)
+    assert used[WEAK] <= asked["weak"] <= used[WEAK] + 10 * (interrupted - 1)
+    # only an interrupted round's unfinished samples were asked again (a round is 10 questions)
+    asked_again = asked["flaky"] - used["openai-api/local/flaky"]
+    assert 1 <= asked_again <= 10 * interrupted
+    middle = len(server.log)
     again = _run(*command)
     assert again[0] == 0 and json.loads(again[1])["adaptive"] == adaptive
-    assert len(server.log) == middle + sum(second.values())  # a finished run calls nobody
+    assert len(server.log) == middle  # a finished run calls nobody
