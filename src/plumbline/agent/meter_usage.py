@@ -89,34 +89,29 @@ def anthropic_tokens(usage: dict[str, Any]) -> Tokens:
     )
 
 
-def chat_tokens(usage: dict[str, Any]) -> Tokens:
-    """OpenAI Chat Completions' `usage` (`prompt_tokens` counts the cached ones too)."""
-    details = _dict(usage.get("prompt_tokens_details"))
+def _openai_tokens(usage: dict[str, Any], prompt: str, completion: str) -> Tokens:
+    """OpenAI's `usage` under the API's own names (the prompt count includes cached tokens)."""
+    details = _dict(usage.get(f"{prompt}_details"))
     cached = _int(details.get("cached_tokens"))
     written = _int(details.get("cache_write_tokens"))
-    reasoning = _dict(usage.get("completion_tokens_details")).get("reasoning_tokens")
+    reasoning = _dict(usage.get(f"{completion}_details")).get("reasoning_tokens")
     return Tokens(
-        input=max(_int(usage.get("prompt_tokens")) - cached - written, 0),
-        output=_int(usage.get("completion_tokens")),
+        input=max(_int(usage.get(prompt)) - cached - written, 0),
+        output=_int(usage.get(completion)),
         cache_read=cached,
         cache_write=written,
         reasoning=_int(reasoning) if reasoning is not None else None,
     )
+
+
+def chat_tokens(usage: dict[str, Any]) -> Tokens:
+    """OpenAI Chat Completions' `usage` (`prompt_tokens` counts the cached ones too)."""
+    return _openai_tokens(usage, "prompt_tokens", "completion_tokens")
 
 
 def responses_tokens(usage: dict[str, Any]) -> Tokens:
     """OpenAI Responses' `usage` (`input_tokens` counts the cached ones too)."""
-    details = _dict(usage.get("input_tokens_details"))
-    cached = _int(details.get("cached_tokens"))
-    written = _int(details.get("cache_write_tokens"))
-    reasoning = _dict(usage.get("output_tokens_details")).get("reasoning_tokens")
-    return Tokens(
-        input=max(_int(usage.get("input_tokens")) - cached - written, 0),
-        output=_int(usage.get("output_tokens")),
-        cache_read=cached,
-        cache_write=written,
-        reasoning=_int(reasoning) if reasoning is not None else None,
-    )
+    return _openai_tokens(usage, "input_tokens", "output_tokens")
 
 
 class UsageReader:
