@@ -370,7 +370,14 @@ def reliability_only(out: Path) -> int:
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
     write_atomic(
-        out, kept + "\n" + render_reliability(cells, model) + "\n" + HISTORY_SECTION + COST_SECTION + ADAPTIVE_SECTION
+        out,
+        kept
+        + "\n"
+        + render_reliability(cells, model)
+        + "\n"
+        + HISTORY_SECTION
+        + COST_SECTION
+        + ADAPTIVE_SECTION,
     )
     print(f"wrote {out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) else 1
@@ -418,7 +425,14 @@ def main(argv: list[str] | None = None) -> int:
         RELIABILITY_PROMPTS, RELIABILITY_TRIALS, model=model, progress=_reliability_progress
     )
     text = render(cells, seconds, args.resamples, compare_sizes)
-    text += "\n" + render_reliability(reliability, model) + "\n" + HISTORY_SECTION + COST_SECTION + ADAPTIVE_SECTION
+    text += (
+        "\n"
+        + render_reliability(reliability, model)
+        + "\n"
+        + HISTORY_SECTION
+        + COST_SECTION
+        + ADAPTIVE_SECTION
+    )
     write_atomic(args.out, text)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0 if all(c.acceptable for c in cells) and all(c.acceptable for c in reliability) else 1
