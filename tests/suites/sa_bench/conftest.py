@@ -15,12 +15,12 @@ def own_parsers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     The real parsers start a JVM or Node.js per diagram; the tests that request `real_mermaid`
     or `real_plantuml` prove they agree with ours on the table of cases.
     """
-    from plumbline.suites.sa_bench.scorers import structured
+    from plumbline.suites.sa_bench.scorers import mermaid, plantuml
 
     if "real_mermaid" not in request.fixturenames:
-        monkeypatch.setattr(structured, "mermaid_parser", lambda: None)
+        monkeypatch.setattr(mermaid, "mermaid_parser", lambda: None)
     if "real_plantuml" not in request.fixturenames:
-        monkeypatch.setattr(structured, "plantuml_command", lambda: None)
+        monkeypatch.setattr(plantuml, "plantuml_command", lambda: None)
 
 
 @pytest.fixture(scope="session")

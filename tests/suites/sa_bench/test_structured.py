@@ -8,16 +8,17 @@ from typing import Any
 
 import pytest
 
-from plumbline.suites.sa_bench.scorers.structured import (
-    extract_diagram,
+from plumbline.suites.sa_bench.scorers.mermaid import (
     install_mermaid_parser,
     mermaid_parse_many,
     mermaid_parser,
-    plantuml_command,
+    validate_mermaid,
+)
+from plumbline.suites.sa_bench.scorers.plantuml import plantuml_command, validate_plantuml
+from plumbline.suites.sa_bench.scorers.structured import (
+    extract_diagram,
     validate_diagram,
     validate_json_architecture,
-    validate_mermaid,
-    validate_plantuml,
 )
 
 MERMAID_VALID = [

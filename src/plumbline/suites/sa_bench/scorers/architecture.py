@@ -54,12 +54,8 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from plumbline.suites.sa_bench.scorers.aws_services import find_services, lookup, phrases_for
-from plumbline.suites.sa_bench.scorers.structured import (
-    FORMATS,
-    DiagramFormat,
-    ValidationResult,
-    validate_diagram,
-)
+from plumbline.suites.sa_bench.scorers.diagram import FORMATS, DiagramFormat, ValidationResult
+from plumbline.suites.sa_bench.scorers.structured import validate_diagram
 
 DIMENSIONS: tuple[str, ...] = ("accuracy", "completeness", "quality")
 

@@ -81,11 +81,8 @@ from plumbline.suites.sa_bench.scorers.architecture import (
     words,
 )
 from plumbline.suites.sa_bench.scorers.aws_services import phrases_for
-from plumbline.suites.sa_bench.scorers.structured import (
-    DiagramFormat,
-    ValidationResult,
-    validate_diagram,
-)
+from plumbline.suites.sa_bench.scorers.diagram import DiagramFormat, ValidationResult
+from plumbline.suites.sa_bench.scorers.structured import validate_diagram
 
 DEFAULT_RUBRIC = "v1"
 DEFAULT_HEURISTIC_WEIGHT = 0.3
