@@ -78,10 +78,10 @@ from plumbline.suites.sa_bench.scorers.architecture import (
     response_text,
     score_architecture,
     task_metadata,
-    words,
 )
 from plumbline.suites.sa_bench.scorers.aws_services import phrases_for
 from plumbline.suites.sa_bench.scorers.diagram import DiagramFormat, ValidationResult
+from plumbline.suites.sa_bench.scorers.prose import words
 from plumbline.suites.sa_bench.scorers.structured import validate_diagram
 
 DEFAULT_RUBRIC = "v1"
