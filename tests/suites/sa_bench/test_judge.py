@@ -14,15 +14,14 @@ from arch_helpers import metadata
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
 
 from plumbline.suites.sa_bench.scorers.judge import (
-    JudgeParseError,
-    adjustment_factors,
     build_judge_messages,
     delimiter_tag,
     judge_response,
     load_rubric,
     neutralise,
-    parse_verdict,
 )
+from plumbline.suites.sa_bench.scorers.judge_factors import adjustment_factors
+from plumbline.suites.sa_bench.scorers.judge_verdict import JudgeParseError, parse_verdict
 from plumbline.suites.sa_bench.scorers.structured import validate_diagram
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 from scipy import stats as scipy_stats
@@ -42,10 +43,12 @@ from plumbline.suites.sa_bench.scorers.judge import (
     DEFAULT_SEED,
     JUDGE_MAX_TOKENS,
     JudgeOutcome,
-    JudgeVerdict,
     build_judge_messages,
     run_judge,
 )
+from plumbline.suites.sa_bench.scorers.judge_verdict import JudgeVerdict
+
+FloatArray = npt.NDArray[np.float64]
 
 CALIBRATION_FILE = Path(__file__).resolve().parents[1] / "data" / "calibration.jsonl"
 
@@ -213,54 +216,56 @@ def _spearman(x: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> float:
     return float(scipy_stats.spearmanr(x, y).statistic)
 
 
-def summarise(
-    judge: str, items: Sequence[CalibrationItem], outcomes: Sequence[Sequence[JudgeOutcome]]
-) -> JudgeCalibration:
-    """Calibration metrics from `outcomes[run][item]` (pure)."""
-    runs = len(outcomes)
-    # scores[run, item, dimension], NaN when unscored
-    scores = np.full((runs, len(items), len(DIMENSIONS)), np.nan)
+def _score_cube(outcomes: Sequence[Sequence[JudgeOutcome]], n_items: int) -> FloatArray:
+    """scores[run, item, dimension] of the verdicts, NaN when unscored."""
+    scores = np.full((len(outcomes), n_items, len(DIMENSIONS)), np.nan)
     for r, run in enumerate(outcomes):
         for i, outcome in enumerate(run):
             if outcome.verdict is not None:
                 values = outcome.verdict.dimensions()
                 scores[r, i] = [values[d] for d in DIMENSIONS]
-    unscored = int(np.isnan(scores[:, :, 0]).sum())
-    hand = np.array([[item.hand.dimensions()[d] for d in DIMENSIONS] for item in items])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # NaN for unscored items is intended
-        mean_scores = np.nanmean(scores, axis=0)  # item × dimension
-        spread = np.nanstd(scores, axis=0) if runs > 1 else np.zeros_like(mean_scores)
-    failures: list[str] = []
-    reports: dict[str, DimensionReport] = {}
-    scored = ~np.isnan(mean_scores[:, 0])
-    for d, name in enumerate(DIMENSIONS):
-        judged, truth = mean_scores[scored, d], hand[scored, d]
-        if judged.size:
-            error = np.abs(judged - truth)
-            mae, within = float(error.mean()), float((error <= WITHIN + 1e-9).mean())
-        else:
-            mae, within = float("nan"), 0.0
-        rho = _spearman(judged, truth)
-        run_spread = float(np.nanmean(spread[scored, d])) if judged.size else float("nan")
-        problems = []
-        if not (rho >= SPEARMAN_MIN):
-            problems.append(f"{name}: Spearman {rho:.2f} < {SPEARMAN_MIN}")
-        if not (mae <= MAE_MAX):
-            problems.append(f"{name}: MAE {mae:.3f} > {MAE_MAX}")
-        if not (within >= WITHIN_SHARE_MIN):
-            problems.append(f"{name}: {within:.0%} within ±{WITHIN} < {WITHIN_SHARE_MIN:.0%}")
-        if not (run_spread <= RUN_SPREAD_MAX):
-            problems.append(f"{name}: run-to-run spread {run_spread:.3f} > {RUN_SPREAD_MAX}")
-        failures.extend(problems)
-        pearson = (
-            float(np.corrcoef(judged, truth)[0, 1])
-            if judged.size >= 3 and np.ptp(judged) > 0 and np.ptp(truth) > 0
-            else float("nan")
-        )
-        reports[name] = DimensionReport(mae, within, rho, run_spread, not problems, pearson)
+    return scores
+
+
+def _dimension_report(
+    name: str, judged: FloatArray, truth: FloatArray, spread: FloatArray
+) -> tuple[DimensionReport, list[str]]:
+    """One dimension's agreement with the hand scores, and the thresholds it misses."""
+    if judged.size:
+        error = np.abs(judged - truth)
+        mae, within = float(error.mean()), float((error <= WITHIN + 1e-9).mean())
+    else:
+        mae, within = float("nan"), 0.0
+    rho = _spearman(judged, truth)
+    run_spread = float(np.nanmean(spread)) if judged.size else float("nan")
+    problems = []
+    if not (rho >= SPEARMAN_MIN):
+        problems.append(f"{name}: Spearman {rho:.2f} < {SPEARMAN_MIN}")
+    if not (mae <= MAE_MAX):
+        problems.append(f"{name}: MAE {mae:.3f} > {MAE_MAX}")
+    if not (within >= WITHIN_SHARE_MIN):
+        problems.append(f"{name}: {within:.0%} within ±{WITHIN} < {WITHIN_SHARE_MIN:.0%}")
+    if not (run_spread <= RUN_SPREAD_MAX):
+        problems.append(f"{name}: run-to-run spread {run_spread:.3f} > {RUN_SPREAD_MAX}")
+    pearson = (
+        float(np.corrcoef(judged, truth)[0, 1])
+        if judged.size >= 3 and np.ptp(judged) > 0 and np.ptp(truth) > 0
+        else float("nan")
+    )
+    return DimensionReport(mae, within, rho, run_spread, not problems, pearson), problems
+
+
+def _item_entries(
+    items: Sequence[CalibrationItem],
+    outcomes: Sequence[Sequence[JudgeOutcome]],
+    mean_scores: FloatArray,
+    hand: FloatArray,
+    scored: npt.NDArray[np.bool_],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """Each item's entry, the adversarial items' entries, and the adversarial failures."""
     adversarial = []
     per_item = []
+    failures: list[str] = []
     for i, item in enumerate(items):
         judged_overall = float(np.mean(mean_scores[i])) if scored[i] else float("nan")
         entry = {
@@ -286,6 +291,31 @@ def summarise(
                 )
             elif fooled is None:
                 failures.append(f"{item.id} ({item.tier}) was never scored")
+    return per_item, adversarial, failures
+
+
+def summarise(
+    judge: str, items: Sequence[CalibrationItem], outcomes: Sequence[Sequence[JudgeOutcome]]
+) -> JudgeCalibration:
+    """Calibration metrics from `outcomes[run][item]` (pure)."""
+    runs = len(outcomes)
+    scores = _score_cube(outcomes, len(items))
+    unscored = int(np.isnan(scores[:, :, 0]).sum())
+    hand = np.array([[item.hand.dimensions()[d] for d in DIMENSIONS] for item in items])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NaN for unscored items is intended
+        mean_scores = np.nanmean(scores, axis=0)  # item × dimension
+        spread = np.nanstd(scores, axis=0) if runs > 1 else np.zeros_like(mean_scores)
+    failures: list[str] = []
+    reports: dict[str, DimensionReport] = {}
+    scored = ~np.isnan(mean_scores[:, 0])
+    for d, name in enumerate(DIMENSIONS):
+        reports[name], problems = _dimension_report(
+            name, mean_scores[scored, d], hand[scored, d], spread[scored, d]
+        )
+        failures.extend(problems)
+    per_item, adversarial, item_failures = _item_entries(items, outcomes, mean_scores, hand, scored)
+    failures.extend(item_failures)
     share = unscored / (runs * len(items))
     if share > UNSCORED_SHARE_MAX:
         failures.append(f"{unscored} of {runs * len(items)} verdicts unscored ({share:.0%})")

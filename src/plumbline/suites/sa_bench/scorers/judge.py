@@ -79,15 +79,18 @@ from plumbline.suites.sa_bench.scorers.architecture import (
     score_architecture,
     task_metadata,
 )
-from plumbline.suites.sa_bench.scorers.aws_services import phrases_for
-from plumbline.suites.sa_bench.scorers.diagram import DiagramFormat, ValidationResult
-from plumbline.suites.sa_bench.scorers.prose import words
+from plumbline.suites.sa_bench.scorers.diagram import DiagramFormat
+from plumbline.suites.sa_bench.scorers.judge_factors import Factor, adjustment_factors
+from plumbline.suites.sa_bench.scorers.judge_verdict import (
+    JudgeParseError,
+    JudgeVerdict,
+    parse_verdict,
+)
 from plumbline.suites.sa_bench.scorers.structured import validate_diagram
 
 DEFAULT_RUBRIC = "v1"
 DEFAULT_HEURISTIC_WEIGHT = 0.3
 DEFAULT_SEED = 42
-MAX_REASONING_CHARS = 600
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,86 +209,6 @@ def build_judge_messages(
     return messages, neutralised
 
 
-# ---------------------------------------------------------------------------------------------
-# parsing
-
-
-class JudgeParseError(ValueError):
-    """The judge's reply is not a valid verdict; the message says what to fix."""
-
-
-@dataclass(frozen=True)
-class JudgeVerdict:
-    accuracy: float
-    completeness: float
-    quality: float
-    reasoning: str
-
-    def dimensions(self) -> dict[str, float]:
-        return {
-            "accuracy": self.accuracy,
-            "completeness": self.completeness,
-            "quality": self.quality,
-        }
-
-    @property
-    def value(self) -> float:
-        return (self.accuracy + self.completeness + self.quality) / 3
-
-
-def _json_objects(text: str) -> list[dict[str, Any]]:
-    decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
-    position = 0
-    while (start := text.find("{", position)) >= 0:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            position = start + 1
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-        position = end
-    return found
-
-
-def parse_verdict(text: str) -> JudgeVerdict:
-    """Parse the judge's final JSON object strictly (see the module docstring)."""
-    objects = _json_objects(text)
-    if not objects:
-        raise JudgeParseError("no JSON object found; reply with exactly one JSON object")
-    verdict = objects[-1]
-    missing = [d for d in DIMENSIONS if d not in verdict]
-    if missing:
-        raise JudgeParseError(f"the JSON object lacks {', '.join(missing)}")
-    values: dict[str, float] = {}
-    for dimension in DIMENSIONS:
-        raw = verdict[dimension]
-        if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
-            raise JudgeParseError(f"{dimension}={raw!r} is not a number between 0 and 1")
-        values[dimension] = float(raw)
-    out_of_range = {d: v for d, v in values.items() if not 0 <= v <= 1}
-    if out_of_range:
-        listing = ", ".join(f"{d}={v:g}" for d, v in out_of_range.items())
-        hint = (
-            "a 0-10 scale"
-            if all(v <= 10 for v in out_of_range.values())
-            else "a percentage or another scale"
-        )
-        raise JudgeParseError(
-            f"{listing} outside [0, 1] (looks like {hint}); every dimension must be in [0, 1]"
-        )
-    reasoning = verdict.get("reasoning", "")
-    if not isinstance(reasoning, str):
-        raise JudgeParseError("reasoning must be a string")
-    return JudgeVerdict(
-        values["accuracy"],
-        values["completeness"],
-        values["quality"],
-        reasoning[:MAX_REASONING_CHARS],
-    )
-
-
 @dataclass(frozen=True)
 class JudgeOutcome:
     """One judge's attempt: a verdict, or the errors that left it unscored."""
@@ -374,85 +297,6 @@ async def run_judge(
                 ),
             ]
     return JudgeOutcome(str(model), None, attempts, tuple(errors))
-
-
-# ---------------------------------------------------------------------------------------------
-# blending and factors
-
-
-@dataclass(frozen=True)
-class Factor:
-    name: str
-    applies_to: tuple[str, ...]
-    value: float
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "applies_to": list(self.applies_to),
-            "factor": self.value,
-            "reason": self.reason,
-        }
-
-
-def _distinct_sentence_share(response: str) -> float:
-    sentences = [" ".join(words(s)) for s in re.split(r"(?<=[.!?])\s+|\n+", response) if words(s)]
-    return len(set(sentences)) / len(sentences) if sentences else 1.0
-
-
-def adjustment_factors(
-    response: str,
-    metadata: Mapping[str, Any],
-    reference_answer: str,
-    diagram: ValidationResult | None,
-) -> list[Factor]:
-    """The documented anti-gaming and structure factors that apply to this response."""
-    factors: list[Factor] = []
-    count = len(words(response))
-    if count < 50:
-        factors.append(Factor("length_floor", DIMENSIONS, 0.8, f"{count} words (< 50)"))
-    if count >= 100 and (share := _distinct_sentence_share(response)) < 0.6:
-        factors.append(
-            Factor("repetition", DIMENSIONS, 0.9, f"only {share:.0%} of sentences are distinct")
-        )
-    reference_words = len(words(reference_answer))
-    if count > 400 and reference_words and count > 3 * reference_words:
-        factors.append(
-            Factor(
-                "padding",
-                DIMENSIONS,
-                0.9,
-                f"{count} words, over 3× the reference answer's {reference_words}",
-            )
-        )
-    if diagram is not None:
-        if diagram.valid:
-            factors.append(
-                Factor("format_valid", ("quality",), 1.05, f"valid {diagram.format} diagram")
-            )
-            services = (metadata.get("expected") or {}).get("services") or []
-            if services:
-                labels = " " + " ".join(words(diagram.text)) + " "
-                missing = [
-                    s["name"]
-                    for s in services
-                    if not any(f" {p} " in labels for p in phrases_for(s["name"]))
-                ]
-                if missing:
-                    share = len(missing) / len(services)
-                    factors.append(
-                        Factor(
-                            "missing_components",
-                            ("completeness",),
-                            1 - 0.1 * share,
-                            f"diagram lacks {', '.join(missing)}",
-                        )
-                    )
-        else:
-            why = "; ".join(diagram.errors[:3])
-            factors.append(Factor("format_invalid", ("quality",), 0.8, why))
-    return factors
 
 
 def _clip(value: float) -> float:
