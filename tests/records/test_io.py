@@ -14,15 +14,12 @@ from pydantic import BaseModel, Field
 
 from plumbline.records.io import (
     InvalidRecordError,
-    JsonlAppender,
     Located,
     RecordError,
-    _current_umask,
     iter_json_values,
     read_records,
-    write_atomic,
-    write_json_atomic,
 )
+from plumbline.records.writing import JsonlAppender, _current_umask, write_atomic, write_json_atomic
 
 
 class Point(BaseModel):
