@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from plumbline.stats import bootstrap as bootstrap_module
 from plumbline.stats import cluster_bootstrap
+from plumbline.stats import clustered as clustered_module
 
 
 def paired_deltas(clusters: int, repeats: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -45,25 +45,25 @@ def test_auto_pools_only_above_the_budget(monkeypatch: pytest.MonkeyPatch) -> No
         ).interval
     )
     # 600 tasks × up to 2 binomials (3 distinct deltas) × 2,000 resamples: about 2 × 10⁶ draws
-    monkeypatch.setattr(bootstrap_module, "EXACT_DRAW_BUDGET", 100_000)
+    monkeypatch.setattr(clustered_module, "EXACT_DRAW_BUDGET", 100_000)
     above = cluster_bootstrap(values, labels, n_resamples=2_000, seed=0)
     assert above.details["within_resampling"].startswith("normal approximation of the pooled")
 
 
 def test_pooling_needs_the_within_variance_spread_over_many_clusters() -> None:
     values, labels = paired_deltas(clusters=300, repeats=6, seed=3)
-    groups = bootstrap_module._prepare_clusters(values, labels, None)
-    distinct = bootstrap_module._distinct_values(groups)
-    assert bootstrap_module._pooled_is_sound(groups, distinct)
+    groups = clustered_module._prepare_clusters(values, labels, None)
+    distinct = clustered_module._distinct_values(groups)
+    assert clustered_module._pooled_is_sound(groups, distinct)
     # One task whose repeats swing by 1,000 holds nearly all the within-task variance.
     loud = values.copy()
     loud[:6] = [-1000.0, 1000.0, -1000.0, 1000.0, -1000.0, 1000.0]
-    groups = bootstrap_module._prepare_clusters(loud, labels, None)
-    assert not bootstrap_module._pooled_is_sound(groups, bootstrap_module._distinct_values(groups))
+    groups = clustered_module._prepare_clusters(loud, labels, None)
+    assert not clustered_module._pooled_is_sound(groups, clustered_module._distinct_values(groups))
     # Too few clusters with any spread at all.
     few, few_labels = paired_deltas(clusters=50, repeats=6, seed=3)
-    groups = bootstrap_module._prepare_clusters(few, few_labels, None)
-    assert not bootstrap_module._pooled_is_sound(groups, bootstrap_module._distinct_values(groups))
+    groups = clustered_module._prepare_clusters(few, few_labels, None)
+    assert not clustered_module._pooled_is_sound(groups, clustered_module._distinct_values(groups))
 
 
 def test_pooled_draw_with_constant_clusters_is_the_cluster_bootstrap() -> None:

@@ -17,10 +17,10 @@ if TYPE_CHECKING:
     from plumbline.stats.bootstrap import (
         bootstrap_interval,
         bootstrap_percentile_intervals,
-        cluster_bootstrap,
         paired_bootstrap,
     )
     from plumbline.stats.change import ChangeDetection, detect_change
+    from plumbline.stats.clustered import cluster_bootstrap
     from plumbline.stats.effect_sizes import (
         cliffs_delta,
         cohens_d,
@@ -97,7 +97,7 @@ _WHERE = {
     "check_level": "plumbline.stats.result",
     "cliffs_delta": "plumbline.stats.effect_sizes",
     "clopper_pearson_interval": "plumbline.stats.proportions",
-    "cluster_bootstrap": "plumbline.stats.bootstrap",
+    "cluster_bootstrap": "plumbline.stats.clustered",
     "clustered_mean": "plumbline.stats.means",
     "cohens_d": "plumbline.stats.effect_sizes",
     "cohens_d_clustered": "plumbline.stats.effect_sizes",
