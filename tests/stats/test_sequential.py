@@ -15,7 +15,8 @@ from plumbline.stats import (
     plan_sequential_continuous,
     run_sequential,
 )
-from plumbline.stats.sequential import _null_crossing, stopping_points
+from plumbline.stats.sequential import stopping_points
+from plumbline.stats.sequential_model import _null_crossing
 
 
 @pytest.fixture(scope="module")
