@@ -53,12 +53,11 @@ if TYPE_CHECKING:
         two_proportion_minimum_detectable_effect,
         two_proportion_sample_size,
     )
-    from plumbline.stats.ppi import (
+    from plumbline.stats.ppi import ppi_mean, ppi_mean_difference
+    from plumbline.stats.ppi_labels import (
         LabelBudget,
         SelectionCheck,
         label_budget,
-        ppi_mean,
-        ppi_mean_difference,
         selection_check,
     )
     from plumbline.stats.proportions import (
@@ -84,9 +83,9 @@ _WHERE = {
     "ConfidenceInterval": "plumbline.stats.result",
     "DetectableEffectResult": "plumbline.stats.power",
     "EstimateResult": "plumbline.stats.result",
-    "LabelBudget": "plumbline.stats.ppi",
+    "LabelBudget": "plumbline.stats.ppi_labels",
     "SampleSizeResult": "plumbline.stats.power",
-    "SelectionCheck": "plumbline.stats.ppi",
+    "SelectionCheck": "plumbline.stats.ppi_labels",
     "SequentialPlan": "plumbline.stats.sequential",
     "SequentialResult": "plumbline.stats.sequential",
     "TestResult": "plumbline.stats.result",
@@ -109,7 +108,7 @@ _WHERE = {
     "min_p_step_down": "plumbline.stats.multiple",
     "MinPStepDown": "plumbline.stats.multiple",
     "krippendorff_alpha": "plumbline.stats.agreement",
-    "label_budget": "plumbline.stats.ppi",
+    "label_budget": "plumbline.stats.ppi_labels",
     "mcnemar_exact": "plumbline.stats.paired",
     "mcnemar_minimum_detectable_effect": "plumbline.stats.power",
     "mcnemar_sample_size": "plumbline.stats.power",
@@ -127,7 +126,7 @@ _WHERE = {
     "repeat_variance_factor": "plumbline.stats.power",
     "repeated_measures_mean": "plumbline.stats.means",
     "run_sequential": "plumbline.stats.sequential",
-    "selection_check": "plumbline.stats.ppi",
+    "selection_check": "plumbline.stats.ppi_labels",
     "sign_test": "plumbline.stats.paired",
     "t_interval": "plumbline.stats.means",
     "two_proportion_minimum_detectable_effect": "plumbline.stats.power",
