@@ -12,9 +12,10 @@ import hashlib
 
 import pytest
 
+from plumbline.cdk.assembly import forged_outputs
 from plumbline.cdk.outcomes import Outcome
 from plumbline.cdk.scorer import report_to_score
-from plumbline.cdk.synth import CdkSynthesizer, forged_outputs
+from plumbline.cdk.synth import CdkSynthesizer
 
 pytestmark = pytest.mark.slow
 

@@ -20,10 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from plumbline.cdk.assembly import _count_resources
 from plumbline.cdk.extract import ExtractedApp
 from plumbline.cdk.outcomes import Outcome, SynthReport, looks_like_infra_failure, stderr_head
 from plumbline.cdk.runtime import DUMMY_ACCOUNT, DUMMY_REGION, silence_node_warnings
-from plumbline.cdk.synth import _count_resources, build_job
+from plumbline.cdk.synth import build_job
 
 #: The pinned CLI that `make cdk-cli` installs (the CLI must be at least as new as the
 #: library's cloud-assembly schema, or every synth fails).
