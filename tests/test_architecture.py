@@ -6,7 +6,10 @@ The import rules themselves are import-linter's contracts (`make lint`, `lint-im
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "plumbline"
@@ -63,3 +66,27 @@ def test_tests_mirror_the_package() -> None:
         if path.is_dir() and not path.name.startswith((".", "__"))
     }
     assert folders - {"support"} <= packages | modules, folders - packages - modules - {"support"}
+
+
+def _contracts() -> list[dict[str, Any]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts: list[dict[str, Any]] = config["tool"]["importlinter"]["contracts"]
+    return contracts
+
+
+def test_the_architecture_page_names_every_contract() -> None:
+    """A contract per rule: each contract's name (up to its first colon) is in the rules table."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = [c["name"] for c in _contracts() if f"`{c['name'].split(':')[0]}" not in page]
+    assert missing == [], f"docs/architecture.md does not name these contracts: {missing}"
+
+
+def test_the_architecture_page_draws_every_layer_the_contract_declares() -> None:
+    """The four layers of the layers contract, and every module in them, are on the page."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    (layers,) = [c for c in _contracts() if c["name"].startswith("Layers: ")]
+    assert len(layers["layers"]) == 4
+    for layer in layers["layers"]:
+        for module in re.split(r"[:|]", layer):
+            name = module.strip().strip("()")
+            assert re.search(rf"\b{re.escape(name)}(/|\.py)", page), name
