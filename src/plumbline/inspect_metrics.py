@@ -51,6 +51,26 @@ def _bounds(low: float | None, high: float | None, prefix: str = "") -> dict[str
     }
 
 
+def _t_summary(values: list[float], level: float, estimate: str, prefix: str = "") -> Value:
+    """`{estimate: mean, low, high, n}` with the Student-t interval (NaN bounds below 2 values)."""
+    from plumbline.stats import t_interval as interval
+
+    if len(values) < 2:
+        mean = values[0] if values else math.nan
+        return {
+            estimate: mean,
+            f"{prefix}low": math.nan,
+            f"{prefix}high": math.nan,
+            "n": len(values),
+        }
+    result = interval(values, level=level)
+    return {
+        estimate: result.statistic,
+        **_bounds(result.interval.low, result.interval.high, prefix),
+        "n": len(values),
+    }
+
+
 @metric(name="wilson_interval")
 def wilson_interval(level: float = 0.95) -> Metric:
     """Wilson score interval of the proportion of correct samples (scores 0/1, "C"/"I").
@@ -83,18 +103,7 @@ def t_interval(level: float = 0.95) -> Metric:
     (Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640)."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        from plumbline.stats import t_interval as interval
-
-        values = _values(scores)
-        if len(values) < 2:
-            mean = values[0] if values else math.nan
-            return {"mean": mean, "t_low": math.nan, "t_high": math.nan, "n": len(values)}
-        result = interval(values, level=level)
-        return {
-            "mean": result.statistic,
-            **_bounds(result.interval.low, result.interval.high, "t_"),
-            "n": len(values),
-        }
+        return _t_summary(_values(scores), level, "mean", "t_")
 
     return compute
 
@@ -105,18 +114,8 @@ def paired_difference(first: str, second: str, level: float = 0.95) -> Metric:
     sample is its own control: `mean(d) ± t(n−1) · sd(d)/√n`, d the per-sample differences)."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        from plumbline.stats import t_interval as interval
-
         differences = [_arm(item, first) - _arm(item, second) for item in scores]
-        if len(differences) < 2:
-            mean = differences[0] if differences else math.nan
-            return {"difference": mean, "low": math.nan, "high": math.nan, "n": len(differences)}
-        result = interval(differences, level=level)
-        return {
-            "difference": result.statistic,
-            **_bounds(result.interval.low, result.interval.high),
-            "n": len(differences),
-        }
+        return _t_summary(differences, level, "difference")
 
     return compute
 
