@@ -77,6 +77,17 @@ def check_count(value: Any, name: str, *, minimum: int = 0) -> int:
     return count
 
 
+def check_positive(value: Any, name: str) -> float:
+    """A finite number > 0 (a bool is not a number here)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (math.isfinite(value) and value > 0)
+    ):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return float(value)
+
+
 def check_probability(value: Any, name: str, *, open_interval: bool = True) -> float:
     """A probability in (0, 1), or [0, 1] when `open_interval` is False."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):

@@ -25,7 +25,7 @@ from typing import Any
 from scipy import optimize
 from scipy import stats as sps
 
-from plumbline.stats._validation import check_count, check_probability
+from plumbline.stats._validation import check_count, check_positive, check_probability
 
 
 @dataclass(frozen=True)
@@ -246,13 +246,7 @@ def _paired_t_power(n: int, effect: float, sd: float, alpha: float) -> float:
 
 
 def _check_sd(sd: float) -> float:
-    if (
-        isinstance(sd, bool)
-        or not isinstance(sd, int | float)
-        or not (math.isfinite(sd) and sd > 0)
-    ):
-        raise ValueError(f"sd must be a positive number, got {sd!r}")
-    return float(sd)
+    return check_positive(sd, "sd")
 
 
 def paired_sample_size(

@@ -88,7 +88,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats as sps
 
-from plumbline.stats._validation import as_paired_vectors, check_probability
+from plumbline.stats._validation import as_paired_vectors, check_positive, check_probability
 from plumbline.stats.power import mcnemar_sample_size, paired_sample_size
 from plumbline.stats.result import ConfidenceInterval
 from plumbline.stats.sequential_model import FloatArray as FloatArray
@@ -182,11 +182,7 @@ def _binary_cap(
 def _check_margin(margin: float | None) -> float | None:
     if margin is None:
         return None
-    if isinstance(margin, bool) or not isinstance(margin, int | float):
-        raise ValueError(f"margin must be a positive number, got {margin!r}")
-    if not (math.isfinite(margin) and margin > 0):
-        raise ValueError(f"margin must be a positive number, got {margin!r}")
-    return float(margin)
+    return check_positive(margin, "margin")
 
 
 def plan_sequential(
