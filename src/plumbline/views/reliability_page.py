@@ -40,10 +40,10 @@ from plumbline.views.reliability import (
 )
 from plumbline.views.svg import (
     IntervalRow,
-    distribution_chart,
     grouped_bar_chart,
     interval_chart,
 )
+from plumbline.views.svg_distribution import distribution_chart
 from plumbline.views.table import Cell, SiteSource, number_cell, text_cell
 
 MISSING = present.MISSING
