@@ -450,7 +450,7 @@ def check(new: Path, published: Path, tolerance: float, json_path: str | None) -
         check_reproducibility,
         read_leaderboard,
     )
-    from plumbline.views.leaderboard import render_check
+    from plumbline.views.leaderboard_check import render_check
 
     documents: list[dict[str, Any]] = []
     for path in (new, published):
