@@ -7,11 +7,13 @@ validated run record per run to DIR/records.jsonl (rerun the same command to res
 
 from __future__ import annotations
 
+import functools
 import signal
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -57,8 +59,29 @@ if TYPE_CHECKING:
 #: they agree), named here so that `agent --help` does not import the harness.
 PROFILE_NAMES = ("claude-code", "codex", "generic", "opencode")
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"
+
+
+@dataclass(frozen=True)
+class PlanChoices:
+    """The options that make an `agent` plan: the suite, the agent, repeats, seed, order."""
+
+    suite: str
+    agent: str | None
+    profile: str | None
+    repeats: int | None
+    seed: int
+    order: str
+
+    def plan(self, repeats: int | None = None) -> Plan:
+        """The plan (with `repeats` instead of --repeats when given); a bad suite or agent
+        command is an input error."""
+        return _plan(
+            self.suite, self.agent, self.profile, repeats or self.repeats, self.seed, self.order
+        )
 
 
 def _plan(
@@ -87,7 +110,24 @@ def _plan(
         raise InputError(str(error)) from None
 
 
-def _plan_options(function: Any) -> Any:
+def _plan_options(function: F) -> F:
+    """SUITE, `--agent`, `--profile`, `--repeats`, `--seed` and `--order`, given to the
+    command as one `choices: PlanChoices` argument."""
+
+    @functools.wraps(function)
+    def wrapper(
+        *args: Any,
+        suite: str,
+        agent: str | None,
+        profile: str | None,
+        repeats: int | None,
+        seed: int,
+        order: str,
+        **kwargs: Any,
+    ) -> Any:
+        choices = PlanChoices(suite, agent, profile, repeats, seed, order)
+        return function(*args, choices=choices, **kwargs)
+
     options = [
         click.argument("suite", type=click.Path(dir_okay=False)),
         click.option(
@@ -117,9 +157,10 @@ def _plan_options(function: Any) -> Any:
             "abba: arm order alternates block by block.",
         ),
     ]
+    decorated: Any = wrapper
     for option in reversed(options):
-        function = option(function)
-    return function
+        decorated = option(decorated)
+    return cast(F, decorated)
 
 
 @click.group(cls=Group)
@@ -130,17 +171,9 @@ def agent() -> None:
 @agent.command("plan")
 @_plan_options
 @json_option
-def plan_command(
-    suite: str,
-    agent: str | None,
-    profile: str | None,
-    repeats: int | None,
-    seed: int,
-    order: str,
-    json_path: str | None,
-) -> None:
+def plan_command(choices: PlanChoices, json_path: str | None) -> None:
     """Show what `agent run` would do: tasks, every difference between arms, the schedule."""
-    plan = _plan(suite, agent, profile, repeats, seed, order)
+    plan = choices.plan()
 
     emit(plan.to_dict(), json_path, lambda out: render_plan(plan, out))
 
@@ -205,12 +238,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 @json_option
 @store_options
 def run_command(
-    suite: str,
-    agent: str | None,
-    profile: str | None,
-    repeats: int | None,
-    seed: int,
-    order: str,
+    choices: PlanChoices,
     harness: HarnessChoices,
     collect_analyze: bool,
     until_decided: bool,
@@ -229,14 +257,13 @@ def run_command(
     between arms) in OUTPUT/plan.json. --html DIR implies --collect-analyze and adds the A/B
     page to the site in DIR. --until-decided stops once a sequential A/B on success decides.
     """
-    plan = _plan(suite, agent, profile, repeats, seed, order)
     plan, monitor = _until_decided(
-        plan,
+        choices.plan(),
         until_decided,
         effect,
         max_pairs,
-        repeats,
-        lambda r: _plan(suite, agent, profile, r, seed, order),
+        choices.repeats,
+        choices.plan,
         correlation=correlation,
     )
     options = harness.run_options(plan)
@@ -348,7 +375,7 @@ def _until_decided(
     effect: float | None,
     max_pairs: int | None,
     repeats: int | None,
-    replan: Any,
+    replan: Callable[[int], Plan],
     *,
     correlation: float | None = None,
 ) -> tuple[Plan, SequentialMonitor | None]:
