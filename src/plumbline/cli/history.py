@@ -114,23 +114,20 @@ def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> dat
     return moment
 
 
+#: The options of `_query_options` that filter, by their `Query` field names.
+QUERY_FILTERS = ("kind", "suite", "model", "metric", "labels", "since")
+
+
 def _query_options(function: F) -> F:
     """`--store` and the filters of a query, given to the command as `store_url` and one
     `query: Query` argument (in the style of `cli.storing.store_options`)."""
 
     @functools.wraps(function)
-    def wrapper(
-        *args: Any,
-        kind: str | None,
-        suite: str | None,
-        model: str | None,
-        metric: str | None,
-        labels: tuple[tuple[str, str], ...],
-        since: datetime | None,
-        **kwargs: Any,
-    ) -> Any:
-        query = _query(kind, suite, model, metric, labels, since)
-        return function(*args, query=query, **kwargs)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from plumbline.store.store import Query
+
+        filters = {name: kwargs.pop(name) for name in QUERY_FILTERS}
+        return function(*args, query=Query(**filters), **kwargs)
 
     decorated: Any = wrapper
     for option in reversed(
@@ -166,19 +163,6 @@ def _query_options(function: F) -> F:
     ):
         decorated = option(decorated)
     return cast(F, decorated)
-
-
-def _query(
-    kind: str | None,
-    suite: str | None,
-    model: str | None,
-    metric: str | None,
-    labels: tuple[tuple[str, str], ...],
-    since: datetime | None,
-) -> Query:
-    from plumbline.store.store import Query
-
-    return Query(kind=kind, suite=suite, model=model, metric=metric, labels=labels, since=since)
 
 
 @history.command(SHOW)
@@ -401,10 +385,11 @@ def ack(
     """
     from plumbline.store.acks import acknowledge
     from plumbline.store.history import check_changes
+    from plumbline.store.store import Query
 
     with opened_store(store_url, create=False) as store:
         if result_id is None:
-            report = check_changes(store, _query(None, None, model, metric, (), None))
+            report = check_changes(store, Query(model=model, metric=metric))
             found = [s for s in report.series if s.model == model and s.metric == metric]
             if not found:
                 raise click.UsageError(f"no stored series {model!r} × {metric!r}")

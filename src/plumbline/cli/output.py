@@ -191,6 +191,31 @@ def concurrency_option(
     return decorate
 
 
+#: `--suite NAME|PATH` (default sa-bench), for the commands that read a suite's questions.
+suite_option = click.option(
+    "--suite",
+    default="sa-bench",
+    show_default=True,
+    help="A built-in suite name or the path of a suite TOML file.",
+)
+
+
+def output_option(**attrs: Any) -> Callable[[F], F]:
+    """`-o/--output`: what the command writes (`attrs` give its type, a file, a directory or
+    a journal, and its help)."""
+    return click.option("-o", "--output", **attrs)
+
+
+def markdown_option(help: str) -> Callable[[F], F]:
+    """`--markdown PATH`: the result as Markdown too, given to the command as `markdown_path`."""
+    return click.option("--markdown", "markdown_path", type=OutputFile(path_type=Path), help=help)
+
+
+def parquet_option(help: str) -> Callable[[F], F]:
+    """`--parquet PATH`: the rows behind the result as Parquet, given as `parquet_path`."""
+    return click.option("--parquet", "parquet_path", type=OutputFile(path_type=Path), help=help)
+
+
 def warn(message: str, *args: object) -> None:
     """A warning on stderr through the `plumbline` logger (shown with `-q` too): something the
     user should act on that does not stop the command."""

@@ -17,7 +17,6 @@ from plumbline.cli.output import (
     InfraError,
     InputError,
     InputFile,
-    OutputFile,
     OutputJournal,
     concurrency_option,
     console,
@@ -25,7 +24,10 @@ from plumbline.cli.output import (
     emit,
     error_console,
     json_option,
+    markdown_option,
     model_args_option,
+    output_option,
+    parquet_option,
     parse_model_args,
     progress_bar,
     quiet,
@@ -107,9 +109,7 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
 )
 @click.option("--stream/--no-stream", default=False, help="Stream responses (records TTFT).")
 @model_args_option("every --model")
-@click.option(
-    "-o",
-    "--output",
+@output_option(
     required=True,
     type=OutputJournal(path_type=Path),
     help="Trial journal (JSONL). Rerunning the same command resumes it.",
@@ -400,10 +400,7 @@ def _regression_options(
     help="Exit 1 when any metric of any model regressed against --baseline.",
 )
 @json_option
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=OutputFile(path_type=Path),
+@markdown_option(
     help="Write the report as Markdown to PATH.",
 )
 @click.option(
@@ -413,10 +410,7 @@ def _regression_options(
     help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per "
     "performance-heuristic point).",
 )
-@click.option(
-    "--parquet",
-    "parquet_path",
-    type=OutputFile(path_type=Path),
+@parquet_option(
     help="Write one row per trial record as Parquet (Inspect samples_df column names added).",
 )
 @html_option
