@@ -178,7 +178,7 @@ def plan_command(choices: PlanChoices, json_path: str | None) -> None:
     emit(plan.to_dict(), json_path, lambda out: render_plan(plan, out))
 
 
-def _progress(harness: Harness) -> Any:
+def _progress(harness: Harness) -> Callable[[RunRecord], None]:
     done = 0
 
     def report(record: RunRecord) -> None:

@@ -42,6 +42,7 @@ from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import TaskID
 
     from plumbline.app.reliability_run import BaselineRun, RegressionOptions
@@ -248,7 +249,7 @@ def _run_probe(
         raise InputError(redact(str(error), secrets)) from None  # a setting or model to fix
 
 
-def _render_probe_summary(out: Any, summary: ProbeSummary, output: Path) -> None:
+def _render_probe_summary(out: Console, summary: ProbeSummary, output: Path) -> None:
     """What the probe ran, failed trials by class, journal notes, and the next command."""
     out.print(
         f"{summary.completed} trials run, {summary.already_done} already in "
