@@ -309,20 +309,7 @@ def power(
         return
     try:
         if n is not None:
-            detectable = _detectable(
-                baseline=baseline,
-                n=n,
-                paired=paired,
-                sd=sd,
-                decrease=decrease,
-                common=common,
-                pairing=pairing,
-            )
-            emit(
-                detectable,
-                json_path,
-                lambda console: _render_detectable(console, detectable, paired),
-            )
+            _emit_detectable(baseline, n, paired, sd, decrease, common, pairing, json_path)
             return
         assert effect is not None
         result = sample_size(
@@ -339,6 +326,29 @@ def power(
         json_path,
         lambda console: _render_sample_size(console, result, table, paired, show_table),
     )
+
+
+def _emit_detectable(
+    baseline: float | None,
+    n: int,
+    paired: bool,
+    sd: float | None,
+    decrease: bool,
+    common: dict[str, Any],
+    pairing: dict[str, Any],
+    json_path: str | None,
+) -> None:
+    """`power --n`: the smallest difference `n` questions can detect (terminal or JSON)."""
+    detectable = _detectable(
+        baseline=baseline,
+        n=n,
+        paired=paired,
+        sd=sd,
+        decrease=decrease,
+        common=common,
+        pairing=pairing,
+    )
+    emit(detectable, json_path, lambda console: _render_detectable(console, detectable, paired))
 
 
 def _check_power_options(
