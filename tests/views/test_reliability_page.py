@@ -26,11 +26,8 @@ from plumbline.records.trial_record import read_trial_records
 from plumbline.reliability.bands import tone
 from plumbline.reliability.result import ReliabilityReport
 from plumbline.views.reliability import render_markdown, render_terminal
-from plumbline.views.reliability_page import (
-    comparison_table,
-    reliability_view,
-    render_reliability_pages,
-)
+from plumbline.views.reliability_charts import comparison_table
+from plumbline.views.reliability_page import reliability_view, render_reliability_pages
 from plumbline.views.site import SiteInput
 
 if TYPE_CHECKING:

@@ -8,13 +8,12 @@ import pytest
 
 from plumbline.views.svg import (
     IntervalRow,
-    agreement_chart,
-    distribution_chart,
     format_value,
     grouped_bar_chart,
     interval_chart,
     nice_ticks,
 )
+from plumbline.views.svg_distribution import agreement_chart, distribution_chart
 
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = '<script>alert(1)</script>"><img src=x onerror=alert(1)>'

@@ -23,6 +23,7 @@ from plumbline.cli.output import (
     write_output,
 )
 from plumbline.cli.report import announce_html, html_option
+from plumbline.cli.sequential_options import sequential_options
 from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_RESAMPLES, MIN_SEQUENTIAL_EFFECT
@@ -121,34 +122,26 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     help="Write one row per run record as Parquet (Inspect samples_df column names added).",
 )
 @html_option
-@click.option(
+@sequential_options(
     "--sequential",
-    is_flag=True,
-    help="Anytime-valid sequential verdict on paired success, pairs in a random order "
+    "Anytime-valid sequential verdict on paired success, pairs in a random order "
     "drawn from --seed (whatever the records' order); the success gate reads it.",
-)
-@click.option(
-    "--effect",
-    type=FiniteFloatRange(MIN_SEQUENTIAL_EFFECT, 1, max_open=True),
-    help="--sequential: planned pass-rate difference (smaller ones need more pairs than an "
-    "A/B of agents runs, and their plan takes minutes)  [default: 0.10]",
-)
-@click.option(
-    "--baseline",
-    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
-    help="--sequential: planned control pass rate (0.5 needs the most pairs)  [default: 0.5]",
-)
-@click.option(
-    "--alpha",
-    type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
-    help="--sequential: error rate over all looks  [default: 0.05]",
-)
-@click.option(
-    "--correlation",
-    type=FiniteFloatRange(-1, 1, max_open=True),
-    help="--sequential: assumed correlation of the two arms' outcomes within a pair, for "
-    "planning (0, independent arms, needs the most pairs of any correlation >= 0)  "
-    "[default: 0]",
+    effect_type=FiniteFloatRange(MIN_SEQUENTIAL_EFFECT, 1, max_open=True),
+    effect_note="smaller ones need more pairs than an A/B of agents runs, and their plan "
+    "takes minutes",
+    planning=[
+        click.option(
+            "--baseline",
+            type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
+            help="--sequential: planned control pass rate (0.5 needs the most pairs)  "
+            "[default: 0.5]",
+        ),
+        click.option(
+            "--alpha",
+            type=FiniteFloatRange(0, 1, min_open=True, max_open=True),
+            help="--sequential: error rate over all looks  [default: 0.05]",
+        ),
+    ],
 )
 @click.option(
     "--fail-unless",

@@ -20,7 +20,7 @@ from typing import TextIO
 import click
 
 from plumbline.cli.demo_answers import demo_answers
-from plumbline.cli.output import Command, OutputDirectory, console
+from plumbline.cli.output import Command, OutputDirectory, console, output_option
 from plumbline.cli.prices import load_price_table
 from plumbline.cli.report import site_url
 from plumbline.cli.storing import StoreOptions, store_options
@@ -432,9 +432,7 @@ def _run_step(step: DemoStep, log: TextIO, verbose: bool) -> None:
 
 
 @click.command(cls=Command)
-@click.option(
-    "-o",
-    "--output",
+@output_option(
     type=OutputDirectory(path_type=Path),
     default=Path("demo-output"),
     show_default=True,

@@ -7,11 +7,12 @@ series changed beyond noise.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -113,7 +114,22 @@ def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> dat
     return moment
 
 
+#: The options of `_query_options` that filter, by their `Query` field names.
+QUERY_FILTERS = ("kind", "suite", "model", "metric", "labels", "since")
+
+
 def _query_options(function: F) -> F:
+    """`--store` and the filters of a query, given to the command as `store_url` and one
+    `query: Query` argument (in the style of `cli.storing.store_options`)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from plumbline.store.store import Query
+
+        filters = {name: kwargs.pop(name) for name in QUERY_FILTERS}
+        return function(*args, query=Query(**filters), **kwargs)
+
+    decorated: Any = wrapper
     for option in reversed(
         (
             store_url_option("The results store: a path or sqlite:///PATH, or postgresql://..."),
@@ -145,21 +161,8 @@ def _query_options(function: F) -> F:
             ),
         )
     ):
-        function = option(function)
-    return function
-
-
-def _query(
-    kind: str | None,
-    suite: str | None,
-    model: str | None,
-    metric: str | None,
-    labels: tuple[tuple[str, str], ...],
-    since: datetime | None,
-) -> Query:
-    from plumbline.store.store import Query
-
-    return Query(kind=kind, suite=suite, model=model, metric=metric, labels=labels, since=since)
+        decorated = option(decorated)
+    return cast(F, decorated)
 
 
 @history.command(SHOW)
@@ -168,12 +171,7 @@ def _query(
 @html_option
 def show(
     store_url: str | None,
-    kind: str | None,
-    suite: str | None,
-    model: str | None,
-    metric: str | None,
-    labels: tuple[tuple[str, str], ...],
-    since: datetime | None,
+    query: Query,
     json_path: str | None,
     html_dir: Path | None,
 ) -> None:
@@ -185,7 +183,6 @@ def show(
     from plumbline.store.history import build_history
     from plumbline.views.history import render_history
 
-    query = _query(kind, suite, model, metric, labels, since)
     with opened_store(store_url, create=False) as store:
         found = store.query(query)
         document = build_history(store, query, found)
@@ -333,12 +330,7 @@ def _extra_variance(ctx: click.Context, param: click.Parameter, value: str | Non
 @json_option
 def check(
     store_url: str | None,
-    kind: str | None,
-    suite: str | None,
-    model: str | None,
-    metric: str | None,
-    labels: tuple[tuple[str, str], ...],
-    since: datetime | None,
+    query: Query,
     alpha: float,
     within: int,
     extra_variance: float | None,
@@ -358,7 +350,6 @@ def check(
     from plumbline.store.history import check_changes
     from plumbline.views.history import render_check
 
-    query = _query(kind, suite, model, metric, labels, since)
     with opened_store(store_url, create=False) as store:
         report = check_changes(
             store, query, alpha=alpha, within=within, extra_variance=extra_variance
@@ -394,10 +385,11 @@ def ack(
     """
     from plumbline.store.acks import acknowledge
     from plumbline.store.history import check_changes
+    from plumbline.store.store import Query
 
     with opened_store(store_url, create=False) as store:
         if result_id is None:
-            report = check_changes(store, _query(None, None, model, metric, (), None))
+            report = check_changes(store, Query(model=model, metric=metric))
             found = [s for s in report.series if s.model == model and s.metric == metric]
             if not found:
                 raise click.UsageError(f"no stored series {model!r} × {metric!r}")

@@ -19,9 +19,11 @@ from plumbline.cli.output import (
     json_option,
     log_inputs,
     model_args_option,
+    output_option,
     parse_model_args,
     renamed,
     seed_option,
+    suite_option,
 )
 from plumbline.core import present
 from plumbline.core.escape import terminal
@@ -250,19 +252,12 @@ def _render_judge_calibration(console: Console, calibration: JudgeCalibration) -
     help="Questions to label per model, drawn uniformly from that model's judged questions "
     "(the same questions for models scored on the same ones, so that differences pair up).",
 )
-@click.option(
-    "-o",
-    "--output",
+@output_option(
     required=True,
     type=OutputFile(path_type=Path),
     help="Rows to label: JSONL, or CSV when the name ends in .csv (written atomically).",
 )
-@click.option(
-    "--suite",
-    default="sa-bench",
-    show_default=True,
-    help="A built-in suite name or the path of a suite TOML file.",
-)
+@suite_option
 @click.option(
     "--category",
     "categories",

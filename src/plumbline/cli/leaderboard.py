@@ -21,7 +21,11 @@ from plumbline.cli.output import (
     error_console,
     json_option,
     log_inputs,
+    markdown_option,
+    output_option,
+    parquet_option,
     seed_option,
+    suite_option,
     warn,
 )
 from plumbline.cli.prices import load_price_table, price_table_option
@@ -102,15 +106,8 @@ def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any
 
 @leaderboard.command(BUILD, directory_inputs=log_inputs)
 @click.argument("logs", nargs=-1, required=True)
-@click.option(
-    "--suite",
-    default="sa-bench",
-    show_default=True,
-    help="A built-in suite name or the path of a suite TOML file.",
-)
-@click.option(
-    "-o",
-    "--output",
+@suite_option
+@output_option(
     type=OutputFile(path_type=Path),
     help="The leaderboard document (JSON, validated against the schema, written atomically).",
 )
@@ -120,16 +117,10 @@ def _read_labels(labels_path: Path | None, half_width: float | None) -> list[Any
     type=OutputFile(path_type=Path),
     help="Also write one CSV row per model.",
 )
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=OutputFile(path_type=Path),
+@markdown_option(
     help="Also write a Markdown page.",
 )
-@click.option(
-    "--parquet",
-    "parquet_path",
-    type=OutputFile(path_type=Path),
+@parquet_option(
     help="Also write one row per sample × epoch × category as Parquet (Inspect samples_df "
     "column names where they overlap).",
 )
@@ -450,7 +441,7 @@ def check(new: Path, published: Path, tolerance: float, json_path: str | None) -
         check_reproducibility,
         read_leaderboard,
     )
-    from plumbline.views.leaderboard import render_check
+    from plumbline.views.leaderboard_check import render_check
 
     documents: list[dict[str, Any]] = []
     for path in (new, published):

@@ -15,6 +15,7 @@ from plumbline.cli.output import (
     emit,
     error_console,
     json_option,
+    output_option,
     write_json,
     write_output,
 )
@@ -102,9 +103,7 @@ def records() -> None:
 @click.option(
     "--from", "source", type=click.Choice(SOURCES), required=True, help="The agent output format."
 )
-@click.option(
-    "-o",
-    "--output",
+@output_option(
     type=OutputFile(allow_dash=True),
     default="-",
     show_default=True,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,6 @@ from plumbline.cli.output import (
     InfraError,
     InputError,
     InputFile,
-    OutputFile,
     OutputJournal,
     concurrency_option,
     console,
@@ -26,7 +24,10 @@ from plumbline.cli.output import (
     emit,
     error_console,
     json_option,
+    markdown_option,
     model_args_option,
+    output_option,
+    parquet_option,
     parse_model_args,
     progress_bar,
     quiet,
@@ -41,8 +42,10 @@ from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import TaskID
 
+    from plumbline.app.reliability_run import BaselineRun, RegressionOptions
     from plumbline.records.io import ReadResult
     from plumbline.records.trial_record import TrialRecord
     from plumbline.reliability.runner import ProbeSettings, ProbeSummary, Prompt
@@ -107,9 +110,7 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
 )
 @click.option("--stream/--no-stream", default=False, help="Stream responses (records TTFT).")
 @model_args_option("every --model")
-@click.option(
-    "-o",
-    "--output",
+@output_option(
     required=True,
     type=OutputJournal(path_type=Path),
     help="Trial journal (JSONL). Rerunning the same command resumes it.",
@@ -248,7 +249,7 @@ def _run_probe(
         raise InputError(redact(str(error), secrets)) from None  # a setting or model to fix
 
 
-def _render_probe_summary(out: Any, summary: ProbeSummary, output: Path) -> None:
+def _render_probe_summary(out: Console, summary: ProbeSummary, output: Path) -> None:
     """What the probe ran, failed trials by class, journal notes, and the next command."""
     out.print(
         f"{summary.completed} trials run, {summary.already_done} already in "
@@ -332,22 +333,13 @@ def _parse_margins(values: tuple[str, ...]) -> dict[str, float]:
     return margins
 
 
-@dataclass(frozen=True)
-class _RegressionOptions:
-    """The parsed --margin, --pair and --test-metric values."""
-
-    margins: dict[str, float]
-    pairs: dict[str, str]
-    tested: tuple[str, ...]
-
-
 def _regression_options(
     baseline_paths: tuple[Path, ...],
     margins: tuple[str, ...],
     pairs: tuple[str, ...],
     tested: tuple[str, ...],
     fail_on_regression: bool,
-) -> _RegressionOptions:
+) -> RegressionOptions:
     """The parsed regression options; a usage error when they come without --baseline."""
     from plumbline.reliability.result import METRICS
 
@@ -363,7 +355,9 @@ def _regression_options(
         )
     pair_table = _parse_assignments(pairs, "--pair", "OLD=NEW (baseline model = current model)")
     chosen = tuple(m for m in METRICS if m in tested) if tested else tuple(METRICS)
-    return _RegressionOptions(_parse_margins(margins), pair_table, chosen)
+    from plumbline.app.reliability_run import RegressionOptions
+
+    return RegressionOptions(_parse_margins(margins), pair_table, chosen)
 
 
 @click.command(cls=Command)
@@ -407,10 +401,7 @@ def _regression_options(
     help="Exit 1 when any metric of any model regressed against --baseline.",
 )
 @json_option
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=OutputFile(path_type=Path),
+@markdown_option(
     help="Write the report as Markdown to PATH.",
 )
 @click.option(
@@ -420,10 +411,7 @@ def _regression_options(
     help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per "
     "performance-heuristic point).",
 )
-@click.option(
-    "--parquet",
-    "parquet_path",
-    type=OutputFile(path_type=Path),
+@parquet_option(
     help="Write one row per trial record as Parquet (Inspect samples_df column names added).",
 )
 @html_option
@@ -465,7 +453,7 @@ def reliability(
     With --baseline OLD.jsonl: also compare every metric with the baseline run, on the prompts
     both share, and exit 1 with --fail-on-regression when any metric regressed.
     """
-    from plumbline.reliability.analysis import analyze
+    from plumbline.app.reliability_run import BaselineError, reliability_report
     from plumbline.reliability.config import BenchmarkConfig
     from plumbline.reliability.embeddings import Embedder
 
@@ -478,20 +466,19 @@ def reliability(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
     )
     embedder = Embedder(embedding_model)
+    baseline = (lambda: _read_baseline(baseline_paths, regression)) if baseline_paths else None
     try:
-        with progress_bar("reliability") as progress:
-            report = analyze(
-                result.records,
-                embedder,
-                config=config,
-                prices=price_table,
-                record_errors=problems,
-                progress=progress,
-            )
-        if baseline_paths:
-            report = _with_baseline(
-                report, result.records, baseline_paths, config, embedder, regression
-            )
+        report = reliability_report(
+            result.records,
+            embedder,
+            config,
+            prices=price_table,
+            record_errors=problems,
+            baseline=baseline,
+            progress_bar=progress_bar,
+        )
+    except BaselineError as error:
+        raise click.UsageError(str(error)) from None
     except RuntimeError as error:  # the embedding model cannot be loaded
         raise InfraError(str(error)) from None
     _write_reliability(
@@ -557,39 +544,15 @@ def _write_reliability(
         announce_html("reliability", document, tuple(paths), html_dir, quiet=json_path == "-")
 
 
-def _with_baseline(
-    report: Any,
-    records: Any,
-    baseline_paths: tuple[Path, ...],
-    config: Any,
-    embed: Any,
-    options: _RegressionOptions,
-) -> Any:
-    """The report with its `baseline_comparison` against the runs in `baseline_paths`."""
+def _read_baseline(baseline_paths: tuple[Path, ...], options: RegressionOptions) -> BaselineRun:
+    """The baseline run's valid trial records (its invalid ones are warnings; none valid is a
+    usage error)."""
+    from plumbline.app.reliability_run import BaselineRun
     from plumbline.records.trial_record import read_trial_records
-    from plumbline.reliability.analysis import analyze
-    from plumbline.reliability.regression import compare_to_baseline
 
     baseline_read = read_trial_records(baseline_paths)
     for problem in baseline_read.errors[:20]:
         warn("baseline: %s", str(problem))
     if not baseline_read.records:
         raise click.BadParameter("no valid trial records found", param_hint="--baseline")
-    with progress_bar("baseline") as progress:
-        baseline = analyze(baseline_read.records, embed, config=config, progress=progress)
-    try:
-        comparison = compare_to_baseline(
-            baseline,
-            baseline_read.records,
-            report,
-            records,
-            embed,
-            margins=options.margins,
-            pairs=options.pairs,
-            tested=options.tested,
-            seed=config.random_seed,
-            resamples=config.bootstrap_resamples,
-        )
-    except ValueError as error:
-        raise click.UsageError(str(error)) from None
-    return report.model_copy(update={"baseline_comparison": comparison})
+    return BaselineRun(baseline_read.records, options)

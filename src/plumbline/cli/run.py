@@ -33,7 +33,9 @@ from plumbline.cli.output import (
     emit,
     error_console,
     json_option,
+    markdown_option,
     model_args_option,
+    output_option,
     parse_model_args,
     seed_option,
     stdout_for_json_only,
@@ -183,16 +185,11 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
 @click.option(
     "--model-base-url", help="Base URL for the models (e.g. a local OpenAI-compatible server)."
 )
-@click.option(
-    "-o",
-    "--output",
+@output_option(
     type=OutputFile(path_type=Path),
     help="The leaderboard document (JSON; default: <log-dir>/leaderboard.json).",
 )
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=OutputFile(path_type=Path),
+@markdown_option(
     help="Also write the leaderboard as Markdown.",
 )
 @errors_option

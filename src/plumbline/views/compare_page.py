@@ -36,7 +36,7 @@ from plumbline.compare.result import (
     read_report,
 )
 from plumbline.core import present
-from plumbline.views import svg
+from plumbline.views import svg_time
 from plumbline.views.compare import (
     ARM_FIELDS,
     delta_format,
@@ -46,7 +46,8 @@ from plumbline.views.compare import (
     test_rows,
 )
 from plumbline.views.html import Page, render_page
-from plumbline.views.svg import IntervalRow, distribution_chart, interval_chart
+from plumbline.views.svg import IntervalRow, interval_chart
+from plumbline.views.svg_distribution import distribution_chart
 from plumbline.views.table import Cell, SiteSource, number_cell, text_cell
 
 #: label, unit on the axis, and whether the value is a proportion, per primary paired delta
@@ -339,7 +340,7 @@ def _sequence_chart(comparison: ArmComparison) -> Markup | None:
     if sequential is None or not sequential.path:
         return None
     steps = sequential.path
-    return svg.sequence_chart(
+    return svg_time.sequence_chart(
         [s.pairs for s in steps],
         [s.estimate for s in steps],
         [s.low for s in steps],

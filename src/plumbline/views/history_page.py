@@ -16,7 +16,7 @@ from markupsafe import Markup
 from plumbline.core import present
 from plumbline.store.result import HistoryDocument, HistoryEntry, MetricValue
 from plumbline.views.html import Page, render_page
-from plumbline.views.svg import TrendPoint, trend_chart
+from plumbline.views.svg_time import TrendPoint, trend_chart
 from plumbline.views.table import SiteSource
 
 

@@ -37,13 +37,9 @@ from plumbline.views.cost import usd as cost_usd
 from plumbline.views.html import Page, render_page
 from plumbline.views.leaderboard import adaptive_summary, open_pair_names, selection_cell
 from plumbline.views.site import SiteInput
-from plumbline.views.svg import (
-    CostPoint,
-    IntervalRow,
-    agreement_chart,
-    cost_score_chart,
-    interval_chart,
-)
+from plumbline.views.svg import IntervalRow, interval_chart
+from plumbline.views.svg_cost import CostPoint, cost_score_chart
+from plumbline.views.svg_distribution import agreement_chart
 
 
 @dataclass(frozen=True)

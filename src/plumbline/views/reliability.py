@@ -447,6 +447,40 @@ def render_terminal(report: ReliabilityReport, console: Console) -> None:
         console.print(f"[red]skipped:[/red] {terminal(problem)}")
 
 
+def _model_markdown(report: ReliabilityReport, model: ModelReliability) -> list[str]:
+    """One model's section: its metrics, its prompts (when several), its warnings."""
+    lines = [f"## {markdown(model.model)}", ""]
+    lines += [f"{model.trials} trials, {model.successful} successful.", ""]
+    lines.append(
+        present.markdown_table(
+            ["metric", "value [95% CI]", "interpretation", "interval: method; n; coverage"],
+            model_rows(model),
+        )
+    )
+    if len(model.prompts) > 1:
+        rows = [
+            [
+                prompt.prompt_id,
+                str(prompt.valid_responses),
+                present.fixed(prompt.consistency.score) if prompt.consistency else NOT_MEASURED,
+                f"{present.fixed(prompt.agreement.similarity)} {_ci(prompt.agreement.interval)}"
+                if prompt.agreement
+                else NOT_MEASURED,
+            ]
+            for prompt in model.prompts
+        ]
+        lines += [
+            "",
+            present.markdown_table(["prompt", "valid responses", "consistency", "agreement"], rows),
+        ]
+    own = report.warnings_for(model.model)
+    if own:
+        lines.append("")
+        lines += [f"- warning: {markdown(w)}" for w in own]
+    lines.append("")
+    return lines
+
+
 def render_markdown(report: ReliabilityReport) -> str:
     lines = ["# Reliability report", ""]
     lines += [f"- **{markdown(model.verdict)}**" for model in report.models]
@@ -462,37 +496,7 @@ def render_markdown(report: ReliabilityReport) -> str:
     )
     lines.append("")
     for model in report.models:
-        lines += [f"## {markdown(model.model)}", ""]
-        lines += [f"{model.trials} trials, {model.successful} successful.", ""]
-        lines.append(
-            present.markdown_table(
-                ["metric", "value [95% CI]", "interpretation", "interval: method; n; coverage"],
-                model_rows(model),
-            )
-        )
-        if len(model.prompts) > 1:
-            rows = [
-                [
-                    prompt.prompt_id,
-                    str(prompt.valid_responses),
-                    present.fixed(prompt.consistency.score) if prompt.consistency else NOT_MEASURED,
-                    f"{present.fixed(prompt.agreement.similarity)} {_ci(prompt.agreement.interval)}"
-                    if prompt.agreement
-                    else NOT_MEASURED,
-                ]
-                for prompt in model.prompts
-            ]
-            lines += [
-                "",
-                present.markdown_table(
-                    ["prompt", "valid responses", "consistency", "agreement"], rows
-                ),
-            ]
-        own = report.warnings_for(model.model)
-        if own:
-            lines.append("")
-            lines += [f"- warning: {markdown(w)}" for w in own]
-        lines.append("")
+        lines += _model_markdown(report, model)
     if report.comparisons:
         lines += [
             "## Model comparison",
