@@ -15,7 +15,7 @@ from plumbline.app.site import (
     SiteInputError,
     document_kind,
     load_site_inputs,
-    site_input,
+    read_site_input,
     write_site,
 )
 from plumbline.cli.main import main
@@ -129,9 +129,9 @@ def test_index_headline_names_a_tie_at_the_top(scenario: Scenario, tmp_path: Pat
         entry["tie_group"] = 1
     names = [entry["model"] for entry in document["models"]]
     document["tie_groups"] = [{"group": 1, "size": len(names), "models": names}]
-    result = write_site([site_input("leaderboard", "tied", document, ())], tmp_path)
+    result = write_site([read_site_input("leaderboard", "tied", document, ())], tmp_path)
     assert "2 models tied at the top: scripted/oracle, mockllm/" in result.index.read_text()
-    alone = write_site([site_input("leaderboard", "b", scenario.document, ())], tmp_path / "b")
+    alone = write_site([read_site_input("leaderboard", "b", scenario.document, ())], tmp_path / "b")
     assert "scripted/oracle leads with overall 66.2%" in alone.index.read_text()
 
 
@@ -145,7 +145,7 @@ def test_rewriting_a_site_removes_pages_it_no_longer_has(
     notes.write_text("<p>mine</p>")
     document = json.loads(json.dumps(scenario.document))
     document["models"] = document["models"][:1]
-    write_site([site_input("leaderboard", "leaderboard", document, ())], tmp_path)
+    write_site([read_site_input("leaderboard", "leaderboard", document, ())], tmp_path)
     assert sorted(p.name for p in models.glob("*.html")) == ["notes.html", "scripted-oracle.html"]
 
 
@@ -156,8 +156,7 @@ def test_html_option_sites_grow_instead_of_forgetting_earlier_reports(tmp_path: 
         reliability_document,
         write_run_records,
     )
-
-    from plumbline.cli.report import write_html
+    from tests.support.site_pages import write_html
 
     runs = write_run_records(tmp_path / "runs.jsonl", ["control", "treatment"], ["t1", "t2"], 3)
     site = tmp_path / "site"

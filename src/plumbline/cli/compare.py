@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,21 +13,22 @@ from plumbline.cli.output import (
     FiniteFloatRange,
     InputError,
     OutputFile,
-    console,
     deprecation,
     dumps,
+    emit,
     error_console,
     json_option,
     progress_bar,
     seed_option,
     write_output,
 )
-from plumbline.cli.report import announce_html, html_option
-from plumbline.cli.storing import StoreOptions, store_options, store_result
+from plumbline.cli.report import announce_page, html_option, publish_result, report_name
+from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_RESAMPLES, MIN_SEQUENTIAL_EFFECT
 
 if TYPE_CHECKING:
+    from plumbline.app.site import SiteResult
     from plumbline.compare.result import (
         CompareReport,
         CompareSettings,
@@ -213,8 +214,7 @@ def compare(
         seed=seed,
     )
     report = _compare_arms(table, treatments, control, settings)
-    _write_report(report, table, records, json_path, markdown_path, parquet_path, html_dir)
-    store_result(report, store, inputs=records)
+    _write_report(report, table, records, json_path, markdown_path, parquet_path, html_dir, store)
     _exit_on_failure(report, table, fail_unless)
 
 
@@ -276,30 +276,33 @@ def _write_report(
     markdown_path: str | None,
     parquet_path: str | None,
     html_dir: Path | None,
+    store: StoreOptions,
 ) -> None:
-    """Print the report (or its JSON on stdout) and write the JSON, Markdown, Parquet, HTML."""
+    """Write the Parquet, then publish the report: its Markdown, its page, the report (or its
+    JSON on stdout) shown, and the stored result."""
+    from plumbline.app.publish import Outputs
     from plumbline.views.compare import render_markdown, render_terminal
 
-    if json_path == "-":
-        click.echo(dumps(report))
-    else:
-        if json_path:
-            write_output(json_path, dumps(report) + "\n", "JSON")
-        render_terminal(report, console)
-    if markdown_path:
-        write_output(markdown_path, render_markdown(report), "Markdown")
     if parquet_path:
         from plumbline.app.frames import parquet_bytes, runs_frame
 
         write_output(parquet_path, parquet_bytes(runs_frame(table.frame)))
-    if html_dir is not None:
-        announce_html(
-            "compare",
-            report.model_dump(mode="json"),
-            tuple(Path(p) for p in records),
-            html_dir,
-            quiet=json_path == "-",
-        )
+    sources = [Path(p) for p in records]
+
+    def show(data: dict[str, Any], site: SiteResult | None) -> None:
+        emit(report, json_path, lambda console: render_terminal(report, console))
+        announce_page(site, quiet=json_path == "-")
+
+    outputs = Outputs(
+        dumps=dumps,
+        markdown_path=markdown_path,
+        markdown=render_markdown,
+        html_dir=html_dir,
+        page_name=report_name("compare", sources),
+        show=show,
+        store=store_step(store, inputs=records),
+    )
+    publish_result(report, sources, outputs)
 
 
 def _exit_on_failure(report: CompareReport, table: RunRecordTable, fail_unless: str | None) -> None:

@@ -2,16 +2,17 @@
 
     plumbline report leaderboard.json logs/ compare.json agent_runs.jsonl -o site/
 
-Inputs are any mix of leaderboard, compare and reliability JSON documents, plus the sources
+Inputs are any mix of result documents with pages (`views.site.PAGES`), plus the sources
 behind them for drill-down: Inspect logs (files or directories) for leaderboards, run records
-for comparisons, trial records for reliability.
+for comparisons, trial records for reliability. The producing commands' `--html DIR` and every
+other output go through `publish_result` (`app.publish`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -28,8 +29,10 @@ from plumbline.cli.output import (
 from plumbline.core.escape import terminal, visible_controls
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
     from rich.console import Console
 
+    from plumbline.app.publish import Outputs, Published
     from plumbline.app.site import SiteResult
     from plumbline.views.site import Kind
 
@@ -109,33 +112,24 @@ def report_name(kind: Kind, sources: Sequence[Path]) -> str:
     return "-".join([kind, *(Path(source).stem for source in sources)])[:80]
 
 
-def write_html(
-    kind: Kind, name: str, document: dict[str, Any], sources: Sequence[Path], directory: Path
-) -> SiteResult:
-    """Write an in-memory result document's report into the site at `directory`.
-
-    Reports other commands wrote there stay and are listed on the index, so `compare --html
-    site/` and `reliability --html site/` build one site.
-    """
-    from plumbline.app.site import SiteInputError, site_input, write_site
+def publish_result(result: BaseModel, sources: Sequence[Path], outputs: Outputs) -> Published:
+    """`app.publish.publish`, a site that cannot be written (a directory of other files) a
+    usage error: every output of a producing command, in one call."""
+    from plumbline.app.publish import publish
+    from plumbline.app.site import SiteInputError
 
     try:
-        return write_site(
-            [site_input(kind, name, document, sources)], directory, keep_other_reports=True
-        )
+        return publish(result, sources, outputs)
     except SiteInputError as error:
         raise click.UsageError("; ".join(error.problems)) from None
 
 
-def announce_html(
-    kind: Kind, document: dict[str, Any], sources: tuple[Path, ...], directory: Path, *, quiet: bool
-) -> None:
-    """Write the report into the static site at `directory` and say where its page is.
-
-    With JSON on stdout the message goes to stderr, so stdout stays one JSON document.
-    """
-    result = write_html(kind, report_name(kind, sources), document, sources, directory)
-    page = result.pages[0] if result.pages else result.index
+def announce_page(site: SiteResult | None, *, quiet: bool) -> None:
+    """Say where the report's page is (with JSON on stdout, on stderr: stdout stays one JSON
+    document)."""
+    if site is None:
+        return
+    page = site.pages[0] if site.pages else site.index
     (error_console if quiet else console).print(
         f"HTML report: {terminal(page.resolve().as_uri())}", soft_wrap=True
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup
 
@@ -38,13 +39,14 @@ from plumbline.views.reliability import (
     baseline_rows,
     interval_basis,
 )
+from plumbline.views.site import SiteInput
 from plumbline.views.svg import (
     IntervalRow,
     distribution_chart,
     grouped_bar_chart,
     interval_chart,
 )
-from plumbline.views.table import Cell, SiteSource, number_cell, text_cell
+from plumbline.views.table import Cell, number_cell, text_cell
 
 MISSING = present.MISSING
 
@@ -809,9 +811,15 @@ def reliability_view(
     )
 
 
-def render_reliability_pages(site_input: SiteSource, slug: str) -> list[Page]:
-    """The reliability report of one document: `<slug>/index.html` (from the JSON alone)."""
-    report = ReliabilityReport.model_validate(site_input.document)
+#: The kind's name on the site's index.
+TITLE = "Reliability"
+#: The index card's headline for an earlier site's report this version cannot read.
+UNREADABLE = "a reliability report this version cannot read: regenerate it"
+
+
+def render_reliability_pages(site_input: SiteInput[ReliabilityReport], slug: str) -> list[Page]:
+    """The reliability report of one document: `<slug>/index.html` (from the report alone)."""
+    report = site_input.typed()
     view = reliability_view(
         report, name=site_input.name, sources=[str(p) for p in site_input.sources]
     )
@@ -834,16 +842,35 @@ def render_reliability_pages(site_input: SiteSource, slug: str) -> list[Page]:
     return [page, regression]
 
 
+render = render_reliability_pages
+
+
+def card(site_input: SiteInput[ReliabilityReport]) -> dict[str, Any]:
+    """The index card of a reliability report: its models and its warnings."""
+    model_names = [model.model for model in site_input.typed().models]
+    return {
+        "title": ", ".join(model_names[:3]) + (" …" if len(model_names) > 3 else "")
+        or site_input.name,
+        "headline": f"{len(model_names)} model(s) over repeated trials",
+        # the one warning list the reliability page shows, in full
+        "facts": [f"{len(site_input.typed().warnings)} warning(s)"],
+    }
+
+
 __all__ = [
+    "TITLE",
+    "UNREADABLE",
     "BaselineView",
     "Metric",
     "ModelView",
     "ReliabilityView",
     "baseline_view",
+    "card",
     "comparison_charts",
     "comparison_table",
     "effects",
     "model_view",
     "reliability_view",
+    "render",
     "render_reliability_pages",
 ]
