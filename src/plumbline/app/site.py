@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from plumbline.app.site_files import (
+    GENERATOR_MARK,
     MANIFEST_VERSION,
     SITE_LOCK,
     SITE_MARKER,
@@ -383,6 +384,7 @@ def _publish(
 
 
 __all__ = [
+    "GENERATOR_MARK",
     "PAGES",
     "SAMPLES_FILE",
     "SITE_LOCK",

@@ -767,12 +767,12 @@ def _write_compare_page(plan: Plan, result: RunResult, report: Any, html_dir: Pa
     """Add the A/B page, with every difference between arms, to the HTML site in `html_dir`."""
     from plumbline.app.publish import Outputs
     from plumbline.compare.result import ArmDifferences
+    from plumbline.results.kinds import kind_of
 
     differences = ArmDifferences.model_validate(differences_table(plan))
     page = report.model_copy(update={"arm_differences": differences})
-    outputs = Outputs(
-        dumps=dumps, html_dir=html_dir, page_name=report_name("compare", [result.output])
-    )
+    name = report_name(kind_of(page).name, [result.output])
+    outputs = Outputs(dumps=dumps, html_dir=html_dir, page_name=name)
     site = publish_result(page, [result.records_path], outputs).site
     return site.index if site is not None else html_dir / "index.html"
 

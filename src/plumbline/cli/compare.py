@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,21 +14,18 @@ from plumbline.cli.output import (
     InputError,
     OutputFile,
     deprecation,
-    dumps,
-    emit,
     error_console,
     json_option,
     progress_bar,
     seed_option,
     write_output,
 )
-from plumbline.cli.report import announce_page, html_option, publish_result, report_name
+from plumbline.cli.report import html_option, publish_result, report_outputs
 from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_RESAMPLES, MIN_SEQUENTIAL_EFFECT
 
 if TYPE_CHECKING:
-    from plumbline.app.site import SiteResult
     from plumbline.compare.result import (
         CompareReport,
         CompareSettings,
@@ -280,7 +277,6 @@ def _write_report(
 ) -> None:
     """Write the Parquet, then publish the report: its Markdown, its page, the report (or its
     JSON on stdout) shown, and the stored result."""
-    from plumbline.app.publish import Outputs
     from plumbline.views.compare import render_markdown, render_terminal
 
     if parquet_path:
@@ -288,19 +284,15 @@ def _write_report(
 
         write_output(parquet_path, parquet_bytes(runs_frame(table.frame)))
     sources = [Path(p) for p in records]
-
-    def show(data: dict[str, Any], site: SiteResult | None) -> None:
-        emit(report, json_path, lambda console: render_terminal(report, console))
-        announce_page(site, quiet=json_path == "-")
-
-    outputs = Outputs(
-        dumps=dumps,
-        markdown_path=markdown_path,
-        markdown=render_markdown,
+    outputs = report_outputs(
+        report,
+        sources,
+        json_path=json_path,
+        terminal_view=lambda console: render_terminal(report, console),
+        markdown=(markdown_path, render_markdown),
         html_dir=html_dir,
-        page_name=report_name("compare", sources),
-        show=show,
         store=store_step(store, inputs=records),
+        shown=report,
     )
     publish_result(report, sources, outputs)
 

@@ -22,7 +22,6 @@ from plumbline.cli.output import (
     OutputFile,
     OutputJournal,
     concurrency_option,
-    dumps,
     emit,
     error_console,
     json_option,
@@ -35,7 +34,7 @@ from plumbline.cli.output import (
     warn,
     write_output,
 )
-from plumbline.cli.report import announce_page, html_option, publish_result, report_name
+from plumbline.cli.report import html_option, publish_result, report_outputs
 from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
@@ -43,7 +42,6 @@ from plumbline.core.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-    from plumbline.app.site import SiteResult
     from plumbline.records.io import ReadResult
     from plumbline.records.trial_record import TrialRecord
     from plumbline.reliability.runner import ProbeSettings, ProbeSummary, Prompt
@@ -547,25 +545,19 @@ def _write_reliability(
 ) -> None:
     """Write the Parquet, then publish the report: its Markdown, its page, the report (or its
     JSON on stdout) shown, and the stored result."""
-    from plumbline.app.publish import Outputs
     from plumbline.views.reliability import render_markdown, render_terminal
 
     if parquet_path is not None:
         from plumbline.app.frames import parquet_bytes, trials_frame
 
         write_output(parquet_path, parquet_bytes(trials_frame(records)))
-
-    def show(data: dict[str, Any], site: SiteResult | None) -> None:
-        emit(data, json_path, lambda console: render_terminal(report, console))
-        announce_page(site, quiet=json_path == "-")
-
-    outputs = Outputs(
-        dumps=dumps,
-        markdown_path=markdown_path,
-        markdown=render_markdown,
+    outputs = report_outputs(
+        report,
+        paths,
+        json_path=json_path,
+        terminal_view=lambda console: render_terminal(report, console),
+        markdown=(markdown_path, render_markdown),
         html_dir=html_dir,
-        page_name=report_name("reliability", paths),
-        show=show,
         store=store,
     )
     publish_result(report, paths, outputs)

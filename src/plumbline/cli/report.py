@@ -10,9 +10,9 @@ other output go through `publish_result` (`app.publish`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from plumbline.app.publish import Outputs, Published
     from plumbline.app.site import SiteResult
+    from plumbline.results.stored import ResultDocument
     from plumbline.views.site import Kind
 
 
@@ -122,6 +123,39 @@ def publish_result(result: BaseModel, sources: Sequence[Path], outputs: Outputs)
         return publish(result, sources, outputs)
     except SiteInputError as error:
         raise click.UsageError("; ".join(error.problems)) from None
+
+
+def report_outputs(
+    result: BaseModel,
+    sources: Sequence[Path],
+    *,
+    json_path: str | None,
+    terminal_view: Callable[[Console], None],
+    markdown: tuple[str | Path | None, Callable[[Any], str]],
+    html_dir: Path | None,
+    store: Callable[[Callable[[], ResultDocument]], Any],
+    shown: Any = None,
+) -> Outputs:
+    """The outputs of a report command (`compare`, `reliability`): its Markdown (path and
+    renderer), its page (named by `report_name`), the report shown by the `--json [PATH]`
+    convention (`shown`, or its JSON when None) with where its page is, and the stored result."""
+    from plumbline.app.publish import Outputs
+    from plumbline.cli.output import dumps, emit
+    from plumbline.results.kinds import kind_of
+
+    def show(data: dict[str, Any], site: SiteResult | None) -> None:
+        emit(data if shown is None else shown, json_path, terminal_view)
+        announce_page(site, quiet=json_path == "-")
+
+    return Outputs(
+        dumps=dumps,
+        markdown_path=markdown[0],
+        markdown=markdown[1],
+        html_dir=html_dir,
+        page_name=report_name(kind_of(result).name, sources),
+        show=show,
+        store=store,
+    )
 
 
 def announce_page(site: SiteResult | None, *, quiet: bool) -> None:

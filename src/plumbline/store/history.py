@@ -1,4 +1,4 @@
-"""`history` and `history check` from a store: the documents of `store.result`.
+"""`history` and `history check` from a store: the documents of `results.history_document`.
 
     document = build_history(store, Query(model="gpt-4o"))
     report = check_changes(store, Query(metric="overall"), alpha=0.05)

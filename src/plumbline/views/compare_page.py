@@ -1,9 +1,9 @@
 """The A/B page: a `plumbline compare` report (`CompareReport`) as HTML.
 
-    pages = render_compare_pages(SiteInput("compare", "agent A/B", document, ()), "ab")
+    pages = render_compare_pages(read_site_input("compare", "agent A/B", document), "ab")
 
-`read_report` parses the JSON document (a "plumbline.compare/2" report; an older one is refused
-with what to do); `compare_view` turns the typed report into plain display dataclasses (pure,
+The report comes typed (`app.site` reads a JSON document once, through `plumbline.results`);
+`compare_view` turns the typed report into plain display dataclasses (pure,
 unit-tested without a browser), formatting every number through `plumbline.core.present`
 and computing none; `render_compare_pages` renders them with `compare.html.j2`. The page reads
 top-down like the terminal report: the decision first (the A/B schema's exact strings), the
@@ -25,15 +25,12 @@ from plumbline.compare.result import (
     MIXED,
     ArmComparison,
     ArmDifferences,
-    CompareDocumentError,
     CompareReport,
     Gate,
     PairedDelta,
     PerTaskRow,
     RunRow,
-    document_problems,
     prefer,
-    read_report,
 )
 from plumbline.core import present
 from plumbline.views import svg
@@ -538,7 +535,6 @@ def card(site_input: SiteInput[CompareReport]) -> dict[str, Any]:
 __all__ = [
     "TITLE",
     "UNREADABLE",
-    "CompareDocumentError",
     "CompareView",
     "ComparisonView",
     "DeltaView",
@@ -550,9 +546,7 @@ __all__ = [
     "compare_view",
     "decision_badge",
     "distributions",
-    "document_problems",
     "forest_plots",
-    "read_report",
     "render",
     "render_compare_pages",
     "task_rows",

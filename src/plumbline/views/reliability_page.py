@@ -1,8 +1,8 @@
 """The reliability page: a `plumbline reliability` report as HTML.
 
-    pages = render_reliability_pages(SiteInput("reliability", "probe", document, ()), "rel")
+    pages = render_reliability_pages(read_site_input("reliability", "probe", document), "rel")
 
-The document is parsed into the typed `ReliabilityReport` and only rendered: every number on
+The report comes typed (`app.site` reads a document once) and is only rendered: every number on
 the page is a field of the report, formatted through `plumbline.core.present`; the page reads
 no trial records (failed trials, sample responses and per-trial latencies are in the report).
 `reliability_view` turns the report into plain dataclasses (pure, unit-tested without a
