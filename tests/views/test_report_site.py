@@ -28,7 +28,8 @@ def test_leaderboard_document_and_its_logs_are_paired(scenario: Scenario) -> Non
     (board,) = inputs
     assert board.kind == "leaderboard"
     assert board.name == "leaderboard"
-    assert board.document == scenario.document
+    assert board.data == scenario.document  # copied to the site as it came in
+    assert board.result is not None and board.result.to_json() == scenario.document
     assert len(board.sources) == 5 and all(path.suffix == ".eval" for path in board.sources)
 
 
@@ -144,7 +145,10 @@ def test_rewriting_a_site_removes_pages_it_no_longer_has(
     notes = models / "notes.html"
     notes.write_text("<p>mine</p>")
     document = json.loads(json.dumps(scenario.document))
-    document["models"] = document["models"][:1]
+    document["models"] = document["models"][:1]  # still self-consistent: count and groups
+    kept = document["models"][0]
+    document["_metadata"]["model_count"] = 1
+    document["tie_groups"] = [{"group": kept["tie_group"], "size": 1, "models": [kept["model"]]}]
     write_site([read_site_input("leaderboard", "leaderboard", document, ())], tmp_path)
     assert sorted(p.name for p in models.glob("*.html")) == ["notes.html", "scripted-oracle.html"]
 

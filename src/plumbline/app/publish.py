@@ -107,7 +107,7 @@ def _write_page(
 
     review = definition.review(result, problems)
     name = outputs.page_name or definition.name
-    given = site_input(definition.name, name, result, sources, review=review, document=data)
+    given = site_input(name, result, sources, review=review, document=data)
     return write_site([given], outputs.html_dir, keep_other_reports=True)
 
 

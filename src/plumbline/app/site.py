@@ -50,7 +50,7 @@ from plumbline.leaderboard.result import DocumentReview, LeaderboardDocument
 from plumbline.records.inspect_logs import find_log_files
 from plumbline.records.io import UnreadableFileError, read_json_file, write_atomic
 from plumbline.results.errors import ResultDocumentError
-from plumbline.results.kinds import detect, kind
+from plumbline.results.kinds import detect, kind, kind_of
 from plumbline.results.sources import record_source
 from plumbline.views.html import Page
 from plumbline.views.site import (
@@ -170,13 +170,12 @@ def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput[Any]]:
         raise SiteInputError(problems)
     unique = {name: list(dict.fromkeys(found)) for name, found in sources.items()}
     return [
-        site_input(name, title, result, own_sources(document, unique[name]), document=document)
+        site_input(title, result, own_sources(document, unique[name]), document=document)
         for name, title, result, document in documents
     ]
 
 
 def site_input(
-    kind_name: Kind,
     name: str,
     result: BaseModel,
     sources: Sequence[Path] = (),
@@ -184,10 +183,12 @@ def site_input(
     review: DocumentReview | None = None,
     document: dict[str, Any] | None = None,
 ) -> SiteInput[Any]:
-    """The site input of a typed result and its sources; `document`: the JSON it was read from
-    (copied to the site's data as it came in; None: the result's own JSON). A leaderboard is
-    reviewed against its own weights here, once (a review its producer made is kept), and
-    given Inspect logs, it gets the samples read from them (`read_leaderboard_samples`)."""
+    """The site input of a typed result (of the kind its type says) and its sources;
+    `document`: the JSON it was read from (copied to the site's data as it came in; None: the
+    result's own JSON). A leaderboard is reviewed against its own weights here, once (a review
+    its producer made is kept), and given Inspect logs, it gets the samples read from them
+    (`read_leaderboard_samples`)."""
+    kind_name = kind_of(result).name
     if not isinstance(result, LeaderboardDocument):
         return SiteInput(kind_name, name, result, tuple(sources), data=document)
     if review is None:
@@ -207,7 +208,7 @@ def read_site_input(
 ) -> SiteInput[Any]:
     """The site input of a JSON document of kind `kind_name`, typed once (`ResultKind.read`:
     `ResultDocumentError` when it is not one) and copied to the site's data as it came in."""
-    return site_input(kind_name, name, kind(kind_name).read(document), sources, document=document)
+    return site_input(name, kind(kind_name).read(document), sources, document=document)
 
 
 def own_sources(document: Any, candidates: Sequence[Path]) -> tuple[Path, ...]:
@@ -247,7 +248,7 @@ def existing_reports(root: Path, exclude: set[str]) -> list[tuple[SiteInput[Any]
         except ResultDocumentError as error:
             found.append((SiteInput(name, slug, None, problems=tuple(error.problems)), slug))
             continue
-        found.append((site_input(name, slug, result, (), document=document), slug))
+        found.append((site_input(slug, result, (), document=document), slug))
     return found
 
 

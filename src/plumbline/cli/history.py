@@ -253,7 +253,7 @@ def _write_site(store: Store, document: HistoryDocument, html_dir: Path) -> Path
                 typed = kind(entry.kind).read(stored)
             except ResultDocumentError as error:
                 raise SiteInputError([f"{name}: {problem}" for problem in error.problems]) from None
-            inputs.append(site_input(entry.kind, name, typed, (), document=stored))
+            inputs.append(site_input(name, typed, (), document=stored))
             reports[entry.id] = f"{slugify(name)}/index.html"
         paged = document.model_copy(
             update={
@@ -263,7 +263,7 @@ def _write_site(store: Store, document: HistoryDocument, html_dir: Path) -> Path
                 ]
             }
         )
-        history_input = site_input("history", "history", paged, ())
+        history_input = site_input("history", paged, ())
         result = write_site([history_input, *inputs], html_dir, keep_other_reports=True)
     except SiteInputError as error:
         raise click.UsageError("; ".join(error.problems)) from None
