@@ -31,6 +31,7 @@ PAGES: dict[str, str] = {
     "compare": "plumbline.views.compare_page",
     "reliability": "plumbline.views.reliability_page",
     "history": "plumbline.views.history_page",
+    "agent_run": "plumbline.views.agent_run_page",
 }
 
 #: A kind of result with a page (a key of `PAGES`).
