@@ -31,8 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from plumbline.results.stored import read_result  # noqa: E402
 from plumbline.stats.proportions import wilson_interval  # noqa: E402
-from plumbline.store.documents import read_result  # noqa: E402
 from plumbline.store.history import build_history  # noqa: E402
 from plumbline.store.store import Query, Store  # noqa: E402
 

@@ -42,8 +42,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_history import base_leaderboard, variant  # noqa: E402
 
+from plumbline.results.stored import read_result  # noqa: E402
 from plumbline.stats.proportions import wilson_interval  # noqa: E402
-from plumbline.store.documents import read_result  # noqa: E402
 from plumbline.store.history import check_changes, series_of  # noqa: E402
 from plumbline.store.store import Query, Store  # noqa: E402
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from rich.console import Console
 from tests.support.rendered_numbers import PERCENT_AXIS_TICKS, page_text, unexplained_numbers
 
-from plumbline.app.site import site_input
+from plumbline.app.site import read_site_input
 from plumbline.cli.main import main
 from plumbline.core.result import document_kind, schema_version
 from plumbline.core.schema_files import shipped
@@ -130,7 +130,7 @@ def test_the_markdown_shows_only_the_document_numbers(document: LeaderboardDocum
 
 def test_the_pages_show_only_the_document_numbers(document: LeaderboardDocument) -> None:
     data = document.to_json()
-    pages = render_leaderboard_pages(site_input("leaderboard", "board", data, ()), "board")
+    pages = render_leaderboard_pages(read_site_input("leaderboard", "board", data, ()), "board")
     for page in pages:
         found = unexplained_numbers(page_text(page.html), data, allowed=PERCENT_AXIS_TICKS)
         assert found == [], page.path

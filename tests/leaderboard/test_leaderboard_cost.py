@@ -150,7 +150,7 @@ def test_cli_prices_option_prices_the_board_and_rejects_a_bad_file(
 
 
 def test_cost_metrics_are_stored_like_any_metric(scenario: tuple[Path, Path, Path]) -> None:
-    from plumbline.store.metrics import leaderboard_metrics
+    from plumbline.results.leaderboard import leaderboard_metrics
 
     logs, suite, prices = scenario
     document = build_leaderboard(logs, suite, prices=load_prices(prices)).document()

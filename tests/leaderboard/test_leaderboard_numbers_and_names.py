@@ -84,10 +84,12 @@ def test_a_category_not_run_is_left_out_of_the_overall(logs: Path, suite_path: P
     render_terminal(document, console)
     assert "renormalised" in console.export_text()
     assert "renormalised" in render_markdown(document)
-    from plumbline.app.site import site_input
+    from plumbline.app.site import read_site_input
     from plumbline.views.leaderboard_page import render_leaderboard_pages
 
-    pages = render_leaderboard_pages(site_input("leaderboard", "b", document.to_json(), ()), "b")
+    pages = render_leaderboard_pages(
+        read_site_input("leaderboard", "b", document.to_json(), ()), "b"
+    )
     assert any("renormalised" in page.html for page in pages)
     # the document stays self-consistent: overall = Σ weight × category value
     from plumbline.leaderboard.document import document_problems

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from plumbline.app.site import SiteInput
+from plumbline.app.site import read_site_input
 from plumbline.coverage import (
     SimulatedModel,
     embedding_table,
@@ -111,7 +111,7 @@ def test_different_prompt_sets_compare_on_the_shared_prompts_and_list_the_rest()
     text = render_markdown(document)
     assert "## Change from the baseline" in text and "only in the baseline: q000, q001" in text
     pages = render_reliability_pages(
-        SiteInput("reliability", "r", document.json_document(), ()), "r"
+        read_site_input("reliability", "r", document.json_document(), ()), "r"
     )
     assert [p.path for p in pages] == ["r/index.html", "r/baseline.html"]
     assert "baseline-table" in pages[1].html and "Bonferroni" in pages[1].html

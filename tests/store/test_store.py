@@ -22,7 +22,7 @@ from tests.support.postgres import PostgresServer
 from tests.support.store_results import renamed
 from tests.support.store_writers import write_many, write_same
 
-from plumbline.store.documents import ResultDocumentError, read_result
+from plumbline.results.stored import ResultDocumentError, read_result
 from plumbline.store.migrate import StoreError, head_revision, upgrade_to
 from plumbline.store.store import Query, Store
 from plumbline.store.url import StoreUrlError, store_address

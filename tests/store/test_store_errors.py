@@ -15,7 +15,7 @@ from conftest import Documents
 from tests.support.postgres import PostgresServer, postgres_server
 
 from plumbline.cli.main import main
-from plumbline.store.documents import read_result
+from plumbline.results.stored import read_result
 from plumbline.store.migrate import StoreError
 from plumbline.store.store import Query, Store
 

@@ -2,7 +2,8 @@
 package, in a temporary directory, on 127.0.0.1 and a free port.
 
 The server runs as the `postgres` user when the tests run as root (PostgreSQL refuses to run
-as root), else as the current user. Authentication is `trust` on the loopback address only.
+as root), else as the current user. Authentication is `trust` on the loopback address only,
+except for the roles `add_login` makes, which must give their password.
 A machine without the binaries fails the tests that need them, with the package to install:
 they are never skipped.
 """
@@ -80,6 +81,21 @@ class PostgresServer:
             timeout=120,
             **_as_server_user(),
         )
+
+    def add_login(self, user: str, password: str, database: str) -> str:
+        """A role that must give `password` (scram-sha-256) from 127.0.0.1, owning a new
+        `database`; its URL, without the password."""
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as connection:
+            connection.execute("SET password_encryption = 'scram-sha-256'")
+            connection.execute(f"CREATE ROLE \"{user}\" LOGIN PASSWORD '{password}'")
+            connection.execute(f'CREATE DATABASE "{database}" OWNER "{user}"')
+            hba = self.root / "data" / "pg_hba.conf"
+            rule = f"host all {user} 127.0.0.1/32 scram-sha-256\n"
+            hba.write_text(rule + hba.read_text())
+            connection.execute("SELECT pg_reload_conf()")
+        return f"postgresql://{user}@127.0.0.1:{self.port}/{database}"
 
     def create_database(self, name: str) -> str:
         """A new, empty database; its URL."""

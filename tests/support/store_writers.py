@@ -13,7 +13,7 @@ from typing import Any
 
 from tests.support.store_results import renamed
 
-from plumbline.store.documents import read_result
+from plumbline.results.stored import read_result
 from plumbline.store.store import Store
 
 

@@ -12,7 +12,7 @@ from browser import open_page
 from pages_support import IMG, SCRIPT, compare_document, example_path, write_run_records
 from tests.support.rendered_numbers import page_text, unexplained_numbers
 
-from plumbline.app.site import write_site
+from plumbline.app.site import read_site_input, write_site
 from plumbline.compare.result import MIXED, CompareReport, prefer
 from plumbline.views.compare_page import (
     CompareView,
@@ -20,7 +20,6 @@ from plumbline.views.compare_page import (
     decision_badge,
     render_compare_pages,
 )
-from plumbline.views.site import SiteInput
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -44,7 +43,7 @@ def test_decision_first_with_the_seed_strings(document: dict[str, Any]) -> None:
     assert first.decision == document["decision"]
     assert first.decision in (MIXED, prefer("with_skelly"), prefer("without_skelly"))
     assert first.badge == decision_badge(first.decision, "with_skelly", "without_skelly")
-    html = render_compare_pages(SiteInput("compare", "ab", document), "ab")[0].html
+    html = render_compare_pages(read_site_input("compare", "ab", document), "ab")[0].html
     # The decision comes before the gates, the deltas and the per-task table.
     positions = [
         html.index(marker)
@@ -142,7 +141,7 @@ def test_distributions_and_runs_come_from_the_report(document: dict[str, Any]) -
 def test_escaping_in_the_rendered_html(tmp_path: Path) -> None:
     runs = write_run_records(tmp_path / "runs.jsonl", [IMG, "control"], [SCRIPT, "plain"], 5)
     document = compare_document([runs], treatments=[IMG], control="control")
-    page = render_compare_pages(SiteInput("compare", SCRIPT, document, (runs,)), "ab")[0]
+    page = render_compare_pages(read_site_input("compare", SCRIPT, document, (runs,)), "ab")[0]
     assert SCRIPT not in page.html
     assert "<img" not in page.html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.html
@@ -150,7 +149,7 @@ def test_escaping_in_the_rendered_html(tmp_path: Path) -> None:
 
 
 def run_site(tmp_path: Path, document: dict[str, Any], sources: tuple[Path, ...]) -> Path:
-    result = write_site([SiteInput("compare", "ab", document, sources)], tmp_path / "site")
+    result = write_site([read_site_input("compare", "ab", document, sources)], tmp_path / "site")
     return result.root / "ab" / "index.html"
 
 
@@ -296,7 +295,7 @@ def test_invalid_run_records_are_reported_on_the_page(tmp_path: Path) -> None:
     document = compare_document([runs], treatments=["with_skelly"], control="without_skelly")
     view = view_of(document)
     assert any(error.startswith(f"{runs}:{len(lines) + 1}:") for error in view.record_errors)
-    html = render_compare_pages(SiteInput("compare", "ab", document), "ab")[0].html
+    html = render_compare_pages(read_site_input("compare", "ab", document), "ab")[0].html
     assert "1 invalid records excluded" in html
 
 
@@ -332,7 +331,7 @@ def test_every_number_on_the_page_is_in_the_report(document: dict[str, Any]) -> 
     """The page computes nothing: each number it shows is a field of the report. (The charts'
     axis ticks and box-plot quartile tooltips are the drawing, not data, so the SVGs are left
     out; their points are the report's `distributions`.)"""
-    html = render_compare_pages(SiteInput("compare", "ab", document), "ab")[0].html
+    html = render_compare_pages(read_site_input("compare", "ab", document), "ab")[0].html
     text = page_text(re.sub(r"<svg.*?</svg>", " ", html, flags=re.S))
     assert "Paired deltas" in text and "Arm summaries" in text
     assert unexplained_numbers(text, document) == []
@@ -343,7 +342,7 @@ def test_every_number_on_a_ci_rule_page_of_several_arms_is_in_the_report(
 ) -> None:
     runs = write_run_records(tmp_path / "runs.jsonl", ["a1", "a2", "base"], ["t1", "t2"], 5)
     document = compare_document([runs], treatments=["a1", "a2"], control="base", rule="ci")
-    html = render_compare_pages(SiteInput("compare", "ab", document), "ab")[0].html
+    html = render_compare_pages(read_site_input("compare", "ab", document), "ab")[0].html
     text = page_text(re.sub(r"<svg.*?</svg>", " ", html, flags=re.S))
     assert "margins (rule ci)" in text
     assert unexplained_numbers(text, document) == []

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from tests.support.store_results import compare_report, read, reliability_report
 
 from plumbline.cli.main import main
-from plumbline.store.documents import read_result
+from plumbline.results.stored import read_result
 from plumbline.store.store import Store
 
 if TYPE_CHECKING:

@@ -21,14 +21,14 @@ from pages_support import (
 from rich.console import Console
 from tests.support.rendered_numbers import page_text, unexplained_numbers
 
-from plumbline.app.site import SiteInputError, write_site
+from plumbline.app.site import read_site_input, write_site
 from plumbline.records.trial_record import read_trial_records
 from plumbline.reliability.bands import tone
 from plumbline.reliability.result import ReliabilityReport
+from plumbline.results.errors import ResultDocumentError
 from plumbline.views.reliability import render_markdown, render_terminal
 from plumbline.views.reliability_charts import comparison_table
 from plumbline.views.reliability_page import reliability_view, render_reliability_pages
-from plumbline.views.site import SiteInput
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -157,7 +157,7 @@ def test_the_report_carries_failed_trials_and_samples(tmp_path: Path) -> None:
     successes = [r for r in records if r.error_class is None]
     assert latency.chart.count('class="point"') == len(successes)
     # the page needs no trial records: the same page from the JSON alone
-    alone = render_reliability_pages(SiteInput("reliability", "r", document, ()), "r")[0].html
+    alone = render_reliability_pages(read_site_input("reliability", "r", document, ()), "r")[0].html
     assert 'class="failed-trials"' in alone and 'class="samples"' in alone
     assert "ServerError" in alone and "&lt;script&gt;" in alone
 
@@ -177,7 +177,7 @@ def test_escaping_in_the_rendered_html(tmp_path: Path) -> None:
     path = write_trial_records(tmp_path / "trials.jsonl", [name, "local/b"])
     records = list(read_trial_records([path]).records)
     page = render_reliability_pages(
-        SiteInput("reliability", "probe", reliability_document(records), (path,)), "rel"
+        read_site_input("reliability", "probe", reliability_document(records), (path,)), "rel"
     )[0]
     assert SCRIPT not in page.html
     assert "<img" not in page.html
@@ -187,7 +187,9 @@ def test_escaping_in_the_rendered_html(tmp_path: Path) -> None:
 def test_page_in_chromium(
     browser: Browser, document: dict[str, Any], tmp_path: Path, screenshots: Path
 ) -> None:
-    site = write_site([SiteInput("reliability", "trials", document, (TRIALS,))], tmp_path / "site")
+    site = write_site(
+        [read_site_input("reliability", "trials", document, (TRIALS,))], tmp_path / "site"
+    )
     visit = open_page(browser, site.root / "trials" / "index.html")
     page = visit.page
     assert visit.problems == []
@@ -220,7 +222,7 @@ def test_injected_text_renders_as_text_in_chromium(
     path = write_trial_records(tmp_path / "trials.jsonl", [name, "local/b"])
     records = list(read_trial_records([path]).records)
     site = write_site(
-        [SiteInput("reliability", "probe", reliability_document(records), (path,))],
+        [read_site_input("reliability", "probe", reliability_document(records), (path,))],
         tmp_path / "site",
     )
     visit = open_page(browser, site.root / "probe" / "index.html")
@@ -275,9 +277,9 @@ def test_one_model_has_no_comparison_section(tmp_path: Path) -> None:
     records = list(read_trial_records([path]).records)
     document = reliability_document(records)
     assert document["comparisons"] == []
-    html = render_reliability_pages(SiteInput("reliability", "one", document, (path,)), "one")[
-        0
-    ].html
+    html = render_reliability_pages(
+        read_site_input("reliability", "one", document, (path,)), "one"
+    )[0].html
     assert 'id="comparison"' not in html and 'href="#comparison"' not in html
     assert 'id="model-1"' in html
 
@@ -291,7 +293,7 @@ _METHOD_CONSTANTS = ("1.96", "words × 1.3")
 def test_every_number_on_the_page_is_in_the_report_json(
     document: dict[str, Any], tmp_path: Path
 ) -> None:
-    page = render_reliability_pages(SiteInput("reliability", "r", document, ()), "r")[0]
+    page = render_reliability_pages(read_site_input("reliability", "r", document, ()), "r")[0]
     text = page_text(_TICK.sub("", page.html))
     assert "Latency per trial" in text and "Wilson 95% CI" in text  # charts and tables rendered
     assert unexplained_numbers(text, document, allowed=_METHOD_CONSTANTS) == []
@@ -301,7 +303,7 @@ def test_every_number_on_the_page_is_in_the_report_json(
     failing = reliability_document([r for r in records if r.error_class is not None])
     mixed = reliability_document(records)
     for other in (failing, mixed):
-        html = render_reliability_pages(SiteInput("reliability", "r", other, ()), "r")[0].html
+        html = render_reliability_pages(read_site_input("reliability", "r", other, ()), "r")[0].html
         assert (
             unexplained_numbers(page_text(_TICK.sub("", html)), other, allowed=_METHOD_CONSTANTS)
             == []
@@ -327,7 +329,7 @@ def test_the_index_card_counts_the_warnings_the_page_shows(
 ) -> None:
     report = ReliabilityReport.model_validate(document)
     assert report.warnings, "the example trials have per-model warnings"
-    site = write_site([SiteInput("reliability", "trials", document, ())], tmp_path / "site")
+    site = write_site([read_site_input("reliability", "trials", document, ())], tmp_path / "site")
     page = (site.root / "trials" / "index.html").read_text(encoding="utf-8")
     shown = page.count('<span class="badge warn">warning</span>')
     assert shown == len(report.warnings)
@@ -339,5 +341,7 @@ def test_a_document_of_another_version_is_refused_clearly(
 ) -> None:
     old = {k: v for k, v in document.items() if k != "schema_version"}
     old["models"] = [{**m, "warnings": []} for m in document["models"]]
-    with pytest.raises(SiteInputError, match="not a reliability document this version can render"):
-        write_site([SiteInput("reliability", "old", old, ())], tmp_path / "site")
+    # refused where it comes in, field by field (a page renders only a typed report)
+    with pytest.raises(ResultDocumentError, match=r"models\.0\.warnings"):
+        write_site([read_site_input("reliability", "old", old, ())], tmp_path / "site")
+    assert not (tmp_path / "site").exists()

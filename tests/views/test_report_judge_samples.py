@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from browser import outside_event_loop
 
-from plumbline.app.site import site_input
+from plumbline.app.site import read_site_input
 from plumbline.leaderboard import build_leaderboard
 from plumbline.leaderboard.samples import read_leaderboard_samples
 from plumbline.views.leaderboard_page import render_leaderboard_pages
@@ -65,7 +65,7 @@ def test_judge_reasoning_reaches_the_model_page(judged: tuple[Path, dict[str, An
     for sample in samples.samples:
         assert dict(sample.highlights)[f"judge {JUDGE}"] == REASONING
         assert sample.metadata["scorer"] == "llm_judge_scorer"
-    pages = render_leaderboard_pages(site_input("leaderboard", "j", document, [logs]), "j")
+    pages = render_leaderboard_pages(read_site_input("leaderboard", "j", document, [logs]), "j")
     model_page = pages[1].html
     assert model_page.count("Names &lt;b&gt;every&lt;/b&gt; service") >= 2
     assert "<b>every</b>" not in model_page

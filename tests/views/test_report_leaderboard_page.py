@@ -11,7 +11,7 @@ from report_scenario import HOSTILE, HOSTILE_MODEL, HOSTILE_RESPONSE, Scenario
 from tests.support.leaderboards import typed_leaderboard
 from tests.support.rendered_numbers import PERCENT_AXIS_TICKS, page_text, unexplained_numbers
 
-from plumbline.app.site import SAMPLES_FILE, site_input, write_site
+from plumbline.app.site import SAMPLES_FILE, read_site_input, write_site
 from plumbline.core.schema_files import shipped
 from plumbline.leaderboard import recompute_overall
 from plumbline.leaderboard.result import LeaderboardSamples
@@ -91,7 +91,7 @@ def test_failure_modes_per_model(scenario: Scenario) -> None:
 
 def test_pages_escape_model_text(scenario: Scenario) -> None:
     pages = render_leaderboard_pages(
-        site_input("leaderboard", "board", scenario.document, [scenario.logs]), "board"
+        read_site_input("leaderboard", "board", scenario.document, [scenario.logs]), "board"
     )
     slug = model_slugs([HOSTILE_MODEL])[HOSTILE_MODEL]
     assert [page.path for page in pages] == [
@@ -109,7 +109,7 @@ def test_pages_escape_model_text(scenario: Scenario) -> None:
 def test_pages_with_samples_show_only_the_numbers_of_their_documents(scenario: Scenario) -> None:
     """The model pages and failure-mode tables render the samples document, computing
     nothing: every number on them is a field of the leaderboard or of its samples."""
-    given = site_input("leaderboard", "board", scenario.document, [scenario.logs])
+    given = read_site_input("leaderboard", "board", scenario.document, [scenario.logs])
     assert given.samples is not None and given.samples.failure_modes
     documents = [scenario.document, given.samples.model_dump(mode="json")]
     for page in render_leaderboard_pages(given, "board"):
@@ -124,7 +124,7 @@ def test_pages_with_samples_show_only_the_numbers_of_their_documents(scenario: S
 def test_the_site_ships_the_samples_document_it_rendered(
     scenario: Scenario, tmp_path: Path
 ) -> None:
-    given = site_input("leaderboard", "board", scenario.document, [scenario.logs])
+    given = read_site_input("leaderboard", "board", scenario.document, [scenario.logs])
     site = write_site([given], tmp_path / "site")
     path = tmp_path / "site" / "data" / "board" / SAMPLES_FILE
     assert path in site.data
@@ -133,12 +133,14 @@ def test_the_site_ships_the_samples_document_it_rendered(
     assert LeaderboardSamples.model_validate(written) == given.samples
     assert written["schema_version"] == "plumbline.leaderboard_samples/1"
     # Rebuilt without the logs, the site no longer keeps samples no page shows.
-    write_site([site_input("leaderboard", "board", scenario.document, ())], tmp_path / "site")
+    write_site([read_site_input("leaderboard", "board", scenario.document, ())], tmp_path / "site")
     assert not path.exists()
 
 
 def test_pages_without_logs_say_how_to_get_samples(scenario: Scenario) -> None:
-    pages = render_leaderboard_pages(site_input("leaderboard", "b", scenario.document, ()), "b")
+    pages = render_leaderboard_pages(
+        read_site_input("leaderboard", "b", scenario.document, ()), "b"
+    )
     assert "plumbline report" in pages[0].html
     assert "cannot be shown" in pages[1].html
 
@@ -177,7 +179,9 @@ def test_an_sa_bench_only_file_shows_unknowns_as_unknown(scenario: Scenario) -> 
     assert view.formula == (
         "overall = (practice_exam × 0.34) + (architecture_design × 0.33) + (cdk_synth × 0.33)"
     )
-    html = render_leaderboard_pages(site_input("leaderboard", "old", document, ()), "old")[0].html
+    html = render_leaderboard_pages(read_site_input("leaderboard", "old", document, ()), "old")[
+        0
+    ].html
     assert "group None" not in html and "n=0" not in html and "None" not in html
     assert "no interval" in html
     assert "this leaderboard file does not count errors" in html

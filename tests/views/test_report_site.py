@@ -15,7 +15,7 @@ from plumbline.app.site import (
     SiteInputError,
     document_kind,
     load_site_inputs,
-    site_input,
+    read_site_input,
     write_site,
 )
 from plumbline.cli.main import main
@@ -28,7 +28,8 @@ def test_leaderboard_document_and_its_logs_are_paired(scenario: Scenario) -> Non
     (board,) = inputs
     assert board.kind == "leaderboard"
     assert board.name == "leaderboard"
-    assert board.document == scenario.document
+    assert board.data == scenario.document  # copied to the site as it came in
+    assert board.result is not None and board.result.to_json() == scenario.document
     assert len(board.sources) == 5 and all(path.suffix == ".eval" for path in board.sources)
 
 
@@ -129,9 +130,9 @@ def test_index_headline_names_a_tie_at_the_top(scenario: Scenario, tmp_path: Pat
         entry["tie_group"] = 1
     names = [entry["model"] for entry in document["models"]]
     document["tie_groups"] = [{"group": 1, "size": len(names), "models": names}]
-    result = write_site([site_input("leaderboard", "tied", document, ())], tmp_path)
+    result = write_site([read_site_input("leaderboard", "tied", document, ())], tmp_path)
     assert "2 models tied at the top: scripted/oracle, mockllm/" in result.index.read_text()
-    alone = write_site([site_input("leaderboard", "b", scenario.document, ())], tmp_path / "b")
+    alone = write_site([read_site_input("leaderboard", "b", scenario.document, ())], tmp_path / "b")
     assert "scripted/oracle leads with overall 66.2%" in alone.index.read_text()
 
 
@@ -144,8 +145,11 @@ def test_rewriting_a_site_removes_pages_it_no_longer_has(
     notes = models / "notes.html"
     notes.write_text("<p>mine</p>")
     document = json.loads(json.dumps(scenario.document))
-    document["models"] = document["models"][:1]
-    write_site([site_input("leaderboard", "leaderboard", document, ())], tmp_path)
+    document["models"] = document["models"][:1]  # still self-consistent: count and groups
+    kept = document["models"][0]
+    document["_metadata"]["model_count"] = 1
+    document["tie_groups"] = [{"group": kept["tie_group"], "size": 1, "models": [kept["model"]]}]
+    write_site([read_site_input("leaderboard", "leaderboard", document, ())], tmp_path)
     assert sorted(p.name for p in models.glob("*.html")) == ["notes.html", "scripted-oracle.html"]
 
 
@@ -156,8 +160,7 @@ def test_html_option_sites_grow_instead_of_forgetting_earlier_reports(tmp_path: 
         reliability_document,
         write_run_records,
     )
-
-    from plumbline.cli.report import write_html
+    from tests.support.site_pages import write_html
 
     runs = write_run_records(tmp_path / "runs.jsonl", ["control", "treatment"], ["t1", "t2"], 3)
     site = tmp_path / "site"

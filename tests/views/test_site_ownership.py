@@ -12,18 +12,18 @@ import click
 import pytest
 from click.testing import CliRunner
 from pages_support import compare_document, write_run_records
+from tests.support.site_pages import write_html
 
 from plumbline.app.site import (
     GENERATOR_MARK,
     SITE_MARKER,
     NotASiteError,
+    read_site_input,
     site_lock,
     site_problem,
     write_site,
 )
 from plumbline.cli.main import main
-from plumbline.cli.report import write_html
-from plumbline.views.site import SiteInput
 
 ARMS = ["control", "treatment"]
 
@@ -49,7 +49,7 @@ def test_a_directory_of_the_users_files_is_refused_and_untouched(tmp_path: Path)
     with pytest.raises(click.UsageError, match="not a plumbline site"):
         write_html("compare", "compare-runs", document, [runs], mine)
     with pytest.raises(NotASiteError):
-        write_site([SiteInput("compare", "c", document)], mine)
+        write_site([read_site_input("compare", "c", document)], mine)
     report_json = tmp_path / "compare.json"
     report_json.write_text(json.dumps(document))
     for args in (
@@ -149,7 +149,9 @@ def test_a_failure_part_way_leaves_the_previous_site_intact(tmp_path: Path) -> N
 
     document, runs = comparison(tmp_path / "runs.jsonl", ["t1", "t2"])
     site = tmp_path / "site"
-    write_site([SiteInput("compare", "first", document, (runs,))], site, keep_other_reports=True)
+    write_site(
+        [read_site_input("compare", "first", document, (runs,))], site, keep_other_reports=True
+    )
     before = snapshot(site)
     sizes = sorted(len(data) for data in before.values())
     changed = json.loads(json.dumps(document))
@@ -162,8 +164,8 @@ def test_a_failure_part_way_leaves_the_previous_site_intact(tmp_path: Path) -> N
         with pytest.raises(OSError):
             write_site(
                 [
-                    SiteInput("compare", "first", changed, (runs,)),
-                    SiteInput("compare", "second", second, (second_runs,)),
+                    read_site_input("compare", "first", changed, (runs,)),
+                    read_site_input("compare", "second", second, (second_runs,)),
                 ],
                 site,
                 keep_other_reports=True,

@@ -1,67 +1,67 @@
-"""The static site: any mix of leaderboard, compare and reliability JSON → pages under one root.
+"""The static site: any mix of result documents → pages under one root.
 
     inputs = load_site_inputs([Path("leaderboard.json"), Path("logs/"), Path("compare.json")])
     result = write_site(inputs, Path("site"))
     print(result.index.as_uri())
 
-Each input document gets a folder of pages named by its slug (`leaderboard/index.html`, ...),
-rendered by the renderer of its kind, and a copy of itself at `data/<slug>.json`, so the site is
-self-contained: it can be zipped, moved or opened from `file://` without the files it came from.
-Pages render their document alone. Inspect logs given beside a leaderboard are read here, once,
-into its drill-down document (`LeaderboardSamples`, copied to `data/<slug>/samples.json`) that
-its per-model pages render; record files given beside a comparison or a reliability report are
-named as its sources. The site never links to any of them.
+Each input gets a folder of pages named by its slug (`leaderboard/index.html`, ...), rendered by
+the page module of its kind (`views.site.PAGES`), and a copy of its document at
+`data/<slug>.json`, so the site is self-contained: it can be zipped, moved or opened from
+`file://` without the files it came from. Documents are read here, once, into typed results
+(`plumbline.results`); pages render the typed result alone. Inspect logs given beside a
+leaderboard are read here, once, into its drill-down document (`LeaderboardSamples`, copied to
+`data/<slug>/samples.json`) that its per-model pages render; record files given beside a
+comparison or a reliability report are named as its sources. The site never links to any of
+them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from plumbline.core.result import document_kind as result_kind
-from plumbline.records.inspect_logs import find_log_files
-from plumbline.records.io import (
-    Located,
-    UnreadableFileError,
-    iter_json_values,
-    read_json_file,
-    write_atomic,
+from pydantic import BaseModel
+
+from plumbline.app.site_files import (
+    GENERATOR_MARK,
+    MANIFEST_VERSION,
+    SITE_LOCK,
+    SITE_MARKER,
+    NotASiteError,
+    SiteInputError,
+    claim,
+    cwd_inside,
+    exchange_directories,
+    existing_identities,
+    json_text,
+    link_tree,
+    read_manifest,
+    remove_leftovers,
+    remove_stale_pages,
+    site_lock,
+    site_problem,
+    stage_prefix,
 )
+from plumbline.leaderboard.result import DocumentReview, LeaderboardDocument
+from plumbline.records.inspect_logs import find_log_files
+from plumbline.records.io import UnreadableFileError, read_json_file, write_atomic
+from plumbline.results.errors import ResultDocumentError
+from plumbline.results.kinds import detect, kind, kind_of
+from plumbline.results.sources import record_source
 from plumbline.views.html import Page
 from plumbline.views.site import (
-    KINDS,
-    RENDERERS,
+    PAGES,
     Kind,
     SiteInput,
     assign_slugs,
     render_index,
-    renderer_for,
+    render_pages,
     report_identity,
-    slugify,
 )
-
-if TYPE_CHECKING:
-    pass
-
-
-#: Which sources feed which kind of document.
-_SOURCE_KIND: dict[str, Kind] = {
-    "inspect_log": "leaderboard",
-    "run_records": "compare",
-    "trial_records": "reliability",
-}
-
-
-class SiteInputError(ValueError):
-    """Inputs that cannot make a site, one `file: problem` line per problem."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        super().__init__("\n".join(self.problems))
 
 
 @dataclass(frozen=True)
@@ -75,35 +75,19 @@ class SiteResult:
 
 
 def document_kind(document: Any) -> Kind | None:
-    """Which plumbline result a JSON document is, from its `schema_version` alone (see
-    `plumbline.core.result`); None when it is none of them.
-
-    Leaderboards older than their `schema_version` string (SA Bench's own files, plumbline's
-    version 1) are still leaderboards: `leaderboard.result` reads and upgrades them."""
-    from plumbline.leaderboard.result import is_older_leaderboard
-
-    kind = result_kind(document)
-    if kind in KINDS:
-        return kind
-    return "leaderboard" if is_older_leaderboard(document) else None
+    """Which result with pages a JSON document is, from its `schema_version` alone (older
+    leaderboards included: `results.kinds.detect`); None when it is none of them."""
+    name = detect(document)
+    return name if name in PAGES else None
 
 
-def _record_kind(path: Path) -> str | None:
-    """`run_records` or `trial_records` from a record file's first record; None otherwise."""
-    for item in iter_json_values(path):
-        if not isinstance(item, Located) or not isinstance(item.value, dict):
-            return None
-        keys = set(item.value)
-        if {"task_id", "arm"} <= keys:
-            return "run_records"
-        if {"prompt_id", "trial"} <= keys or {"prompt", "latency_seconds"} <= keys:
-            return "trial_records"
-        return None
-    return None
+def _kinds_fed_by(source: str) -> list[Kind]:
+    return [name for name in PAGES if source in kind(name).sources]
 
 
 def _classify(path: Path) -> tuple[str, Any] | str:
-    """(kind, payload) for one input path, or a problem message."""
+    """(what, payload) for one input path: ("document", (kind, JSON)) or (source, paths); or
+    a problem message."""
     if path.is_dir():
         logs = find_log_files([path]).logs
         if not logs:
@@ -119,125 +103,115 @@ def _classify(path: Path) -> tuple[str, Any] | str:
             "directory)"
         )
     if path.suffix == ".jsonl":
-        kind = _record_kind(path)
-        if kind is None:
+        source = record_source(path)
+        if source is None:
             return "not run records (task_id, arm, ...) or trial records (prompt_id, trial, ...)"
-        return (kind, path)
+        return (source, [path])
     try:
         document = read_json_file(path)
     except UnreadableFileError as error:
         # A JSON array or concatenated records may still be record files.
-        kind = _record_kind(path)
-        if kind is not None:
-            return (kind, path)
+        source = record_source(path)
+        if source is not None:
+            return (source, [path])
         return f"line {error.line}: {error.problem}"
-    kind = document_kind(document)
-    if kind is not None:
-        return ("document", (kind, document))
+    name = document_kind(document)
+    if name is not None:
+        return ("document", (name, document))
     if isinstance(document, dict) and "eval" in document and "version" in document:
         return ("inspect_logs", [path])
     if isinstance(document, list):
-        record_kind = _record_kind(path)
-        if record_kind is not None:
-            return (record_kind, path)
+        source = record_source(path)
+        if source is not None:
+            return (source, [path])
     return (
         "not a plumbline leaderboard, compare or reliability JSON document, an Inspect log, "
         "or a record file"
     )
 
 
-def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput]:
-    """Read result documents and attach the sources given beside them.
+def load_site_inputs(paths: Sequence[Path]) -> list[SiteInput[Any]]:
+    """Read result documents (each typed once) and attach the sources given beside them.
 
     Inspect logs (files, or directories searched recursively) go to every leaderboard, run
     record files to the comparison computed from them (`own_sources`), trial record files to
-    every reliability report. Raises
+    every reliability report: the sources each kind names (`ResultKind.sources`). Raises
     `SiteInputError` listing every unusable path as `file: problem`, and a source given without
     any document of its kind.
     """
     problems: list[str] = []
-    documents: list[tuple[Kind, str, dict[str, Any]]] = []
-    sources: dict[Kind, list[Path]] = {kind: [] for kind in KINDS}
+    documents: list[tuple[Kind, str, Any, dict[str, Any]]] = []
+    sources: dict[Kind, list[Path]] = {name: [] for name in PAGES}
     for path in paths:
         classified = _classify(Path(path))
         if isinstance(classified, str):
             problems.append(f"{path}: {classified}")
             continue
         what, payload = classified
-        if what == "document":
-            kind, document = payload
-            if kind == "leaderboard":
-                from plumbline.leaderboard.document import document_problems
-
-                # a stale overall is shown on the page, model by model, not refused
-                invalid = document_problems(document, check_overall=False)
-                if invalid:
-                    problems += [f"{path}: {problem}" for problem in invalid]
-                    continue
-            if kind == "compare":
-                from plumbline.compare.result import document_problems as compare_problems
-
-                invalid = compare_problems(document)
-                if invalid:
-                    problems += [f"{path}: {problem}" for problem in invalid]
-                    continue
-            documents.append((kind, Path(path).stem, document))
-        elif what == "inspect_logs":
-            sources["leaderboard"].extend(payload)
-        else:
-            sources[_SOURCE_KIND[what]].append(payload)
-    present = {kind for kind, _, _ in documents}
-    for kind, extra in sources.items():
-        if extra and kind not in present:
-            hint = {
-                "leaderboard": "plumbline leaderboard LOGDIR -o leaderboard.json",
-                "compare": "plumbline compare RECORDS --json compare.json",
-                "reliability": "plumbline reliability TRIALS --json reliability.json",
-            }[kind]
+        if what != "document":
+            for name in _kinds_fed_by(what):
+                sources[name].extend(payload)
+            continue
+        name, document = payload
+        try:
+            documents.append((name, Path(path).stem, kind(name).read(document), document))
+        except ResultDocumentError as error:
+            problems += [f"{path}: {problem}" for problem in error.problems]
+    present = {name for name, _, _, _ in documents}
+    for name, extra in sources.items():
+        if extra and name not in present:
             problems.append(
-                f"{extra[0]}: sources for a {kind} report were given without its JSON document "
-                f"(make one with `{hint}` and pass it too)"
+                f"{extra[0]}: sources for a {name} report were given without its JSON document "
+                f"(make one with `{kind(name).made_by}` and pass it too)"
             )
     if not documents and not problems:
         problems.append("no inputs: give at least one leaderboard, compare or reliability JSON")
     if problems:
         raise SiteInputError(problems)
-    unique = {kind: list(dict.fromkeys(found)) for kind, found in sources.items()}
+    unique = {name: list(dict.fromkeys(found)) for name, found in sources.items()}
     return [
-        site_input(kind, name, document, own_sources(document, unique[kind]))
-        for kind, name, document in documents
+        site_input(title, result, own_sources(document, unique[name]), document=document)
+        for name, title, result, document in documents
     ]
 
 
 def site_input(
-    kind: Kind, name: str, document: dict[str, Any], sources: Sequence[Path]
-) -> SiteInput:
-    """The site input of a document and its sources. A leaderboard is typed (older files
-    upgraded) and reviewed against its own weights here, once; given Inspect logs, it gets the
-    samples read from them (`read_leaderboard_samples`)."""
-    if kind != "leaderboard":
-        return SiteInput(kind, name, document, tuple(sources))
-    from plumbline.leaderboard.check import review_document
-    from plumbline.leaderboard.document import as_document
+    name: str,
+    result: BaseModel,
+    sources: Sequence[Path] = (),
+    *,
+    review: DocumentReview | None = None,
+    document: dict[str, Any] | None = None,
+) -> SiteInput[Any]:
+    """The site input of a typed result (of the kind its type says) and its sources;
+    `document`: the JSON it was read from (copied to the site's data as it came in; None: the
+    result's own JSON). A leaderboard is reviewed against its own weights here, once (a review
+    its producer made is kept), and given Inspect logs, it gets the samples read from them
+    (`read_leaderboard_samples`)."""
+    kind_name = kind_of(result).name
+    if not isinstance(result, LeaderboardDocument):
+        return SiteInput(kind_name, name, result, tuple(sources), data=document)
+    if review is None:
+        from plumbline.leaderboard.check import review_document
 
-    typed = as_document(document, name)
+        review = review_document(result.to_json())
     samples = None
     if sources:
         from plumbline.leaderboard.samples import read_leaderboard_samples
 
-        samples = read_leaderboard_samples(document, sources)
-    return SiteInput(
-        kind,
-        name,
-        document,
-        tuple(sources),
-        samples,
-        leaderboard=typed,
-        review=review_document(typed.to_json()),
-    )
+        samples = read_leaderboard_samples(result, sources)
+    return SiteInput(kind_name, name, result, tuple(sources), samples, review, data=document)
 
 
-def own_sources(document: dict[str, Any], candidates: Sequence[Path]) -> tuple[Path, ...]:
+def read_site_input(
+    kind_name: Kind, name: str, document: Any, sources: Sequence[Path] = ()
+) -> SiteInput[Any]:
+    """The site input of a JSON document of kind `kind_name`, typed once (`ResultKind.read`:
+    `ResultDocumentError` when it is not one) and copied to the site's data as it came in."""
+    return site_input(name, kind(kind_name).read(document), sources, document=document)
+
+
+def own_sources(document: Any, candidates: Sequence[Path]) -> tuple[Path, ...]:
     """The candidates a document was computed from, when it names its input files (a compare
     document's `input.files`), matched by resolved path, else by file name; all candidates
     when it names none, so that two comparisons in one site never mix their runs."""
@@ -253,10 +227,11 @@ def own_sources(document: dict[str, Any], candidates: Sequence[Path]) -> tuple[P
     return tuple(c for c in candidates if c.name in names)
 
 
-def existing_reports(root: Path, exclude: set[str]) -> list[tuple[SiteInput, str]]:
+def existing_reports(root: Path, exclude: set[str]) -> list[tuple[SiteInput[Any], str]]:
     """Reports an earlier run wrote under `root` (its `data/<slug>.json` beside
-    `<slug>/index.html`), except the slugs in `exclude`; for the index of a site that grows."""
-    found: list[tuple[SiteInput, str]] = []
+    `<slug>/index.html`), except the slugs in `exclude`; for the index of a site that grows.
+    A report this version cannot read is listed with why (`SiteInput.problems`)."""
+    found: list[tuple[SiteInput[Any], str]] = []
     for path in sorted((root / "data").glob("*.json")):
         slug = path.stem
         if slug in exclude or not (root / slug / "index.html").is_file():
@@ -265,9 +240,15 @@ def existing_reports(root: Path, exclude: set[str]) -> list[tuple[SiteInput, str
             document = read_json_file(path)
         except (OSError, ValueError):
             continue
-        kind = document_kind(document)
-        if kind is not None:
-            found.append((site_input(kind, slug, document, ()), slug))
+        name = document_kind(document)
+        if name is None:
+            continue
+        try:
+            result = kind(name).read(document)
+        except ResultDocumentError as error:
+            found.append((SiteInput(name, slug, None, problems=tuple(error.problems)), slug))
+            continue
+        found.append((site_input(slug, result, (), document=document), slug))
     return found
 
 
@@ -276,7 +257,7 @@ SAMPLES_FILE = "samples.json"
 
 
 def write_site(
-    inputs: Sequence[SiteInput], out_dir: Path, *, keep_other_reports: bool = False
+    inputs: Sequence[SiteInput[Any]], out_dir: Path, *, keep_other_reports: bool = False
 ) -> SiteResult:
     """Render every input's pages and the index under `out_dir`, all or nothing.
 
@@ -306,11 +287,9 @@ def write_site(
         if problem:
             raise NotASiteError([f"{root}: {problem}"])
         manifest = read_manifest(root)
-        _claim(root, manifest)
+        claim(root, manifest)
         known = dict(manifest.get("reports", {}))
-        slugs = assign_slugs(
-            inputs, _existing_identities(root, known) if keep_other_reports else {}
-        )
+        slugs = assign_slugs(inputs, existing_identities(root, known) if keep_other_reports else {})
         pages = _render_pages(inputs, slugs)
         kept = existing_reports(root, set(slugs)) if keep_other_reports else []
         index = render_index(
@@ -323,32 +302,27 @@ def write_site(
         return _publish(root, inputs, slugs, pages, index, reports)
 
 
-def _render_pages(inputs: Sequence[SiteInput], slugs: Sequence[str]) -> list[Page]:
+def _render_pages(inputs: Sequence[SiteInput[Any]], slugs: Sequence[str]) -> list[Page]:
     pages: list[Page] = []
     for site_input, slug in zip(inputs, slugs, strict=True):
-        try:
-            rendered = renderer_for(site_input.kind)(site_input, slug)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
-            # The document came from a file: a field of the wrong shape is bad input.
-            problem = " ".join(str(error).split()) or type(error).__name__
-            raise SiteInputError(
-                [
-                    f"{site_input.name}: not a {site_input.kind} document this version can "
-                    f"render ({type(error).__name__}: {problem}); regenerate it with plumbline"
-                ]
-            ) from error
+        rendered = render_pages(site_input, slug)
         for page in rendered:
             if not page.path.startswith(f"{slug}/"):
-                raise ValueError(
-                    f"renderer for {site_input.kind} wrote {page.path} outside {slug}/"
-                )
+                raise ValueError(f"the {site_input.kind} page wrote {page.path} outside {slug}/")
         pages.extend(rendered)
     return pages
 
 
+def _data(site_input: SiteInput[Any]) -> dict[str, Any]:
+    """The JSON of an input's data copy: as it came in, else its result's own."""
+    if site_input.data is not None:
+        return site_input.data
+    return kind(site_input.kind).to_json(site_input.typed())
+
+
 def _publish(
     root: Path,
-    inputs: Sequence[SiteInput],
+    inputs: Sequence[SiteInput[Any]],
     slugs: Sequence[str],
     pages: Sequence[Page],
     index: Page,
@@ -369,9 +343,9 @@ def _publish(
 
     real = Path(os.path.realpath(root))
     remove_leftovers(real)
-    stage = Path(tempfile.mkdtemp(prefix=_stage_prefix(real), dir=real.parent))
+    stage = Path(tempfile.mkdtemp(prefix=stage_prefix(real), dir=real.parent))
     try:
-        _link_tree(real, stage)
+        link_tree(real, stage)
         (stage / SITE_LOCK).touch()  # its own lock: writers waiting on the old one take it
 
         def staged(relative: str, data: str | bytes) -> Path:
@@ -381,17 +355,17 @@ def _publish(
         written = [staged(page.path, page.html) for page in pages]
         data: list[Path] = []
         for site_input, slug in zip(inputs, slugs, strict=True):
-            data.append(staged(f"data/{slug}.json", _json_text(site_input.document)))
+            data.append(staged(f"data/{slug}.json", json_text(_data(site_input))))
             samples = f"data/{slug}/{SAMPLES_FILE}"
             if site_input.samples is not None:
-                data.append(staged(samples, _json_text(site_input.samples.model_dump(mode="json"))))
+                data.append(staged(samples, json_text(site_input.samples.model_dump(mode="json"))))
             else:
                 (stage / samples).unlink(missing_ok=True)  # an earlier run's, no page shows now
-        _remove_stale_pages(stage, slugs, {stage / page.path for page in pages})
+        remove_stale_pages(stage, slugs, {stage / page.path for page in pages})
         manifest = {"generator": "plumbline", "version": MANIFEST_VERSION, "reports": reports}
-        write_atomic(stage / SITE_MARKER, _json_text(manifest))
+        write_atomic(stage / SITE_MARKER, json_text(manifest))
         write_atomic(stage / index.path, index.html)
-        inside = _cwd_inside(real)
+        inside = cwd_inside(real)
         exchange_directories(stage, real)
         if inside is not None:  # `-o .`: follow the site, not the old one about to go
             with contextlib.suppress(OSError):
@@ -410,254 +384,9 @@ def _publish(
     )
 
 
-def _cwd_inside(real: Path) -> Path | None:
-    """The working directory relative to the site `real` when it is inside it, else None."""
-    try:
-        return Path(os.getcwd()).relative_to(real)
-    except (OSError, ValueError):
-        return None
-
-
-#: Every staged site's name starts so (a site's own: `.plumbline-stage-<name>-`, then 8 random
-#: characters).
-STAGE_PREFIX = ".plumbline-stage-"
-
-
-def _stage_prefix(real: Path) -> str:
-    return f"{STAGE_PREFIX}{real.name}-"
-
-
-def remove_leftovers(real: Path) -> list[Path]:
-    """Remove what updates of the site `real` killed part way left: their staged sites beside
-    it (`.plumbline-stage-<name>-` then 8 random characters: an unfinished new site or a
-    switched-out old one) and, from before sites were switched whole, staging folders inside
-    it. Called under the site's lock, so no running update owns them."""
-    import re
-    import shutil
-
-    own = re.compile(re.escape(_stage_prefix(real)) + r"[a-z0-9_]{8}")
-    found = [
-        path
-        for path in real.parent.glob(f"{glob_escape(_stage_prefix(real))}*")
-        if own.fullmatch(path.name) and path.is_dir() and not path.is_symlink()
-    ]
-    found += [path for path in real.glob(f"{STAGE_PREFIX}*") if path.is_dir()]
-    for path in found:
-        shutil.rmtree(path, ignore_errors=True)
-    return found
-
-
-def glob_escape(text: str) -> str:
-    """`text` with glob's special characters taken literally (a site may be named `a[1]`)."""
-    import glob
-
-    return glob.escape(text)
-
-
-def _link_tree(source: Path, target: Path) -> None:
-    """Make `target` (an empty directory) a copy of the site `source`: files hard-linked (they
-    are only ever replaced, never written in place, so the old site keeps its own), copied
-    where the file system has no hard links; links as links; modes kept. The lock and staging
-    folders are not copied."""
-    import shutil
-
-    for entry in os.scandir(source):
-        if entry.name == SITE_LOCK or entry.name.startswith(STAGE_PREFIX):
-            continue
-        _link_entry(Path(entry.path), target / entry.name)
-    shutil.copystat(source, target, follow_symlinks=False)
-
-
-def _link_entry(source: Path, target: Path) -> None:
-    import shutil
-
-    if source.is_symlink():
-        os.symlink(os.readlink(source), target)
-    elif source.is_dir():
-        target.mkdir()
-        for entry in os.scandir(source):
-            _link_entry(Path(entry.path), target / entry.name)
-        shutil.copystat(source, target)
-    else:
-        try:
-            os.link(source, target, follow_symlinks=False)
-        except OSError:
-            shutil.copy2(source, target, follow_symlinks=False)
-
-
-#: renameat2(2) flag: swap the two paths atomically (Linux 3.15+; ext4, xfs, btrfs, tmpfs...).
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-
-
-def exchange_directories(new: Path, current: Path) -> None:
-    """Put the directory `new` at `current` and the old `current` at `new`, in one step.
-
-    `renameat2(RENAME_EXCHANGE)` swaps them atomically: every reader, and a process killed at
-    any moment, sees one whole site or the other. Where the system has no such call (not Linux,
-    or a file system without it), the old site is renamed away and the new one renamed in:
-    two renames, between which the site's path is briefly absent (never half-updated).
-    """
-    import ctypes
-    import errno
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    renameat2 = getattr(libc, "renameat2", None)
-    if renameat2 is not None:
-        renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
-        renameat2.argtypes += [ctypes.c_uint]
-        renameat2.restype = ctypes.c_int
-        status = renameat2(
-            _AT_FDCWD, os.fsencode(new), _AT_FDCWD, os.fsencode(current), _RENAME_EXCHANGE
-        )
-        if status == 0:
-            return
-        code = ctypes.get_errno()
-        if code not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-            raise OSError(code, os.strerror(code), str(current))
-    if not os.path.lexists(current):
-        os.rename(new, current)
-        return
-    import tempfile
-
-    away = Path(tempfile.mkdtemp(prefix=_stage_prefix(current), dir=current.parent))
-    os.rename(current, away / "old")
-    os.rename(new, current)
-    os.rename(away, new)  # removed with the stage by the caller
-
-
-def _json_text(value: Any) -> str:
-    import json
-
-    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-#: The file that marks a directory as a plumbline site (and lists its reports' identities).
-SITE_MARKER = ".plumbline-site"
-#: The lock every writer of a site holds while it updates it (`fcntl.flock`).
-SITE_LOCK = ".plumbline-site.lock"
-MANIFEST_VERSION = 1
-
-
-class NotASiteError(SiteInputError):
-    """A directory plumbline will not write a site into (a user's own files are there)."""
-
-
-def site_problem(directory: Path) -> str | None:
-    """Why plumbline must not write a site into `directory` (None: it may).
-
-    It may when the directory does not exist yet, is empty, holds the `.plumbline-site`
-    marker, or is a site an earlier plumbline wrote before the marker existed (its
-    `index.html` carries plumbline's generator mark and it has a `data/` folder).
-    """
-    if not os.path.lexists(directory):
-        return None
-    if not directory.is_dir():
-        return "exists and is not a directory"
-    if (directory / SITE_MARKER).is_file():
-        return None
-    try:
-        entries = [entry for entry in os.listdir(directory) if entry != SITE_LOCK]
-    except OSError as error:
-        return f"cannot be read ({error.strerror or error})"
-    if not entries:
-        return None
-    if _older_site(directory):
-        return None
-    return (
-        f"a directory that is not empty and not a plumbline site (no {SITE_MARKER} file in "
-        "it): plumbline writes a site only into a new or empty directory, or one it made, so "
-        "nothing here is overwritten; choose another directory"
-    )
-
-
-def _older_site(directory: Path) -> bool:
-    try:
-        with (directory / "index.html").open(encoding="utf-8", errors="replace") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return False
-    return GENERATOR_MARK in head and (directory / "data").is_dir()
-
-
-def read_manifest(root: Path) -> dict[str, Any]:
-    """The site's marker file as a dict (`{"reports": {slug: identity}}`); empty when absent,
-    unreadable, or an empty marker."""
-    try:
-        value = read_json_file(root / SITE_MARKER)
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(value, dict) or not isinstance(value.get("reports", {}), dict):
-        return {}
-    return value
-
-
-def _claim(root: Path, manifest: dict[str, Any]) -> None:
-    """Mark `root` as plumbline's before the first file of a site is written into it."""
-    if not (root / SITE_MARKER).is_file():
-        write_atomic(
-            root / SITE_MARKER,
-            _json_text({"generator": "plumbline", "version": MANIFEST_VERSION, "reports": {}}),
-        )
-        manifest.setdefault("reports", {})
-
-
-def _existing_identities(root: Path, known: Mapping[str, Any]) -> dict[str, str | None]:
-    """Slug -> identity of every report in the site (None when the site did not record it)."""
-    slugs = {path.stem for path in (root / "data").glob("*.json")} | set(known)
-    return {slug: known.get(slug) if isinstance(known.get(slug), str) else None for slug in slugs}
-
-
-@contextlib.contextmanager
-def site_lock(root: Path) -> Iterator[None]:
-    """Hold the site's lock (an exclusive `flock` on `root/.plumbline-site.lock`)."""
-    import fcntl
-
-    while True:
-        with open(root / SITE_LOCK, "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                # an update switches the whole site, lock file included: the lock waited for
-                # may now be the old site's, so take the new one's
-                held = os.fstat(handle.fileno())
-                try:
-                    now = os.stat(root / SITE_LOCK)
-                except FileNotFoundError:
-                    continue
-                if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
-                    continue
-                yield
-                return
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-GENERATOR_MARK = '<meta name="generator" content="plumbline">'
-
-
-def _remove_stale_pages(root: Path, slugs: Sequence[str], keep: set[Path]) -> None:
-    """Delete pages plumbline wrote earlier in these reports' folders that this site no longer
-    has (a model dropped from a leaderboard), so no page links to out-of-date results.
-
-    Only `.html` files carrying plumbline's generator mark are touched; anything else a user
-    put in the folder stays.
-    """
-    for slug in slugs:
-        for path in (root / slug).rglob("*.html"):
-            if path in keep:
-                continue
-            try:
-                with path.open(encoding="utf-8", errors="replace") as handle:
-                    head = handle.read(2048)
-            except OSError:
-                continue
-            if GENERATOR_MARK in head:
-                path.unlink(missing_ok=True)
-
-
 __all__ = [
-    "KINDS",
-    "RENDERERS",
+    "GENERATOR_MARK",
+    "PAGES",
     "SAMPLES_FILE",
     "SITE_LOCK",
     "SITE_MARKER",
@@ -669,11 +398,10 @@ __all__ = [
     "document_kind",
     "existing_reports",
     "load_site_inputs",
+    "read_site_input",
     "render_index",
-    "renderer_for",
     "site_input",
     "site_lock",
     "site_problem",
-    "slugify",
     "write_site",
 ]

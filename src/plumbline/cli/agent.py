@@ -33,7 +33,7 @@ from plumbline.cli.output import (
     wants_json,
     warn,
 )
-from plumbline.cli.report import html_option, report_name, site_url, write_html
+from plumbline.cli.report import html_option, publish_result, report_name, site_url
 from plumbline.cli.sequential_options import sequential_options
 from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core.escape import terminal, terminal_line
@@ -326,12 +326,16 @@ def _write_compare_page(
     plan: Plan, result: RunResult, report: CompareReport, html_dir: Path
 ) -> Path:
     """Add the A/B page, with every difference between arms, to the HTML site in `html_dir`."""
+    from plumbline.app.publish import Outputs
     from plumbline.compare.result import ArmDifferences
+    from plumbline.results.kinds import kind_of
 
     differences = ArmDifferences.model_validate(differences_table(plan))
-    page = report.model_copy(update={"arm_differences": differences}).model_dump(mode="json")
-    name = report_name("compare", [result.output])
-    return write_html("compare", name, page, [result.records_path], html_dir).index
+    page = report.model_copy(update={"arm_differences": differences})
+    name = report_name(kind_of(page).name, [result.output])
+    outputs = Outputs(dumps=dumps, html_dir=html_dir, page_name=name)
+    site = publish_result(page, [result.records_path], outputs).site
+    return site.index if site is not None else html_dir / "index.html"
 
 
 def _run_renderer(

@@ -13,18 +13,16 @@ from plumbline.cli.output import (
     FiniteFloatRange,
     InputError,
     OutputFile,
-    console,
     deprecation,
-    dumps,
     error_console,
     json_option,
     progress_bar,
     seed_option,
     write_output,
 )
-from plumbline.cli.report import announce_html, html_option
+from plumbline.cli.report import html_option, publish_result, report_outputs
 from plumbline.cli.sequential_options import sequential_options
-from plumbline.cli.storing import StoreOptions, store_options, store_result
+from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_RESAMPLES, MIN_SEQUENTIAL_EFFECT
 
@@ -206,8 +204,7 @@ def compare(
         seed=seed,
     )
     report = _compare_arms(table, treatments, control, settings)
-    _write_report(report, table, records, json_path, markdown_path, parquet_path, html_dir)
-    store_result(report, store, inputs=records)
+    _write_report(report, table, records, json_path, markdown_path, parquet_path, html_dir, store)
     _exit_on_failure(report, table, fail_unless)
 
 
@@ -269,30 +266,28 @@ def _write_report(
     markdown_path: str | None,
     parquet_path: str | None,
     html_dir: Path | None,
+    store: StoreOptions,
 ) -> None:
-    """Print the report (or its JSON on stdout) and write the JSON, Markdown, Parquet, HTML."""
+    """Write the Parquet, then publish the report: its Markdown, its page, the report (or its
+    JSON on stdout) shown, and the stored result."""
     from plumbline.views.compare import render_markdown, render_terminal
 
-    if json_path == "-":
-        click.echo(dumps(report))
-    else:
-        if json_path:
-            write_output(json_path, dumps(report) + "\n", "JSON")
-        render_terminal(report, console)
-    if markdown_path:
-        write_output(markdown_path, render_markdown(report), "Markdown")
     if parquet_path:
         from plumbline.app.frames import parquet_bytes, runs_frame
 
         write_output(parquet_path, parquet_bytes(runs_frame(table.frame)))
-    if html_dir is not None:
-        announce_html(
-            "compare",
-            report.model_dump(mode="json"),
-            tuple(Path(p) for p in records),
-            html_dir,
-            quiet=json_path == "-",
-        )
+    sources = [Path(p) for p in records]
+    outputs = report_outputs(
+        report,
+        sources,
+        json_path=json_path,
+        terminal_view=lambda console: render_terminal(report, console),
+        markdown=(markdown_path, render_markdown),
+        html_dir=html_dir,
+        store=store_step(store, inputs=records),
+        shown=report,
+    )
+    publish_result(report, sources, outputs)
 
 
 def _exit_on_failure(report: CompareReport, table: RunRecordTable, fail_unless: str | None) -> None:

@@ -28,13 +28,13 @@ from plumbline.cli.output import (
 from plumbline.cli.report import html_option, site_url
 from plumbline.cli.storing import labels_callback, opened_store, store_url_option
 from plumbline.core.escape import terminal
+from plumbline.results.kinds import STORED_KINDS
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from plumbline.store.result import HistoryDocument
+    from plumbline.results.history_document import HistoryDocument
     from plumbline.store.store import Query, Store, StoredResult
-    from plumbline.views.site import Kind
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,12 +42,6 @@ SHOW = "show"
 #: The most result pages `history --html` adds to the site (the newest results'): each is a
 #: whole report, and a plot's points beyond them link nowhere.
 MAX_LINKED_REPORTS = 500
-#: The kinds of result that have a report page in the site, and that page's kind.
-PAGED_KINDS: dict[str, Kind] = {
-    "leaderboard": "leaderboard",
-    "compare": "compare",
-    "reliability": "reliability",
-}
 
 
 class _DefaultToShow(Group):
@@ -135,7 +129,7 @@ def _query_options(function: F) -> F:
             store_url_option("The results store: a path or sqlite:///PATH, or postgresql://..."),
             click.option(
                 "--kind",
-                type=click.Choice(["leaderboard", "compare", "reliability", "agent_run"]),
+                type=click.Choice(STORED_KINDS),
                 help="Only this kind.",
             ),
             click.option("--suite", help="Only results of this suite (e.g. sa-bench)."),
@@ -235,31 +229,38 @@ def with_alarms(
 
 
 def _write_site(store: Store, document: HistoryDocument, html_dir: Path) -> Path:
-    """Add the history page, and a report page for each of the newest results it plots, to
-    the site in `html_dir`; return the site's index."""
+    """Add the history page, and a report page for each of the newest results it plots (those
+    of a kind with pages: `views.site.PAGES`), to the site in `html_dir`; return the site's
+    index."""
     from plumbline.app.site import SiteInputError, site_input, write_site
-    from plumbline.views.site import slugify
+    from plumbline.results.errors import ResultDocumentError
+    from plumbline.results.kinds import kind
+    from plumbline.views.site import PAGES, slugify
 
-    linked = [e for e in document.results if e.kind in PAGED_KINDS][-MAX_LINKED_REPORTS:]
+    linked = [e for e in document.results if e.kind in PAGES][-MAX_LINKED_REPORTS:]
     inputs = []
     reports: dict[int, str] = {}
-    for entry in linked:
-        stored = store.document(entry.id)
-        if stored is None:
-            continue
-        name = f"result-{entry.id}"
-        inputs.append(site_input(PAGED_KINDS[entry.kind], name, stored, ()))
-        reports[entry.id] = f"{slugify(name)}/index.html"
-    paged = document.model_copy(
-        update={
-            "results": [
-                entry.model_copy(update={"report": reports.get(entry.id)})
-                for entry in document.results
-            ]
-        }
-    )
-    history_input = site_input("history", "history", paged.model_dump(mode="json"), ())
     try:
+        for entry in linked:
+            stored = store.document(entry.id)
+            if stored is None:
+                continue
+            name = f"result-{entry.id}"
+            try:
+                typed = kind(entry.kind).read(stored)
+            except ResultDocumentError as error:
+                raise SiteInputError([f"{name}: {problem}" for problem in error.problems]) from None
+            inputs.append(site_input(name, typed, (), document=stored))
+            reports[entry.id] = f"{slugify(name)}/index.html"
+        paged = document.model_copy(
+            update={
+                "results": [
+                    entry.model_copy(update={"report": reports.get(entry.id)})
+                    for entry in document.results
+                ]
+            }
+        )
+        history_input = site_input("history", paged, ())
         result = write_site([history_input, *inputs], html_dir, keep_other_reports=True)
     except SiteInputError as error:
         raise click.UsageError("; ".join(error.problems)) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from plumbline.cli.output import (
     Group,
     InputFile,
     OutputFile,
+    dumps,
     emit,
     error_console,
     json_option,
@@ -29,13 +31,15 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.prices import load_price_table, price_table_option
-from plumbline.cli.report import html_option, site_url, write_html
-from plumbline.cli.storing import StoreOptions, store_options, store_result
+from plumbline.cli.report import html_option, publish_result, site_url
+from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from plumbline.app.publish import Outputs
+    from plumbline.app.site import SiteResult
     from plumbline.core.prices import PriceTable
     from plumbline.leaderboard.board import Leaderboard
     from plumbline.leaderboard.result import LeaderboardDocument
@@ -214,24 +218,66 @@ def build(
         board = _build_board(
             logs, resolved, errors, run_id, skipped, labels, half_width, reader, prices
         )  # no --prices: the shipped price table
-    _write_board(board, logs, resolved, output, csv_path, markdown_path, parquet_path)
+    if parquet_path is not None:
+        from plumbline.app.frames import leaderboard_frame, write_parquet
+
+        write_parquet(leaderboard_frame(list(logs), resolved), parquet_path)
     if not board.models:
         warn("no scorable logs found in %s", ", ".join(str(p) for p in logs))
+    document = board.document()
+    files = _board_outputs(output, csv_path, markdown_path)
     if replays is not None:
+        _publish_board(document, logs, files)
         _replay(board, adaptive, replays, seed, json_path)
         return
-    document = board.document()
-    index = None
-    if html_dir is not None:
-        index = _write_board_site(document, logs, output, html_dir)
-    emit(
-        document.to_json(),
-        json_path,
-        _board_renderer(document, output, csv_path, markdown_path, parquet_path, index, html_dir),
+
+    def show(data: dict[str, Any], site: SiteResult | None) -> None:
+        index = site.index if site is not None else None
+        renderer = _board_renderer(
+            document, output, csv_path, markdown_path, parquet_path, index, html_dir
+        )
+        emit(data, json_path, renderer)
+
+    outputs = replace(
+        files,
+        html_dir=html_dir,
+        page_name=output.stem if output is not None else "leaderboard",
+        show=show,
+        store=store_step(store, inputs=_local_logs(logs)) if board.models else None,
     )
-    if board.models:
-        store_result(document, store, inputs=_local_logs(logs))
+    _publish_board(document, logs, outputs)
     _exit_on_problems(board, strict)
+
+
+def _board_outputs(
+    output: Path | None, csv_path: Path | None, markdown_path: Path | None
+) -> Outputs:
+    """The leaderboard's files: JSON (validated first: an invalid board leaves no file), CSV
+    and Markdown."""
+    from plumbline.app.publish import Outputs
+    from plumbline.views.leaderboard import render_csv, render_markdown
+
+    return Outputs(
+        dumps=dumps,
+        json_path=output,
+        csv_path=csv_path,
+        csv=render_csv,
+        markdown_path=markdown_path,
+        markdown=render_markdown,
+    )
+
+
+def _publish_board(document: LeaderboardDocument, logs: tuple[str, ...], outputs: Outputs) -> None:
+    """Publish the board (its page's sources: the local logs); exit 2 when it fails its own
+    validation."""
+    from plumbline.app.publish import InvalidResultError
+    from plumbline.records.inspect_logs import is_remote
+
+    local = [Path(log) for log in logs if not is_remote(log)]
+    try:
+        publish_result(document, local, outputs)
+    except InvalidResultError as error:
+        _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
 
 
 def _replay(
@@ -325,41 +371,6 @@ def _build_board(
             reader=reader,
             prices=prices if prices is not None else load_price_table(None),
         )
-
-
-def _write_board(
-    board: Leaderboard,
-    logs: tuple[str, ...],
-    resolved: Suite,
-    output: Path | None,
-    csv_path: Path | None,
-    markdown_path: Path | None,
-    parquet_path: Path | None,
-) -> None:
-    """Write the JSON, CSV, Markdown and Parquet outputs asked for; exit 2 if the board fails
-    its own validation."""
-    from plumbline.app.leaderboard_outputs import write_outputs
-    from plumbline.leaderboard import LeaderboardFileError
-
-    try:
-        write_outputs(board, json_path=output, csv_path=csv_path, markdown_path=markdown_path)
-    except LeaderboardFileError as error:
-        _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
-    if parquet_path is not None:
-        from plumbline.app.frames import leaderboard_frame, write_parquet
-
-        write_parquet(leaderboard_frame(list(logs), resolved), parquet_path)
-
-
-def _write_board_site(
-    document: LeaderboardDocument, logs: tuple[str, ...], output: Path | None, html_dir: Path
-) -> Path:
-    """Add the leaderboard page, with the local logs as its sources, to the site in `html_dir`."""
-    from plumbline.records.inspect_logs import is_remote
-
-    name = output.stem if output is not None else "leaderboard"
-    local = [Path(log) for log in logs if not is_remote(log)]
-    return write_html("leaderboard", name, document.to_json(), local, html_dir).index
 
 
 def _board_renderer(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +20,6 @@ from plumbline.cli.output import (
     InputFile,
     OutputJournal,
     concurrency_option,
-    console,
-    dumps,
     emit,
     error_console,
     json_option,
@@ -36,8 +35,8 @@ from plumbline.cli.output import (
     warn,
     write_output,
 )
-from plumbline.cli.report import announce_html, html_option
-from plumbline.cli.storing import StoreOptions, store_options, store_result
+from plumbline.cli.report import html_option, publish_result, report_outputs
+from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
 
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from plumbline.records.io import ReadResult
     from plumbline.records.trial_record import TrialRecord
     from plumbline.reliability.runner import ProbeSettings, ProbeSummary, Prompt
+    from plumbline.results.stored import ResultDocument
 
 
 def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
@@ -482,9 +482,15 @@ def reliability(
     except RuntimeError as error:  # the embedding model cannot be loaded
         raise InfraError(str(error)) from None
     _write_reliability(
-        report, result.records, paths, json_path, markdown_path, parquet_path, html_dir
+        report,
+        result.records,
+        paths,
+        json_path,
+        markdown_path,
+        parquet_path,
+        html_dir,
+        store_step(store, inputs=[*paths, *baseline_paths]),
     )
-    store_result(report, store, inputs=[*paths, *baseline_paths])
     comparison = report.baseline_comparison
     if fail_on_regression and comparison is not None and comparison.regressed:
         sys.exit(EXIT_FAILED)
@@ -522,26 +528,26 @@ def _write_reliability(
     markdown_path: Path | None,
     parquet_path: Path | None,
     html_dir: Path | None,
+    store: Callable[[Callable[[], ResultDocument]], Any],
 ) -> None:
-    """Write the Markdown, Parquet and JSON asked for, print the report (or its JSON on
-    stdout), and add it to the HTML site."""
+    """Write the Parquet, then publish the report: its Markdown, its page, the report (or its
+    JSON on stdout) shown, and the stored result."""
     from plumbline.views.reliability import render_markdown, render_terminal
 
-    if markdown_path is not None:
-        write_output(markdown_path, render_markdown(report), "Markdown")
     if parquet_path is not None:
         from plumbline.app.frames import parquet_bytes, trials_frame
 
         write_output(parquet_path, parquet_bytes(trials_frame(records)))
-    document = report.json_document()
-    if json_path is not None and json_path != "-":
-        write_output(json_path, dumps(document) + "\n", "JSON")
-    if json_path == "-":
-        click.echo(dumps(document))
-    else:
-        render_terminal(report, console)
-    if html_dir is not None:
-        announce_html("reliability", document, tuple(paths), html_dir, quiet=json_path == "-")
+    outputs = report_outputs(
+        report,
+        paths,
+        json_path=json_path,
+        terminal_view=lambda console: render_terminal(report, console),
+        markdown=(markdown_path, render_markdown),
+        html_dir=html_dir,
+        store=store,
+    )
+    publish_result(report, paths, outputs)
 
 
 def _read_baseline(baseline_paths: tuple[Path, ...], options: RegressionOptions) -> BaselineRun:

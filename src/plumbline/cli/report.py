@@ -2,14 +2,15 @@
 
     plumbline report leaderboard.json logs/ compare.json agent_runs.jsonl -o site/
 
-Inputs are any mix of leaderboard, compare and reliability JSON documents, plus the sources
+Inputs are any mix of result documents with pages (`views.site.PAGES`), plus the sources
 behind them for drill-down: Inspect logs (files or directories) for leaderboards, run records
-for comparisons, trial records for reliability.
+for comparisons, trial records for reliability. The producing commands' `--html DIR` and every
+other output go through `publish_result` (`app.publish`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,9 +29,12 @@ from plumbline.cli.output import (
 from plumbline.core.escape import terminal, visible_controls
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
     from rich.console import Console
 
+    from plumbline.app.publish import Outputs, Published
     from plumbline.app.site import SiteResult
+    from plumbline.results.stored import ResultDocument
     from plumbline.views.site import Kind
 
 
@@ -109,33 +113,57 @@ def report_name(kind: Kind, sources: Sequence[Path]) -> str:
     return "-".join([kind, *(Path(source).stem for source in sources)])[:80]
 
 
-def write_html(
-    kind: Kind, name: str, document: dict[str, Any], sources: Sequence[Path], directory: Path
-) -> SiteResult:
-    """Write an in-memory result document's report into the site at `directory`.
-
-    Reports other commands wrote there stay and are listed on the index, so `compare --html
-    site/` and `reliability --html site/` build one site.
-    """
-    from plumbline.app.site import SiteInputError, site_input, write_site
+def publish_result(result: BaseModel, sources: Sequence[Path], outputs: Outputs) -> Published:
+    """`app.publish.publish`, a site that cannot be written (a directory of other files) a
+    usage error: every output of a producing command, in one call."""
+    from plumbline.app.publish import publish
+    from plumbline.app.site import SiteInputError
 
     try:
-        return write_site(
-            [site_input(kind, name, document, sources)], directory, keep_other_reports=True
-        )
+        return publish(result, sources, outputs)
     except SiteInputError as error:
         raise click.UsageError("; ".join(error.problems)) from None
 
 
-def announce_html(
-    kind: Kind, document: dict[str, Any], sources: tuple[Path, ...], directory: Path, *, quiet: bool
-) -> None:
-    """Write the report into the static site at `directory` and say where its page is.
+def report_outputs(
+    result: BaseModel,
+    sources: Sequence[Path],
+    *,
+    json_path: str | None,
+    terminal_view: Callable[[Console], None],
+    markdown: tuple[str | Path | None, Callable[[Any], str]],
+    html_dir: Path | None,
+    store: Callable[[Callable[[], ResultDocument]], Any],
+    shown: Any = None,
+) -> Outputs:
+    """The outputs of a report command (`compare`, `reliability`): its Markdown (path and
+    renderer), its page (named by `report_name`), the report shown by the `--json [PATH]`
+    convention (`shown`, or its JSON when None) with where its page is, and the stored result."""
+    from plumbline.app.publish import Outputs
+    from plumbline.cli.output import dumps, emit
+    from plumbline.results.kinds import kind_of
 
-    With JSON on stdout the message goes to stderr, so stdout stays one JSON document.
-    """
-    result = write_html(kind, report_name(kind, sources), document, sources, directory)
-    page = result.pages[0] if result.pages else result.index
+    def show(data: dict[str, Any], site: SiteResult | None) -> None:
+        emit(data if shown is None else shown, json_path, terminal_view)
+        announce_page(site, quiet=json_path == "-")
+
+    return Outputs(
+        dumps=dumps,
+        markdown_path=markdown[0],
+        markdown=markdown[1],
+        html_dir=html_dir,
+        page_name=report_name(kind_of(result).name, sources),
+        show=show,
+        store=store,
+    )
+
+
+def announce_page(site: SiteResult | None, *, quiet: bool) -> None:
+    """Say where the report's page is (with JSON on stdout, on stderr: stdout stays one JSON
+    document)."""
+    if site is None:
+        return
+    page = site.pages[0] if site.pages else site.index
     (error_console if quiet else console).print(
         f"HTML report: {terminal(page.resolve().as_uri())}", soft_wrap=True
     )

@@ -30,6 +30,7 @@ from plumbline.cli.output import (
     OutputDirectory,
     OutputFile,
     concurrency_option,
+    dumps,
     emit,
     error_console,
     json_option,
@@ -43,14 +44,15 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.prices import load_price_table, price_table_option
-from plumbline.cli.report import html_option, site_url, write_html
-from plumbline.cli.storing import StoreOptions, store_options, store_result
+from plumbline.cli.report import html_option, publish_result, site_url
+from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal, visible_controls
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_EPOCHS
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from plumbline.app.site import SiteResult
     from plumbline.core.prices import PriceTable
     from plumbline.leaderboard.board import Leaderboard
 DEFAULT_MAX_RETRIES = 3
@@ -493,35 +495,42 @@ def _publish(
     html_dir: Path | None,
     store: StoreOptions | None,
 ) -> None:
-    """Write, show and store the leaderboard of a run."""
-    from plumbline.app.leaderboard_outputs import write_outputs
-    from plumbline.leaderboard import LeaderboardFileError
-    from plumbline.views.leaderboard import render_adaptive, render_terminal
+    """Write, show and store the leaderboard of a run: one `publish_result`."""
+    from plumbline.app.publish import InvalidResultError, Outputs
+    from plumbline.views.leaderboard import render_adaptive, render_markdown, render_terminal
 
-    try:
-        write_outputs(board, json_path=output, markdown_path=markdown_path)
-    except LeaderboardFileError as error:
-        _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
     document = board.document()
-    index = None
-    if html_dir is not None:
-        index = write_html(
-            "leaderboard", output.stem, document.to_json(), [Path(log) for log in logs], html_dir
-        ).index
 
-    def render(console: Console) -> None:
-        render_terminal(document, console)
-        if document.adaptive is not None:
-            render_adaptive(document.adaptive, console)
-        console.print(f"Leaderboard JSON written to {terminal(output)}")
-        if markdown_path is not None:
-            console.print(f"Markdown written to {terminal(markdown_path)}")
-        if index is not None:
-            console.print(
-                f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
-                soft_wrap=True,
-            )
+    def show(data: dict[str, Any], site: SiteResult | None) -> None:
+        index = site.index if site is not None else None
 
-    emit(document.to_json(), json_path, render)
-    if store is not None and board.models:
-        store_result(document, store, inputs=[Path(log) for log in logs])
+        def render(console: Console) -> None:
+            render_terminal(document, console)
+            if document.adaptive is not None:
+                render_adaptive(document.adaptive, console)
+            console.print(f"Leaderboard JSON written to {terminal(output)}")
+            if markdown_path is not None:
+                console.print(f"Markdown written to {terminal(markdown_path)}")
+            if index is not None:
+                console.print(
+                    f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
+                    soft_wrap=True,
+                )
+
+        emit(data, json_path, render)
+
+    sources = [Path(log) for log in logs]
+    outputs = Outputs(
+        dumps=dumps,
+        json_path=output,
+        markdown_path=markdown_path,
+        markdown=render_markdown,
+        html_dir=html_dir,
+        page_name=output.stem,
+        show=show,
+        store=store_step(store, inputs=sources) if store is not None and board.models else None,
+    )
+    try:
+        publish_result(document, sources, outputs)
+    except InvalidResultError as error:
+        _fail(f"the leaderboard failed its own validation and was not written:\n{error}")

@@ -42,7 +42,7 @@ def add(
 
     from plumbline.cli.storing import input_digests, opened_store
     from plumbline.records.io import UnreadableFileError, read_json_file
-    from plumbline.store.documents import ResultDocument, ResultDocumentError, read_result
+    from plumbline.results.stored import ResultDocument, ResultDocumentError, read_result
 
     problems: list[str] = []
     results: list[tuple[Path, ResultDocument]] = []

@@ -27,6 +27,7 @@ import click
 from plumbline.cli.output import EXIT_INFRA, warn
 
 if TYPE_CHECKING:
+    from plumbline.results.stored import ResultDocument
     from plumbline.store.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -171,41 +172,58 @@ def store_result(
     inputs: Sequence[Path | str] = (),
     source: str | None = None,
 ) -> int | None:
-    """Record `document` (a result model or its JSON) in the store `store` names; return its
-    id (None: not stored). Every failure is one warning line (exit 3 with --store-required),
-    the store's password hidden."""
-    if store.url is None:
-        return None
-    import logging
-
+    """Record `document` (a result model or its JSON, read as a stored file is) in the store
+    `store` names; return its id (None: not stored). Every failure is one warning line (exit 3
+    with --store-required), the store's password hidden."""
     from plumbline.cli.output import to_jsonable
-    from plumbline.store.documents import ResultDocumentError, read_result
-    from plumbline.store.migrate import StoreError
-    from plumbline.store.store import Store
-    from plumbline.store.url import StoreUrlError, shown_url
+    from plumbline.results.stored import read_result
 
-    shown = shown_url(store.url)
-    try:
-        result = read_result(to_jsonable(document))
-        with Store.open(store.url) as opened:
-            added = opened.add(
-                result,
-                labels=dict(store.labels),
-                source=source or _command_line(),
-                inputs=input_digests([Path(str(path)) for path in inputs]),
-            )
-    except (StoreError, StoreUrlError) as error:
-        _not_stored(str(error), store)
-        return None
-    except ResultDocumentError as error:
-        _not_stored(f"{shown}: the result was refused: {error}", store)
-        return None
-    except OSError as error:
-        _not_stored(f"{shown}: {error.strerror or error}", store)
-        return None
-    what = "stored" if added.created else "already stored"
-    logging.getLogger("plumbline").info("%s as result %d in %s", what, added.id, shown)
-    return added.id
+    return store_step(store, inputs=inputs, source=source)(
+        lambda: read_result(to_jsonable(document))
+    )
+
+
+def store_step(
+    store: StoreOptions, *, inputs: Sequence[Path | str] = (), source: str | None = None
+) -> Callable[[Callable[[], ResultDocument]], int | None]:
+    """What `app.publish.Outputs.store` runs: add the stored form of a result (made when it is
+    needed) to the store `store` names, with these inputs' digests; return its id (None: not
+    stored). Every failure is one warning line (exit 3 with --store-required)."""
+
+    def add(stored: Callable[[], ResultDocument]) -> int | None:
+        if store.url is None:
+            return None
+        import logging
+
+        from plumbline.results.stored import ResultDocumentError
+        from plumbline.store.migrate import StoreError
+        from plumbline.store.store import Store
+        from plumbline.store.url import StoreUrlError, shown_url
+
+        shown = shown_url(store.url)
+        try:
+            result = stored()
+            with Store.open(store.url) as opened:
+                added = opened.add(
+                    result,
+                    labels=dict(store.labels),
+                    source=source or _command_line(),
+                    inputs=input_digests([Path(str(path)) for path in inputs]),
+                )
+        except (StoreError, StoreUrlError) as error:
+            _not_stored(str(error), store)
+            return None
+        except ResultDocumentError as error:
+            _not_stored(f"{shown}: the result was refused: {error}", store)
+            return None
+        except OSError as error:
+            _not_stored(f"{shown}: {error.strerror or error}", store)
+            return None
+        what = "stored" if added.created else "already stored"
+        logging.getLogger("plumbline").info("%s as result %d in %s", what, added.id, shown)
+        return added.id
+
+    return add
 
 
 @contextlib.contextmanager

@@ -30,8 +30,8 @@ GENERATED: dict[str, str] = {
     "leaderboard_check.schema.json": "plumbline.leaderboard.check:generated_schema",
     "leaderboard_samples.schema.json": "plumbline.leaderboard.samples:generated_schema",
     "reliability_report.schema.json": "plumbline.reliability.result:generated_schema",
-    "history.schema.json": "plumbline.store.result:generated_history_schema",
-    "history_check.schema.json": "plumbline.store.result:generated_check_schema",
+    "history.schema.json": "plumbline.results.history_document:generated_history_schema",
+    "history_check.schema.json": "plumbline.results.history_document:generated_check_schema",
 }
 
 #: the generated schemas of result documents (every number states its unit)

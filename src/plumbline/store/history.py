@@ -1,4 +1,4 @@
-"""`history` and `history check` from a store: the documents of `store.result`.
+"""`history` and `history check` from a store: the documents of `results.history_document`.
 
     document = build_history(store, Query(model="gpt-4o"))
     report = check_changes(store, Query(metric="overall"), alpha=0.05)
@@ -20,9 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from plumbline.stats.change import DEFAULT_ALPHA, DEFAULT_WITHIN
-from plumbline.store.acks import Acknowledgement, restarts
-from plumbline.store.result import (
+from plumbline.results.history_document import (
     ChangeReport,
     HistoryDocument,
     HistoryEntry,
@@ -31,7 +29,9 @@ from plumbline.store.result import (
     RunPoint,
     SeriesChange,
 )
-from plumbline.store.rows import MetricRow
+from plumbline.results.rows import MetricRow
+from plumbline.stats.change import DEFAULT_ALPHA, DEFAULT_WITHIN
+from plumbline.store.acks import Acknowledgement, restarts
 from plumbline.store.store import Query, Store, StoredResult
 
 #: The confidence of a run's interval when its document does not say.

@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Self
 
+from plumbline.results.rows import MetricRow
 from plumbline.store.migrate import StoreError, ensure_schema
-from plumbline.store.rows import MetricRow
 from plumbline.store.url import StoreAddress, store_address
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
     from sqlalchemy.sql.elements import ColumnElement
 
-    from plumbline.store.documents import ResultDocument
+    from plumbline.results.stored import ResultDocument
 
 #: Seconds a SQLite writer waits for another writer before giving up.
 BUSY_TIMEOUT_SECONDS = 60

@@ -1,9 +1,9 @@
 """The A/B page: a `plumbline compare` report (`CompareReport`) as HTML.
 
-    pages = render_compare_pages(SiteInput("compare", "agent A/B", document, ()), "ab")
+    pages = render_compare_pages(read_site_input("compare", "agent A/B", document), "ab")
 
-`read_report` parses the JSON document (a "plumbline.compare/2" report; an older one is refused
-with what to do); `compare_view` turns the typed report into plain display dataclasses (pure,
+The report comes typed (`app.site` reads a JSON document once, through `plumbline.results`);
+`compare_view` turns the typed report into plain display dataclasses (pure,
 unit-tested without a browser), formatting every number through `plumbline.core.present`
 and computing none; `render_compare_pages` renders them with `compare.html.j2`. The page reads
 top-down like the terminal report: the decision first (the A/B schema's exact strings), the
@@ -25,15 +25,12 @@ from plumbline.compare.result import (
     MIXED,
     ArmComparison,
     ArmDifferences,
-    CompareDocumentError,
     CompareReport,
     Gate,
     PairedDelta,
     PerTaskRow,
     RunRow,
-    document_problems,
     prefer,
-    read_report,
 )
 from plumbline.core import present
 from plumbline.views import svg_time
@@ -46,9 +43,10 @@ from plumbline.views.compare import (
     test_rows,
 )
 from plumbline.views.html import Page, render_page
+from plumbline.views.site import SiteInput
 from plumbline.views.svg import IntervalRow, interval_chart
 from plumbline.views.svg_distribution import distribution_chart
-from plumbline.views.table import Cell, SiteSource, number_cell, text_cell
+from plumbline.views.table import Cell, number_cell, text_cell
 
 #: label, unit on the axis, and whether the value is a proportion, per primary paired delta
 _DELTA_LABELS: dict[str, tuple[str, str, bool]] = {
@@ -496,9 +494,15 @@ def compare_view(report: CompareReport, *, name: str = "") -> CompareView:
     )
 
 
-def render_compare_pages(site_input: SiteSource, slug: str) -> list[Page]:
+#: The kind's name on the site's index.
+TITLE = "A/B comparison"
+#: None: an unreadable earlier report's card says the first problem found.
+UNREADABLE = None
+
+
+def render_compare_pages(site_input: SiteInput[CompareReport], slug: str) -> list[Page]:
     """The A/B report of one compare document: `<slug>/index.html`."""
-    view = compare_view(read_report(site_input.document), name=site_input.name)
+    view = compare_view(site_input.typed(), name=site_input.name)
     page = render_page(
         "compare.html.j2",
         path=f"{slug}/index.html",
@@ -510,8 +514,28 @@ def render_compare_pages(site_input: SiteSource, slug: str) -> list[Page]:
     return [page]
 
 
+render = render_compare_pages
+
+
+def card(site_input: SiteInput[CompareReport]) -> dict[str, Any]:
+    """The index card of a comparison: its arms, decision, pairs, records and warnings."""
+    report = site_input.typed()
+    return {
+        "title": f"{', '.join(report.treatments)} vs {report.control}",
+        "headline": report.decision,
+        "facts": [
+            f"{present.number(report.paired.pairs)} paired runs",
+            f"{present.number(report.input.records_read)} records read",
+            f"{'a warning' if len(report.warnings) == 1 else 'warnings'}"
+            if report.warnings
+            else "no warnings",
+        ],
+    }
+
+
 __all__ = [
-    "CompareDocumentError",
+    "TITLE",
+    "UNREADABLE",
     "CompareView",
     "ComparisonView",
     "DeltaView",
@@ -519,12 +543,12 @@ __all__ = [
     "ForestView",
     "GateView",
     "RunView",
+    "card",
     "compare_view",
     "decision_badge",
     "distributions",
-    "document_problems",
     "forest_plots",
-    "read_report",
+    "render",
     "render_compare_pages",
     "task_rows",
 ]

@@ -12,7 +12,12 @@ from rich.text import Text
 
 from plumbline.core import present
 from plumbline.core.escape import terminal, visible_controls
-from plumbline.store.result import ChangeReport, HistoryDocument, MetricValue, SeriesChange
+from plumbline.results.history_document import (
+    ChangeReport,
+    HistoryDocument,
+    MetricValue,
+    SeriesChange,
+)
 
 
 def metric_text(value: MetricValue) -> str:

@@ -10,14 +10,15 @@ point to that result's report page when the site has one (`HistoryEntry.report`)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup
 
 from plumbline.core import present
-from plumbline.store.result import HistoryDocument, HistoryEntry, MetricValue
+from plumbline.results.history_document import HistoryDocument, HistoryEntry, MetricValue
 from plumbline.views.html import Page, render_page
+from plumbline.views.site import SiteInput
 from plumbline.views.svg_time import TrendPoint, trend_chart
-from plumbline.views.table import SiteSource
 
 
 @dataclass(frozen=True)
@@ -130,9 +131,15 @@ def contents(plots: list[SeriesPlot]) -> list[tuple[str, list[tuple[str, list[Se
     return [(group, list(models.items())) for group, models in groups.items()]
 
 
-def render_history_pages(site_input: SiteSource, slug: str) -> list[Page]:
+#: The kind's name on the site's index.
+TITLE = "History"
+#: The index card's headline for an earlier site's history this version cannot read.
+UNREADABLE = "a history this version cannot read: regenerate it"
+
+
+def render_history_pages(site_input: SiteInput[HistoryDocument], slug: str) -> list[Page]:
     """The history page of a `plumbline history` document."""
-    document = HistoryDocument.model_validate(site_input.document)
+    document = site_input.typed()
     path = f"{slug}/index.html"
     root = "../"
     plots = series_plots(document, root)
@@ -147,3 +154,17 @@ def render_history_pages(site_input: SiteSource, slug: str) -> list[Page]:
             slug=slug,
         )
     ]
+
+
+render = render_history_pages
+
+
+def card(site_input: SiteInput[HistoryDocument]) -> dict[str, Any]:
+    """The index card of a history: how many results, from when to when."""
+    results = site_input.typed().results
+    span = f"{results[0].created_at} to {results[-1].created_at}" if results else "no results"
+    return {
+        "title": "History of the results store",
+        "headline": f"{len(results)} stored result(s), a trend plot per model and metric",
+        "facts": [span],
+    }

@@ -369,7 +369,13 @@ def outcome_class(outcome: str) -> str:
     return "bad"
 
 
-def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
+#: The kind's name on the site's index.
+TITLE = "Leaderboard"
+#: The index card's headline for an earlier site's leaderboard this version cannot read.
+UNREADABLE = "a leaderboard this version cannot read: regenerate it"
+
+
+def render_leaderboard_pages(site_input: SiteInput[LeaderboardDocument], slug: str) -> list[Page]:
     """The leaderboard page (`<slug>/index.html`) and one page per model (`<slug>/models/…`),
     with the samples of `site_input.samples` when the site was given the logs."""
     view = leaderboard_view(*site_input.typed_leaderboard())
@@ -418,3 +424,34 @@ def render_leaderboard_pages(site_input: SiteInput, slug: str) -> list[Page]:
             )
         )
     return pages
+
+
+render = render_leaderboard_pages
+
+
+def card(site_input: SiteInput[LeaderboardDocument]) -> dict[str, Any]:
+    """The index card of a leaderboard: its numbers from the typed document."""
+    board, _ = site_input.typed_leaderboard()
+    metadata = board.metadata
+    ranked = sorted(board.models, key=lambda entry: (-entry.overall, entry.model))
+    top = board.tie_groups[0] if board.tie_groups else None
+    if not ranked:
+        headline = "no models scored"
+    elif top is not None and top.size > 1:
+        listed = ", ".join(top.models[:3])
+        headline = f"{present.number(top.size)} models tied at the top: {listed}" + (
+            " …" if top.size > 3 else ""
+        )
+    else:
+        leader = ranked[0]
+        headline = f"{leader.model} leads with overall {present.percent(leader.overall)}"
+    suite = metadata.suite
+    return {
+        "title": (suite.title or suite.name) if suite is not None else site_input.name,
+        "headline": headline,
+        "facts": [
+            f"{present.number(metadata.model_count)} model(s)",
+            f"{present.number(len(metadata.categories))} categories",
+            f"generated {metadata.generated_at}",
+        ],
+    }

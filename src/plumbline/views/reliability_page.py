@@ -1,8 +1,8 @@
 """The reliability page: a `plumbline reliability` report as HTML.
 
-    pages = render_reliability_pages(SiteInput("reliability", "probe", document, ()), "rel")
+    pages = render_reliability_pages(read_site_input("reliability", "probe", document), "rel")
 
-The document is parsed into the typed `ReliabilityReport` and only rendered: every number on
+The report comes typed (`app.site` reads a document once) and is only rendered: every number on
 the page is a field of the report, formatted through `plumbline.core.present`; the page reads
 no trial records (failed trials, sample responses and per-trial latencies are in the report).
 `reliability_view` turns the report into plain dataclasses (pure, unit-tested without a
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from plumbline.core import present
 from plumbline.reliability.result import (
@@ -35,7 +36,8 @@ from plumbline.views.reliability_charts import (
     effects,
 )
 from plumbline.views.reliability_model import Metric, ModelView, model_view
-from plumbline.views.table import Cell, SiteSource, text_cell
+from plumbline.views.site import SiteInput
+from plumbline.views.table import Cell, text_cell
 
 
 @dataclass(frozen=True)
@@ -126,9 +128,15 @@ def reliability_view(
     )
 
 
-def render_reliability_pages(site_input: SiteSource, slug: str) -> list[Page]:
+#: The kind's name on the site's index.
+TITLE = "Reliability"
+#: The index card's headline for an earlier site's report this version cannot read.
+UNREADABLE = "a reliability report this version cannot read: regenerate it"
+
+
+def render_reliability_pages(site_input: SiteInput[ReliabilityReport], slug: str) -> list[Page]:
     """The reliability report of one document: `<slug>/index.html` (from the JSON alone)."""
-    report = ReliabilityReport.model_validate(site_input.document)
+    report = site_input.typed()
     view = reliability_view(
         report, name=site_input.name, sources=[str(p) for p in site_input.sources]
     )
@@ -151,16 +159,35 @@ def render_reliability_pages(site_input: SiteSource, slug: str) -> list[Page]:
     return [page, regression]
 
 
+render = render_reliability_pages
+
+
+def card(site_input: SiteInput[ReliabilityReport]) -> dict[str, Any]:
+    """The index card of a reliability report: its models and its warnings."""
+    model_names = [model.model for model in site_input.typed().models]
+    return {
+        "title": ", ".join(model_names[:3]) + (" …" if len(model_names) > 3 else "")
+        or site_input.name,
+        "headline": f"{len(model_names)} model(s) over repeated trials",
+        # the one warning list the reliability page shows, in full
+        "facts": [f"{len(site_input.typed().warnings)} warning(s)"],
+    }
+
+
 __all__ = [
+    "TITLE",
+    "UNREADABLE",
     "BaselineView",
     "Metric",
     "ModelView",
     "ReliabilityView",
     "baseline_view",
+    "card",
     "comparison_charts",
     "comparison_table",
     "effects",
     "model_view",
     "reliability_view",
+    "render",
     "render_reliability_pages",
 ]

@@ -1,26 +1,12 @@
-"""What the pages' tables and renderers share: table cells and the input a renderer reads."""
+"""What the pages' tables share: table cells."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from plumbline.core import present
-
-
-class SiteSource(Protocol):
-    """What a renderer reads from `report.site.SiteInput`: the document and its sources."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def document(self) -> dict[str, Any]: ...
-
-    @property
-    def sources(self) -> tuple[Path, ...]: ...
 
 
 @dataclass(frozen=True)

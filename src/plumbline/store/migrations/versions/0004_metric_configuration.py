@@ -25,7 +25,7 @@ def upgrade() -> None:
 
 
 def _fill_reliability() -> None:
-    from plumbline.store.metrics import probe_configuration
+    from plumbline.results.reliability import probe_configuration
 
     connection = op.get_bind()
     results = sa.table("results", sa.column("id"), sa.column("kind"), sa.column("document"))
