@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from plumbline.core.result import document_kind as result_kind
-from plumbline.records.inspect_logs import find_log_files
 from plumbline.records.io import (
     Located,
     UnreadableFileError,
@@ -31,6 +30,7 @@ from plumbline.records.io import (
     read_json_file,
     write_atomic,
 )
+from plumbline.records.log_files import find_log_files
 from plumbline.views.html import Page
 from plumbline.views.site import (
     KINDS,

@@ -264,7 +264,7 @@ def _replay(
 
 def _local_logs(logs: tuple[str, ...]) -> list[Path]:
     """The local log files behind a leaderboard (their digests are stored with it)."""
-    from plumbline.records.inspect_logs import find_log_files, is_remote
+    from plumbline.records.log_files import find_log_files, is_remote
 
     local = [log for log in logs if not is_remote(log)]
     return [Path(str(log)) for log in find_log_files(local).logs] if local else []
@@ -364,7 +364,7 @@ def _write_board_site(
     document: LeaderboardDocument, logs: tuple[str, ...], output: Path | None, html_dir: Path
 ) -> Path:
     """Add the leaderboard page, with the local logs as its sources, to the site in `html_dir`."""
-    from plumbline.records.inspect_logs import is_remote
+    from plumbline.records.log_files import is_remote
 
     name = output.stem if output is not None else "leaderboard"
     local = [Path(log) for log in logs if not is_remote(log)]
