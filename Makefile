@@ -51,8 +51,8 @@ demo: system-packages $(STAMP)
 	$(BIN)/plumbline demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks scripts
-	$(BIN)/ruff format --check src tests benchmarks scripts
+	$(BIN)/ruff check src tests benchmarks scripts validation
+	$(BIN)/ruff format --check src tests benchmarks scripts validation
 	# the layers and import rules of docs/architecture.md ([tool.importlinter] in pyproject.toml)
 	$(BIN)/lint-imports
 

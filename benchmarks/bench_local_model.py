@@ -31,8 +31,9 @@ from typing import Any
 
 from plumbline.core import torch_thread
 from plumbline.models.local import shared_engine
+from plumbline.probe.runner import run_probe
+from plumbline.probe.settings import ProbeSettings, Prompt, prompt_id_for
 from plumbline.records.trial_record import read_trial_records
-from plumbline.reliability.runner import ProbeSettings, Prompt, prompt_id_for, run_probe
 
 PROMPTS = (
     "Name one AWS service for object storage.",

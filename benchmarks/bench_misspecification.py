@@ -2,7 +2,7 @@
 correlations 0–0.8, tasks that differ with records grouped by task (compare's order, the harness's
 order, and time order for reference), coverage at the stop away from 0, PPI at few labels and
 hand-picked labels; every cell through the functions the commands call
-(`plumbline.misspecification`). Prints the Markdown table of docs/statistics.md; exit 1 when a
+(`validation.misspecification`). Prints the Markdown table of docs/statistics.md; exit 1 when a
 claim fails.
 
     .venv/bin/python benchmarks/bench_misspecification.py [--replicates 2000] [--seed 37]
@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
-from plumbline.misspecification import Cell, failures, run_grid, table
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the repo root
+from validation.misspecification import Cell, failures, run_grid, table
 
 FULL = 2_000
 QUICK = 150

@@ -6,7 +6,7 @@ n ∈ {20, 50, 200} labels; 1,000 judged; θ ∈ {0.1, 0.5, 0.9}. Targets (issue
 in every cell, bounds in [0, 1], |bias| ≤ 0.01 for n ≥ 50; at n ≥ 50 the mean width ≥ 22%
 below Wilson where ρ ≈ 0.7 (flips at θ = 0.5), ≥ 38% below where ρ ≈ 0.9 (continuous), and
 within 5% of Wilson for the useless judge. Paired differences of two models (same questions,
-correlated answers) are printed too, held to a 92% floor. See `plumbline.ppi_coverage`.
+correlated answers) are printed too, held to a 92% floor. See `validation.ppi_coverage`.
 
     .venv/bin/python benchmarks/bench_ppi.py [--datasets 20000] [--seed 0]
 """
@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
-from plumbline.ppi_coverage import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the repo root
+from validation.ppi_coverage import (
     DATASETS,
     difference_table,
     run_cells,

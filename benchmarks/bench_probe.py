@@ -46,14 +46,10 @@ def run_ours(trials: int, concurrency: int, journal: Path) -> tuple[float, float
     """Trials per second, client CPU seconds per trial (every client process counted), how
     many processes ran the calls, and the call path that sent them (`TrialRecord.call_path`:
     `PLUMBLINE_COMPAT=public` measures the public path)."""
-    from plumbline.reliability.runner import (
-        InspectCaller,
-        ProbeProcesses,
-        ProbeSettings,
-        Prompt,
-        process_count,
-        run_probe,
-    )
+    from plumbline.probe.caller import InspectCaller
+    from plumbline.probe.runner import run_probe
+    from plumbline.probe.settings import ProbeSettings, Prompt
+    from plumbline.probe.shards import ProbeProcesses, process_count
 
     prompts = tuple(Prompt(f"p{i}", f"Benchmark prompt number {i}.") for i in range(10))
     settings = ProbeSettings(

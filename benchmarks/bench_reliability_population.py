@@ -3,7 +3,7 @@
 Issue 37: drawn from a population of prompt types one of which is much harder, the t interval
 over prompt means covered the population's mean only 76–86% at 3–10 prompts, while covering the
 mean of the prompts drawn 99% of the time. Here every interval of the reliability document is
-simulated through `analyze` (`plumbline.coverage.reliability_coverage`) on such a population: a
+simulated through `analyze` (`validation.coverage.reliability_coverage`) on such a population: a
 quarter of the prompts are of a hard type (short, unstructured, off-topic answers: a low
 performance heuristic), answer probabilities Dirichlet with a log-uniform concentration in
 [0.03, 5], lognormal latencies σ 1.5, 3% failures. A "these prompts" interval
@@ -24,8 +24,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import sys
+from pathlib import Path
 
-from plumbline.coverage import IntervalCoverage, SimulatedModel, run_reliability_cells
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the repo root
+from validation.coverage import IntervalCoverage, SimulatedModel, run_reliability_cells
 
 #: Prompt types, one much harder; prompts from nearly deterministic to erratic; heavy tails.
 TYPES = SimulatedModel(

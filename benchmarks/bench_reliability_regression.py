@@ -1,6 +1,6 @@
 """Regression check after a model update: false regressions and power over a misspecification grid.
 
-Each simulated run is a set of trial records (`plumbline.coverage.simulated_records`: answers
+Each simulated run is a set of trial records (`validation.coverage.simulated_records`: answers
 drawn from per-prompt pools, lognormal latencies, 3% failures), analysed by
 `reliability.analysis.analyze` and compared by `reliability.regression.compare_to_baseline`
 with the CLI's defaults (seed 42, 2,000 resamples), exactly as `plumbline reliability NEW
@@ -53,17 +53,19 @@ from typing import Any
 import numpy as np
 from scipy.stats import binomtest
 
-from plumbline.coverage import (
-    SimulatedModel,
-    embedding_table,
-    simulated_prompts,
-    simulated_records,
-)
 from plumbline.records.trial_record import ErrorClass
 from plumbline.reliability.analysis import analyze
 from plumbline.reliability.config import BenchmarkConfig
 from plumbline.reliability.regression import compare_to_baseline
 from plumbline.reliability.result import METRICS, BaselineComparison
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the repo root
+from validation.coverage import (
+    SimulatedModel,
+    embedding_table,
+    simulated_prompts,
+    simulated_records,
+)
 
 #: The issue's realistic data: prompts from nearly deterministic to erratic, heavy tails.
 MIXED = SimulatedModel(

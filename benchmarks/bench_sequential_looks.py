@@ -51,7 +51,6 @@ import numpy as np
 from plumbline.compare.metrics import prepare_runs
 from plumbline.compare.result import SequentialSettings
 from plumbline.compare.sequential import analysis_order, sequential_comparison
-from plumbline.misspecification import pair_differences
 from plumbline.records.run_record import read_run_records
 from plumbline.stats.sequential import (
     SequentialPlan,
@@ -60,6 +59,9 @@ from plumbline.stats.sequential import (
     power_at_correlations,
     stopping_points,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the repo root
+from validation.misspecification import pair_differences
 
 BASELINE = 0.5
 EFFECT = 0.10

@@ -188,14 +188,15 @@ def _readers() -> dict[str, tuple[str, str, Callable[[Path], Any], tuple[type[Ex
     from plumbline.app.site import SiteInputError, load_site_inputs
     from plumbline.leaderboard.document import LeaderboardFileError, read_leaderboard
     from plumbline.leaderboard.suite import SuiteError, load_suite
+    from plumbline.probe.settings import load_prompts
     from plumbline.records.adapters import RunContext
     from plumbline.records.adapters.claude_code import convert_claude_code
     from plumbline.records.adapters.opencode import convert_opencode
-    from plumbline.records.inspect_logs import LogReadError, read_log_header, read_sample_scores
+    from plumbline.records.inspect_logs import read_log_header, read_sample_scores
     from plumbline.records.io import read_records
+    from plumbline.records.log_scores import LogReadError
     from plumbline.records.run_record import RunRecord, read_run_records
     from plumbline.records.trial_record import read_trial_records
-    from plumbline.reliability.runner import load_prompts
     from plumbline.suites.registry import resolve_suite
 
     context = RunContext(arm="a", task_id="t", repeat=0)

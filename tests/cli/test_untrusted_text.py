@@ -213,7 +213,7 @@ def test_agent_records_with_payloads_validate_and_print_literally(run_records: P
 
 @pytest.mark.slow
 def test_reliability_shows_model_names_and_replies_as_data(tmp_path: Path) -> None:
-    from tests.reliability.helpers import cli_env, model_name, run_cli
+    from tests.probe.helpers import cli_env, model_name, run_cli
     from tests.support.openai_server import Latency, ModelProfile, OpenAIServer
 
     name = "m[/bold]<script>alert(1)</script>|`x`"

@@ -17,7 +17,8 @@ from tests.compare.test_compare_sequential import FAST, _records, _write
 
 from plumbline.cli.main import main
 from plumbline.core.limits import MAX_SEQUENTIAL_PAIRS, MIN_SEQUENTIAL_EFFECT
-from plumbline.records.inspect_logs import _fast_created, _parse_created
+from plumbline.records.fast_eval_logs import _fast_created
+from plumbline.records.inspect_logs import _parse_created
 from plumbline.records.trial_record import TrialRecord
 
 

@@ -1,5 +1,5 @@
 """Fixtures of the compat tests: the local OpenAI-compatible server, as the reliability tests'."""
 
-from tests.reliability.conftest import server_factory
+from tests.probe.conftest import server_factory
 
 __all__ = ["server_factory"]

@@ -1,7 +1,7 @@
 """Each adapter forced to its public path (`PLUMBLINE_COMPAT`) gives the records its fast path
 gives, apart from timings: the judge on the local OpenAI-compatible server, and `cdk check` on
 the real CDK toolchain in the real sandbox. (The probe's call paths are compared the same way,
-every fault included, in `tests/reliability/test_direct_call.py`.)"""
+every fault included, in `tests/probe/test_direct_call.py`.)"""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.reliability.helpers import FAKE_KEY, model_name
+from tests.probe.helpers import FAKE_KEY, model_name
 from tests.support.openai_server import Latency, ModelProfile
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from leaderboard_scenario import Fixture
 
 from plumbline.leaderboard import build_leaderboard, load_suite
 from plumbline.records import log_pool
-from plumbline.records.inspect_logs import find_log_files
+from plumbline.records.log_files import find_log_files
 from plumbline.records.log_pool import LogReader
 
 collect_module = sys.modules["plumbline.leaderboard.collect"]

@@ -69,7 +69,8 @@ def test_probe_loads_the_embedded_model_before_any_trial_is_timed() -> None:
     """With the default `--timeout 30`, the model's start-up (20 s on a busy 2-core machine)
     was charged to the first trials: `probe --model plumbline/smollm2`, 2 prompts × 2 trials,
     recorded 4 TimeoutErrors in 4. The probe's set-up now loads it (`warm_up`)."""
-    from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt
+    from plumbline.probe.caller import InspectCaller
+    from plumbline.probe.settings import ProbeSettings, Prompt
 
     settings = ProbeSettings(models=("plumbline/smollm2",), prompts=(Prompt("p", "hi"),))
     caller = InspectCaller(settings)

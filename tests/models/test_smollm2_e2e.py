@@ -47,7 +47,7 @@ from plumbline.cli.main import main
 from plumbline.cli.output import parse_model_args
 from plumbline.models import local
 from plumbline.models.smollm2 import UnsupportedInputError
-from plumbline.records.inspect_logs import (
+from plumbline.records.log_scores import (
     NO_ANSWER_REASONS,
     is_unsupported_input,
     score_value_to_float,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from plumbline.records.inspect_logs import UnreadableScore, score_value_to_float
 from plumbline.records.io import UnreadableFileError, iter_json_values, read_json_file
+from plumbline.records.log_scores import UnreadableScore, score_value_to_float
 from plumbline.records.run_record import read_run_records
 from plumbline.records.trial_record import read_trial_records
 

@@ -15,22 +15,21 @@ from typing import Any
 import pytest
 
 from plumbline.records.eval_zip import Declined, read_members
-from plumbline.records.inspect_logs import (
-    LogReadError,
-    ScoreColumns,
-    _inspect_log_header,
-    _inspect_samples_and_names,
-    _listed,
-    _listed_local,
-    _local,
+from plumbline.records.fast_eval_logs import (
     fast_log_header,
     fast_samples_and_names,
     fast_score_columns,
+)
+from plumbline.records.inspect_logs import (
+    _inspect_log_header,
+    _inspect_samples_and_names,
     read_log_header,
     read_sample_scores,
     read_samples_and_names,
     read_score_columns,
 )
+from plumbline.records.log_files import _listed, _listed_local, local_path
+from plumbline.records.log_scores import LogReadError, ScoreColumns
 
 # sample id -> the Score the scorer returns (None: the model call raises, so the sample errors)
 SCORES: dict[str, dict[str, Any]] = {
@@ -198,13 +197,14 @@ def test_local_listing_is_inspects(varied: Path, tmp_path: Path) -> None:
     (root / "notes.json").write_text("{}")
     (root / "deep" / "link.eval").symlink_to(varied)
     for directory in (str(root), str(root) + "/", str(root / "deep")):
-        ours = sorted(_local(name) for name in _listed_local(directory))
-        assert ours == sorted(_local(name) for name in _listed(directory))
+        ours = sorted(local_path(name) for name in _listed_local(directory))
+        assert ours == sorted(local_path(name) for name in _listed(directory))
         assert root / "notes.json" not in ours and root / "deep" / varied.name in ours
 
 
 def test_an_integer_past_float_range_is_no_score() -> None:
-    from plumbline.records.inspect_logs import UnreadableScore, _score_float, score_value_to_float
+    from plumbline.records.fast_eval_logs import _score_float
+    from plumbline.records.log_scores import UnreadableScore, score_value_to_float
 
     for convert in (score_value_to_float, _score_float):
         with pytest.raises(UnreadableScore):

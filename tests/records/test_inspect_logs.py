@@ -8,14 +8,13 @@ from typing import Any
 import pytest
 
 from plumbline.records.inspect_logs import (
-    LogReadError,
-    find_log_files,
     iter_log_scores,
     read_log_header,
     read_log_scores,
     read_sample_scores,
-    score_value_to_float,
 )
+from plumbline.records.log_files import find_log_files
+from plumbline.records.log_scores import LogReadError, score_value_to_float
 
 # sample id -> the value the scorer returns (None: the model call raises, so the sample errors)
 VALUES: dict[str, Any] = {

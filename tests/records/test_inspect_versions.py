@@ -17,7 +17,7 @@ from tests.support.inspect_fixture_logs import LOGS, SUITE
 from plumbline.cli.main import main
 from plumbline.records.adapters import RunContext
 from plumbline.records.adapters.inspect_log import convert_inspect, sample_time
-from plumbline.records.inspect_logs import find_log_files
+from plumbline.records.log_files import find_log_files
 
 OLD = LOGS / "scorer" / "logs" / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
 

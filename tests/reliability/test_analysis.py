@@ -188,14 +188,14 @@ def test_each_interval_over_prompts_names_its_question() -> None:
     """Issue 37: the t interval over prompts is about these prompts; the population interval
     beside it (JSON, Markdown) is guaranteed for any population; Cohen's d at 3 prompts is
     labelled approximate."""
-    from plumbline.coverage import (
+    from plumbline.views.reliability import render_markdown
+    from validation.coverage import (
         SimulatedModel,
         embedding_table,
         partner_of,
         simulated_prompts,
         simulated_records,
     )
-    from plumbline.views.reliability import render_markdown
 
     model = SimulatedModel(hard_share=0.25)
     drawn = simulated_prompts(3, np.random.default_rng(4), model, "n")

@@ -11,11 +11,16 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from plumbline.coverage import SimulatedModel, embedding_table, simulated_prompts, simulated_records
 from plumbline.reliability.analysis import analyze
 from plumbline.reliability.result import ReliabilityInterval, ReliabilityReport
 from plumbline.views.reliability import render_markdown, render_terminal
 from plumbline.views.reliability_page import reliability_view
+from validation.coverage import (
+    SimulatedModel,
+    embedding_table,
+    simulated_prompts,
+    simulated_records,
+)
 
 LABEL = "approximate (simulated 92%)"
 

@@ -1,6 +1,6 @@
 """The regression check after a model update (`reliability --baseline`), from simulated runs.
 
-The runs are trial records drawn by `plumbline.coverage` (answers from per-prompt pools,
+The runs are trial records drawn by `validation.coverage` (answers from per-prompt pools,
 lognormal latencies) and analysed by `analyze`, as the CLI does; the embedding is the
 simulation's own table, so no model is loaded.
 """
@@ -14,17 +14,17 @@ import pytest
 from scipy import stats as sps
 
 from plumbline.app.site import read_site_input
-from plumbline.coverage import (
-    SimulatedModel,
-    embedding_table,
-    simulated_prompts,
-    simulated_records,
-)
 from plumbline.reliability.analysis import Embed, analyze
 from plumbline.reliability.regression import compare_to_baseline, pair_models, verdict_of
 from plumbline.reliability.result import METRICS, ReliabilityReport
 from plumbline.views.reliability import render_markdown
 from plumbline.views.reliability_page import render_reliability_pages
+from validation.coverage import (
+    SimulatedModel,
+    embedding_table,
+    simulated_prompts,
+    simulated_records,
+)
 
 MODEL = SimulatedModel(name="sim/old", latency_sigma=0.5)
 

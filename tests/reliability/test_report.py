@@ -18,15 +18,15 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
-from tests.reliability.helpers import FAKE_KEY
+from tests.probe.helpers import FAKE_KEY
 from tests.support.openai_server import Latency, ModelProfile, OpenAIServer
 
 from plumbline.cli.reliability import reliability
+from plumbline.probe.settings import load_prompts
 from plumbline.records.trial_record import TrialRecord, read_trial_records, trial_record_schema
 from plumbline.reliability.analysis import Price, analyze
 from plumbline.reliability.config import BenchmarkConfig
 from plumbline.reliability.embeddings import Embedder, bundled_model_path
-from plumbline.reliability.runner import load_prompts
 from plumbline.views.reliability import render_markdown
 
 STEADY = "Caching keeps the results of slow work so repeated requests are answered quickly."
@@ -55,7 +55,8 @@ def server() -> Iterator[OpenAIServer]:
 
 PROBE_SCRIPT = """
 import asyncio, sys
-from plumbline.reliability.runner import ProbeSettings, Prompt, run_probe
+from plumbline.probe.runner import run_probe
+from plumbline.probe.settings import ProbeSettings, Prompt
 
 settings = ProbeSettings(
     models=("openai-api/local/steady", "openai-api/local/varied"),

@@ -1,4 +1,4 @@
-"""A small seeded run of the misspecification grid (`plumbline.misspecification`; the full run,
+"""A small seeded run of the misspecification grid (`validation.misspecification`; the full run,
 ≥ 1,000 datasets per cell, is benchmarks/bench_misspecification.py and its table is in
 docs/statistics.md): every claim holds, and the reference cells show what the grid guards
 against (a plan at the old correlation, pairs in time order)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from plumbline.misspecification import Cell, failures, run_grid
+from validation.misspecification import Cell, failures, run_grid
 
 
 @pytest.fixture(scope="module")

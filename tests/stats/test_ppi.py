@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from plumbline.ppi_coverage import draw, simulate_cell
 from plumbline.stats import label_budget, ppi_mean, ppi_mean_difference, wilson_interval
 from plumbline.stats.ppi import cross_fit_lambdas, ppi_bounds_batch, tuned_lambda
+from validation.ppi_coverage import draw, simulate_cell
 
 
 def _data(seed: int = 3, n: int = 40, big_n: int = 400) -> tuple[np.ndarray, ...]:
@@ -152,7 +152,7 @@ def test_bad_lambda_and_budget_arguments() -> None:
 
 
 def test_paired_difference_coverage_in_a_small_seeded_simulation() -> None:
-    from plumbline.ppi_coverage import simulate_difference_cell
+    from validation.ppi_coverage import simulate_difference_cell
 
     for judge in ("lenient", "continuous"):
         cell = simulate_difference_cell(judge, 0.75, 0.55, 50, datasets=500, seed=2)

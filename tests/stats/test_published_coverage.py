@@ -1,7 +1,7 @@
 """Coverage of what the leaderboard and compare documents publish (issue 15); the reliability
 document's intervals are in tests/stats/test_reliability_coverage.py.
 
-Drives `plumbline.coverage.run_cells`: at least 2,000 seeded datasets per cell, n ∈ {5, 10, 30,
+Drives `validation.coverage.run_cells`: at least 2,000 seeded datasets per cell, n ∈ {5, 10, 30,
 100, 1000}, true p ∈ {0.02, 0.5, 0.98} and p ~ U(0.1, 0.9), 1–3 categories with unequal weights,
 binary and rubric scoring, repeats clustered in questions (tasks). The leaderboard cells run
 through the vectorised cores and, for their first datasets, through `score_model` /
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from plumbline.coverage import BAND, DATASETS, SIZES, TRUTHS, CellResult, floor, run_cells
+from validation.coverage import BAND, DATASETS, SIZES, TRUTHS, CellResult, floor, run_cells
 
 pytestmark = pytest.mark.slow
 

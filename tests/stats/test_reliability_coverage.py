@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from plumbline.coverage import (
+from validation.coverage import (
     RELIABILITY_INTERVALS,
     IntervalCoverage,
     SimulatedModel,

@@ -7,8 +7,8 @@ OUT; PATH is the call path the caller must take (`TrialRecord.call_path`: prepar
 inspect_provider, model_generate). LOCAL_BASE_URL, LOCAL_API_KEY and PLUMBLINE_COMPAT come from
 the environment. The identity test of the call
 paths runs each path here so that nothing an earlier test left in its process reaches the
-comparison (an `eval_set` leaves its generate config behind: `runner.outside_any_eval` keeps a
-probe's calls from it, tested on its own in `test_direct_call.py`).
+comparison (an `eval_set` leaves its generate config behind: `probe.caller.outside_any_eval`
+keeps a probe's calls from it, tested on its own in `test_direct_call.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import asyncio
 import sys
 from pathlib import Path
 
-from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
+from plumbline.probe.caller import InspectCaller
+from plumbline.probe.runner import run_probe
+from plumbline.probe.settings import ProbeSettings, Prompt
 
 PROMPT = Prompt("p", "Explain what a circuit breaker does.")
 

@@ -11,7 +11,9 @@ own columns keep their record field names beside them. Scores are given as `scor
 - `leaderboard_frame`: every sample × epoch of every log a suite reads, with the category it
   feeds, the scorer the category read (`scorer`), its value (`value`, null when errored or
   unscored) and `superseded` (a newer log of the same model holds the same question and epoch:
-  the leaderboard used the newer one).
+  the leaderboard used the newer one). The logs are those the leaderboard uses, and
+  `superseded` is its rule (`leaderboard.logs`): the rows where it is false are exactly the
+  samples the leaderboard scores and the site's drill-down shows.
 - `runs_frame`: the A/B schema's run records, the columns `compare` analyses plus `file` and
   `line` (`id` = task_id, `epoch` = repeat + 1, `total_time` = duration_seconds).
 - `trials_frame`: CERT trial records (`id` = prompt_id, `epoch` = trial + 1, `input` = prompt,
@@ -21,6 +23,7 @@ own columns keep their record field names beside them. Scores are given as `scor
 from __future__ import annotations
 
 import io
+import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -69,7 +72,7 @@ def _log_location(path: str) -> str:
     from urllib.parse import urlparse
     from urllib.request import url2pathname
 
-    from plumbline.records.inspect_logs import is_remote
+    from plumbline.records.log_files import is_remote
 
     if is_remote(path):
         return path
@@ -78,61 +81,48 @@ def _log_location(path: str) -> str:
     return os.path.abspath(path)
 
 
-def leaderboard_frame(paths: Iterable[str | Path], suite: Suite) -> pl.DataFrame:
-    """One row per sample × epoch × category of every usable log under `paths`."""
-    from plumbline.leaderboard.collect import pick_scorer
+def leaderboard_frame(
+    paths: Iterable[str | Path], suite: Suite, *, workers: int | None = None, fast: bool = True
+) -> pl.DataFrame:
+    """One row per sample × epoch × category of every log the leaderboard uses under `paths`
+    (read as `collect` reads them: `leaderboard.logs`), `superseded` where a newer log wins."""
+    from plumbline.leaderboard.logs import newest_rows, question_key, suite_log
     from plumbline.records.adapters.inspect_log import task_name
-    from plumbline.records.inspect_logs import (
-        LogReadError,
-        find_log_files,
-        read_log_header,
-        read_samples_and_names,
-    )
+    from plumbline.records.log_pool import LogReader
 
     rows: list[dict[str, Any]] = []
-    groups: list[str] = []
-    for path in find_log_files(paths).logs:
-        try:
-            header = read_log_header(path)
-            categories = suite.categories_for_task(header.task)
-            if not categories:
-                continue
-            samples, names = read_samples_and_names(path, suite.scorer_names())
-        except LogReadError:
-            continue  # the leaderboard itself reports unreadable logs
-        for category in categories:
-            scorer, _ = pick_scorer(header, names, category)
-            if scorer is None:
-                continue
-            for sample in samples:
-                rows.append(
-                    {
-                        "eval_id": header.eval_id,
-                        "run_id": header.run_id,
-                        "log": _log_location(header.path),
-                        "created": header.created,
-                        "task_name": task_name(header.task),
-                        "model": header.model,
-                        "id": str(sample.id),
-                        "epoch": sample.epoch,
-                        "category": category.key,
-                        "scorer": scorer,
-                        "value": sample.value(scorer),
-                        "error": sample.error or "",
-                    }
-                )
-                groups.append(category.question_set(header.task))
+    keys: list[tuple[str, str, str, str]] = []
+    headers = []
+    with LogReader(paths, workers=workers, fast=fast) as reader:
+        for read in reader:
+            used = suite_log(read, suite)
+            for category, scorer in used.parts:
+                header, columns = used.header, used.columns
+                values = columns.values.get(scorer)
+                for row, sample_id in enumerate(columns.ids):
+                    error = columns.errors.get(row)
+                    value = None if values is None or error is not None else values[row]
+                    rows.append(
+                        {
+                            "eval_id": header.eval_id,
+                            "run_id": header.run_id,
+                            "log": _log_location(header.path),
+                            "created": header.created,
+                            "task_name": task_name(header.task),
+                            "model": header.model,
+                            "id": str(sample_id),
+                            "epoch": columns.epochs[row],
+                            "category": category.key,
+                            "scorer": scorer,
+                            "value": None if value is None or math.isnan(value) else value,
+                            "error": error or "",
+                        }
+                    )
+                    keys.append(question_key(category, header, columns.id_keys[row]))
+                    headers.append(header)
     frame = pl.DataFrame(rows, schema=LEADERBOARD_SCHEMA)
-    newest = (
-        frame.with_row_index("_row")
-        .with_columns(pl.Series("_group", groups, dtype=pl.String))
-        .sort("created", "log")
-        .with_columns(
-            pl.col("_row").last().over("_group", "model", "category", "id", "epoch").alias("_kept")
-        )
-        .sort("_row")
-    )
-    return frame.with_columns(superseded=newest["_row"] != newest["_kept"])
+    kept = newest_rows(keys, frame["epoch"].to_list(), headers)
+    return frame.with_columns(superseded=pl.Series(~kept, dtype=pl.Boolean))
 
 
 def runs_frame(frame: pl.DataFrame) -> pl.DataFrame:

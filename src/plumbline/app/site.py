@@ -47,8 +47,8 @@ from plumbline.app.site_files import (
     stage_prefix,
 )
 from plumbline.leaderboard.result import DocumentReview, LeaderboardDocument
-from plumbline.records.inspect_logs import find_log_files
 from plumbline.records.io import UnreadableFileError, read_json_file, write_atomic
+from plumbline.records.log_files import find_log_files
 from plumbline.results.errors import ResultDocumentError
 from plumbline.results.kinds import detect, kind, kind_of
 from plumbline.results.sources import record_source

@@ -271,7 +271,7 @@ def _publish_board(document: LeaderboardDocument, logs: tuple[str, ...], outputs
     """Publish the board (its page's sources: the local logs); exit 2 when it fails its own
     validation."""
     from plumbline.app.publish import InvalidResultError
-    from plumbline.records.inspect_logs import is_remote
+    from plumbline.records.log_files import is_remote
 
     local = [Path(log) for log in logs if not is_remote(log)]
     try:
@@ -301,7 +301,7 @@ def _replay(
 
 def _local_logs(logs: tuple[str, ...]) -> list[Path]:
     """The local log files behind a leaderboard (their digests are stored with it)."""
-    from plumbline.records.inspect_logs import find_log_files, is_remote
+    from plumbline.records.log_files import find_log_files, is_remote
 
     local = [log for log in logs if not is_remote(log)]
     return [Path(str(log)) for log in find_log_files(local).logs] if local else []

@@ -155,7 +155,7 @@ def _all_files(directory: Path) -> list[Path]:
 
 def log_inputs(directory: Path) -> list[Path]:
     """The Inspect logs a log directory stands for (what `leaderboard` and `report` read)."""
-    from plumbline.records.inspect_logs import find_log_files
+    from plumbline.records.log_files import find_log_files
 
     return [Path(log) for log in find_log_files([directory]).logs]
 

@@ -43,7 +43,7 @@ def expand_inputs(inputs: tuple[str, ...], source: str) -> list[Path]:
     for text in inputs:
         path = Path(text)
         if path.is_dir() and source == "inspect":
-            from plumbline.records.inspect_logs import find_log_files
+            from plumbline.records.log_files import find_log_files
 
             found = sorted(Path(str(log)) for log in find_log_files([path]).logs)
             if not found:

@@ -45,9 +45,10 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from plumbline.app.reliability_run import BaselineRun, RegressionOptions
+    from plumbline.probe.runner import ProbeSummary
+    from plumbline.probe.settings import ProbeSettings, Prompt
     from plumbline.records.io import ReadResult
     from plumbline.records.trial_record import TrialRecord
-    from plumbline.reliability.runner import ProbeSettings, ProbeSummary, Prompt
     from plumbline.results.stored import ResultDocument
 
 
@@ -150,7 +151,7 @@ def probe(
     journal keeps one generation configuration unless --allow-config-change. Then run
     `plumbline reliability OUTPUT`.
     """
-    from plumbline.reliability.runner import ProbeSettings
+    from plumbline.probe.settings import ProbeSettings
 
     prompts = _probe_prompts(prompt_texts, prompts_file)
     try:
@@ -176,7 +177,7 @@ def probe(
 
 def _probe_prompts(prompt_texts: tuple[str, ...], prompts_file: Path | None) -> list[Prompt]:
     """The `--prompt` texts, then the `--prompts` file's; at least one is a usage rule."""
-    from plumbline.reliability.runner import Prompt, load_prompts, prompt_id_for
+    from plumbline.probe.settings import Prompt, load_prompts, prompt_id_for
 
     prompts = [Prompt(prompt_id_for(text), text) for text in prompt_texts]
     if prompts_file is not None:
@@ -202,8 +203,8 @@ def _run_probe(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from plumbline.core.redaction import secret_arguments
-    from plumbline.reliability.errors import redact, secrets_from_environment
-    from plumbline.reliability.runner import run_probe
+    from plumbline.probe.errors import redact, secrets_from_environment
+    from plumbline.probe.runner import run_probe
 
     secrets = [*secrets_from_environment(), *secret_arguments(settings.model_args)]
     bar = Progress(

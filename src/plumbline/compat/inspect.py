@@ -3,7 +3,7 @@
 `Model.generate` around a provider records a transcript event, merges and copies the config,
 wraps the call in a retry loop and a concurrency limiter, and checks sample limits and hooks:
 several milliseconds of client CPU a trial that a probe does not use. The probe's direct call
-(`reliability.runner`) calls the `openai-api` provider (`OpenAICompatibleAPI`) itself, with the
+(`probe.direct_call`) calls the `openai-api` provider (`OpenAICompatibleAPI`) itself, with the
 config `Model` resolves, reads the answer with Inspect's own functions and raises a failure as
 `Model.generate` raises it; everything it needs of Inspect's private modules is here.
 

@@ -15,7 +15,7 @@ and the hook raises the SDK's own `UnprocessableEntityError` for it, with an err
 (`"code": "malformed_response"`) describing it with the provider's words; the SDK passes its
 own errors through as they are (`AsyncAPIClient.request`: not retried, not wrapped), so Inspect
 reports the message (a 4xx is not retried: the original exceptions were not either;
-`probe --retries` retries it), and `reliability.errors.classify_exception`
+`probe --retries` retries it), and `probe.errors.classify_exception`
 records it as `MalformedResponseError` with HTTP status 200 (what the provider sent) and the
 provider's message (redacted). Streamed answers (server-sent events) are read as sent.
 """

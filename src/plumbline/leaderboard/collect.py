@@ -11,33 +11,34 @@ cannot be used is reported as a `Problem`, never dropped silently:
   (skipped);
 - a category that no log feeds (every model counts 0 there);
 - a log that did not finish (`status` other than success: its samples are used, and it is noted);
-- the same (sample id, epoch) in two logs of one model and task: the newest log wins;
+- the same (sample id, epoch) in two logs of one model and question set: the newest log wins
+  (the one rule every reader of the logs applies: `leaderboard.logs`);
 - a score outside [0, 1] (never clamped: it counts as an error).
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from plumbline.core.prices import PriceTable
+from plumbline.leaderboard.logs import (
+    location_problems,
+    log_order,
+    log_problem,
+    newest_wins,
+    suite_log,
+)
 from plumbline.leaderboard.result import ErrorPolicy, Problem
 from plumbline.leaderboard.suite import Category, Suite
 from plumbline.leaderboard.usage import SampleUsage, price_rows
-from plumbline.records.inspect_logs import (
-    LogFiles,
-    LogHeader,
-    ScoreColumns,
-    is_unsupported_input,
-)
 from plumbline.records.log_pool import LogRead, LogReader
+from plumbline.records.log_scores import LogHeader, ScoreColumns, is_unsupported_input
 
 ERROR_POLICIES: tuple[ErrorPolicy, ...] = ("zero", "exclude")
 
@@ -152,69 +153,6 @@ class _QuestionIndex:
         return result
 
 
-def _log_problem(kind: str, header: LogHeader, message: str, **extra: Any) -> Problem:
-    return Problem(
-        kind=kind, message=message, path=header.path, model=header.model, task=header.task, **extra
-    )
-
-
-def pick_scorer(
-    header: LogHeader, names: frozenset[str], category: Category
-) -> tuple[str | None, Problem | None]:
-    """The scorer a log contributes to a category: the first of the category's scorers the log
-    holds. A log with no scores at all reads the first (its samples then count as unscored,
-    and a `scorer_missing` problem says so: the category's scorer matched nothing); a log
-    scored only by other scorers is reported and skipped."""
-    present = set(names) | set(header.scorers)
-    if not present:
-        wanted = " or ".join(repr(scorer) for scorer in category.scorers)
-        return category.scorer, _log_problem(
-            "scorer_missing",
-            header,
-            f"task {header.task!r} feeds category {category.key!r}, which reads scorer {wanted}, "
-            "but this log holds no scores at all (was it run without scoring?); its samples "
-            "count as unscored",
-            category=category.key,
-        )
-    chosen = category.scorer_in(present)
-    if chosen is not None:
-        return chosen, None
-    found = ", ".join(sorted(present))
-    wanted = " or ".join(repr(scorer) for scorer in category.scorers)
-    return None, _log_problem(
-        "scorer_missing",
-        header,
-        f"task {header.task!r} feeds category {category.key!r}, which reads scorer "
-        f"{wanted}, but this log has only: {found}; log skipped",
-        category=category.key,
-    )
-
-
-def _location_problems(files: LogFiles) -> list[Problem]:
-    """A problem for each path that does not exist and each location that cannot be listed."""
-    problems: list[Problem] = [
-        Problem(kind="path_not_found", message="no such file or directory", path=str(path))
-        for path in files.missing
-    ]
-    problems += [
-        Problem(kind="unreachable_location", message=f"cannot list logs: {why}", path=location)
-        for location, why in files.unreachable
-    ]
-    return problems
-
-
-def _incomplete_log_problem(header: LogHeader, samples: ScoreColumns) -> Problem:
-    """An `incomplete_log` problem: the log did not finish, yet its recorded samples are used."""
-    return _log_problem(
-        "incomplete_log",
-        header,
-        f"log status is {header.status!r}"
-        + (f" ({header.error})" if header.error else "")
-        + f"; its {len(samples)} recorded sample-epochs are used",
-        count=len(samples),
-    )
-
-
 def _category_part(
     header: LogHeader,
     category: Category,
@@ -230,7 +168,7 @@ def _category_part(
     ]
     if unreadable:
         problems.append(
-            _log_problem(
+            log_problem(
                 "unreadable_score",
                 header,
                 f"{len(unreadable)} {scorer!r} values are not scores "
@@ -244,7 +182,7 @@ def _category_part(
         # Scores live in [0, 1]; clamping a 0–10 judge scale to 1.0 was the reference
         # implementation's defect. Such a value is no valid score: it counts as an error.
         problems.append(
-            _log_problem(
+            log_problem(
                 "out_of_range",
                 header,
                 f"{int(outside.sum())} {scorer!r} values outside [0, 1] "
@@ -288,36 +226,16 @@ def _merged_data(
 def _log_parts(
     read: LogRead, suite: Suite, prices: PriceTable | None = None
 ) -> tuple[list[Problem], list[_Part]]:
-    """One log's parts per category and the problems found (a log whose task no category
-    takes is skipped whether or not its samples could be read)."""
-    header = read.header
-    if header is None:
-        return [_unreadable(read.path, read.header_problem)], []
-    categories = suite.categories_for_task(header.task)
-    if not categories:
-        message = f"task {header.task!r} matches no category of suite {suite.name!r}"
-        return [_log_problem("no_category", header, message + "; log skipped")], []
-    samples = read.columns
-    if samples is None:
-        return [_unreadable(read.path, read.samples_problem)], []
-    problems: list[Problem] = []
+    """One log's parts per category and the problems found (`logs.suite_log` says which
+    categories it feeds, with which scorer)."""
+    used = suite_log(read, suite)
+    problems = list(used.problems)
     parts: list[_Part] = []
-    if header.status != "success":
-        problems.append(_incomplete_log_problem(header, samples))
-    for category in categories:
-        scorer, problem = pick_scorer(header, read.names, category)
-        if problem is not None:
-            problems.append(problem)
-        if scorer is None:
-            continue
-        part, part_problems = _category_part(header, category, scorer, samples, prices)
+    for category, scorer in used.parts:
+        part, part_problems = _category_part(used.header, category, scorer, used.columns, prices)
         problems.extend(part_problems)
         parts.append(part)
     return problems, parts
-
-
-def _unreadable(path: str, problem: str | None) -> Problem:
-    return Problem(kind="unreadable_log", message=f"{problem}; log skipped", path=path)
 
 
 def collect(
@@ -343,7 +261,7 @@ def collect(
     if reader is None:
         reader = LogReader(paths, workers=workers, fast=fast)
     files = reader.files
-    problems = _location_problems(files)
+    problems = location_problems(files)
     index = _QuestionIndex()
     chunks: dict[tuple[str, str], list[_Chunk]] = defaultdict(list)
     models: set[str] = set()
@@ -399,7 +317,7 @@ def _outcome_problems(
     ]
     if unsupported:
         problems.append(
-            _log_problem(
+            log_problem(
                 "unsupported_input",
                 header,
                 f"{len(unsupported)} sample-epoch(s) the model cannot take (e.g. an image for a "
@@ -415,7 +333,7 @@ def _outcome_problems(
     ]
     if no_answer:
         problems.append(
-            _log_problem(
+            log_problem(
                 "no_answer_extracted",
                 header,
                 f"{len(no_answer)} of {len(samples)} sample-epoch(s) had no answer the scorer "
@@ -441,15 +359,12 @@ def _empty_category(suite: Suite, category: Category) -> Problem:
     )
 
 
-def _order_key(chunk: _Chunk) -> tuple[datetime, str]:
-    return (chunk.header.created, chunk.header.path)
-
-
 def _merge(
     model: str, key: str, parts: list[_Chunk], errors: ErrorPolicy
 ) -> tuple[CategoryData, list[Problem]]:
-    """Pool a model's logs for one category; the newest log wins each (question, epoch)."""
-    parts = sorted(parts, key=_order_key)
+    """Pool a model's logs for one category; the newest log wins each (question, epoch)
+    (`logs.newest_wins`)."""
+    parts = sorted(parts, key=lambda part: log_order(part.header))
     questions = np.concatenate([part.questions for part in parts])
     epochs = np.concatenate([part.epochs for part in parts])
     values = np.concatenate([part.values for part in parts])
@@ -458,39 +373,25 @@ def _merge(
         [np.full(part.questions.size, rank, dtype=np.int64) for rank, part in enumerate(parts)]
     )
     problems: list[Problem] = []
-    keep = np.ones(questions.size, dtype=bool)
-    if questions.size:
-        # lexsort: last key is primary; within one (question, epoch) the newest log sorts last.
-        order = np.lexsort((source, epochs, questions))
-        q_sorted, e_sorted = questions[order], epochs[order]
-        last = np.ones(order.size, dtype=bool)
-        last[:-1] = (q_sorted[:-1] != q_sorted[1:]) | (e_sorted[:-1] != e_sorted[1:])
-        keep[order[~last]] = False
-        if not last.all():
-            # Who replaced whom: the dropped row's log and the log of its group's last row.
-            group_end = np.flatnonzero(last)
-            dropped = np.flatnonzero(~last)
-            winner = group_end[np.searchsorted(group_end, dropped)]
-            pairs = Counter(
-                zip(source[order[dropped]].tolist(), source[order[winner]].tolist(), strict=True)
+    newest = newest_wins(questions, epochs, source)
+    keep = newest.keep
+    for (old, new), count in sorted(newest.replaced.items()):
+        older, newer = parts[old].header, parts[new].header
+        problems.append(
+            Problem(
+                kind="duplicate_samples",
+                message=(
+                    f"{count} (sample id, epoch) pairs of task {older.task!r} appear in "
+                    f"both {older.path} and {newer.path}; kept the newer log "
+                    f"({newer.created.isoformat()})"
+                ),
+                path=older.path,
+                model=model,
+                task=older.task,
+                category=key,
+                count=count,
             )
-            for (old, new), count in sorted(pairs.items()):
-                older, newer = parts[old].header, parts[new].header
-                problems.append(
-                    Problem(
-                        kind="duplicate_samples",
-                        message=(
-                            f"{count} (sample id, epoch) pairs of task {older.task!r} appear in "
-                            f"both {older.path} and {newer.path}; kept the newer log "
-                            f"({newer.created.isoformat()})"
-                        ),
-                        path=older.path,
-                        model=model,
-                        task=older.task,
-                        category=key,
-                        count=count,
-                    )
-                )
+        )
     questions, epochs, values, usage = questions[keep], epochs[keep], values[keep], usage[keep]
     failed = np.isnan(values)
     error_count = int(failed.sum())

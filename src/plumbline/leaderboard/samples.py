@@ -2,9 +2,10 @@
 
 The leaderboard document says which categories exist, which tasks feed each (glob patterns) and
 which scorer each reads; the logs hold the samples. A log counts when its model is on the board
-and its task feeds a category; when two logs hold the same (model, task, sample id, epoch), the
-newer wins, as it does when the leaderboard is built. Samples are streamed one log at a time
-(`read_eval_log_samples`) without their event transcripts.
+and its task feeds a category. The logs, the scorer each is read with and the samples kept where
+logs are reruns of one another are the leaderboard's own (`leaderboard.logs`: the newest log
+wins each question and epoch), so the samples add up to the board's numbers. The kept samples
+are streamed one log at a time (`read_eval_log_samples`) without their event transcripts.
 
 The result, `LeaderboardSamples`, is a document like the leaderboard itself
 (`plumbline.leaderboard_samples/1`): the site writes it beside the leaderboard's copy and its
@@ -15,12 +16,19 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from fnmatch import fnmatchcase
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from plumbline.core.result import schema_version
+from plumbline.leaderboard.logs import (
+    Categories,
+    SuiteLog,
+    newest_rows,
+    question_key,
+    suite_log,
+)
 from plumbline.leaderboard.result import (
     CORRECT,
     ERROR,
@@ -35,12 +43,12 @@ from plumbline.leaderboard.result import (
     LeaderboardSamples,
     OutcomeCounts,
 )
-from plumbline.records.inspect_logs import (
+from plumbline.leaderboard.suite import BUILTIN_SUITES, Category, load_suite
+from plumbline.records.log_pool import LogReader
+from plumbline.records.log_scores import (
     LogHeader,
-    LogReadError,
     UnreadableScore,
-    find_log_files,
-    read_log_header,
+    sample_id_key,
     score_value_to_float,
 )
 
@@ -48,21 +56,53 @@ SCHEMA_VERSION = schema_version("leaderboard_samples", 1)
 assert SCHEMA_VERSION == "plumbline.leaderboard_samples/1"  # `LeaderboardSamples.schema_version`
 
 
-def _task_matches(task: str, patterns: Iterable[str]) -> bool:
-    names = (pattern.rpartition("@")[2] for pattern in patterns)
-    return any(task == name or fnmatchcase(task, name) for name in names)
+@dataclass(frozen=True)
+class DocumentCategories:
+    """The categories a leaderboard document states, as its logs are read for them
+    (`leaderboard.logs.Categories`)."""
+
+    name: str
+    categories: tuple[Category, ...]
+
+    def categories_for_task(self, task: str) -> list[Category]:
+        return [category for category in self.categories if category.matches(task)]
 
 
-def categories_for_task(
-    document: LeaderboardDocument, task: str
-) -> list[tuple[str, tuple[str, ...]]]:
-    """(category key, scorers in order of preference) of every category the task feeds."""
-    found: list[tuple[str, tuple[str, ...]]] = []
+def document_categories(document: LeaderboardDocument) -> DocumentCategories:
+    """Each category of a document with the tasks (glob patterns) and scorers that feed it.
+
+    A document does not state its suite's task aliases (`Category.task_aliases`); when it
+    names a built-in suite (`sa-bench`) whose category has the same tasks, that category's
+    aliases apply, so a question run by several tasks is one question, as the leaderboard
+    counted it. A category whose scorer the document does not state is left out.
+    """
+    suite = document.metadata.suite
+    builtin = {}
+    if suite is not None and suite.name in BUILTIN_SUITES:
+        builtin = {category.key: category for category in load_suite(suite.name).categories}
+    categories = []
     for key, meta in document.categories.items():
-        if _task_matches(task, meta.tasks or [key]):
-            scorers = meta.scorers or [meta.scorer or ""]
-            found.append((key, tuple(scorers)))
-    return found
+        scorers = meta.scorers or ([meta.scorer] if meta.scorer else [])
+        if not scorers:
+            continue
+        tasks = tuple(meta.tasks or [key])
+        known = builtin.get(key)
+        aliases = known.task_aliases if known is not None and known.tasks == tasks else {}
+        # not validated again: the document was, and a published document's category may lack
+        # what a suite's must have (a description, say)
+        categories.append(
+            Category.model_construct(
+                key=key,
+                name=meta.name,
+                description=meta.description,
+                weight=meta.weight,
+                scoring=meta.scoring,
+                tasks=tasks,
+                scorers=tuple(scorers),
+                task_aliases=aliases,
+            )
+        )
+    return DocumentCategories(suite.name if suite is not None else "leaderboard", tuple(categories))
 
 
 def _content_text(content: Any) -> str:
@@ -210,59 +250,114 @@ def _category_sample(
 
 
 def read_leaderboard_samples(
-    document: LeaderboardDocument | Mapping[str, Any], sources: Sequence[Path]
+    document: LeaderboardDocument | Mapping[str, Any],
+    sources: Sequence[Path],
+    *,
+    suite: Categories | None = None,
 ) -> LeaderboardSamples:
     """Every sample of the board's models in its categories, from the logs under `sources`,
-    and the failure modes they show."""
-    from inspect_ai.log import read_eval_log_samples
-
+    and the failure modes they show. The logs and samples are those the leaderboard used
+    (`leaderboard.logs`: the same logs, scorer and newest-log rule); `suite` gives the
+    categories (default: the document's, `document_categories`)."""
     from plumbline.leaderboard.document import as_document
 
     document = as_document(document)
+    categories = suite if suite is not None else document_categories(document)
     models = {entry.model for entry in document.models}
-    files = find_log_files(sources)
-    problems = [f"{path}: no such file or directory" for path in files.missing]
-    headers = []
-    for path in files.logs:
-        try:
-            header = read_log_header(path)
-        except LogReadError as error:
-            problems.append(f"{error.path}: {error.problem}")
-            continue
-        if header.model in models and categories_for_task(document, header.task):
-            headers.append(header)
-    headers.sort(key=lambda header: (header.created, header.path))
-    chosen: dict[tuple[str, str, str, str, int], LeaderboardSample] = {}
-    for header in headers:
-        categories = categories_for_task(document, header.task)
-        try:
-            for sample in read_eval_log_samples(
-                header.path,
-                all_samples_required=False,
-                resolve_attachments=True,
-                exclude_fields={"events"},
-            ):
-                question = question_text(sample)
-                response = sample.output.completion if sample.output is not None else ""
-                failure = sample.error.message if sample.error is not None else None
-                for key, scorers in categories:
-                    found = _category_sample(
-                        header, sample, key, scorers, question, response, failure
-                    )
-                    chosen[(header.model, key, header.task, found.sample_id, found.epoch)] = found
-        except Exception as problem:  # inspect raises zip, JSON, pydantic and OS errors alike
-            problems.append(f"{header.path}: {type(problem).__name__}: {problem}")
-    samples = sorted(
-        chosen.values(), key=lambda s: (s.model, s.category, s.task, s.sample_id, s.epoch)
-    )
+    used, problems = _board_logs(sources, categories, models)
+    kept = _newest_samples(used)
+    chosen: list[LeaderboardSample] = []
+    for log in used:
+        if any((log.header.path, category.key) in kept for category, _ in log.parts):
+            problems += _log_samples(log, kept, chosen)
+    samples = sorted(chosen, key=lambda s: (s.model, s.category, s.task, s.sample_id, s.epoch))
     samples, disagreements = agreeing_samples(document, samples)
     problems += disagreements
     return LeaderboardSamples(
         samples=samples,
         failure_modes=failure_modes(document, samples),
         problems=problems,
-        logs_read=len(headers),
+        logs_read=len(used),
     )
+
+
+def _board_logs(
+    sources: Sequence[Path], categories: Categories, models: set[str]
+) -> tuple[list[SuiteLog], list[str]]:
+    """The logs of the board's models whose task feeds a category (read as the leaderboard
+    reads them), and the problems: missing paths, unreadable logs."""
+    used: list[SuiteLog] = []
+    problems: list[str] = []
+    with LogReader(sources) as reader:
+        problems += [f"{path}: no such file or directory" for path in reader.files.missing]
+        for read in reader:
+            if read.header is None:
+                problems.append(f"{read.path}: {read.header_problem}")
+                continue
+            if read.header.model not in models:
+                continue
+            if not categories.categories_for_task(read.header.task):
+                continue
+            if read.columns is None:
+                problems.append(f"{read.path}: {read.samples_problem}")
+                continue
+            used.append(suite_log(read, categories))
+    return used, problems
+
+
+def _newest_samples(used: Sequence[SuiteLog]) -> dict[tuple[str, str], set[tuple[str, int]]]:
+    """(log path, category) -> the (sample id key, epoch) the newest-log rule keeps there."""
+    rows: list[tuple[str, str, str, int]] = []
+    keys: list[tuple[str, str, str, str]] = []
+    epochs: list[int] = []
+    headers: list[LogHeader] = []
+    for log in used:
+        for category, _ in log.parts:
+            for id_key, epoch in zip(log.columns.id_keys, log.columns.epochs, strict=True):
+                rows.append((log.header.path, category.key, id_key, epoch))
+                keys.append(question_key(category, log.header, id_key))
+                epochs.append(epoch)
+                headers.append(log.header)
+    kept: dict[tuple[str, str], set[tuple[str, int]]] = {}
+    for (path, key, id_key, epoch), keep in zip(
+        rows, newest_rows(keys, epochs, headers), strict=True
+    ):
+        if keep:
+            kept.setdefault((path, key), set()).add((id_key, epoch))
+    return kept
+
+
+def _log_samples(
+    log: SuiteLog,
+    kept: Mapping[tuple[str, str], set[tuple[str, int]]],
+    chosen: list[LeaderboardSample],
+) -> list[str]:
+    """Append the kept samples of one log (streamed without their event transcripts) to
+    `chosen`; the problem when the log cannot be read."""
+    from inspect_ai.log import read_eval_log_samples
+
+    header = log.header
+    try:
+        for sample in read_eval_log_samples(
+            header.path,
+            all_samples_required=False,
+            resolve_attachments=True,
+            exclude_fields={"events"},
+        ):
+            question = question_text(sample)
+            response = sample.output.completion if sample.output is not None else ""
+            failure = sample.error.message if sample.error is not None else None
+            wanted = (sample_id_key(sample.id), int(sample.epoch))
+            for category, scorer in log.parts:
+                if wanted in kept.get((header.path, category.key), ()):
+                    chosen.append(
+                        _category_sample(
+                            header, sample, category.key, (scorer,), question, response, failure
+                        )
+                    )
+    except Exception as problem:  # inspect raises zip, JSON, pydantic and OS errors alike
+        return [f"{header.path}: {type(problem).__name__}: {problem}"]
+    return []
 
 
 #: How far the mean of the samples may lie from the category value the leaderboard states.
@@ -364,12 +459,13 @@ __all__ = [
     "GOOD_OUTCOMES",
     "NEUTRAL_OUTCOMES",
     "SCHEMA_VERSION",
+    "DocumentCategories",
     "FailureModes",
     "LeaderboardSample",
     "LeaderboardSamples",
     "OutcomeCounts",
     "agreeing_samples",
-    "categories_for_task",
+    "document_categories",
     "failure_modes",
     "generated_schema",
     "highlights_of",

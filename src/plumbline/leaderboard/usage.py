@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from plumbline.core.prices import PriceTable, TokenCounts
-from plumbline.records.inspect_logs import ScoreColumns
+from plumbline.records.log_scores import ScoreColumns
 
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write", "reasoning")
 NO_USAGE = "a sample recorded no token usage"

@@ -19,15 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from plumbline.records.inspect_logs import (
-    LogFiles,
-    LogHeader,
-    LogReadError,
-    ScoreColumns,
-    find_log_files,
-    read_log_header,
-    read_score_columns,
-)
+from plumbline.records.inspect_logs import read_log_header, read_score_columns
+from plumbline.records.log_files import LogFiles, find_log_files
+from plumbline.records.log_scores import LogHeader, LogReadError, ScoreColumns
 
 #: A process pool reads the logs when they are this many and this large at least (below,
 #: starting the workers costs more than they save).

@@ -1,15 +1,19 @@
-"""Reliability (CERT): repeated trials against models and the five metrics.
+"""Reliability (CERT): the five metrics over the trials a probe recorded. Analysis only: the
+probe that calls the models and writes the journal is `plumbline.probe`.
 
-- `runner`: the trial runner (Inspect AI model API, bounded concurrency, resumable journal)
-- `errors`: error classification from exception types and HTTP status; secret redaction
+- `config`: the CERT benchmark configuration and minimum sample sizes
+- `config_split`: each (model, generation configuration) reported on its own, never pooled
 - `metrics`: consistency, performance, latency, output quality, robustness; semantic agreement
 - `embeddings`: one sentence-transformers model, batched, cached by text hash, offline
-- `analysis`: records → per-model report with intervals, and model comparison
-- `render`: terminal and Markdown output
+- `intervals`, `bands`, `verdict`: each interval with its unit and basis, CERT's bands, the
+  one-line verdict per model
+- `analysis`: records → per-model report with intervals (`result`: the typed document)
+- `regression`, `no_change`, `bursts`: a run against its baseline, the tests of no change
+
+Views (`plumbline.views.reliability`, `views.reliability_page`) render the result.
 """
 
 from plumbline.reliability.config import MINIMUM_TRIALS, BenchmarkConfig
-from plumbline.reliability.errors import Classification, classify_exception, redact
 from plumbline.reliability.metrics import (
     agreement_conflict,
     consistency_score,
@@ -24,14 +28,11 @@ from plumbline.reliability.metrics import (
 __all__ = [
     "MINIMUM_TRIALS",
     "BenchmarkConfig",
-    "Classification",
     "agreement_conflict",
-    "classify_exception",
     "consistency_score",
     "latency_metrics",
     "output_quality",
     "performance_scores",
-    "redact",
     "repetition_score",
     "robustness",
     "semantic_agreement",

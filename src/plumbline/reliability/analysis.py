@@ -19,7 +19,7 @@ from plumbline.core.progress import ProgressCallback, no_progress
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.bands import agreement_band, consistency_band, performance_band
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
-from plumbline.reliability.configs import split_by_config
+from plumbline.reliability.config_split import split_by_config
 from plumbline.reliability.intervals import (
     CONSISTENCY_COVERAGE,
     effect_interval,

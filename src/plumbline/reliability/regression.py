@@ -58,7 +58,7 @@ from plumbline.reliability.bursts import (
     failures_in_time,
     wilson_effective,
 )
-from plumbline.reliability.configs import split_by_config
+from plumbline.reliability.config_split import split_by_config
 from plumbline.reliability.metrics import performance_scores, valid_responses
 from plumbline.reliability.no_change import (
     BoolArray,

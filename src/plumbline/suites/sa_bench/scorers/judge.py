@@ -70,7 +70,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from plumbline.core.answer_guard import install_answer_guard
-from plumbline.reliability.errors import classify_exception, secrets_from_environment
+from plumbline.probe.errors import classify_exception, secrets_from_environment
 from plumbline.stats.agreement import krippendorff_alpha
 from plumbline.suites.sa_bench.scorers.architecture import (
     DIMENSIONS,

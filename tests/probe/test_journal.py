@@ -7,9 +7,9 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from plumbline.probe.journal import GroupCommitJournal
 from plumbline.records.io import JsonlAppender
 from plumbline.records.trial_record import GenerationSettings, TrialRecord
-from plumbline.reliability.journal import GroupCommitJournal
 
 
 def _record(trial: int) -> TrialRecord:

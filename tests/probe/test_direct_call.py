@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.reliability.helpers import FAKE_KEY, model_name
+from tests.probe.helpers import FAKE_KEY, model_name
 from tests.support.openai_server import FAULTS, Latency, ModelProfile
 
-from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
+from plumbline.probe.caller import InspectCaller
+from plumbline.probe.runner import run_probe
+from plumbline.probe.settings import ProbeSettings, Prompt
 
 ROOT = Path(__file__).resolve().parents[2]
 # what differs between two runs of the same trials whatever the path (and the path itself)
@@ -206,14 +208,14 @@ def test_a_plain_answer_is_read_as_inspect_reads_it(name: str) -> None:
     from openai._models import construct_type
     from openai.types.chat import ChatCompletion
 
-    from plumbline.reliability.runner import _Answer, _plain_answer
+    from plumbline.probe.answers import Answer, plain_answer
 
     body = _ANSWERS[name]
     completion = construct_type(type_=ChatCompletion, value=json.loads(json.dumps(body)))
-    expected = _Answer.of(
+    expected = Answer.of(
         model_output_from_openai(completion, chat_choices_from_openai(completion, []))
     )
-    read = _plain_answer(body, as_stop_reason)
+    read = plain_answer(body, as_stop_reason)
     assert (read is not None) == (name in _PLAIN)
     if read is not None:
         assert read == expected

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.reliability.helpers import FAKE_KEY, cli_env, model_name, read_jsonl, run_cli
+from tests.probe.helpers import FAKE_KEY, cli_env, model_name, read_jsonl, run_cli
 from tests.support.openai_server import ERROR_BODY_MESSAGE, Latency, ModelProfile
 
 from plumbline.core.answer_guard import answer_problem
+from plumbline.probe.errors import classify_exception
+from plumbline.probe.runner import run_probe
+from plumbline.probe.settings import ProbeSettings, Prompt
 from plumbline.records.trial_record import ErrorClass, TrialRecord
-from plumbline.reliability.errors import classify_exception
-from plumbline.reliability.runner import ProbeSettings, Prompt, run_probe
 
 QUICK = Latency("constant", 0.01)
 BAD_ANSWERS = ["empty_choices", "no_message", "error_body"]

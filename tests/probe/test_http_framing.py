@@ -25,9 +25,11 @@ from typing import Any
 
 import httpx2
 import pytest
-from tests.reliability.helpers import FAKE_KEY
+from tests.probe.helpers import FAKE_KEY
 
-from plumbline.reliability.runner import InspectCaller, ProbeSettings, Prompt, run_probe
+from plumbline.probe.caller import InspectCaller
+from plumbline.probe.runner import run_probe
+from plumbline.probe.settings import ProbeSettings, Prompt
 
 TEXT = "A circuit breaker stops calls to a failing service."
 _BODY = json.dumps(

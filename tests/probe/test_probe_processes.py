@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.reliability.helpers import (
+from tests.probe.helpers import (
     FAKE_KEY,
     cli_env,
     kill_once_written,
@@ -20,13 +20,9 @@ from tests.reliability.helpers import (
 )
 from tests.support.openai_server import Latency, ModelProfile
 
-from plumbline.reliability.runner import (
-    SHARD_CONCURRENCY,
-    ProbeSettings,
-    Prompt,
-    process_count,
-    run_probe,
-)
+from plumbline.probe.runner import run_probe
+from plumbline.probe.settings import ProbeSettings, Prompt
+from plumbline.probe.shards import SHARD_CONCURRENCY, process_count
 
 # what differs between two runs of the same trials however they are run
 _MEASURED = ("latency_seconds", "ttft_seconds", "timestamp")

@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from tests.reliability.helpers import cli_env, model_name, read_jsonl, run_cli
+from tests.probe.helpers import cli_env, model_name, read_jsonl, run_cli
 from tests.support.openai_server import Latency, ModelProfile
 
 from plumbline.records.trial_record import TrialRecord, trial_record_schema, usage_counts

@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from tests.reliability.helpers import (
+from tests.probe.helpers import (
     FAKE_KEY,
     cli_env,
     kill_once_written,

@@ -1,9 +1,10 @@
-"""Generation configurations of trials: one per journal, never pooled silently.
+"""Trials split by generation configuration: each (model, configuration) reported on its own,
+never pooled silently.
 
-Each trial record carries the generation settings it was sent with (``config``); trial ``i`` is
-sent seed ``base + i``, so the run's configuration is the record's config with the seed taken
-back to its base. ``probe`` refuses to add trials with another configuration to a journal
-unless told to; ``reliability`` reports each configuration of a model separately.
+Each trial record carries the generation settings it was sent with (``config``); trials whose
+settings differ only in their seed are draws under one configuration. ``reliability`` reports
+each configuration of a model separately (``probe`` keeps one per journal unless told otherwise:
+`probe.resume`).
 """
 
 from __future__ import annotations
@@ -13,22 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from plumbline.records.trial_record import GenerationSettings, TrialRecord
-
-
-def run_config(config: GenerationSettings, trial: int) -> dict[str, Any]:
-    """The run-level configuration behind one trial's settings (its seed back to the base)."""
-    data = config.model_dump(mode="json")
-    if isinstance(data.get("seed"), int):
-        data["seed"] -= trial
-    return data
+from plumbline.records.trial_record import TrialRecord
 
 
 def pooling_config(record: TrialRecord) -> dict[str, Any]:
     """The settings that make trials of one model poolable: every generation setting but the
     seed. Different seeds are different draws under one configuration (and not every journal
     follows `probe`'s base + trial seeding: some send one seed to every trial)."""
-    config = run_config(record.config, record.trial)
+    config = record.config.model_dump(mode="json")
     config.pop("seed", None)
     return config
 
@@ -39,15 +32,6 @@ def _key(config: dict[str, Any]) -> str:
 
 def _show(value: Any) -> str:
     return "none" if value is None else str(value)
-
-
-def differences(journal: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
-    """How two run configurations differ, in words: ``temperature 0.7 -> 0.2``."""
-    return [
-        f"{name} {_show(journal.get(name))} -> {_show(wanted.get(name))}"
-        for name in sorted(set(journal) | set(wanted))
-        if journal.get(name) != wanted.get(name)
-    ]
 
 
 def label(model: str, config: dict[str, Any], varying: Sequence[str]) -> str:

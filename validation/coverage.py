@@ -26,7 +26,7 @@ dataset from U(0.1, 0.9), as Brown, Cai & DasGupta (2001) average coverage.
 For compare, datasets that share every number the interval depends on are bootstrapped once.
 
 A judged category corrected with human labels publishes the PPI interval (`stats.ppi_mean`); its
-grid (judges × labels × rates) is `plumbline.ppi_coverage`, printed by `benchmarks/bench_ppi.py`.
+grid (judges × labels × rates) is `validation.ppi_coverage`, printed by `benchmarks/bench_ppi.py`.
 """
 
 from __future__ import annotations

@@ -44,9 +44,9 @@ import numpy.typing as npt
 from plumbline.agent.schedule import build_schedule
 from plumbline.agent.sequential import SequentialMonitor
 from plumbline.compare.sequential import analysis_order
-from plumbline.ppi_coverage import draw
 from plumbline.stats.ppi import ppi_bounds_batch, selection_check, tuned_lambda
 from plumbline.stats.sequential import SequentialPlan, plan_sequential, stopping_points
+from validation.ppi_coverage import draw
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from plumbline.records.trial_record import ErrorClass
-from plumbline.reliability.errors import (
+from plumbline.probe.errors import (
     class_for_status,
     classify_exception,
     exception_chain,
     redact,
     secrets_from_environment,
 )
+from plumbline.records.trial_record import ErrorClass
 
 
 class StatusError(Exception):
