@@ -8,6 +8,7 @@
 - `forkbomb`: every process forks until the kernel refuses, children included.
 - `membomb`: allocate and touch 16 MiB blocks until stopped.
 - `cpu`: spin until stopped.
+- `diskfill`: write one file in the workspace until stopped.
 - anything else: exit 0 at once.
 """
 
@@ -109,6 +110,14 @@ def membomb() -> None:
         blocks.append(b"\1" * (16 << 20))
 
 
+def diskfill() -> None:
+    """Write one file in the workspace, 1 MiB at a time, until stopped."""
+    with open("fill.bin", "wb") as handle:
+        while True:
+            handle.write(b"\1" * (1 << 20))
+            handle.flush()
+
+
 def spin() -> None:
     while True:
         pass
@@ -116,7 +125,13 @@ def spin() -> None:
 
 def main() -> int:
     action = os.environ.get("JAIL_ACTION", "")
-    actions = {"probe": probe, "forkbomb": forkbomb, "membomb": membomb, "cpu": spin}
+    actions = {
+        "probe": probe,
+        "forkbomb": forkbomb,
+        "membomb": membomb,
+        "cpu": spin,
+        "diskfill": diskfill,
+    }
     if action in actions:
         actions[action]()
     return 0

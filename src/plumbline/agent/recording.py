@@ -6,6 +6,7 @@ reading a run's records back (`read_plan_records`, `tally`).
 from __future__ import annotations
 
 import contextlib
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from plumbline.agent.run_types import (
     ArmTally,
     RunError,
     TrialOutput,
+    slug,
     utc_now,
 )
 from plumbline.agent.safe_files import escaped_name, escaped_value, read_head
@@ -99,6 +101,24 @@ class TrialRecording(HarnessState):
         record = output.record
         if record is None:
             return  # interrupted: no record, the unit runs again on resume
+        try:
+            model = self._completed(output, extra)
+        except Exception as error:  # a harness bug here costs this trial's result, no other's
+            failed = self.harness_failure(unit, error)
+            failed.update(extra)
+            model = RunRecord.model_validate(failed)
+        with self._lock:
+            assert self._appender is not None
+            self._appender.append(model)
+            if self.monitor is not None:
+                self.monitor.add(model)
+            if self.on_record is not None:
+                self.on_record(model)
+
+    def _completed(self, output: TrialOutput, extra: dict[str, Any]) -> RunRecord:
+        """The trial's record made valid, with its diff and logs saved beside it."""
+        record = output.record
+        assert record is not None
         # What the agent reported and the paths it touched may hold a passed-through secret.
         record = escaped_value(self.redact.value(record))
         record.update(extra)
@@ -130,13 +150,33 @@ class TrialRecording(HarnessState):
                 model = RunRecord.model_validate(
                     self.infra_record(record, "harness_error", f"invalid record: {again}")
                 )
-        with self._lock:
-            assert self._appender is not None
-            self._appender.append(model)
-            if self.monitor is not None:
-                self.monitor.add(model)
-            if self.on_record is not None:
-                self.on_record(model)
+        return model
+
+    def harness_failure(self, unit: Unit, error: BaseException) -> dict[str, Any]:
+        """The record of a trial the harness itself failed on (a bug of plumbline, an error it
+        did not expect): an infrastructure failure of that trial alone, with the error, so
+        the other trials go on and `--retry-infra` runs it again."""
+        run_id = f"{slug(unit.task_id)}.{slug(unit.arm)}.r{unit.repeat}.{uuid.uuid4().hex[:8]}"
+        try:
+            record = self.base_record(unit, run_id)
+        except Exception:  # the failing part may be the record's own start
+            usage = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+            record = {
+                "task_id": unit.task_id,
+                "arm": unit.arm,
+                "repeat": unit.repeat,
+                "run_id": run_id,
+                "schedule_position": unit.position,
+                "success": False,
+                "duration_seconds": 0.0,
+                "total_cost_usd": None,
+                **dict.fromkeys(usage),
+            }
+        reason = (
+            f"the harness failed on this trial ({type(error).__name__}: {error}); the other "
+            "trials went on, and --retry-infra runs this one again"
+        )
+        return dict(escaped_value(self.infra_record(record, "harness_error", reason)))
 
     def base_record(self, unit: Unit, run_id: str) -> dict[str, Any]:
         plan = self.plan

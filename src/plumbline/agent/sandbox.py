@@ -53,7 +53,12 @@ from pathlib import Path
 from typing import Protocol
 
 from plumbline.agent.limits import Mechanism, TrialLimits
-from plumbline.agent.limits_kernel import TrialCgroup, cgroup_parents, rlimit_arguments
+from plumbline.agent.limits_kernel import (
+    TrialCgroup,
+    cgroup_parents,
+    mechanism_problem,
+    rlimit_arguments,
+)
 from plumbline.agent.process import ProcessResult
 from plumbline.agent.sandbox_network import (
     READY,
@@ -471,7 +476,7 @@ def require(options: SandboxOptions) -> TrialSandbox:
         sandbox = TRIAL_SANDBOXES.get(options.kind)
     except RegistryError as error:
         raise SandboxError(f"--sandbox {options.kind}: {error}") from None
-    problem = sandbox.unavailable(options.network)
+    problem = mechanism_problem() or sandbox.unavailable(options.network)
     if problem is None and options.trial_bridges() and options.kind != "none":
         try:
             check_bridges(options.trial_bridges())

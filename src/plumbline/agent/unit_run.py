@@ -53,7 +53,10 @@ class UnitRunner(TrialJudging):
         --until-decided, once the verdict is reached)."""
         if self.registry.stopping.is_set() or self.decided:
             return
-        output = self.run_trial(unit)
+        try:
+            output = self.run_trial(unit)
+        except Exception as error:  # a harness bug in this trial: its record says so, no other's
+            output = TrialOutput(self.harness_failure(unit, error))
         if self.registry.stopping.is_set():
             return  # interrupted: no record, the unit runs again on resume
         self.finish(unit, output)
