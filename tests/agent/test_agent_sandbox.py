@@ -26,7 +26,7 @@ import pytest
 from tests.agent.helpers import read_jsonl, write_suite
 
 from plumbline.agent.limits_kernel import mechanism
-from plumbline.agent.sandbox import install_paths
+from plumbline.agent.trial_paths import install_paths
 from plumbline.agent.workspace import file_names, shadowing_files
 
 HOSTILE = Path(__file__).with_name("hostile_agent.py")

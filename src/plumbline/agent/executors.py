@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from plumbline.agent.leases import Reclaimed
 from plumbline.agent.run_types import InfraRetry
 from plumbline.agent.schedule import Unit
+from plumbline.agent.unit_run import UnitRunner
 from plumbline.core.registry import Registry
-
-if TYPE_CHECKING:
-    from plumbline.agent.harness import Harness
 
 
 class TrialExecutor(Protocol):
@@ -35,7 +33,7 @@ class TrialExecutor(Protocol):
         """Release what `connect` took."""
 
 
-ExecutorFactory = Callable[["Harness"], TrialExecutor]
+ExecutorFactory = Callable[[UnitRunner], TrialExecutor]
 
 
 TRIAL_EXECUTORS: Registry[ExecutorFactory] = Registry("trial executor", "plumbline.trial_executors")
@@ -45,7 +43,7 @@ TRIAL_EXECUTORS: Registry[ExecutorFactory] = Registry("trial executor", "plumbli
 class LocalExecutor:
     """Runs the units in threads of this process, `concurrency` at a time."""
 
-    def __init__(self, harness: Harness) -> None:
+    def __init__(self, harness: UnitRunner) -> None:
         self.harness = harness
 
     def connect(self) -> None:

@@ -20,9 +20,9 @@ from plumbline.agent.sandbox import (
     ConfinedResult,
     Confinement,
     TrialSandbox,
-    home_file_secrets,
     require,
 )
+from plumbline.agent.trial_paths import home_file_secrets
 from plumbline.core.redaction import Redactor
 from plumbline.records.io import JsonlAppender
 from plumbline.records.run_record import RunRecord

@@ -20,7 +20,8 @@ from plumbline.agent.evidence import (
 )
 from plumbline.agent.recording import TrialRecording
 from plumbline.agent.run_types import InitialState, TrialOutput, TrialScope, utc_now
-from plumbline.agent.sandbox import Confinement, harness_path, runtimes, without_entries_under
+from plumbline.agent.sandbox import Confinement
+from plumbline.agent.trial_paths import harness_path, runtimes, without_entries_under
 from plumbline.agent.workspace import (
     Entry,
     WorkspaceError,

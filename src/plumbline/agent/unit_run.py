@@ -26,11 +26,10 @@ from plumbline.agent.sandbox import (
     ConfinedResult,
     Confinement,
     SandboxError,
-    install_paths,
-    runtimes,
 )
 from plumbline.agent.schedule import Unit
 from plumbline.agent.suite import Arm
+from plumbline.agent.trial_paths import install_paths, runtimes
 from plumbline.agent.workspace import (
     Trial,
     WorkspaceError,
