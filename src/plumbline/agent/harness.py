@@ -18,7 +18,8 @@ already recorded. Values of variables passed through with `--pass-env` reach the
 every arm, or of one with `ARM:NAME`) and nothing else: they are redacted from every log and
 diff the harness saves.
 
-The agents' model calls go through the run's metering proxy (`agent.meter`, local executor):
+The agents' model calls go through the run's metering proxy (`agent.meter`; on Ray, one per trial
+on its node):
 each trial's allowed upstream URLs point at its own route, its keys are per-trial credentials,
 and its record's tokens, model and cost are what the proxy counted, the agent's own report
 beside them (`agent.metering`). The duration is the harness's clock unless `--duration-from
@@ -101,7 +102,7 @@ class Harness(UnitRunner):
             arm: sorted(values) for arm, values in sorted(self.options.arm_pass_env.items())
         }
         document["meter"] = {
-            "enabled": self.options.meter and self.options.executor == "local",
+            "enabled": self.options.meter,
             "allow": list(self.allowed_upstreams()),
         }
         document["duration_from"] = self.options.duration_from

@@ -273,7 +273,7 @@ class UnitRunner(TrialJudging):
                 "the agent's environment names no allowed upstream URL (suite network.allow, "
                 "--allow-host): its model calls did not go through the metering proxy"
                 if metered is not None
-                else "metering is off (--no-meter, or an executor that does not meter)"
+                else "metering is off (--no-meter)"
             )
             return AgentRun(agent, argv, stdout, result, None, why)
         with contextlib.suppress(OSError):  # logs help a reviewer but must never cost the record
