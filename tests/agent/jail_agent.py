@@ -9,6 +9,7 @@
 - `membomb`: allocate and touch 16 MiB blocks until stopped.
 - `cpu`: spin until stopped.
 - `diskfill`: write one file in the workspace until stopped.
+- `diskspread`: write 1 MiB files in the workspace and HOME in turn until stopped.
 - anything else: exit 0 at once.
 """
 
@@ -20,6 +21,8 @@ import json
 import os
 import socket
 import sys
+import time
+from pathlib import Path
 
 
 def connects(host: str, port: int) -> bool:
@@ -118,6 +121,14 @@ def diskfill() -> None:
             handle.flush()
 
 
+def diskspread() -> None:
+    """Write 1 MiB files, in turn in the workspace and in HOME, until stopped (no file is big)."""
+    places = [Path("."), Path(os.environ["HOME"])]
+    for number in range(1_000_000):
+        (places[number % 2] / f"part-{number}.bin").write_bytes(b"\1" * (1 << 20))
+        time.sleep(0.01)
+
+
 def spin() -> None:
     while True:
         pass
@@ -131,6 +142,7 @@ def main() -> int:
         "membomb": membomb,
         "cpu": spin,
         "diskfill": diskfill,
+        "diskspread": diskspread,
     }
     if action in actions:
         actions[action]()

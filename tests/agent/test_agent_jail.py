@@ -263,6 +263,22 @@ def test_a_bad_limits_mechanism_is_a_one_line_error(
     )
 
 
+def test_the_workspace_and_home_share_one_disk_limit(tmp_path: Path) -> None:
+    """1 MiB files in the workspace and HOME in turn, none near the per-file cap: together they
+    pass the disk limit, the harness ends the trial and names the limit, the other arm
+    finishes."""
+    arms = {"calm": {"JAIL_ACTION": "none"}, "spread": {"JAIL_ACTION": "diskspread"}}
+    completed = agent_run(tmp_path, suite(tmp_path, arms, timeout=120), "--limit", "disk=24M")
+    assert completed.returncode == 0, completed.stderr
+    records = records_by_arm(tmp_path)
+    spread, calm = records["spread"], records["calm"]
+    assert spread["success"] is False and spread["infra_failure"] is False
+    assert spread["timed_out"] is False
+    assert spread["failure_reason"].startswith("limit exceeded: disk (24M, enforced by ")
+    assert "workspace and HOME together" in spread["failure_reason"]
+    assert calm["success"] is True and calm.get("failure_reason") is None
+
+
 def test_the_wall_limit_lowers_the_task_timeout(tmp_path: Path) -> None:
     arms = {"calm": {"JAIL_ACTION": "none"}, "spin": {"JAIL_ACTION": "cpu"}}
     run = agent_run(tmp_path, suite(tmp_path, arms), "--limit", "wall=1", "--kill-grace", "0")

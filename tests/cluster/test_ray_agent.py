@@ -74,13 +74,12 @@ def test_ray_trials_give_the_local_records_on_both_nodes(
     records = read_jsonl(output / "records.jsonl")
     once_each(plan, records)
     # Metered on the nodes as here: one call each through the proxy, the tokens the scripted
-    # model sent (not the agent's own report, kept beside them).
+    # model sent.
     for record in records:
         assert record["usage_source"] == "metered", record.get("usage_note")
         assert record["metered_usage"]["calls"] == 1
         assert record["output_tokens"] == MODEL_USAGE.output
         assert record["cache_read_tokens"] == MODEL_USAGE.cached
-        assert record["agent_reported_usage"]["output_tokens"] in (300, 1350)
     assert normal(records) == normal(read_jsonl(local_out / "records.jsonl"))
     assert diffs(output) == diffs(local_out)
     # Every trial ran on a node of the cluster, and both nodes took trials.

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plumbline.agent.disk_watch import DiskWatch
 from plumbline.agent.leases import BASELINES_PREFIX
 from plumbline.agent.meter import DEFAULT_ALLOW, Meter, MeterError
 from plumbline.agent.plan import Plan
@@ -156,7 +157,10 @@ class HarnessState:
         stderr: Path,
         stdin: Path | None = None,
     ) -> ConfinedResult:
-        """Run `argv` in `sandbox` under a time limit on everything it starts, in its limits."""
+        """Run `argv` in `sandbox` under a time limit on everything it starts, in its limits
+        (its writable directories together under the disk limit: `agent.disk_watch`)."""
+        limits = confinement.limits
+        disk = DiskWatch(confinement.writable, limits.disk_bytes) if limits else None
         try:
             launch = sandbox.launch(argv, confinement)
         except OSError as error:
@@ -173,10 +177,12 @@ class HarnessState:
                 grace=self.options.kill_grace,
                 registry=self.registry,
                 pass_fds=launch.pass_fds,
+                watch=disk.over if disk is not None else None,
             )
             if result.start_error is None and not launch.started():
                 problem = "its cgroup, limits or network bridges could not be set up"
                 return ConfinedResult(None, False, result.duration_seconds, OSError(problem))
-            return ConfinedResult.of(result, launch.exceeded(result), launch.mechanism)
+            limit = "disk" if result.stopped_by_watch else launch.exceeded(result)
+            return ConfinedResult.of(result, limit, launch.mechanism)
         finally:
             launch.close()

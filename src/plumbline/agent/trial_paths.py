@@ -43,7 +43,7 @@ def install_paths(
     """What running `executable` needs besides the system: its install prefix (the
     `node_modules` directory of a Node package, the prefix of a `bin/` directory, else its own
     directory), the same for the interpreter its `#!` line names, and the symbolic links on the
-    way from the name on PATH to the real file (as (target, link) pairs)."""
+    way from the name on PATH to the real file (as (real target, link) pairs)."""
     prefixes: list[Path] = []
     links: list[tuple[str, Path]] = []
     seen: set[Path] = set()
@@ -56,7 +56,10 @@ def install_paths(
         while current.is_symlink():
             target = os.readlink(current)
             if not _is_system(current):
-                links.append((target, current))
+                # Recreated pointing at the real file (mounted at its real path), so a
+                # symbolic link among the directories above it (`~/.local` to elsewhere)
+                # does not leave the recreated link dangling.
+                links.append((os.path.realpath(current), current))
             current = Path(os.path.normpath(current.parent / target))
         real = current.resolve()
         if not _is_system(real):
