@@ -331,17 +331,18 @@ class BubblewrapSandbox:
             os.close(fd)
             raise SandboxError("socat is not installed (Debian/Ubuntu: apt-get install socat)")
         ready_read, ready_write = _ready_pipe()
-        script = entry_script(confinement.bridges, socat or "socat", ready_write)
+        signal_fds = os.pipe() if confinement.bridges else None
+        script = entry_script(confinement.bridges, socat or "socat", ready_write, signal_fds)
         inner = ["/bin/sh", "-c", script, "sh", *argv]
         try:
             prefix, cgroup = limited_prefix(confinement.limits)
         except OSError:
-            _close(fd, ready_read, ready_write)
+            _close(fd, ready_read, ready_write, *(signal_fds or ()))
             raise
         return Launch(
             [*prefix, *command, *inner],
             {},
-            (fd, ready_write),
+            (fd, ready_write, *(signal_fds or ())),
             cwd=Path("/"),
             cgroup=cgroup,
             ready=ready_read,
