@@ -13,28 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from plumbline.sandbox.bwrap import (
-    ETC_FILES,
-    runtime_paths,
-)
-
-#: /etc entries a trial's runtimes need: the sandbox's own, plus name resolution and TLS
-#: certificates (agents call their APIs over the network).
-TRIAL_ETC_FILES = (
-    *ETC_FILES,
-    "resolv.conf",
-    "host.conf",
-    "gai.conf",
-    "services",
-    "protocols",
-    "ssl",
-    "ca-certificates",
-    "ca-certificates.conf",
-    "pki",
-)
-
-#: Size of the private /tmp of a sandboxed trial (a tmpfs: memory is used only as written).
-TMP_BYTES = 2 * 1024**3
+from plumbline.sandbox.bwrap import runtime_paths
 
 
 def install_paths(
