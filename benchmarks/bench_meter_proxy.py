@@ -12,6 +12,12 @@ on a kept-alive connection, as agent CLIs make them:
    number is the first event's own latency, and a buffering proxy could not answer at all);
    the median ratio proxy / direct.
 
+The proxy runs in a process of its own here: in `agent run` the agent and the provider are
+other processes, and the proxy's thread shares the harness's process only with threads that
+mostly wait (output pumps, waits on trial processes). `--same-process` runs it in a thread
+beside this benchmark's client and servers, whose Python work then holds the GIL the proxy
+needs and is counted as its latency.
+
 Target: the proxy adds under 2 ms median latency per call, and the first streamed token is
 not delayed (its added time is within the same 2 ms).
 
@@ -22,14 +28,19 @@ not delayed (its added time is within the same 2 ms).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
+import multiprocessing
+import os
 import socket
 import statistics
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -38,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.agent_server import Reply, Script, ScriptedAgentServer
 
-from plumbline.agent.meter import Meter
+from plumbline.agent.meter import Meter, MeteredCall
 
 TARGET_MS = 2.0
 BODY = json.dumps({"model": "claude-x", "stream": True, "messages": [], "tools": []})
@@ -112,34 +123,73 @@ def first_event(connection: http.client.HTTPConnection, path: str, release: str)
     return elapsed
 
 
-def measure(calls: int) -> dict[str, float]:
+def _serve_meter(allow: list[str], origins: list[str], connection: Connection) -> None:
+    """In the proxy's own process: run the meter, send the trial's routes for `origins`, wait
+    for the word to stop, send back the calls it counted."""
+    with Meter(allow) as meter:
+        trial = meter.open_trial()
+        connection.send([trial.rewrite(origin) for origin in origins])
+        connection.recv()
+        connection.send(meter.close_trial(trial))
+
+
+@contextlib.contextmanager
+def proxy_routes(
+    allow: list[str], origins: list[str], *, same_process: bool
+) -> Iterator[tuple[list[str], list[MeteredCall]]]:
+    """The proxy's routes to `origins` while the block runs, then the calls it counted (filled
+    in on exit). By default the proxy runs in a process of its own (the agent and the provider
+    are other processes in `agent run`); `same_process` runs it in a thread here, where the
+    benchmark's own client and servers compete with it for the GIL."""
+    counted: list[MeteredCall] = []
+    if same_process:
+        with Meter(allow) as meter:
+            trial = meter.open_trial()
+            yield [trial.rewrite(origin) for origin in origins], counted
+            counted += meter.close_trial(trial)
+        return
+    here, there = multiprocessing.get_context("fork").Pipe()
+    process = multiprocessing.get_context("fork").Process(
+        target=_serve_meter, args=(allow, origins, there), daemon=True
+    )
+    process.start()
+    try:
+        yield here.recv(), counted
+        here.send("stop")
+        counted += here.recv()
+    finally:
+        process.join(timeout=30)
+        if process.is_alive():
+            process.kill()
+
+
+def measure(calls: int, *, same_process: bool = False) -> dict[str, float]:
     script = Script([Reply("done")])
     held = ThreadingHTTPServer(("127.0.0.1", 0), _FirstEvent)
     held.daemon_threads = True
     threading.Thread(target=held.serve_forever, daemon=True).start()
     held_origin = f"http://127.0.0.1:{held.server_address[1]}"
     try:
-        with (
-            ScriptedAgentServer(script) as server,
-            Meter([f"127.0.0.1:{server.port}", f"127.0.0.1:{held.server_address[1]}"]) as meter,
-        ):
-            trial = meter.open_trial()
-            direct, direct_path = _connection(server.origin + "/v1/messages")
-            proxied, proxied_path = _connection(trial.rewrite(server.origin) + "/v1/messages")
-            held_direct, held_path = _connection(held_origin + "/v1/responses")
-            proxied_held_url = trial.rewrite(held_origin) + "/v1/responses"
-            held_proxied, held_proxied_path = _connection(proxied_held_url)
-            release = held_origin + "/release"
-            for _ in range(20):  # warm up both paths (connections, caches)
-                whole_call(direct, direct_path)
-                whole_call(proxied, proxied_path)
-            calls_direct, calls_proxied, first_direct, first_proxied = [], [], [], []
-            for _ in range(calls):
-                calls_direct.append(whole_call(direct, direct_path))
-                calls_proxied.append(whole_call(proxied, proxied_path))
-                first_direct.append(first_event(held_direct, held_path, release))
-                first_proxied.append(first_event(held_proxied, held_proxied_path, release))
-            metered = meter.close_trial(trial)
+        with ScriptedAgentServer(script) as server:
+            allow = [f"127.0.0.1:{server.port}", f"127.0.0.1:{held.server_address[1]}"]
+            origins = [server.origin, held_origin]
+            with proxy_routes(allow, origins, same_process=same_process) as (routes, metered):
+                direct, direct_path = _connection(server.origin + "/v1/messages")
+                proxied, proxied_path = _connection(routes[0] + "/v1/messages")
+                held_direct, held_path = _connection(held_origin + "/v1/responses")
+                held_proxied, held_proxied_path = _connection(routes[1] + "/v1/responses")
+                release = held_origin + "/release"
+                for _ in range(20):  # warm up both paths (connections, caches)
+                    whole_call(direct, direct_path)
+                    whole_call(proxied, proxied_path)
+                calls_direct, calls_proxied, first_direct, first_proxied = [], [], [], []
+                for _ in range(calls):
+                    calls_direct.append(whole_call(direct, direct_path))
+                    calls_proxied.append(whole_call(proxied, proxied_path))
+                    first_direct.append(first_event(held_direct, held_path, release))
+                    first_proxied.append(first_event(held_proxied, held_proxied_path, release))
+                for connection in (direct, proxied, held_direct, held_proxied):
+                    connection.close()
     finally:
         held.shutdown()
         held.server_close()
@@ -159,8 +209,15 @@ def measure(calls: int) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=400, help="calls per mode (default 400)")
+    parser.add_argument(
+        "--same-process",
+        action="store_true",
+        help="run the proxy in a thread of this process (beside the client and the servers)",
+    )
     args = parser.parse_args()
-    found = measure(args.calls)
+    found = measure(args.calls, same_process=args.same_process)
+    where = "a thread of the benchmark's process" if args.same_process else "its own process"
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; proxy in {where}")
     print(f"calls per mode: {args.calls}")
     print(
         f"whole streamed call, median: direct {found['direct_ms']:.2f} ms, through the proxy "

@@ -20,6 +20,8 @@ blocks in stream-json). Test behaviours are switched on by environment variables
 - FAKE_STDOUT=TEXT: print TEXT instead of the result (output of an unexpected shape);
 - FAKE_SHELL=COMMAND: run a shell command in the workspace first (an agent tampering with its
   `.git`, its workspace, or the directories above it).
+- FAKE_MODEL_CALL=1: make one Anthropic Messages call to $ANTHROPIC_BASE_URL (the metering
+  proxy's route, in a metered trial) before answering.
 """
 
 from __future__ import annotations
@@ -32,9 +34,26 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 FIX = re.compile(r"replace `([^`]+)` with `([^`]+)` in `([^`]+)`")
+
+
+def call_model() -> None:
+    """One Messages call (not streamed) to the base URL the agent was given."""
+    body = {
+        "model": "claude-fake",
+        "max_tokens": 16,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    request = urllib.request.Request(
+        os.environ["ANTHROPIC_BASE_URL"].rstrip("/") + "/v1/messages",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json", "x-api-key": "fake-agent-key"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        json.loads(response.read())
 
 
 def observe(prompt: str) -> dict[str, object]:
@@ -90,6 +109,8 @@ def main() -> None:
     time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
     if os.environ.get("FAKE_SHELL"):
         subprocess.run(os.environ["FAKE_SHELL"], shell=True, check=False)
+    if os.environ.get("FAKE_MODEL_CALL"):
+        call_model()
 
     hint = Path("HINT.md")
     if hint.exists():

@@ -8,6 +8,8 @@
 - `forkbomb`: every process forks until the kernel refuses, children included.
 - `membomb`: allocate and touch 16 MiB blocks until stopped.
 - `cpu`: spin until stopped.
+- `diskfill`: write one file in the workspace until stopped.
+- `diskspread`: write 1 MiB files in the workspace and HOME in turn until stopped.
 - anything else: exit 0 at once.
 """
 
@@ -19,6 +21,8 @@ import json
 import os
 import socket
 import sys
+import time
+from pathlib import Path
 
 
 def connects(host: str, port: int) -> bool:
@@ -109,6 +113,22 @@ def membomb() -> None:
         blocks.append(b"\1" * (16 << 20))
 
 
+def diskfill() -> None:
+    """Write one file in the workspace, 1 MiB at a time, until stopped."""
+    with open("fill.bin", "wb") as handle:
+        while True:
+            handle.write(b"\1" * (1 << 20))
+            handle.flush()
+
+
+def diskspread() -> None:
+    """Write 1 MiB files, in turn in the workspace and in HOME, until stopped (no file is big)."""
+    places = [Path("."), Path(os.environ["HOME"])]
+    for number in range(1_000_000):
+        (places[number % 2] / f"part-{number}.bin").write_bytes(b"\1" * (1 << 20))
+        time.sleep(0.01)
+
+
 def spin() -> None:
     while True:
         pass
@@ -116,7 +136,14 @@ def spin() -> None:
 
 def main() -> int:
     action = os.environ.get("JAIL_ACTION", "")
-    actions = {"probe": probe, "forkbomb": forkbomb, "membomb": membomb, "cpu": spin}
+    actions = {
+        "probe": probe,
+        "forkbomb": forkbomb,
+        "membomb": membomb,
+        "cpu": spin,
+        "diskfill": diskfill,
+        "diskspread": diskspread,
+    }
     if action in actions:
         actions[action]()
     return 0

@@ -216,6 +216,69 @@ def test_a_bomb_fails_its_trial_by_the_limit_and_the_other_arm_finishes(
     assert json.loads(completed.stdout)["record_errors"] == []
 
 
+@pytest.mark.parametrize(
+    ("action", "limit", "name"),
+    [
+        ("membomb", "memory=96M", "MemoryError"),
+        ("diskfill", "disk=8M", "File too large"),
+        ("cpu", "cpu=1", "cpu"),
+    ],
+)
+def test_the_rlimit_fallback_holds_a_bomb_and_the_other_arm_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, action: str, limit: str, name: str
+) -> None:
+    """`PLUMBLINE_LIMITS_MECHANISM=rlimit`: no cgroup, the limits are the processes' rlimits
+    (`prlimit`) and the tmpfs sizes. The kernel reports no hit of `RLIMIT_AS`, and Python
+    ignores SIGXFSZ, so the memory bomb's allocation and the big file's write fail in the
+    agent (its error says so) without a named limit; CPU (SIGXCPU, then SIGKILL) is named."""
+    monkeypatch.setenv("PLUMBLINE_LIMITS_MECHANISM", "rlimit")
+    arms = {"calm": {"JAIL_ACTION": "none"}, "bomb": {"JAIL_ACTION": action}}
+    completed = agent_run(tmp_path, suite(tmp_path, arms, timeout=60), "--limit", limit)
+    assert completed.returncode == 0, completed.stderr
+    records = records_by_arm(tmp_path)
+    bomb, calm = records["bomb"], records["calm"]
+    assert bomb["limits"]["mechanism"] == calm["limits"]["mechanism"] == "rlimit"
+    assert bomb["infra_failure"] is False
+    assert bomb["timed_out"] is False  # stopped by the kernel, not by the clock
+    if name != "cpu":
+        # The allocation or write failed in the agent (its acceptance, `true`, still decides).
+        assert bomb["agent_exit_code"] != 0
+        log = tmp_path / "results" / "logs" / bomb["run_id"] / "agent.stderr"
+        assert name in log.read_text()
+    else:
+        assert bomb["success"] is False
+        assert bomb["failure_reason"].startswith(f"limit exceeded: {name} ")
+        assert "enforced by rlimit" in bomb["failure_reason"]
+    assert calm["success"] is True and calm.get("failure_reason") is None
+
+
+def test_a_bad_limits_mechanism_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLUMBLINE_LIMITS_MECHANISM", "cgroup-v3")
+    completed = agent_run(tmp_path, suite(tmp_path, {"a": {}, "b": {}}))
+    assert completed.returncode != 0 and "Traceback" not in completed.stderr
+    assert (
+        "PLUMBLINE_LIMITS_MECHANISM='cgroup-v3': expected one of auto, rlimit" in completed.stderr
+    )
+
+
+def test_the_workspace_and_home_share_one_disk_limit(tmp_path: Path) -> None:
+    """1 MiB files in the workspace and HOME in turn, none near the per-file cap: together they
+    pass the disk limit, the harness ends the trial and names the limit, the other arm
+    finishes."""
+    arms = {"calm": {"JAIL_ACTION": "none"}, "spread": {"JAIL_ACTION": "diskspread"}}
+    completed = agent_run(tmp_path, suite(tmp_path, arms, timeout=120), "--limit", "disk=24M")
+    assert completed.returncode == 0, completed.stderr
+    records = records_by_arm(tmp_path)
+    spread, calm = records["spread"], records["calm"]
+    assert spread["success"] is False and spread["infra_failure"] is False
+    assert spread["timed_out"] is False
+    assert spread["failure_reason"].startswith("limit exceeded: disk (24M, enforced by ")
+    assert "workspace and HOME together" in spread["failure_reason"]
+    assert calm["success"] is True and calm.get("failure_reason") is None
+
+
 def test_the_wall_limit_lowers_the_task_timeout(tmp_path: Path) -> None:
     arms = {"calm": {"JAIL_ACTION": "none"}, "spin": {"JAIL_ACTION": "cpu"}}
     run = agent_run(tmp_path, suite(tmp_path, arms), "--limit", "wall=1", "--kill-grace", "0")

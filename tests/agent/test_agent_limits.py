@@ -3,11 +3,15 @@ joined by a real process before it runs anything, removed)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from plumbline.agent.disk_watch import DiskWatch, used_bytes
 from plumbline.agent.limits import (
     GiB,
     LimitError,
@@ -130,3 +134,31 @@ def test_a_limited_command_runs_inside_its_cgroup_from_the_start(tmp_path: Path)
 
 def test_prlimit_is_there() -> None:
     assert shutil.which("prlimit"), "prlimit (util-linux) sets a trial's rlimits"
+
+
+def test_the_disk_watch_counts_like_du_and_stops_past_the_limit(tmp_path: Path) -> None:
+    """Two directories counted together as `du -s` counts them (a hard link once, a symbolic
+    link's target not followed); the watch is over once they take more than the limit."""
+    workspace, home = tmp_path / "workspace", tmp_path / "home"
+    (workspace / "deep" / "er").mkdir(parents=True)
+    home.mkdir()
+    (workspace / "deep" / "er" / "a.bin").write_bytes(b"\1" * 300_000)
+    (home / "b.bin").write_bytes(b"\2" * 200_000)
+    os.link(home / "b.bin", workspace / "b-again.bin")
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"\3" * 1_000_000)
+    (home / "link").symlink_to(outside)
+    du = subprocess.run(
+        ["du", "-s", "-B1", "-c", str(workspace), str(home)], capture_output=True, text=True
+    )
+    total = int(du.stdout.splitlines()[-1].split()[0])
+    assert used_bytes([workspace, home]) == total < 1_000_000
+    watch = DiskWatch([workspace, home], limit_bytes=total, interval=0)
+    assert watch.over() is False and watch.peak_bytes == total
+    (home / "c.bin").write_bytes(b"\4" * 100_000)
+    # The next walk comes after 10 times the last one took: poll as the harness does.
+    deadline = time.monotonic() + 60
+    while not watch.over():
+        assert time.monotonic() < deadline, "the watch never saw the directories pass the limit"
+        time.sleep(0.01)
+    assert watch.peak_bytes > total

@@ -26,7 +26,7 @@ import pytest
 from tests.agent.helpers import read_jsonl, write_suite
 
 from plumbline.agent.limits_kernel import mechanism
-from plumbline.agent.sandbox import install_paths
+from plumbline.agent.trial_paths import install_paths
 from plumbline.agent.workspace import file_names, shadowing_files
 
 HOSTILE = Path(__file__).with_name("hostile_agent.py")
@@ -305,7 +305,16 @@ def test_a_node_package_is_mounted_by_its_node_modules_and_its_link(tmp_path: Pa
     (elsewhere / "agent").symlink_to(bin_dir / "agent")
     prefixes, links = install_paths(elsewhere / "agent", "/usr/bin:/bin")
     assert prefixes == (tmp_path / "prefix" / "node_modules",)
-    assert (str(bin_dir / "agent"), elsewhere / "agent") in links
+    # Each link is recreated pointing at the real file, which is mounted where it really is.
+    assert (str(script.resolve()), elsewhere / "agent") in links
+    assert (str(script.resolve()), bin_dir / "agent") in links
+    # A directory above the link that is itself a link (`.tools` -> elsewhere): the recreated
+    # link still points at the real file, never through the directory link.
+    (tmp_path / "linked").symlink_to(tmp_path / "prefix")
+    through = tmp_path / "linked" / "node_modules" / ".bin" / "agent"
+    prefixes, links = install_paths(through, "/usr/bin:/bin")
+    assert prefixes == (tmp_path / "prefix" / "node_modules",)
+    assert links == ((str(script.resolve()), through),)
 
 
 def test_shadowing_files_are_new_top_level_modules_named_like_importable_ones(

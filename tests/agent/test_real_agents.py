@@ -10,9 +10,11 @@ gets is a per-trial credential: the server sees the real one, swapped in by the 
 
 Every trial runs in plumbline's bubblewrap sandbox (the default), with the agent's install
 prefix (.tools/agents/node_modules, found from the executable) mounted read-only by the
-harness; nothing else of the host is mounted. The network stays on (`--network host`) because
-the scripted model listens on the host's loopback; every other host goes to a proxy that
-forwards nothing (`ProxyTrap`), and no agent may try one. What each agent needed besides (no
+harness; nothing else of the host is mounted. The network is the default, `isolated`: each
+trial has its own network namespace where the only endpoints are the harness's metering proxy
+(which forwards to the scripted model on the host's loopback) and, through `--bridge`, a proxy
+that forwards nothing (`ProxyTrap`, on a Unix socket): every other host goes to it, and no
+agent may try one. What each agent needed besides (no
 network used but 127.0.0.1: telemetry, update checks, model-list and plugin downloads off):
 - Codex CLI: a HOME file, `--home-file FILE:.codex/config.toml` (the harness sets
   CODEX_HOME to HOME/.codex), naming a model provider of its own (`base_url`, `wire_api =
@@ -326,7 +328,10 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
     # there and mounts its install prefix read-only in the sandbox).
     monkeypatch.setenv("PATH", f"{executable.parent}{os.pathsep}{os.environ['PATH']}")
     out = tmp_path / "results"
-    with ProxyTrap() as trap, ScriptedAgentServer(Script(agent.steps)) as server:
+    with (
+        ProxyTrap(tmp_path / "trap.sock") as trap,
+        ScriptedAgentServer(Script(agent.steps)) as server,
+    ):
         # Every host but loopback goes through the trap: the agent must try to reach none.
         suite = fix_mean_suite(tmp_path / "suite", {**agent.env(server), **trap.environment()})
         home_files: list[str] = []
@@ -345,8 +350,8 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
                 agent.profile,
                 "--sandbox",
                 "bubblewrap",
-                "--network",
-                "host",
+                "--bridge",
+                trap.bridge,
                 "--pass-env",
                 agent.key_variable,
                 "--allow-host",
@@ -372,7 +377,7 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
     for record in records:
         assert record["success"] is True, (record, logs[-4000:])
         assert record["agent"] == agent.profile and not record["infra_failure"]
-        assert record["sandbox"] == "bubblewrap"
+        assert record["sandbox"] == "bubblewrap" and record["network"] == "isolated"
         diff = (out / record["diff_file"]).read_text()
         assert f"-    {BROKEN}" in diff and f"+    {FIXED}" in diff
         # The agent ran the acceptance command itself once (its output names its commands).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.agent.helpers import fake_agent, gone, one_task, read_jsonl, write_suite
+from tests.support.agent_server import Reply, Script, ScriptedAgentServer, Usage
 from tests.support.ray_cluster import LocalCluster
 
 import plumbline
@@ -25,6 +27,8 @@ from plumbline.agent.suite import load_suite
 SRC = str(Path(plumbline.__file__).resolve().parents[1])
 SECRET_NAME = "PLUMBLINE_RAY_TEST_KEY"
 SECRET = "sk-ray-test-0123456789abcdef"
+#: What the scripted model reports for every answer.
+MODEL_USAGE = Usage(input=1000, cached=800, output=20, cache_write=50)
 #: What differs between two runs of the same unit whatever runs them.
 VOLATILE = {
     "run_id",
@@ -50,11 +54,21 @@ def plan_of(suite: Path, repeats: int = 1) -> Plan:
     )
 
 
+@functools.cache
+def model_server() -> ScriptedAgentServer:
+    """The scripted model every metered trial here calls (started once, for the session): each
+    answer reports the same usage, so local and Ray records compare like for like."""
+    script = Script([Reply("done")], usage=lambda _k: MODEL_USAGE)
+    return ScriptedAgentServer(script).__enter__()
+
+
 def suite_with(directory: Path, sleep: float, signals: Path) -> Path:
-    """The example suite (2 tasks, 2 arms); the agent sleeps, marks its start in `signals`
-    and prints the passed-through key."""
+    """The example suite (2 tasks, 2 arms); the agent sleeps, marks its start in `signals`,
+    calls the scripted model once (through the metering proxy) and prints the passed-through
+    key."""
     signals.mkdir(parents=True, exist_ok=True)
-    env = {"FAKE_SLEEP": str(sleep), "FAKE_SIGNAL_DIR": str(signals)}
+    env = {"FAKE_SLEEP": str(sleep), "FAKE_SIGNAL_DIR": str(signals), "FAKE_MODEL_CALL": "1"}
+    env["ANTHROPIC_BASE_URL"] = model_server().origin
     return write_suite(directory, {"env": {**env, "FAKE_SECRET_NAME": SECRET_NAME}})
 
 
@@ -65,9 +79,8 @@ UNCONFINED = SandboxOptions(kind="none")
 
 def run(plan: Plan, output: Path, **options: Any) -> RunResult:
     options.setdefault("sandbox", UNCONFINED)
-    # The fake agent calls no model, and the Ray executor does not meter: local and Ray runs
-    # both take the agent's own report (and say so), so their records compare like for like.
-    options.setdefault("meter", False)
+    # Metered on both executors: the scripted model's origin is an allowed upstream.
+    options.setdefault("allow_hosts", (f"127.0.0.1:{model_server().port}",))
     return Harness(plan, RunOptions(output=output, pass_env={SECRET_NAME: SECRET}, **options)).run()
 
 
@@ -84,6 +97,11 @@ def local_run(work: Path) -> tuple[Plan, Path]:
 
 def normal(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     kept = [{k: v for k, v in r.items() if k not in VOLATILE} for r in records]
+    for record in kept:  # the proxy's clock, like the harness's, differs run to run
+        if isinstance(record.get("metered_usage"), dict):
+            record["metered_usage"] = {
+                k: v for k, v in record["metered_usage"].items() if k != "latency_seconds"
+            }
     return sorted(kept, key=lambda r: (r["task_id"], r["arm"], r["repeat"]))
 
 

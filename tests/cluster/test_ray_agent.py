@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from tests.agent.helpers import arms, fake_agent, gone, one_task, read_jsonl, write_suite
 from tests.cluster.helpers import (
+    MODEL_USAGE,
     SECRET,
     SECRET_NAME,
     SRC,
@@ -72,6 +73,13 @@ def test_ray_trials_give_the_local_records_on_both_nodes(
     assert result.infra_retries == []
     records = read_jsonl(output / "records.jsonl")
     once_each(plan, records)
+    # Metered on the nodes as here: one call each through the proxy, the tokens the scripted
+    # model sent.
+    for record in records:
+        assert record["usage_source"] == "metered", record.get("usage_note")
+        assert record["metered_usage"]["calls"] == 1
+        assert record["output_tokens"] == MODEL_USAGE.output
+        assert record["cache_read_tokens"] == MODEL_USAGE.cached
     assert normal(records) == normal(read_jsonl(local_out / "records.jsonl"))
     assert diffs(output) == diffs(local_out)
     # Every trial ran on a node of the cluster, and both nodes took trials.

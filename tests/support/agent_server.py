@@ -520,16 +520,33 @@ class _Handler(BaseHTTPRequestHandler):
 
 class ProxyTrap:
     """A proxy on 127.0.0.1 that records the first line of every request (`CONNECT host:443`
-    for HTTPS) and answers none; a context manager."""
+    for HTTPS) and answers none; a context manager. With `unix`, it listens on that Unix socket
+    instead, for a trial with its own network namespace to reach through `--bridge
+    PORT=SOCKET` (`bridge`): its URL is then `127.0.0.1:PORT` inside the trial."""
 
-    def __init__(self) -> None:
+    def __init__(self, unix: Path | None = None) -> None:
         self.requests: list[str] = []
-        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.unix = unix
+        if unix is None:
+            self._socket = socket.create_server(("127.0.0.1", 0))
+            self.port = int(self._socket.getsockname()[1])
+        else:
+            with socket.create_server(("127.0.0.1", 0)) as probe:  # a port no one else holds
+                self.port = int(probe.getsockname()[1])
+            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._socket.bind(str(unix))
+            self._socket.listen()
         self._thread = threading.Thread(target=self._accept, name="proxy-trap", daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def bridge(self) -> str:
+        """The `--bridge` value that puts the trap at `url` inside a trial."""
+        assert self.unix is not None, "a trap on a Unix socket only"
+        return f"{self.port}={self.unix}"
 
     def environment(self) -> dict[str, str]:
         """Proxy variables (both spellings) sending every host but loopback to the trap."""

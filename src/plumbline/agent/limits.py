@@ -12,9 +12,10 @@ processes      the cgroup's `pids.max` (a fork fails once the trial has that man
 cpu            `RLIMIT_CPU` of each process (SIGXCPU, then SIGKILL a second later); with a
                cgroup, a trial whose processes used that much CPU in total is also failed.
 wall           the harness's clock: the task's `timeout_seconds`, lowered to this limit.
-disk           `/tmp` and `/dev/shm` are private tmpfs mounts of this size (their pages also
-               count as the trial's memory); `RLIMIT_FSIZE` caps every file written in the
-               workspace or HOME at this size.
+disk           the workspace and HOME together: the harness adds up the space they take while
+               the trial runs and ends it past this size (`plumbline.agent.disk_watch`);
+               `RLIMIT_FSIZE` caps every file at this size; `/tmp` and `/dev/shm` are private
+               tmpfs mounts of this size (their pages also count as the trial's memory).
 =============  ==========================================================================
 
 Which mechanism held the limits (`cgroup-v2`, `cgroup-v1`, `rlimit`) is written in every record
@@ -62,8 +63,8 @@ class TrialLimits:
         processes: processes and threads of the trial at once.
         cpu_seconds: CPU seconds of each process.
         wall_seconds: wall-clock seconds of the agent; None: the task's `timeout_seconds`.
-        disk_bytes: the size of each writable place (`/tmp`, `/dev/shm`, any file in the
-            workspace or HOME).
+        disk_bytes: the space the workspace and HOME take together (and any one file), and
+            the size of the private `/tmp` and `/dev/shm`.
     """
 
     memory_bytes: int = 4 * GiB
@@ -151,7 +152,10 @@ def limit_failure(name: str, limits: TrialLimits, mechanism: Mechanism) -> str:
         shown = _size(value)
     else:
         shown = f"{value:g}" + {"cpu": " CPU seconds", "wall": " seconds"}.get(name, "")
-    enforcer = "the harness's clock" if name == "wall" else mechanism
+    enforcer = {
+        "wall": "the harness's clock",
+        "disk": f"{mechanism} per file and the harness's watch of workspace and HOME together",
+    }.get(name, mechanism)
     return f"limit exceeded: {name} ({shown}, enforced by {enforcer})"
 
 

@@ -3,7 +3,10 @@ of its processes, and what the kernel counted when the trial ended.
 
 The mechanism is chosen once per process: cgroup v2 when this process's cgroup is delegated
 to it (its `cgroup.subtree_control` has, or takes, `memory` and `pids`), cgroup v1 when run as
-root with writable `memory` and `pids` hierarchies, rlimits otherwise. A trial's command is
+root with writable `memory` and `pids` hierarchies, rlimits otherwise;
+`PLUMBLINE_LIMITS_MECHANISM=rlimit` forces rlimits (to try that path, or where no cgroup may be
+made). The kernel does not apply `RLIMIT_NPROC` to root: as root, only a cgroup limits the
+process count. A trial's command is
 started by `/bin/sh` writing its own PID into the trial's cgroup and then `prlimit` (util-linux)
 setting the rlimits, so every process the trial starts is inside both from its first
 instruction (no race with a fork).
@@ -28,6 +31,18 @@ from pathlib import Path
 from plumbline.agent.limits import Mechanism, TrialLimits
 
 CGROUP_PREFIX = "plumbline-trial"
+#: The environment variable that chooses the mechanism: `auto` (or unset: the first that
+#: works here) or `rlimit` (never a cgroup).
+MECHANISM_VARIABLE = "PLUMBLINE_LIMITS_MECHANISM"
+MECHANISM_CHOICES = ("auto", "rlimit")
+
+
+def mechanism_problem() -> str | None:
+    """Why `PLUMBLINE_LIMITS_MECHANISM` is not a choice (None: it is, or it is unset)."""
+    value = os.environ.get(MECHANISM_VARIABLE, "auto")
+    if value in MECHANISM_CHOICES:
+        return None
+    return f"{MECHANISM_VARIABLE}={value!r}: expected one of {', '.join(MECHANISM_CHOICES)}"
 
 
 @dataclass(frozen=True)
@@ -107,6 +122,8 @@ def _v1_parents(own: dict[str, str], mounts: list[Mount]) -> dict[str, Path]:
 @functools.cache
 def cgroup_parents() -> CgroupParents | None:
     """Where this process can make trial cgroups (None: rlimits only), found once."""
+    if os.environ.get(MECHANISM_VARIABLE) == "rlimit":
+        return None
     try:
         own, mounts = _own_cgroups(), _cgroup_mounts()
     except (OSError, ValueError):
@@ -261,9 +278,11 @@ def _user_tasks() -> int:
 
 
 __all__ = [
+    "MECHANISM_VARIABLE",
     "CgroupParents",
     "TrialCgroup",
     "cgroup_parents",
     "mechanism",
+    "mechanism_problem",
     "rlimit_arguments",
 ]

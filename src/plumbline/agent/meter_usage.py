@@ -173,6 +173,10 @@ class UsageReader:
             self._data.clear()
             if data.strip() == b"[DONE]":
                 return
+            # Only an event naming its usage or model has something to read: most events of a
+            # stream are deltas of text, left undecoded.
+            if b'"usage"' not in data and b'"model"' not in data:
+                return
             try:
                 self._event(json.loads(data))
             except ValueError:

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +35,8 @@ class ProcessResult:
     timed_out: bool
     duration_seconds: float
     start_error: OSError | None = None
+    #: Ended because its `watch` said so (a limit the harness checks, such as the disk's).
+    stopped_by_watch: bool = False
 
 
 class ProcessRegistry:
@@ -73,13 +75,21 @@ def _exited(pid: int) -> bool:
     return info is not None
 
 
-def _wait_exit(pid: int, seconds: float, stopping: threading.Event | None = None) -> bool:
-    """Whether the child exited within `seconds`; False at once when the harness stops."""
+def _wait_exit(
+    pid: int,
+    seconds: float,
+    stopping: threading.Event | None = None,
+    watch: Callable[[], bool] | None = None,
+) -> bool:
+    """Whether the child exited within `seconds`; False at once when the harness stops or
+    `watch` says to stop."""
     deadline = time.monotonic() + seconds
     while True:
         if _exited(pid):
             return True
         if stopping is not None and stopping.is_set():
+            return False
+        if watch is not None and watch():
             return False
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -99,10 +109,12 @@ def run_process(
     grace: float = 5.0,
     registry: ProcessRegistry | None = None,
     pass_fds: Sequence[int] = (),
+    watch: Callable[[], bool] | None = None,
 ) -> ProcessResult:
     """Run `argv` in its own process group with a time limit on the whole group (`pass_fds`:
-    descriptors the process inherits); its output goes through pipes into capped logs
-    (`plumbline.agent.capture`), appended to `stdout` and `stderr`."""
+    descriptors the process inherits; `watch`, polled while it runs: True ends the group at
+    once); its output goes through pipes into capped logs (`plumbline.agent.capture`),
+    appended to `stdout` and `stderr`."""
     if registry is not None and registry.stopping.is_set():
         return ProcessResult(None, False, 0.0, InterruptedError("the harness is stopping"))
     started = time.monotonic()
@@ -135,7 +147,7 @@ def run_process(
         os.close(err_write)
     pump = OutputPump({out_read: logs[0], err_read: logs[1]})
     try:
-        return _wait(process, timeout, grace, registry, started)
+        return _wait(process, timeout, grace, registry, started, watch)
     finally:
         pump.finish()
 
@@ -146,6 +158,7 @@ def _wait(
     grace: float,
     registry: ProcessRegistry | None,
     started: float,
+    watch: Callable[[], bool] | None = None,
 ) -> ProcessResult:
     """Wait for the leader under the time limit, then end its whole group."""
     pgid = process.pid
@@ -156,8 +169,9 @@ def _wait(
         # `kill_all` may have run between the check above and `add`, missing this group.
         if stopping is not None and stopping.is_set():
             _signal_group(pgid, signal.SIGKILL)
-        exited = _wait_exit(process.pid, timeout, stopping)
-        timed_out = not exited and not (stopping is not None and stopping.is_set())
+        exited = _wait_exit(process.pid, timeout, stopping, watch)
+        watched = not exited and watch is not None and watch()
+        timed_out = not exited and not watched and not (stopping is not None and stopping.is_set())
         if timed_out:
             _signal_group(pgid, signal.SIGTERM)
             _wait_exit(process.pid, grace, stopping)
@@ -172,7 +186,7 @@ def _wait(
     finally:
         if registry is not None:
             registry.discard(pgid)
-    return ProcessResult(exit_code, timed_out, time.monotonic() - started)
+    return ProcessResult(exit_code, timed_out, time.monotonic() - started, None, watched)
 
 
 def run_shell(

@@ -6,7 +6,9 @@ hermetic workspace on its node (under `--workdir`, or that node's temp directory
 agent and the acceptance check exactly as the local executor does, and returns the record,
 the diff and the logs, with secrets already redacted. The driver saves them and appends the
 record, so resuming, the interleaved schedule, `schedule_position` and redaction are the
-local executor's.
+local executor's. Each trial's model calls go through a metering proxy the worker runs for that
+trial (`agent.meter`, the local executor's proxy): its record's tokens, model and cost are what
+the proxy counted, and the real keys stay on the worker (the agent gets per-trial credentials).
 
 What travels, and how: the plan and every task's source (a tar archive of the commit, or of
 the directory) and arm files are put in Ray's object store once and fetched once per node.
@@ -104,6 +106,10 @@ class WorkerSettings:
     duration_from: str
     #: The sandbox every trial runs in, the same on every node (checked when the run starts).
     sandbox: SandboxOptions = field(default_factory=SandboxOptions)
+    #: Route each trial's model calls through a metering proxy on its node (`agent.meter`),
+    #: as the local executor does; the upstream hosts it forwards to besides the suite's.
+    meter: bool = True
+    allow_hosts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -177,9 +183,11 @@ def run_trial(
         duration_from="harness" if settings.duration_from == "harness" else "agent",
         sandbox=settings.sandbox,
         home_files=home_files,
+        meter=settings.meter,
+        allow_hosts=settings.allow_hosts,
     )
     harness = Harness(plan, options, materials=materials)
-    with harness.baselines(), watch(stop, harness.registry.kill_all):
+    with harness.metering(), harness.baselines(), watch(stop, harness.registry.kill_all):
         try:
             output = harness.run_trial(unit)
         except BaseException:
@@ -208,6 +216,8 @@ class RayExecutor:
             kill_grace=options.kill_grace,
             duration_from=options.duration_from,
             sandbox=options.sandbox,
+            meter=options.meter,
+            allow_hosts=options.allow_hosts,
         )
 
     def connect(self) -> None:
