@@ -11,7 +11,7 @@ from plumbline.core.escape import markdown, terminal
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from plumbline.agent.harness import RunResult
+    from plumbline.agent.run_types import RunResult
     from plumbline.agent.plan import Plan
 
 #: Schedule rows printed in the terminal (a table of 100,000 rows takes a minute to draw).
