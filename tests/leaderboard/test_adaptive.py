@@ -12,13 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from plumbline.cli.main import main
-from plumbline.leaderboard.adaptive import (
-    AdaptiveSettings,
+from plumbline.leaderboard.adaptive import AdaptiveSettings, replay, replay_many
+from plumbline.leaderboard.adaptive_scores import (
     QuestionScores,
     ScoreTable,
     draw_order,
-    replay,
-    replay_many,
     weighted_values,
 )
 

@@ -18,14 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from plumbline.leaderboard.adaptive import (
-    AdaptiveProcedure,
-    AdaptiveSettings,
+from plumbline.leaderboard.adaptive import AdaptiveProcedure, AdaptiveSettings, outcome_of
+from plumbline.leaderboard.adaptive_board import adaptive_board
+from plumbline.leaderboard.adaptive_scores import (
     AskedQuestions,
     ScoreTable,
-    adaptive_board,
     draw_order,
-    outcome_of,
     weighted_values,
 )
 from plumbline.leaderboard.board import Leaderboard, build_leaderboard
@@ -157,7 +155,7 @@ def run_adaptive(
             return AdaptiveResult(_board(logs, suite, not_run, prices), logs, finished=False)
         board = _board(logs, suite, not_run, prices)
         table = _table(board, asked, list(models))
-        procedure.path = table.pair_path(procedure.pair_alpha)
+        procedure.path = table.pair_path(procedure.pair_alpha, settings.tie_margin)
         procedure.observe(done + size, active)
     board = _board(logs, suite, not_run, prices)
     outcome = outcome_of(procedure, table)

@@ -247,7 +247,8 @@ def _replay(
     board: Leaderboard, adaptive: AdaptiveOptions, replays: int, seed: int, json_path: str | None
 ) -> None:
     """`--replay-adaptive R`: the adaptive procedure over these logs, shown instead of the board."""
-    from plumbline.leaderboard.adaptive import question_scores, replay_many
+    from plumbline.leaderboard.adaptive import replay_many
+    from plumbline.leaderboard.adaptive_scores import question_scores
     from plumbline.views.leaderboard import render_replay
 
     scores = question_scores(board.models, board.suite, board.question_labels)
