@@ -40,27 +40,32 @@ FloatArray = npt.NDArray[np.float64]
 Direction = Literal["above", "below"]
 #: The largest bet as a share of the most the null allows (WSR's c; any c < 1 keeps the guarantee).
 MAX_BET = 0.5
+#: Rounding allowance on the [0, 1] scale.
+TOLERANCE = 1e-9
 METHOD = "betting test, aGRAPA bets, sampling without replacement (Waudby-Smith & Ramdas 2023)"
 
 
 def _log_capital(x: FloatArray, population: int, null_mean: float) -> FloatArray:
     """log K_t after each value, for `H: μ ≤ null_mean` over values in [0, 1]."""
     i = np.arange(1, x.size + 1, dtype=float)
-    before = np.concatenate([[0.0], np.cumsum(x)[:-1]])
+    drawn = np.cumsum(x)
+    before = np.concatenate([[0.0], drawn[:-1]])
     remaining = population - i + 1
     next_mean = (population * null_mean - before) / remaining
-    estimate = (0.5 + np.cumsum(x)) / (i + 1)
+    estimate = (0.5 + drawn) / (i + 1)
     previous = np.concatenate([[0.5], estimate[:-1]])
     variances = (0.25 + np.cumsum((x - estimate) ** 2)) / (i + 1)
     previous_variance = np.concatenate([[0.25], variances[:-1]])
     edge = previous - next_mean
-    refuted = next_mean <= 0
-    safe_mean = np.where(refuted, 1.0, next_mean)
+    # Where the null leaves (within rounding) nothing but zeros or ones to draw, no bet is
+    # placed; the values drawn refute the null for sure once their sum passes N · null_mean.
+    playable = (next_mean > TOLERANCE) & (next_mean < 1 - TOLERANCE)
+    safe_mean = np.where(playable, next_mean, 1.0)
     raw = edge / (previous_variance + edge**2)
-    bets = np.clip(raw, 0.0, MAX_BET / safe_mean)
-    bets = np.where(next_mean >= 1, 0.0, bets)
-    steps = np.where(refuted, np.inf, np.log1p(np.where(refuted, 0.0, bets * (x - next_mean))))
-    return np.cumsum(steps)
+    bets = np.where(playable, np.clip(raw, 0.0, MAX_BET / safe_mean), 0.0)
+    steps = np.log1p(bets * (x - np.where(playable, next_mean, x)))
+    refuted = drawn > population * null_mean + TOLERANCE * population
+    return np.where(np.maximum.accumulate(refuted), np.inf, np.cumsum(steps))
 
 
 def without_replacement_pvalues(
