@@ -35,7 +35,12 @@ def test_the_pvalue_holds_at_every_look_at_once(kind: str, direction: str) -> No
     rejected = 0
     for _ in range(runs):
         pvalues = without_replacement_pvalues(
-            rng.permutation(values), size, mean, direction, low=low, high=1.0  # type: ignore[arg-type]
+            rng.permutation(values),
+            size,
+            mean,
+            direction,
+            low=low,
+            high=1.0,  # type: ignore[arg-type]
         )
         assert np.all(np.diff(pvalues) <= 0) and np.all((pvalues >= 0) & (pvalues <= 1))
         rejected += bool(pvalues[-1] <= 0.1)

@@ -251,6 +251,13 @@ def _replay(
     from plumbline.leaderboard.adaptive_scores import question_scores
     from plumbline.views.leaderboard import render_replay
 
+    if adaptive.budget is not None and adaptive.budget.usd is not None:
+        error_console.print(
+            "[red]error:[/red] --replay-adaptive takes a budget in calls (--budget N): a "
+            "replay does not call the models, so it has no dollars to count",
+            highlight=False,
+        )
+        raise SystemExit(EXIT_USAGE)
     scores = question_scores(board.models, board.suite, board.question_labels)
     if len(scores.models) < 2 or scores.questions == 0:
         error_console.print(

@@ -42,20 +42,20 @@ import numpy as np
 import numpy.typing as npt
 
 from plumbline.core.result import Interval
-from plumbline.leaderboard.adaptive_scores import (
-    ALPHA,
-    PairPath,
-    QuestionScores,
-    ScoreTable,
-    draw_order,
-)
-from plumbline.leaderboard.result import (
+from plumbline.leaderboard.adaptive_result import (
     AdaptivePair,
     AdaptiveReplay,
     AdaptiveRun,
     PairReplay,
     PairStatus,
     StopReason,
+)
+from plumbline.leaderboard.adaptive_scores import (
+    ALPHA,
+    PairPath,
+    QuestionScores,
+    ScoreTable,
+    draw_order,
 )
 from plumbline.stats.confidence_sequences import METHOD
 from plumbline.stats.multiple import holm
@@ -79,6 +79,7 @@ class AdaptiveSettings:
     tie_margin: float = 0.0
     round_size: int = 20
     budget_calls: int | None = None
+    budget_usd: float | None = None
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -89,6 +90,10 @@ class AdaptiveSettings:
             raise ValueError(f"round size must be at least 1, got {self.round_size!r}")
         if self.budget_calls is not None and self.budget_calls < 1:
             raise ValueError(f"budget must be at least 1 call, got {self.budget_calls!r}")
+        if self.budget_usd is not None and not (
+            math.isfinite(self.budget_usd) and self.budget_usd > 0
+        ):
+            raise ValueError(f"a dollar budget must be above $0, got {self.budget_usd!r}")
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,7 @@ class AdaptiveOutcome:
     stop_reason: StopReason
     settings: AdaptiveSettings
     population: int
+    spent_usd: float | None = None
 
     @property
     def share(self) -> float:
@@ -155,6 +161,9 @@ class AdaptiveOutcome:
             tie_margin=self.settings.tie_margin,
             alpha=self.settings.alpha,
             round_size=self.settings.round_size,
+            budget_calls=self.settings.budget_calls,
+            budget_usd=self.settings.budget_usd,
+            cost_usd=self.spent_usd,
             order_seed=order_seed,
             guarantee=self.guarantee,
             pairs=[
@@ -240,6 +249,10 @@ class AdaptiveProcedure:
         self.answered = [0] * len(self.models)
         self.stop_reason: StopReason | None = None
         self.calls = 0
+        #: Dollars spent so far and each model's mean cost per question asked (set by a live run
+        #: after each round, for a dollar budget; unknown before the first round).
+        self.spent_usd = 0.0
+        self.cost_per_question: list[float] | None = None
 
     @property
     def pair_alpha(self) -> float:
@@ -260,16 +273,28 @@ class AdaptiveProcedure:
         if not active:
             self.stop_reason = "decided"
             return 0, []
-        size = min(self.settings.round_size, self.population - done)
-        if size == 0:
+        if done == self.population:
             self.stop_reason = "questions"
             return 0, []
-        if self.settings.budget_calls is not None:
-            size = min(size, (self.settings.budget_calls - self.calls) // len(active))
-            if size <= 0:
-                self.stop_reason = "budget"
-                return 0, []
+        size = min(self.settings.round_size, self.population - done, self._affordable(active))
+        if size <= 0:
+            self.stop_reason = "budget"
+            return 0, []
         return size, active
+
+    def _affordable(self, active: list[int]) -> int:
+        """The most questions the budgets leave for the active models: calls left over the
+        models, and dollars left over their mean cost per question so far (the first round is
+        asked at full size: no cost is known before it)."""
+        affordable = self.population
+        if self.settings.budget_calls is not None:
+            affordable = (self.settings.budget_calls - self.calls) // len(active)
+        if self.settings.budget_usd is not None and self.cost_per_question is not None:
+            per_question = sum(self.cost_per_question[index] for index in active)
+            if per_question > 0:
+                left = self.settings.budget_usd - self.spent_usd
+                affordable = min(affordable, math.floor(left / per_question))
+        return affordable
 
     def observe(self, answered: int, active: Sequence[int]) -> None:
         """Every model of `active` has now answered the first `answered` questions."""
@@ -349,6 +374,7 @@ def outcome_of(procedure: AdaptiveProcedure, table: ScoreTable) -> AdaptiveOutco
         stop_reason=reason,
         settings=procedure.settings,
         population=procedure.population,
+        spent_usd=procedure.spent_usd if procedure.cost_per_question is not None else None,
     )
 
 

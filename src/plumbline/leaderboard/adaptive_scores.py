@@ -223,5 +223,3 @@ class AskedQuestions:
             ):
                 found[row, index] = by_label.get((category, label), 0.0)
         return np.clip(found, 0.0, 1.0)
-
-
