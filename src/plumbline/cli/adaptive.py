@@ -52,7 +52,7 @@ class Budget:
     usd: float | None = None
 
 
-class BudgetType(click.ParamType):
+class BudgetType(click.ParamType):  # type: ignore[type-arg]
     """`N` calls (questions asked, summed over the models) or `$X` / `X usd` dollars."""
 
     name = "budget"

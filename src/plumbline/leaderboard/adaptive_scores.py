@@ -21,7 +21,7 @@ import numpy.typing as npt
 from plumbline.leaderboard.board import Leaderboard
 from plumbline.leaderboard.scores import ModelScores
 from plumbline.leaderboard.suite import Suite
-from plumbline.stats.betting import without_replacement_pvalues
+from plumbline.stats.betting import Direction, without_replacement_pvalues
 from plumbline.stats.confidence_sequences import ConfidenceSequence, without_replacement_sequence
 
 FloatArray = npt.NDArray[np.float64]
@@ -52,7 +52,7 @@ def pair_evidence(
 ) -> PairEvidence:
     """The tests of `NULLS` (the two tie nulls only when `margin` > 0) on a pair's differences,
     and its confidence sequence at level 1 − `alpha`."""
-    tests = [(margin, "above"), (-margin, "below")]
+    tests: list[tuple[float, Direction]] = [(margin, "above"), (-margin, "below")]
     if margin > 0:
         tests += [(margin, "below"), (-margin, "above")]
     pvalues = np.array(
