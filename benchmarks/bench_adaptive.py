@@ -32,12 +32,10 @@ import numpy as np
 from scipy.special import expit
 from scipy.stats import binomtest
 
-from plumbline.leaderboard.adaptive import (
-    AdaptiveSettings,
+from plumbline.leaderboard.adaptive import AdaptiveSettings, replay, replay_many
+from plumbline.leaderboard.adaptive_scores import (
     QuestionScores,
     draw_order,
-    replay,
-    replay_many,
     weighted_values,
 )
 
@@ -65,6 +63,8 @@ CELLS = (
     Cell("frontier", (0.0, 0.0, 0.05, 0.20), 5_000),
     Cell("all-equal", (0.0,) * 5, 2_000),
     Cell("gaps1-margin", (0.01,) * 4, 10_000, margin=0.02, target_share=0.50),
+    Cell("gaps1-5-margin", (0.01, 0.05, 0.01, 0.05), 10_000, margin=0.02, target_share=0.50),
+    Cell("gaps1-5-margin-100k", (0.01, 0.05, 0.01, 0.05), 100_000, margin=0.02, target_share=0.50),
     Cell("gaps0-20-graded", (0.0, 0.05, 0.10, 0.20, 0.0, 0.02), 5_000, graded=True),
 )
 
@@ -141,15 +141,17 @@ def run_cell(cell: Cell, runs: int, seed: int) -> dict[str, float]:
 
 
 def replay_timing() -> bool:
-    """100 replays over 5 models × 2,000 questions: the analysis `--replay-adaptive 100` runs."""
+    """100 replays over 5 models × 2,000 questions: the analysis `--replay-adaptive 100` runs.
+    The target is judged on the CPU time (the wall time on a shared machine is printed too)."""
     scores = population(Cell("timing", (0.03,) * 4, 2_000), np.random.default_rng(1))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     report = replay_many(scores, 100, AdaptiveSettings())
-    seconds = time.perf_counter() - start
+    seconds, wall = time.process_time() - cpu, time.perf_counter() - start
     met = seconds < 10
     print(
-        f"replay: 100 replays of 5 models × 2,000 questions in {seconds:.2f} s "
-        f"(median share {report.median_share:.1%}); target < 10 s: {'met' if met else 'MISSED'}"
+        f"replay: 100 replays of 5 models × 2,000 questions in {seconds:.2f} s of CPU "
+        f"({wall:.2f} s wall; median share {report.median_share:.1%}); target < 10 s: "
+        f"{'met' if met else 'MISSED'}"
     )
     return met
 

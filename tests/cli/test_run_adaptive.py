@@ -147,3 +147,64 @@ def test_a_killed_adaptive_run_resumes_without_asking_again(
     again = _run(*command)
     assert again[0] == 0 and json.loads(again[1])["adaptive"] == adaptive
     assert len(server.log) == middle  # a finished run calls nobody
+
+
+PRICES = f"""\
+version = "test-adaptive-prices"
+[models."{STRONG}"]
+source = "test"
+date = "2026-01-01"
+input = 1000000.0
+output = 1000000.0
+[models."{HALF}"]
+source = "test"
+date = "2026-01-01"
+input = 1000000.0
+output = 1000000.0
+"""
+
+
+def test_a_dollar_budget_stops_before_the_round_that_would_pass_it(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    """Priced at $1 a token: the unbudgeted run says what a call costs; a budget of 30 calls'
+    worth asks the first round (20 calls) and then only what the rest affords."""
+    suite = _suite(tmp_path)
+    prices = tmp_path / "prices.toml"
+    prices.write_text(PRICES, encoding="utf-8")
+    common = [str(suite), "--model", STRONG, "--model", HALF, "--adaptive", "--round-size", "10"]
+    common += ["--display", "none", "--json", "--prices", str(prices)]
+    code, stdout, stderr = _run(*common, "--log-dir", str(tmp_path / "full"))
+    assert code == 0, stderr
+    unbudgeted = json.loads(stdout)["adaptive"]
+    assert unbudgeted["cost_usd"] > 0 and unbudgeted["budget_usd"] is None
+    per_call = unbudgeted["cost_usd"] / unbudgeted["calls_used"]
+    budget = round(per_call * 30, 2)
+    start = len(server.log)
+    code, stdout, stderr = _run(*common, "--log-dir", str(tmp_path / "b"), "--budget", f"${budget}")
+    assert code == 0, stderr
+    adaptive = json.loads(stdout)["adaptive"]
+    assert adaptive["stop_reason"] == "budget" and adaptive["budget_usd"] == budget
+    assert 20 < adaptive["calls_used"] <= 30 < unbudgeted["calls_used"]
+    assert sum(_requests(server, start).values()) == adaptive["calls_used"]
+    # projected at the mean cost per question so far: the spend stays within a call's variation
+    assert adaptive["cost_usd"] <= budget * 1.05
+
+
+def test_a_dollar_budget_needs_every_model_priced(tmp_path: Path, server: OpenAIServer) -> None:
+    suite = _suite(tmp_path)
+    start = len(server.log)
+    code, _, stderr = _run(
+        str(suite), "--model", STRONG, "--model", WEAK, "--adaptive", "--budget", "$5",
+        "--log-dir", str(tmp_path / "logs"), "--display", "none",
+    )  # fmt: skip
+    assert code == 2
+    assert stderr.strip().splitlines() == [
+        f"error: --budget in dollars needs a price for every model; price table "
+        f"{stderr.split('price table ')[1].split(' ')[0]} has none for {STRONG}, {WEAK} (give "
+        "one with --prices FILE, or a budget in calls)"
+    ]
+    assert len(server.log) == start  # nobody was called
+    code, _, stderr = _run(str(suite), "--model", STRONG, "--model", WEAK, "--adaptive",
+                           "--budget", "lots")  # fmt: skip
+    assert code == 2 and "neither a number of calls (500) nor dollars ($2.50)" in stderr

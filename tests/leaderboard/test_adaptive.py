@@ -13,12 +13,16 @@ from click.testing import CliRunner
 
 from plumbline.cli.main import main
 from plumbline.leaderboard.adaptive import (
+    AdaptiveProcedure,
     AdaptiveSettings,
+    replay,
+    replay_many,
+    run_procedure,
+)
+from plumbline.leaderboard.adaptive_scores import (
     QuestionScores,
     ScoreTable,
     draw_order,
-    replay,
-    replay_many,
     weighted_values,
 )
 
@@ -88,6 +92,66 @@ def test_the_budget_stops_before_the_round_that_would_pass_it() -> None:
         replay(scores.table(draw_order(2000, 2)), AdaptiveSettings(budget_calls=2))
 
 
+def test_a_dollar_budget_projects_each_round_at_the_cost_per_question_so_far() -> None:
+    """Two models at $0.01 and $0.03 a question, a $10 budget: the first round (100 questions,
+    $4) is asked in full, then a round only as large as the $6 left affords ($0.04 a question:
+    150, cut to the round size 100; then $2 left: 50), then nothing."""
+    scores = _scores([0.5, 0.5], 2000, seed=6)
+    scores.scores[1] = scores.scores[0]
+    table = scores.table(draw_order(2000, 3))
+    settings = AdaptiveSettings(round_size=100, budget_usd=10.0)
+    procedure = AdaptiveProcedure(
+        table.models, 2000, settings, table.pair_path(settings.alpha, settings.tie_margin)
+    )
+    sizes: list[int] = []
+
+    def ask(size: int, active: list[int]) -> None:
+        sizes.append(size)
+        procedure.spent_usd += size * 0.04
+        procedure.cost_per_question = [0.01, 0.03]
+
+    run_procedure(procedure, ask)
+    assert sizes == [100, 100, 50]
+    assert procedure.stop_reason == "budget" and procedure.spent_usd == pytest.approx(10.0)
+    with pytest.raises(ValueError, match=r"above \$0"):
+        AdaptiveSettings(budget_usd=0.0)
+
+
+def test_the_decisions_are_holms_over_every_pairs_tests() -> None:
+    """The statuses follow Holm's step-down on the procedure's own p-values: a rejected null
+    `Δ ≤ 0` is a decided pair; and Holm decides a pair Bonferroni alone would still hold
+    open at some round (its level rises as other pairs are decided)."""
+    from plumbline.stats.multiple import holm
+
+    scores = _scores([0.2, 0.45, 0.5, 0.8], 3000, seed=8)
+    table = scores.table(draw_order(3000, 4))
+    settings = AdaptiveSettings(round_size=25)
+    procedure = AdaptiveProcedure(
+        table.models, 3000, settings, table.pair_path(settings.alpha / 6, 0.0)
+    )
+    before_bonferroni = 0
+    while True:
+        size, active = procedure.next_round()
+        if size == 0:
+            break
+        procedure.observe(max(procedure.answered) + size, active)
+        rejected = holm(procedure.pvalues.ravel()).reshape(-1, 2) <= settings.alpha
+        for position, pair in enumerate(procedure.pairs):
+            outcome = procedure.status[pair]
+            if outcome.questions == max(procedure.answered):
+                expected = (
+                    "ahead"
+                    if rejected[position, 0]
+                    else "behind"
+                    if rejected[position, 1]
+                    else "open"
+                )
+                assert outcome.status == expected
+                bonferroni = procedure.pvalues[position].min() <= settings.alpha / 12
+                before_bonferroni += outcome.status != "open" and not bonferroni
+    assert before_bonferroni > 0
+
+
 def test_wrong_orders_stay_rare_with_many_equal_models() -> None:
     """Five models of equal ability: every decision is a wrong one, and they stay under α."""
     wrong = 0
@@ -140,3 +204,11 @@ def test_replay_on_real_logs_through_the_cli(clean_logs: Path) -> None:
     terminal = CliRunner().invoke(main, ["leaderboard", str(clean_logs), "--replay-adaptive", "3"])
     assert terminal.exit_code == 0, terminal.output
     assert "median share of a full run's calls" in terminal.output
+
+
+def test_a_replay_takes_no_dollar_budget(clean_logs: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["leaderboard", str(clean_logs), "--replay-adaptive", "3", "--budget", "$5"]
+    )
+    assert result.exit_code == 2
+    assert "--replay-adaptive takes a budget in calls" in result.stderr

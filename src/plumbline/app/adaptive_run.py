@@ -18,14 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from plumbline.leaderboard.adaptive import (
-    AdaptiveProcedure,
-    AdaptiveSettings,
+from plumbline.leaderboard.adaptive import AdaptiveProcedure, AdaptiveSettings, outcome_of
+from plumbline.leaderboard.adaptive_board import adaptive_board
+from plumbline.leaderboard.adaptive_scores import (
     AskedQuestions,
     ScoreTable,
-    adaptive_board,
     draw_order,
-    outcome_of,
     weighted_values,
 )
 from plumbline.leaderboard.board import Leaderboard, build_leaderboard
@@ -42,6 +40,10 @@ RunRound = Callable[[list[Any], Path, list[str]], tuple[bool, list[Any]]]
 SampleRef = tuple[int, int | str]
 #: A fresh list of the suite's tasks (Task objects and user task specs), every question in them.
 MakeTasks = Callable[[], list[Any]]
+
+
+class BudgetError(ValueError):
+    """A dollar budget that cannot be kept: a model the price table does not price."""
 
 
 @dataclass
@@ -137,6 +139,8 @@ def run_adaptive(
 ) -> AdaptiveResult:
     """Ask the questions round by round until the procedure stops; the leaderboard of what was
     asked, with the adaptive block and intervals valid after the stop."""
+    if settings.budget_usd is not None:
+        _check_priced(models, prices)
     asked, where = asked_questions(_loaded(make_tasks()), suite, seed)
     procedure = AdaptiveProcedure(list(models), asked.count, settings, lambda a, b, t: _never())
     logs: list[str] = []
@@ -157,12 +161,45 @@ def run_adaptive(
             return AdaptiveResult(_board(logs, suite, not_run, prices), logs, finished=False)
         board = _board(logs, suite, not_run, prices)
         table = _table(board, asked, list(models))
-        procedure.path = table.pair_path(procedure.pair_alpha)
+        procedure.path = table.pair_path(procedure.pair_alpha, settings.tie_margin)
         procedure.observe(done + size, active)
+        _record_spend(procedure, board, settings.budget_usd is not None)
     board = _board(logs, suite, not_run, prices)
     outcome = outcome_of(procedure, table)
     scores = asked.scores(board)
     return AdaptiveResult(adaptive_board(board, asked, scores, outcome, seed), logs, finished=True)
+
+
+def _check_priced(models: Sequence[str], prices: PriceTable | None) -> None:
+    unpriced = [model for model in models if prices is None or prices.entry(model) is None]
+    if unpriced:
+        version = prices.version if prices is not None else "none"
+        raise BudgetError(
+            f"--budget in dollars needs a price for every model; price table {version} has "
+            f"none for {', '.join(unpriced)} (give one with --prices FILE, or a budget in calls)"
+        )
+
+
+def _record_spend(procedure: AdaptiveProcedure, board: Leaderboard, required: bool) -> None:
+    """What the calls so far cost, and each model's mean cost per question asked: the dollar
+    budget's projection of the next round (left unknown when a model's cost is)."""
+    costs = [board.costs.get(model) for model in procedure.models]
+    totals = [cost.total_usd if cost is not None else None for cost in costs]
+    if any(total is None for total in totals):
+        if required:
+            missing = [m for m, t in zip(procedure.models, totals, strict=True) if t is None]
+            raise BudgetError(
+                f"--budget in dollars: the cost of {', '.join(missing)} could not be priced "
+                "(see the leaderboard's cost notes); give a budget in calls"
+            )
+        procedure.cost_per_question = None
+        return
+    known = [float(total) for total in totals if total is not None]
+    procedure.spent_usd = sum(known)
+    procedure.cost_per_question = [
+        total / answered if answered else 0.0
+        for total, answered in zip(known, procedure.answered, strict=True)
+    ]
 
 
 def _never() -> Any:

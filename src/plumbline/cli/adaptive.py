@@ -9,6 +9,7 @@ by `plumbline run --adaptive` and `plumbline leaderboard --replay-adaptive`.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -30,7 +31,7 @@ class AdaptiveOptions:
 
     tie_margin: float = 0.0
     round_size: int = DEFAULT_ROUND_SIZE
-    budget_calls: int | None = None
+    budget: Budget | None = None
 
     def settings(self) -> AdaptiveSettings:
         from plumbline.leaderboard.adaptive import AdaptiveSettings
@@ -38,8 +39,37 @@ class AdaptiveOptions:
         return AdaptiveSettings(
             tie_margin=self.tie_margin,
             round_size=self.round_size,
-            budget_calls=self.budget_calls,
+            budget_calls=self.budget.calls if self.budget is not None else None,
+            budget_usd=self.budget.usd if self.budget is not None else None,
         )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """`--budget`: a number of calls, or US dollars."""
+
+    calls: int | None = None
+    usd: float | None = None
+
+
+class BudgetType(click.ParamType):  # type: ignore[type-arg]
+    """`N` calls (questions asked, summed over the models) or `$X` / `X usd` dollars."""
+
+    name = "budget"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, Budget):
+            return value
+        text = str(value).strip().lower().replace(" ", "")
+        dollars = text.startswith("$") or text.endswith("usd")
+        number = text.removeprefix("$").removesuffix("usd")
+        try:
+            amount = float(number) if dollars else int(number)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number of calls (500) nor dollars ($2.50)")
+        if not (math.isfinite(amount) and amount > 0):
+            self.fail(f"{value!r}: a budget must be above 0")
+        return Budget(usd=float(amount)) if dollars else Budget(calls=int(amount))
 
 
 def adaptive_options(function: F) -> F:
@@ -50,18 +80,18 @@ def adaptive_options(function: F) -> F:
         *args: Any,
         tie_margin: float,
         round_size: int,
-        budget_calls: int | None,
+        budget: Budget | None,
         **kwargs: Any,
     ) -> Any:
-        adaptive = AdaptiveOptions(tie_margin, round_size, budget_calls)
+        adaptive = AdaptiveOptions(tie_margin, round_size, budget)
         return function(*args, adaptive=adaptive, **kwargs)
 
     decorated = click.option(
         "--budget",
-        "budget_calls",
-        type=click.IntRange(min=1),
-        help="Adaptive: stop before the round that would pass this many calls (questions "
-        "asked, summed over the models).",
+        type=BudgetType(),
+        help="Adaptive: stop before the round that would pass this budget: N calls (questions "
+        "asked, summed over the models) or $X dollars (priced with the price table; each "
+        "round projected at the models' cost per question so far, the first asked in full).",
     )(wrapper)
     decorated = click.option(
         "--round-size",

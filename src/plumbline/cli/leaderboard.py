@@ -284,9 +284,17 @@ def _replay(
     board: Leaderboard, adaptive: AdaptiveOptions, replays: int, seed: int, json_path: str | None
 ) -> None:
     """`--replay-adaptive R`: the adaptive procedure over these logs, shown instead of the board."""
-    from plumbline.leaderboard.adaptive import question_scores, replay_many
+    from plumbline.leaderboard.adaptive import replay_many
+    from plumbline.leaderboard.adaptive_scores import question_scores
     from plumbline.views.leaderboard import render_replay
 
+    if adaptive.budget is not None and adaptive.budget.usd is not None:
+        error_console.print(
+            "[red]error:[/red] --replay-adaptive takes a budget in calls (--budget N): a "
+            "replay does not call the models, so it has no dollars to count",
+            highlight=False,
+        )
+        raise SystemExit(EXIT_USAGE)
     scores = question_scores(board.models, board.suite, board.question_labels)
     if len(scores.models) < 2 or scores.questions == 0:
         error_console.print(

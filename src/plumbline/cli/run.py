@@ -334,7 +334,7 @@ def _run_adaptively(
 ) -> None:
     """`run --adaptive`: the rounds through eval_set, then the leaderboard (exit 1 when a
     round did not finish: the same command resumes it)."""
-    from plumbline.app.adaptive_run import run_adaptive
+    from plumbline.app.adaptive_run import BudgetError, run_adaptive
     from plumbline.suites.registry import make_tasks
 
     seed, limit, epochs, judges = task_settings
@@ -346,17 +346,20 @@ def _run_adaptively(
     def run_round(round_tasks: list[Any], round_dir: Path, names: list[str]) -> Any:
         return _run_tasks(round_tasks, round_dir, tuple(names), epochs, options, json_path)
 
-    result = run_adaptive(
-        make,
-        resolved.suite,
-        models,
-        log_dir,
-        adaptive.settings(),
-        seed,
-        run_round,
-        not_run,
-        prices if prices is not None else load_price_table(None),
-    )
+    try:
+        result = run_adaptive(
+            make,
+            resolved.suite,
+            models,
+            log_dir,
+            adaptive.settings(),
+            seed,
+            run_round,
+            not_run,
+            prices if prices is not None else load_price_table(None),
+        )
+    except BudgetError as error:
+        _fail(str(error))
     _publish(result.board, result.logs, output, markdown_path, json_path, html_dir, store)
     if not result.finished:
         warn("an adaptive round did not finish; run the same command again to resume it")

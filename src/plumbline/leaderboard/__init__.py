@@ -12,6 +12,7 @@ reads it); `check` compares a fresh leaderboard with a published one.
 
 from plumbline.leaderboard.board import Leaderboard, build_leaderboard
 from plumbline.leaderboard.check import check_reproducibility
+from plumbline.leaderboard.check_result import CheckResult, Deviation
 from plumbline.leaderboard.collect import CategoryData, collect
 from plumbline.leaderboard.document import (
     LeaderboardFileError,
@@ -23,8 +24,6 @@ from plumbline.leaderboard.document import (
 )
 from plumbline.leaderboard.result import (
     AdjacentPair,
-    CheckResult,
-    Deviation,
     ErrorPolicy,
     LeaderboardDocument,
     LeaderboardRow,

@@ -16,14 +16,14 @@ from pydantic import ConfigDict, Field
 from scipy import stats as sps
 
 from plumbline.core.result import ResultModel, schema_version
-from plumbline.leaderboard.result import (
+from plumbline.leaderboard.check_result import (
     CategoryDeviation,
     CheckResult,
     Deviation,
     DocumentReview,
     Inconsistency,
-    upgrade_document,
 )
+from plumbline.leaderboard.result import upgrade_document
 from plumbline.leaderboard.scores import LEVEL
 
 DEFAULT_TOLERANCE = 0.05

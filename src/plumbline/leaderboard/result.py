@@ -31,6 +31,22 @@ from pydantic import (
 
 from plumbline.core.result import Interval, ResultModel, Unit, unit_field
 from plumbline.core.timestamps import parse_utc
+from plumbline.leaderboard.adaptive_result import AdaptiveReplay as AdaptiveReplay
+from plumbline.leaderboard.adaptive_result import AdaptiveRun
+from plumbline.leaderboard.check_result import CheckResult as CheckResult
+from plumbline.leaderboard.check_result import DocumentReview as DocumentReview
+from plumbline.leaderboard.check_result import Inconsistency as Inconsistency
+from plumbline.leaderboard.sample_result import CORRECT as CORRECT
+from plumbline.leaderboard.sample_result import ERROR as ERROR
+from plumbline.leaderboard.sample_result import GOOD_OUTCOMES as GOOD_OUTCOMES
+from plumbline.leaderboard.sample_result import INCORRECT as INCORRECT
+from plumbline.leaderboard.sample_result import NEUTRAL_OUTCOMES as NEUTRAL_OUTCOMES
+from plumbline.leaderboard.sample_result import PARTIAL as PARTIAL
+from plumbline.leaderboard.sample_result import UNSCORED as UNSCORED
+from plumbline.leaderboard.sample_result import FailureModes as FailureModes
+from plumbline.leaderboard.sample_result import LeaderboardSample as LeaderboardSample
+from plumbline.leaderboard.sample_result import LeaderboardSamples as LeaderboardSamples
+from plumbline.leaderboard.sample_result import OutcomeCounts as OutcomeCounts
 
 SchemaVersion = Literal["plumbline.leaderboard/2"]
 #: `plumbline.core.result.schema_version("leaderboard", 2)`, as a type the schema states as a
@@ -450,84 +466,6 @@ class TieGroup(ResultModel):
     models: list[str]
 
 
-PairStatus = Literal["ahead", "behind", "tie", "open"]
-StopReason = Literal["decided", "budget", "questions"]
-
-
-class AdaptivePair(ResultModel):
-    """Where one pair of an adaptive run stands: `first` against `second`."""
-
-    first: str
-    second: str
-    status: PairStatus = Field(
-        description="`ahead`/`behind`: decided (first above/below second by more than the tie "
-        "margin); `tie`: certified within the margin; `open`: not decided when the run stopped."
-    )
-    questions: int = unit_field("Questions both answered when it was last updated.", "count", ge=0)
-    difference: float = unit_field("Overall score difference (first − second).", "proportion")
-    interval: Interval = Field(description="The pair's confidence sequence when last updated.")
-
-
-class AdaptiveRun(ResultModel):
-    """What an adaptive run did: the calls it made, each pair's status and the guarantee."""
-
-    calls_used: int = unit_field("Questions asked, summed over the models.", "count", ge=0)
-    calls_full: int = unit_field("What a full run would ask (models × questions).", "count", ge=0)
-    questions: int = unit_field("Questions in the suite (the population).", "count", ge=0)
-    stop_reason: StopReason = Field(
-        description="`decided` (no pair open), `budget` (the next round would pass the call "
-        "budget) or `questions` (every question asked)."
-    )
-    tie_margin: float = unit_field("δ: the tie margin.", "proportion", ge=0, lt=1)
-    alpha: float = unit_field(
-        "The family-wise error rate over all pairs.", "probability", gt=0, lt=1
-    )
-    round_size: int = unit_field("Questions per round.", "count", ge=1)
-    order_seed: int = unit_field(
-        "Seed of the order the questions were asked in (a label, not a quantity).", "count"
-    )
-    guarantee: str = Field(description="The guarantee of the decisions, in words.")
-    pairs: list[AdaptivePair]
-    models: dict[str, int] = unit_field("Questions each model answered.", "count")
-
-
-class PairReplay(ResultModel):
-    """How one pair fared over the replays, against what all the questions say."""
-
-    first: str
-    second: str
-    full_difference: float = unit_field("The difference on every question.", "proportion")
-    decided: float = unit_field("Share of replays that decided the pair.", "proportion", ge=0, le=1)
-    tied: float = unit_field("Share of replays that certified a tie.", "proportion", ge=0, le=1)
-    disagree: float = unit_field(
-        "Share of replays whose conclusion contradicts the full data.", "proportion", ge=0, le=1
-    )
-
-
-class AdaptiveReplay(ResultModel):
-    """`leaderboard --replay-adaptive`: the adaptive procedure replayed over complete logs."""
-
-    replays: int = unit_field("Replays, each in its own seeded random order.", "count", ge=1)
-    questions: int = unit_field("Questions every model answered.", "count", ge=0)
-    models: list[str]
-    median_share: float = unit_field("Median share of a full run's calls used.", "proportion")
-    share_low: float = unit_field("10th percentile of the share.", "proportion")
-    share_high: float = unit_field("90th percentile of the share.", "proportion")
-    any_disagreement: float = unit_field(
-        "Share of replays where any pair's conclusion contradicts the full data.", "proportion"
-    )
-    tie_margin: float = unit_field("δ: the tie margin.", "proportion", ge=0, lt=1)
-    alpha: float = unit_field(
-        "The family-wise error rate over all pairs.", "probability", gt=0, lt=1
-    )
-    round_size: int = unit_field("Questions per round.", "count", ge=1)
-    guarantee: str
-    pairs: list[PairReplay]
-
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
-
 class LeaderboardDocument(ResultModel):
     """The leaderboard JSON: SA Bench's `_metadata` and `models`, and plumbline's additions."""
 
@@ -659,196 +597,3 @@ def _tie_groups(rows: list[Any]) -> list[dict[str, Any]]:
 def _rename(mapping: dict[str, Any], old: str, new: str) -> None:
     if old in mapping and new not in mapping:
         mapping[new] = mapping.pop(old)
-
-
-#: Outcome names for samples without a scorer-given outcome.
-ERROR = "error"
-
-
-UNSCORED = "unscored"
-
-
-CORRECT = "correct"
-
-
-INCORRECT = "incorrect"
-
-
-PARTIAL = "partial"
-
-
-#: Outcomes that are not a failure of the model, listed first in a failure-mode table.
-GOOD_OUTCOMES = frozenset({"passed", CORRECT})
-
-
-#: Outcomes that are neither a success nor the model's fault.
-NEUTRAL_OUTCOMES = frozenset({PARTIAL, "infra_error", UNSCORED})
-
-
-class LeaderboardSample(ResultModel):
-    """One sample × epoch of one model in one category, as its log holds it."""
-
-    model: str
-    category: str = Field(description="Key of the leaderboard category the sample counts in.")
-    task: str
-    sample_id: str
-    epoch: int = unit_field("Inspect epoch of this sample (from 1).", "count")
-    question: str = Field(description="The input as text, with lettered choices if any.")
-    response: str = Field(description="The model's final completion.")
-    target: str
-    value: float | None = unit_field(
-        "The category scorer's value as a number (None: errored or unscored).", "score"
-    )
-    answer: str | None = None
-    explanation: str | None = None
-    outcome: str = Field(
-        description="The scorer's own outcome (e.g. a CDK failure mode), else error, unscored, "
-        "correct, incorrect or partial."
-    )
-    error: str | None = Field(default=None, description="The sample's error message, if any.")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="The score's metadata.")
-    highlights: list[tuple[str, str]] = Field(
-        default_factory=list,
-        description="(label, text) pairs of the metadata a reader looks for first.",
-    )
-    log: str = Field(default="", description="The log file the sample was read from.")
-
-
-class OutcomeCounts(ResultModel):
-    """How the samples of one model in one category ended."""
-
-    model: str
-    total: int = unit_field("Sample-epochs of this model in the category.", "count")
-    counts: list[int] = unit_field("Sample-epochs per outcome, in the table's order.", "count")
-    shares: list[float | None] = unit_field(
-        "Each count over `total` (None when the model has no samples here).", "proportion"
-    )
-
-
-class FailureModes(ResultModel):
-    """Outcome counts per model for one category whose scorer reports outcomes (CDK)."""
-
-    category: str
-    name: str
-    outcomes: list[str] = Field(
-        description="The outcomes, successes first, then by how often they occur."
-    )
-    rows: list[OutcomeCounts] = Field(description="One row per model of the leaderboard.")
-
-    def row(self, model: str) -> OutcomeCounts:
-        return next(row for row in self.rows if row.model == model)
-
-
-class LeaderboardSamples(ResultModel):
-    """The samples found for a leaderboard, their failure modes, and the logs not used."""
-
-    schema_version: Literal["plumbline.leaderboard_samples/1"] = Field(
-        default="plumbline.leaderboard_samples/1",
-        description="The document kind and major version: "
-        '`schema_version("leaderboard_samples", 1)`.',
-    )
-    samples: list[LeaderboardSample] = Field(default_factory=list)
-    failure_modes: list[FailureModes] = Field(default_factory=list)
-    problems: list[str] = Field(
-        default_factory=list,
-        description="`file: problem` for each log that could not be read, and a problem for "
-        "each (model, category) whose logs disagree with the leaderboard (its samples left "
-        "out).",
-    )
-    logs_read: int = unit_field("Logs whose samples were read.", "count", default=0)
-
-    def for_model(self, model: str) -> list[LeaderboardSample]:
-        return [sample for sample in self.samples if sample.model == model]
-
-
-class Deviation(ResultModel):
-    """One model found in both files."""
-
-    model: str
-    new: float = unit_field("Overall in the new file.", "proportion")
-    published: float = unit_field("Overall in the published file.", "proportion")
-    deviation: float = unit_field("new − published.", "proportion")
-    within_tolerance: bool = Field(description="|deviation| ≤ tolerance (SA Bench's rule).")
-    combined_half_width: float | None = unit_field(
-        "z · √(SE_new² + SE_published²) from the standard errors the files state (None: "
-        "neither states one).",
-        "proportion",
-    )
-    within_interval: bool | None = Field(
-        description="|deviation| ≤ combined_half_width: within sampling noise."
-    )
-    interval_basis: Literal["both", "new only", "published only"] | None = Field(
-        description="Which files' standard errors the combined interval uses."
-    )
-
-
-class CategoryDeviation(ResultModel):
-    """One category of one model found in both files."""
-
-    model: str
-    category: str
-    new: float | None = unit_field("The category's value in the new file.", "proportion")
-    published: float | None = unit_field(
-        "The category's value in the published file.", "proportion"
-    )
-    deviation: float | None = unit_field("new − published (None: one is missing).", "proportion")
-    within_tolerance: bool | None = Field(description="|deviation| ≤ tolerance.")
-
-
-class Inconsistency(ResultModel):
-    """A model whose stated overall is not Σ weight × category under its file's own weights."""
-
-    model: str
-    stated: float = unit_field("The overall the file states.", "proportion")
-    recomputed: float = unit_field("Σ weight × category value.", "proportion")
-    difference: float = unit_field("stated − recomputed.", "proportion")
-
-
-class DocumentReview(ResultModel):
-    """What validating one leaderboard file found: schema problems and self-inconsistency."""
-
-    valid: bool = Field(description="No schema problem and no inconsistent overall.")
-    problems: list[str] = Field(default_factory=list)
-    weights: dict[str, float] | None = unit_field(
-        "The category weights the file states (None: not all).", "proportion", default=None
-    )
-    inconsistent_overall: list[Inconsistency] = Field(default_factory=list)
-
-
-class CheckResult(ResultModel):
-    """`leaderboard check`: deviations of shared models (overall and per category), the models
-    found in only one file, and what validating each file found."""
-
-    schema_version: Literal["plumbline.leaderboard_check/1"] = Field(
-        default="plumbline.leaderboard_check/1",
-        description='The document kind and major version: `schema_version("leaderboard_check", '
-        "1)`.",
-    )
-    reproducible: bool = Field(
-        description="Every shared model's overall within tolerance (and at least one model "
-        "shared), the new file valid and self-consistent, and no model listed twice in either "
-        "file. Category deviations and a "
-        "published file that disagrees with itself are reported, not part of the verdict "
-        "(SA Bench's rule is about overall)."
-    )
-    tolerance: float = unit_field("The largest |deviation| that reproduces.", "proportion")
-    level: float = unit_field("Confidence level of the combined intervals.", "probability")
-    shared: int = unit_field("Models in both files.", "count")
-    outside_tolerance: int = unit_field("Shared models whose overall is not within.", "count")
-    deviations: list[Deviation]
-    only_new: list[str] = Field(default_factory=list)
-    only_published: list[str] = Field(default_factory=list)
-    categories: list[CategoryDeviation] = Field(default_factory=list)
-    categories_outside_tolerance: int = unit_field(
-        "Category deviations not within tolerance.", "count"
-    )
-    new_file: DocumentReview
-    published_file: DocumentReview
-
-    @property
-    def category_failures(self) -> list[CategoryDeviation]:
-        return [c for c in self.categories if c.within_tolerance is False]
-
-    @property
-    def failures(self) -> list[Deviation]:
-        return [d for d in self.deviations if not d.within_tolerance]

@@ -447,7 +447,7 @@ def adaptive_summary(run: AdaptiveRun) -> str:
     share = run.calls_used / run.calls_full if run.calls_full else 0.0
     reasons = {
         "decided": "every pair decided",
-        "budget": "the call budget reached",
+        "budget": "the budget reached",
         "questions": "every question asked",
     }
     return (
