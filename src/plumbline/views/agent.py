@@ -11,8 +11,8 @@ from plumbline.core.escape import markdown, terminal
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from plumbline.agent.run_types import RunResult
     from plumbline.agent.plan import Plan
+    from plumbline.agent.run_types import RunResult
 
 #: Schedule rows printed in the terminal (a table of 100,000 rows takes a minute to draw).
 MAX_SHOWN_SCHEDULE = 200
