@@ -12,6 +12,7 @@ the values its distribution plots draw included) is a field of the report.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import polars as pl
@@ -24,6 +25,7 @@ from plumbline.compare.caveats import (
     small_sample_caveat,
     usage_warnings,
 )
+from plumbline.compare.cost import cost_comparison, cost_warnings, reprice
 from plumbline.compare.decision import Decision, ci_gates, decide, schema_gates
 from plumbline.compare.listing import (
     arm_distributions,
@@ -53,6 +55,7 @@ from plumbline.compare.result import (
     ArmSummary,
     CompareReport,
     CompareSettings,
+    CostComparison,
     DeltaSummary,
     Gate,
     InputSummary,
@@ -65,6 +68,7 @@ from plumbline.compare.result import (
     generated_schema,
 )
 from plumbline.compare.sequential import sequential_comparison, sequential_gate
+from plumbline.core.prices import PriceTable
 from plumbline.core.progress import ProgressCallback, no_progress
 from plumbline.core.result import Interval
 from plumbline.records.run_record import RunRecordTable
@@ -219,6 +223,8 @@ def _comparison(
         )
     tests = paired_tests(pairs, settings)
     step(f"{treatment} vs {control}: paired tests")
+    cost = cost_comparison(prepared, pairs, treatment, control, settings, settings.price_table)
+    warnings += cost_warnings(cost, treatment, control)
     return _arm_comparison(
         decision,
         treatment=treatment,
@@ -231,6 +237,7 @@ def _comparison(
         per_task=[PerTaskRow.model_validate(row) for row in table.to_dicts()],
         warnings=warnings,
         sequential=sequential,
+        cost=cost,
     )
 
 
@@ -266,6 +273,7 @@ def _arm_comparison(
     per_task: list[PerTaskRow],
     warnings: list[str],
     sequential: SequentialComparison | None = None,
+    cost: CostComparison | None = None,
 ) -> ArmComparison:
     return ArmComparison(
         treatment=treatment,
@@ -285,6 +293,7 @@ def _arm_comparison(
         per_task=per_task,
         warnings=warnings,
         sequential=sequential,
+        cost=cost,
     )
 
 
@@ -316,13 +325,20 @@ def compare_runs(
     control: str | None = None,
     settings: CompareSettings | None = None,
     progress: ProgressCallback = no_progress,
+    prices: PriceTable | None = None,
 ) -> CompareReport:
     """Compare each treatment arm with the control arm from validated run records.
 
     `progress(done, total, what)` is called after each interval and test (the long steps).
+    With `prices` (`--prices`), every run is priced again from its per-model usage
+    (`compare.cost.reprice`) and `settings.price_table` names the table.
     """
     settings = settings or CompareSettings()
-    prepared = prepare_runs(table.frame)
+    frame, unpriced = table.frame, Counter[str]()
+    if prices is not None:
+        frame, unpriced = reprice(frame, prices)
+        settings = settings.model_copy(update={"price_table": prices.version})
+    prepared = prepare_runs(frame)
     arms = prepared.runs["arm"].unique().to_list()
     chosen, control = resolve_arms(arms, treatments, control)
     summaries = arm_summaries(prepared, [*chosen, control])
@@ -338,6 +354,9 @@ def compare_runs(
     if len(comparisons) > 1:
         comparisons = _holm_adjust(comparisons)
     warnings = input_warnings(prepared, summaries, table)
+    warnings += [
+        f"--prices: {count} runs have no cost: {note}" for note, count in unpriced.most_common()
+    ]
     if each is not settings and each.sequential is not None:
         warnings.append(
             f"--sequential with {len(chosen)} treatments: each sequential comparison runs at "
@@ -377,6 +396,7 @@ def compare_runs(
         runs=run_listing(prepared, compared),
         distributions=arm_distributions(prepared, compared),
         sequential=primary.sequential,
+        cost=primary.cost,
     )
 
 

@@ -10,6 +10,10 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from plumbline.compare.cost_result import ArmCost as ArmCost
+from plumbline.compare.cost_result import CostComparison as CostComparison
+from plumbline.compare.cost_result import CostDifference as CostDifference
+from plumbline.compare.cost_result import CostFigure as CostFigure
 from plumbline.compare.sequential_result import SequentialComparison as SequentialComparison
 from plumbline.compare.sequential_result import SequentialSettings as SequentialSettings
 from plumbline.compare.sequential_result import SequentialStep as SequentialStep
@@ -179,6 +183,11 @@ class CompareSettings(ResultModel):
         description="With `--sequential`: the sequential plan's inputs (the success gate then "
         "reads the sequential verdict).",
     )
+    price_table: str | None = Field(
+        default=None,
+        description="With `--prices`: the version of the price table every run was priced "
+        "again with, from its per-model usage (None: the costs the records carry).",
+    )
 
 
 class PairedDelta(DeltaSummary):
@@ -326,6 +335,10 @@ class ArmComparison(ResultModel):
     sequential: SequentialComparison | None = Field(
         default=None, description="With `--sequential`: the sequential verdict on success."
     )
+    cost: CostComparison | None = Field(
+        default=None,
+        description="Cost per task and per success of both arms and their difference.",
+    )
 
     @property
     def prefers_treatment(self) -> bool:
@@ -438,6 +451,11 @@ class CompareReport(ResultModel):
     sequential: SequentialComparison | None = Field(
         default=None,
         description="With `--sequential`: the sequential verdict on success (first treatment).",
+    )
+    cost: CostComparison | None = Field(
+        default=None,
+        description="Cost per task and per success of both arms and their difference "
+        "(first treatment).",
     )
 
     @property

@@ -7,10 +7,16 @@ Cost per sample of a stratified design (categories `c` with weights `w_c`, quest
 where `x_ci` is question i's cost averaged over its epochs (the unit the score resamples:
 repeats averaged within question first). The interval is the studentized (bootstrap-t)
 interval: questions are resampled with replacement within each category, `t* = (θ* − θ̂) / SE*`,
-and `[θ̂ − q_{1−α/2}(t*) · SE, θ̂ − q_{α/2}(t*) · SE]` (Efron & Tibshirani 1993, ch. 12; Hall
-1988). It is second-order accurate, and keeps coverage where the percentile interval falls short
-on heavy right tails (per-sample costs are lognormal-like): docs/statistics.md has the coverage
-measured through this code.
+and each bound is the further of the equal-tailed and the symmetric bootstrap-t bound:
+
+    low  = θ̂ − max(q_{1−α/2}(t*), q_{1−α}(|t*|)) · SE
+    high = θ̂ + max(−q_{α/2}(t*),  q_{1−α}(|t*|)) · SE
+
+(Efron & Tibshirani 1993, ch. 12; Hall 1988, "On symmetric bootstrap confidence intervals",
+JRSS B 50). The equal-tailed interval follows the skew of per-sample costs (lognormal-like) and
+the symmetric one holds the far side when a small sample missed the right tail; alone, the
+equal-tailed one covered 91–92% at 20 questions with lognormal σ = 1, the pair 93% and more
+(docs/statistics.md has the coverage measured through this code).
 
 The Pareto front (higher score, lower cost): a model is on it when no other model scores at
 least as high for at most the cost, one of the two strictly. Its probability of being on the
@@ -31,7 +37,10 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 
 DEFAULT_REPLICATES = 2000
-METHOD = "studentized bootstrap over questions (bootstrap-t; Efron & Tibshirani 1993, ch. 12)"
+METHOD = (
+    "studentized bootstrap over questions (the further of the equal-tailed and symmetric "
+    "bootstrap-t bounds; Efron & Tibshirani 1993, ch. 12; Hall 1988)"
+)
 
 
 @dataclass(frozen=True)
@@ -112,11 +121,18 @@ def cost_per_sample(
         t_star = (cost_star - estimate) / se_star
     # A replicate with SE* = 0 drew one value only: its t* is ±inf (or 0 when θ* = θ̂).
     t_star = np.where(np.isnan(t_star), 0.0, t_star)
-    alpha = 1.0 - level
-    upper_t, lower_t = np.quantile(t_star, [1 - alpha / 2, alpha / 2])
-    low = max(estimate - float(upper_t) * se, 0.0)
-    high = estimate - float(lower_t) * se
+    low, high = _bounds(estimate, se, t_star, 1.0 - level)
     return CostEstimate(estimate, low, high, level, se, cost_star, score_star)
+
+
+def _bounds(estimate: float, se: float, t_star: FloatArray, alpha: float) -> tuple[float, float]:
+    """The further of the equal-tailed and the symmetric bootstrap-t bound on each side (module
+    docstring); a cost is never negative."""
+    upper_t, lower_t = np.quantile(t_star, [1 - alpha / 2, alpha / 2])
+    symmetric = float(np.quantile(np.abs(t_star), 1 - alpha))
+    low = max(estimate - max(float(upper_t), symmetric) * se, 0.0)
+    high = estimate + max(-float(lower_t), symmetric) * se
+    return low, high
 
 
 def on_front(scores: FloatArray, costs: FloatArray) -> npt.NDArray[np.bool_]:
