@@ -24,7 +24,13 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from plumbline.compare.cost_result import ArmCost, CostComparison, CostDifference, CostFigure
+from plumbline.compare.cost_result import (
+    AS_RECORDED,
+    ArmCost,
+    CostComparison,
+    CostDifference,
+    CostFigure,
+)
 from plumbline.compare.metrics import PreparedRuns
 from plumbline.compare.paired_tests import APPROXIMATE_TASKS
 from plumbline.compare.result import CompareSettings
@@ -36,7 +42,6 @@ METHOD = (
     "percentile two-stage cluster bootstrap (tasks, then repeats within task; Davison & "
     "Hinkley 1997, §3.8)"
 )
-AS_RECORDED = "as recorded"
 #: The seed's offset from `--seed`, so the cost draws are not the paired deltas' draws.
 SEED_OFFSET = 48
 

@@ -8,6 +8,9 @@ from pydantic import Field
 
 from plumbline.core.result import Interval, ResultModel, unit_field
 
+#: `ArmCost.price_table` when `--prices` was not given: the records' own costs.
+AS_RECORDED = "as recorded"
+
 
 class CostFigure(ResultModel):
     """One cost figure in USD with its interval (None when it cannot be computed: `note` says

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from plumbline.compare.cost_result import AS_RECORDED as AS_RECORDED
 from plumbline.compare.cost_result import ArmCost as ArmCost
 from plumbline.compare.cost_result import CostComparison as CostComparison
 from plumbline.compare.cost_result import CostDifference as CostDifference
