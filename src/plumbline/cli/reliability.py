@@ -35,6 +35,7 @@ from plumbline.cli.output import (
     warn,
     write_output,
 )
+from plumbline.cli.prices import PRICES_HELP, PriceTableType
 from plumbline.cli.report import announce_html, html_option
 from plumbline.cli.storing import StoreOptions, store_options, store_result
 from plumbline.core.escape import terminal
@@ -43,6 +44,7 @@ from plumbline.core.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_TRIALS
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
+    from plumbline.core.prices import PriceTable
     from plumbline.records.io import ReadResult
     from plumbline.records.trial_record import TrialRecord
     from plumbline.reliability.runner import ProbeSettings, ProbeSummary, Prompt
@@ -417,8 +419,14 @@ def _regression_options(
     "--price",
     "prices",
     multiple=True,
-    help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per "
-    "performance-heuristic point).",
+    help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per trial, per "
+    "prompt and per performance-heuristic point); they take precedence over --prices.",
+)
+@click.option(
+    "--prices",
+    "price_file",
+    type=PriceTableType(),
+    help=f"{PRICES_HELP} Prices the models without a --price (none are priced without either).",
 )
 @click.option(
     "--parquet",
@@ -450,6 +458,7 @@ def reliability(
     parquet_path: Path | None,
     html_dir: Path | None,
     prices: tuple[str, ...],
+    price_file: PriceTable | None,
     embedding_model: str,
     seed: int,
     resamples: int,
@@ -487,6 +496,7 @@ def reliability(
                 prices=price_table,
                 record_errors=problems,
                 progress=progress,
+                price_table=price_file,
             )
         if baseline_paths:
             report = _with_baseline(

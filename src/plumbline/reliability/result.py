@@ -86,7 +86,8 @@ class PromptReliability(ResultModel):
 
 
 class CostResult(ResultModel):
-    """Mean cost of a trial from the given prices, and per point of performance."""
+    """What the model's trials cost, from the provider's usage: per trial and per prompt with
+    intervals over prompts (`reliability.cost`), and per point of performance."""
 
     mean_cost_per_trial: float = unit_field("Mean cost of a priced trial.", "usd")
     trials_priced: int = unit_field("Successful trials that report token counts.", "count")
@@ -94,6 +95,30 @@ class CostResult(ResultModel):
         "mean_cost_per_trial / the performance heuristic score (CERT's length, structure and "
         "prompt-similarity heuristic, not a measured quality); null when the score is 0.",
         "usd",
+    )
+    per_trial_usd: float | None = unit_field(
+        "Cost of a trial, trials averaged within prompt first, then over prompts.",
+        "usd",
+        default=None,
+    )
+    per_trial_interval: ReliabilityInterval | None = Field(
+        default=None, description="Studentized bootstrap over prompts; null below 2 prompts."
+    )
+    per_prompt_usd: float | None = unit_field(
+        "Cost of one prompt's trials together, mean over prompts.", "usd", default=None
+    )
+    per_prompt_interval: ReliabilityInterval | None = Field(
+        default=None, description="Studentized bootstrap over prompts; null below 2 prompts."
+    )
+    prompts_priced: int = unit_field("Prompts with priced trials.", "count", default=0)
+    price_table: str | None = Field(
+        default=None,
+        description="What priced the tokens: `--price` (the rates given per model) or the "
+        "price table's version (`--prices`).",
+    )
+    provenance: str | None = Field(
+        default=None,
+        description="Where the tokens came from: `provider-reported` (the responses' usage).",
     )
 
 

@@ -122,16 +122,27 @@ def cost_per_sample(
     # A replicate with SE* = 0 drew one value only: its t* is ±inf (or 0 when θ* = θ̂).
     t_star = np.where(np.isnan(t_star), 0.0, t_star)
     low, high = _bounds(estimate, se, t_star, 1.0 - level)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        # more than α/2 of the replicates drew one value only (a handful of questions): the
+        # bootstrap-t cannot bound the cost
+        return CostEstimate(estimate, None, None, level, se, cost_star, score_star)
     return CostEstimate(estimate, low, high, level, se, cost_star, score_star)
 
 
 def _bounds(estimate: float, se: float, t_star: FloatArray, alpha: float) -> tuple[float, float]:
     """The further of the equal-tailed and the symmetric bootstrap-t bound on each side (module
     docstring); a cost is never negative."""
-    upper_t, lower_t = np.quantile(t_star, [1 - alpha / 2, alpha / 2])
-    symmetric = float(np.quantile(np.abs(t_star), 1 - alpha))
-    low = max(estimate - max(float(upper_t), symmetric) * se, 0.0)
-    high = estimate + max(-float(lower_t), symmetric) * se
+    # ±inf kept as the largest float: interpolating between two infinities gives NaN
+    finite = np.clip(t_star, -np.finfo(np.float64).max, np.finfo(np.float64).max)
+    upper_t, lower_t = np.quantile(finite, [1 - alpha / 2, alpha / 2])
+    symmetric = float(np.quantile(np.abs(finite), 1 - alpha))
+    with np.errstate(over="ignore"):
+        low = max(estimate - max(float(upper_t), symmetric) * se, 0.0)
+        high = estimate + max(-float(lower_t), symmetric) * se
+    if max(float(upper_t), symmetric) >= np.finfo(np.float64).max:
+        low = -math.inf
+    if max(-float(lower_t), symmetric) >= np.finfo(np.float64).max:
+        high = math.inf
     return low, high
 
 
