@@ -238,7 +238,7 @@ def test_terminal_markdown_and_page_show_the_cost_table(example_path: Path, tmp_
     assert "Cost (95% intervals)" in result.output and "cost per success" in result.output
     text = markdown.read_text()
     assert "### Cost (95% intervals)" in text
-    assert "| cost per task | $0.2400 [$" in text
+    assert "| cost per task | $0.2400 " in text
     assert "costs as the records give them" in text
     from plumbline.compare.result import CompareReport
     from plumbline.views.compare_page import compare_view
