@@ -55,7 +55,7 @@ def provenance_line(comparison: ArmComparison) -> str:
     )
     return (
         f"Tokens: {comparison.treatment} {cost.treatment.source}, {comparison.control} "
-        f"{cost.control.source}; {priced}. {cost.method}."
+        f"{cost.control.source}; {priced}; intervals resample tasks, then repeats."
     )
 
 
