@@ -11,6 +11,7 @@ models on the true front (target: within 2.5 Monte Carlo standard errors in ever
 least 50 models, or within 0.03).
 
     python benchmarks/bench_cost.py [--datasets 2000] [--front-datasets 1500] [--seed 0]
+        [--sizes 20,50,100,500] [--sigmas 0.5,1] [--no-front]
 """
 
 from __future__ import annotations
@@ -126,19 +127,24 @@ def main() -> int:
     parser.add_argument("--datasets", type=int, default=2000, help="datasets per coverage cell")
     parser.add_argument("--front-datasets", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--sizes", default="20,50,100,500", help="questions per model, comma-separated"
+    )
+    parser.add_argument("--sigmas", default="0.5,1", help="lognormal σ, comma-separated")
+    parser.add_argument("--no-front", action="store_true", help="coverage cells only")
     args = parser.parse_args()
     started = time.perf_counter()
     failed = False
     print("| σ | n | coverage | mean half-width / truth |\n|---:|---:|---:|---:|")
-    for sigma in (0.5, 1.0):
-        for n in (20, 50, 100, 500):
+    for sigma in (float(s) for s in args.sigmas.split(",")):
+        for n in (int(s) for s in args.sizes.split(",")):
             coverage, width = coverage_cell(n, sigma, args.datasets, args.seed)
             failed |= coverage < 0.93
             print(f"| {sigma:g} | {n} | {coverage:.3f} | {width:.3f} |")
     print(
         "\n| n | mean P(front) | share on true front | MC SE | models |\n|---:|---:|---:|---:|---:|"
     )
-    for n in (20, 100):
+    for n in () if args.no_front else (20, 100):
         for mean_p, share, se, count in front_calibration(n, args.front_datasets, args.seed):
             off = abs(share - mean_p)
             failed |= count >= 50 and off > max(2.5 * se, 0.03)

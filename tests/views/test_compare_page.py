@@ -300,7 +300,7 @@ def test_invalid_run_records_are_reported_on_the_page(tmp_path: Path) -> None:
 
 
 def test_large_arms_are_thinned_keeping_the_extremes() -> None:
-    from plumbline.compare.analysis import MAX_POINTS, thin_points
+    from plumbline.compare.listing import MAX_POINTS, thin_points
 
     values = [float(v) for v in range(3 * MAX_POINTS, 0, -1)]
     thinned = thin_points(values)

@@ -55,7 +55,7 @@ class Outputs:
     html_dir: Path | None = None
     page_name: str | None = None
     show: Callable[[dict[str, Any], SiteResult | None], None] | None = None
-    store: Callable[[Callable[[], ResultDocument]], None] | None = None
+    store: Callable[[Callable[[], ResultDocument]], object] | None = None
 
 
 @dataclass(frozen=True)

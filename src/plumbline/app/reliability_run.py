@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from plumbline.core.prices import PriceTable
     from plumbline.core.progress import ProgressCallback
     from plumbline.records.trial_record import TrialRecord
     from plumbline.reliability.analysis import Embed, Price
@@ -49,6 +50,7 @@ def reliability_report(
     record_errors: Sequence[str],
     baseline: Callable[[], BaselineRun] | None,
     progress_bar: ProgressBar,
+    price_table: PriceTable | None = None,
 ) -> ReliabilityReport:
     """The report of `records`, with its `baseline_comparison` when a baseline is given
     (`baseline()` reads it once the current run is analyzed).
@@ -65,6 +67,7 @@ def reliability_report(
             prices=prices,
             record_errors=record_errors,
             progress=progress,
+            price_table=price_table,
         )
     if baseline is None:
         return report

@@ -20,6 +20,7 @@ from plumbline.cli.output import (
     seed_option,
     write_output,
 )
+from plumbline.cli.prices import price_table_option
 from plumbline.cli.report import html_option, publish_result, report_outputs
 from plumbline.cli.sequential_options import sequential_options
 from plumbline.cli.storing import StoreOptions, store_options, store_step
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         Margins,
         SequentialSettings,
     )
+    from plumbline.core.prices import PriceTable
     from plumbline.records.run_record import RunRecordTable
 
 MAX_SHOWN_ERRORS = 20
@@ -146,6 +148,7 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     type=click.Choice(["prefer-treatment"]),
     help="Exit with status 1 unless every treatment is preferred (for CI).",
 )
+@price_table_option
 @store_options
 def compare(
     records: tuple[str, ...],
@@ -167,6 +170,7 @@ def compare(
     alpha: float | None,
     correlation: float | None,
     fail_unless: str | None,
+    prices: PriceTable | None,
     store: StoreOptions,
 ) -> None:
     """Compare agent arms from run records: the A/B schema's three gates, paired deltas
@@ -179,6 +183,9 @@ def compare(
     --sequential takes the pairs in a random order (drawn from --seed, whatever the records'
     order) and stops at the first pair where an anytime-valid confidence sequence decides, or
     at the cap; the success gate reads that verdict.
+
+    --prices FILE prices every run again from its per-model usage (`model_usage`) with that
+    table; without it, the costs the records carry are used.
     """
     _require_records(records, json_path)
     from plumbline.compare.result import CompareSettings
@@ -203,7 +210,7 @@ def compare(
         level=level,
         seed=seed,
     )
-    report = _compare_arms(table, treatments, control, settings)
+    report = _compare_arms(table, treatments, control, settings, prices)
     _write_report(report, table, records, json_path, markdown_path, parquet_path, html_dir, store)
     _exit_on_failure(report, table, fail_unless)
 
@@ -241,6 +248,7 @@ def _compare_arms(
     treatments: tuple[str, ...],
     control: str | None,
     settings: CompareSettings,
+    prices: PriceTable | None = None,
 ) -> CompareReport:
     """Run the comparison under a progress bar; an arm choice that does not fit is a usage error."""
     from plumbline.compare.analysis import CompareError, compare_runs
@@ -253,6 +261,7 @@ def _compare_arms(
                 control=control,
                 settings=settings,
                 progress=progress,
+                prices=prices,
             )
     except CompareError as error:
         raise click.UsageError(str(error)) from None

@@ -35,6 +35,7 @@ from plumbline.cli.output import (
     warn,
     write_output,
 )
+from plumbline.cli.prices import PRICES_HELP, PriceTableType
 from plumbline.cli.report import html_option, publish_result, report_outputs
 from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from plumbline.app.reliability_run import BaselineRun, RegressionOptions
+    from plumbline.core.prices import PriceTable
     from plumbline.probe.runner import ProbeSummary
     from plumbline.probe.settings import ProbeSettings, Prompt
     from plumbline.records.io import ReadResult
@@ -409,8 +411,14 @@ def _regression_options(
     "--price",
     "prices",
     multiple=True,
-    help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per "
-    "performance-heuristic point).",
+    help="MODEL=IN:OUT prices in USD per million input/output tokens (cost per trial, per "
+    "prompt and per performance-heuristic point); they take precedence over --prices.",
+)
+@click.option(
+    "--prices",
+    "price_file",
+    type=PriceTableType(),
+    help=f"{PRICES_HELP} Prices the models without a --price (none are priced without either).",
 )
 @parquet_option(
     help="Write one row per trial record as Parquet (Inspect samples_df column names added).",
@@ -439,6 +447,7 @@ def reliability(
     parquet_path: Path | None,
     html_dir: Path | None,
     prices: tuple[str, ...],
+    price_file: PriceTable | None,
     embedding_model: str,
     seed: int,
     resamples: int,
@@ -477,6 +486,7 @@ def reliability(
             record_errors=problems,
             baseline=baseline,
             progress_bar=progress_bar,
+            price_table=price_file,
         )
     except BaselineError as error:
         raise click.UsageError(str(error)) from None

@@ -15,11 +15,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from plumbline.core.prices import PriceTable
 from plumbline.core.progress import ProgressCallback, no_progress
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.bands import agreement_band, consistency_band, performance_band
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.config_split import split_by_config
+from plumbline.reliability.cost import Price as Price
+from plumbline.reliability.cost import Pricing, cost_result
 from plumbline.reliability.intervals import (
     CONSISTENCY_COVERAGE,
     effect_interval,
@@ -46,7 +49,6 @@ from plumbline.reliability.result import (
     AgreementResult,
     Band,
     ConsistencyResult,
-    CostResult,
     EffectSize,
     Estimate,
     FailedTrial,
@@ -74,23 +76,6 @@ METRIC_LABELS = {
     "latency_seconds": "latency (s)",
     "performance": "performance heuristic (length, structure, prompt similarity)",
 }
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per million input and output tokens."""
-
-    input_per_million: float
-    output_per_million: float
-
-    def __post_init__(self) -> None:
-        if self.input_per_million < 0 or self.output_per_million < 0:
-            raise ValueError("prices must be non-negative")
-
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (
-            input_tokens * self.input_per_million + output_tokens * self.output_per_million
-        ) / 1e6
 
 
 def estimate_over_prompts(
@@ -335,39 +320,12 @@ def _quality_and_robustness(
     return quality, robust, warnings
 
 
-def _cost(
-    model: str, ok: list[TrialRecord], price: Price | None, performance: PerformanceResult | None
-) -> tuple[CostResult | None, list[str]]:
-    """Mean cost per trial at the model's price, and per point of the performance heuristic."""
-    warnings: list[str] = []
-    cost: CostResult | None = None
-    if price is not None:
-        priced = [r for r in ok if r.input_tokens is not None and r.output_tokens is not None]
-        if priced:
-            mean_cost = float(
-                np.mean([price.cost(r.input_tokens or 0, r.output_tokens or 0) for r in priced])
-            )
-            per_point = (
-                mean_cost / performance.score
-                if performance is not None and performance.score > 0
-                else None
-            )
-            cost = CostResult(
-                mean_cost_per_trial=mean_cost,
-                trials_priced=len(priced),
-                cost_per_heuristic_point=per_point,
-            )
-        else:
-            warnings.append(f"{model}: a price was given but no trial reports token counts")
-    return cost, warnings
-
-
 def _analyze_model(
     model: str,
     records: list[TrialRecord],
     embed: Embed,
     config: BenchmarkConfig,
-    price: Price | None,
+    pricing: Pricing | None,
     step: Callable[[str], None] = lambda what: None,
 ) -> tuple[ModelReliability, list[str]]:
     """One model's entry and its warnings."""
@@ -381,7 +339,7 @@ def _analyze_model(
     warnings += found
     quality, robust, found = _quality_and_robustness(model, records, ok, diversity_groups)
     warnings += found
-    cost, found = _cost(model, ok, price, performance.result)
+    cost, found = cost_result(model, ok, pricing, performance.result, config.random_seed)
     warnings += found
 
     step(f"{model}: performance, latency, output quality, robustness")
@@ -527,6 +485,15 @@ def _model_comparisons(
     return comparisons
 
 
+def _pricing(
+    name: str, model: str, prices: Mapping[str, Price], table: PriceTable | None
+) -> Pricing | None:
+    """How the trials of `name` (a configuration of `model`) are priced, if at all."""
+    if name in prices:
+        return Pricing(model, price=prices[name])
+    return None if table is None else Pricing(model, table=table)
+
+
 def analyze(
     records: Sequence[TrialRecord],
     embed: Embed,
@@ -535,6 +502,7 @@ def analyze(
     prices: Mapping[str, Price] | None = None,
     record_errors: Sequence[str] = (),
     progress: ProgressCallback = no_progress,
+    price_table: PriceTable | None = None,
 ) -> ReliabilityReport:
     """Compute every metric per model and Cohen's d between every pair of models.
 
@@ -544,6 +512,7 @@ def analyze(
     with several generation configurations is reported once per configuration (its name then
     carries the settings that differ), never pooled. `progress(done, total, what)` is called
     after each prompt of each model, each model's whole-model metrics, and each pair of models.
+    A model is priced by its `prices` rate, else by `price_table` (`reliability.cost`).
     """
     config = config if config is not None else BenchmarkConfig()
     split = split_by_config(records)
@@ -576,9 +545,8 @@ def analyze(
     warnings = [ReliabilityWarning(model=None, message=note) for note in notes]
     models: list[ModelReliability] = []
     for name in sorted(by_model):
-        entry, model_warnings = _analyze_model(
-            name, by_model[name], embed, config, prices.get(name), step
-        )
+        pricing = _pricing(name, split.models.get(name, name), prices, price_table)
+        entry, model_warnings = _analyze_model(name, by_model[name], embed, config, pricing, step)
         models.append(entry)
         warnings += [ReliabilityWarning(model=name, message=w) for w in model_warnings]
     comparisons = _model_comparisons(models, by_model, embed, step)

@@ -43,8 +43,8 @@ from plumbline.reliability.intervals import (
     population_interval,
     prompt_agreement_interval,
 )
+from plumbline.reliability.metric_result import _EPS
 from plumbline.reliability.result import (
-    _EPS,
     AgreementResult,
     ConsistencyResult,
     ErrorClassRate,

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from plumbline.reliability.result import _EPS
+from plumbline.reliability.metric_result import _EPS
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]

@@ -54,20 +54,24 @@ from plumbline.reliability.bursts import (
     BLOCK_METHOD,
     BlockTest,
     block_error_test,
-    design_effect,
-    failures_in_time,
-    wilson_effective,
+)
+from plumbline.reliability.changes import (
+    CHANGE_RANGE,
+    POWER,
+    Change,
+    error_change,
+    in_time,
+    latency_change,
+    paired_scores,
 )
 from plumbline.reliability.config_split import split_by_config
-from plumbline.reliability.metrics import performance_scores, valid_responses
 from plumbline.reliability.no_change import (
-    BoolArray,
     FloatArray,
     NoChange,
-    PromptTrials,
     permutation_tests,
     pooled_digest,
 )
+from plumbline.reliability.pooled_trials import prompt_trials
 from plumbline.reliability.result import (
     METRICS,
     BaselineComparison,
@@ -75,11 +79,9 @@ from plumbline.reliability.result import (
     MetricChange,
     ModelPairing,
     NoChangeTest,
-    ReliabilityInterval,
     Verdict,
 )
 from plumbline.stats import min_p_step_down
-from plumbline.stats.mover import mover_difference
 
 if TYPE_CHECKING:
     from plumbline.reliability.analysis import Embed
@@ -113,11 +115,6 @@ LABELS = {
     "error_rate": "error rate (%)",
 }
 FAMILY_LEVEL = 0.95
-#: The lowest simulated coverage of a latency change's bootstrap interval (nominal 99.17%):
-#: 90.3% for p95 at 5 prompts × 3 trials, identical runs with lognormal latencies σ 2.5, 300
-#: simulated pairs (benchmarks/bench_reliability_regression.py; 96.3% for p50 at 60 × 3, σ 1.5).
-LATENCY_CHANGE_COVERAGE = 0.903
-POWER = 0.8
 RESAMPLES = 4000
 TEST_METHOD = (
     "stratified permutation test of no change: each prompt's trials of both runs relabelled at "
@@ -148,153 +145,6 @@ def verdict_of(
     if low > 0:
         return "improved" if higher_is_better else "regressed"
     return "inconclusive"
-
-
-def _detectable(half_width: float, critical: float) -> float:
-    standard_error = half_width / critical if critical > 0 else math.nan
-    return float((critical + sps.norm.ppf(POWER)) * standard_error)
-
-
-#: The possible range of each score's change, current − baseline: consistency and the
-#: performance heuristic lie in [0, 1], semantic agreement (a mean cosine similarity) in
-#: [−1, 1].
-CHANGE_RANGE: dict[str, tuple[float, float]] = {
-    "consistency": (-1.0, 1.0),
-    "agreement": (-2.0, 2.0),
-    "performance": (-1.0, 1.0),
-}
-
-
-def _paired_scores(
-    baseline: Mapping[str, float],
-    current: Mapping[str, float],
-    level: float,
-    trials: int,
-    bounds: tuple[float, float],
-) -> tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]:
-    """Means on the prompts with both values, their difference, its paired t interval
-    intersected with the change's possible range `bounds`.
-
-    The t interval's coverage holds (simulated 98.7–100% at 99.17%, docs/statistics.md); at a
-    few prompts its t quantile is large (76.4 with 2 prompts at 99.17%) and it reaches past
-    what a change of scores can be. The true change always lies in `bounds`, so the
-    intersection covers it exactly when the t interval does: the method is kept, only the
-    impossible part is dropped (Mandelkern 2002, Statist. Sci. 17(2): intervals for bounded
-    parameters)."""
-    shared = sorted(set(baseline) & set(current))
-    if not shared:
-        return None, None, None, None, None
-    differences = np.array([current[p] - baseline[p] for p in shared])
-    old = float(np.mean([baseline[p] for p in shared]))
-    new = float(np.mean([current[p] for p in shared]))
-    estimate = float(np.mean(differences))
-    if len(shared) < 2:
-        return old, new, estimate, None, None
-    sd = float(np.std(differences, ddof=1))
-    critical = float(sps.t.ppf(0.5 + level / 2, len(shared) - 1))
-    half = critical * sd / math.sqrt(len(shared))
-    lowest, highest = bounds
-    bounded = estimate - half < lowest or estimate + half > highest
-    interval = ReliabilityInterval(
-        low=max(lowest, estimate - half),
-        high=min(highest, estimate + half),
-        level=level,
-        method="paired t over shared prompts (per-prompt differences, trials averaged first)"
-        + (f", within the possible change [{lowest:g}, {highest:g}]" if bounded else ""),
-        prompts=len(shared),
-        trials=trials,
-        coverage="guaranteed",
-    )
-    return old, new, estimate, interval, _detectable(half, critical)
-
-
-def _strata(records: Sequence[TrialRecord], prompts: Sequence[str]) -> list[np.ndarray]:
-    by_prompt: dict[str, list[float]] = defaultdict(list)
-    for record in records:
-        if record.ok and record.latency_seconds is not None and record.prompt_id in prompts:
-            by_prompt[record.prompt_id].append(float(record.latency_seconds))
-    return [np.asarray(by_prompt[p]) for p in sorted(by_prompt)]
-
-
-def _stratified_percentiles(
-    strata: list[np.ndarray], q: float, rng: np.random.Generator, resamples: int
-) -> np.ndarray:
-    draws = [s[rng.integers(0, s.size, (resamples, s.size))] for s in strata]
-    return np.asarray(np.percentile(np.concatenate(draws, axis=1), q, axis=1), dtype=np.float64)
-
-
-def _latency_change(
-    baseline: Sequence[TrialRecord],
-    current: Sequence[TrialRecord],
-    prompts: Sequence[str],
-    q: float,
-    level: float,
-    seed: int,
-    resamples: int,
-) -> tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]:
-    old_strata, new_strata = _strata(baseline, prompts), _strata(current, prompts)
-    old_values = np.concatenate(old_strata) if old_strata else np.array([])
-    new_values = np.concatenate(new_strata) if new_strata else np.array([])
-    if old_values.size < 2 or new_values.size < 2:
-        return None, None, None, None, None
-    old = float(np.percentile(old_values, q))
-    new = float(np.percentile(new_values, q))
-    estimate = new - old
-    rng = np.random.default_rng(seed)
-    boots = _stratified_percentiles(new_strata, q, rng, resamples) - _stratified_percentiles(
-        old_strata, q, rng, resamples
-    )
-    alpha = 1 - level
-    low, high = (float(v) for v in np.quantile(boots, [alpha / 2, 1 - alpha / 2]))
-    interval = ReliabilityInterval(
-        low=min(low, estimate),
-        high=max(high, estimate),
-        level=level,
-        method="percentile bootstrap of the difference (trials resampled within each prompt of "
-        "each run), approximate",
-        prompts=len(prompts),
-        trials=int(old_values.size + new_values.size),
-        coverage="approximate",
-        simulated_coverage=LATENCY_CHANGE_COVERAGE,
-    )
-    critical = float(sps.norm.ppf(0.5 + level / 2))
-    return old, new, estimate, interval, _detectable((high - low) / 2, critical)
-
-
-def _error_change(
-    baseline: Sequence[TrialRecord],
-    current: Sequence[TrialRecord],
-    prompts: Sequence[str],
-    level: float,
-) -> Change:
-    """The error rate's change in percentage points: Newcombe's hybrid score interval (MOVER
-    over Wilson intervals) at the effective sample sizes `n / deff`, deff the design effect of
-    bursts of failures seen in the blocks of consecutive trials (`reliability.bursts`; 1 when
-    failures are spread as independent trials would spread them)."""
-    old_failed, new_failed = _in_time(baseline, prompts), _in_time(current, prompts)
-    if not old_failed.size or not new_failed.size:
-        return None, None, None, None, None
-    design = design_effect(old_failed, new_failed)
-    z = float(sps.norm.ppf(0.5 + level / 2))
-    old_share, new_share = float(old_failed.mean()), float(new_failed.mean())
-    old_low, old_high = wilson_effective(int(old_failed.sum()), old_failed.size, design, z)
-    new_low, new_high = wilson_effective(int(new_failed.sum()), new_failed.size, design, z)
-    mover = mover_difference(new_share, new_low, new_high, old_share, old_low, old_high)
-    estimate = 100 * float(mover.estimate)
-    low, high = 100 * float(mover.low), 100 * float(mover.high)
-    interval = ReliabilityInterval(
-        low=low,
-        high=high,
-        level=level,
-        method="Newcombe hybrid score (MOVER over Wilson intervals at the effective sample "
-        f"size n / {design:.3g}, the design effect of bursts of failures in blocks of "
-        "consecutive trials), percentage points",
-        prompts=len(prompts),
-        trials=int(old_failed.size + new_failed.size),
-        coverage="guaranteed",
-    )
-    detectable = _detectable((high - low) / 2, z)
-    return 100 * old_share, 100 * new_share, estimate, interval, detectable
 
 
 def _prompt_values(entry: ModelReliability, metric: str) -> dict[str, float]:
@@ -385,82 +235,6 @@ class _PairRuns:
         return sorted(self.old_prompts & self.new_prompts)
 
 
-Change = tuple[float | None, float | None, float | None, ReliabilityInterval | None, float | None]
-
-
-def _unit(rows: FloatArray) -> FloatArray:
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return np.asarray(rows / np.where(norms > 0, norms, 1.0), dtype=np.float64)
-
-
-def _performance_of(records: Sequence[TrialRecord], embed: Embed) -> FloatArray:
-    """The performance heuristic of each record's response, as `analyze` scores it; NaN for a
-    record without one."""
-    scored = [i for i, r in enumerate(records) if r.ok and r.response is not None]
-    values = np.full(len(records), math.nan)
-    if scored:
-        responses = [records[i].response or "" for i in scored]
-        vectors = np.asarray(
-            embed([records[i].prompt for i in scored] + responses), dtype=np.float64
-        )
-        values[scored] = performance_scores(
-            vectors[: len(scored)], vectors[len(scored) :], responses
-        ).score
-    return values
-
-
-def prompt_trials(
-    baseline: Sequence[TrialRecord],
-    current: Sequence[TrialRecord],
-    prompts: Sequence[str],
-    embed: Embed,
-) -> list[PromptTrials]:
-    """Both runs' trials of each shared prompt, pooled, as the permutation test reads them."""
-    wanted = set(prompts)
-    records = [r for r in baseline if r.prompt_id in wanted]
-    is_current = [False] * len(records)
-    records += [r for r in current if r.prompt_id in wanted]
-    is_current += [True] * (len(records) - len(is_current))
-    performance = _performance_of(records, embed)
-    by_prompt: dict[str, list[int]] = defaultdict(list)
-    for index, record in enumerate(records):
-        by_prompt[record.prompt_id].append(index)
-    found = []
-    for prompt in sorted(by_prompt):
-        group = [records[i] for i in by_prompt[prompt]]
-        texts = [r.response if r.ok else None for r in group]
-        answered = np.array([bool(valid_responses([t])) for t in texts], dtype=np.bool_)
-        rows = np.zeros((len(group), 1))
-        if answered.any():
-            vectors = _unit(
-                np.asarray(
-                    embed([t or "" for t, a in zip(texts, answered, strict=True) if a]),
-                    dtype=np.float64,
-                )
-            )
-            rows = np.zeros((len(group), vectors.shape[1]))
-            rows[answered] = vectors
-        found.append(
-            PromptTrials(
-                current=np.array([is_current[i] for i in by_prompt[prompt]], dtype=np.bool_),
-                similarity=np.asarray(rows @ rows.T, dtype=np.float64),
-                answered=answered,
-                performance=performance[by_prompt[prompt]],
-                latency=np.array(
-                    [
-                        float(r.latency_seconds)
-                        if r.ok and r.latency_seconds is not None
-                        else math.nan
-                        for r in group
-                    ],
-                    dtype=np.float64,
-                ),
-                failed=np.array([r.error_class is not None for r in group], dtype=np.bool_),
-            )
-        )
-    return found
-
-
 #: What each test's level rests on (stated with every test, in the output and the docs).
 EXCHANGEABLE = (
     "the trials of a prompt are exchangeable between the runs (answers and latencies of one "
@@ -470,11 +244,6 @@ IN_BURSTS = (
     "failures may come in bursts in time (provider incidents) shorter than a block; blocks "
     "of consecutive trials of one run are exchangeable between the runs"
 )
-
-
-def _in_time(records: Sequence[TrialRecord], prompts: Sequence[str]) -> BoolArray:
-    wanted = set(prompts)
-    return failures_in_time([r for r in records if r.prompt_id in wanted])
 
 
 @dataclass(frozen=True)
@@ -539,8 +308,8 @@ class _Tests:
         blocked = None
         if "error_rate" in found:
             blocked = block_error_test(
-                _in_time(runs.old_records, runs.shared),
-                _in_time(runs.new_records, runs.shared),
+                in_time(runs.old_records, runs.shared),
+                in_time(runs.new_records, runs.shared),
                 prompts=found["error_rate"].prompts,
                 rng=rng,
                 resamples=resamples,
@@ -611,13 +380,11 @@ def _measure(runs: _PairRuns, metric: str, level: float, seed: int, resamples: i
             for p in entry.prompts
             if p.prompt_id in shared
         )
-        return _paired_scores(old_values, new_values, level, trials, CHANGE_RANGE[metric])
+        return paired_scores(old_values, new_values, level, trials, CHANGE_RANGE[metric])
     if metric.startswith("latency"):
         q = 50.0 if metric == "latency_p50" else 95.0
-        return _latency_change(
-            runs.old_records, runs.new_records, shared, q, level, seed, resamples
-        )
-    return _error_change(runs.old_records, runs.new_records, shared, level)
+        return latency_change(runs.old_records, runs.new_records, shared, q, level, seed, resamples)
+    return error_change(runs.old_records, runs.new_records, shared, level)
 
 
 def _metric_change(

@@ -7,10 +7,19 @@ Cost per sample of a stratified design (categories `c` with weights `w_c`, quest
 where `x_ci` is question i's cost averaged over its epochs (the unit the score resamples:
 repeats averaged within question first). The interval is the studentized (bootstrap-t)
 interval: questions are resampled with replacement within each category, `t* = (θ* − θ̂) / SE*`,
-and `[θ̂ − q_{1−α/2}(t*) · SE, θ̂ − q_{α/2}(t*) · SE]` (Efron & Tibshirani 1993, ch. 12; Hall
-1988). It is second-order accurate, and keeps coverage where the percentile interval falls short
-on heavy right tails (per-sample costs are lognormal-like): docs/statistics.md has the coverage
-measured through this code.
+and each bound is the further of the equal-tailed and the symmetric bootstrap-t bound:
+
+    low  = θ̂ − max(q_{1−α/2}(t*), q_{1−α}(|t*|)) · SE
+    high = θ̂ + max(−q_{α/2}(t*),  q_{1−α}(|t*|)) · SE
+
+(Efron & Tibshirani 1993, ch. 12; Hall 1988, "On symmetric bootstrap confidence intervals",
+JRSS B 50), with the quantiles taken at the calibrated nominal level `1 − α' = 1 − 0.8 α`
+(96% for a 95% interval; Loh 1987, "Calibrating confidence coefficients", JASA 82). The
+equal-tailed interval follows the skew of per-sample costs (lognormal-like), the symmetric one
+holds the far side when a small sample missed the right tail, and the calibration pays for the
+studentized bootstrap's known shortfall at a few questions with heavy tails: alone, the
+equal-tailed interval covered 90.7–92% at 20 questions with lognormal σ = 1.
+docs/statistics.md has the coverage measured through this code.
 
 The Pareto front (higher score, lower cost): a model is on it when no other model scores at
 least as high for at most the cost, one of the two strictly. Its probability of being on the
@@ -31,7 +40,13 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 
 DEFAULT_REPLICATES = 2000
-METHOD = "studentized bootstrap over questions (bootstrap-t; Efron & Tibshirani 1993, ch. 12)"
+#: α' / α: the calibration of the nominal level (module docstring).
+CALIBRATION = 0.8
+METHOD = (
+    "studentized bootstrap over questions (the further of the equal-tailed and symmetric "
+    "bootstrap-t bounds at the calibrated level 1 − 0.8α; Efron & Tibshirani 1993, ch. 12; "
+    "Hall 1988; Loh 1987)"
+)
 
 
 @dataclass(frozen=True)
@@ -112,11 +127,29 @@ def cost_per_sample(
         t_star = (cost_star - estimate) / se_star
     # A replicate with SE* = 0 drew one value only: its t* is ±inf (or 0 when θ* = θ̂).
     t_star = np.where(np.isnan(t_star), 0.0, t_star)
-    alpha = 1.0 - level
-    upper_t, lower_t = np.quantile(t_star, [1 - alpha / 2, alpha / 2])
-    low = max(estimate - float(upper_t) * se, 0.0)
-    high = estimate - float(lower_t) * se
+    low, high = _bounds(estimate, se, t_star, CALIBRATION * (1.0 - level))
+    if not (math.isfinite(low) and math.isfinite(high)):
+        # more than α/2 of the replicates drew one value only (a handful of questions): the
+        # bootstrap-t cannot bound the cost
+        return CostEstimate(estimate, None, None, level, se, cost_star, score_star)
     return CostEstimate(estimate, low, high, level, se, cost_star, score_star)
+
+
+def _bounds(estimate: float, se: float, t_star: FloatArray, alpha: float) -> tuple[float, float]:
+    """The further of the equal-tailed and the symmetric bootstrap-t bound on each side (module
+    docstring); a cost is never negative."""
+    # ±inf kept as the largest float: interpolating between two infinities gives NaN
+    finite = np.clip(t_star, -np.finfo(np.float64).max, np.finfo(np.float64).max)
+    upper_t, lower_t = np.quantile(finite, [1 - alpha / 2, alpha / 2])
+    symmetric = float(np.quantile(np.abs(finite), 1 - alpha))
+    with np.errstate(over="ignore"):
+        low = max(estimate - max(float(upper_t), symmetric) * se, 0.0)
+        high = estimate + max(-float(lower_t), symmetric) * se
+    if max(float(upper_t), symmetric) >= np.finfo(np.float64).max:
+        low = -math.inf
+    if max(-float(lower_t), symmetric) >= np.finfo(np.float64).max:
+        high = math.inf
+    return low, high
 
 
 def on_front(scores: FloatArray, costs: FloatArray) -> npt.NDArray[np.bool_]:

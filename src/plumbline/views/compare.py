@@ -16,6 +16,7 @@ from rich.table import Table
 from plumbline.compare.result import ArmComparison, ArmSummary, CompareReport, Gate, PairedTest
 from plumbline.core import present
 from plumbline.core.escape import markdown, terminal
+from plumbline.views.compare_cost import cost_markdown, render_cost_terminal
 
 #: label, arm-summary field, formatter
 ARM_FIELDS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
@@ -240,6 +241,7 @@ def render_terminal(report: CompareReport, console: Console) -> None:
         for test in test_rows(comparison.tests):
             tests.add_row(*test)
         console.print(tests)
+        render_cost_terminal(comparison, console, level)
         detectable = _detectable(report, comparison)
         if detectable is not None:
             console.print(
@@ -349,6 +351,7 @@ def render_markdown(report: CompareReport) -> str:
     parts = ["# A/B comparison", ""]
     for comparison in report.comparisons:
         parts += _comparison_head_markdown(comparison, level)
+        parts += cost_markdown(comparison, level)
         detectable = _detectable(report, comparison)
         if detectable is not None:
             parts += [f"Minimum detectable pass-rate difference: {detectable}.", ""]

@@ -42,6 +42,7 @@ from plumbline.views.compare import (
     sequential_lines,
     test_rows,
 )
+from plumbline.views.compare_cost import cost_headers, cost_rows, provenance_line
 from plumbline.views.html import Page, render_page
 from plumbline.views.site import SiteInput
 from plumbline.views.svg import IntervalRow, interval_chart
@@ -133,6 +134,10 @@ class ComparisonView:
     #: With `--sequential`: the verdict in words and the confidence sequence over the pairs.
     sequential: list[str] = field(default_factory=list)
     sequential_chart: Markup | None = None
+    #: Cost per task and per success of each arm and T − C (`views.compare_cost`).
+    cost_header: list[str] = field(default_factory=list)
+    cost_rows: list[list[str]] = field(default_factory=list)
+    cost_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -330,6 +335,9 @@ def _comparison_view(comparison: ArmComparison) -> ComparisonView:
         caveat=comparison.caveat,
         sequential=sequential_lines(comparison),
         sequential_chart=_sequence_chart(comparison),
+        cost_header=cost_headers(comparison) if comparison.cost else [],
+        cost_rows=cost_rows(comparison.cost) if comparison.cost else [],
+        cost_note=provenance_line(comparison) if comparison.cost else None,
     )
 
 

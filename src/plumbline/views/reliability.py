@@ -20,6 +20,7 @@ from plumbline.reliability.result import (
     ReliabilityInterval,
     ReliabilityReport,
 )
+from plumbline.views.reliability_cost import cost_figures, priced_by
 
 NOT_MEASURED = "n/a"
 
@@ -273,16 +274,9 @@ def model_rows(model: ModelReliability) -> list[Row]:
     rows += _quality_rows(model)
     rows += _robustness_rows(model)
     if model.cost is not None:
-        cost = model.cost
-        rows.append(
-            (
-                "cost per trial / per performance-heuristic point",
-                f"{present.usd(cost.mean_cost_per_trial)} / "
-                f"{present.usd(cost.cost_per_heuristic_point)}",
-                "",
-                "",
-            )
-        )
+        for label, value, interval in cost_figures(model.cost):
+            basis = interval_basis(interval) if interval is not None else ""
+            rows.append((label, value, "", basis or priced_by(model.cost)))
     return rows
 
 

@@ -19,6 +19,7 @@ from plumbline.views.reliability import (
     approximate_label,
     interval_basis,
 )
+from plumbline.views.reliability_cost import cost_figures, priced_by
 from plumbline.views.svg import (
     IntervalRow,
     grouped_bar_chart,
@@ -384,18 +385,19 @@ def _cost(model: ModelReliability) -> list[Metric]:
     cost = model.cost
     if cost is None:
         return []
-    return [
-        _metric(
-            "mean cost per trial (USD)",
-            present.usd(cost.mean_cost_per_trial),
-            n=cost.trials_priced,
-        ),
-        _metric(
-            "cost per performance-heuristic point (USD)",
-            present.usd(cost.cost_per_heuristic_point),
-            n=cost.trials_priced,
-        ),
-    ]
+    metrics = []
+    for label, value, interval in cost_figures(cost):
+        shown, _, bounds = value.partition(" ")
+        metrics.append(
+            _metric(
+                f"{label} (USD; {priced_by(cost)})",
+                shown,
+                interval=bounds,
+                n=cost.prompts_priced or cost.trials_priced,
+                basis=interval,
+            )
+        )
+    return metrics
 
 
 def _failed_trials(model: ModelReliability) -> list[FailedTrialRow]:
