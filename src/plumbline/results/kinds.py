@@ -18,12 +18,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel
-
-from plumbline.core.result import document_kind
 from plumbline.results.rows import MetricRow
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ STORED_KINDS: tuple[str, ...] = tuple(row.name for row in KIND_TABLE if row.stor
 #: Every kind's name.
 KIND_NAMES: tuple[str, ...] = tuple(row.name for row in KIND_TABLE)
 
-R = TypeVar("R", bound=BaseModel)
+R = TypeVar("R", bound="BaseModel")
 
 
 class ResultKind(Generic[R]):
@@ -147,6 +147,7 @@ def kind_of(result: BaseModel) -> ResultKind[Any]:
 def detect(document: Any) -> str | None:
     """The kind of a JSON document from its `schema_version` alone (older leaderboards, which
     predate the string, included); None when it is no plumbline result."""
+    from plumbline.core.result import document_kind
     from plumbline.leaderboard.result import is_older_leaderboard
 
     name = document_kind(document)
