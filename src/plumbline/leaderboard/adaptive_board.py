@@ -10,8 +10,8 @@ from dataclasses import replace
 import numpy as np
 
 from plumbline.core.result import Interval
-from plumbline.leaderboard.adaptive import ALPHA, AdaptiveOutcome, ModelOutcome, PairOutcome
-from plumbline.leaderboard.adaptive_scores import AskedQuestions, FloatArray
+from plumbline.leaderboard.adaptive import AdaptiveOutcome, ModelOutcome, PairOutcome
+from plumbline.leaderboard.adaptive_scores import ALPHA, AskedQuestions, FloatArray
 from plumbline.leaderboard.board import Leaderboard
 from plumbline.leaderboard.result import AdjacentPair
 from plumbline.leaderboard.scores import LEVEL, ModelScores

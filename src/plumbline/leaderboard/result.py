@@ -32,7 +32,7 @@ from pydantic import (
 from plumbline.core.result import Interval, ResultModel, Unit, unit_field
 from plumbline.core.timestamps import parse_utc
 from plumbline.leaderboard.adaptive_result import AdaptiveReplay as AdaptiveReplay
-from plumbline.leaderboard.adaptive_result import AdaptiveRun
+from plumbline.leaderboard.adaptive_result import AdaptiveRun as AdaptiveRun
 from plumbline.leaderboard.check_result import CheckResult as CheckResult
 from plumbline.leaderboard.check_result import DocumentReview as DocumentReview
 from plumbline.leaderboard.check_result import Inconsistency as Inconsistency
