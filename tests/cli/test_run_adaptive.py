@@ -129,7 +129,7 @@ def test_a_killed_adaptive_run_resumes_without_asking_again(
     # Resumed until it finishes: on a loaded machine a resumed round can be interrupted again.
     interrupted = 1
     code, stdout, stderr = _run(*command)
-    while code == 1 and interrupted < 3:
+    while code == 1 and interrupted < 8:
         interrupted += 1
         code, stdout, stderr = _run(*command)
     assert code == 0, stderr

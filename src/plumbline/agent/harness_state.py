@@ -179,7 +179,9 @@ class HarnessState:
                 pass_fds=launch.pass_fds,
                 watch=disk.over if disk is not None else None,
             )
-            if result.start_error is None and not launch.started():
+            # A command whose writable directories are over the disk limit from the start is
+            # stopped by the watch before it says ready: that is the limit, not a failed start.
+            if not result.stopped_by_watch and result.start_error is None and not launch.started():
                 problem = "its cgroup, limits or network bridges could not be set up"
                 return ConfinedResult(None, False, result.duration_seconds, OSError(problem))
             limit = "disk" if result.stopped_by_watch else launch.exceeded(result)

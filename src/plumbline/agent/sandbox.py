@@ -331,18 +331,17 @@ class BubblewrapSandbox:
             os.close(fd)
             raise SandboxError("socat is not installed (Debian/Ubuntu: apt-get install socat)")
         ready_read, ready_write = _ready_pipe()
-        signal_fds = os.pipe() if confinement.bridges else None
-        script = entry_script(confinement.bridges, socat or "socat", ready_write, signal_fds)
+        script = entry_script(confinement.bridges, socat or "socat", ready_write)
         inner = ["/bin/sh", "-c", script, "sh", *argv]
         try:
             prefix, cgroup = limited_prefix(confinement.limits)
         except OSError:
-            _close(fd, ready_read, ready_write, *(signal_fds or ()))
+            _close(fd, ready_read, ready_write)
             raise
         return Launch(
             [*prefix, *command, *inner],
             {},
-            (fd, ready_write, *(signal_fds or ())),
+            (fd, ready_write),
             cwd=Path("/"),
             cgroup=cgroup,
             ready=ready_read,

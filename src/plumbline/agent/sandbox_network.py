@@ -36,8 +36,10 @@ ENV = "/usr/bin/env"
 #: The word the entry script writes once the trial's command is about to start.
 READY = b"ready"
 
-#: How long the entry script waits for the bridges to listen before the trial fails to start.
-BRIDGE_WAIT_SECONDS = 10
+#: How long the entry script waits for the bridges to listen: looks at /proc/net/tcp, the
+#: first `BRIDGE_SPIN_LOOKS` at once (socat starts in a few ms), the rest 5 ms apart (~10 s).
+BRIDGE_SPIN_LOOKS = 300
+BRIDGE_WAIT_STEPS = BRIDGE_SPIN_LOOKS + 2000
 
 
 class BridgeError(ValueError):
@@ -65,43 +67,36 @@ def check_bridges(bridges: Sequence[tuple[int, Path]]) -> None:
             raise BridgeError(f"bridge {port}: {path} is not a Unix socket")
 
 
-def entry_script(
-    bridges: Sequence[tuple[int, Path]],
-    socat: str,
-    ready_fd: int,
-    signal_fds: tuple[int, int] | None = None,
-) -> str:
+def entry_script(bridges: Sequence[tuple[int, Path]], socat: str, ready_fd: int) -> str:
     """The shell script (`/bin/sh -c SCRIPT sh COMMAND...`) run inside the sandbox before the
     trial's command: start a socat listener per bridge, wait until each listens, say `ready`,
-    then exec the command (exit 125, nothing said, when a bridge does not come up).
-
-    Each socat logs at notice level (`-d -d`) into a reader that says `up` on the pipe
-    `signal_fds` (read end, write end) when socat is listening (then drains its log), or
-    `down` when socat ended; the script blocks reading that pipe, so the command starts as
-    soon as the bridges listen, with no polling. A watchdog says `down` after
-    `BRIDGE_WAIT_SECONDS`. Descriptors are named by `/proc/self/fd/N` (dash takes only
-    single-digit numbers in redirections)."""
+    then exec the command (exit 125, nothing said, when a bridge does not come up)."""
     lines = []
+    for port, path in bridges:
+        listen = f"TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr"
+        target = shlex.quote(f"UNIX-CONNECT:{path}")
+        # An empty environment: the bridge carries none of the agent's variables (keys).
+        lines.append(
+            f"{ENV} -i {shlex.quote(socat)} {listen} {target} </dev/null >/dev/null 2>&1 &"
+        )
     if bridges:
-        assert signal_fds is not None, "bridges need the pipe they say `up` on"
-        read_fd, write_fd = signal_fds
-        for port, path in bridges:
-            listen = f"TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr"
-            target = shlex.quote(f"UNIX-CONNECT:{path}")
-            # An empty environment: the bridge carries none of the agent's variables (keys).
-            lines.append(
-                f"{{ {ENV} -i {shlex.quote(socat)} -d -d {listen} {target} 2>&1 >/dev/null "
-                "</dev/null; echo down; } | { said=; while IFS= read -r line; do "
-                'case "$line" in *"listening on"*) [ -z "$said" ] && said=1 && echo up;; '
-                f"down) echo down;; esac; done; }} >/proc/self/fd/{write_fd} &"
-            )
+        # /proc/net/tcp: local address 0100007F:PORT (hex), remote 00000000:0000, state 0A.
+        # Read with shell builtins (no process per look): first a short spin while socat
+        # starts, then looks 5 ms apart.
+        patterns = " ".join(f"0100007F:{port:04X}" for port, _ in bridges)
         lines += [
-            f"{{ sleep {BRIDGE_WAIT_SECONDS}; echo down; }} >/proc/self/fd/{write_fd} </dev/null &",
-            "up=0",
-            f"while [ $up -lt {len(bridges)} ]; do",
-            f"  IFS= read -r word </proc/self/fd/{read_fd} || exit 125",
-            '  [ "$word" = up ] || exit 125',
-            "  up=$((up+1))",
+            "listening() {",
+            "  while read -r _ here there state _; do",
+            '    [ "$here $there $state" = "$1 00000000:0000 0A" ] && return 0',
+            "  done < /proc/net/tcp",
+            "  return 1",
+            "}",
+            "i=0",
+            f"for p in {patterns}; do",
+            '  until listening "$p"; do',
+            f"    i=$((i+1)); [ $i -gt {BRIDGE_WAIT_STEPS} ] && exit 125",
+            f"    [ $i -gt {BRIDGE_SPIN_LOOKS} ] && sleep 0.005",
+            "  done",
             "done",
         ]
     lines += [f"printf {READY.decode()} > /proc/self/fd/{ready_fd} || exit 125", 'exec "$@"']
@@ -117,7 +112,8 @@ def bridge_mounts(bridges: Sequence[tuple[int, Path]]) -> list[str]:
 
 
 __all__ = [
-    "BRIDGE_WAIT_SECONDS",
+    "BRIDGE_SPIN_LOOKS",
+    "BRIDGE_WAIT_STEPS",
     "NETWORKS",
     "READY",
     "BridgeError",
