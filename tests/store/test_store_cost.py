@@ -58,7 +58,9 @@ def test_reliability_cost_is_stored_and_tracked(store_url: str, tmp_path: Path) 
         cost["per_trial_interval"]["low"],
         cost["per_trial_interval"]["high"],
     )
-    assert per_trial.low is not None and per_trial.low < per_trial.estimate < per_trial.high
+    low, estimate, high = per_trial.low, per_trial.estimate, per_trial.high
+    assert low is not None and estimate is not None and high is not None
+    assert low < estimate < high
     assert rows["cost.per_prompt_usd"].estimate == cost["per_prompt_usd"]
     code, stdout, _ = invoke(["history", "--store", store_url, "--json"])
     assert code == 0
