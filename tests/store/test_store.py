@@ -22,6 +22,7 @@ from tests.support.postgres import PostgresServer
 from tests.support.store_results import renamed
 from tests.support.store_writers import write_many, write_same
 
+from plumbline.results.compare import COST_METRICS as COMPARE_COST
 from plumbline.results.stored import ResultDocumentError, read_result
 from plumbline.store.migrate import StoreError, head_revision, upgrade_to
 from plumbline.store.store import Query, Store
@@ -68,6 +69,7 @@ def test_every_kind_publishes_its_own_metric_names(store_url: str, documents: Do
         "duration_delta_seconds",
         "token_delta",
         "non_cache_token_delta",
+        *COMPARE_COST,
     }
     assert {row.subject for row in compare.metrics} == {"with_skelly vs without_skelly"}
     assert {row.metric for row in reliability.metrics} == {

@@ -1,14 +1,15 @@
 """The `compare` kind: an A/B decision (the A/B schema), fed by run records.
 
 Its metrics: every primary paired delta (mean, bootstrap interval, pairs) of every
-comparison, with the subject `TREATMENT vs CONTROL`.
+comparison, and its cost figures (`COST_METRICS`: each arm's cost per task and per success and
+their difference, with intervals and n), with the subject `TREATMENT vs CONTROL`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from plumbline.compare.result import PRIMARY_DELTAS, CompareReport
+from plumbline.compare.result import PRIMARY_DELTAS, CompareReport, CostComparison, CostFigure
 from plumbline.results.errors import ResultDocumentError, validated
 from plumbline.results.kinds import ResultKind, result_kind
 from plumbline.results.metric_rows import metric_row
@@ -65,4 +66,34 @@ def compare_metrics(report: CompareReport) -> list[MetricRow]:
         for name in PRIMARY_DELTAS:
             delta = getattr(comparison.paired, name)
             rows.append(metric_row(subject, name, delta.mean, delta.ci, delta.n))
+        if comparison.cost is not None:
+            rows += _cost_rows(subject, comparison.cost)
     return rows
+
+
+#: The cost metrics of a comparison: each arm's cost per task and per success (USD), and the
+#: treatment − control difference of each over the pairs where both runs have a cost.
+COST_METRICS = (
+    "cost.treatment.per_task_usd",
+    "cost.treatment.per_success_usd",
+    "cost.control.per_task_usd",
+    "cost.control.per_success_usd",
+    "cost.per_task_delta_usd",
+    "cost.per_success_delta_usd",
+)
+
+
+def _cost_rows(subject: str, cost: CostComparison) -> list[MetricRow]:
+    """`COST_METRICS`, in that order (a figure without an estimate is a row without one)."""
+    figures: list[CostFigure] = [
+        cost.treatment.per_task_usd,
+        cost.treatment.per_success_usd,
+        cost.control.per_task_usd,
+        cost.control.per_success_usd,
+        cost.difference.per_task_usd,
+        cost.difference.per_success_usd,
+    ]
+    return [
+        metric_row(subject, name, figure.estimate, figure.interval, figure.n)
+        for name, figure in zip(COST_METRICS, figures, strict=True)
+    ]

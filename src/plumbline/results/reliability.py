@@ -1,8 +1,9 @@
 """The `reliability` kind: CERT's metrics over repeated trials, fed by trial records.
 
-Its metrics: CERT's six published metrics of every model (`RELIABILITY_METRICS`), each with the
-probe's configuration (`probe_configuration`): two reports of one model are one series only
-when it agrees.
+Its metrics: CERT's six published metrics of every model (`RELIABILITY_METRICS`), and, for a
+model whose trials were priced (`--price`, `--prices`), its cost per trial and per prompt
+(`COST_METRICS`), each with the probe's configuration (`probe_configuration`): two reports of
+one model are one series only when it agrees.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ RELIABILITY_METRICS = (
     "latency.p95",
     "error_rate",
 )
+#: The cost metrics of a priced model (USD, with their bootstrap intervals over prompts).
+COST_METRICS = ("cost.per_trial_usd", "cost.per_prompt_usd")
 
 
 @result_kind("reliability")
@@ -57,7 +60,8 @@ def probe_configuration(prompt_trials: list[tuple[str, int]], embedding_model: s
 
 
 def reliability_metrics(report: ReliabilityReport) -> list[MetricRow]:
-    """CERT's six published metrics of every model (`RELIABILITY_METRICS`)."""
+    """CERT's six published metrics of every model (`RELIABILITY_METRICS`) and the cost of
+    every priced one (`COST_METRICS`)."""
     embedding = report.config.embedding_model_name
     return [row for model in report.models for row in _model_reliability(model, embedding)]
 
@@ -111,4 +115,22 @@ def _reliability_rows(model: ModelReliability) -> list[MetricRow]:
             robustness.total_trials,
         )
     )
+    cost = model.cost
+    if cost is not None:
+        rows += [
+            metric_row(
+                subject,
+                "cost.per_trial_usd",
+                cost.per_trial_usd,
+                cost.per_trial_interval,
+                cost.prompts_priced,
+            ),
+            metric_row(
+                subject,
+                "cost.per_prompt_usd",
+                cost.per_prompt_usd,
+                cost.per_prompt_interval,
+                cost.prompts_priced,
+            ),
+        ]
     return rows
