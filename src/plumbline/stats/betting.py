@@ -34,7 +34,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from plumbline.stats._validation import ArrayLike, as_float_vector
+from plumbline.stats._validation import ArrayLike
+from plumbline.stats.confidence_sequences import unit_draws
 
 FloatArray = npt.NDArray[np.float64]
 Direction = Literal["above", "below"]
@@ -80,17 +81,8 @@ def without_replacement_pvalues(
     """The anytime-valid p-value after each value of `H: mean ≤ null_mean` (`direction="above"`:
     small p says the mean is above it) or `H: mean ≥ null_mean` (`"below"`), for `population`
     values on [low, high] of which `values` are the first drawn in a uniformly random order."""
-    data = as_float_vector(values, "values", min_size=1)
-    if not high > low:
-        raise ValueError("high must be above low")
-    if not population >= data.size:
-        raise ValueError(
-            f"population ({population}) must be at least the values drawn ({data.size})"
-        )
-    if np.any((data < low - 1e-9) | (data > high + 1e-9)):
-        raise ValueError(f"values must lie in [{low:g}, {high:g}]")
+    _, x = unit_draws(values, population, low, high)
     span = high - low
-    x = np.clip((data - low) / span, 0.0, 1.0)
     m = (null_mean - low) / span
     if direction == "below":
         x, m = 1.0 - x, 1.0 - m

@@ -117,6 +117,23 @@ def _bounds(x: FloatArray, population: int, alpha: float) -> tuple[FloatArray, F
     return lows, np.maximum(highs, lows)
 
 
+def unit_draws(
+    values: ArrayLike, population: int, low: float, high: float
+) -> tuple[FloatArray, FloatArray]:
+    """The values drawn (checked: at most `population`, all on [low, high]) and the same values
+    rescaled to [0, 1]."""
+    data = as_float_vector(values, "values", min_size=1)
+    if not high > low:
+        raise ValueError("high must be above low")
+    if not population >= data.size:
+        raise ValueError(
+            f"population ({population}) must be at least the values drawn ({data.size})"
+        )
+    if np.any((data < low - 1e-9) | (data > high + 1e-9)):
+        raise ValueError(f"values must lie in [{low:g}, {high:g}]")
+    return data, np.clip((data - low) / (high - low), 0.0, 1.0)
+
+
 def without_replacement_sequence(
     values: ArrayLike,
     population: int,
@@ -128,17 +145,8 @@ def without_replacement_sequence(
     """The confidence sequence for the mean of `population` values on [low, high], of which
     `values` are the first ones drawn in a uniformly random order (without replacement)."""
     check_level(level)
-    data = as_float_vector(values, "values", min_size=1)
-    if not high > low:
-        raise ValueError("high must be above low")
-    if not population >= data.size:
-        raise ValueError(
-            f"population ({population}) must be at least the values drawn ({data.size})"
-        )
-    if np.any((data < low - 1e-9) | (data > high + 1e-9)):
-        raise ValueError(f"values must lie in [{low:g}, {high:g}]")
+    data, x = unit_draws(values, population, low, high)
     span = high - low
-    x = np.clip((data - low) / span, 0.0, 1.0)
     lows, highs = _bounds(x, population, 1 - level)
     means = np.cumsum(data) / np.arange(1, data.size + 1)
     return ConfidenceSequence(
