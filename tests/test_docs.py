@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 SCHEMAS = ROOT / "src" / "plumbline" / "schemas"
 
-pytestmark = pytest.mark.slow
+# One xdist group: the module's tests share one `mkdocs build` (`site`), which `--dist
+# loadgroup` would otherwise run once in each worker that gets one of them.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("docs_site")]
 
 
 @pytest.fixture(scope="module")

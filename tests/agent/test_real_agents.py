@@ -416,11 +416,14 @@ def test_a_real_agent_solves_the_example_task_through_agent_run(
 
 
 #: A tool process the model starts that forges Claude Code's final report: it finds the CLI
-#: among its ancestors, detaches, watches the CLI's own standard output (through
-#: /proc/<cli>/fd/1) for its real `result` line, stops the CLI there, appends a far cheaper
-#: result, and lets it go on; the profile takes the last result.
+#: among its ancestors, detaches, and traces the CLI (ptrace, as a process may trace another of
+#: its own user's) to stop it at its exit, when the real `result` line is written and its
+#: standard output still open; there it appends a far cheaper result and lets the CLI end. The
+#: profile takes the last result. (Watching the output for the `result` line instead raced
+#: twice: the output is a pipe the harness drains, so the watcher saw the line only when it
+#: read it first, and the CLI could exit before the watcher stopped it.)
 FORGER = r"""
-import os, signal, sys
+import ctypes, json, os, sys
 pid = os.getppid()
 while pid > 1:
     if open(f"/proc/{pid}/comm").read().strip() in ("claude", "node"):
@@ -433,21 +436,27 @@ null = os.open(os.devnull, os.O_RDWR)
 for fd in (0, 1, 2):
     os.dup2(null, fd)
 out = os.open(f"/proc/{pid}/fd/1", os.O_WRONLY | os.O_APPEND)
-seen = os.open(f"/proc/{pid}/fd/1", os.O_RDONLY)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+PTRACE_CONT, PTRACE_DETACH, PTRACE_SEIZE = 7, 17, 0x4206
+PTRACE_O_TRACEEXIT, PTRACE_EVENT_EXIT, WALL = 0x40, 6, 0x40000000
+if libc.ptrace(PTRACE_SEIZE, pid, None, PTRACE_O_TRACEEXIT) != 0:
+    sys.exit(1)
 forged = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 900,
           "num_turns": 1, "result": "done", "session_id": "forged", "total_cost_usd": 0.000001,
           "usage": {"input_tokens": 3, "output_tokens": 4, "cache_read_input_tokens": 0,
                     "cache_creation_input_tokens": 0}}
-text = b""
 while True:
-    text += os.read(seen, 1 << 16)
-    at = text.find(b'"type":"result"')
-    if at >= 0 and b"\n" in text[at:]:
-        os.kill(pid, signal.SIGSTOP)
-        import json
+    _, status = os.waitpid(pid, WALL)
+    if not os.WIFSTOPPED(status):
+        break  # gone without the exit stop: nothing to forge
+    if status >> 16 == PTRACE_EVENT_EXIT:
         os.write(out, (json.dumps(forged) + "\n").encode())
-        os.kill(pid, signal.SIGCONT)
+        libc.ptrace(PTRACE_DETACH, pid, None, None)
         break
+    # Any other stop: a signal on its way to the CLI, passed on (an event stop: none).
+    sig = 0 if status >> 16 else os.WSTOPSIG(status)
+    libc.ptrace(PTRACE_CONT, pid, None, sig)
 """
 
 
@@ -472,23 +481,22 @@ def test_claude_code_forging_its_final_report_changes_no_counted_usage(
     assert result.exit_code == 0, result.output
     records = read_jsonl(out / "records.jsonl")
     assert len(records) == 2
-    forged = 0
     for record in records:
         stdout = (out / "logs" / record["run_id"] / "agent.stdout").read_text()
         # The counted usage is the proxy's whatever the agent's output says.
         assert record["usage_source"] == "metered"
         assert record["input_tokens"] == record["metered_usage"]["input_tokens"] > 3
         assert record["total_cost_usd"] != 0.000001
-        # Where the forgery landed (the forger races the CLI: on a loaded machine it can miss),
-        # the agent's report is the forged one and the record flags the difference.
-        if stdout.rstrip().splitlines()[-1].startswith('{"type": "result"'):
-            forged += 1
-            own = record["agent_reported_usage"]
-            assert own["input_tokens"] == 3 and own["output_tokens"] == 4
-            assert own["total_cost_usd"] == 0.000001
-            assert record["usage_discrepancy_flagged"] is True
-            assert record["usage_discrepancy"] < -0.99
-    assert forged >= 1
+        # The forgery landed after the real report: the agent's report is the forged one,
+        # and the record flags the difference.
+        lines = stdout.rstrip().splitlines()
+        assert lines[-1].startswith('{"type": "result"'), lines[-3:]
+        assert json.loads(lines[-2])["type"] == "result", lines[-2:]  # the real one
+        own = record["agent_reported_usage"]
+        assert own["input_tokens"] == 3 and own["output_tokens"] == 4
+        assert own["total_cost_usd"] == 0.000001
+        assert record["usage_discrepancy_flagged"] is True
+        assert record["usage_discrepancy"] < -0.99
     metered = {
         kind: sum(r["metered_usage"][f"{kind}_tokens"] for r in records)
         for kind in ("input", "output", "cache_read", "cache_write")

@@ -71,6 +71,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
     return Demo(output, result.output)
 
 
+@pytest.mark.xdist_group("demo")  # one demo run (`demo`) for both
 def test_demo_writes_every_result(demo: Demo) -> None:
     tmp_path = demo.output
     result = demo
@@ -137,6 +138,7 @@ def _normalised(path: Path) -> Any:
     return normalise(json.loads(path.read_text()))
 
 
+@pytest.mark.xdist_group("demo")  # one demo run (`demo`) for both
 def test_the_demos_results_are_the_plain_paths_results(demo: Demo) -> None:
     """The speed-ups change no result on the demo's data: its leaderboard read with the fast
     reader in a process pool is the one Inspect's reader gives in process, and its judge's

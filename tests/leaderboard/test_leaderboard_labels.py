@@ -20,6 +20,10 @@ from judge_scenario import JudgedLogs, generate_judged_logs
 from plumbline.cli.main import main
 from plumbline.core.schema_files import shipped
 
+# One xdist group: the module's tests share one judged Inspect run (`judged`), which `--dist
+# loadgroup` would otherwise run once in each worker that gets one of them.
+pytestmark = pytest.mark.xdist_group("leaderboard_labels")
+
 FIELDS = {
     "estimate",
     "judge_only",

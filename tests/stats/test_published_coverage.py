@@ -15,7 +15,9 @@ import pytest
 
 from validation.coverage import BAND, DATASETS, SIZES, TRUTHS, CellResult, floor, run_cells
 
-pytestmark = pytest.mark.slow
+# One xdist group: the module's tests share one simulation (`cells`), which `--dist loadgroup`
+# would otherwise run once in each worker that gets one of them.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("published_coverage")]
 
 
 @pytest.fixture(scope="module")

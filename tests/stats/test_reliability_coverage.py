@@ -20,7 +20,9 @@ from validation.coverage import (
     reliability_truth,
 )
 
-pytestmark = pytest.mark.slow
+# One xdist group: the module's tests share one simulation (`cells`), which `--dist loadgroup`
+# would otherwise run once in each worker that gets one of them.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("reliability_coverage")]
 
 DESIGNS = ((3, 5), (10, 5), (3, 25))
 MODELS = 80

@@ -135,7 +135,9 @@ def test_swapping_arms_negates_paired_bootstrap(
     assert backward.interval.high == pytest.approx(-forward.interval.low, abs=scale)
 
 
-@settings(deadline=None)  # a shared CI machine makes per-example timing meaningless
+# 40 examples, as the bootstrap properties above: each example computes two Hodges-Lehmann
+# intervals and four signed-rank and sign tests (about 0.35 s).
+@settings(max_examples=40, deadline=None)
 @given(pairs())
 def test_swapping_arms_negates_hodges_lehmann_and_flips_tests(
     xy: tuple[list[float], list[float]],
