@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from tests.agent.helpers import read_jsonl
-from tests.agent.test_agent_sandbox import agent_run, processes_with, reports, scene
+from tests.agent.test_agent_sandbox import agent_run, left_running, reports, scene
 from tests.cluster.helpers import SRC
 from tests.support.ray_cluster import LocalCluster
 
@@ -47,4 +47,4 @@ def test_ray_trials_run_in_the_same_sandbox(cluster: LocalCluster, work: Path) -
     records = read_jsonl(here.results / "records.jsonl")
     assert {r["sandbox"] for r in records} == {"bubblewrap"} and all(r["node"] for r in records)
     assert {r["network"] for r in records} == {"isolated"}
-    assert processes_with(marker) == []
+    assert left_running(marker) == []
