@@ -300,9 +300,14 @@ def _agent_steps(output: Path, agent: DemoAgent | None, price_file: str) -> list
         else (str(example_path("agent_suite") / "suite.toml"), "claude-code", "127.0.0.1")
     )
     not_run = None if agent is not None else agent_unavailable() or "no model server was started"
-    run = ("agent", "run", suite, "--agent", command, "--profile", "claude-code")
+    run: tuple[str, ...] = ("agent", "run", suite, "--agent", command, "--profile", "claude-code")
     run += ("--repeats", str(AGENT_REPEATS), "--concurrency", "2", "--allow-host", host)
-    compare = ("compare", str(trials / "records.jsonl"), "--treatment", "with_hint")
+    compare: tuple[str, ...] = (
+        "compare",
+        str(trials / "records.jsonl"),
+        "--treatment",
+        "with_hint",
+    )
     compare += ("--control", "without_hint", "--prices", price_file, "--resamples", "2000")
     compare += ("--json", str(output / "agent-compare.json"))
     return [
