@@ -13,12 +13,14 @@ last and adds to the site.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
 import click
 
+from plumbline.app.demo_trials import DemoAgent, agent_unavailable, demo_agent
 from plumbline.cli.demo_answers import demo_answers
 from plumbline.cli.output import Command, OutputDirectory, console, output_option
 from plumbline.cli.prices import load_price_table
@@ -36,6 +38,9 @@ REAL_MAX_TOKENS = 32
 # (plumbline.models.batching), each call giving the tokens it gives alone. The probes stay
 # sequential: their journal keeps the trials in the order they finish, and the reliability
 # metrics summed in another order differ in the last digits.
+#: Repeats of each (task, arm) in the demo's agent trials (the A/B schema asks for 5 before a
+#: promotion decision: the demo's A/B says so).
+AGENT_REPEATS = 3
 #: The "update" of the regression check: the same model with shorter answers.
 UPDATE_MAX_TOKENS = 8
 REAL_PROMPTS = (
@@ -53,6 +58,8 @@ class DemoStep:
     args: tuple[str, ...]
     # exit status 1 is a finding, not a failure (a weak judge fails its calibration)
     findings_exit: bool = False
+    # why this machine cannot run the step (it is shown, not run)
+    not_run: str | None = None
 
 
 def example_path(name: str) -> Path:
@@ -90,12 +97,16 @@ PRICED_COMMANDS = frozenset({"run", "leaderboard"})
 
 
 def demo_steps(
-    output: Path, store: StoreOptions | None = None, prices: Path | None = None
+    output: Path,
+    store: StoreOptions | None = None,
+    prices: Path | None = None,
+    agent: DemoAgent | None = None,
 ) -> list[DemoStep]:
     """The demo's commands, writing their JSON and Markdown under `output`; with `store`, each
     result is recorded there too and a last step shows the history and adds it to the site.
     The leaderboard's commands price tokens with `prices` (default: the demo's made-up price
-    file, `examples/demo_prices.toml`)."""
+    file, `examples/demo_prices.toml`). The agent trials run with `agent` (without one they are
+    shown as not run, with the reason)."""
     price_file = str(prices or example_path("demo_prices.toml"))
     runs = str(example_path("agent_runs.jsonl"))
     trials = str(example_path("trials.jsonl"))
@@ -104,6 +115,7 @@ def demo_steps(
         *_judge_steps(output),
         *_statistics_steps(),
         *_ab_steps(output, runs),
+        *_agent_steps(output, agent, price_file),
         *_reliability_steps(output, trials),
         *_regression_steps(output),
         *_site_steps(output, runs),
@@ -275,6 +287,44 @@ def _ab_steps(output: Path, runs: str) -> list[DemoStep]:
                 "--markdown",
                 str(output / "compare.md"),
             ),
+        ),
+    ]
+
+
+def _agent_steps(output: Path, agent: DemoAgent | None, price_file: str) -> list[DemoStep]:
+    """The A/B job on trials the harness runs: the example agent suite, metered."""
+    trials = output / "agent-trials"
+    suite, command, host = (
+        (str(agent.suite), agent.command, agent.allow_host)
+        if agent is not None
+        else (str(example_path("agent_suite") / "suite.toml"), "claude-code", "127.0.0.1")
+    )
+    not_run = None if agent is not None else agent_unavailable() or "no model server was started"
+    run: tuple[str, ...] = ("agent", "run", suite, "--agent", command, "--profile", "claude-code")
+    run += ("--repeats", str(AGENT_REPEATS), "--concurrency", "2", "--allow-host", host)
+    compare: tuple[str, ...] = (
+        "compare",
+        str(trials / "records.jsonl"),
+        "--treatment",
+        "with_hint",
+    )
+    compare += ("--control", "without_hint", "--prices", price_file, "--resamples", "2000")
+    compare += ("--json", str(output / "agent-compare.json"))
+    return [
+        DemoStep(
+            "Does a hint help a coding agent? (the A/B schema on trials the harness runs)",
+            "The example agent suite: a small agent fixes planted bugs with and without a hint "
+            "file. Each trial runs in the sandbox on a network of its own; the agent's model "
+            "calls (an offline scripted model) go through the harness's metering proxy, so every "
+            "token counted is one the harness saw.",
+            (*run, "-o", str(trials)),
+            not_run=not_run,
+        ),
+        DemoStep(
+            "",
+            "",
+            (*compare, "--markdown", str(output / "agent-compare.md")),
+            not_run=not_run,
         ),
     ]
 
@@ -464,14 +514,22 @@ def demo(output: Path, store: StoreOptions, verbose: bool, prices_path: Path | N
     started = time.monotonic()
     if store.url is None:
         store = replace(store, url=demo_store(output))
-    with open(output / "demo.log", "w", encoding="utf-8") as log:
-        for step in demo_steps(output, store, prices_path):
+    missing = agent_unavailable()
+    with (
+        open(output / "demo.log", "w", encoding="utf-8") as log,
+        nullcontext(None) if missing else demo_agent(output) as agent,
+    ):
+        for step in demo_steps(output, store, prices_path, agent):
             if step.title:
                 console.print(Rule(step.title))
                 console.print(f"[dim]{step.why}[/dim]")
             shown = shlex.join(shown_arguments(step.args, store.url))
             console.print(f"[bold]$ plumbline {terminal(shown)}[/bold]")
             log.write(f"$ plumbline {shown}\n")
+            if step.not_run is not None:
+                console.print(f"Not run: {terminal(step.not_run)}")
+                log.write(f"Not run: {step.not_run}\n")
+                continue
             _run_step(step, log, verbose)
     console.print(Rule("The answers"))
     for line in demo_answers(output, store.url):
