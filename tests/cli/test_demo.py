@@ -186,6 +186,9 @@ def test_demo_without_bubblewrap_runs_the_rest_and_says_cdk_was_not_run(tmp_path
     assert result.returncode == 0, output
     assert "Traceback" not in output
     assert "category cdk_synth is not run" in output and "bubblewrap is not installed" in output
+    # the agent trials need the sandbox too: shown, with the reason, never run unconfined
+    assert "Not run: the agent trials need a sandbox: bubblewrap is not installed" in output
+    assert not (tmp_path / "out" / "agent-trials").exists()
     out = tmp_path / "out"
     board = json.loads((out / "leaderboard.json").read_text())
     cdk = board["_metadata"]["categories"]["cdk_synth"]
