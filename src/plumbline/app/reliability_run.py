@@ -71,7 +71,9 @@ def reliability_report(
         )
     if baseline is None:
         return report
-    return with_baseline(report, records, baseline(), config, embed, progress_bar)
+    return with_baseline(
+        report, records, baseline(), config, embed, progress_bar, (prices, price_table)
+    )
 
 
 def with_baseline(
@@ -81,10 +83,12 @@ def with_baseline(
     config: BenchmarkConfig,
     embed: Embed,
     progress_bar: ProgressBar,
+    pricing: tuple[Mapping[str, Price], PriceTable | None] = ({}, None),
 ) -> ReliabilityReport:
-    """The report with its `baseline_comparison` against the baseline run's records."""
+    """The report with its `baseline_comparison` against the baseline run's records (`pricing`:
+    the --price rates and the --prices table, read when cost is compared)."""
     from plumbline.reliability.analysis import analyze
-    from plumbline.reliability.regression import compare_to_baseline
+    from plumbline.reliability.regression import CostPrices, compare_to_baseline
 
     with progress_bar("baseline") as progress:
         analyzed = analyze(baseline.records, embed, config=config, progress=progress)
@@ -100,6 +104,7 @@ def with_baseline(
             tested=baseline.options.tested,
             seed=config.random_seed,
             resamples=config.bootstrap_resamples,
+            prices=CostPrices(*pricing),
         )
     except ValueError as error:
         raise BaselineError(str(error)) from None

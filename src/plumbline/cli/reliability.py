@@ -315,7 +315,7 @@ def _parse_assignments(values: tuple[str, ...], option: str, what: str) -> dict[
 
 
 def _parse_margins(values: tuple[str, ...]) -> dict[str, float]:
-    from plumbline.reliability.result import METRICS
+    from plumbline.reliability.regression import ALL_METRICS as METRICS
 
     margins: dict[str, float] = {}
     for metric, text in _parse_assignments(values, "--margin", "METRIC=VALUE").items():
@@ -343,8 +343,11 @@ def _regression_options(
     tested: tuple[str, ...],
     fail_on_regression: bool,
 ) -> RegressionOptions:
-    """The parsed regression options; a usage error when they come without --baseline."""
-    from plumbline.reliability.result import METRICS
+    """The parsed regression options; a usage error when they come without --baseline. Cost is
+    tested with the six when only `--margin cost=...` asks for it."""
+    from plumbline.reliability.regression import ALL_METRICS as METRICS
+    from plumbline.reliability.regression import COST
+    from plumbline.reliability.result import METRICS as SIX
 
     if (margins or pairs or tested or fail_on_regression) and not baseline_paths:
         raise click.UsageError(
@@ -357,10 +360,12 @@ def _regression_options(
             param_hint="--test-metric",
         )
     pair_table = _parse_assignments(pairs, "--pair", "OLD=NEW (baseline model = current model)")
-    chosen = tuple(m for m in METRICS if m in tested) if tested else tuple(METRICS)
+    margin_table = _parse_margins(margins)
+    default = METRICS if COST in margin_table else SIX
+    chosen = tuple(m for m in METRICS if m in tested) if tested else tuple(default)
     from plumbline.app.reliability_run import RegressionOptions
 
-    return RegressionOptions(_parse_margins(margins), pair_table, chosen)
+    return RegressionOptions(margin_table, pair_table, chosen)
 
 
 @click.command(cls=Command)
@@ -381,7 +386,8 @@ def _regression_options(
     multiple=True,
     help="METRIC=VALUE equivalence margin for --baseline (consistency, agreement, performance: "
     "score points; latency_p50, latency_p95: fraction of the baseline; error_rate: "
-    "percentage points).",
+    "percentage points; cost: fraction of the baseline's cost per trial, and cost is then "
+    "compared too).",
 )
 @click.option(
     "--pair",
@@ -396,7 +402,9 @@ def _regression_options(
     multiple=True,
     help="Call only this metric regressed or improved (repeatable; default: all six): the "
     "5% chance of a false 'regressed' is then spent on these alone, so each is found more "
-    "often; the others are still measured, and judged unchanged or inconclusive.",
+    "often; the others are still measured, and judged unchanged or inconclusive. 'cost' "
+    "(cost per trial, priced by --price or --prices) is compared only when named here or in "
+    "--margin.",
 )
 @click.option(
     "--fail-on-regression",
