@@ -44,7 +44,6 @@ from scipy.stats import binomtest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_reliability_regression
 from bench_reliability_regression import CONFIG, MIXED, Scenario, simulated_pair
-
 from plumbline.reliability.analysis import analyze
 from plumbline.reliability.cost import Price
 from plumbline.reliability.regression import COST, CostPrices, compare_to_baseline
@@ -151,7 +150,8 @@ def run_cell(name: str, factor: float, prompts: int, trials: int, runs: int, see
     cell = CostCell(name, prompts, trials)
     start = time.perf_counter()
     for run in range(runs):
-        old, new, embed = priced_pair(prompts, trials, (seed, int(factor * 10), prompts, run), factor)
+        key = (seed, int(factor * 10), prompts, run)
+        old, new, embed = priced_pair(prompts, trials, key, factor)
         comparison = compare(old, new, embed)
         regressed = {e.metric for e in comparison.entries if e.verdict == "regressed"}
         cell.runs += 1

@@ -149,8 +149,10 @@ def test_the_cli_computes_what_the_benchmark_measures(bench: ModuleType, tmp_pat
     old_path, new_path = _write(old, tmp_path / "old.jsonl"), _write(new, tmp_path / "new.jsonl")
     result = CliRunner().invoke(
         reliability,
-        [str(new_path), "--baseline", str(old_path), "--margin", "cost=0.1"]
-        + ["--price", bench.PRICE_OPTION, "--json", "-"],
+        [
+            *(str(new_path), "--baseline", str(old_path), "--margin", "cost=0.1"),
+            *("--price", bench.PRICE_OPTION, "--json", "-"),
+        ],
     )
     assert result.exit_code == 0, result.output
     from_cli = json.loads(result.stdout)["baseline_comparison"]
@@ -231,9 +233,11 @@ def test_the_cli_finds_a_probed_cost_regression_in_every_output(
     markdown, site = tmp_path / "report.md", tmp_path / "site"
     result = CliRunner().invoke(
         reliability,
-        [str(new), "--baseline", str(old), "--prices", str(prices), "--margin", "cost=0.2"]
-        + ["--markdown", str(markdown), "--html", str(site), "--json", str(tmp_path / "r.json")]
-        + ["--pair", "openai-api/local/old=openai-api/local/new", "--fail-on-regression"],
+        [
+            *(str(new), "--baseline", str(old), "--prices", str(prices), "--margin", "cost=0.2"),
+            *("--markdown", str(markdown), "--html", str(site), "--json", str(tmp_path / "r.json")),
+            *("--pair", "openai-api/local/old=openai-api/local/new", "--fail-on-regression"),
+        ],
         terminal_width=200,
     )
     assert result.exit_code == 1, result.output  # regressed
@@ -256,8 +260,10 @@ def test_the_cli_refuses_cost_without_a_price_in_one_line(runs: tuple[Path, Path
     old, new = runs
     result = CliRunner().invoke(
         reliability,
-        [str(new), "--baseline", str(old), "--test-metric", "cost"]
-        + ["--pair", "openai-api/local/old=openai-api/local/new"],
+        [
+            *(str(new), "--baseline", str(old), "--test-metric", "cost"),
+            *("--pair", "openai-api/local/old=openai-api/local/new"),
+        ],
     )
     assert result.exit_code == 2, result.output
     assert "cannot be priced: no price: give --price" in result.output

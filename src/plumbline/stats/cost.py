@@ -22,9 +22,11 @@ equal-tailed interval covered 90.7–92% at 20 questions with lognormal σ = 1.
 docs/statistics.md has the coverage measured through this code.
 
 The Pareto front (higher score, lower cost): a model is on it when no other model scores at
-least as high for at most the cost, one of the two strictly. Its probability of being on the
-front is the share of joint bootstrap replicates (score and cost from the same resampled
-questions, the same draws for every model that shares the question set) in which it is.
+least as high for at most the cost, one of the two strictly. Its front stability (published
+as `probability_on_front`) is the share of joint bootstrap replicates (score and cost from the
+same resampled questions, the same draws for every model that shares the question set) in which
+it is: a stability share, not a calibrated probability of being on the true front (simulated
+in docs/statistics.md, it is too extreme at few questions).
 """
 
 from __future__ import annotations
