@@ -268,3 +268,16 @@ def test_the_cli_refuses_cost_without_a_price_in_one_line(runs: tuple[Path, Path
     assert result.exit_code == 2, result.output
     assert "cannot be priced: no price: give --price" in result.output
     assert "Traceback" not in result.output
+    # --price may name the baseline's model (it prices cost's change only), not a stranger
+    priced = [
+        *(str(new), "--baseline", str(old), "--test-metric", "cost", "--json", "-"),
+        *("--price", "openai-api/local/old=1:2", "--price", "openai-api/local/new=1:2"),
+    ]
+    result = CliRunner().invoke(reliability, priced)
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    (cost,) = [e for e in document["baseline_comparison"]["entries"] if e["metric"] == COST]
+    assert cost["verdict"] == "regressed"
+    assert not any("without trials" in w["message"] for w in document["warnings"])
+    stranger = CliRunner().invoke(reliability, [*priced, "--price", "x/y=1:1"])
+    assert stranger.exit_code == 2 and "no trial records of 'x/y'" in stranger.output

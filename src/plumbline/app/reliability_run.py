@@ -59,12 +59,14 @@ def reliability_report(
     baseline cannot be compared (no shared prompt, an unknown --pair model, ...)."""
     from plumbline.reliability.analysis import analyze
 
+    present = {record.model for record in records}
     with progress_bar("reliability") as progress:
         report = analyze(
             records,
             embed,
             config=config,
-            prices=prices,
+            # a price for a baseline model only prices cost's change from the baseline
+            prices={model: price for model, price in prices.items() if model in present},
             record_errors=record_errors,
             progress=progress,
             price_table=price_table,

@@ -479,7 +479,7 @@ def reliability(
     regression = _regression_options(
         baseline_paths, margins, pairs, test_metrics, fail_on_regression
     )
-    result, problems = _read_trials(paths, price_table)
+    result, problems = _read_trials(paths, price_table, baseline_paths)
     config = BenchmarkConfig(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
     )
@@ -516,10 +516,11 @@ def reliability(
 
 
 def _read_trials(
-    paths: tuple[Path, ...], price_table: dict[str, Any]
+    paths: tuple[Path, ...], price_table: dict[str, Any], baseline_paths: tuple[Path, ...] = ()
 ) -> tuple[ReadResult[TrialRecord], list[str]]:
-    """The trial records and their problems; no valid record, or a price for a model the
-    records lack, is an error."""
+    """The trial records and their problems; no valid record, or a price for a model neither
+    the records nor the baseline's hold (a baseline model is priced for cost's change), is an
+    error."""
     from plumbline.records.trial_record import read_trial_records
 
     result = read_trial_records(paths)
@@ -530,6 +531,9 @@ def _read_trials(
         raise click.ClickException("no valid trial records found")  # EXIT_FAILED
     present_models = sorted({record.model for record in result.records})
     absent = sorted(set(price_table) - set(present_models))
+    if absent and baseline_paths:
+        baseline_models = {record.model for record in read_trial_records(baseline_paths).records}
+        absent = sorted(set(absent) - baseline_models)
     if absent:
         raise click.BadParameter(
             f"no trial records of {', '.join(map(repr, absent))}: the records hold "
