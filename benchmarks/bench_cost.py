@@ -11,7 +11,8 @@ models on the true front (target: within 2.5 Monte Carlo standard errors in ever
 least 50 models, or within 0.03).
 
     python benchmarks/bench_cost.py [--datasets 2000] [--front-datasets 1500] [--seed 0]
-        [--sizes 20,50,100,500] [--sigmas 0.5,1] [--no-front]
+        [--sizes 20,50,100,500] [--sigmas 0.5,1] [--no-front] [--front-sizes 20,100]
+        [--no-coverage]
 """
 
 from __future__ import annotations
@@ -132,11 +133,15 @@ def main() -> int:
     )
     parser.add_argument("--sigmas", default="0.5,1", help="lognormal σ, comma-separated")
     parser.add_argument("--no-front", action="store_true", help="coverage cells only")
+    parser.add_argument(
+        "--front-sizes", default="20,100", help="questions per model of the front calibration"
+    )
+    parser.add_argument("--no-coverage", action="store_true", help="front calibration only")
     args = parser.parse_args()
     started = time.perf_counter()
     failed = False
     print("| σ | n | coverage | mean half-width / truth |\n|---:|---:|---:|---:|")
-    for sigma in (float(s) for s in args.sigmas.split(",")):
+    for sigma in () if args.no_coverage else (float(s) for s in args.sigmas.split(",")):
         for n in (int(s) for s in args.sizes.split(",")):
             coverage, width = coverage_cell(n, sigma, args.datasets, args.seed)
             failed |= coverage < 0.93
@@ -144,7 +149,7 @@ def main() -> int:
     print(
         "\n| n | mean P(front) | share on true front | MC SE | models |\n|---:|---:|---:|---:|---:|"
     )
-    for n in () if args.no_front else (20, 100):
+    for n in () if args.no_front else (int(s) for s in args.front_sizes.split(",")):
         for mean_p, share, se, count in front_calibration(n, args.front_datasets, args.seed):
             off = abs(share - mean_p)
             failed |= count >= 50 and off > max(2.5 * se, 0.03)

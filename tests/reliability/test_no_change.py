@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -81,6 +82,30 @@ def test_one_prompt_gives_scipys_two_sample_permutation_test() -> None:
     # scipy enumerates all C(13, 6) = 1716 relabellings; ours draws 20,000 (SE about 0.002)
     assert ours["performance"].p_lower == pytest.approx(exact.pvalue, abs=0.01)
     assert ours["performance"].smallest_p == pytest.approx(1 / 1716)
+
+
+def test_cost_on_one_prompt_gives_scipys_test_and_is_absent_unless_priced() -> None:
+    rng = np.random.default_rng(12)
+    old_costs, new_costs = rng.lognormal(0, 1, 7), 1.5 * rng.lognormal(0, 1, 6)
+    answers = rng.normal(size=(13, 4))
+    plain = _prompt(answers[:7], answers[7:])
+    assert "cost" not in permutation_tests([plain], rng=np.random.default_rng(1), resamples=50)
+    priced = replace(plain, cost=np.concatenate([old_costs, new_costs]))
+    ours = permutation_tests([priced], rng=np.random.default_rng(1), resamples=20_000)
+    exact = sps.permutation_test(
+        (new_costs, old_costs),
+        lambda x, y, axis: np.mean(x, axis=axis) - np.mean(y, axis=axis),
+        permutation_type="independent",
+        alternative="greater",
+        n_resamples=math.inf,
+    )
+    assert ours["cost"].estimate == pytest.approx(new_costs.mean() - old_costs.mean())
+    # scipy enumerates all C(13, 6) = 1716 relabellings; ours draws 20,000 (SE about 0.002)
+    assert ours["cost"].p_higher == pytest.approx(exact.pvalue, abs=0.01)
+    # a trial without a cost (failed, or no token counts) is left out of its side's mean
+    unpriced = replace(priced, cost=np.concatenate([old_costs[:-1], [np.nan], new_costs]))
+    found = permutation_tests([unpriced], rng=np.random.default_rng(1), resamples=50)
+    assert found["cost"].estimate == pytest.approx(new_costs.mean() - old_costs[:-1].mean())
 
 
 def test_a_deterministic_prompt_answered_once_differently_is_no_regression() -> None:

@@ -59,19 +59,23 @@ def reliability_report(
     baseline cannot be compared (no shared prompt, an unknown --pair model, ...)."""
     from plumbline.reliability.analysis import analyze
 
+    present = {record.model for record in records}
     with progress_bar("reliability") as progress:
         report = analyze(
             records,
             embed,
             config=config,
-            prices=prices,
+            # a price for a baseline model only prices cost's change from the baseline
+            prices={model: price for model, price in prices.items() if model in present},
             record_errors=record_errors,
             progress=progress,
             price_table=price_table,
         )
     if baseline is None:
         return report
-    return with_baseline(report, records, baseline(), config, embed, progress_bar)
+    return with_baseline(
+        report, records, baseline(), config, embed, progress_bar, (prices, price_table)
+    )
 
 
 def with_baseline(
@@ -81,10 +85,12 @@ def with_baseline(
     config: BenchmarkConfig,
     embed: Embed,
     progress_bar: ProgressBar,
+    pricing: tuple[Mapping[str, Price], PriceTable | None] = ({}, None),
 ) -> ReliabilityReport:
-    """The report with its `baseline_comparison` against the baseline run's records."""
+    """The report with its `baseline_comparison` against the baseline run's records (`pricing`:
+    the --price rates and the --prices table, read when cost is compared)."""
     from plumbline.reliability.analysis import analyze
-    from plumbline.reliability.regression import compare_to_baseline
+    from plumbline.reliability.regression import CostPrices, compare_to_baseline
 
     with progress_bar("baseline") as progress:
         analyzed = analyze(baseline.records, embed, config=config, progress=progress)
@@ -100,6 +106,7 @@ def with_baseline(
             tested=baseline.options.tested,
             seed=config.random_seed,
             resamples=config.bootstrap_resamples,
+            prices=CostPrices(*pricing),
         )
     except ValueError as error:
         raise BaselineError(str(error)) from None

@@ -315,7 +315,7 @@ def _parse_assignments(values: tuple[str, ...], option: str, what: str) -> dict[
 
 
 def _parse_margins(values: tuple[str, ...]) -> dict[str, float]:
-    from plumbline.reliability.result import METRICS
+    from plumbline.reliability.regression import ALL_METRICS as METRICS
 
     margins: dict[str, float] = {}
     for metric, text in _parse_assignments(values, "--margin", "METRIC=VALUE").items():
@@ -343,8 +343,11 @@ def _regression_options(
     tested: tuple[str, ...],
     fail_on_regression: bool,
 ) -> RegressionOptions:
-    """The parsed regression options; a usage error when they come without --baseline."""
-    from plumbline.reliability.result import METRICS
+    """The parsed regression options; a usage error when they come without --baseline. Cost is
+    tested with the six when only `--margin cost=...` asks for it."""
+    from plumbline.reliability.regression import ALL_METRICS as METRICS
+    from plumbline.reliability.regression import COST
+    from plumbline.reliability.result import METRICS as SIX
 
     if (margins or pairs or tested or fail_on_regression) and not baseline_paths:
         raise click.UsageError(
@@ -357,10 +360,12 @@ def _regression_options(
             param_hint="--test-metric",
         )
     pair_table = _parse_assignments(pairs, "--pair", "OLD=NEW (baseline model = current model)")
-    chosen = tuple(m for m in METRICS if m in tested) if tested else tuple(METRICS)
+    margin_table = _parse_margins(margins)
+    default = METRICS if COST in margin_table else SIX
+    chosen = tuple(m for m in METRICS if m in tested) if tested else tuple(default)
     from plumbline.app.reliability_run import RegressionOptions
 
-    return RegressionOptions(_parse_margins(margins), pair_table, chosen)
+    return RegressionOptions(margin_table, pair_table, chosen)
 
 
 @click.command(cls=Command)
@@ -381,7 +386,8 @@ def _regression_options(
     multiple=True,
     help="METRIC=VALUE equivalence margin for --baseline (consistency, agreement, performance: "
     "score points; latency_p50, latency_p95: fraction of the baseline; error_rate: "
-    "percentage points).",
+    "percentage points; cost: fraction of the baseline's cost per trial, and cost is then "
+    "compared too).",
 )
 @click.option(
     "--pair",
@@ -396,7 +402,9 @@ def _regression_options(
     multiple=True,
     help="Call only this metric regressed or improved (repeatable; default: all six): the "
     "5% chance of a false 'regressed' is then spent on these alone, so each is found more "
-    "often; the others are still measured, and judged unchanged or inconclusive.",
+    "often; the others are still measured, and judged unchanged or inconclusive. 'cost' "
+    "(cost per trial, priced by --price or --prices) is compared only when named here or in "
+    "--margin.",
 )
 @click.option(
     "--fail-on-regression",
@@ -471,7 +479,7 @@ def reliability(
     regression = _regression_options(
         baseline_paths, margins, pairs, test_metrics, fail_on_regression
     )
-    result, problems = _read_trials(paths, price_table)
+    result, problems = _read_trials(paths, price_table, baseline_paths)
     config = BenchmarkConfig(
         embedding_model_name=embedding_model, random_seed=seed, bootstrap_resamples=resamples
     )
@@ -508,10 +516,11 @@ def reliability(
 
 
 def _read_trials(
-    paths: tuple[Path, ...], price_table: dict[str, Any]
+    paths: tuple[Path, ...], price_table: dict[str, Any], baseline_paths: tuple[Path, ...] = ()
 ) -> tuple[ReadResult[TrialRecord], list[str]]:
-    """The trial records and their problems; no valid record, or a price for a model the
-    records lack, is an error."""
+    """The trial records and their problems; no valid record, or a price for a model neither
+    the records nor the baseline's hold (a baseline model is priced for cost's change), is an
+    error."""
     from plumbline.records.trial_record import read_trial_records
 
     result = read_trial_records(paths)
@@ -522,6 +531,9 @@ def _read_trials(
         raise click.ClickException("no valid trial records found")  # EXIT_FAILED
     present_models = sorted({record.model for record in result.records})
     absent = sorted(set(price_table) - set(present_models))
+    if absent and baseline_paths:
+        baseline_models = {record.model for record in read_trial_records(baseline_paths).records}
+        absent = sorted(set(absent) - baseline_models)
     if absent:
         raise click.BadParameter(
             f"no trial records of {', '.join(map(repr, absent))}: the records hold "

@@ -22,7 +22,7 @@ from plumbline.reliability.bands import agreement_band, consistency_band, perfor
 from plumbline.reliability.config import BenchmarkConfig, sample_size_warning
 from plumbline.reliability.config_split import split_by_config
 from plumbline.reliability.cost import Price as Price
-from plumbline.reliability.cost import Pricing, cost_result
+from plumbline.reliability.cost import Pricing, cost_result, pricing_of
 from plumbline.reliability.intervals import (
     CONSISTENCY_COVERAGE,
     effect_interval,
@@ -485,15 +485,6 @@ def _model_comparisons(
     return comparisons
 
 
-def _pricing(
-    name: str, model: str, prices: Mapping[str, Price], table: PriceTable | None
-) -> Pricing | None:
-    """How the trials of `name` (a configuration of `model`) are priced, if at all."""
-    if name in prices:
-        return Pricing(model, price=prices[name])
-    return None if table is None else Pricing(model, table=table)
-
-
 def analyze(
     records: Sequence[TrialRecord],
     embed: Embed,
@@ -545,7 +536,7 @@ def analyze(
     warnings = [ReliabilityWarning(model=None, message=note) for note in notes]
     models: list[ModelReliability] = []
     for name in sorted(by_model):
-        pricing = _pricing(name, split.models.get(name, name), prices, price_table)
+        pricing = pricing_of(name, split.models.get(name, name), prices, price_table)
         entry, model_warnings = _analyze_model(name, by_model[name], embed, config, pricing, step)
         models.append(entry)
         warnings += [ReliabilityWarning(model=name, message=w) for w in model_warnings]

@@ -1,7 +1,7 @@
 """Each metric's change from a baseline run, with its interval and the smallest change it could
 detect (`reliability.regression` reads them): the scores' paired t over shared prompts, the
 latency percentiles' stratified bootstrap, the error rate's Newcombe interval at the effective
-sample size of bursts."""
+sample size of bursts, and (when asked for) cost per trial's paired bootstrap-t over prompts."""
 
 from __future__ import annotations
 
@@ -16,13 +16,14 @@ from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.bursts import design_effect, failures_in_time, wilson_effective
 from plumbline.reliability.no_change import BoolArray
 from plumbline.reliability.result import ReliabilityInterval
+from plumbline.stats.cost import METHOD as COST_METHOD
+from plumbline.stats.cost import Stratum, cost_per_sample, draw_indices
 from plumbline.stats.mover import mover_difference
 
 #: The lowest simulated coverage of a latency change's bootstrap interval (nominal 99.17%):
 #: 90.3% for p95 at 5 prompts × 3 trials, identical runs with lognormal latencies σ 2.5, 300
 #: simulated pairs (benchmarks/bench_reliability_regression.py; 96.3% for p50 at 60 × 3, σ 1.5).
 LATENCY_CHANGE_COVERAGE = 0.903
-
 
 POWER = 0.8
 
@@ -180,3 +181,52 @@ Change = tuple[float | None, float | None, float | None, ReliabilityInterval | N
 def in_time(records: Sequence[TrialRecord], prompts: Sequence[str]) -> BoolArray:
     wanted = set(prompts)
     return failures_in_time([r for r in records if r.prompt_id in wanted])
+
+
+def cost_change(
+    baseline: Mapping[str, Sequence[float]],
+    current: Mapping[str, Sequence[float]],
+    level: float,
+    seed: int,
+    resamples: int,
+) -> Change:
+    """Cost per trial's change in USD, on the prompts with priced trials in both runs
+    (`baseline`, `current`: each prompt's trial costs).
+
+    With `d_p = mean_t c_pt(current) − mean_t c_pt(baseline)` over those k prompts, the change
+    is `(1/k) Σ_p d_p` (the published cost per trial: trials averaged within prompt first),
+    and its interval the studentized bootstrap over prompts of the `d_p` that prices the
+    leaderboard's cost (`stats.cost.cost_per_sample`, without its floor at 0: a change can be
+    negative; Efron & Tibshirani 1993, ch. 12; Hall 1988; Loh 1987). The prompt is the unit,
+    as for the scores: a prompt's two runs are paired, and resampling prompts carries both the
+    trials' spread and the prompts'. Approximate (heavy-tailed costs, few prompts)."""
+    shared = sorted(p for p in set(baseline) & set(current) if baseline[p] and current[p])
+    if not shared:
+        return None, None, None, None, None
+    old_means = np.array([float(np.mean(baseline[p])) for p in shared])
+    new_means = np.array([float(np.mean(current[p])) for p in shared])
+    differences = new_means - old_means
+    old, new = float(old_means.mean()), float(new_means.mean())
+    estimate = float(differences.mean())
+    trials = sum(len(baseline[p]) + len(current[p]) for p in shared)
+    if len(shared) < 2:
+        return old, new, estimate, None, None
+    stratum = Stratum(differences, np.zeros(len(shared)), 1.0, "prompts")
+    draws = draw_indices({"prompts": len(shared)}, resamples, np.random.default_rng(seed))
+    found = cost_per_sample([stratum], draws, level, floor=None)
+    if found.low is None or found.high is None:
+        return old, new, estimate, None, None
+    interval = ReliabilityInterval(
+        low=found.low,
+        high=found.high,
+        level=level,
+        method=f"{COST_METHOD.replace('questions', 'prompts')} of the paired per-prompt "
+        "differences (trials averaged within prompt first), approximate",
+        prompts=len(shared),
+        trials=trials,
+        # approximate: 120 of 120 no-change intervals held 0 at 8 and 20 prompts
+        # (benchmarks/bench_regression_cost.py), too few designs to claim a figure
+        coverage="approximate",
+    )
+    critical = float(sps.norm.ppf(0.5 + level / 2))
+    return old, new, estimate, interval, detectable_change((found.high - found.low) / 2, critical)

@@ -19,8 +19,9 @@ interval is labelled approximate.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,6 +84,40 @@ class Pricing:
             return None, "no price"
         found = self.table.cost(self.model, TokenCounts(input=tokens_in, output=tokens_out))
         return found.usd, found.note
+
+
+def priced_cost(record: TrialRecord, pricing: Pricing) -> float:
+    """A successful trial's cost in USD by `pricing`; NaN for a failed trial, one without
+    token counts, or one its pricing cannot price."""
+    if not record.ok or record.input_tokens is None or record.output_tokens is None:
+        return math.nan
+    usd, _ = pricing.trial_cost(record)
+    return math.nan if usd is None else usd
+
+
+def price_problem(records: Sequence[TrialRecord], pricing: Pricing | None) -> str | None:
+    """Why `records` (one model's trials) cannot be priced, or None: no price, the price table
+    lacks the model, or no successful trial reports token counts."""
+    if pricing is None:
+        return "no price: give --price MODEL=IN:OUT or --prices FILE"
+    ok = [r for r in records if r.ok]
+    counted = [r for r in ok if r.input_tokens is not None and r.output_tokens is not None]
+    if not counted:
+        return "no successful trial reports token counts"
+    usd, note = pricing.trial_cost(counted[0])
+    return None if usd is not None else f"no cost: {note}"
+
+
+def pricing_of(
+    name: str, model: str, prices: Mapping[str, Price], table: PriceTable | None
+) -> Pricing | None:
+    """How the trials of `name` (a configuration of `model`) are priced, if at all: its
+    `--price` (or its model's), else the price table."""
+    if name in prices:
+        return Pricing(model, price=prices[name])
+    if model in prices:
+        return Pricing(model, price=prices[model])
+    return None if table is None else Pricing(model, table=table)
 
 
 def _interval(

@@ -27,7 +27,11 @@ Statistics (the same function on the observed labels and on every relabelling):
 - latency p50 and p95: the percentile of the current-labelled latencies (all prompts pooled, as
   the report computes it) minus the baseline-labelled one;
 - error rate: the current-labelled share of failed trials minus the baseline-labelled share,
-  in percentage points.
+  in percentage points;
+- cost (only when the trials carry a cost: `reliability --baseline` with cost asked for):
+  `T = (1/k) Σ_p Δ_p`, `Δ_p` the mean cost of the prompt's current-labelled priced trials
+  minus that of its baseline-labelled ones (0 when a side has none): the published change of
+  cost per trial (trials averaged within prompt, then over prompts).
 
 `scipy.stats.permutation_test` exchanges observations across the whole sample; it has no strata,
 so the within-prompt relabelling is done here (with one prompt both are the same test, checked in
@@ -50,7 +54,15 @@ from plumbline.reliability.metric_result import _EPS
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 #: The metrics with a test, in report order.
-TESTED = ("consistency", "agreement", "performance", "latency_p50", "latency_p95", "error_rate")
+TESTED = (
+    "consistency",
+    "agreement",
+    "performance",
+    "latency_p50",
+    "latency_p95",
+    "error_rate",
+    "cost",
+)
 _SCORES = ("consistency", "agreement", "performance")
 
 
@@ -70,11 +82,14 @@ class PromptTrials:
     latency: FloatArray
     #: The trial failed (an error class).
     failed: BoolArray
+    #: The trial's cost in USD (NaN for a trial without one); None when cost is not compared.
+    cost: FloatArray | None = None
 
     def __post_init__(self) -> None:
         size = self.current.shape[0]
+        columns = (self.answered, self.performance, self.latency, self.failed)
         if self.similarity.shape != (size, size) or any(
-            a.shape != (size,) for a in (self.answered, self.performance, self.latency, self.failed)
+            a.shape != (size,) for a in (*columns, *([] if self.cost is None else [self.cost]))
         ):
             raise ValueError("every field of PromptTrials must describe the same trials")
 
@@ -159,6 +174,19 @@ def _score_changes(trials: PromptTrials, labels: BoolArray) -> dict[str, FloatAr
     return changes
 
 
+def _cost_changes(trials: PromptTrials, labels: BoolArray) -> FloatArray:
+    """`Δ_p` of cost per trial for each row of `labels`: the current-labelled priced trials'
+    mean cost minus the baseline-labelled ones' (0 when a side has none)."""
+    cost = trials.cost if trials.cost is not None else np.full(labels.shape[1], math.nan)
+    priced = np.isfinite(cost)
+    values = np.where(priced, cost, 0.0)
+    new_n = (labels & priced).sum(axis=1)
+    old_n = (~labels & priced).sum(axis=1)
+    new_mean = (labels * values).sum(axis=1) / np.maximum(new_n, 1)
+    old_mean = ((~labels) * values).sum(axis=1) / np.maximum(old_n, 1)
+    return np.asarray(np.where((new_n > 0) & (old_n > 0), new_mean - old_mean, 0.0))
+
+
 def _row_percentiles(
     values: FloatArray, mask: BoolArray, q: float
 ) -> tuple[FloatArray, FloatArray]:
@@ -221,6 +249,8 @@ def pooled_digest(trials: Sequence[PromptTrials]) -> int:
             digest.update(np.sort(np.nan_to_num(values, nan=-1.0)).tobytes())
         digest.update(np.array([t.failed.sum(), t.answered.sum(), t.current.sum()]).tobytes())
         digest.update(np.sort(np.round(t.similarity, 9), axis=None).tobytes())
+        if t.cost is not None:
+            digest.update(np.sort(np.nan_to_num(t.cost, nan=-1.0)).tobytes())
     return int.from_bytes(digest.digest()[:8], "big")
 
 
@@ -262,16 +292,20 @@ def permutation_tests(
     if not kept:
         return {}
     labels = []
-    changes: dict[str, list[FloatArray]] = {name: [] for name in _SCORES}
+    priced = any(t.cost is not None for t in kept)
+    names = (*_SCORES, "cost") if priced else _SCORES
+    changes: dict[str, list[FloatArray]] = {name: [] for name in names}
     for t in kept:
         size, current = t.current.shape[0], int(t.current.sum())
         rows = np.vstack([t.current[None, :], _labels(rng, resamples, size, current)])
         labels.append(rows)
         for name, values in _score_changes(t, rows).items():
             changes[name].append(values)
+        if priced:
+            changes["cost"].append(_cost_changes(t, rows))
     smallest = max(math.exp(-min(_log_relabellings(kept), 700.0)), 1 / (1 + resamples))
     results: dict[str, NoChange] = {}
-    for name in _SCORES:
+    for name in names:
         # the mean over prompts of each prompt's change: every prompt counts once, as in the
         # published difference
         results[name] = permutation_result(
@@ -279,4 +313,4 @@ def permutation_tests(
         )
     for name, statistic in _pooled_statistics(kept, np.hstack(labels)).items():
         results[name] = permutation_result(statistic, len(kept), smallest)
-    return {name: results[name] for name in TESTED}
+    return {name: results[name] for name in TESTED if name in results}

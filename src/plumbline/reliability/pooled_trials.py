@@ -1,6 +1,6 @@
 """Both runs' trials of each shared prompt, pooled, as the regression check's permutation test
 reads them (`reliability.no_change.PromptTrials`): who ran each trial, the responses'
-similarities, the performance heuristic, latency and failure."""
+similarities, the performance heuristic, latency, failure and (when compared) cost."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from plumbline.records.trial_record import TrialRecord
+from plumbline.reliability.cost import Pricing, priced_cost
 from plumbline.reliability.metrics import performance_scores, valid_responses
 from plumbline.reliability.no_change import FloatArray, PromptTrials
 
@@ -45,8 +46,10 @@ def prompt_trials(
     current: Sequence[TrialRecord],
     prompts: Sequence[str],
     embed: Embed,
+    pricing: tuple[Pricing, Pricing] | None = None,
 ) -> list[PromptTrials]:
-    """Both runs' trials of each shared prompt, pooled, as the permutation test reads them."""
+    """Both runs' trials of each shared prompt, pooled, as the permutation test reads them;
+    with `pricing` (the baseline's, the current's), each trial's cost too."""
     wanted = set(prompts)
     records = [r for r in baseline if r.prompt_id in wanted]
     is_current = [False] * len(records)
@@ -87,6 +90,12 @@ def prompt_trials(
                     dtype=np.float64,
                 ),
                 failed=np.array([r.error_class is not None for r in group], dtype=np.bool_),
+                cost=None
+                if pricing is None
+                else np.array(
+                    [priced_cost(records[i], pricing[is_current[i]]) for i in by_prompt[prompt]],
+                    dtype=np.float64,
+                ),
             )
         )
     return found

@@ -13,6 +13,12 @@ runs share, the change `current − baseline` gets an interval and a verdict:
   of two independent proportions, in percentage points, at the effective sample sizes of
   failures that come in bursts (`reliability.bursts.design_effect`).
 
+Cost per trial, when the user asks for it (`--test-metric cost` or `--margin cost=FRACTION`,
+with the models priced by `--price` or `--prices`): the paired studentized bootstrap over
+prompts of each prompt's change of mean trial cost (`changes.cost_change`), tested by the same
+relabelling of each prompt's trials, and adjusted with the scores and latencies; the family is
+then seven metrics (each interval at `1 − 0.05/7`, the error rate's share 1/7).
+
 Multiplicity (Bonferroni): each of the six intervals of a model pair is at `1 − 0.05/6`
 (99.17%), so the chance that any of them misses its true change is at most 5%.
 
@@ -59,13 +65,16 @@ from plumbline.reliability.changes import (
     CHANGE_RANGE,
     POWER,
     Change,
+    cost_change,
     error_change,
     in_time,
     latency_change,
     paired_scores,
 )
 from plumbline.reliability.config_split import split_by_config
+from plumbline.reliability.cost import Price, Pricing, price_problem, priced_cost, pricing_of
 from plumbline.reliability.no_change import (
+    TESTED,
     FloatArray,
     NoChange,
     permutation_tests,
@@ -84,6 +93,7 @@ from plumbline.reliability.result import (
 from plumbline.stats import min_p_step_down
 
 if TYPE_CHECKING:
+    from plumbline.core.prices import PriceTable
     from plumbline.reliability.analysis import Embed
     from plumbline.reliability.result import ModelReliability, ReliabilityReport
 
@@ -98,6 +108,10 @@ DEFAULT_MARGINS: dict[str, float] = {
     "latency_p95": 0.10,
     "error_rate": 2.0,
 }
+#: Cost per trial, compared only when asked for (`--test-metric cost`, `--margin cost=...`).
+COST = "cost"
+#: Its default equivalence margin: a fraction of the baseline's cost per trial, as latency's.
+COST_MARGIN = 0.10
 HIGHER_IS_BETTER = {
     "consistency": True,
     "agreement": True,
@@ -105,6 +119,7 @@ HIGHER_IS_BETTER = {
     "latency_p50": False,
     "latency_p95": False,
     "error_rate": False,
+    COST: False,
 }
 LABELS = {
     "consistency": "CERT consistency",
@@ -113,6 +128,7 @@ LABELS = {
     "latency_p50": "latency p50 (s)",
     "latency_p95": "latency p95 (s)",
     "error_rate": "error rate (%)",
+    COST: "cost per trial (USD)",
 }
 FAMILY_LEVEL = 0.95
 RESAMPLES = 4000
@@ -127,7 +143,7 @@ TEST_METHOD = (
 
 def margin_text(metric: str, margin: float) -> str:
     """How a margin reads: `±0.05`, `±10% of the baseline`, `±2 points`."""
-    if metric.startswith("latency"):
+    if metric.startswith("latency") or metric == COST:
         return f"±{margin:.0%} of the baseline"
     if metric == "error_rate":
         return f"±{margin:g} percentage points"
@@ -215,12 +231,26 @@ def _overall(changes: Sequence[MetricChange]) -> Verdict:
 
 @dataclass(frozen=True)
 class _PairRuns:
-    """A baseline model's and a current model's entries and records."""
+    """A baseline model's and a current model's entries and records, and their pricing when
+    cost is compared."""
 
     old: ModelReliability
     new: ModelReliability
     old_records: Sequence[TrialRecord]
     new_records: Sequence[TrialRecord]
+    pricing: tuple[Pricing, Pricing] | None = None
+
+    def costs(self, current: bool) -> dict[str, list[float]]:
+        """Each shared prompt's priced trial costs in one run."""
+        if self.pricing is None:
+            return {}
+        wanted = set(self.shared)
+        found: dict[str, list[float]] = defaultdict(list)
+        for record in self.new_records if current else self.old_records:
+            usd = priced_cost(record, self.pricing[current])
+            if record.prompt_id in wanted and math.isfinite(usd):
+                found[record.prompt_id].append(usd)
+        return dict(found)
 
     @property
     def old_prompts(self) -> set[str]:
@@ -302,7 +332,7 @@ class _Tests:
     def of(
         cls, runs: _PairRuns, embed: Embed, seed: int, resamples: int, tested: Sequence[str]
     ) -> _Tests:
-        trials = prompt_trials(runs.old_records, runs.new_records, runs.shared, embed)
+        trials = prompt_trials(runs.old_records, runs.new_records, runs.shared, embed, runs.pricing)
         rng = np.random.default_rng([seed, pooled_digest(trials)])
         found = permutation_tests(trials, rng=rng, resamples=resamples)
         blocked = None
@@ -317,7 +347,7 @@ class _Tests:
             found.pop("error_rate")
             if blocked is not None:
                 found["error_rate"] = blocked.test
-        names = [m for m in METRICS if m in found and m in tested]
+        names = [m for m in TESTED if m in found and m in tested]
         if not names:
             return cls({}, frozenset(tested))
         kinds = [[m for m in names if m != "error_rate"], [m for m in names if m == "error_rate"]]
@@ -381,6 +411,8 @@ def _measure(runs: _PairRuns, metric: str, level: float, seed: int, resamples: i
             if p.prompt_id in shared
         )
         return paired_scores(old_values, new_values, level, trials, CHANGE_RANGE[metric])
+    if metric == COST:
+        return cost_change(runs.costs(False), runs.costs(True), level, seed, resamples)
     if metric.startswith("latency"):
         q = 50.0 if metric == "latency_p50" else 95.0
         return latency_change(runs.old_records, runs.new_records, shared, q, level, seed, resamples)
@@ -400,7 +432,7 @@ def _metric_change(
     old_value, new_value, estimate, interval, detectable = _measure(
         runs, metric, level, seed, resamples
     )
-    if metric.startswith("latency"):
+    if metric.startswith("latency") or metric == COST:
         margin = margin * old_value if old_value is not None else math.nan
     better_high = HIGHER_IS_BETTER[metric]
     note = ""
@@ -470,10 +502,64 @@ def _pairing(
     )
 
 
-def _family_text(family: Sequence[str]) -> str:
-    if len(family) == len(METRICS):
-        return f"{len(METRICS)} metrics"
+def _family_text(family: Sequence[str], metrics: Sequence[str]) -> str:
+    if len(family) == len(metrics):
+        return f"{len(metrics)} metrics"
     return f"metrics chosen with --test-metric ({', '.join(family)})"
+
+
+#: Every metric the check can compare: CERT's six, and cost per trial when asked for.
+ALL_METRICS = (*METRICS, COST)
+
+
+def _metrics_asked(
+    margins: Mapping[str, float], tested: Sequence[str] | None
+) -> tuple[tuple[str, ...], list[str], dict[str, float]]:
+    """(metrics compared, the tested family, every compared metric's margin); cost is compared
+    when `--test-metric cost` or `--margin cost=...` asks for it. Bad names raise."""
+    unknown = sorted(set(margins) - set(ALL_METRICS))
+    if unknown:
+        raise ValueError(
+            f"--margin: unknown metric {unknown[0]!r} (one of {', '.join(ALL_METRICS)})"
+        )
+    asked = COST in margins or (tested is not None and COST in tested)
+    metrics = ALL_METRICS if asked else METRICS
+    family = [m for m in metrics if tested is None or m in tested]
+    if not family or (tested is not None and set(tested) - set(ALL_METRICS)):
+        raise ValueError(f"--test-metric: name one or more of {', '.join(ALL_METRICS)}")
+    chosen = {**DEFAULT_MARGINS, **({COST: COST_MARGIN} if asked else {}), **margins}
+    if any(not (math.isfinite(v) and v >= 0) for v in chosen.values()):
+        raise ValueError("--margin: a margin must be a non-negative number")
+    return metrics, family, chosen
+
+
+@dataclass(frozen=True)
+class CostPrices:
+    """How both runs' models are priced when cost is compared: `--price` rates by model name,
+    then the `--prices` table."""
+
+    prices: Mapping[str, Price]
+    table: PriceTable | None = None
+
+    def pair(
+        self,
+        old: tuple[str, str, Sequence[TrialRecord]],
+        new: tuple[str, str, Sequence[TrialRecord]],
+    ) -> tuple[Pricing, Pricing]:
+        """Each model's pricing (its name in the report, the model it is a configuration of,
+        its records); a model that cannot be priced raises with the reason (never a silent
+        zero)."""
+        found = []
+        for run, (name, model, records) in (("baseline", old), ("current run", new)):
+            pricing = pricing_of(name, model, self.prices, self.table)
+            problem = price_problem(records, pricing)
+            if pricing is None or problem is not None:
+                raise ValueError(
+                    f"cost: the {run}'s model {name!r} cannot be priced: {problem}; cost is "
+                    "compared because --test-metric cost or --margin cost was given"
+                )
+            found.append(pricing)
+        return found[0], found[1]
 
 
 def compare_to_baseline(
@@ -488,38 +574,38 @@ def compare_to_baseline(
     tested: Sequence[str] | None = None,
     seed: int = 42,
     resamples: int = RESAMPLES,
+    prices: CostPrices | None = None,
 ) -> BaselineComparison:
     """Every metric's change from `baseline` to `current`, per model pair, on shared prompts.
 
     `tested`: the metrics that may be called regressed or improved, the family the 5% level
-    is spent on (`--test-metric`; default all six)."""
-    unknown = sorted(set(margins or {}) - set(METRICS))
-    if unknown:
-        raise ValueError(f"--margin: unknown metric {unknown[0]!r} (one of {', '.join(METRICS)})")
-    family = [m for m in METRICS if tested is None or m in tested]
-    if not family or (tested is not None and set(tested) - set(METRICS)):
-        raise ValueError(f"--test-metric: name one or more of {', '.join(METRICS)}")
-    chosen = {**DEFAULT_MARGINS, **(margins or {})}
-    if any(not (math.isfinite(v) and v >= 0) for v in chosen.values()):
-        raise ValueError("--margin: a margin must be a non-negative number")
-    level = 1 - (1 - FAMILY_LEVEL) / len(METRICS)
+    is spent on (`--test-metric`; default all six, and cost when asked for). Cost per trial is
+    compared when `tested` or `margins` name it, priced by `prices`."""
+    metrics, family, chosen = _metrics_asked(dict(margins or {}), tested)
+    level = 1 - (1 - FAMILY_LEVEL) / len(metrics)
     old_models = {m.model: m for m in baseline.models}
     new_models = {m.model: m for m in current.models}
     old_records, new_records = _by_model(baseline_records), _by_model(current_records)
+    old_split = split_by_config(baseline_records).models
+    new_split = split_by_config(current_records).models
     matched = pair_models(list(old_models), list(new_models), pairs)
     pairings: list[ModelPairing] = []
     entries: list[MetricChange] = []
     for old_name, new_name, how in matched:
+        old_trials, new_trials = old_records.get(old_name, []), new_records.get(new_name, [])
+        pricing = None
+        if COST in metrics:
+            pricing = (prices or CostPrices({})).pair(
+                (old_name, old_split.get(old_name, old_name), old_trials),
+                (new_name, new_split.get(new_name, new_name), new_trials),
+            )
         runs = _PairRuns(
-            old_models[old_name],
-            new_models[new_name],
-            old_records.get(old_name, []),
-            new_records.get(new_name, []),
+            old_models[old_name], new_models[new_name], old_trials, new_trials, pricing
         )
         tests = _Tests.of(runs, embed, seed, resamples, family)
         changes = [
             _metric_change(runs, tests, metric, chosen[metric], level, seed + index, resamples)
-            for index, metric in enumerate(METRICS)
+            for index, metric in enumerate(metrics)
         ]
         pairings.append(_pairing(runs, how, changes))
         entries += changes
@@ -528,23 +614,27 @@ def compare_to_baseline(
     return BaselineComparison(
         family_level=FAMILY_LEVEL,
         level=level,
-        multiplicity=(
-            f"Bonferroni over the {len(METRICS)} metrics of each model pair for the intervals: "
-            f"each is at {level:.2%}, so the chance that any of them misses its true change is "
-            f"at most {1 - FAMILY_LEVEL:.0%}; regressed and improved come from a permutation "
-            f"test of no change per metric (each prompt's trials relabelled between the runs; "
-            f"for the error rate, blocks of consecutive trials in time, so that bursts of "
-            f"failures move as one), Westfall–Young's step-down min-p over the "
-            f"{_family_text(family)} on each side, the level split between the two kinds of "
-            f"test in proportion to their metrics, so the chance of any false 'regressed' for "
-            f"the pair is at most {1 - FAMILY_LEVEL:.0%} whatever the prompts and the latency "
-            f"tails (and of any false 'improved' likewise), assuming {EXCHANGEABLE} and that "
-            f"{IN_BURSTS}"
-        ),
+        multiplicity=_multiplicity(level, family, metrics),
         tested_metrics=family,
         margins=chosen,
         pairs=pairings,
         entries=entries,
         unpaired_current=sorted(set(new_models) - used_new),
         unpaired_baseline=sorted(set(old_models) - used_old),
+    )
+
+
+def _multiplicity(level: float, family: Sequence[str], metrics: Sequence[str]) -> str:
+    return (
+        f"Bonferroni over the {len(metrics)} metrics of each model pair for the intervals: "
+        f"each is at {level:.2%}, so the chance that any of them misses its true change is "
+        f"at most {1 - FAMILY_LEVEL:.0%}; regressed and improved come from a permutation "
+        f"test of no change per metric (each prompt's trials relabelled between the runs; "
+        f"for the error rate, blocks of consecutive trials in time, so that bursts of "
+        f"failures move as one), Westfall–Young's step-down min-p over the "
+        f"{_family_text(family, metrics)} on each side, the level split between the two kinds of "
+        f"test in proportion to their metrics, so the chance of any false 'regressed' for "
+        f"the pair is at most {1 - FAMILY_LEVEL:.0%} whatever the prompts and the latency "
+        f"tails (and of any false 'improved' likewise), assuming {EXCHANGEABLE} and that "
+        f"{IN_BURSTS}"
     )

@@ -383,7 +383,9 @@ class MetricChange(ResultModel):
 
     model: str = Field(description="The current run's model.")
     baseline_model: str = Field(description="The baseline run's model it is paired with.")
-    metric: str = Field(description=f"One of {', '.join(METRICS)}.")
+    metric: str = Field(
+        description=f"One of {', '.join(METRICS)}; or cost (cost per trial, USD) when asked for."
+    )
     label: str = Field(description="What the metric is, in words.")
     baseline: float | None = unit_field(
         "The baseline's value on the shared prompts.", "same as estimate"
@@ -393,8 +395,8 @@ class MetricChange(ResultModel):
     )
     difference: Difference = Field(description="current − baseline with its interval.")
     margin: float = unit_field(
-        "Equivalence margin in the difference's unit (a latency margin is its fraction of the "
-        "baseline value, converted to seconds).",
+        "Equivalence margin in the difference's unit (a latency or cost margin is its fraction "
+        "of the baseline value, converted to seconds or USD).",
         "same as estimate",
     )
     worse_when: Literal["lower", "higher"] = Field(description="Which direction is worse.")
@@ -438,16 +440,19 @@ class BaselineComparison(ResultModel):
         "'regressed' or 'improved'): Bonferroni over its metrics.",
         "probability",
     )
-    level: float = unit_field("Level of each metric's interval: 1 − 0.05/6.", "probability")
+    level: float = unit_field(
+        "Level of each metric's interval: 1 − 0.05/6 (1 − 0.05/7 with cost).", "probability"
+    )
     multiplicity: str = Field(description="How the error rate across metrics is controlled.")
     tested_metrics: list[str] = Field(
         default_factory=lambda: list(METRICS),
         description="The metrics that may be called regressed or improved: the family the 5% "
-        "chance of a false 'regressed' is spent on (`--test-metric`; default all six). The "
+        "chance of a false 'regressed' is spent on (`--test-metric`; default all six, and cost "
+        "when `--margin cost=...` asks for it). The "
         "others are measured and judged unchanged or inconclusive only.",
     )
     margins: dict[str, float] = unit_field(
-        "Equivalence margin per metric (latency: fraction of the baseline value; "
+        "Equivalence margin per metric (latency and cost: fraction of the baseline value; "
         "error rate: percentage points; scores: points).",
         "same as estimate",
     )

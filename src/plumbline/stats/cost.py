@@ -22,9 +22,11 @@ equal-tailed interval covered 90.7–92% at 20 questions with lognormal σ = 1.
 docs/statistics.md has the coverage measured through this code.
 
 The Pareto front (higher score, lower cost): a model is on it when no other model scores at
-least as high for at most the cost, one of the two strictly. Its probability of being on the
-front is the share of joint bootstrap replicates (score and cost from the same resampled
-questions, the same draws for every model that shares the question set) in which it is.
+least as high for at most the cost, one of the two strictly. Its front stability (published
+as `probability_on_front`) is the share of joint bootstrap replicates (score and cost from the
+same resampled questions, the same draws for every model that shares the question set) in which
+it is: a stability share, not a calibrated probability of being on the true front (simulated
+in docs/statistics.md, it is too extreme at few questions).
 """
 
 from __future__ import annotations
@@ -101,9 +103,14 @@ def cost_per_sample(
     strata: Sequence[Stratum],
     draws: Mapping[str, npt.NDArray[np.int64]],
     level: float = 0.95,
+    *,
+    floor: float | None = 0.0,
 ) -> CostEstimate:
     """θ, its bootstrap-t interval and the joint replicates (module docstring), resampling each
-    stratum's questions with `draws[stratum.key]` (a replicates × n matrix of positions)."""
+    stratum's questions with `draws[stratum.key]` (a replicates × n matrix of positions).
+
+    `floor`: the lowest value θ can take (a cost is never negative); None for a difference of
+    costs, which can be."""
     estimate = float(_weighted(strata, [s.costs.mean() for s in strata]))
     variances = [s.costs.var(ddof=1) if s.costs.size > 1 else math.nan for s in strata]
     se = float(_se(strata, [np.float64(v) for v in variances]))
@@ -127,7 +134,7 @@ def cost_per_sample(
         t_star = (cost_star - estimate) / se_star
     # A replicate with SE* = 0 drew one value only: its t* is ±inf (or 0 when θ* = θ̂).
     t_star = np.where(np.isnan(t_star), 0.0, t_star)
-    low, high = _bounds(estimate, se, t_star, CALIBRATION * (1.0 - level))
+    low, high = _bounds(estimate, se, t_star, CALIBRATION * (1.0 - level), floor)
     if not (math.isfinite(low) and math.isfinite(high)):
         # more than α/2 of the replicates drew one value only (a handful of questions): the
         # bootstrap-t cannot bound the cost
@@ -135,15 +142,18 @@ def cost_per_sample(
     return CostEstimate(estimate, low, high, level, se, cost_star, score_star)
 
 
-def _bounds(estimate: float, se: float, t_star: FloatArray, alpha: float) -> tuple[float, float]:
+def _bounds(
+    estimate: float, se: float, t_star: FloatArray, alpha: float, floor: float | None
+) -> tuple[float, float]:
     """The further of the equal-tailed and the symmetric bootstrap-t bound on each side (module
-    docstring); a cost is never negative."""
+    docstring), the lower one no lower than `floor` (a cost is never negative)."""
     # ±inf kept as the largest float: interpolating between two infinities gives NaN
     finite = np.clip(t_star, -np.finfo(np.float64).max, np.finfo(np.float64).max)
     upper_t, lower_t = np.quantile(finite, [1 - alpha / 2, alpha / 2])
     symmetric = float(np.quantile(np.abs(finite), 1 - alpha))
     with np.errstate(over="ignore"):
-        low = max(estimate - max(float(upper_t), symmetric) * se, 0.0)
+        low = estimate - max(float(upper_t), symmetric) * se
+        low = low if floor is None else max(low, floor)
         high = estimate + max(-float(lower_t), symmetric) * se
     if max(float(upper_t), symmetric) >= np.finfo(np.float64).max:
         low = -math.inf

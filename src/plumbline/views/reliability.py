@@ -20,7 +20,7 @@ from plumbline.reliability.result import (
     ReliabilityInterval,
     ReliabilityReport,
 )
-from plumbline.views.reliability_cost import cost_figures, priced_by
+from plumbline.views.reliability_cost import cost_figures, priced_by, usd_interval
 
 NOT_MEASURED = "n/a"
 
@@ -303,8 +303,16 @@ def _change(entry: MetricChange) -> str:
     )
     if difference.estimate is None:
         return NOT_MEASURED
+    if entry.metric == "cost":
+        sign = "+" if difference.estimate >= 0 else ""
+        return f"{sign}{present.usd(difference.estimate)} {usd_interval(difference.interval)}"
     text = f"{difference.estimate:+.3f}{unit} {_ci(difference.interval)}"
     return text
+
+
+def _figure(entry: MetricChange, value: float | None) -> str:
+    """A baseline, current or margin figure in the metric's unit (dollars for cost)."""
+    return present.usd(value) if entry.metric == "cost" else present.fixed(value)
 
 
 def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
@@ -325,17 +333,17 @@ def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
         if entry.note:
             details.append(entry.note)
         elif verdict == "inconclusive" and entry.detectable_change is not None:
-            details.append(f"could detect ±{present.fixed(entry.detectable_change)}")
+            details.append(f"could detect ±{_figure(entry, entry.detectable_change)}")
         if details:
             verdict += f" ({'; '.join(details)})"
         rows.append(
             [
                 entry.model,
                 entry.metric,
-                present.fixed(entry.baseline),
-                present.fixed(entry.current),
+                _figure(entry, entry.baseline),
+                _figure(entry, entry.current),
                 _change(entry),
-                f"±{present.fixed(entry.margin)}",
+                f"±{_figure(entry, entry.margin)}",
                 verdict,
             ]
         )
@@ -354,8 +362,9 @@ def baseline_notes(comparison: BaselineComparison) -> list[str]:
         "relabelled at random between the two runs; exact whatever the prompts and the latency "
         "tails; for the error rate, blocks of consecutive trials in the order of their start "
         "times, so that a burst of failures from a provider incident moves as one and does not "
-        "pass for a change) rejects on that side at 0.05 over the tested metrics (all six unless "
-        "--test-metric chose some; Westfall–Young's step-down over "
+        "pass for a change) rejects on that side at 0.05 over the tested metrics ("
+        + ("all six and cost" if "cost" in comparison.margins else "all six")
+        + " unless --test-metric chose some; Westfall–Young's step-down over "
         "the same relabellings; its p-value beside the verdict); otherwise inconclusive (with "
         "the smallest change the data could have detected, 80% power, or why no test is "
         "possible at this size).",
