@@ -32,7 +32,7 @@ import numpy as np
 from scipy.special import expit
 from scipy.stats import binomtest
 
-from plumbline.leaderboard.adaptive import AdaptiveSettings, replay, replay_many
+from plumbline.leaderboard.adaptive import AdaptiveSettings, disagrees, replay, replay_many
 from plumbline.leaderboard.adaptive_scores import (
     QuestionScores,
     draw_order,
@@ -106,15 +106,6 @@ def population(cell: Cell, rng: np.random.Generator) -> QuestionScores:
     )
 
 
-def _wrong(outcome_pairs: list[tuple[str, float]], margin: float) -> bool:
-    for status, truth in outcome_pairs:
-        if (status == "ahead" and truth <= 0) or (status == "behind" and truth >= 0):
-            return True
-        if status == "tie" and abs(truth) > margin:
-            return True
-    return False
-
-
 def run_cell(cell: Cell, runs: int, seed: int) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     settings = AdaptiveSettings(tie_margin=cell.margin, round_size=max(10, cell.questions // 100))
@@ -129,7 +120,7 @@ def run_cell(cell: Cell, runs: int, seed: int) -> dict[str, float]:
             (pair.status, float(means[int(pair.first[1:])] - means[int(pair.second[1:])]))
             for pair in outcome.pairs
         ]
-        wrong += _wrong(truths, cell.margin)
+        wrong += any(disagrees(status, truth, cell.margin) for status, truth in truths)
         shares.append(outcome.share)
     interval = binomtest(wrong, runs).proportion_ci(0.95, method="exact")
     return {
