@@ -63,6 +63,8 @@ CELLS = (
     Cell("frontier", (0.0, 0.0, 0.05, 0.20), 5_000),
     Cell("all-equal", (0.0,) * 5, 2_000),
     Cell("gaps1-margin", (0.01,) * 4, 10_000, margin=0.02, target_share=0.50),
+    Cell("gaps1-margin-graded", (0.01,) * 4, 10_000, graded=True, margin=0.02, target_share=0.50),
+    Cell("frontier-margin", (0.0, 0.0, 0.05, 0.20), 5_000, margin=0.02),
     Cell("gaps1-5-margin", (0.01, 0.05, 0.01, 0.05), 10_000, margin=0.02, target_share=0.50),
     Cell("gaps1-5-margin-100k", (0.01, 0.05, 0.01, 0.05), 100_000, margin=0.02, target_share=0.50),
     Cell("gaps0-20-graded", (0.0, 0.05, 0.10, 0.20, 0.0, 0.02), 5_000, graded=True),
@@ -73,7 +75,7 @@ def _abilities(targets: np.ndarray, slopes: np.ndarray, difficulty: np.ndarray) 
     """The ability giving each target mean accuracy over the questions (bisection)."""
     low = np.full(targets.size, -15.0)
     high = np.full(targets.size, 15.0)
-    for _ in range(60):
+    for _ in range(40):  # the bracket's 30 shrinks below 1e-10
         middle = (low + high) / 2
         mean = expit(slopes[None, :] * (middle[:, None] - difficulty[None, :])).mean(axis=1)
         low = np.where(mean < targets, middle, low)
