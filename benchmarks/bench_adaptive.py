@@ -9,9 +9,10 @@ a pair is the sign of its overall difference on the population drawn (the estima
 guarantee). Each run goes through `plumbline.leaderboard.adaptive.replay`, the same
 `AdaptiveProcedure` loop a live run drives, in a fresh seeded order.
 
-Printed per cell: the family-wise rate of a run with any wrongly ordered pair (or a certified
-tie further apart than δ), with its exact binomial 95% interval, and the median share of the
-full run's calls used.
+Printed per cell: the family-wise rate of a run with any pair whose status is false for the
+population (`leaderboard.adaptive.disagrees`: decided apart by more than δ, a tie less than δ
+apart, within the margin not the other way round by δ or more), with its exact binomial 95%
+interval, and the median share of the full run's calls used.
 
     python benchmarks/bench_adaptive.py                 # every cell, 1,000 runs each
     python benchmarks/bench_adaptive.py --runs 100 --only gaps5
