@@ -91,6 +91,7 @@ def main() -> int:
             f"calls {block['calls_used']} of {block['calls_full']} "
             f"({block['calls_used'] / block['calls_full']:.1%}); stop: {block['stop_reason']}"
         )
+        print(f"  questions each model answered: {block['models']}")
         for pair in block["pairs"]:
             print(f"  {pair['first']} – {pair['second']}: {pair['status']}")
         resumed = _killed_then_resumed(
