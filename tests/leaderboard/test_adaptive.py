@@ -15,6 +15,7 @@ from plumbline.cli.main import main
 from plumbline.leaderboard.adaptive import (
     AdaptiveProcedure,
     AdaptiveSettings,
+    disagrees,
     replay,
     replay_many,
     run_procedure,
@@ -212,3 +213,63 @@ def test_a_replay_takes_no_dollar_budget(clean_logs: Path) -> None:
     )
     assert result.exit_code == 2
     assert "--replay-adaptive takes a budget in calls" in result.stderr
+
+
+def _near_pair_and_far_model(questions: int, seed: int) -> QuestionScores:
+    """m1 is m0 with 1% of the questions flipped from wrong to right (1 point ahead); m2 is m0
+    with 15% of its right answers wrong (about 9 points behind)."""
+    scores = _scores([0.6, 0.6, 0.6], questions, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    scores.scores[1] = scores.scores[0]
+    wrong = np.flatnonzero(scores.scores[0] == 0)
+    scores.scores[1, rng.choice(wrong, size=questions // 100, replace=False)] = 1.0
+    scores.scores[2] = scores.scores[0] * (rng.random(questions) >= 0.15)
+    return scores
+
+
+def test_a_tie_margin_settles_a_one_point_gap_within_it_and_pursues_a_far_one() -> None:
+    """The indifference-zone reading of δ: the pair 1 point apart ends ordered up to δ (m1 not
+    behind m0 by δ or more) long before the questions run out, and stays in one tie group; the
+    far model, shown within δ early too, is pursued until decided apart by more than δ."""
+    scores = _near_pair_and_far_model(4000, seed=11)
+    settings = AdaptiveSettings(round_size=50, tie_margin=0.02)
+    outcome = replay(scores.table(draw_order(4000, 5)), settings)
+    status = {(pair.first, pair.second): pair.status for pair in outcome.pairs}
+    assert status[("m0", "m1")] in ("behind_within_margin", "tie")
+    assert status[("m0", "m2")] == "ahead" and status[("m1", "m2")] == "ahead"
+    assert outcome.stop_reason == "decided" and outcome.share < 0.5
+    assert outcome.groups(["m1", "m0", "m2"]) == [["m1", "m0"], ["m2"]]
+    assert "ordered wrongly by 0.02 or more" in outcome.guarantee
+    without = replay(scores.table(draw_order(4000, 5)), AdaptiveSettings(round_size=50))
+    assert without.calls_used > outcome.calls_used
+
+
+def test_each_status_contradicts_exactly_what_it_claims() -> None:
+    assert disagrees("ahead", 0.02, 0.02) and not disagrees("ahead", 0.021, 0.02)
+    assert disagrees("behind", -0.02, 0.02) and not disagrees("behind", -0.03, 0.02)
+    assert disagrees("tie", 0.02, 0.02) and not disagrees("tie", -0.019, 0.02)
+    assert disagrees("ahead_within_margin", -0.02, 0.02)
+    assert not disagrees("ahead_within_margin", -0.019, 0.02)
+    assert disagrees("behind_within_margin", 0.02, 0.02)
+    assert not disagrees("behind_within_margin", 0.5, 0.5 + 1e-9)
+    assert not disagrees("open", 1.0, 0.0)
+
+
+def test_the_leaderboard_views_list_the_pairs_within_the_margin() -> None:
+    from rich.console import Console
+
+    from plumbline.views.leaderboard import margin_pair_names, render_adaptive
+
+    scores = _near_pair_and_far_model(4000, seed=11)
+    outcome = replay(
+        scores.table(draw_order(4000, 5)), AdaptiveSettings(round_size=50, tie_margin=0.02)
+    )
+    run = outcome.document(order_seed=5)
+    statuses = [pair.status for pair in run.pairs]
+    assert "behind_within_margin" in statuses, statuses
+    assert margin_pair_names(run) == ["m1 over m0"]
+    console = Console(record=True, width=200)
+    render_adaptive(run, console)
+    text = console.export_text()
+    assert "Within δ = 0.02" in text and "m1 over m0" in text
+    assert "every pair settled" in text

@@ -12,23 +12,38 @@ both answered, with anytime-valid betting tests for sampling without replacement
     Δ ≥ δ and Δ ≤ −δ (both rejected: a certified tie; tested only when δ > 0),
 
 and Holm's step-down (Holm 1979) over all the nulls of all the pairs (2 or 4 per pair) says
-which are rejected. A pair is **decided** (`ahead`/`behind`), a **certified tie** (`tie`), or
-**open**; once not open it keeps its status. A model stops being called once none of its pairs
-is open. The run ends when no pair is open (`decided`), when the next round would exceed the
-budget (`budget`), or when the questions run out (`questions`).
+which are rejected. A pair is **decided** (`ahead`/`behind`: more than δ apart), a **certified
+tie** (`tie`: both tie nulls rejected, less than δ apart), **within the margin**
+(`ahead_within_margin`: only `Δ ≤ −δ` rejected, so the first is not behind by δ or more;
+`behind_within_margin` the mirror), or **open**. A rejection is never taken back (the p-values
+are running minima, and Holm's step-down rejects more as they fall), so a status only grows
+stronger: a pair within the margin is still updated while both its models are asked, and can
+become decided or a tie.
+
+**What keeps a model asked.** A model is asked while one of its pairs is *unsettled*: open, or
+within the margin with an estimated gap above 2δ. The second is the classic indifference-zone
+reading of a tie margin (Bechhofer 1954): the order matters only beyond δ, so a pair shown the
+right way round up to δ needs no more questions; but a gap estimated above 2δ is pursued until
+decided apart (its test of `Δ ≤ δ` is then at least δ from the truth, no harder than settling
+two equal models within the margin), so a tie margin does not merge models far apart into one
+tie group. The rule only chooses when to stop; the guarantee holds for any stopping rule. The
+run ends when no pair is unsettled (`decided`), when the next round would exceed the budget
+(`budget`), or when the questions run out (`questions`).
 
 **The guarantee.** Each p-value is the running minimum of 1 / capital, valid at every look at
 once (Ville's inequality), so Holm's argument holds uniformly over the rounds: the first true
 null ever rejected is rejected at a threshold of at most α / (number of true nulls), and the
-union over the true nulls has probability at most α. So with probability at least `1 − α` no
-decided pair is in the wrong order and no certified tie is further apart than δ, *at whatever
-time the procedure stops*, for any scores: no model of how models behave (no item-response
-model, no models seen before) is assumed. The estimand is the models' overall score on this
-suite's questions (a finite population sampled without replacement). Each model's interval is
-its own empirical-Bernstein confidence sequence for that overall at level `1 − α`, and each
-pair's interval its sequence at `1 − α/P` (Bonferroni over the `P` pairs, so the intervals hold
-together); both are valid after the adaptive stop. Holm's decisions can come before a pair's
-interval clears ±δ.
+union over the true nulls has probability at most α. So with probability
+at least `1 − α` every status holds at once, *at whatever time the procedure stops*: a decided
+pair is more than δ apart in its order, a certified tie less than δ apart, and a pair within
+the margin not the other way round by δ or more; so no pair is ordered wrongly by δ or more
+(with δ = 0: no decided pair is in the wrong order). This holds for any scores: no model of
+how models behave (no item-response model, no models seen before) is assumed. The estimand is
+the models' overall score on this suite's questions (a finite population sampled without
+replacement). Each model's interval is its own empirical-Bernstein confidence sequence for
+that overall at level `1 − α`, and each pair's interval its sequence at `1 − α/P` (Bonferroni
+over the `P` pairs, so the intervals hold together); both are valid after the adaptive stop.
+Holm's decisions can come before a pair's interval clears ±δ.
 """
 
 from __future__ import annotations
@@ -64,11 +79,20 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 GUARANTEE = (
-    "with probability at least {level:.0%}, no decided pair is in the wrong order and no "
-    "certified tie is more than {margin:g} apart, at whatever round the run stopped "
-    "(anytime-valid betting tests, Holm's step-down over the {nulls} of {pairs}; no model "
-    "of the models' behaviour assumed)"
+    "with probability at least {level:.0%}, no decided pair is in the wrong order, at whatever "
+    "round the run stopped (anytime-valid betting tests, Holm's step-down over the {nulls} of "
+    "{pairs}; no model of the models' behaviour assumed)"
 )
+GUARANTEE_MARGIN = (
+    "with probability at least {level:.0%}, no pair is ordered wrongly by {margin:g} or more, "
+    "at whatever round the run stopped: every decided pair is more than {margin:g} apart in its "
+    "order, every certified tie less than {margin:g} apart, and every pair within the margin "
+    "not the other way round by {margin:g} or more (anytime-valid betting tests, Holm's "
+    "step-down over the {nulls} of {pairs}; no model of the models' behaviour assumed)"
+)
+#: A pair within the margin whose estimated gap is above this many δ is pursued until decided.
+PURSUE = 2.0
+WITHIN_MARGIN: tuple[PairStatus, ...] = ("ahead_within_margin", "behind_within_margin")
 
 
 @dataclass(frozen=True)
@@ -139,7 +163,8 @@ class AdaptiveOutcome:
 
     @property
     def guarantee(self) -> str:
-        return GUARANTEE.format(
+        template = GUARANTEE_MARGIN if self.settings.tie_margin > 0 else GUARANTEE
+        return template.format(
             level=1 - self.settings.alpha,
             margin=self.settings.tie_margin,
             pairs="1 pair" if len(self.pairs) == 1 else f"{len(self.pairs)} pairs",
@@ -205,13 +230,20 @@ def _apart(status: Mapping[tuple[str, str], PairStatus], group: list[str], model
 
 
 def _status(rejected: Sequence[bool]) -> PairStatus:
-    """A pair's status from which of its nulls (in `adaptive_scores.NULLS` order) are rejected."""
+    """A pair's status from which of its nulls (in `adaptive_scores.NULLS` order) are rejected:
+    `Δ ≤ δ` (ahead), `Δ ≥ −δ` (behind), `Δ ≥ δ` and `Δ ≤ −δ` (both: a tie; only `Δ ≤ −δ`:
+    ahead within the margin; only `Δ ≥ δ`: behind within it)."""
     if rejected[0]:
         return "ahead"
     if rejected[1]:
         return "behind"
-    if len(rejected) == 4 and rejected[2] and rejected[3]:
-        return "tie"
+    if len(rejected) == 4:
+        if rejected[2] and rejected[3]:
+            return "tie"
+        if rejected[3]:
+            return "ahead_within_margin"
+        if rejected[2]:
+            return "behind_within_margin"
     return "open"
 
 
@@ -259,12 +291,28 @@ class AdaptiveProcedure:
         return self.settings.alpha / max(len(self.pairs), 1)
 
     def active(self) -> list[int]:
-        open_pairs = [pair for pair in self.pairs if self._open(pair)]
-        return sorted({index for pair in open_pairs for index in pair})
+        """The models with an unsettled pair (module docstring): open, or within the margin
+        with an estimated gap above `PURSUE` δ."""
+        limit = PURSUE * self.settings.tie_margin
+        unsettled = [
+            pair
+            for pair in self.pairs
+            if self._open(pair)
+            or (
+                self.status[pair].status in WITHIN_MARGIN
+                and abs(self.status[pair].difference) > limit
+            )
+        ]
+        return sorted({index for pair in unsettled for index in pair})
 
     def _open(self, pair: tuple[int, int]) -> bool:
         found = self.status.get(pair)
         return found is None or found.status == "open"
+
+    def _final(self, pair: tuple[int, int]) -> bool:
+        """Decided or a tie: no evidence can change the status any more."""
+        found = self.status.get(pair)
+        return found is not None and found.status in ("ahead", "behind", "tie")
 
     def next_round(self) -> tuple[int, list[int]]:
         """(questions to add, the models that answer them); (0, []) once the run is over."""
@@ -304,7 +352,7 @@ class AdaptiveProcedure:
         updated = [
             position
             for position, pair in enumerate(self.pairs)
-            if self._open(pair) and pair[0] in active and pair[1] in active
+            if not self._final(pair) and pair[0] in active and pair[1] in active
         ]
         evidence = {}
         for position in updated:
@@ -389,13 +437,19 @@ def _model_outcome(table: ScoreTable, index: int, answered: int, alpha: float) -
     )
 
 
-def _disagrees(status: PairStatus, full: float, margin: float) -> bool:
+def disagrees(status: PairStatus, full: float, margin: float) -> bool:
+    """Whether a pair's status contradicts its difference on all the questions (what the
+    guarantee says each status means)."""
     if status == "ahead":
-        return full <= 0
+        return full <= margin
     if status == "behind":
-        return full >= 0
+        return full >= -margin
     if status == "tie":
-        return abs(full) > margin
+        return abs(full) >= margin
+    if status == "ahead_within_margin":
+        return full <= -margin
+    if status == "behind_within_margin":
+        return full >= margin
     return False
 
 
@@ -410,7 +464,7 @@ def replay_many(
         raise ValueError("an adaptive replay needs at least two models with shared questions")
     full = scores.full_differences()
     shares: list[float] = []
-    counts = np.zeros((3, full.size))  # decided, tied, disagree
+    counts = np.zeros((4, full.size))  # decided, tied, within the margin, disagree
     any_wrong = 0
     outcome: AdaptiveOutcome | None = None
     for index in range(replays):
@@ -420,8 +474,9 @@ def replay_many(
         for position, pair in enumerate(outcome.pairs):
             counts[0, position] += pair.status in ("ahead", "behind")
             counts[1, position] += pair.status == "tie"
-            if _disagrees(pair.status, float(full[position]), settings.tie_margin):
-                counts[2, position] += 1
+            counts[2, position] += pair.status in WITHIN_MARGIN
+            if disagrees(pair.status, float(full[position]), settings.tie_margin):
+                counts[3, position] += 1
                 wrong = True
         any_wrong += wrong
     assert outcome is not None
@@ -432,7 +487,8 @@ def replay_many(
             full_difference=float(full[position]),
             decided=float(counts[0, position] / replays),
             tied=float(counts[1, position] / replays),
-            disagree=float(counts[2, position] / replays),
+            within_margin=float(counts[2, position] / replays),
+            disagree=float(counts[3, position] / replays),
         )
         for position, pair in enumerate(outcome.pairs)
     ]

@@ -9,7 +9,9 @@ from pydantic import Field
 
 from plumbline.core.result import Interval, ResultModel, unit_field
 
-PairStatus = Literal["ahead", "behind", "tie", "open"]
+PairStatus = Literal[
+    "ahead", "behind", "tie", "ahead_within_margin", "behind_within_margin", "open"
+]
 StopReason = Literal["decided", "budget", "questions"]
 
 
@@ -20,7 +22,9 @@ class AdaptivePair(ResultModel):
     second: str
     status: PairStatus = Field(
         description="`ahead`/`behind`: decided (first above/below second by more than the tie "
-        "margin); `tie`: certified within the margin; `open`: not decided when the run stopped."
+        "margin δ); `tie`: certified less than δ apart; `ahead_within_margin`: the first is not "
+        "behind the second by δ or more (ordered up to δ, not decided apart); "
+        "`behind_within_margin`: the mirror; `open`: none of these when the run stopped."
     )
     questions: int = unit_field("Questions both answered when it was last updated.", "count", ge=0)
     difference: float = unit_field("Overall score difference (first − second).", "proportion")
@@ -34,7 +38,8 @@ class AdaptiveRun(ResultModel):
     calls_full: int = unit_field("What a full run would ask (models × questions).", "count", ge=0)
     questions: int = unit_field("Questions in the suite (the population).", "count", ge=0)
     stop_reason: StopReason = Field(
-        description="`decided` (no pair open), `budget` (the next round would pass the call "
+        description="`decided` (no pair unsettled: each decided, a tie, or within the margin "
+        "with an estimated gap of at most 2δ), `budget` (the next round would pass the call "
         "or dollar budget) or `questions` (every question asked)."
     )
     tie_margin: float = unit_field("δ: the tie margin.", "proportion", ge=0, lt=1)
@@ -70,6 +75,13 @@ class PairReplay(ResultModel):
     full_difference: float = unit_field("The difference on every question.", "proportion")
     decided: float = unit_field("Share of replays that decided the pair.", "proportion", ge=0, le=1)
     tied: float = unit_field("Share of replays that certified a tie.", "proportion", ge=0, le=1)
+    within_margin: float = unit_field(
+        "Share of replays that ordered the pair only up to the tie margin.",
+        "proportion",
+        default=0.0,
+        ge=0,
+        le=1,
+    )
     disagree: float = unit_field(
         "Share of replays whose conclusion contradicts the full data.", "proportion", ge=0, le=1
     )

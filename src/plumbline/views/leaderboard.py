@@ -384,6 +384,9 @@ def _adaptive_lines(document: LeaderboardDocument) -> list[str]:
     open_pairs = open_pair_names(run)
     if open_pairs:
         lines += ["", f"Still open: {markdown(', '.join(open_pairs))}."]
+    within = margin_pair_names(run)
+    if within:
+        lines += ["", f"{margin_heading(run)}: {markdown(', '.join(within))}."]
     return [*lines, "", f"Guarantee: {markdown(run.guarantee)}."]
 
 
@@ -446,7 +449,7 @@ def adaptive_summary(run: AdaptiveRun) -> str:
     """ "ranked with N of M calls (share)" and why the run stopped."""
     share = run.calls_used / run.calls_full if run.calls_full else 0.0
     reasons = {
-        "decided": "every pair decided",
+        "decided": "every pair settled",
         "budget": "the budget reached",
         "questions": "every question asked",
     }
@@ -461,12 +464,34 @@ def open_pair_names(run: AdaptiveRun) -> list[str]:
     return [f"{pair.first} – {pair.second}" for pair in run.pairs if pair.status == "open"]
 
 
+def margin_pair_names(run: AdaptiveRun) -> list[str]:
+    """The pairs ordered only up to the tie margin, as `a over b` (a is not behind b by the
+    margin or more)."""
+    names = []
+    for pair in run.pairs:
+        if pair.status == "ahead_within_margin":
+            names.append(f"{pair.first} over {pair.second}")
+        elif pair.status == "behind_within_margin":
+            names.append(f"{pair.second} over {pair.first}")
+    return names
+
+
+def margin_heading(run: AdaptiveRun) -> str:
+    """What a pair within the margin means, for the list of them."""
+    margin = present.shortest(run.tie_margin)
+    return f"Within δ = {margin} (the first not behind by {margin} or more; not decided apart)"
+
+
 def render_adaptive(run: AdaptiveRun, console: Console) -> None:
-    """An adaptive run's summary: the calls it used, the open pairs and the guarantee."""
+    """An adaptive run's summary: the calls it used, the open pairs, the pairs ordered only up
+    to the tie margin, and the guarantee."""
     console.print(f"[bold]Adaptive:[/bold] {terminal(adaptive_summary(run))}")
     open_pairs = open_pair_names(run)
     if open_pairs:
         console.print(f"  still open: {terminal(', '.join(open_pairs))}")
+    within = margin_pair_names(run)
+    if within:
+        console.print(f"  {terminal(margin_heading(run))}: {terminal(', '.join(within))}")
     console.print(f"  guarantee: {terminal(run.guarantee)}")
 
 
@@ -490,6 +515,7 @@ def render_replay(report: AdaptiveReplay, console: Console) -> None:
     table.add_column("full difference", justify="right")
     table.add_column("decided", justify="right")
     table.add_column("tied", justify="right")
+    table.add_column("within δ", justify="right")
     table.add_column("disagree", justify="right")
     for pair in report.pairs:
         table.add_row(
@@ -497,6 +523,7 @@ def render_replay(report: AdaptiveReplay, console: Console) -> None:
             present.signed(pair.full_difference),
             present.percent(pair.decided),
             present.percent(pair.tied),
+            present.percent(pair.within_margin),
             present.percent(pair.disagree),
         )
     console.print(table)

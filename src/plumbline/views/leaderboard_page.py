@@ -35,7 +35,13 @@ from plumbline.leaderboard.result import (
 )
 from plumbline.views.cost import usd as cost_usd
 from plumbline.views.html import Page, render_page
-from plumbline.views.leaderboard import adaptive_summary, open_pair_names, selection_cell
+from plumbline.views.leaderboard import (
+    adaptive_summary,
+    margin_heading,
+    margin_pair_names,
+    open_pair_names,
+    selection_cell,
+)
 from plumbline.views.site import SiteInput
 from plumbline.views.svg import IntervalRow, interval_chart
 from plumbline.views.svg_cost import CostPoint, cost_score_chart
@@ -201,6 +207,17 @@ class LeaderboardView:
     def open_pairs(self) -> list[str]:
         run = self.document.adaptive
         return [] if run is None else open_pair_names(run)
+
+    @property
+    def margin_pairs(self) -> list[str]:
+        """The pairs ordered only up to the tie margin (`a over b`)."""
+        run = self.document.adaptive
+        return [] if run is None else margin_pair_names(run)
+
+    @property
+    def margin_heading(self) -> str:
+        run = self.document.adaptive
+        return "" if run is None else margin_heading(run)
 
 
 def model_slugs(models: Sequence[str]) -> dict[str, str]:
