@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from tests.agent.helpers import read_jsonl, write_suite
 
 from plumbline.agent.limits_kernel import mechanism
 from plumbline.agent.trial_paths import install_paths
 from plumbline.agent.workspace import file_names, shadowing_files
+from plumbline.cli.main import main
 
 HOSTILE = Path(__file__).with_name("hostile_agent.py")
 IMPOSSIBLE_TEST = (
@@ -443,10 +445,11 @@ def test_compare_warns_when_the_arms_ran_in_different_sandboxes(
     chosen = [r for r in runs["bubblewrap"] if r["arm"] == "with_hint"]
     chosen += [r for r in runs["none"] if r["arm"] == "without_hint" and "run_id" in r]
     mixed.write_text("".join(json.dumps(r) + "\n" for r in chosen))
-    command = [sys.executable, "-m", "plumbline", "compare", str(mixed), "--json"]
-    command += ["--treatment", "with_hint", "--control", "without_hint"]
-    completed = subprocess.run(command, capture_output=True, text=True, check=False)
-    assert completed.returncode == 0, completed.stderr
+    # the comparison reads the records only: in this process
+    command = ["compare", str(mixed), "--json", "--treatment", "with_hint"]
+    command += ["--control", "without_hint"]
+    completed = CliRunner().invoke(main, command, catch_exceptions=False)
+    assert completed.exit_code == 0, completed.stderr
     warnings = json.loads(completed.stdout)["comparisons"][0]["warnings"]
     assert any("ran in different sandboxes" in w for w in warnings), warnings
     # Unconfined trials run on the host's network; the sandboxed ones on their own.
@@ -454,7 +457,8 @@ def test_compare_warns_when_the_arms_ran_in_different_sandboxes(
     assert networks and "with_hint: isolated; without_hint: host" in networks[0], warnings
     same = tmp_path / "same.jsonl"
     same.write_text("".join(json.dumps(r) + "\n" for r in runs["bubblewrap"]))
-    command[4] = str(same)
-    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    command[1] = str(same)
+    completed = CliRunner().invoke(main, command, catch_exceptions=False)
+    assert completed.exit_code == 0, completed.stderr
     warnings = json.loads(completed.stdout)["comparisons"][0]["warnings"]
     assert not any("different sandboxes" in w or "different networks" in w for w in warnings)

@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
+
+from plumbline.cli.main import main
 
 ROOT = Path(__file__).parents[2]
 WORKFLOW = ROOT / "docs/ci-example.yml"
@@ -59,6 +62,16 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def run_in_process(args: list[str], cwd: Path) -> tuple[int, str]:
+    """A workflow command once more, in this process (after the workflow itself ran, each
+    command in its own process): its exit code and stdout."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(cwd)
+        result = CliRunner().invoke(main, args[1:])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.stdout
+
+
 @pytest.mark.slow
 def test_the_workflow_commands_run_on_the_demo_data(tmp_path: Path) -> None:
     if shutil.which("bwrap") is None:
@@ -100,7 +113,7 @@ def test_the_workflow_commands_run_on_the_demo_data(tmp_path: Path) -> None:
     lines = "\n".join(json.dumps(record) for record in records) + "\n"
     (agent_runs / "records.jsonl").write_text(lines, encoding="utf-8")
     gate = next(args for name, args in commands if name == "Gate on the agent A/B decision")
-    assert run(gate, tmp_path).returncode == 0
+    assert run_in_process(gate, tmp_path)[0] == 0
 
     # The gate fails when the published leaderboard is not reproduced.
     stale = json.loads(published.read_text(encoding="utf-8"))
@@ -109,6 +122,6 @@ def test_the_workflow_commands_run_on_the_demo_data(tmp_path: Path) -> None:
             model["overall"] = min(1.0, model["overall"] + 0.2)
     published.write_text(json.dumps(stale), encoding="utf-8")
     check = next(args for _, args in commands if args[1:3] == ["leaderboard", "check"])
-    failed = run(check, tmp_path)
-    assert failed.returncode == 1
-    assert "disagrees with its own weights" in failed.stdout
+    code, stdout = run_in_process(check, tmp_path)
+    assert code == 1
+    assert "disagrees with its own weights" in stdout

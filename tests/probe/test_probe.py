@@ -6,12 +6,15 @@ import os
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
+from traceback import format_exception
 from typing import Any
 
 import jsonschema
 import pytest
+from click.testing import CliRunner
 from tests.probe.helpers import (
     FAKE_KEY,
+    CliResult,
     cli_env,
     kill_once_written,
     model_name,
@@ -21,6 +24,7 @@ from tests.probe.helpers import (
 )
 from tests.support.openai_server import FAULTS, Latency, ModelProfile
 
+from plumbline.cli.main import main
 from plumbline.records.trial_record import trial_record_schema
 
 # The class (and HTTP status) each injected fault must be counted as.
@@ -142,6 +146,17 @@ def test_retries_are_counted_per_trial(server_factory: Any, tmp_path: Path) -> N
     assert len(server.requests_for("denied")) == 1
 
 
+def run_in_process(args: list[str], env: dict[str, str]) -> CliResult:
+    """`plumbline ARGS` in this process, for the runs that call no model (a resume with
+    nothing left, a refused configuration change): what they read is the journal on disk,
+    written by the subprocess runs before them. An exception is shown as a traceback."""
+    result = CliRunner().invoke(main, args, env=env)
+    error = result.exception
+    shown = error is not None and not isinstance(error, SystemExit)
+    traceback = "".join(format_exception(error)) if shown else ""
+    return CliResult(result.exit_code, result.stdout, result.stderr + traceback)
+
+
 @pytest.mark.slow
 def test_rerun_resumes_and_extends(server_factory: Any, tmp_path: Path) -> None:
     server = server_factory(default=ModelProfile(latency=Latency("constant", 0.01)))
@@ -151,7 +166,7 @@ def test_rerun_resumes_and_extends(server_factory: Any, tmp_path: Path) -> None:
     env = cli_env(server)
     assert run_cli([*base, "--trials", "3", "--no-progress"], env).returncode == 0
     assert len(read_jsonl(out)) == 12
-    again = run_cli([*base, "--trials", "3", "--no-progress", "--json"], env)
+    again = run_in_process([*base, "--trials", "3", "--no-progress", "--json"], env)
     assert again.returncode == 0, again.stderr
     assert '"completed": 0' in again.stdout and '"already_done": 12' in again.stdout
     assert len(server.log) == 12  # nothing was called twice
@@ -168,7 +183,7 @@ def test_rerun_resumes_and_extends(server_factory: Any, tmp_path: Path) -> None:
         (["--max-tokens", "64"], "max_tokens 1024 -> 64"),
         (["-M", "reasoning_effort=low"], "model_args none -> {'reasoning_effort': 'low'}"),
     ):
-        refused = run_cli([*base, "--trials", "5", *change, "--no-progress"], env)
+        refused = run_in_process([*base, "--trials", "5", *change, "--no-progress"], env)
         assert refused.returncode != 0
         assert words in refused.stderr and "--allow-config-change" in refused.stderr
         assert "Traceback" not in refused.stderr
@@ -179,7 +194,7 @@ def test_rerun_resumes_and_extends(server_factory: Any, tmp_path: Path) -> None:
     assert changed.returncode == 0, changed.stderr
     assert '"config_mismatches": 20' in changed.stdout and '"completed": 20' in changed.stdout
     assert {r["config"]["temperature"] for r in read_jsonl(out)} == {0.7, 0.2}
-    again = run_cli([*base, "--trials", "5", *forced], env)
+    again = run_in_process([*base, "--trials", "5", *forced], env)
     assert '"completed": 0' in again.stdout  # resumable under the new configuration too
 
 
