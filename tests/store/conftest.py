@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.support.postgres import PostgresServer, PostgresUnavailable, postgres_server
 from tests.support.store_results import (
+    Documents,
     compare_report,
     mini_leaderboard,
-    read,
     reliability_report,
 )
 
@@ -36,18 +34,6 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return str(tmp_path / "store.db")
     server: PostgresServer = request.getfixturevalue("postgres")
     return server.create_database(f"store_{uuid.uuid4().hex[:12]}")
-
-
-@dataclass(frozen=True)
-class Documents:
-    """Result files made by running plumbline, and their JSON."""
-
-    leaderboard: Path
-    compare: Path
-    reliability: Path
-
-    def json(self, kind: str) -> dict[str, Any]:
-        return read(getattr(self, kind))
 
 
 @pytest.fixture(scope="session")

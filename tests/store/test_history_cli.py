@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import Documents
-from tests.support.store_results import EXAMPLES, mini_leaderboard
+from tests.support.store_results import EXAMPLES, Documents, mini_leaderboard
 
 from plumbline.cli.main import main
 from plumbline.store.store import Query, Store

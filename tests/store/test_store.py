@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Documents
 from sqlalchemy import create_engine, text
 from tests.support.postgres import PostgresServer
-from tests.support.store_results import renamed
+from tests.support.store_results import Documents, renamed
 from tests.support.store_writers import write_many, write_same
 
 from plumbline.results.compare import COST_METRICS as COMPARE_COST

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import Documents
+from tests.support.store_results import Documents
 
 from plumbline.cli.main import main
 from plumbline.records.trial_record import read_trial_records

@@ -11,8 +11,8 @@ from pathlib import Path
 import psycopg
 import pytest
 from click.testing import CliRunner
-from conftest import Documents
 from tests.support.postgres import PostgresServer, postgres_server
+from tests.support.store_results import Documents
 
 from plumbline.cli.main import main
 from plumbline.results.stored import read_result

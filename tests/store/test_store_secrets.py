@@ -16,9 +16,8 @@ from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
-from conftest import Documents
 from tests.support.postgres import PostgresServer
-from tests.support.store_results import EXAMPLES
+from tests.support.store_results import EXAMPLES, Documents
 
 from plumbline.cli.demo import demo_steps, shown_arguments
 from plumbline.cli.main import main

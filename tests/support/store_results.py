@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +104,15 @@ def renamed(document: dict[str, Any], model: str) -> dict[str, Any]:
     for group in copied.get("tie_groups", []):
         group["models"] = [model for _ in group["models"]]
     return copied
+
+
+@dataclass(frozen=True)
+class Documents:
+    """Result files made by running plumbline, and their JSON."""
+
+    leaderboard: Path
+    compare: Path
+    reliability: Path
+
+    def json(self, kind: str) -> dict[str, Any]:
+        return read(getattr(self, kind))
