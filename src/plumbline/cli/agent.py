@@ -24,6 +24,7 @@ from plumbline.cli.output import (
     FiniteFloatRange,
     Group,
     InputError,
+    choice_option,
     console,
     dumps,
     emit,
@@ -145,11 +146,10 @@ def _plan_options(function: F) -> F:
             help=f"Repeats per task and arm (default: suite's; at most {MAX_REPEATS:,}).",
         ),
         seed_option("Random seed of the schedule (the order of runs and of arms)."),
-        click.option(
+        choice_option(
             "--order",
-            type=click.Choice(["random", "abba"]),
+            choices=["random", "abba"],
             default="random",
-            show_default=True,
             help="random: seeded shuffle of (task, repeat) blocks and of the arms in each; "
             "abba: arm order alternates block by block.",
         ),

@@ -19,6 +19,7 @@ from plumbline.cli.output import (
     Group,
     InputFile,
     OutputFile,
+    choice_option,
     dumps,
     emit,
     error_console,
@@ -50,11 +51,10 @@ if TYPE_CHECKING:
 BUILD = "build"
 
 #: `--errors zero|exclude`: shared by `leaderboard` and `run`, which both build leaderboards.
-errors_option = click.option(
+errors_option = choice_option(
     "--errors",
-    type=click.Choice(["zero", "exclude"]),
+    choices=["zero", "exclude"],
     default="zero",
-    show_default=True,
     help="An errored or unscored sample counts 0, or is left out (counted either way).",
 )
 
