@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
+from plumbline.app.agent_analysis import COMPARE_JSON, COMPARE_MD
 from plumbline.cli.agent_options import HarnessChoices, harness_options
 from plumbline.cli.output import (
     EXIT_INTERRUPTED,
     FiniteFloatRange,
     Group,
     InputError,
+    choice_option,
     console,
     dumps,
     emit,
@@ -35,11 +37,10 @@ from plumbline.cli.output import (
 )
 from plumbline.cli.report import html_option, publish_result, report_name, site_url
 from plumbline.cli.sequential_options import sequential_options
-from plumbline.cli.storing import StoreOptions, store_options, store_result
+from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal, terminal_line
 from plumbline.core.limits import MAX_REPEATS
 from plumbline.views.agent import (
-    differences_markdown,
     differences_table,
     render_differences,
     render_plan,
@@ -60,9 +61,6 @@ if TYPE_CHECKING:
 PROFILE_NAMES = ("claude-code", "codex", "generic", "opencode")
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-COMPARE_JSON = "compare.json"
-COMPARE_MD = "compare.md"
 
 
 @dataclass(frozen=True)
@@ -148,11 +146,10 @@ def _plan_options(function: F) -> F:
             help=f"Repeats per task and arm (default: suite's; at most {MAX_REPEATS:,}).",
         ),
         seed_option("Random seed of the schedule (the order of runs and of arms)."),
-        click.option(
+        choice_option(
             "--order",
-            type=click.Choice(["random", "abba"]),
+            choices=["random", "abba"],
             default="random",
-            show_default=True,
             help="random: seeded shuffle of (task, repeat) blocks and of the arms in each; "
             "abba: arm order alternates block by block.",
         ),
@@ -285,19 +282,21 @@ def _emit_run(
 ) -> None:
     """The run's document (with the A/B analysis when asked) to JSON or the terminal, its
     page to the site in `html_dir`, and the result to the store."""
-    document: dict[str, Any] = result.to_dict()
-    document["arm_differences"] = [d.to_dict() for d in plan.differences]
-    sequential = None
-    if monitor is not None:
-        sequential = document["sequential"] = _sequential_summary(monitor, plan, result)
-    index = None
+    from plumbline.app.agent_analysis import run_document
+    from plumbline.app.publish import Outputs
+
     report = _analyze(plan, result, monitor) if analyze else None
-    if report is not None:
-        document["compare"] = report.model_dump(mode="json")
+    index = None
     if html_dir is not None and report is not None:
         index = _write_compare_page(plan, result, report, html_dir)
-    emit(document, json_path, _run_renderer(result, sequential, report, index, html_dir))
-    store_result(document, store, inputs=[result.records_path])
+    document = run_document(plan, result, monitor, report)
+    render = _run_renderer(result, document.sequential, report, index, html_dir)
+    outputs = Outputs(
+        dumps=dumps,
+        show=lambda data, _site: emit(data, json_path, render),
+        store=store_step(store, inputs=[result.records_path]),
+    )
+    publish_result(document, [result.records_path], outputs)
 
 
 def _run_harness(plan: Plan, options: RunOptions, monitor: SequentialMonitor | None) -> RunResult:
@@ -364,13 +363,6 @@ def _run_renderer(
             )
 
     return render
-
-
-def _sequential_summary(
-    monitor: SequentialMonitor, plan: Plan, result: RunResult
-) -> dict[str, Any]:
-    recorded = sum(tally.runs for tally in result.arms.values())
-    return monitor.summary(trials_scheduled=len(plan.schedule), trials_recorded=recorded)
 
 
 def _until_decided(
@@ -442,16 +434,11 @@ def _analyze(
 ) -> CompareReport | None:
     """The A/B analysis of the run, written beside its records (None, with the reason on
     stderr, when the records cannot be compared)."""
-    from plumbline.app.agent_analysis import analyze_run
+    from plumbline.app.agent_analysis import write_analysis
     from plumbline.compare.analysis import CompareError
-    from plumbline.records.io import write_atomic
-    from plumbline.views.compare import render_markdown
 
     try:
-        report = analyze_run(plan, result, monitor)
+        return write_analysis(plan, result, monitor, dumps)
     except CompareError as error:
         error_console.print(f"[red]compare[/]: {terminal(error)}", soft_wrap=True)
         return None
-    write_atomic(result.output / COMPARE_JSON, dumps(report) + "\n")
-    write_atomic(result.output / COMPARE_MD, render_markdown(report) + differences_markdown(plan))
-    return report

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
-from plumbline.cli.output import FiniteFloatRange, OutputDirectory, concurrency_option
+from plumbline.cli.output import (
+    FiniteFloatRange,
+    OutputDirectory,
+    choice_option,
+    concurrency_option,
+)
 from plumbline.core.limits import MAX_CONCURRENCY
 
 if TYPE_CHECKING:
@@ -187,20 +192,18 @@ _OPTIONS = [
         is_flag=True,
         help="Also rerun units whose records are all infra failures.",
     ),
-    click.option(
+    choice_option(
         "--duration-from",
-        type=click.Choice(["agent", "harness"]),
+        choices=["agent", "harness"],
         default="harness",
-        show_default=True,
         help="harness: the harness's wall clock; agent: the agent's own reported duration when "
         "it gives one (the other is kept beside it either way).",
     ),
     click.option("--force", is_flag=True, help="Add to an output directory of a changed suite."),
-    click.option(
+    choice_option(
         "--executor",
-        type=click.Choice(["local", "ray"]),
+        choices=["local", "ray"],
         default="local",
-        show_default=True,
         help="local: trials in threads of this process; ray: one Ray task per trial, on the "
         "cluster --ray-address names (see README, Scale out).",
     ),

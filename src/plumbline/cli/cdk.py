@@ -15,6 +15,7 @@ from plumbline.cli.output import (
     EXIT_OK,
     FiniteFloatRange,
     Group,
+    choice_option,
     emit,
     error_console,
     json_option,
@@ -42,11 +43,10 @@ def cdk_executor_options(function: Any) -> Any:
         help="With --cdk-executor ray: the Ray cluster (default: $RAY_ADDRESS, else a new "
         "local Ray instance).",
     )(function)
-    return click.option(
+    return choice_option(
         "--cdk-executor",
-        type=click.Choice(["local", "ray"]),
+        choices=["local", "ray"],
         default="local",
-        show_default=True,
         help="Where CDK apps are synthesized: sandboxes on this machine, or Ray actors on a "
         "cluster, each with its own warm sandbox pool (see README, Scale out).",
     )(function)
@@ -82,12 +82,11 @@ def _read_as(path: Path, text: str, mode: str) -> str:
 
 @cdk.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
+@choice_option(
     "--as",
     "mode",
-    type=click.Choice(["auto", "response", "app"]),
+    choices=["auto", "response", "app"],
     default="auto",
-    show_default=True,
     help="Read FILE as a model response (extract the app) or as the app's Python source.",
 )
 @click.option(

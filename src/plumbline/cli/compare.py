@@ -250,19 +250,13 @@ def _compare_arms(
     settings: CompareSettings,
     prices: PriceTable | None = None,
 ) -> CompareReport:
-    """Run the comparison under a progress bar; an arm choice that does not fit is a usage error."""
-    from plumbline.compare.analysis import CompareError, compare_runs
+    """`app.compare_run.compare_arms` under a progress bar; an arm choice that does not fit is
+    a usage error."""
+    from plumbline.app.compare_run import compare_arms
+    from plumbline.compare.analysis import CompareError
 
     try:
-        with progress_bar("comparing") as progress:
-            return compare_runs(
-                table,
-                treatments=list(treatments) or None,
-                control=control,
-                settings=settings,
-                progress=progress,
-                prices=prices,
-            )
+        return compare_arms(table, treatments, control, settings, progress_bar, prices)
     except CompareError as error:
         raise click.UsageError(str(error)) from None
 

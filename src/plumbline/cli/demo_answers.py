@@ -1,9 +1,9 @@
 """The demo's last screen: the answers to the questions its steps asked, read back from the
 result files it wrote (and its store's change check).
 
-    Best model: scripted/oracle, overall 0.967 [0.833, 0.994] (Wilson 95%)
+    Best model: scripted/oracle, overall 0.995 [0.786, 0.999] (MOVER 95%) (of 3 models ranked)
     A/B (with_skelly vs without_skelly): mixed results - inspect paired deltas
-    Reliability: plumbline/smollm2: ...
+    Reliability of plumbline/smollm2: n = 6 trials, 2 prompts; cannot rely on ...
     Regression (plumbline/smollm2, update vs first probe): 0 regressed, 1 improved, ...
     History: no series changed beyond noise (41 series; 1 run each: not enough to check yet)
 """
@@ -11,70 +11,95 @@ result files it wrote (and its store's change check).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from plumbline.core import present
 
+if TYPE_CHECKING:
+    from plumbline.compare.result import CompareReport
+    from plumbline.leaderboard.result import LeaderboardDocument
+    from plumbline.reliability.result import ReliabilityReport
 
-def _read(path: Path) -> dict[str, Any] | None:
+
+def _read(path: Path, kind_name: str) -> Any:
+    """The typed result of kind `kind_name` in the file at `path`, read through its kind
+    (`results.kinds`); None when there is none, or it is not a readable result of that kind."""
+    from plumbline.results.errors import ResultDocumentError
+    from plumbline.results.kinds import kind
+
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return kind(kind_name).read(document)
+    except (OSError, ValueError, ResultDocumentError):
         return None
-    return loaded if isinstance(loaded, dict) else None
 
 
-def best_model_line(board: dict[str, Any] | None) -> str:
+def short_method(method: str) -> str:
+    """An interval method's name without its description or references: `MOVER` of
+    `MOVER over category intervals (Zou & Donner 2008; Newcombe 2011)`."""
+    return re.split(r" over | \(|; ", method, maxsplit=1)[0]
+
+
+def best_model_line(board: LeaderboardDocument | None) -> str:
     """The leaderboard's first model with its overall score and interval."""
-    if not board or not board.get("models"):
+    if board is None or not board.models:
         return "Best model: no leaderboard was written"
-    top = board["models"][0]
-    interval = (top.get("intervals") or {}).get("overall") or {}
-    shown = f"{present.number(top.get('overall'))}"
-    if interval.get("low") is not None and interval.get("high") is not None:
-        level = present.shortest(float(interval.get("level", 0.95)) * 100)
+    top = board.models[0]
+    interval = top.interval("overall")
+    shown = f"{present.number(top.overall)}"
+    if interval is not None and interval.low is not None and interval.high is not None:
+        level = present.shortest(interval.level * 100)
         shown += (
-            f" [{present.number(interval['low'])}, {present.number(interval['high'])}]"
-            f" ({interval.get('method', 'interval')} {level}%)"
+            f" [{present.number(interval.low)}, {present.number(interval.high)}]"
+            f" ({short_method(interval.method)} {level}%)"
         )
-    ranked = len(board["models"])
-    return f"Best model: {top.get('model')}, overall {shown} (of {ranked} models ranked)"
+    ranked = len(board.models)
+    return f"Best model: {top.model}, overall {shown} (of {ranked} models ranked)"
 
 
-def ab_line(compare: dict[str, Any] | None) -> str:
-    if not compare:
+def ab_line(compare: CompareReport | None) -> str:
+    if compare is None:
         return "A/B: no comparison was written"
-    pairs = compare.get("comparisons") or []
-    names = (
-        f" ({pairs[0].get('treatment')} vs {pairs[0].get('control')})"
-        if pairs and isinstance(pairs[0], dict)
-        else ""
-    )
-    return f"A/B{names}: {compare.get('decision', 'no decision')}"
+    pairs = compare.comparisons
+    names = f" ({pairs[0].treatment} vs {pairs[0].control})" if pairs else ""
+    return f"A/B{names}: {compare.decision}"
 
 
-def reliability_lines(report: dict[str, Any] | None) -> list[str]:
-    if not report:
+def reliability_lines(report: ReliabilityReport | None) -> list[str]:
+    if report is None:
         return ["Reliability: no report was written"]
     return [
-        f"Reliability of {model.get('model')}: {model.get('verdict') or 'no verdict'}"
-        for model in report.get("models") or []
+        f"Reliability of {model.model}: {_without_model(model.model, model.verdict)}"
+        for model in report.models
     ]
 
 
-def regression_line(report: dict[str, Any] | None) -> str:
-    comparison = (report or {}).get("baseline_comparison")
-    if not comparison:
+def _without_model(model: str, verdict: str) -> str:
+    """A model's verdict without its leading name: `n = 6 trials, 2 prompts; cannot rely ...`
+    of `M (n = 6 trials, 2 prompts): cannot rely ...`."""
+    if not verdict:
+        return "no verdict"
+    head = f"{model} ("
+    if verdict.startswith(head) and "): " in verdict:
+        counts, _, rest = verdict[len(head) :].partition("): ")
+        return f"{counts}; {rest}"
+    return verdict.removeprefix(f"{model} ")
+
+
+def regression_line(report: ReliabilityReport | None) -> str:
+    comparison = report.baseline_comparison if report is not None else None
+    if comparison is None:
         return "Regression check: not run"
-    verdicts = Counter(entry.get("verdict") for entry in comparison.get("entries") or [])
+    verdicts = Counter(entry.verdict for entry in comparison.entries)
     counted = ", ".join(
         f"{verdicts[name]} {name}"
         for name in ("regressed", "improved", "unchanged", "inconclusive")
         if verdicts[name]
     )
-    level = comparison.get("family_level")
+    level = comparison.family_level
     family = f" (all metrics at once at {present.shortest(level * 100)}%)" if level else ""
     return f"Regression check, update vs first probe: {counted or 'no metric compared'}{family}"
 
@@ -108,9 +133,9 @@ def alarm_line(store_url: str | None) -> str:
 def demo_answers(output: Path, store_url: str | None) -> list[str]:
     """The answer lines of the demo (see the module)."""
     return [
-        best_model_line(_read(output / "leaderboard.json")),
-        ab_line(_read(output / "compare.json")),
-        *reliability_lines(_read(output / "reliability.json")),
-        regression_line(_read(output / "regression.json")),
+        best_model_line(_read(output / "leaderboard.json", "leaderboard")),
+        ab_line(_read(output / "compare.json", "compare")),
+        *reliability_lines(_read(output / "reliability.json", "reliability")),
+        regression_line(_read(output / "regression.json", "reliability")),
         alarm_line(store_url),
     ]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from plumbline.app.leaderboard_run import BoardSettings, build_board, local_logs, local_sources
 from plumbline.cli.adaptive import AdaptiveOptions, adaptive_options
 from plumbline.cli.output import (
     EXIT_FAILED,
@@ -18,6 +19,7 @@ from plumbline.cli.output import (
     Group,
     InputFile,
     OutputFile,
+    choice_option,
     dumps,
     emit,
     error_console,
@@ -26,6 +28,7 @@ from plumbline.cli.output import (
     markdown_option,
     output_option,
     parquet_option,
+    progress_bar,
     seed_option,
     suite_option,
     warn,
@@ -44,16 +47,14 @@ if TYPE_CHECKING:
     from plumbline.leaderboard.board import Leaderboard
     from plumbline.leaderboard.result import LeaderboardDocument
     from plumbline.leaderboard.suite import Suite
-    from plumbline.records.log_pool import LogReader
 
 BUILD = "build"
 
 #: `--errors zero|exclude`: shared by `leaderboard` and `run`, which both build leaderboards.
-errors_option = click.option(
+errors_option = choice_option(
     "--errors",
-    type=click.Choice(["zero", "exclude"]),
+    choices=["zero", "exclude"],
     default="zero",
-    show_default=True,
     help="An errored or unscored sample counts 0, or is left out (counted either way).",
 )
 
@@ -202,6 +203,7 @@ def build(
     leaderboard is still written, with the problem in it), or, with --strict, when the input
     has any problem.
     """
+
     from plumbline.records.log_pool import LogReader
 
     # Made first: its workers read the logs while the leaderboard's modules are imported.
@@ -213,11 +215,15 @@ def build(
         except SuiteError as error:
             _fail(str(error))
             return
-        skipped = _not_run_reasons(not_run, resolved)
-        labels = _read_labels(labels_path, half_width)
-        board = _build_board(
-            logs, resolved, errors, run_id, skipped, labels, half_width, reader, prices
+        settings = BoardSettings(
+            prices=prices if prices is not None else load_price_table(None),
+            errors="zero" if errors == "zero" else "exclude",
+            run_id=run_id,
+            not_run=_not_run_reasons(not_run, resolved),
+            labels=_read_labels(labels_path, half_width),
+            half_width=half_width,
         )  # no --prices: the shipped price table
+        board = build_board(logs, resolved, settings, reader, progress_bar)
     if parquet_path is not None:
         from plumbline.app.frames import leaderboard_frame, write_parquet
 
@@ -243,7 +249,7 @@ def build(
         html_dir=html_dir,
         page_name=output.stem if output is not None else "leaderboard",
         show=show,
-        store=store_step(store, inputs=_local_logs(logs)) if board.models else None,
+        store=store_step(store, inputs=local_logs(logs)) if board.models else None,
     )
     _publish_board(document, logs, outputs)
     _exit_on_problems(board, strict)
@@ -271,11 +277,9 @@ def _publish_board(document: LeaderboardDocument, logs: tuple[str, ...], outputs
     """Publish the board (its page's sources: the local logs); exit 2 when it fails its own
     validation."""
     from plumbline.app.publish import InvalidResultError
-    from plumbline.records.log_files import is_remote
 
-    local = [Path(log) for log in logs if not is_remote(log)]
     try:
-        publish_result(document, local, outputs)
+        publish_result(document, local_sources(logs), outputs)
     except InvalidResultError as error:
         _fail(f"the leaderboard failed its own validation and was not written:\n{error}")
 
@@ -307,14 +311,6 @@ def _replay(
     emit(report.to_json(), json_path, lambda console: render_replay(report, console))
 
 
-def _local_logs(logs: tuple[str, ...]) -> list[Path]:
-    """The local log files behind a leaderboard (their digests are stored with it)."""
-    from plumbline.records.log_files import find_log_files, is_remote
-
-    local = [log for log in logs if not is_remote(log)]
-    return [Path(str(log)) for log in find_log_files(local).logs] if local else []
-
-
 def _not_run_reasons(not_run: tuple[str, ...], resolved: Suite) -> dict[str, str]:
     """The `--not-run CATEGORY=REASON` entries by category, checked against the suite."""
     skipped: dict[str, str] = {}
@@ -328,57 +324,6 @@ def _not_run_reasons(not_run: tuple[str, ...], resolved: Suite) -> dict[str, str
             )
         skipped[key] = reason.strip()
     return skipped
-
-
-def _build_board(
-    logs: tuple[str, ...],
-    resolved: Suite,
-    errors: str,
-    run_id: str | None,
-    skipped: dict[str, str],
-    labels: list[Any] | None,
-    half_width: float | None,
-    reader: LogReader,
-    prices: PriceTable | None = None,
-) -> Leaderboard:
-    """Build the leaderboard from the logs, with a progress bar on an interactive stderr."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    from plumbline.cli.output import quiet
-    from plumbline.leaderboard import build_leaderboard
-
-    with Progress(
-        TextColumn("reading logs"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=error_console,
-        transient=True,
-        disable=quiet() or not error_console.is_terminal,
-    ) as progress:
-        task = progress.add_task("logs", total=None)
-
-        def advance(done: int, total: int, path: str) -> None:
-            progress.update(task, completed=done, total=total)
-
-        return build_leaderboard(
-            list(logs),
-            resolved,
-            errors="zero" if errors == "zero" else "exclude",
-            run_id=run_id,
-            progress=advance,
-            not_run=skipped,
-            labels=labels,
-            half_width=half_width,
-            reader=reader,
-            prices=prices if prices is not None else load_price_table(None),
-        )
 
 
 def _board_renderer(

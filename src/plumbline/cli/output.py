@@ -17,7 +17,7 @@ import contextlib
 import functools
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -168,6 +168,13 @@ FINITE = FiniteFloatRange()
 def seed_option(help: str) -> Callable[[F], F]:
     """`--seed N` with the one default (`DEFAULT_SEED`) every command shares."""
     return click.option("--seed", type=SEED, default=DEFAULT_SEED, show_default=True, help=help)
+
+
+def choice_option(*names: str, choices: Sequence[str], default: str, help: str) -> Callable[[F], F]:
+    """An option taking one of `choices`, its `default` shown in --help."""
+    return click.option(
+        *names, type=click.Choice(list(choices)), default=default, show_default=True, help=help
+    )
 
 
 def concurrency_option(

@@ -12,6 +12,7 @@ from plumbline.cli.output import (
     Group,
     InputError,
     OutputFile,
+    choice_option,
     emit,
     error_console,
     json_option,
@@ -116,19 +117,17 @@ def records() -> None:
     "--path-template",
     help="Read arm, task and repeat from each file's path, e.g. '{arm}/{task_id}/{repeat}.json'.",
 )
-@click.option(
+@choice_option(
     "--arm-from",
-    type=click.Choice(["model", "task"]),
+    choices=["model", "task"],
     default="model",
-    show_default=True,
     help="inspect: the arm is each log's model, or its task.",
 )
 @click.option("--scorer", help="inspect: the scorer that decides success (default: the first).")
-@click.option(
+@choice_option(
     "--sample-errors",
-    type=click.Choice(["failure", "infra"]),
+    choices=["failure", "infra"],
     default="failure",
-    show_default=True,
     help="inspect: count samples that errored as failures, or exclude them as infra failures.",
 )
 @click.option(

@@ -6,7 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from plumbline.cli.output import FINITE, Command, FiniteFloatRange, emit, json_option
+from plumbline.cli.output import (
+    FINITE,
+    Command,
+    FiniteFloatRange,
+    choice_option,
+    emit,
+    json_option,
+)
 from plumbline.cli.power_sequential import (
     UNKNOWN,
     CorrelationParam,
@@ -49,11 +56,10 @@ def format_interval(
 @click.option(
     "--trials", "-n", type=click.IntRange(min=1), required=True, help="Number of trials (e.g. 50)."
 )
-@click.option(
+@choice_option(
     "--method",
-    type=click.Choice(["wilson", "exact", "wald"]),
+    choices=["wilson", "exact", "wald"],
     default="wilson",
-    show_default=True,
     help="Wilson score, Clopper-Pearson exact, or Wald (normal; under-covers at small n).",
 )
 @click.option("--level", type=OPEN_UNIT, default=0.95, show_default=True, help="Confidence level.")

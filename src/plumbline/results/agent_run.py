@@ -28,14 +28,28 @@ class AgentRun(ResultKind[AgentRunDocument]):
 
     def read(self, document: Any) -> AgentRunDocument:
         """Validated, its comparison (when it has one) a compare report of this version."""
+        run: AgentRunDocument = validated(AgentRunDocument, document)
+        problems = self.check(run)
+        if problems:
+            raise ResultDocumentError(problems)
+        return run
+
+    def check(self, result: AgentRunDocument) -> list[str]:
+        """Its comparison (when it has one) is a compare report of this version."""
         from plumbline.compare.result import document_problems
 
-        run: AgentRunDocument = validated(AgentRunDocument, document)
-        if run.compare is not None:
-            problems = document_problems(run.compare)
-            if problems:
-                raise ResultDocumentError([f"compare.{problem}" for problem in problems])
-        return run
+        if result.compare is None:
+            return []
+        return [f"compare.{problem}" for problem in document_problems(result.compare)]
+
+    def to_json(self, result: AgentRunDocument) -> dict[str, Any]:
+        """Its JSON, `sequential` and `compare` left out when the run has none (as `agent run`
+        has always written it)."""
+        data: dict[str, Any] = result.model_dump(mode="json")
+        for optional in ("sequential", "compare"):
+            if data[optional] is None:
+                del data[optional]
+        return data
 
     def subjects(self, result: AgentRunDocument) -> tuple[str, ...]:
         return tuple(result.arms)
