@@ -119,6 +119,11 @@ def test_demo_writes_every_result(demo: Demo) -> None:
     answers = result.text.split("The answers", 1)[1]
     assert "Best model: scripted/oracle, overall" in answers
     assert "A/B (with_skelly vs without_skelly): mixed results" in answers
+    # the agent trials the demo ran itself: sandboxed, every call metered
+    assert "A/B on the demo's agent trials (with_hint vs without_hint):" in answers
+    trials = [json.loads(line) for line in (tmp_path / "agent-trials" / "records.jsonl").open()]
+    assert trials and all(r["usage_source"] == "metered" for r in trials)
+    assert all(r["sandbox"] == "bubblewrap" and r["network"] == "isolated" for r in trials)
     assert "Reliability of plumbline/smollm2:" in answers and "Regression check" in answers
     assert "not enough runs to check yet" in answers
     assert (tmp_path / "demo.log").read_text().count("$ plumbline ") >= 10
@@ -189,6 +194,7 @@ def test_demo_without_bubblewrap_runs_the_rest_and_says_cdk_was_not_run(tmp_path
     # the agent trials need the sandbox too: shown, with the reason, never run unconfined
     assert "Not run: the agent trials need a sandbox: bubblewrap is not installed" in output
     assert not (tmp_path / "out" / "agent-trials").exists()
+    assert "A/B on the demo's agent trials: not run" in output
     out = tmp_path / "out"
     board = json.loads((out / "leaderboard.json").read_text())
     cdk = board["_metadata"]["categories"]["cdk_synth"]

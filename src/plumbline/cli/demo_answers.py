@@ -3,6 +3,7 @@ result files it wrote (and its store's change check).
 
     Best model: scripted/oracle, overall 0.995 [0.786, 0.999] (MOVER 95%) (of 3 models ranked)
     A/B (with_skelly vs without_skelly): mixed results - inspect paired deltas
+    A/B on the demo's agent trials (with_hint vs without_hint): mixed results - inspect ...
     Reliability of plumbline/smollm2: n = 6 trials, 2 prompts; cannot rely on ...
     Regression (plumbline/smollm2, update vs first probe): 0 regressed, 1 improved, ...
     History: no series changed beyond noise (41 series; 1 run each: not enough to check yet)
@@ -60,12 +61,12 @@ def best_model_line(board: LeaderboardDocument | None) -> str:
     return f"Best model: {top.model}, overall {shown} (of {ranked} models ranked)"
 
 
-def ab_line(compare: CompareReport | None) -> str:
+def ab_line(compare: CompareReport | None, label: str = "A/B") -> str:
     if compare is None:
-        return "A/B: no comparison was written"
+        return f"{label}: no comparison was written"
     pairs = compare.comparisons
     names = f" ({pairs[0].treatment} vs {pairs[0].control})" if pairs else ""
-    return f"A/B{names}: {compare.decision}"
+    return f"{label}{names}: {compare.decision}"
 
 
 def reliability_lines(report: ReliabilityReport | None) -> list[str]:
@@ -135,6 +136,9 @@ def demo_answers(output: Path, store_url: str | None) -> list[str]:
     return [
         best_model_line(_read(output / "leaderboard.json", "leaderboard")),
         ab_line(_read(output / "compare.json", "compare")),
+        ab_line(_read(output / "agent-compare.json", "compare"), "A/B on the demo's agent trials")
+        if (output / "agent-compare.json").is_file()
+        else "A/B on the demo's agent trials: not run (no sandbox on this machine)",
         *reliability_lines(_read(output / "reliability.json", "reliability")),
         regression_line(_read(output / "regression.json", "reliability")),
         alarm_line(store_url),
