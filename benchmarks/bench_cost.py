@@ -111,8 +111,9 @@ def front_calibration(
 ) -> list[tuple[float, float, float, int]]:
     """Per probability bin: (mean probability, share truly on the front, its SE, models)."""
     count_models, p_low, p_high, spread = population
-    models = tuple(f"m{index}" for index in range(count_models))
-    rng = np.random.default_rng([seed, n, 99, count_models])
+    models = MODELS if count_models == 3 else tuple(f"m{index}" for index in range(count_models))
+    # the first population keeps the stream (and figures) it had before the second was added
+    rng = np.random.default_rng([seed, n, 99] if count_models == 3 else [seed, n, 99, count_models])
     probabilities, truths = [], []
     for _ in range(datasets):
         p = rng.uniform(p_low, p_high, count_models)
