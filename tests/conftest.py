@@ -15,6 +15,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     once pytest-xdist does it itself, ids already hold the suffix and nothing changes."""
     if not getattr(config.option, "loadgroup", False):
         return
+    try:
+        from _pytest.nodeid import coerce_node_id  # pytest 9's node ids (no public setter)
+    except ImportError:  # another pytest: xdist's own suffix applies
+        return
     for item in items:
         names = {
             str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
@@ -22,6 +26,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         }
         if not names or "@" in item.nodeid or not hasattr(item, "_id"):
             continue
-        from _pytest.nodeid import coerce_node_id  # pytest 9's node ids (no public setter)
-
         item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(sorted(names))}")

@@ -84,7 +84,8 @@ def test_demo_writes_every_result(demo: Demo) -> None:
 
     with Store.open(str(tmp_path / "history.db")) as store:
         kinds = sorted(entry.kind for entry in store.query(Query()))
-    assert kinds.count("compare") == 1 and kinds.count("reliability") == 2
+    # two A/B decisions (the bundled records and the demo's own agent trials), two reports
+    assert kinds.count("compare") == 2 and kinds.count("reliability") == 2
     assert kinds.count("leaderboard") == 1
     assert (tmp_path / "site" / "history" / "index.html").is_file()
     assert "History of" in result.text
