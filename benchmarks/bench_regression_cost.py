@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_reliability_re
 from bench_reliability_regression import CONFIG, MIXED, Scenario, simulated_pair
 from plumbline.reliability.analysis import analyze
 from plumbline.reliability.cost import Price
+from plumbline.reliability.no_change import TESTED
 from plumbline.reliability.regression import COST, CostPrices, compare_to_baseline
 from plumbline.reliability.result import BaselineComparison
 
@@ -108,22 +109,11 @@ def compare(old: list[Any], new: list[Any], embed: Any) -> BaselineComparison:
         new,
         embed,
         margins=COST_MARGIN,
-        tested=(*CONFIG_METRICS,),
+        tested=TESTED,
         seed=CONFIG.random_seed,
         resamples=CONFIG.bootstrap_resamples,
         prices=CostPrices({MIXED.name: PRICE}),
     )
-
-
-CONFIG_METRICS = (
-    "consistency",
-    "agreement",
-    "performance",
-    "latency_p50",
-    "latency_p95",
-    "error_rate",
-    COST,
-)
 
 
 @dataclass

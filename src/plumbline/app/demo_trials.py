@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from plumbline.models.scripted_coder import MODEL, ScriptedCoder
+from plumbline.records.writing import write_atomic
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,6 @@ def demo_agent(directory: Path) -> Iterator[DemoAgent]:
     with ScriptedCoder() as coder:
         # The example suite's [env] says how to point an agent at a local model: done here.
         here = f'[env]\nANTHROPIC_BASE_URL = "{coder.base_url}"\nANTHROPIC_MODEL = "{MODEL}"\n'
-        suite.write_text(text.replace("[env]\n", here, 1), encoding="utf-8")
+        write_atomic(suite, text.replace("[env]\n", here, 1))
         agent = shlex.join([sys.executable, str(_example("demo_agent.py"))]) + " {prompt}"
         yield DemoAgent(suite, agent, coder.host)
