@@ -16,17 +16,19 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from plumbline.app.demo_trials import DemoAgent, agent_unavailable, demo_agent
 from plumbline.cli.demo_answers import demo_answers
 from plumbline.cli.output import Command, OutputDirectory, console, output_option
 from plumbline.cli.prices import load_price_table
 from plumbline.cli.report import site_url
 from plumbline.cli.storing import StoreOptions, store_options
 from plumbline.core.escape import terminal
+
+if TYPE_CHECKING:  # the agent trials' imports wait until the demo runs, not its --help
+    from plumbline.app.demo_trials import DemoAgent
 
 #: Samples per SA Bench task in the demo: enough to show intervals, small enough for minutes.
 DEMO_LIMIT = 5
@@ -293,6 +295,8 @@ def _ab_steps(output: Path, runs: str) -> list[DemoStep]:
 
 def _agent_steps(output: Path, agent: DemoAgent | None, price_file: str) -> list[DemoStep]:
     """The A/B job on trials the harness runs: the example agent suite, metered."""
+    from plumbline.app.demo_trials import agent_unavailable
+
     trials = output / "agent-trials"
     suite, command, host = (
         (str(agent.suite), agent.command, agent.allow_host)
@@ -508,6 +512,8 @@ def demo(output: Path, store: StoreOptions, verbose: bool, prices_path: Path | N
     import shlex
 
     from rich.rule import Rule
+
+    from plumbline.app.demo_trials import agent_unavailable, demo_agent
 
     load_price_table(prices_path)  # a bad price file stops the demo before its first step
     output.mkdir(parents=True, exist_ok=True)
