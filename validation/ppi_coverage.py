@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from plumbline.stats import proportion_bounds
-from plumbline.stats._validation import FloatArray, z_critical
+from plumbline.stats._validation import z_critical
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.ppi import ppi_bounds_batch, tuned_lambda
 
 JUDGES = ("useless", "flips", "lenient", "continuous")

@@ -36,8 +36,8 @@ from plumbline.compare.paired_tests import APPROXIMATE_TASKS
 from plumbline.compare.result import CompareSettings
 from plumbline.core.prices import PriceTable, TokenCounts
 from plumbline.core.result import Interval
+from plumbline.stats.arrays import FloatArray
 
-FloatArray = npt.NDArray[np.float64]
 METHOD = (
     "percentile two-stage cluster bootstrap (tasks, then repeats within task; Davison & "
     "Hinkley 1997, §3.8)"

@@ -54,7 +54,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from plumbline.core.result import Interval
 from plumbline.leaderboard.adaptive_result import (
@@ -74,9 +73,6 @@ from plumbline.leaderboard.adaptive_scores import (
 )
 from plumbline.stats.confidence_sequences import METHOD
 from plumbline.stats.multiple import holm
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 GUARANTEE = (
     "with probability at least {level:.0%}, no decided pair is in the wrong order, at whatever "

@@ -11,11 +11,12 @@ import numpy as np
 
 from plumbline.core.result import Interval
 from plumbline.leaderboard.adaptive import AdaptiveOutcome, ModelOutcome, PairOutcome
-from plumbline.leaderboard.adaptive_scores import ALPHA, AskedQuestions, FloatArray
+from plumbline.leaderboard.adaptive_scores import ALPHA, AskedQuestions
 from plumbline.leaderboard.board import Leaderboard
 from plumbline.leaderboard.result import AdjacentPair
 from plumbline.leaderboard.scores import LEVEL, ModelScores
 from plumbline.stats._validation import z_critical
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.confidence_sequences import METHOD, without_replacement_sequence
 
 

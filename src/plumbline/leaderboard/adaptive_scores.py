@@ -16,16 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
 from plumbline.leaderboard.board import Leaderboard
 from plumbline.leaderboard.scores import ModelScores
 from plumbline.leaderboard.suite import Suite
+from plumbline.stats.arrays import FloatArray, IntArray
 from plumbline.stats.betting import Direction, without_replacement_pvalues
 from plumbline.stats.confidence_sequences import ConfidenceSequence, without_replacement_sequence
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 ALPHA = 0.05
 #: The one-sided nulls tested for each pair (a − b = Δ, tie margin δ): rejecting `above`

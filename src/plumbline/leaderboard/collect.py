@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
 from plumbline.core.prices import PriceTable
 from plumbline.leaderboard.logs import (
@@ -39,11 +38,10 @@ from plumbline.leaderboard.suite import Category, Suite
 from plumbline.leaderboard.usage import SampleUsage, price_rows
 from plumbline.records.log_pool import LogRead, LogReader
 from plumbline.records.log_scores import LogHeader, ScoreColumns, is_unsupported_input
+from plumbline.stats.arrays import FloatArray, IntArray
 
 ERROR_POLICIES: tuple[ErrorPolicy, ...] = ("zero", "exclude")
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Called after each log is read: (logs done, logs in total, path of the log just read).
 ProgressCallback = Callable[[int, int, str], None]

@@ -8,14 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
-
 from plumbline.core.result import Interval
 from plumbline.stats import EstimateResult, SelectionCheck, ppi_mean
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+from plumbline.stats.arrays import FloatArray, IntArray
 
 
 @dataclass(frozen=True)

@@ -25,16 +25,13 @@ from datetime import datetime
 from typing import Any, Protocol
 
 import numpy as np
-import numpy.typing as npt
 
 from plumbline.leaderboard.result import Problem
 from plumbline.leaderboard.suite import Category
 from plumbline.records.log_files import LogFiles
 from plumbline.records.log_pool import LogRead
 from plumbline.records.log_scores import LogHeader, ScoreColumns
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+from plumbline.stats.arrays import BoolArray, IntArray
 
 
 class Categories(Protocol):

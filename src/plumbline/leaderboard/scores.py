@@ -25,10 +25,11 @@ import numpy as np
 import numpy.typing as npt
 
 from plumbline.core.result import Interval
-from plumbline.leaderboard.collect import CategoryData, FloatArray, IntArray
+from plumbline.leaderboard.collect import CategoryData
 from plumbline.leaderboard.suite import Category, Suite
 from plumbline.stats import proportion_bounds
 from plumbline.stats._validation import t_critical, z_critical
+from plumbline.stats.arrays import FloatArray, IntArray
 from plumbline.stats.mover import mover_sum
 
 if TYPE_CHECKING:

@@ -37,7 +37,6 @@ import numpy as np
 from scipy import optimize
 
 from plumbline.core.result import Interval
-from plumbline.leaderboard.collect import FloatArray
 from plumbline.leaderboard.result import AdjacentPair
 from plumbline.leaderboard.scores import (
     LEVEL,
@@ -48,6 +47,7 @@ from plumbline.leaderboard.scores import (
 )
 from plumbline.leaderboard.suite import Suite
 from plumbline.stats import holm, ppi_mean_difference
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.mover import mover_difference, mover_sum, paired_proportion_difference
 
 ALPHA = 1 - LEVEL

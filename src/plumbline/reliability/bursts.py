@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from plumbline.records.trial_record import TrialRecord
-from plumbline.reliability.no_change import BoolArray, NoChange, permutation_result
+from plumbline.reliability.no_change import NoChange, permutation_result
+from plumbline.stats.arrays import BoolArray
 
 #: Blocks are at least this many mean bursts long.
 BURST_FACTOR = 4.0

@@ -14,8 +14,8 @@ from scipy import stats as sps
 
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.bursts import design_effect, failures_in_time, wilson_effective
-from plumbline.reliability.no_change import BoolArray
 from plumbline.reliability.result import ReliabilityInterval
+from plumbline.stats.arrays import BoolArray
 from plumbline.stats.cost import METHOD as COST_METHOD
 from plumbline.stats.cost import Stratum, cost_per_sample, draw_indices
 from plumbline.stats.mover import mover_difference

@@ -16,12 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from plumbline.core import torch_thread
 from plumbline.reliability.config import DEFAULT_EMBEDDING_MODEL
-
-FloatArray = npt.NDArray[np.float64]
+from plumbline.stats.arrays import FloatArray
 
 _MINILM_NAMES = {DEFAULT_EMBEDDING_MODEL, f"sentence-transformers/{DEFAULT_EMBEDDING_MODEL}"}
 _models: dict[str, Any] = {}

@@ -55,8 +55,7 @@ from plumbline.reliability.result import (
     RobustnessResult,
 )
 from plumbline.stats import EstimateResult, percentile, proportion_interval
-
-FloatArray = npt.NDArray[np.float64]
+from plumbline.stats.arrays import FloatArray
 
 
 def _matrix(embeddings: Any, name: str = "embeddings") -> FloatArray:

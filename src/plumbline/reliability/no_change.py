@@ -47,12 +47,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
 from plumbline.reliability.metric_result import _EPS
+from plumbline.stats.arrays import BoolArray, FloatArray
 
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 #: The metrics with a test, in report order.
 TESTED = (
     "consistency",

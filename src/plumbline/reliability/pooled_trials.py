@@ -14,7 +14,8 @@ import numpy as np
 from plumbline.records.trial_record import TrialRecord
 from plumbline.reliability.cost import Pricing, priced_cost
 from plumbline.reliability.metrics import performance_scores, valid_responses
-from plumbline.reliability.no_change import FloatArray, PromptTrials
+from plumbline.reliability.no_change import PromptTrials
+from plumbline.stats.arrays import FloatArray
 
 if TYPE_CHECKING:
     from plumbline.reliability.analysis import Embed

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-FloatArray = npt.NDArray[np.float64]
+from plumbline.stats.arrays import FloatArray
 
 #: What the statistics functions accept as data: a sequence of numbers or a numpy array.
 ArrayLike = npt.ArrayLike

@@ -35,9 +35,9 @@ import numpy as np
 import numpy.typing as npt
 
 from plumbline.stats._validation import ArrayLike
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.confidence_sequences import unit_draws
 
-FloatArray = npt.NDArray[np.float64]
 Direction = Literal["above", "below"]
 #: The largest bet as a share of the most the null allows (WSR's c; any c < 1 keeps the guarantee).
 MAX_BET = 0.5

@@ -19,7 +19,8 @@ from typing import Any, Literal
 import numpy as np
 from scipy import special
 
-from plumbline.stats._validation import ArrayLike, FloatArray, as_float_vector, as_paired_vectors
+from plumbline.stats._validation import ArrayLike, as_float_vector, as_paired_vectors
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, check_level
 
 #: A statistic: "mean", "median", or a function of a 2-D array returning one value per row

@@ -21,12 +21,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import numpy.typing as npt
 
 from plumbline.stats._validation import ArrayLike, as_float_vector
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, check_level
 
-FloatArray = npt.NDArray[np.float64]
 #: Candidate means tried (the interval's resolution is the range over this).
 GRID = 2000
 #: The largest bet as a share of what keeps the capital positive (WSR's c).

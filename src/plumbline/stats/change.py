@@ -59,9 +59,8 @@ import numpy as np
 import numpy.typing as npt
 
 from plumbline.stats._validation import check_count, check_probability, z_critical
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.cusum import CusumDesign, cusum_design
-
-FloatArray = npt.NDArray[np.float64]
 
 #: The CUSUM's reference value k, in standard errors of one run (optimal for a 2-SE shift).
 REFERENCE = 1.0

@@ -16,7 +16,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from plumbline.stats._validation import ArrayLike, FloatArray, as_float_vector
+from plumbline.stats._validation import ArrayLike, as_float_vector
+from plumbline.stats.arrays import FloatArray, IndexArray
 from plumbline.stats.bootstrap import (
     CHUNK_ELEMENTS,
     Statistic,
@@ -44,17 +45,15 @@ EXACT_DRAW_BUDGET = 50_000_000
 POOLED_MIN_CLUSTERS = 100
 POOLED_MAX_VARIANCE_SHARE = 0.01
 
-IntArray = npt.NDArray[np.intp]
-
 
 @dataclass(frozen=True)
 class _Clusters:
     """Values sorted by cluster, with per-cluster sizes, offsets and strata."""
 
     values: FloatArray
-    sizes: IntArray
-    offsets: IntArray
-    strata: IntArray
+    sizes: IndexArray
+    offsets: IndexArray
+    strata: IndexArray
     n_strata: int
 
 
@@ -94,7 +93,7 @@ def _prepare_clusters(
     return _Clusters(values[order], sizes, offsets, stratum_of_cluster, n_strata)
 
 
-def _cluster_picks(groups: _Clusters, rows: int, rng: np.random.Generator) -> IntArray:
+def _cluster_picks(groups: _Clusters, rows: int, rng: np.random.Generator) -> IndexArray:
     """The clusters drawn in each of `rows` resamples (rows × clusters), within strata."""
     c = groups.sizes.size
     if groups.n_strata == 1:
@@ -106,7 +105,7 @@ def _cluster_picks(groups: _Clusters, rows: int, rng: np.random.Generator) -> In
     return np.concatenate(picks, axis=1)
 
 
-def _cluster_counts(groups: _Clusters, rows: int, rng: np.random.Generator) -> IntArray:
+def _cluster_counts(groups: _Clusters, rows: int, rng: np.random.Generator) -> IndexArray:
     """How often each cluster is drawn in each of `rows` resamples (within strata).
 
     Uniform draws counted with one `bincount`: numpy's multinomial loops per category and is
@@ -162,7 +161,7 @@ def _distinct_values(groups: _Clusters) -> _DistinctValues:
 
 
 def _resampled_sums(
-    copies: IntArray, groups: _Clusters, distinct: _DistinctValues, rng: np.random.Generator
+    copies: IndexArray, groups: _Clusters, distinct: _DistinctValues, rng: np.random.Generator
 ) -> FloatArray:
     """Sum of resampled members of every drawn cluster copy (rows × clusters).
 

@@ -39,12 +39,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from plumbline.stats._validation import ArrayLike, as_float_vector
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.result import check_level
 
-FloatArray = npt.NDArray[np.float64]
 #: The largest bet (WSR's truncation; any constant in (0, 1) keeps the guarantee).
 MAX_BET = 0.5
 METHOD = (

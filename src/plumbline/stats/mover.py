@@ -30,11 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.proportions import proportion_bounds
-
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from plumbline.stats._validation import ArrayLike, as_float_vector
-
-FloatArray = npt.NDArray[np.float64]
+from plumbline.stats.arrays import FloatArray
 
 
 def _pvalues(pvalues: ArrayLike) -> FloatArray:

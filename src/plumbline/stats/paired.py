@@ -9,7 +9,6 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-import numpy.typing as npt
 from scipy import stats as sps
 
 from plumbline.stats._validation import (
@@ -20,9 +19,8 @@ from plumbline.stats._validation import (
     as_paired_vectors,
     z_critical,
 )
+from plumbline.stats.arrays import IndexArray
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, TestResult, check_level
-
-IntArray = npt.NDArray[np.intp]
 
 
 def mcnemar_exact(x: ArrayLike, y: ArrayLike, *, mid_p: bool = False) -> TestResult:
@@ -117,7 +115,7 @@ def sign_test(x: ArrayLike, y: ArrayLike) -> TestResult:
     )
 
 
-def _pair_sum_positions(ordered: FloatArray, threshold: float) -> IntArray:
+def _pair_sum_positions(ordered: FloatArray, threshold: float) -> IndexArray:
     """For each row i, one past the last j ≥ i with `ordered[i] + ordered[j] ≤ threshold`.
 
     The sums are compared as computed in floating point, so counts, bounds and the final listing
@@ -148,8 +146,8 @@ class _WalshBand:
     of the rows' earlier entries is ≤ `low` (`below` of them), every candidate is ≤ `high`
     (`above` sums in all are ≤ `high`)."""
 
-    start: IntArray
-    stop: IntArray
+    start: IndexArray
+    stop: IndexArray
     below: int
     above: int
     low: float

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from plumbline.stats._validation import ArrayLike, FloatArray, as_float_vector
+from plumbline.stats._validation import ArrayLike, as_float_vector
+from plumbline.stats.arrays import FloatArray
 
 #: numpy's percentile methods (Hyndman & Fan 1996 types 1–9 plus numpy's own).
 METHODS = (

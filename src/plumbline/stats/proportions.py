@@ -16,7 +16,8 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats as sps
 
-from plumbline.stats._validation import FloatArray, check_count, z_critical
+from plumbline.stats._validation import check_count, z_critical
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, check_level
 
 ProportionMethod = Literal["wilson", "exact", "wald"]

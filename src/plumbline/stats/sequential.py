@@ -89,10 +89,9 @@ import numpy as np
 from scipy import stats as sps
 
 from plumbline.stats._validation import as_paired_vectors, check_positive, check_probability
+from plumbline.stats.arrays import FloatArray, IntArray
 from plumbline.stats.power import mcnemar_sample_size, paired_sample_size
 from plumbline.stats.result import ConfidenceInterval
-from plumbline.stats.sequential_model import FloatArray as FloatArray
-from plumbline.stats.sequential_model import IntArray as IntArray
 from plumbline.stats.sequential_model import Outcome as Outcome
 from plumbline.stats.sequential_model import SequentialPlan as SequentialPlan
 from plumbline.stats.sequential_model import SequentialResult as SequentialResult

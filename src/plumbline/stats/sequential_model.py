@@ -7,16 +7,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 
+from plumbline.stats.arrays import FloatArray, IntArray
 from plumbline.stats.result import ConfidenceInterval
 
 Verdict = Literal["better", "worse", "equivalent", "undecided"]
 Outcome = Literal["binary", "continuous"]
-
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
