@@ -82,6 +82,37 @@ def _check_share(within_share: float) -> float:
     return check_probability(within_share, "within_share", open_interval=False)
 
 
+@dataclass(frozen=True)
+class _Design:
+    """One of the three designs: its name, the method its n comes from, and whether n is per arm."""
+
+    name: str
+    method: str
+    per_arm: bool
+
+
+_TWO_PROPORTIONS = _Design("two independent proportions", "normal approximation (Fleiss)", True)
+_PAIRED_PROPORTIONS = _Design("paired proportions", "McNemar (Connor 1987)", False)
+_PAIRED_DIFFERENCE = _Design("paired difference", "paired t (noncentral t)", False)
+
+
+def _stated(design: _Design, alpha: float, power: float, epochs: int) -> dict[str, Any]:
+    """The fields every power result states: level, power, repeats and the design."""
+    return {
+        "alpha": float(alpha),
+        "power": float(power),
+        "epochs": int(epochs),
+        "design": design.name,
+        "method": design.method,
+        "per_arm": design.per_arm,
+    }
+
+
+def _questions(exact: float) -> int:
+    """`n_exact` rounded up (a float just above an integer is that integer), at least 2."""
+    return max(math.ceil(exact - 1e-9), 2)
+
+
 def _z(alpha: float, power: float) -> tuple[float, float]:
     a = check_probability(alpha, "alpha")
     b = check_probability(power, "power")
@@ -138,15 +169,10 @@ def two_proportion_sample_size(
     factor = repeat_variance_factor(epochs, within_share)
     exact = _two_proportion_n(p1, p2, za, zb, factor)
     return SampleSizeResult(
-        n=max(math.ceil(exact - 1e-9), 2),
+        n=_questions(exact),
         n_exact=exact,
         effect=float(effect),
-        alpha=float(alpha),
-        power=float(power),
-        epochs=int(epochs),
-        design="two independent proportions",
-        method="normal approximation (Fleiss)",
-        per_arm=True,
+        **_stated(_TWO_PROPORTIONS, alpha, power, epochs),
         assumptions={"baseline": p1, "target": round(p2, 12), "within_share": float(within_share)},
     )
 
@@ -173,6 +199,19 @@ def _discordance(
             "the effect can only come from discordant questions"
         )
     return psi
+
+
+def _mcnemar_assumptions(
+    psi: float, correlation: float | None, discordant: float | None, within_share: float
+) -> dict[str, Any]:
+    """The discordant share used and the correlation it came from (None: given directly)."""
+    return {
+        "discordant": psi,
+        "correlation": None
+        if discordant is not None
+        else (0.5 if correlation is None else float(correlation)),
+        "within_share": float(within_share),
+    }
 
 
 def _mcnemar_n(psi: float, delta: float, za: float, zb: float, factor: float) -> float:
@@ -210,23 +249,14 @@ def mcnemar_sample_size(
     psi = _discordance(p1, p2, correlation, discordant)
     exact = _mcnemar_n(psi, p2 - p1, za, zb, factor)
     return SampleSizeResult(
-        n=max(math.ceil(exact - 1e-9), 2),
+        n=_questions(exact),
         n_exact=exact,
         effect=float(effect),
-        alpha=float(alpha),
-        power=float(power),
-        epochs=int(epochs),
-        design="paired proportions",
-        method="McNemar (Connor 1987)",
-        per_arm=False,
+        **_stated(_PAIRED_PROPORTIONS, alpha, power, epochs),
         assumptions={
             "baseline": p1,
             "target": round(p2, 12),
-            "discordant": psi,
-            "correlation": None
-            if discordant is not None
-            else (0.5 if correlation is None else float(correlation)),
-            "within_share": float(within_share),
+            **_mcnemar_assumptions(psi, correlation, discordant, within_share),
         },
     )
 
@@ -245,8 +275,13 @@ def _paired_t_power(n: int, effect: float, sd: float, alpha: float) -> float:
     return upper + lower
 
 
-def _check_sd(sd: float) -> float:
-    return check_positive(sd, "sd")
+def _effective_sd(sd: float, epochs: int, within_share: float) -> float:
+    """`σ·√f`: the SD of a K-repeat question's mean difference (module docstring)."""
+    return check_positive(sd, "sd") * math.sqrt(repeat_variance_factor(epochs, within_share))
+
+
+def _paired_assumptions(sd: float, sigma: float, within_share: float) -> dict[str, Any]:
+    return {"sd": float(sd), "effective_sd": sigma, "within_share": float(within_share)}
 
 
 def paired_sample_size(
@@ -266,7 +301,7 @@ def paired_sample_size(
     Reference: Cohen (1988), "Statistical Power Analysis", ch. 2; scipy.stats.nct.
     """
     delta = _check_effect(effect)
-    sigma = _check_sd(sd) * math.sqrt(repeat_variance_factor(epochs, within_share))
+    sigma = _effective_sd(sd, epochs, within_share)
     za, zb = _z(alpha, power)
     approximate = ((za + zb) * sigma / delta) ** 2
     n = max(2, math.ceil(approximate))
@@ -278,14 +313,15 @@ def paired_sample_size(
         n=n,
         n_exact=approximate,
         effect=delta,
-        alpha=float(alpha),
-        power=float(power),
-        epochs=int(epochs),
-        design="paired difference",
-        method="paired t (noncentral t)",
-        per_arm=False,
-        assumptions={"sd": float(sd), "effective_sd": sigma, "within_share": float(within_share)},
+        **_stated(_PAIRED_DIFFERENCE, alpha, power, epochs),
+        assumptions=_paired_assumptions(sd, sigma, within_share),
     )
+
+
+def _direction(baseline: float, increase: bool) -> tuple[float, float]:
+    """The effect's sign and the largest change the baseline leaves room for."""
+    sign = 1.0 if increase else -1.0
+    return sign, (1 - baseline if increase else baseline) * (1 - 1e-9)
 
 
 def _solve_effect(needed: Any, n: int, upper: float, description: str) -> float:
@@ -318,8 +354,7 @@ def two_proportion_minimum_detectable_effect(
     size = check_count(n, "n", minimum=2)
     za, zb = _z(alpha, power)
     factor = repeat_variance_factor(epochs, within_share)
-    sign = 1.0 if increase else -1.0
-    upper = (1 - p1 if increase else p1) * (1 - 1e-9)
+    sign, upper = _direction(p1, increase)
     effect = _solve_effect(
         lambda d: _two_proportion_n(p1, p1 + sign * d, za, zb, factor),
         size,
@@ -330,12 +365,7 @@ def two_proportion_minimum_detectable_effect(
         effect=sign * effect,
         baseline=p1,
         n=size,
-        alpha=float(alpha),
-        power=float(power),
-        epochs=int(epochs),
-        design="two independent proportions",
-        method="normal approximation (Fleiss)",
-        per_arm=True,
+        **_stated(_TWO_PROPORTIONS, alpha, power, epochs),
         assumptions={"within_share": float(within_share)},
     )
 
@@ -361,8 +391,7 @@ def mcnemar_minimum_detectable_effect(
     size = check_count(n, "n", minimum=2)
     za, zb = _z(alpha, power)
     factor = repeat_variance_factor(epochs, within_share)
-    sign = 1.0 if increase else -1.0
-    upper = (1 - p1 if increase else p1) * (1 - 1e-9)
+    sign, upper = _direction(p1, increase)
     if discordant is not None:
         upper = min(upper, check_probability(discordant, "discordant") * (1 - 1e-9))
     else:
@@ -402,19 +431,8 @@ def mcnemar_minimum_detectable_effect(
         effect=sign * effect,
         baseline=p1,
         n=size,
-        alpha=float(alpha),
-        power=float(power),
-        epochs=int(epochs),
-        design="paired proportions",
-        method="McNemar (Connor 1987)",
-        per_arm=False,
-        assumptions={
-            "discordant": psi,
-            "correlation": None
-            if discordant is not None
-            else (0.5 if correlation is None else float(correlation)),
-            "within_share": float(within_share),
-        },
+        **_stated(_PAIRED_PROPORTIONS, alpha, power, epochs),
+        assumptions=_mcnemar_assumptions(psi, correlation, discordant, within_share),
     )
 
 
@@ -429,7 +447,7 @@ def paired_minimum_detectable_effect(
 ) -> DetectableEffectResult:
     """Smallest mean paired difference detectable with `n` questions (exact paired t power)."""
     size = check_count(n, "n", minimum=2)
-    sigma = _check_sd(sd) * math.sqrt(repeat_variance_factor(epochs, within_share))
+    sigma = _effective_sd(sd, epochs, within_share)
     za, zb = _z(alpha, power)
     upper = 20 * (za + zb) * sigma
     effect = float(
@@ -441,11 +459,6 @@ def paired_minimum_detectable_effect(
         effect=effect,
         baseline=None,
         n=size,
-        alpha=float(alpha),
-        power=float(power),
-        epochs=int(epochs),
-        design="paired difference",
-        method="paired t (noncentral t)",
-        per_arm=False,
-        assumptions={"sd": float(sd), "effective_sd": sigma, "within_share": float(within_share)},
+        **_stated(_PAIRED_DIFFERENCE, alpha, power, epochs),
+        assumptions=_paired_assumptions(sd, sigma, within_share),
     )
