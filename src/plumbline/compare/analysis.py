@@ -318,6 +318,15 @@ def _holm_adjust(comparisons: list[ArmComparison]) -> list[ArmComparison]:
     return [c.model_copy(update={"tests": t}) for c, t in zip(comparisons, tests, strict=True)]
 
 
+#: The report's headline fields: the first treatment's comparison, as the A/B schema publishes
+#: it (that comparison's warnings are gathered into the report's own).
+_HEADLINE_FIELDS = tuple(
+    name
+    for name in ArmComparison.model_fields
+    if name in CompareReport.model_fields and name != "warnings"
+)
+
+
 def compare_runs(
     table: RunRecordTable,
     *,
@@ -367,21 +376,8 @@ def compare_runs(
     primary = comparisons[0]
     compared = [*chosen, control]
     return CompareReport(
-        treatment=primary.treatment,
-        control=control,
-        decision=primary.decision,
-        decision_role=primary.decision_role,
-        caveat=primary.caveat,
-        rule=primary.rule,
-        tie=primary.tie,
-        gates=primary.gates,
+        **{name: getattr(primary, name) for name in _HEADLINE_FIELDS},
         arm_summaries=summaries,
-        paired=primary.paired,
-        diagnostics=primary.diagnostics,
-        tests=primary.tests,
-        minimum_detectable_pass_delta=primary.minimum_detectable_pass_delta,
-        power_analysis=primary.power_analysis,
-        per_task=primary.per_task,
         comparisons=comparisons,
         warnings=warnings,
         input=InputSummary(
@@ -395,8 +391,6 @@ def compare_runs(
         settings=settings,
         runs=run_listing(prepared, compared),
         distributions=arm_distributions(prepared, compared),
-        sequential=primary.sequential,
-        cost=primary.cost,
     )
 
 
