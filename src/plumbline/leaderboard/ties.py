@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -365,15 +365,6 @@ def rank_models(
             tie_group += not comparisons[index - 1].tied
             sa_bench_group += not comparisons[index - 1].sa_bench_equivalent
         ranked.append(
-            ModelScores(
-                model=model.model,
-                categories=model.categories,
-                overall=model.overall,
-                overall_interval=model.overall_interval,
-                overall_standard_error=model.overall_standard_error,
-                rank=index + 1,
-                tie_group=tie_group,
-                sa_bench_group=sa_bench_group,
-            )
+            replace(model, rank=index + 1, tie_group=tie_group, sa_bench_group=sa_bench_group)
         )
     return ranked, comparisons
