@@ -23,6 +23,7 @@ from typing import Any, Literal, overload
 
 from pydantic import ValidationError
 
+from plumbline.core.problems import ProblemsError
 from plumbline.core.schema_files import model_schema
 from plumbline.leaderboard.result import LeaderboardDocument, upgrade_document
 from plumbline.records.io import UnreadableFileError, read_json_file, write_json_atomic
@@ -30,13 +31,8 @@ from plumbline.records.io import UnreadableFileError, read_json_file, write_json
 OVERALL_TOLERANCE = 1e-9
 
 
-class LeaderboardFileError(ValueError):
+class LeaderboardFileError(ProblemsError):
     """A leaderboard document that fails validation, with every problem as `path: field: why`."""
-
-    def __init__(self, source: str, problems: list[str]) -> None:
-        self.source = source
-        self.problems = problems
-        super().__init__("\n".join(f"{source}: {problem}" for problem in problems))
 
 
 def generated_schema() -> dict[str, Any]:

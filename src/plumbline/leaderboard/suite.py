@@ -43,6 +43,7 @@ from pydantic import (
     field_validator,
 )
 
+from plumbline.core.problems import ProblemsError
 from plumbline.records.io import UnreadableFileError, read_text_file
 
 Scoring = Literal["binary", "rubric"]
@@ -70,13 +71,8 @@ RESERVED_KEYS = frozenset(
 WEIGHT_TOLERANCE = 1e-9
 
 
-class SuiteError(ValueError):
+class SuiteError(ProblemsError):
     """A suite file that cannot be used, with every problem listed as `source: field: problem`."""
-
-    def __init__(self, source: str, problems: list[str]) -> None:
-        self.source = source
-        self.problems = problems
-        super().__init__("\n".join(f"{source}: {problem}" for problem in problems))
 
 
 class Category(BaseModel):
