@@ -94,27 +94,36 @@ def _estimate_row(label: str, estimate: Estimate | None) -> IntervalRow:
     )
 
 
+def _estimate_chart(
+    title: str, note: str, estimates: list[tuple[str, Estimate | None]], x_label: str
+) -> ChartView:
+    """A score in [0, 1] of every model, each with its interval over prompts."""
+    return ChartView(
+        title,
+        note,
+        interval_chart(
+            [_estimate_row(model, estimate) for model, estimate in estimates],
+            x_label=x_label,
+            domain=(0.0, 1.0),
+        ),
+    )
+
+
 def _score_charts(models: Sequence[ModelReliability]) -> list[ChartView]:
     """Consistency, agreement, performance and error rate of every model, each with its interval."""
     return [
-        ChartView(
+        _estimate_chart(
             "Consistency (CERT score)",
             "Mean over prompts with the t interval over prompts (approximate: CERT scores are "
             "skewed); n = prompts.",
-            interval_chart(
-                [_estimate_row(m.model, m.consistency) for m in models],
-                x_label="consistency score",
-                domain=(0.0, 1.0),
-            ),
+            [(m.model, m.consistency) for m in models],
+            "consistency score",
         ),
-        ChartView(
+        _estimate_chart(
             "Semantic agreement",
             "Mean pairwise cosine similarity of responses to the same prompt; n = prompts.",
-            interval_chart(
-                [_estimate_row(m.model, m.agreement) for m in models],
-                x_label="agreement",
-                domain=(0.0, 1.0),
-            ),
+            [(m.model, m.agreement) for m in models],
+            "agreement",
         ),
         ChartView(
             "Performance heuristic",

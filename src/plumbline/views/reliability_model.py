@@ -264,24 +264,34 @@ def _latency(model: ModelReliability) -> tuple[list[list[Cell]], Markup | None, 
     return rows, chart, note
 
 
+def _rate_metric(label: str, rate: float, interval: Interval, trials: int, band: Band) -> Metric:
+    """A rate of all trials, in percent, with its interval (the basis shown) and band."""
+    return _metric(
+        label,
+        present.percent_value(rate),
+        present.interval(interval, in_percent=True),
+        trials,
+        band,
+        interval,
+    )
+
+
 def _errors(model: ModelReliability) -> tuple[list[Metric], list[list[Cell]], Markup | None, str]:
     robust = model.robustness
     metrics = [
-        _metric(
+        _rate_metric(
             "error rate",
-            present.percent_value(robust.error_rate),
-            present.interval(robust.error_rate_interval, in_percent=True),
+            robust.error_rate,
+            robust.error_rate_interval,
             robust.total_trials,
             robust.band,
-            robust.error_rate_interval,
         ),
-        _metric(
+        _rate_metric(
             "timeout rate",
-            present.percent_value(robust.timeout_rate),
-            present.interval(robust.timeout_rate_interval, in_percent=True),
+            robust.timeout_rate,
+            robust.timeout_rate_interval,
             robust.total_trials,
             robust.timeout_band,
-            robust.timeout_rate_interval,
         ),
     ]
     occurred = sorted(
