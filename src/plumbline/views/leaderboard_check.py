@@ -39,22 +39,47 @@ def _review_lines(review: DocumentReview, path_label: str, console: Console) -> 
         )
 
 
+#: What both tables show of a deviation, after the names.
+_DEVIATION_HEADERS = ("published", "new", "deviation", "within tolerance")
+
+
+def _deviations_table(
+    title: str, longest: int, names: tuple[str, ...], extra: tuple[str, ...] = ()
+) -> Table:
+    """A table titled on the left: the `names` columns, never wrapped (the model first,
+    `longest` wide), the deviation's columns, then `extra`."""
+    table = Table(title=title, title_justify="left")
+    table.add_column(names[0], no_wrap=True, min_width=longest)
+    for name in names[1:]:
+        table.add_column(name, no_wrap=True)
+    for header in (*_DEVIATION_HEADERS, *extra):
+        table.add_column(header)
+    return table
+
+
+def _deviation_cells(
+    published: float | None, new: float | None, deviation: float | None, within: bool | None
+) -> list[str | Text]:
+    """Published, new, their difference in points and the tolerance verdict (— when none)."""
+    verdict = (
+        Text("—")
+        if within is None
+        else Text("yes", style="green")
+        if within
+        else Text("no", style="red")
+    )
+    return [present.fixed(published), present.fixed(new), present.points(deviation), verdict]
+
+
 def _deviation_table(result: CheckResult, longest: int) -> Table:
     """Each shared model's overall deviation with its tolerance and interval verdicts."""
-    table = Table(
-        title=f"Reproducibility: overall within ±{present.shortest(result.tolerance * 100)} "
+    table = _deviations_table(
+        f"Reproducibility: overall within ±{present.shortest(result.tolerance * 100)} "
         "points of published",
-        title_justify="left",
+        longest,
+        ("model",),
+        (f"within combined {present.level(result.level)} CI",),
     )
-    table.add_column("model", no_wrap=True, min_width=longest)
-    for header in (
-        "published",
-        "new",
-        "deviation",
-        "within tolerance",
-        f"within combined {present.level(result.level)} CI",
-    ):
-        table.add_column(header)
     for d in result.deviations:
         if d.within_interval is None:
             inside = "unknown (no SE)"
@@ -64,10 +89,7 @@ def _deviation_table(result: CheckResult, longest: int) -> Table:
             )
         table.add_row(
             terminal(d.model),
-            present.fixed(d.published),
-            present.fixed(d.new),
-            present.points(d.deviation),
-            Text("yes", style="green") if d.within_tolerance else Text("no", style="red"),
+            *_deviation_cells(d.published, d.new, d.deviation, d.within_tolerance),
             inside,
         )
     return table
@@ -75,30 +97,17 @@ def _deviation_table(result: CheckResult, longest: int) -> Table:
 
 def _category_table(result: CheckResult, longest: int) -> Table:
     """Each shared model's category deviations, reported beside the verdict."""
-    by_category = Table(
-        title=f"Categories (within ±{present.shortest(result.tolerance * 100)} points; "
+    by_category = _deviations_table(
+        f"Categories (within ±{present.shortest(result.tolerance * 100)} points; "
         "reported, not part of the verdict)",
-        title_justify="left",
+        longest,
+        ("model", "category"),
     )
-    by_category.add_column("model", no_wrap=True, min_width=longest)
-    by_category.add_column("category", no_wrap=True)
-    for header in ("published", "new", "deviation", "within tolerance"):
-        by_category.add_column(header)
     for c in result.categories:
-        verdict = (
-            Text("—")
-            if c.within_tolerance is None
-            else Text("yes", style="green")
-            if c.within_tolerance
-            else Text("no", style="red")
-        )
         by_category.add_row(
             Text(c.model),
             Text(c.category),
-            present.fixed(c.published),
-            present.fixed(c.new),
-            present.points(c.deviation),
-            verdict,
+            *_deviation_cells(c.published, c.new, c.deviation, c.within_tolerance),
         )
     return by_category
 
