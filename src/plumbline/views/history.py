@@ -47,15 +47,19 @@ def _filters_line(document: HistoryDocument | ChangeReport) -> str:
     return ", ".join(given) if given else "everything"
 
 
+def _say(console: Console, text: str) -> None:
+    """One line of the report (console markup allowed), wrapped under itself, not highlighted."""
+    console.print(text, highlight=False, soft_wrap=True)
+
+
 def render_history(document: HistoryDocument, console: Console) -> None:
     """Every stored result, oldest first: a line saying when, what and its labels, then one
     line per metric with its interval and sample size (at any width: a long line wraps
     under itself, never into the next metric)."""
-    console.print(
+    _say(
+        console,
         f"[bold]History[/] of {terminal(document.store)}: {len(document.results)} result(s) "
         f"({terminal(_filters_line(document))})",
-        highlight=False,
-        soft_wrap=True,
     )
     if not document.results:
         console.print("No stored result matches.", highlight=False)
@@ -139,18 +143,16 @@ def series_name(series: SeriesChange) -> str:
 def render_check(report: ChangeReport, console: Console) -> None:
     """Every series with its latest value and verdict; the changed ones first."""
     changed = [series for series in report.series if series.first_alarm is not None]
-    console.print(
+    _say(
+        console,
         f"[bold]History check[/] of {terminal(report.store)} "
         f"({terminal(_filters_line(report))}): {len(report.series)} series, "
         f"{len(changed)} changed beyond noise",
-        highlight=False,
-        soft_wrap=True,
     )
-    console.print(f"guarantee: {terminal(report.guarantee)}", highlight=False, soft_wrap=True)
-    console.print(
+    _say(console, f"guarantee: {terminal(report.guarantee)}")
+    _say(
+        console,
         f"extra night-to-night variance: {terminal(extra_variance_text(report))}",
-        highlight=False,
-        soft_wrap=True,
     )
     if not report.series:
         console.print("No stored series matches.", highlight=False)
@@ -179,4 +181,4 @@ def render_check(report: ChangeReport, console: Console) -> None:
     console.print(table)
     methods = sorted({series.method for series in report.series})
     for method in methods:
-        console.print(f"method: {terminal(method)}", highlight=False, soft_wrap=True)
+        _say(console, f"method: {terminal(method)}")
