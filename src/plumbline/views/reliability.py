@@ -14,6 +14,7 @@ from plumbline.core.escape import markdown, terminal
 from plumbline.core.result import Interval
 from plumbline.reliability.result import (
     BaselineComparison,
+    Estimate,
     MetricChange,
     ModelPairEffect,
     ModelReliability,
@@ -82,48 +83,39 @@ def _estimate(
     return f"{text} these prompts; {_ci(population)} prompt population"
 
 
+def _mean_text(estimate: Estimate) -> str:
+    """A mean over prompts with its interval over these prompts and, when there is one, over
+    the prompt population."""
+    return _estimate(estimate.statistic, estimate.interval, population=estimate.population_interval)
+
+
 Row = tuple[str, str, str, str]
+
+
+def _mean_row(label: str, estimate: Estimate) -> Row:
+    """A mean over prompts: its intervals, its band and what its interval rests on."""
+    return (
+        label,
+        _mean_text(estimate),
+        estimate.band.label if estimate.band else "",
+        interval_basis(estimate.interval),
+    )
 
 
 def _score_rows(model: ModelReliability) -> list[Row]:
     """Consistency, semantic agreement and the performance heuristic, each as measured."""
-    rows: list[Row] = []
-    if model.consistency is not None:
-        rows.append(
-            (
-                "consistency (CERT)",
-                _estimate(
-                    model.consistency.statistic,
-                    model.consistency.interval,
-                    population=model.consistency.population_interval,
-                ),
-                model.consistency.band.label if model.consistency.band else "",
-                interval_basis(model.consistency.interval),
-            )
+    rows = [
+        _mean_row(label, estimate)
+        for label, estimate in (
+            ("consistency (CERT)", model.consistency),
+            ("semantic_agreement", model.agreement),
         )
-    if model.agreement is not None:
-        rows.append(
-            (
-                "semantic_agreement",
-                _estimate(
-                    model.agreement.statistic,
-                    model.agreement.interval,
-                    population=model.agreement.population_interval,
-                ),
-                model.agreement.band.label if model.agreement.band else "",
-                interval_basis(model.agreement.interval),
-            )
-        )
+        if estimate is not None
+    ]
     if model.performance is not None:
         perf = model.performance
         by_prompt = model.performance_by_prompt
-        value = (
-            _estimate(
-                by_prompt.statistic, by_prompt.interval, population=by_prompt.population_interval
-            )
-            if by_prompt is not None
-            else present.fixed(perf.score)
-        )
+        value = _mean_text(by_prompt) if by_prompt is not None else present.fixed(perf.score)
         rows.append(
             (
                 "performance heuristic (length, structure, prompt similarity), mean over prompts",
