@@ -265,19 +265,28 @@ def _delta_view(name: str, delta: PairedDelta) -> DeltaView:
     )
 
 
-_TASK_COLUMNS: tuple[tuple[str, str, Callable[[Any], str], bool], ...] = (
-    # header, per-task field, formatter, signed
+#: A per-task column: header, per-task field, formatter, signed.
+_TaskColumn = tuple[str, str, Callable[[Any], str], bool]
+
+
+def _per_arm(
+    header: str, field: str, shown: Callable[[Any], str], unit: str = ""
+) -> tuple[_TaskColumn, _TaskColumn]:
+    """The treatment's (`T`) and the control's (`C`) column of one per-task figure."""
+    return (
+        (f"{header} T{unit}", f"{field}_treatment", shown, False),
+        (f"{header} C{unit}", f"{field}_control", shown, False),
+    )
+
+
+_TASK_COLUMNS: tuple[_TaskColumn, ...] = (
     ("pairs", "pairs", present.number, False),
-    ("runs T", "runs_treatment", present.number, False),
-    ("runs C", "runs_control", present.number, False),
-    ("success T", "success_rate_treatment", present.percent, False),
-    ("success C", "success_rate_control", present.percent, False),
+    *_per_arm("runs", "runs", present.number),
+    *_per_arm("success", "success_rate", present.percent),
     ("mean pass delta", "mean_pass_delta", present.points, True),
-    ("median duration T (s)", "median_duration_seconds_treatment", present.number, False),
-    ("median duration C (s)", "median_duration_seconds_control", present.number, False),
+    *_per_arm("median duration", "median_duration_seconds", present.number, " (s)"),
     ("median duration delta (s)", "median_duration_delta_seconds", present.signed, True),
-    ("median non-cache tokens T", "median_non_cache_tokens_treatment", present.number, False),
-    ("median non-cache tokens C", "median_non_cache_tokens_control", present.number, False),
+    *_per_arm("median non-cache tokens", "median_non_cache_tokens", present.number),
     ("median non-cache token delta", "median_non_cache_token_delta", present.signed, True),
 )
 
