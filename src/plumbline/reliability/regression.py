@@ -75,7 +75,6 @@ from plumbline.reliability.config_split import split_by_config
 from plumbline.reliability.cost import Price, Pricing, price_problem, priced_cost, pricing_of
 from plumbline.reliability.no_change import (
     TESTED,
-    FloatArray,
     NoChange,
     permutation_tests,
     pooled_digest,
@@ -91,6 +90,7 @@ from plumbline.reliability.result import (
     Verdict,
 )
 from plumbline.stats import min_p_step_down
+from plumbline.stats.arrays import FloatArray
 
 if TYPE_CHECKING:
     from plumbline.core.prices import PriceTable

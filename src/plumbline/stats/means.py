@@ -11,11 +11,11 @@ import numpy.typing as npt
 
 from plumbline.stats._validation import (
     ArrayLike,
-    FloatArray,
     as_float_vector,
     t_critical,
     z_critical,
 )
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, check_level
 
 

@@ -13,13 +13,12 @@ from scipy import stats as sps
 
 from plumbline.stats._validation import (
     ArrayLike,
-    FloatArray,
     as_bool_vector,
     as_float_vector,
     as_paired_vectors,
     z_critical,
 )
-from plumbline.stats.arrays import IndexArray
+from plumbline.stats.arrays import FloatArray, IndexArray
 from plumbline.stats.result import ConfidenceInterval, EstimateResult, TestResult, check_level
 
 

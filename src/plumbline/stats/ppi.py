@@ -69,11 +69,11 @@ import numpy as np
 
 from plumbline.stats._validation import (
     ArrayLike,
-    FloatArray,
     as_float_vector,
     t_critical,
     z_critical,
 )
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.mover import mover_difference
 from plumbline.stats.ppi_labels import LabelBudget, SelectionCheck, label_budget, selection_check
 from plumbline.stats.proportions import proportion_bounds

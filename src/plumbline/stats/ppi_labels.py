@@ -12,11 +12,11 @@ from scipy import stats as sps
 
 from plumbline.stats._validation import (
     ArrayLike,
-    FloatArray,
     as_float_vector,
     check_probability,
     z_critical,
 )
+from plumbline.stats.arrays import FloatArray
 from plumbline.stats.result import check_level
 
 #: Level of the check that the labelled items are a uniform random sample.
