@@ -73,6 +73,8 @@ unit-public: system-packages $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet -d build/site
 
+# `docs` builds the site before `unit`: tests/test_docs.py reads that build, not one of its own.
+test: export PLUMBLINE_DOCS_SITE := $(CURDIR)/build/site
 test: lint typecheck docs unit
 
 # Every benchmark, one after another; a summary of every target line at the end; exits 1 when

@@ -29,7 +29,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("docs_site")]
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built as `make docs` builds it (strict: any warning fails the build)."""
+    """The site, built as `make docs` builds it (strict: any warning fails the build). Under
+    `make test`, which has just run `make docs`, it is that build ($PLUMBLINE_DOCS_SITE)."""
+    built = os.environ.get("PLUMBLINE_DOCS_SITE")
+    if built:
+        assert (Path(built) / "index.html").is_file(), f"PLUMBLINE_DOCS_SITE={built}: no site"
+        return Path(built)
     out = tmp_path_factory.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     src = str(ROOT / "src")  # this checkout's plumbline, for mkdocs-click's imports

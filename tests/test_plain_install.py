@@ -6,10 +6,11 @@ from it, and a command that needs an extra says which, in one line.
 
 The clean environments take the newest releases pyproject.toml's ranges allow (issue 39), as a
 user's `pip install plumbline` next month would, not the lock's: a release that breaks
-plumbline shows here first. A second one holds the wheel with the `inspect` extra and jsii,
-and each adapter of `plumbline.compat` reports there whether the newest releases still have the
-private names it uses, so a break upstream fails `test_each_adapter_is_fast_on_the_newest_
-releases` naming the adapter and the missing name, not a command.
+plumbline shows here first. A second one (a copy of the first, so pip adds only what is new)
+holds the wheel with the `inspect` extra and jsii, and each adapter of `plumbline.compat`
+reports there whether the newest releases still have the private names it uses, so a break
+upstream fails `test_each_adapter_is_fast_on_the_newest_releases` naming the adapter and the
+missing name, not a command.
 
 Fast enough on a fresh CI machine: the wheel is built without isolation (the dev environment's
 setuptools, no download); the clean environments are made without pip of their own (the dev
@@ -65,13 +66,16 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
-def _newest_install(work: Path, *requirements: str) -> Path:
+def _newest_install(work: Path, *requirements: str, start: Path | None = None) -> Path:
     """A clean venv in `work` holding `requirements` at the newest releases their ranges
-    allow; its Python."""
+    allow (a copy of the venv `start` with them added, when given); its Python."""
     venv = work / "venv"
-    # no pip of its own (ensurepip takes long): this environment's pip installs into it
-    made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
-    assert made.returncode == 0, made.stderr
+    if start is not None:
+        shutil.copytree(start, venv, symlinks=True)
+    else:
+        # no pip of its own (ensurepip takes long): this environment's pip installs into it
+        made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+        assert made.returncode == 0, made.stderr
     pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
     install = [*pip, "install", "-q", "--no-compile", "--upgrade", *requirements]
     installed = _run(install, env=_clean_env(), cwd=work)
@@ -143,7 +147,7 @@ print(json.dumps([a.ADAPTER.fast for a in (inspect, openai, jsii)]))
 
 
 def test_each_adapter_is_fast_on_the_newest_releases(
-    wheel: Path, tmp_path_factory: pytest.TempPathFactory
+    wheel: Path, plain: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Fails naming the adapter (and its missing private name, or the release outside the
     range it was checked against) when a new release of Inspect, openai or jsii breaks the
@@ -151,7 +155,10 @@ def test_each_adapter_is_fast_on_the_newest_releases(
     against that release (see `plumbline.compat`). Ray's adapter is checked against the lock's
     release only (`tests/compat/test_compat_adapters.py`): its wheels are too large for this."""
     work = tmp_path_factory.mktemp("newest")
-    python = _newest_install(work, f"{wheel}[inspect]", *_ADAPTER_PACKAGES)
+    # the plain install's copy (its base dependencies are the newest releases already): pip
+    # adds the extra and jsii, upgrading anything a newer release of theirs needs
+    venv = plain.parent.parent
+    python = _newest_install(work, f"{wheel}[inspect]", *_ADAPTER_PACKAGES, start=venv)
     env = {k: v for k, v in _clean_env().items() if k != "PLUMBLINE_COMPAT"}
     done = _run([str(python), "-c", _STATUS], env=env, cwd=work)
     assert done.returncode == 0, done.stderr[-3000:]

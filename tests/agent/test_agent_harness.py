@@ -37,6 +37,14 @@ from plumbline.records.run_record import RunRecord, run_record_schema
 MakeSuite = Callable[..., Path]
 
 
+def kept_workspaces(tmp_path: Path) -> tuple[str, ...]:
+    """`--keep-workspaces` with the trial directories under `tmp_path` (the default, the
+    system's temporary directory, would keep them there after the test)."""
+    trials = tmp_path / "trials"
+    trials.mkdir(exist_ok=True)
+    return ("--workdir", str(trials), "--keep-workspaces")
+
+
 def run(suite: Path, output: Path, *extra: str, agent: str | None = None) -> dict[str, Any]:
     """`plumbline agent run SUITE --json`; the result document."""
     result = CliRunner().invoke(
@@ -176,7 +184,7 @@ def test_trials_are_hermetic_and_the_control_cannot_see_the_treatment(
         }
     )
     out = tmp_path / "results"
-    run(suite, out, "--repeats", "2", "--keep-workspaces")
+    run(suite, out, "--repeats", "2", *kept_workspaces(tmp_path))
     reports = {}
     for record in records(out):
         workspace = Path(record["workspace"])
@@ -471,7 +479,7 @@ def test_git_source_checks_out_the_revision_without_history(
         name="git-suite",
     )
     out = tmp_path / "results"
-    run(git_suite, out, "--repeats", "1", "--keep-workspaces")
+    run(git_suite, out, "--repeats", "1", *kept_workspaces(tmp_path))
     plan = json.loads((out / "plan.json").read_text())
     assert plan["tasks"][0]["commit"] == buggy
     for record in records(out):
@@ -618,7 +626,7 @@ def test_arm_files_are_added_and_removed_before_the_initial_commit(
         }
     )
     out = tmp_path / "results"
-    run(suite, out, "--repeats", "1", "--keep-workspaces")
+    run(suite, out, "--repeats", "1", *kept_workspaces(tmp_path))
     by_arm = {r["arm"]: r for r in records(out)}
     control = Path(by_arm["without_hint"]["workspace"])
     treatment = Path(by_arm["with_hint"]["workspace"])

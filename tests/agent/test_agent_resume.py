@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
 from tests.agent.helpers import fake_agent, gone, one_task, read_jsonl
 
 from plumbline.records.io import read_records
@@ -25,8 +28,19 @@ def _wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.05)
 
 
+@pytest.fixture
+def harness_tmp() -> Iterator[Path]:
+    """A temporary directory for a harness's TMPDIR, removed after the test: short, as the
+    metering proxy's Unix socket goes there (tmp_path's length would pass AF_UNIX's limit)."""
+    path = Path(tempfile.mkdtemp(prefix="plumbline-test."))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
-    make_suite: Callable[..., Path], tmp_path: Path
+    make_suite: Callable[..., Path], tmp_path: Path, harness_tmp: Path
 ) -> None:
     signals = tmp_path / "signals"
     signals.mkdir()
@@ -53,7 +67,12 @@ def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
         "2",
         "--json",
     ]
-    harness = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # What a SIGKILLed harness cannot remove (its metering proxy's directory) goes in a
+    # temporary directory of this test's, removed after it.
+    env = {**os.environ, "TMPDIR": str(harness_tmp)}
+    harness = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
     try:
         _wait_for(lambda: len(list(signals.glob("*.started"))) == 3, "the third agent")
     finally:
@@ -81,7 +100,7 @@ def test_sigkill_then_rerun_gives_exactly_one_record_per_unit(
         handle.write('{"task_id": "fix-add", "arm": "with_h')
 
     try:
-        rerun = subprocess.run(command, capture_output=True, text=True, check=False)
+        rerun = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     finally:
         reclaimed_in_time = gone(blocked)
         if not reclaimed_in_time:

@@ -148,7 +148,8 @@ def _normalised(path: Path) -> Any:
 def test_the_demos_results_are_the_plain_paths_results(demo: Demo) -> None:
     """The speed-ups change no result on the demo's data: its leaderboard read with the fast
     reader in a process pool is the one Inspect's reader gives in process, and its judge's
-    verdicts decoded in a batch (concurrency 3) are the ones decoded one at a time."""
+    verdicts decoded in a batch (concurrency 3) are the ones decoded one at a time. Both runs
+    of the real judge are scored or unscored, never "fooled" when unscored (issue 20)."""
     from plumbline.leaderboard import build_leaderboard
 
     logs = [demo.output / "logs", demo.output / "logs-smollm2"]
@@ -170,9 +171,28 @@ def test_the_demos_results_are_the_plain_paths_results(demo: Demo) -> None:
     args[args.index("--json") + 1] = str(one_at_a_time)
     result = CliRunner().invoke(main, args)
     assert result.exit_code in (0, 1), result.output  # 1: the calibration's findings
+    assert "Traceback" not in result.output
+    for path in (demo.output / "judge-smollm2.json", one_at_a_time):
+        _assert_scored_or_unscored(json.loads(path.read_text()), items=3)
     batched = _normalised(demo.output / "judge-smollm2.json")
     assert batched == _normalised(one_at_a_time)
     assert json.dumps(batched).count('"judged"') >= 3
+
+
+def _assert_scored_or_unscored(document: dict[str, Any], items: int) -> None:
+    """A real judge's calibration (issue 20): each verdict a score in range or unscored (and
+    counted so), an unscored adversarial item never "fooled", no traceback as an error."""
+    [judge] = document["judges"]
+    assert judge["items"] == items
+    judged = [item["judged"] for item in judge["per_item"]]
+    assert judge["unscored"] == sum(value is None for value in judged)
+    assert all(value is None or 0.0 <= value <= 1.0 for value in judged)
+    for item in judge["adversarial"]:
+        if item["judged"] is None:
+            assert item["fooled"] is None
+    for item in judge["per_item"]:
+        for error in item.get("errors", []):
+            assert "Traceback" not in error
 
 
 @pytest.mark.slow

@@ -49,7 +49,7 @@ from plumbline.cluster.trials import (
     run_trial,
 )
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray_cluster")]
 
 
 def _no_secret_in(*roots: Path) -> None:

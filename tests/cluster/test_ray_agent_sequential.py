@@ -23,7 +23,7 @@ from plumbline.agent.plan import Plan
 from plumbline.agent.sequential import SequentialMonitor
 from plumbline.stats import plan_sequential, run_sequential
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray_cluster")]
 
 
 def _harness(plan: Plan, output: Path, cluster: LocalCluster, work: Path) -> Harness:

@@ -14,6 +14,8 @@ import sys
 import pytest
 from tests.support.ray_cluster import LocalCluster
 
+pytestmark = pytest.mark.xdist_group("ray_cluster")
+
 # the module (the package exports a function of the same name)
 connect_module = importlib.import_module("plumbline.cluster.connect")
 

@@ -26,7 +26,7 @@ from plumbline.cluster.cdk import RaySynthesizer
 from plumbline.sandbox import ResourceLimits
 from plumbline.suites.sa_bench.datasets import load_cdk_synth
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray_cluster")]
 
 APPS = Path(__file__).parents[1] / "cdk" / "apps"
 FAILING = ["bad/lint_unknown_property.py", "bad/name_error.py"]

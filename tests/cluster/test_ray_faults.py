@@ -23,7 +23,7 @@ from tests.support.ray_cluster import LocalCluster
 
 from plumbline.agent.plan import Plan
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray_cluster")]
 
 
 def test_a_node_dying_mid_run_loses_no_trial_and_duplicates_none(

@@ -9,10 +9,13 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
 from tests.agent.helpers import read_jsonl
 from tests.agent.test_agent_sandbox import agent_run, left_running, reports, scene
 from tests.cluster.helpers import SRC
 from tests.support.ray_cluster import LocalCluster
+
+pytestmark = pytest.mark.xdist_group("ray_cluster")
 
 
 def test_ray_trials_run_in_the_same_sandbox(cluster: LocalCluster, work: Path) -> None:

@@ -102,6 +102,7 @@ def generate_judged_logs(root: Path, seed: int = 29) -> JudgedLogs:
             model=get_model(f"mockllm/{model}", custom_outputs=_model_fn(model, judge[model])),
             log_dir=str(logs / model),
             display="none",
+            log_realtime=False,  # no live-view buffer: the written log is the same
         )
     suite = root / "judged.toml"
     suite.write_text(SUITE_TOML)
