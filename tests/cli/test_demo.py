@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from plumbline.cli.demo import demo_steps, example_path
+from plumbline.cli.demo import JUDGE_ITEMS, demo_steps, example_path
 from plumbline.cli.main import main
 
 
@@ -148,7 +148,7 @@ def _normalised(path: Path) -> Any:
 def test_the_demos_results_are_the_plain_paths_results(demo: Demo) -> None:
     """The speed-ups change no result on the demo's data: its leaderboard read with the fast
     reader in a process pool is the one Inspect's reader gives in process, and its judge's
-    verdicts decoded in a batch (concurrency 3) are the ones decoded one at a time. Both runs
+    verdicts decoded in a batch are the ones decoded one at a time. Both runs
     of the real judge are scored or unscored, never "fooled" when unscored (issue 20)."""
     from plumbline.leaderboard import build_leaderboard
 
@@ -173,7 +173,7 @@ def test_the_demos_results_are_the_plain_paths_results(demo: Demo) -> None:
     assert result.exit_code in (0, 1), result.output  # 1: the calibration's findings
     assert "Traceback" not in result.output
     for path in (demo.output / "judge-smollm2.json", one_at_a_time):
-        _assert_scored_or_unscored(json.loads(path.read_text()), items=3)
+        _assert_scored_or_unscored(json.loads(path.read_text()), items=JUDGE_ITEMS)
     batched = _normalised(demo.output / "judge-smollm2.json")
     assert batched == _normalised(one_at_a_time)
     assert json.dumps(batched).count('"judged"') >= 3

@@ -36,6 +36,10 @@ DEMO_LIMIT = 5
 REAL_MODEL = "plumbline/smollm2"
 REAL_LIMIT = 2
 REAL_MAX_TOKENS = 32
+#: Calibration items the real model judges: one adversarial item for certain, and another. Each
+#: is a long prompt, and the real model fails the verdict format often, so every item may cost
+#: a retry: this is the demo's slowest step.
+JUDGE_ITEMS = 2
 # The judge step makes its calls at once (--concurrency): they decode together in one batch
 # (plumbline.models.batching), each call giving the tokens it gives alone. The probes stay
 # sequential: their journal keeps the trials in the order they finish, and the reliability
@@ -225,21 +229,21 @@ def _judge_steps(output: Path) -> list[DemoStep]:
     return [
         DemoStep(
             "Can the real model judge? (a few calibration items)",
-            "The LLM judge's calibration on 3 hand-scored items: a reply that is no verdict is "
-            "unscored, never a score.",
+            f"The LLM judge's calibration on {JUDGE_ITEMS} hand-scored items: a reply that is no "
+            "verdict is unscored, never a score.",
             (
                 "judge",
                 "calibrate",
                 "--judge",
                 REAL_MODEL,
                 "--limit",
-                "3",
+                str(JUDGE_ITEMS),
                 "--runs",
                 "1",
                 "--max-tokens",
                 "48",
                 "--concurrency",
-                "3",
+                str(JUDGE_ITEMS),
                 "--json",
                 str(output / "judge-smollm2.json"),
             ),
