@@ -21,8 +21,9 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
+from plumbline.core.closing import Closing
 from plumbline.results.rows import MetricRow
 from plumbline.store.migrate import StoreError, ensure_schema
 from plumbline.store.url import StoreAddress, store_address
@@ -158,7 +159,7 @@ def _error_kind(error: BaseException) -> str:
     return "unreachable"
 
 
-class Store:
+class Store(Closing):
     """A results store open on one database (see the module)."""
 
     def __init__(self, engine: Engine, shown: str, address: StoreAddress | None = None) -> None:
@@ -222,12 +223,6 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- writing ---------------------------------------------------------------------------
 
