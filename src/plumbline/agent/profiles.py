@@ -26,6 +26,7 @@ from typing import Any
 from plumbline.agent.capture import MAX_OUTPUT_BYTES
 from plumbline.agent.safe_files import open_regular
 from plumbline.records.adapters import claude_code, codex, opencode
+from plumbline.records.run_record_model import TOKEN_FIELDS
 
 _PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|workspace)\}")
 
@@ -43,10 +44,7 @@ MAX_REPORT_BYTES = MAX_OUTPUT_BYTES + 4096
 REPORTED_FIELDS = (
     "duration_seconds",
     "total_cost_usd",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
+    *TOKEN_FIELDS,
     "step_count",
     "tool_call_count",
     "session_id",
@@ -84,6 +82,12 @@ def _generic(values: Values) -> dict[str, Any]:
 Commands = Callable[[Values], list[str] | None]
 
 
+def _shell_command(tool_input: object) -> str | None:
+    """The `command` of a tool call's input (a shell tool's), None when it has none."""
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    return command if isinstance(command, str) else None
+
+
 def _claude_commands(values: Values) -> list[str] | None:
     """Shell commands from the `tool_use` blocks of a stream-json stream (None without one)."""
     streamed = False
@@ -95,11 +99,10 @@ def _claude_commands(values: Values) -> list[str] | None:
         message = value.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                given = block.get("input")
-                command = given.get("command") if isinstance(given, dict) else None
-                if isinstance(command, str):
-                    commands.append(command)
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            if (command := _shell_command(block.get("input"))) is not None:
+                commands.append(command)
     return commands if streamed else None
 
 
@@ -112,8 +115,7 @@ def _opencode_commands(values: Values) -> list[str] | None:
         if isinstance(part, dict) and part.get("type") == "tool":
             state = part.get("state")
             given = state.get("input") if isinstance(state, dict) else None
-            command = given.get("command") if isinstance(given, dict) else None
-            if isinstance(command, str):
+            if (command := _shell_command(given)) is not None:
                 commands.append(command)
     return commands if seen else None
 
