@@ -26,6 +26,7 @@ from typing import Any
 from plumbline.agent.capture import MAX_OUTPUT_BYTES
 from plumbline.agent.safe_files import open_regular
 from plumbline.records.adapters import claude_code, codex, opencode
+from plumbline.records.run_record_model import TOKEN_FIELDS
 
 _PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|workspace)\}")
 
@@ -43,10 +44,7 @@ MAX_REPORT_BYTES = MAX_OUTPUT_BYTES + 4096
 REPORTED_FIELDS = (
     "duration_seconds",
     "total_cost_usd",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
+    *TOKEN_FIELDS,
     "step_count",
     "tool_call_count",
     "session_id",
@@ -84,54 +82,71 @@ def _generic(values: Values) -> dict[str, Any]:
 Commands = Callable[[Values], list[str] | None]
 
 
-def _claude_commands(values: Values) -> list[str] | None:
-    """Shell commands from the `tool_use` blocks of a stream-json stream (None without one)."""
+def _shell_commands(
+    values: Values, tool_inputs: Callable[[dict[str, Any]], list[object] | None]
+) -> list[str] | None:
+    """The shell commands an agent ran, in order, read from its output: `tool_inputs` gives
+    the inputs of the tool calls in one JSON value (None for a value that is not part of the
+    agent's stream), and a tool input's `command`, when it is a string, is a shell command.
+    None when no value is part of the stream."""
     streamed = False
     commands: list[str] = []
     for value in values():
-        if value.get("type") != "assistant":
+        found = tool_inputs(value)
+        if found is None:
             continue
         streamed = True
-        message = value.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                given = block.get("input")
-                command = given.get("command") if isinstance(given, dict) else None
-                if isinstance(command, str):
-                    commands.append(command)
-    return commands if streamed else None
-
-
-def _opencode_commands(values: Values) -> list[str] | None:
-    commands: list[str] = []
-    seen = False
-    for value in values():
-        seen = True
-        part = value.get("part")
-        if isinstance(part, dict) and part.get("type") == "tool":
-            state = part.get("state")
-            given = state.get("input") if isinstance(state, dict) else None
+        for given in found:
             command = given.get("command") if isinstance(given, dict) else None
             if isinstance(command, str):
                 commands.append(command)
-    return commands if seen else None
+    return commands if streamed else None
+
+
+def _claude_tool_inputs(value: dict[str, Any]) -> list[object] | None:
+    """The inputs of the `tool_use` blocks of a stream-json `assistant` message."""
+    if value.get("type") != "assistant":
+        return None
+    message = value.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return [
+        block.get("input")
+        for block in (content if isinstance(content, list) else [])
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    ]
+
+
+def _opencode_tool_inputs(value: dict[str, Any]) -> list[object]:
+    """The input of a `tool` part of an opencode JSON event."""
+    part = value.get("part")
+    if not isinstance(part, dict) or part.get("type") != "tool":
+        return []
+    state = part.get("state")
+    return [state.get("input") if isinstance(state, dict) else None]
+
+
+def _codex_tool_inputs(value: dict[str, Any]) -> list[object]:
+    """A completed `command_execution` item of a codex JSON event (it holds the command)."""
+    item = value.get("item")
+    if (
+        value.get("type") == "item.completed"
+        and isinstance(item, dict)
+        and item.get("type") == "command_execution"
+    ):
+        return [item]
+    return []
+
+
+def _claude_commands(values: Values) -> list[str] | None:
+    return _shell_commands(values, _claude_tool_inputs)
+
+
+def _opencode_commands(values: Values) -> list[str] | None:
+    return _shell_commands(values, _opencode_tool_inputs)
 
 
 def _codex_commands(values: Values) -> list[str] | None:
-    commands: list[str] = []
-    seen = False
-    for v in values():
-        seen = True
-        item = v.get("item")
-        if (
-            v.get("type") == "item.completed"
-            and isinstance(item, dict)
-            and item.get("type") == "command_execution"
-            and isinstance(item.get("command"), str)
-        ):
-            commands.append(item["command"])
-    return commands if seen else None
+    return _shell_commands(values, _codex_tool_inputs)
 
 
 def _no_commands(values: Values) -> list[str] | None:

@@ -5,7 +5,7 @@ gives its writer (`TrialOutput`), and the run's summary (`RunResult`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -147,13 +147,7 @@ class InfraRetry:
     error: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "task_id": self.task_id,
-            "arm": self.arm,
-            "repeat": self.repeat,
-            "attempt": self.attempt,
-            "error": self.error,
-        }
+        return asdict(self)
 
 
 @dataclass

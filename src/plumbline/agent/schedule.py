@@ -11,7 +11,7 @@ Either way each arm's runs are spread over the whole run, never all of one arm f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 import numpy as np
@@ -33,12 +33,7 @@ class Unit:
         return (self.task_id, self.arm, self.repeat)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "position": self.position,
-            "task_id": self.task_id,
-            "arm": self.arm,
-            "repeat": self.repeat,
-        }
+        return asdict(self)
 
 
 def build_schedule(

@@ -17,7 +17,15 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from plumbline.core.limits import MAX_REPEATS
 from plumbline.records.io import UnreadableFileError, load_json_text, read_text_file
@@ -36,7 +44,15 @@ def _relative(value: str) -> str:
     return value
 
 
-RelativePath = Annotated[str, Field(min_length=1)]
+def _all_relative(values: list[str]) -> list[str]:
+    return [_relative(value) for value in values]
+
+
+_PathText = Annotated[str, Field(min_length=1)]
+#: A path (or glob) inside the workspace; a list of them is `RelativePaths`, checked as a whole
+#: so that a problem names the field.
+RelativePath = Annotated[_PathText, AfterValidator(_relative)]
+RelativePaths = Annotated[list[_PathText], AfterValidator(_all_relative)]
 
 
 class _Model(BaseModel):
@@ -65,11 +81,6 @@ class FileToAdd(_Model):
     source: str | None = Field(None, description="A file to copy (relative to the suite).")
     content: str | None = Field(None, description="The file's text, inline.")
 
-    @field_validator("path")
-    @classmethod
-    def _inside(cls, value: str) -> str:
-        return _relative(value)
-
     @model_validator(mode="after")
     def _one_origin(self) -> FileToAdd:
         if (self.source is None) == (self.content is None):
@@ -84,7 +95,7 @@ class Arm(_Model):
     description: str = ""
     setup: list[str] = Field(default_factory=list, description="Extra setup commands (sh -c).")
     add_files: list[FileToAdd] = Field(default_factory=list)
-    remove_files: list[RelativePath] = Field(
+    remove_files: RelativePaths = Field(
         default_factory=list, description="Globs of files removed from the workspace."
     )
     env: dict[str, str] = Field(default_factory=dict)
@@ -96,11 +107,6 @@ class Arm(_Model):
         description="Variables (an API key) passed from the invoking environment to this "
         "arm's agent only, like `--pass-env ARM:NAME`; never written anywhere.",
     )
-
-    @field_validator("remove_files")
-    @classmethod
-    def _inside(cls, value: list[str]) -> list[str]:
-        return [_relative(item) for item in value]
 
 
 class Network(_Model):
@@ -122,22 +128,17 @@ class Task(_Model):
     source: Source
     setup: list[str] = Field(default_factory=list, description="Setup commands (sh -c).")
     acceptance: str = Field(min_length=1, description="Success is this command's exit status 0.")
-    acceptance_files: list[RelativePath] = Field(
+    acceptance_files: RelativePaths = Field(
         default_factory=list,
         description="The files the acceptance command checks with (e.g. its tests); protected.",
     )
-    protected_paths: list[RelativePath] = Field(
+    protected_paths: RelativePaths = Field(
         default_factory=list, description="More globs the agent must not change."
     )
     timeout_seconds: Seconds | None = None
     acceptance_timeout_seconds: Seconds | None = None
     env: dict[str, str] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
-
-    @field_validator("acceptance_files", "protected_paths")
-    @classmethod
-    def _inside(cls, value: list[str]) -> list[str]:
-        return [_relative(item) for item in value]
 
     @model_validator(mode="after")
     def _one_prompt(self) -> Task:
@@ -161,7 +162,7 @@ class AgentSuite(_Model):
     timeout_seconds: Seconds = 1800.0
     acceptance_timeout_seconds: Seconds = 600.0
     setup_timeout_seconds: Seconds = 600.0
-    protected_paths: list[RelativePath] = Field(
+    protected_paths: RelativePaths = Field(
         default_factory=list, description="Globs no agent may change, in every task."
     )
     restore_protected: bool = Field(
@@ -184,11 +185,6 @@ class AgentSuite(_Model):
         description="Module names or workspace paths an agent may add although they would "
         "shadow what the acceptance command imports (a new conftest.py, a json.py).",
     )
-
-    @field_validator("protected_paths")
-    @classmethod
-    def _inside(cls, value: list[str]) -> list[str]:
-        return [_relative(item) for item in value]
 
     @field_validator("prompt_template")
     @classmethod

@@ -18,7 +18,7 @@ import json
 import re
 import shlex
 import time
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -55,6 +55,7 @@ from plumbline.cdk.runtime import (
     sandbox_layout,
 )
 from plumbline.compat import jsii as jsii_compat
+from plumbline.core.closing import Closing
 from plumbline.sandbox import Job, JobResult, ResourceLimits, SandboxLayout, WarmPool
 
 #: Modules every worker imports before its sample arrives. aws_cdk starts the jsii runtime
@@ -205,7 +206,7 @@ def build_job(app: ExtractedApp, *, builtin_validation: bool = False) -> Job | S
     )
 
 
-class SynthesizerBase(ABC):
+class SynthesizerBase(Closing):
     """What every synthesizer offers on top of its own `check_app`: a model response or a
     Python source in, one report out (`CdkSynthesizer` here, `RaySynthesizer` on a cluster)."""
 
@@ -415,12 +416,6 @@ class CdkSynthesizer(SynthesizerBase):
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
-
-    def __enter__(self) -> CdkSynthesizer:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def synthesize_many(

@@ -35,7 +35,7 @@ from plumbline.cli.output import (
     wants_json,
     warn,
 )
-from plumbline.cli.report import html_option, publish_result, report_name, site_url
+from plumbline.cli.report import html_option, print_site_written, publish_result, report_name
 from plumbline.cli.sequential_options import sequential_options
 from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal, terminal_line
@@ -357,10 +357,7 @@ def _run_renderer(
                 f"{terminal(result.output / COMPARE_MD)}"
             )
         if index is not None:
-            out.print(
-                f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
-                soft_wrap=True,
-            )
+            print_site_written(out, html_dir, index)
 
     return render
 

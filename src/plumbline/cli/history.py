@@ -25,7 +25,7 @@ from plumbline.cli.output import (
     json_option,
     wants_json,
 )
-from plumbline.cli.report import html_option, site_url
+from plumbline.cli.report import html_option, print_site_written, site_url
 from plumbline.cli.storing import labels_callback, opened_store, store_url_option
 from plumbline.core.escape import terminal
 from plumbline.results.kinds import STORED_KINDS
@@ -187,10 +187,7 @@ def show(
     def render(console: Console) -> None:
         render_history(document, console)
         if index is not None:
-            console.print(
-                f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
-                soft_wrap=True,
-            )
+            print_site_written(console, html_dir, index)
 
     emit(document, json_path, render)
     if index is not None and wants_json(json_path):

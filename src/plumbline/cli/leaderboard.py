@@ -34,7 +34,7 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.prices import load_price_table, price_table_option
-from plumbline.cli.report import html_option, publish_result, site_url
+from plumbline.cli.report import html_option, print_site_written, publish_result
 from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal
 
@@ -349,10 +349,7 @@ def _board_renderer(
             if path is not None:
                 console.print(f"{label} written to {terminal(path)}")
         if index is not None:
-            console.print(
-                f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
-                soft_wrap=True,
-            )
+            print_site_written(console, html_dir, index)
 
     return render
 

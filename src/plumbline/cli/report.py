@@ -43,6 +43,14 @@ def site_url(index: Path) -> str:
     return index.resolve().as_uri()
 
 
+def print_site_written(console: Console, html_dir: Path | None, index: Path) -> None:
+    """The line that says where a command's `--html` site went and the URL to open it at."""
+    console.print(
+        f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
+        soft_wrap=True,
+    )
+
+
 @click.command(cls=Command, directory_inputs=log_inputs)
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(

@@ -44,7 +44,7 @@ from plumbline.cli.output import (
     warn,
 )
 from plumbline.cli.prices import load_price_table, price_table_option
-from plumbline.cli.report import html_option, publish_result, site_url
+from plumbline.cli.report import html_option, print_site_written, publish_result
 from plumbline.cli.storing import StoreOptions, store_options, store_step
 from plumbline.core.escape import terminal, visible_controls
 from plumbline.core.limits import MAX_CONCURRENCY, MAX_EPOCHS
@@ -515,10 +515,7 @@ def _publish(
             if markdown_path is not None:
                 console.print(f"Markdown written to {terminal(markdown_path)}")
             if index is not None:
-                console.print(
-                    f"HTML site written to {terminal(html_dir)}: open {terminal(site_url(index))}",
-                    soft_wrap=True,
-                )
+                print_site_written(console, html_dir, index)
 
         emit(data, json_path, render)
 

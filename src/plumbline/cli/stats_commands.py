@@ -121,7 +121,6 @@ def _design_title(design: str) -> str:
 
 
 def _detectable(
-    *,
     baseline: float | None,
     n: int,
     paired: bool,
@@ -130,6 +129,7 @@ def _detectable(
     common: dict[str, Any],
     pairing: dict[str, Any],
 ) -> DetectableEffectResult:
+    """`power --n`: the smallest difference `n` questions can detect."""
     from plumbline.stats import (
         mcnemar_minimum_detectable_effect,
         paired_minimum_detectable_effect,
@@ -315,7 +315,12 @@ def power(
         return
     try:
         if n is not None:
-            _emit_detectable(baseline, n, paired, sd, decrease, common, pairing, json_path)
+            detectable = _detectable(baseline, n, paired, sd, decrease, common, pairing)
+            emit(
+                detectable,
+                json_path,
+                lambda console: _render_detectable(console, detectable, paired),
+            )
             return
         assert effect is not None
         result = sample_size(
@@ -332,29 +337,6 @@ def power(
         json_path,
         lambda console: _render_sample_size(console, result, table, paired, show_table),
     )
-
-
-def _emit_detectable(
-    baseline: float | None,
-    n: int,
-    paired: bool,
-    sd: float | None,
-    decrease: bool,
-    common: dict[str, Any],
-    pairing: dict[str, Any],
-    json_path: str | None,
-) -> None:
-    """`power --n`: the smallest difference `n` questions can detect (terminal or JSON)."""
-    detectable = _detectable(
-        baseline=baseline,
-        n=n,
-        paired=paired,
-        sd=sd,
-        decrease=decrease,
-        common=common,
-        pairing=pairing,
-    )
-    emit(detectable, json_path, lambda console: _render_detectable(console, detectable, paired))
 
 
 def _check_power_options(

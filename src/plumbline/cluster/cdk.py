@@ -118,12 +118,6 @@ class RaySynthesizer(SynthesizerBase):
         disconnect(self._connected)
         self._connected = False
 
-    def __enter__(self) -> RaySynthesizer:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
 
 def ray_synthesizer(options: SynthOptions, executor: CdkExecutor) -> RaySynthesizer:
     """The `ray` entry of `plumbline.cdk.scorer.SYNTHESIZERS` (`--cdk-executor ray`)."""

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from plumbline.core.closing import Closing
 from plumbline.probe.caller import InspectCaller
 from plumbline.probe.settings import ProbeSettings, TrialKey
 from plumbline.probe.trials import run_trials
@@ -97,7 +98,7 @@ def _drain(
             return _ShardEnd("interrupted")
 
 
-class ProbeProcesses:
+class ProbeProcesses(Closing):
     """Worker processes for a probe: each with its own event loop, model clients and share of
     the concurrency, started and set up ahead of a run (`run_probe(workers=...)`). The records
     come back to the process that runs the probe, which alone writes the journal."""
@@ -150,9 +151,3 @@ class ProbeProcesses:
                 worker.terminate()
             worker.join()
             connection.close()
-
-    def __enter__(self) -> ProbeProcesses:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
+from plumbline.core.closing import Closing
 from plumbline.records.inspect_logs import read_log_header, read_score_columns
 from plumbline.records.log_files import LogFiles, find_log_files
 from plumbline.records.log_scores import LogHeader, LogReadError, ScoreColumns
@@ -83,7 +83,7 @@ def pool_workers(paths: list[Path | str]) -> int:
     return max(1, min(len(os.sched_getaffinity(0)), len(paths)))
 
 
-class LogReader:
+class LogReader(Closing):
     """The logs under some paths (`files`), read in order by iterating: in this process, or
     by `workers` forked processes (default: `pool_workers`) started at once. Close it (or use
     it as a context manager) when not iterating to the end."""
@@ -133,14 +133,3 @@ class LogReader:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
             self._pending.clear()
-
-    def __enter__(self) -> LogReader:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

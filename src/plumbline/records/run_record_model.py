@@ -24,6 +24,7 @@ from plumbline.core.timestamps import parse_utc
 
 SCHEMA_VERSION = "1.0.0"
 
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 REQUIRED_FIELDS = (
     "task_id",
     "arm",
@@ -31,12 +32,8 @@ REQUIRED_FIELDS = (
     "success",
     "duration_seconds",
     "total_cost_usd",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
+    *TOKEN_FIELDS,
 )
-TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 COUNT_FIELDS = ("step_count", "tool_call_count", "acceptance_cmd_count")
 
 

@@ -12,10 +12,11 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from pydantic import BaseModel
+
+from plumbline.core.closing import Closing
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> None:
@@ -162,7 +163,7 @@ def write_json_atomic(path: str | Path, value: Any) -> None:
     write_atomic(path, json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
-class JsonlAppender:
+class JsonlAppender(Closing):
     """Append records to a JSONL journal, one complete line per record, flushed and synced.
 
     A file that ends in a partial line (a writer killed mid-write) is repaired on open by
@@ -195,17 +196,6 @@ class JsonlAppender:
 
     def close(self) -> None:
         self._handle.close()
-
-    def __enter__(self) -> JsonlAppender:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def truncate_partial_line(path: Path) -> None:

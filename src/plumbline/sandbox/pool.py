@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from plumbline.core.closing import Closing
 from plumbline.sandbox.bwrap import SANDBOX_ROOT, SandboxLayout, build_command, require_sandbox
 from plumbline.sandbox.resources import ResourceLimits
 
@@ -204,7 +205,7 @@ def _await_result(worker: _Worker, deadline: float) -> tuple[dict[str, Any] | No
         return None, True
 
 
-class WarmPool:
+class WarmPool(Closing):
     """Warm, sandboxed, single-use Python workers.
 
     Args:
@@ -443,12 +444,6 @@ class WarmPool:
                 except queue.Empty:
                     break
                 worker.kill()
-
-    def __enter__(self) -> WarmPool:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def _synthesized(value: Any) -> dict[str, str] | None:

@@ -21,8 +21,9 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
+from plumbline.core.closing import Closing
 from plumbline.results.rows import MetricRow
 from plumbline.store.migrate import StoreError, ensure_schema
 from plumbline.store.url import StoreAddress, store_address
@@ -158,7 +159,7 @@ def _error_kind(error: BaseException) -> str:
     return "unreachable"
 
 
-class Store:
+class Store(Closing):
     """A results store open on one database (see the module)."""
 
     def __init__(self, engine: Engine, shown: str, address: StoreAddress | None = None) -> None:
@@ -222,12 +223,6 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- writing ---------------------------------------------------------------------------
 
@@ -472,11 +467,7 @@ def _result_conditions(query: Query) -> list[ColumnElement[bool]]:
 
     from plumbline.store.tables import labels, metrics, results
 
-    conditions: list[ColumnElement[bool]] = []
-    if query.kind is not None:
-        conditions.append(results.c.kind == query.kind)
-    if query.suite is not None:
-        conditions.append(results.c.suite == query.suite)
+    conditions = _equal((results.c.kind, query.kind), (results.c.suite, query.suite))
     if query.since is not None:
         conditions.append(results.c.created_at >= utc_naive(query.since))
     for key, value in query.labels:
@@ -500,12 +491,12 @@ def _result_conditions(query: Query) -> list[ColumnElement[bool]]:
 def _metric_conditions(query: Query) -> list[ColumnElement[bool]]:
     from plumbline.store.tables import metrics
 
-    conditions: list[ColumnElement[bool]] = []
-    if query.model is not None:
-        conditions.append(metrics.c.subject == query.model)
-    if query.metric is not None:
-        conditions.append(metrics.c.metric == query.metric)
-    return conditions
+    return _equal((metrics.c.subject, query.model), (metrics.c.metric, query.metric))
+
+
+def _equal(*filters: tuple[ColumnElement[Any], str | None]) -> list[ColumnElement[bool]]:
+    """`column == value` for each filter the query gives (a None value filters nothing)."""
+    return [column == value for column, value in filters if value is not None]
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:

@@ -294,24 +294,26 @@ def _evaluate(element: Element, text: _Text) -> ElementResult:
 
 
 @dataclass(frozen=True)
-class ArchitectureScore:
-    """The three dimensions, their mean (`value`) and everything that decided them."""
+class DimensionScores:
+    """A score on each of the three dimensions (`DIMENSIONS`), and their mean (`value`)."""
 
     accuracy: float
     completeness: float
     quality: float
-    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def value(self) -> float:
         return (self.accuracy + self.completeness + self.quality) / 3
 
     def dimensions(self) -> dict[str, float]:
-        return {
-            "accuracy": self.accuracy,
-            "completeness": self.completeness,
-            "quality": self.quality,
-        }
+        return {name: getattr(self, name) for name in DIMENSIONS}
+
+
+@dataclass(frozen=True)
+class ArchitectureScore(DimensionScores):
+    """The three dimensions, their mean (`value`) and everything that decided them."""
+
+    details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {

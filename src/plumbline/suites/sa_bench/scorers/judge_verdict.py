@@ -7,9 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from plumbline.suites.sa_bench.scorers.architecture import (
-    DIMENSIONS,
-)
+from plumbline.suites.sa_bench.scorers.architecture import DIMENSIONS, DimensionScores
 
 MAX_REASONING_CHARS = 600
 
@@ -23,22 +21,10 @@ class JudgeParseError(ValueError):
 
 
 @dataclass(frozen=True)
-class JudgeVerdict:
-    accuracy: float
-    completeness: float
-    quality: float
+class JudgeVerdict(DimensionScores):
+    """A judge's three dimension scores and its reasoning."""
+
     reasoning: str
-
-    def dimensions(self) -> dict[str, float]:
-        return {
-            "accuracy": self.accuracy,
-            "completeness": self.completeness,
-            "quality": self.quality,
-        }
-
-    @property
-    def value(self) -> float:
-        return (self.accuracy + self.completeness + self.quality) / 3
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
