@@ -13,7 +13,12 @@ errors in every bin with at least 50 models).
 
     python benchmarks/bench_cost.py [--datasets 2000] [--front-datasets 1500] [--seed 0]
         [--sizes 20,50,100,500] [--sigmas 0.5,1] [--no-front] [--front-sizes 20,100]
-        [--no-coverage]
+        [--no-coverage] [--speed]
+
+`--speed` times `board_costs` on a 10-model board (500 questions) against the same call with
+the front's posterior (`stats.front.front_posterior`) swapped for the bootstrap share it
+replaced (`stats.cost.front_probabilities` on the joint replicates), and prints the ratio
+(target: at most 2×).
 """
 
 from __future__ import annotations
@@ -32,7 +37,15 @@ from plumbline.leaderboard.cost import board_costs
 from plumbline.leaderboard.scores import score_model
 from plumbline.leaderboard.suite import parse_suite, parse_toml
 from plumbline.leaderboard.usage import TOKEN_KINDS, SampleUsage
-from plumbline.stats.cost import on_front
+from plumbline.stats.cost import (
+    DEFAULT_REPLICATES,
+    Stratum,
+    cost_per_sample,
+    draw_indices,
+    front_probabilities,
+    on_front,
+)
+from plumbline.stats.front import FrontInput, front_posterior
 
 TABLE = PriceTable(version="simulation", entries={})
 SUITE = parse_suite(
@@ -139,6 +152,52 @@ def front_calibration(
     return rows
 
 
+def _best(call: object, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        call()  # type: ignore[operator]
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def speed(models: int = 10, n: int = 500, rounds: int = 5) -> float:
+    """Print and return board_costs' time with the posterior over its time with the bootstrap
+    share (the fastest of `rounds` each)."""
+    rng = np.random.default_rng(7)
+    names = tuple(f"m{index}" for index in range(models))
+    data = {}
+    for model in names:
+        scores = (rng.random(n) < rng.uniform(0.3, 0.9)).astype(np.float64)
+        data[(model, "qa")] = _data(model, scores, rng.lognormal(0.0, 1.0, n))
+    ranked = [score_model(SUITE, model, data) for model in names]  # type: ignore[arg-type]
+    strata = [Stratum(d.costs[:, 0], d.question_means(), 1.0, "qa") for d in data.values()]  # type: ignore[index]
+    inputs = [
+        FrontInput(r.overall, float(s.costs.mean()), [s])
+        for r, s in zip(ranked, strata, strict=True)
+    ]
+    ours = _best(lambda: board_costs(SUITE, data, ranked, TABLE), rounds)  # type: ignore[arg-type]
+    posterior = _best(lambda: front_posterior(inputs), rounds)
+
+    draws = draw_indices({"qa": n}, DEFAULT_REPLICATES, np.random.default_rng(0))
+    estimates = [cost_per_sample([s], draws) for s in strata]
+    old_front = _best(
+        lambda: front_probabilities(
+            np.stack([e.score_replicates for e in estimates], axis=1),
+            np.stack([e.cost_replicates for e in estimates], axis=1),
+        ),
+        rounds,
+    )
+    baseline = ours - posterior + old_front
+    ratio = ours / baseline
+    print(
+        f"board_costs, {models} models × {n} questions: {ours * 1000:.0f} ms with the posterior "
+        f"({posterior * 1000:.0f} ms of it), {baseline * 1000:.0f} ms with the bootstrap share "
+        f"({old_front * 1000:.0f} ms): {ratio:.2f}× (target ≤ 2×)"
+    )
+    return ratio
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=int, default=2000, help="datasets per coverage cell")
@@ -153,7 +212,10 @@ def main() -> int:
         "--front-sizes", default="20,100", help="questions per model of the front calibration"
     )
     parser.add_argument("--no-coverage", action="store_true", help="front calibration only")
+    parser.add_argument("--speed", action="store_true", help="only time board_costs (above)")
     args = parser.parse_args()
+    if args.speed:
+        return 1 if speed() > 2.0 else 0
     started = time.perf_counter()
     failed = False
     print("| σ | n | coverage | mean half-width / truth |\n|---:|---:|---:|---:|")
