@@ -4,8 +4,9 @@ Per category, cost per sample is the mean over questions of each question's mean
 epochs: the unit the score's interval rests on (repeats averaged within question first). Per
 model it is weighted over the categories that ran as the overall score is:
 `Σ_c w_c · cost_c / Σ_c w_c`. The intervals are the studentized bootstrap over questions
-(`stats.cost`), the front's probabilities come from the same replicates, score and cost drawn
-together, with the same draws for models scored on the same questions (`stats.cost`). Every
+(`stats.cost`), with the same draws for models scored on the same questions. Each priced
+model's probability of being on the true cost–score front is the posterior of a hierarchical
+model of the board's true scores and log costs, from the same questions (`stats.front`). Every
 sample-epoch read costs, errored ones too (unless `--errors exclude` left them out). A cost is
 null, with a note, when any of its samples has no price (an unpriced model, a kind of token the
 table does not price, or no usage recorded).

@@ -81,7 +81,7 @@ class FrontPosterior:
     tau2_log_cost: float | None
 
 
-def _excess_kurtosis(columns: Sequence[FloatArray]) -> float:
+def excess_kurtosis(columns: Sequence[FloatArray]) -> float:
     """Pooled excess kurtosis `mean(z⁴) − 3` of the values standardized within their stratum
     (SD with n − 1), at least 0 (the normal's degrees of freedom at most); 0 when none varies."""
     fourth: list[FloatArray] = []
@@ -95,7 +95,7 @@ def _excess_kurtosis(columns: Sequence[FloatArray]) -> float:
     return max(float(np.concatenate(fourth).mean()) - 3.0, 0.0) if fourth else 0.0
 
 
-def _satterthwaite(terms: FloatArray, sizes: FloatArray, kurtosis: float) -> float:
+def satterthwaite_df(terms: FloatArray, sizes: FloatArray, kurtosis: float) -> float:
     """Degrees of freedom of `Σ_c terms_c` (terms_c = a_c s_c², s_c² from sizes_c values)."""
     per_term = 2.0 / (2.0 / (sizes - 1.0) + kurtosis / sizes)
     denominator = float(np.sum(terms**2 / per_term))
@@ -119,7 +119,7 @@ def sampling_moments(
     if log_scale:
         covariance[1, :] /= item.cost
         covariance[:, 1] /= item.cost
-    freedom = np.array([_satterthwaite(terms[k], sizes, kurtosis[k]) for k in range(2)])
+    freedom = np.array([satterthwaite_df(terms[k], sizes, kurtosis[k]) for k in range(2)])
     return covariance, freedom
 
 
@@ -190,8 +190,8 @@ def front_posterior(
         return FrontPosterior(np.zeros(0), METHOD, None, None)
     log_scale = bool(np.all(costs > 0))
     kurtosis = (
-        _excess_kurtosis([s.scores for item in inputs for s in item.strata]),
-        _excess_kurtosis([s.costs for item in inputs for s in item.strata]),
+        excess_kurtosis([s.scores for item in inputs for s in item.strata]),
+        excess_kurtosis([s.costs for item in inputs for s in item.strata]),
     )
     moments = [sampling_moments(item, kurtosis, log_scale) for item in inputs]
     sigma = _pooled(np.stack([m[0] for m in moments]))
