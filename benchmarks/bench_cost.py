@@ -121,14 +121,17 @@ def coverage_cell(n: int, sigma: float, datasets: int, seed: int) -> tuple[float
 
 def front_calibration(
     n: int, datasets: int, seed: int, population: tuple[int, float, float, float]
-) -> list[tuple[float, float, float, int]]:
-    """Per probability bin: (mean probability, share truly on the front, its SE, models)."""
+) -> list[tuple[float, float, float, int, float]]:
+    """Per probability bin: (mean probability, share truly on the front, its binomial SE,
+    models, the SE of share − mean probability clustered by board). The binomial SE (the
+    target's) takes the models as independent; a board's models are not (one on the front
+    moves the others), and the clustered SE (sandwich, boards as clusters) allows for that."""
     count_models, p_low, p_high, spread = population
     models = MODELS if count_models == 3 else tuple(f"m{index}" for index in range(count_models))
     # the first population keeps the stream (and figures) it had before the second was added
     rng = np.random.default_rng([seed, n, 99] if count_models == 3 else [seed, n, 99, count_models])
-    probabilities, truths = [], []
-    for _ in range(datasets):
+    probabilities, truths, boards = [], [], []
+    for board in range(datasets):
         p = rng.uniform(p_low, p_high, count_models)
         c = np.exp(rng.uniform(-spread, spread, count_models))
         true_front = on_front(p, c * math.exp(0.5))
@@ -137,7 +140,9 @@ def front_calibration(
         for index, model in enumerate(models):
             probabilities.append(by_model[model])
             truths.append(bool(true_front[index]))
+            boards.append(board)
     prob, truth = np.array(probabilities), np.array(truths, dtype=float)
+    board_of = np.array(boards)
     edges = np.array([0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0 + 1e-9])
     rows = []
     for low, high in itertools.pairwise(edges):
@@ -148,7 +153,10 @@ def front_calibration(
         share = float(truth[inside].mean())
         mean_p = float(prob[inside].mean())
         se = math.sqrt(max(mean_p * (1 - mean_p), 1e-12) / count)
-        rows.append((mean_p, share, se, count))
+        residual = truth[inside] - prob[inside]
+        sums = np.bincount(board_of[inside], weights=residual - residual.mean())
+        clustered = math.sqrt(float(sums @ sums)) / count
+        rows.append((mean_p, share, se, count, clustered))
     return rows
 
 
@@ -226,16 +234,19 @@ def main() -> int:
             print(f"| {sigma:g} | {n} | {coverage:.3f} | {width:.3f} |")
     print(
         "\n| population | n | mean P(front) | share on true front | MC SE | models |"
-        "\n|---|---:|---:|---:|---:|---:|"
+        " clustered SE |\n|---|---:|---:|---:|---:|---:|---:|"
     )
     sizes = () if args.no_front else [int(s) for s in args.front_sizes.split(",")]
     for (name, population), n in itertools.product(POPULATIONS.items(), sizes):
-        for mean_p, share, se, count in front_calibration(
+        for mean_p, share, se, count, clustered in front_calibration(
             n, args.front_datasets, args.seed, population
         ):
             off = abs(share - mean_p)
             failed |= count >= 50 and off > 2.5 * se
-            print(f"| {name} | {n} | {mean_p:.3f} | {share:.3f} | {se:.3f} | {count} |")
+            print(
+                f"| {name} | {n} | {mean_p:.3f} | {share:.3f} | {se:.3f} | {count} "
+                f"| {clustered:.3f} |"
+            )
     print(f"\n{time.perf_counter() - started:.0f} s; targets {'FAILED' if failed else 'met'}")
     return 1 if failed else 0
 
