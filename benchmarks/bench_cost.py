@@ -13,7 +13,12 @@ errors in every bin with at least 50 models).
 
     python benchmarks/bench_cost.py [--datasets 2000] [--front-datasets 1500] [--seed 0]
         [--sizes 20,50,100,500] [--sigmas 0.5,1] [--no-front] [--front-sizes 20,100]
-        [--no-coverage]
+        [--no-coverage] [--speed]
+
+`--speed` times `board_costs` on a 10-model board (500 questions) against the same call with
+the front's posterior (`stats.front.front_posterior`) swapped for the bootstrap share it
+replaced (`stats.cost.front_probabilities` on the joint replicates), and prints the ratio
+(target: at most 2×).
 """
 
 from __future__ import annotations
@@ -32,7 +37,15 @@ from plumbline.leaderboard.cost import board_costs
 from plumbline.leaderboard.scores import score_model
 from plumbline.leaderboard.suite import parse_suite, parse_toml
 from plumbline.leaderboard.usage import TOKEN_KINDS, SampleUsage
-from plumbline.stats.cost import on_front
+from plumbline.stats.cost import (
+    DEFAULT_REPLICATES,
+    Stratum,
+    cost_per_sample,
+    draw_indices,
+    front_probabilities,
+    on_front,
+)
+from plumbline.stats.front import FrontInput, front_posterior
 
 TABLE = PriceTable(version="simulation", entries={})
 SUITE = parse_suite(
@@ -108,14 +121,17 @@ def coverage_cell(n: int, sigma: float, datasets: int, seed: int) -> tuple[float
 
 def front_calibration(
     n: int, datasets: int, seed: int, population: tuple[int, float, float, float]
-) -> list[tuple[float, float, float, int]]:
-    """Per probability bin: (mean probability, share truly on the front, its SE, models)."""
+) -> list[tuple[float, float, float, int, float]]:
+    """Per probability bin: (mean probability, share truly on the front, its binomial SE,
+    models, the SE of share − mean probability clustered by board). The binomial SE (the
+    target's) takes the models as independent; a board's models are not (one on the front
+    moves the others), and the clustered SE (sandwich, boards as clusters) allows for that."""
     count_models, p_low, p_high, spread = population
     models = MODELS if count_models == 3 else tuple(f"m{index}" for index in range(count_models))
     # the first population keeps the stream (and figures) it had before the second was added
     rng = np.random.default_rng([seed, n, 99] if count_models == 3 else [seed, n, 99, count_models])
-    probabilities, truths = [], []
-    for _ in range(datasets):
+    probabilities, truths, boards = [], [], []
+    for board in range(datasets):
         p = rng.uniform(p_low, p_high, count_models)
         c = np.exp(rng.uniform(-spread, spread, count_models))
         true_front = on_front(p, c * math.exp(0.5))
@@ -124,7 +140,9 @@ def front_calibration(
         for index, model in enumerate(models):
             probabilities.append(by_model[model])
             truths.append(bool(true_front[index]))
+            boards.append(board)
     prob, truth = np.array(probabilities), np.array(truths, dtype=float)
+    board_of = np.array(boards)
     edges = np.array([0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0 + 1e-9])
     rows = []
     for low, high in itertools.pairwise(edges):
@@ -135,8 +153,57 @@ def front_calibration(
         share = float(truth[inside].mean())
         mean_p = float(prob[inside].mean())
         se = math.sqrt(max(mean_p * (1 - mean_p), 1e-12) / count)
-        rows.append((mean_p, share, se, count))
+        residual = truth[inside] - prob[inside]
+        sums = np.bincount(board_of[inside], weights=residual - residual.mean())
+        clustered = math.sqrt(float(sums @ sums)) / count
+        rows.append((mean_p, share, se, count, clustered))
     return rows
+
+
+def _best(call: object, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        call()  # type: ignore[operator]
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def speed(models: int = 10, n: int = 500, rounds: int = 5) -> float:
+    """Print and return board_costs' time with the posterior over its time with the bootstrap
+    share (the fastest of `rounds` each)."""
+    rng = np.random.default_rng(7)
+    names = tuple(f"m{index}" for index in range(models))
+    data = {}
+    for model in names:
+        scores = (rng.random(n) < rng.uniform(0.3, 0.9)).astype(np.float64)
+        data[(model, "qa")] = _data(model, scores, rng.lognormal(0.0, 1.0, n))
+    ranked = [score_model(SUITE, model, data) for model in names]  # type: ignore[arg-type]
+    strata = [Stratum(d.costs[:, 0], d.question_means(), 1.0, "qa") for d in data.values()]  # type: ignore[index]
+    inputs = [
+        FrontInput(r.overall, float(s.costs.mean()), [s])
+        for r, s in zip(ranked, strata, strict=True)
+    ]
+    ours = _best(lambda: board_costs(SUITE, data, ranked, TABLE), rounds)  # type: ignore[arg-type]
+    posterior = _best(lambda: front_posterior(inputs), rounds)
+
+    draws = draw_indices({"qa": n}, DEFAULT_REPLICATES, np.random.default_rng(0))
+    estimates = [cost_per_sample([s], draws) for s in strata]
+    old_front = _best(
+        lambda: front_probabilities(
+            np.stack([e.score_replicates for e in estimates], axis=1),
+            np.stack([e.cost_replicates for e in estimates], axis=1),
+        ),
+        rounds,
+    )
+    baseline = ours - posterior + old_front
+    ratio = ours / baseline
+    print(
+        f"board_costs, {models} models × {n} questions: {ours * 1000:.0f} ms with the posterior "
+        f"({posterior * 1000:.0f} ms of it), {baseline * 1000:.0f} ms with the bootstrap share "
+        f"({old_front * 1000:.0f} ms): {ratio:.2f}× (target ≤ 2×)"
+    )
+    return ratio
 
 
 def main() -> int:
@@ -153,7 +220,10 @@ def main() -> int:
         "--front-sizes", default="20,100", help="questions per model of the front calibration"
     )
     parser.add_argument("--no-coverage", action="store_true", help="front calibration only")
+    parser.add_argument("--speed", action="store_true", help="only time board_costs (above)")
     args = parser.parse_args()
+    if args.speed:
+        return 1 if speed() > 2.0 else 0
     started = time.perf_counter()
     failed = False
     print("| σ | n | coverage | mean half-width / truth |\n|---:|---:|---:|---:|")
@@ -164,16 +234,19 @@ def main() -> int:
             print(f"| {sigma:g} | {n} | {coverage:.3f} | {width:.3f} |")
     print(
         "\n| population | n | mean P(front) | share on true front | MC SE | models |"
-        "\n|---|---:|---:|---:|---:|---:|"
+        " clustered SE |\n|---|---:|---:|---:|---:|---:|---:|"
     )
     sizes = () if args.no_front else [int(s) for s in args.front_sizes.split(",")]
     for (name, population), n in itertools.product(POPULATIONS.items(), sizes):
-        for mean_p, share, se, count in front_calibration(
+        for mean_p, share, se, count, clustered in front_calibration(
             n, args.front_datasets, args.seed, population
         ):
             off = abs(share - mean_p)
             failed |= count >= 50 and off > 2.5 * se
-            print(f"| {name} | {n} | {mean_p:.3f} | {share:.3f} | {se:.3f} | {count} |")
+            print(
+                f"| {name} | {n} | {mean_p:.3f} | {share:.3f} | {se:.3f} | {count} "
+                f"| {clustered:.3f} |"
+            )
     print(f"\n{time.perf_counter() - started:.0f} s; targets {'FAILED' if failed else 'met'}")
     return 1 if failed else 0
 

@@ -54,7 +54,7 @@ def test_cost_plot_shows_both_intervals_and_the_front(
     title = (
         page.locator("svg .cost-point[data-model='mockllm/dear'] circle title").text_content() or ""
     )
-    assert "front stability" in title and "per sample" in title
+    assert "probability on the front" in title and "per sample" in title
     rows = page.locator("#cost-table tbody tr")
     assert rows.count() == 3
     free = page.locator("#cost-table tr[data-model='mockllm/free']")

@@ -4,8 +4,9 @@ Per category, cost per sample is the mean over questions of each question's mean
 epochs: the unit the score's interval rests on (repeats averaged within question first). Per
 model it is weighted over the categories that ran as the overall score is:
 `Σ_c w_c · cost_c / Σ_c w_c`. The intervals are the studentized bootstrap over questions
-(`stats.cost`), the front's probabilities come from the same replicates, score and cost drawn
-together, with the same draws for models scored on the same questions (`stats.cost`). Every
+(`stats.cost`), with the same draws for models scored on the same questions. Each priced
+model's probability of being on the true cost–score front is the posterior of a hierarchical
+model of the board's true scores and log costs, from the same questions (`stats.front`). Every
 sample-epoch read costs, errored ones too (unless `--errors exclude` left them out). A cost is
 null, with a note, when any of its samples has no price (an unpriced model, a kind of token the
 table does not price, or no usage recorded).
@@ -17,7 +18,6 @@ sample's summed prompt: for a model with tiers and samples near the threshold, p
 from __future__ import annotations
 
 import hashlib
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -36,9 +36,9 @@ from plumbline.stats.cost import (
     Stratum,
     cost_per_sample,
     draw_indices,
-    front_probabilities,
     on_front,
 )
+from plumbline.stats.front import FrontInput, front_posterior
 
 PROVENANCE = "provider-reported"
 #: The bootstrap's seed: the same logs give the same intervals and probabilities.
@@ -83,7 +83,7 @@ def _model_cost(
     data: Mapping[tuple[str, str], CategoryData],
     draws: Mapping[str, np.ndarray],
     table: PriceTable,
-) -> tuple[ModelCost, CostEstimate | None, float]:
+) -> tuple[ModelCost, CostEstimate | None, list[Stratum]]:
     categories: dict[str, CategoryCost] = {}
     strata: list[Stratum] = []
     notes: Counter[str] = Counter()
@@ -121,7 +121,7 @@ def _model_cost(
         categories=categories,
         note=None if priced else _note(notes, table),
     )
-    return cost, overall, math.fsum(s.weight for s in strata)
+    return cost, overall, strata
 
 
 def board_costs(
@@ -141,35 +141,24 @@ def board_costs(
             sizes[stratum.key] = found.n
     draws = draw_indices(sizes, replicates, rng)
     costs: dict[str, ModelCost] = {}
-    front_inputs: list[tuple[str, float, float, np.ndarray, np.ndarray]] = []
+    front_inputs: dict[str, FrontInput] = {}
     for scores in models:
-        cost, estimate, weight = _model_cost(scores.model, suite, data, draws, table)
+        cost, estimate, strata = _model_cost(scores.model, suite, data, draws, table)
         costs[scores.model] = cost
         if estimate is not None:
-            front_inputs.append(
-                (
-                    scores.model,
-                    scores.overall,
-                    estimate.estimate,
-                    estimate.score_replicates * weight,
-                    estimate.cost_replicates,
-                )
-            )
+            front_inputs[scores.model] = FrontInput(scores.overall, estimate.estimate, strata)
     return costs, pareto(front_inputs)
 
 
-def pareto(inputs: Sequence[tuple[str, float, float, np.ndarray, np.ndarray]]) -> list[ParetoEntry]:
-    """`ParetoEntry`s from (model, score, cost, score replicates, cost replicates)."""
+def pareto(inputs: Mapping[str, FrontInput]) -> list[ParetoEntry]:
+    """`ParetoEntry`s of the priced models: each model's posterior probability of being on
+    the true front (`stats.front`), and whether it is on the front of the point estimates."""
     if not inputs:
         return []
-    scores = np.array([item[1] for item in inputs])
-    costs = np.array([item[2] for item in inputs])
-    point = on_front(scores, costs)
-    probabilities = front_probabilities(
-        np.stack([item[3] for item in inputs], axis=1),
-        np.stack([item[4] for item in inputs], axis=1),
-    )
+    items = list(inputs.values())
+    point = on_front(np.array([i.score for i in items]), np.array([i.cost for i in items]))
+    probabilities = front_posterior(items).probabilities
     return [
-        ParetoEntry(model=item[0], probability_on_front=float(p), on_front=bool(front))
-        for item, p, front in zip(inputs, probabilities, point, strict=True)
+        ParetoEntry(model=model, probability_on_front=float(p), on_front=bool(front))
+        for model, p, front in zip(inputs, probabilities, point, strict=True)
     ]

@@ -22,11 +22,10 @@ equal-tailed interval covered 90.7–92% at 20 questions with lognormal σ = 1.
 docs/statistics.md has the coverage measured through this code.
 
 The Pareto front (higher score, lower cost): a model is on it when no other model scores at
-least as high for at most the cost, one of the two strictly. Its front stability (published
-as `probability_on_front`) is the share of joint bootstrap replicates (score and cost from the
-same resampled questions, the same draws for every model that shares the question set) in which
-it is: a stability share, not a calibrated probability of being on the true front (simulated
-in docs/statistics.md, it is too extreme at few questions).
+least as high for at most the cost, one of the two strictly (`on_front`). The published
+probability of being on the true front is a posterior (`stats.front`); the share of joint
+bootstrap replicates on the front (`front_probabilities`) is what it replaced (too extreme at
+few questions, docs/statistics.md), kept as benchmarks/bench_cost.py's speed baseline.
 """
 
 from __future__ import annotations
@@ -173,6 +172,7 @@ def on_front(scores: FloatArray, costs: FloatArray) -> npt.NDArray[np.bool_]:
 
 
 def front_probabilities(score_replicates: FloatArray, cost_replicates: FloatArray) -> FloatArray:
-    """Each model's share of replicates on the front; inputs are replicates × models."""
+    """Each model's share of replicates on the front (front stability, not a calibrated
+    probability); inputs are replicates × models."""
     result: FloatArray = on_front(score_replicates, cost_replicates).mean(axis=0)
     return result

@@ -1,6 +1,6 @@
 """The cost columns of a leaderboard (Markdown, CSV, terminal): cost per sample with its
-interval, the run's total, tokens by kind, provenance, price table and the probability of
-being on the cost–score front. Renders `ModelCost`; computes nothing."""
+interval, the run's total, tokens by kind, provenance, price table and the posterior
+probability of being on the cost–score front. Renders `ModelCost`; computes nothing."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def front_probabilities(document: LeaderboardDocument) -> dict[str, float]:
 
 
 def markdown_cells(document: LeaderboardDocument, row: LeaderboardRow) -> list[str]:
-    """The ranking table's cost cells: cost per sample [CI], total, front stability."""
+    """The ranking table's cost cells: cost per sample [CI], total, probability on the front."""
     cost = row.cost
     if cost is None:
         return [present.MISSING] * 3
@@ -81,11 +81,12 @@ def markdown_section(document: LeaderboardDocument) -> list[str]:
         "",
         "Cost per sample is the mean over questions of each question's cost (the unit the "
         "score rests on), weighted over categories as the overall is; its interval is a "
-        "studentized bootstrap over questions. Front stability is the share of joint bootstrap "
-        "replicates of score and cost in which no other model scores at least as high for at "
-        "most the cost: how stable the model's place on the front is under resampling, not a "
-        "calibrated probability of being on the true front (it is too extreme at few questions; "
-        "docs/statistics.md). A model the price table does not price has no cost (never $0).",
+        "studentized bootstrap over questions. P(on front) is the model's posterior probability "
+        "of being on the true cost–score front (no other model truly scores at least as high for "
+        "at most the cost), from a hierarchical model of the models' true scores and costs "
+        "estimated from this board; simulated, it is within about 3 points of how often such "
+        "models are on the true front at 20–100 questions (docs/statistics.md). "
+        "A model the price table does not price has no cost (never $0).",
         "",
         present.markdown_table(header, rows, align="l" + "r" * len(TOKEN_KINDS) + "lll"),
     ]

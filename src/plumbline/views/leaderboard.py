@@ -308,7 +308,7 @@ def render_markdown(document: LeaderboardDocument) -> str:
     header += [f"overall [{level} CI]", "errors"]
     priced = cost_view.has_cost(document)
     if priced:
-        header += [f"cost/sample [{level} CI]", "total cost", "front stability"]
+        header += [f"cost/sample [{level} CI]", "total cost", "P(on front)"]
     rows: list[list[str]] = []
     for row in document.models:
         cells = [present.number(row.rank), present.number(row.tie_group), row.model]

@@ -25,7 +25,7 @@ from plumbline.views.svg import (
 @dataclass(frozen=True)
 class CostPoint:
     """One model on the score-against-cost plot: both estimates, their intervals (None: no
-    interval) and its front stability (bootstrap share on the front)."""
+    interval) and its posterior probability of being on the front."""
 
     label: str
     cost: float
@@ -75,7 +75,9 @@ def _cost_mark(
             f'x2="{_num(cx)}" y2="{_num(y(point.score_high))}" stroke="{colour}" '
             'stroke-width="1.5"/>'
         )
-    probability = "" if point.probability is None else f", front stability {point.probability:.2f}"
+    probability = (
+        "" if point.probability is None else f", probability on the front {point.probability:.2f}"
+    )
     parts.append(
         f'<circle cx="{_num(cx)}" cy="{_num(cy)}" r="{5 if point.on_front else 4}" '
         f'fill="{colour if point.on_front else "#fff"}" stroke="{colour}" stroke-width="2">'

@@ -1,0 +1,213 @@
+"""Each model's posterior probability of being on the true cost–score Pareto front.
+
+Per model m, x_m = (score, log cost per sample) estimates θ_m, the true values. Its sampling
+covariance is the unbiased stratified one (n_c − 1 in each category's variance), the log
+cost's by the delta method (var log θ̂ ≈ var θ̂ / θ̂²):
+
+    Σ_m = Σ_c cov_c(w_c · score, (w_c / W) · cost / θ̂) / n_c,    W = Σ_c w_c
+
+Both variances are pooled over the models (their mean: a common score variance and a common
+coefficient of variation of cost), each model's score–cost correlation kept: a skewed cost's
+sample that missed its right tail has both a low mean and a low variance, and a model that
+answered every question right has a score variance of 0, so a model's own variances would make
+its luckiest estimates its most confident ones (as in the bootstrap share this replaced). A
+variance estimated from n questions is itself uncertain, the more so the heavier the tails, so
+each coordinate's likelihood is a Student-t with Satterthwaite's effective degrees of freedom
+
+    ν_c = 2 / (2/(n_c − 1) + κ/n_c),    ν = (Σ_c v_c)² / Σ_c (v_c² / ν_c)
+
+(v_c the category's term of the variance; var(s²) = σ⁴ (2/(n−1) + κ/n), κ the excess kurtosis
+pooled over every model's standardized questions, taken ≥ 0; Satterthwaite 1946, Biometrics
+Bulletin 2(6)), drawn as a scale mixture of normals: the coordinate's SE over √w,
+w ~ Gamma(ν/2, rate ν/2), per model, coordinate and draw.
+
+The true values are exchangeable: θ_m ~ N(μ, diag(τ²_score, τ²_log cost)) (Efron & Morris 1975,
+JASA 70; Gelman et al., Bayesian Data Analysis, 3rd ed., §5.4), with flat priors on μ and on
+each τ; (μ, τ) are drawn from their marginal posterior (τ on a grid; BDA eq. 5.20–5.21, with the
+pooled normal variances), then θ_m from its conjugate normal posterior given (μ, τ, w):
+
+    V_m = (Σ_m⁻¹ + T⁻¹)⁻¹,    mean_m = V_m (Σ_m⁻¹ x_m + T⁻¹ μ)
+
+A model's probability is the share of the draws (fixed seed) in which no other model's θ scores
+at least as high for at most the cost. Everything is estimated from the board itself. Below 3
+models τ cannot be estimated (the flat prior on τ needs 3): θ_m then has a flat prior and its
+posterior is the likelihood. docs/statistics.md has the calibration simulated through the
+leaderboard's code (`benchmarks/bench_cost.py`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from plumbline.stats.cost import FloatArray, Stratum, on_front
+
+#: Posterior draws per board, and their generator's seed (the same board, the same numbers).
+POSTERIOR_DRAWS = 4000
+POSTERIOR_SEED = 4875
+#: Fewest models for which the between-model spread τ is estimated (module docstring).
+MIN_SHRINK_MODELS = 3
+#: Points of the grid over τ, which spans 0 to 4 × (the estimates' spread + the largest SE).
+GRID = 400
+METHOD = (
+    "hierarchical Bayes: (score, log cost) normal across models (Efron & Morris 1975; Gelman "
+    "et al., BDA §5.4), Student-t likelihood with Satterthwaite's degrees of freedom "
+    "(Satterthwaite 1946)"
+)
+
+
+@dataclass(frozen=True)
+class FrontInput:
+    """One priced model: its score on the board's scale (`Σ w_c · score_c`), its cost per
+    sample, and the categories both came from (`Stratum`s, weights `w_c`)."""
+
+    score: float
+    cost: float
+    strata: Sequence[Stratum]
+
+
+@dataclass(frozen=True)
+class FrontPosterior:
+    """Each model's posterior probability of being on the front, the method, and the median
+    posterior between-model variances of the true scores and log costs (None without
+    shrinkage, below 3 models)."""
+
+    probabilities: FloatArray
+    method: str
+    tau2_score: float | None
+    tau2_log_cost: float | None
+
+
+def excess_kurtosis(columns: Sequence[FloatArray]) -> float:
+    """Pooled excess kurtosis `mean(z⁴) − 3` of the values standardized within their stratum
+    (SD with n − 1), at least 0 (the normal's degrees of freedom at most); 0 when none varies."""
+    fourth: list[FloatArray] = []
+    for values in columns:
+        if values.size < 2:
+            continue
+        deviation = values - values.mean()
+        variance = float(deviation @ deviation) / (values.size - 1)
+        if variance > 0:
+            fourth.append((deviation**2 / variance) ** 2)
+    return max(float(np.concatenate(fourth).mean()) - 3.0, 0.0) if fourth else 0.0
+
+
+def satterthwaite_df(terms: FloatArray, sizes: FloatArray, kurtosis: float) -> float:
+    """Degrees of freedom of `Σ_c terms_c` (terms_c = a_c s_c², s_c² from sizes_c values)."""
+    per_term = 2.0 / (2.0 / (sizes - 1.0) + kurtosis / sizes)
+    denominator = float(np.sum(terms**2 / per_term))
+    return float(terms.sum() ** 2 / denominator) if denominator > 0 else float(per_term.min())
+
+
+def sampling_moments(
+    item: FrontInput, kurtosis: tuple[float, float], log_scale: bool = True
+) -> tuple[FloatArray, FloatArray]:
+    """The 2 × 2 sampling covariance of (score, log cost) (module docstring; of (score, cost)
+    when not `log_scale`) and the Satterthwaite degrees of freedom of its two variances."""
+    total = math.fsum(s.weight for s in item.strata)
+    covariance = np.zeros((2, 2))
+    terms = np.zeros((2, len(item.strata)))
+    sizes = np.array([s.costs.size for s in item.strata], np.float64)
+    for index, stratum in enumerate(item.strata):
+        pair = np.stack([stratum.weight * stratum.scores, stratum.weight / total * stratum.costs])
+        term = np.cov(pair, ddof=1) / stratum.costs.size
+        covariance += term
+        terms[:, index] = np.diagonal(term)
+    if log_scale:
+        covariance[1, :] /= item.cost
+        covariance[:, 1] /= item.cost
+    freedom = np.array([satterthwaite_df(terms[k], sizes, kurtosis[k]) for k in range(2)])
+    return covariance, freedom
+
+
+def _pooled(covariances: FloatArray) -> FloatArray:
+    """Both variances pooled over the models (their mean: a common score variance and a
+    common coefficient of variation of cost), each model's score–cost correlation kept."""
+    pooled = covariances.copy()
+    scale = np.sqrt(np.maximum(np.diagonal(covariances, axis1=1, axis2=2), 1e-300))
+    correlation = np.clip(covariances[:, 0, 1] / (scale[:, 0] * scale[:, 1]), -1.0, 1.0)
+    pooled[:, 0, 0] = covariances[:, 0, 0].mean()
+    pooled[:, 1, 1] = covariances[:, 1, 1].mean()
+    pooled[:, 0, 1] = pooled[:, 1, 0] = correlation * np.sqrt(pooled[:, 0, 0] * pooled[:, 1, 1])
+    # a model whose values do not vary (one question, all equal) gets a tiny variance
+    result: FloatArray = pooled + np.eye(2) * 1e-12
+    return result
+
+
+def _tau_draws(
+    estimates: FloatArray, variances: FloatArray, draws: int, rng: np.random.Generator
+) -> tuple[FloatArray, FloatArray]:
+    """Draws of (τ², μ) from their marginal posterior under flat priors on μ and τ (Gelman et
+    al., Bayesian Data Analysis, 3rd ed., §5.4, eq. 5.20–5.21), τ on a grid."""
+    scale = math.sqrt(float(estimates.var(ddof=1)) + float(variances.max()))
+    tau = np.linspace(0.0, 4.0 * scale, GRID)[1:]
+    total = variances[None, :] + tau[:, None] ** 2
+    weights = 1.0 / total
+    v_mu = 1.0 / weights.sum(axis=1)
+    mu_hat = (weights * estimates[None, :]).sum(axis=1) * v_mu
+    log_post = 0.5 * np.log(v_mu) - 0.5 * (
+        np.log(total) + (estimates[None, :] - mu_hat[:, None]) ** 2 * weights
+    ).sum(axis=1)
+    probability = np.exp(log_post - log_post.max())
+    picks = rng.choice(tau.size, size=draws, p=probability / probability.sum())
+    mu = mu_hat[picks] + np.sqrt(v_mu[picks]) * rng.standard_normal(draws)
+    return tau[picks] ** 2, mu
+
+
+def _prior_precision(
+    x: FloatArray, variances: FloatArray, draws: int, rng: np.random.Generator
+) -> tuple[FloatArray, FloatArray, tuple[float, float] | None]:
+    """Per draw, the prior precision T⁻¹ (draws × 1 × 2 × 2) and T⁻¹μ (draws × 1 × 2), and the
+    median τ²s; zeros (a flat prior) and None below `MIN_SHRINK_MODELS` models."""
+    precision = np.zeros((draws, 1, 2, 2))
+    pulled = np.zeros((draws, 1, 2))
+    if x.shape[0] < MIN_SHRINK_MODELS:
+        return precision, pulled, None
+    tau2, mu = zip(
+        *(_tau_draws(x[:, k], variances[:, k], draws, rng) for k in range(2)), strict=True
+    )
+    tau2_r, mu_r = np.stack(tau2, axis=1), np.stack(mu, axis=1)
+    precision[:, 0, 0, 0], precision[:, 0, 1, 1] = 1.0 / tau2_r[:, 0], 1.0 / tau2_r[:, 1]
+    pulled[:, 0, :] = mu_r / tau2_r
+    medians = np.median(tau2_r, axis=0)
+    return precision, pulled, (float(medians[0]), float(medians[1]))
+
+
+def front_posterior(
+    inputs: Sequence[FrontInput],
+    *,
+    draws: int = POSTERIOR_DRAWS,
+    seed: int = POSTERIOR_SEED,
+) -> FrontPosterior:
+    """Each model's posterior probability of being on the true cost–score front (module
+    docstring). A cost of 0 has no log: the costs are then modelled on their own scale."""
+    scores = np.array([item.score for item in inputs], np.float64)
+    costs = np.array([item.cost for item in inputs], np.float64)
+    if not inputs:
+        return FrontPosterior(np.zeros(0), METHOD, None, None)
+    log_scale = bool(np.all(costs > 0))
+    kurtosis = (
+        excess_kurtosis([s.scores for item in inputs for s in item.strata]),
+        excess_kurtosis([s.costs for item in inputs for s in item.strata]),
+    )
+    moments = [sampling_moments(item, kurtosis, log_scale) for item in inputs]
+    sigma = _pooled(np.stack([m[0] for m in moments]))
+    freedom = np.stack([m[1] for m in moments])  # models × 2
+    x = np.stack([scores, np.log(costs) if log_scale else costs], axis=1)
+    rng = np.random.default_rng(seed)
+    prior, prior_pull, tau2 = _prior_precision(x, np.diagonal(sigma, axis1=1, axis2=2), draws, rng)
+    # Student-t as a scale mixture: each coordinate's SE over √w, w ~ Gamma(ν/2, rate ν/2)
+    shrink = 1.0 / np.sqrt(rng.gamma(freedom / 2.0, 2.0 / freedom, (draws, *freedom.shape)))
+    likelihood = np.linalg.inv(sigma[None] * shrink[..., :, None] * shrink[..., None, :])
+    posterior = np.linalg.inv(likelihood + prior)
+    pulled = np.einsum("rmij,mj->rmi", likelihood, x) + prior_pull
+    mean = np.einsum("rmij,rmj->rmi", posterior, pulled)
+    chol = np.linalg.cholesky(posterior)
+    sample = mean + np.einsum("rmij,rmj->rmi", chol, rng.standard_normal((draws, len(inputs), 2)))
+    shares = on_front(sample[..., 0], sample[..., 1]).mean(axis=0)
+    return FrontPosterior(
+        shares, METHOD, None if tau2 is None else tau2[0], None if tau2 is None else tau2[1]
+    )

@@ -1,0 +1,86 @@
+"""The posterior probability of being on the cost–score front (`stats.front`): its sampling
+moments, Satterthwaite's degrees of freedom, clear and unclear boards, the small-board and
+free-model paths. Its calibration is simulated by benchmarks/bench_cost.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from plumbline.stats.cost import Stratum
+from plumbline.stats.front import (
+    FrontInput,
+    excess_kurtosis,
+    front_posterior,
+    sampling_moments,
+    satterthwaite_df,
+)
+
+
+def _model(rng: np.random.Generator, p: float, cost: float, n: int) -> FrontInput:
+    scores = (rng.random(n) < p).astype(np.float64)
+    costs = cost * rng.lognormal(0.0, 1.0, n)
+    stratum = Stratum(costs, scores, 1.0, "qa")
+    return FrontInput(float(scores.mean()), float(costs.mean()), [stratum])
+
+
+def test_sampling_moments_are_the_unbiased_delta_method_ones() -> None:
+    rng = np.random.default_rng(1)
+    item = _model(rng, 0.6, 2.0, 40)
+    stratum = item.strata[0]
+    covariance, freedom = sampling_moments(item, (0.0, 0.0))
+    assert covariance[0, 0] == pytest.approx(stratum.scores.var(ddof=1) / 40)
+    assert covariance[1, 1] == pytest.approx(stratum.costs.var(ddof=1) / 40 / item.cost**2)
+    expected = np.cov(stratum.scores, stratum.costs, ddof=1)[0, 1] / 40 / item.cost
+    assert covariance[0, 1] == pytest.approx(expected)
+    # normal tails: a variance from 40 values has 39 degrees of freedom
+    assert freedom == pytest.approx([39.0, 39.0])
+
+
+def test_heavy_tails_lower_the_degrees_of_freedom() -> None:
+    # var(s²) = σ⁴ (2/(n−1) + κ/n): κ = 10 at n = 21 gives 2 / (0.1 + 10/21)
+    assert satterthwaite_df(np.array([1.0]), np.array([21.0]), 10.0) == pytest.approx(
+        2 / (0.1 + 10 / 21)
+    )
+    # two equal categories of 11: their sum has 20 degrees of freedom under normal tails
+    assert satterthwaite_df(np.array([1.0, 1.0]), np.array([11.0, 11.0]), 0.0) == pytest.approx(20)
+    rng = np.random.default_rng(2)
+    assert excess_kurtosis([rng.lognormal(0, 1, 2000)]) > 5
+    assert excess_kurtosis([np.array([0.0, 1.0, 0.0, 1.0])]) == 0.0  # taken ≥ 0
+    assert excess_kurtosis([np.ones(5)]) == 0.0  # nothing varies
+
+
+def test_a_clear_board_is_near_certain_and_an_unclear_one_is_not() -> None:
+    rng = np.random.default_rng(3)
+    # best and cheapest, dominated, in the middle: 400 questions leave no doubt
+    clear = [_model(rng, 0.9, 0.5, 400), _model(rng, 0.4, 2.0, 400), _model(rng, 0.6, 1.0, 400)]
+    result = front_posterior(clear)
+    assert result.probabilities[0] > 0.99
+    assert result.probabilities[1] < 0.01
+    assert result.tau2_score is not None and result.tau2_log_cost is not None
+    # three copies of one model at 20 questions: none is sure to be on or off the front
+    unclear = [_model(rng, 0.6, 1.0, 20) for _ in range(3)]
+    shares = front_posterior(unclear).probabilities
+    assert np.all((shares > 0.05) & (shares < 0.95))
+
+
+def test_the_same_board_gives_the_same_probabilities() -> None:
+    rng = np.random.default_rng(4)
+    board = [_model(rng, p, c, 30) for p, c in [(0.5, 1.0), (0.7, 1.5), (0.6, 0.8), (0.4, 2)]]
+    first = front_posterior(board).probabilities
+    assert np.array_equal(first, front_posterior(board).probabilities)
+    assert np.all((first >= 0) & (first <= 1))
+
+
+def test_small_boards_and_free_models() -> None:
+    rng = np.random.default_rng(5)
+    single = front_posterior([_model(rng, 0.5, 1.0, 20)])
+    assert single.probabilities.tolist() == [1.0]
+    assert single.tau2_score is None  # no spread to estimate below 3 models
+    pair = front_posterior([_model(rng, 0.9, 0.5, 200), _model(rng, 0.3, 3.0, 200)])
+    assert pair.probabilities[0] > 0.99 and pair.probabilities[1] < 0.01
+    # a model that costs nothing has no log cost: costs are modelled on their own scale
+    free = FrontInput(0.5, 0.0, [Stratum(np.zeros(20), np.full(20, 0.5), 1.0, "qa")])
+    shares = front_posterior([free, _model(rng, 0.6, 1.0, 20), _model(rng, 0.4, 1.0, 20)])
+    assert np.all(np.isfinite(shares.probabilities)) and shares.probabilities[0] > 0.5
+    assert front_posterior([]).probabilities.size == 0
