@@ -36,9 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
+from plumbline.stats.arrays import BoolArray, FloatArray, IntArray
 
 DEFAULT_REPLICATES = 2000
 #: α' / α: the calibration of the nominal level (module docstring).
@@ -93,14 +92,14 @@ def _se(strata: Sequence[Stratum], variances: Sequence[Any]) -> FloatArray:
 
 def draw_indices(
     keys: Mapping[str, int], replicates: int, rng: np.random.Generator
-) -> dict[str, npt.NDArray[np.int64]]:
+) -> dict[str, IntArray]:
     """One matrix of resampled question positions (replicates × n) per question set."""
     return {key: rng.integers(0, n, size=(replicates, n)) for key, n in keys.items()}
 
 
 def cost_per_sample(
     strata: Sequence[Stratum],
-    draws: Mapping[str, npt.NDArray[np.int64]],
+    draws: Mapping[str, IntArray],
     level: float = 0.95,
     *,
     floor: float | None = 0.0,
@@ -161,13 +160,13 @@ def _bounds(
     return low, high
 
 
-def on_front(scores: FloatArray, costs: FloatArray) -> npt.NDArray[np.bool_]:
+def on_front(scores: FloatArray, costs: FloatArray) -> BoolArray:
     """Which points are on the Pareto front (higher score, lower cost), over the last axis:
     `scores` and `costs` are (..., models)."""
     s_i, s_j = scores[..., :, None], scores[..., None, :]
     c_i, c_j = costs[..., :, None], costs[..., None, :]
     dominates = (s_j >= s_i) & (c_j <= c_i) & ((s_j > s_i) | (c_j < c_i))
-    result: npt.NDArray[np.bool_] = np.asarray(~dominates.any(axis=-1), dtype=bool)
+    result: BoolArray = np.asarray(~dominates.any(axis=-1), dtype=bool)
     return result
 
 

@@ -43,7 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from plumbline.stats.cost import FloatArray, Stratum, on_front
+from plumbline.stats.arrays import FloatArray
+from plumbline.stats.cost import Stratum, on_front
 
 #: Posterior draws per board, and their generator's seed (the same board, the same numbers).
 POSTERIOR_DRAWS = 4000

@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 from scipy import stats as scipy_stats
 
 from plumbline.records.io import RecordError, read_records
 from plumbline.stats.agreement import krippendorff_alpha
+from plumbline.stats.arrays import BoolArray, FloatArray
 from plumbline.suites.sa_bench.scorers.architecture import DIMENSIONS, score_architecture
 from plumbline.suites.sa_bench.scorers.judge import (
     DEFAULT_RUBRIC,
@@ -47,8 +47,6 @@ from plumbline.suites.sa_bench.scorers.judge import (
     run_judge,
 )
 from plumbline.suites.sa_bench.scorers.judge_verdict import JudgeVerdict
-
-FloatArray = npt.NDArray[np.float64]
 
 CALIBRATION_FILE = Path(__file__).resolve().parents[1] / "data" / "calibration.jsonl"
 
@@ -260,7 +258,7 @@ def _item_entries(
     outcomes: Sequence[Sequence[JudgeOutcome]],
     mean_scores: FloatArray,
     hand: FloatArray,
-    scored: npt.NDArray[np.bool_],
+    scored: BoolArray,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """Each item's entry, the adversarial items' entries, and the adversarial failures."""
     adversarial = []
