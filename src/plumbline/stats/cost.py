@@ -23,9 +23,9 @@ docs/statistics.md has the coverage measured through this code.
 
 The Pareto front (higher score, lower cost): a model is on it when no other model scores at
 least as high for at most the cost, one of the two strictly (`on_front`). The published
-probability of being on the true front is a posterior (`stats.front`); the share of joint
-bootstrap replicates on the front (`front_probabilities`) is what it replaced (too extreme at
-few questions, docs/statistics.md), kept as benchmarks/bench_cost.py's speed baseline.
+probability of being on the true front is a posterior (`stats.front`); it replaced the share
+of joint bootstrap replicates on the front (too extreme at few questions, docs/statistics.md),
+which benchmarks/bench_cost.py keeps as its speed baseline.
 """
 
 from __future__ import annotations
@@ -64,15 +64,13 @@ class Stratum:
 @dataclass(frozen=True)
 class CostEstimate:
     """Cost per sample (`estimate`), its interval (`low`, `high`; None below 2 questions), the
-    level, the standard error, and the bootstrap replicates of cost and score (for the front)."""
+    level and the standard error."""
 
     estimate: float
     low: float | None
     high: float | None
     level: float
     standard_error: float
-    cost_replicates: FloatArray
-    score_replicates: FloatArray
 
 
 def _weighted(strata: Sequence[Stratum], values: Sequence[Any]) -> FloatArray:
@@ -104,7 +102,7 @@ def cost_per_sample(
     *,
     floor: float | None = 0.0,
 ) -> CostEstimate:
-    """θ, its bootstrap-t interval and the joint replicates (module docstring), resampling each
+    """θ and its bootstrap-t interval (module docstring), resampling each
     stratum's questions with `draws[stratum.key]` (a replicates × n matrix of positions).
 
     `floor`: the lowest value θ can take (a cost is never negative); None for a difference of
@@ -112,21 +110,19 @@ def cost_per_sample(
     estimate = float(_weighted(strata, [s.costs.mean() for s in strata]))
     variances = [s.costs.var(ddof=1) if s.costs.size > 1 else math.nan for s in strata]
     se = float(_se(strata, [np.float64(v) for v in variances]))
-    cost_means, score_means, cost_vars = [], [], []
+    cost_means, cost_vars = [], []
     for stratum in strata:
         picks = draws[stratum.key]
         resampled = stratum.costs[picks]
         cost_means.append(resampled.mean(axis=1))
-        score_means.append(stratum.scores[picks].mean(axis=1))
         cost_vars.append(
             resampled.var(axis=1, ddof=1) if stratum.costs.size > 1 else 0 * picks[:, 0]
         )
     cost_star = _weighted(strata, cost_means)
-    score_star = _weighted(strata, score_means)
     if any(s.costs.size < 2 for s in strata) or not math.isfinite(se):
-        return CostEstimate(estimate, None, None, level, math.nan, cost_star, score_star)
+        return CostEstimate(estimate, None, None, level, math.nan)
     if se == 0.0:
-        return CostEstimate(estimate, estimate, estimate, level, 0.0, cost_star, score_star)
+        return CostEstimate(estimate, estimate, estimate, level, 0.0)
     se_star = _se(strata, cost_vars)
     with np.errstate(divide="ignore", invalid="ignore"):
         t_star = (cost_star - estimate) / se_star
@@ -136,8 +132,8 @@ def cost_per_sample(
     if not (math.isfinite(low) and math.isfinite(high)):
         # more than α/2 of the replicates drew one value only (a handful of questions): the
         # bootstrap-t cannot bound the cost
-        return CostEstimate(estimate, None, None, level, se, cost_star, score_star)
-    return CostEstimate(estimate, low, high, level, se, cost_star, score_star)
+        return CostEstimate(estimate, None, None, level, se)
+    return CostEstimate(estimate, low, high, level, se)
 
 
 def _bounds(
@@ -167,11 +163,4 @@ def on_front(scores: FloatArray, costs: FloatArray) -> BoolArray:
     c_i, c_j = costs[..., :, None], costs[..., None, :]
     dominates = (s_j >= s_i) & (c_j <= c_i) & ((s_j > s_i) | (c_j < c_i))
     result: BoolArray = np.asarray(~dominates.any(axis=-1), dtype=bool)
-    return result
-
-
-def front_probabilities(score_replicates: FloatArray, cost_replicates: FloatArray) -> FloatArray:
-    """Each model's share of replicates on the front (front stability, not a calibrated
-    probability); inputs are replicates × models."""
-    result: FloatArray = on_front(score_replicates, cost_replicates).mean(axis=0)
     return result
