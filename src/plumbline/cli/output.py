@@ -198,6 +198,24 @@ def concurrency_option(
     return decorate
 
 
+def max_tokens_option(
+    help: str, *, default: int | None = None, minimum: int = 1
+) -> Callable[[F], F]:
+    """`--max-tokens N`: the most tokens a model may generate per call (None: the provider's)."""
+    return click.option(
+        "--max-tokens",
+        type=click.IntRange(min=minimum),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def limit_option(help: str) -> Callable[[F], F]:
+    """`--limit N`: only a seeded subset of N of the items (samples, calibration items)."""
+    return click.option("--limit", type=click.IntRange(min=1), help=help)
+
+
 #: `--suite NAME|PATH` (default sa-bench), for the commands that read a suite's questions.
 suite_option = click.option(
     "--suite",
