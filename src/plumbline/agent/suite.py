@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from plumbline.core.limits import MAX_REPEATS
+from plumbline.core.problems import ProblemLinesError
 from plumbline.records.io import UnreadableFileError, load_json_text, read_text_file
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -213,12 +214,8 @@ class AgentSuite(_Model):
         return next(t for t in self.tasks if t.id == task_id)
 
 
-class SuiteError(ValueError):
+class SuiteError(ProblemLinesError):
     """A suite that cannot be used; the message lists every problem as `file: field: problem`."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = problems
 
 
 @dataclass(frozen=True)
