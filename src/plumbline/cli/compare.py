@@ -12,10 +12,11 @@ from plumbline.cli.output import (
     Command,
     FiniteFloatRange,
     InputError,
-    OutputFile,
     deprecation,
     error_console,
     json_option,
+    markdown_option,
+    parquet_option,
     progress_bar,
     seed_option,
     write_output,
@@ -107,19 +108,9 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
 )
 @click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
 @json_option
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=OutputFile(),
-    metavar="PATH",
-    help="Write a Markdown report.",
-)
-@click.option(
-    "--parquet",
-    "parquet_path",
-    type=OutputFile(),
-    metavar="PATH",
-    help="Write one row per run record as Parquet (Inspect samples_df column names added).",
+@markdown_option(help="Write a Markdown report.")
+@parquet_option(
+    help="Write one row per run record as Parquet (Inspect samples_df column names added)."
 )
 @html_option
 @sequential_options(
@@ -161,8 +152,8 @@ def compare(
     level: float,
     strict: bool,
     json_path: str | None,
-    markdown_path: str | None,
-    parquet_path: str | None,
+    markdown_path: Path | None,
+    parquet_path: Path | None,
     html_dir: Path | None,
     sequential: bool,
     effect: float | None,
@@ -266,8 +257,8 @@ def _write_report(
     table: RunRecordTable,
     records: tuple[str, ...],
     json_path: str | None,
-    markdown_path: str | None,
-    parquet_path: str | None,
+    markdown_path: Path | None,
+    parquet_path: Path | None,
     html_dir: Path | None,
     store: StoreOptions,
 ) -> None:
