@@ -19,6 +19,7 @@ from plumbline.cli.output import (
     parquet_option,
     progress_bar,
     seed_option,
+    strict_records_option,
     write_output,
 )
 from plumbline.cli.prices import price_table_option
@@ -106,7 +107,7 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     show_default=True,
     help="Confidence level of the intervals.",
 )
-@click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
+@strict_records_option
 @json_option
 @markdown_option(help="Write a Markdown report.")
 @parquet_option(

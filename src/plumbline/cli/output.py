@@ -216,6 +216,12 @@ def limit_option(help: str) -> Callable[[F], F]:
     return click.option("--limit", type=click.IntRange(min=1), help=help)
 
 
+#: `--strict`, for the commands that read run records: stop at the first invalid one (without
+#: it, invalid records are listed and left out).
+strict_records_option = click.option(
+    "--strict", is_flag=True, help="Fail on the first invalid record."
+)
+
 #: `--suite NAME|PATH` (default sa-bench), for the commands that read a suite's questions.
 suite_option = click.option(
     "--suite",
