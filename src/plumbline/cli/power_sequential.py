@@ -4,8 +4,9 @@ design's cap and expected pairs, and the correlation a paired plan assumes."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from plumbline.stats import DetectableEffectResult, SampleSizeResult
 
 UNKNOWN = "unknown"
+R = TypeVar("R")
 
 
 if TYPE_CHECKING:  # click 8.5 types are generic; older clicks are not (as in cli.output)
@@ -60,38 +62,44 @@ class PowerDesign:
 
     def sample_size(self, effect: float) -> SampleSizeResult:
         """The fixed design's questions needed to detect `effect`."""
-        from plumbline.stats import (
-            mcnemar_sample_size,
-            paired_sample_size,
-            two_proportion_sample_size,
-        )
+        from plumbline import stats
 
-        if self.sd is not None:
-            return paired_sample_size(effect, self.sd, **self.common)
-        assert self.baseline is not None
-        if self.paired:
-            return mcnemar_sample_size(self.baseline, effect, **self.common, **self.pairing)
-        return two_proportion_sample_size(self.baseline, effect, **self.common)
+        return self._solve(
+            effect,
+            stats.paired_sample_size,
+            stats.mcnemar_sample_size,
+            stats.two_proportion_sample_size,
+        )
 
     def detectable(self, n: int, decrease: bool) -> DetectableEffectResult:
         """`power --n`: the smallest difference `n` questions can detect (a drop with
         `decrease`)."""
-        from plumbline.stats import (
-            mcnemar_minimum_detectable_effect,
-            paired_minimum_detectable_effect,
-            two_proportion_minimum_detectable_effect,
+        from plumbline import stats
+
+        return self._solve(
+            n,
+            stats.paired_minimum_detectable_effect,
+            stats.mcnemar_minimum_detectable_effect,
+            stats.two_proportion_minimum_detectable_effect,
+            increase=not decrease,
         )
 
+    def _solve(
+        self,
+        given: float,
+        paired_t: Callable[..., R],
+        mcnemar: Callable[..., R],
+        two_proportions: Callable[..., R],
+        **direction: bool,
+    ) -> R:
+        """The design's function of `stats.power` called with `given` (the effect, or the
+        questions); `direction` (`increase`) goes to the proportions' functions alone."""
         if self.sd is not None:
-            return paired_minimum_detectable_effect(n, self.sd, **self.common)
+            return paired_t(given, self.sd, **self.common)
         assert self.baseline is not None
         if self.paired:
-            return mcnemar_minimum_detectable_effect(
-                self.baseline, n, increase=not decrease, **self.common, **self.pairing
-            )
-        return two_proportion_minimum_detectable_effect(
-            self.baseline, n, increase=not decrease, **self.common
-        )
+            return mcnemar(self.baseline, given, **direction, **self.common, **self.pairing)
+        return two_proportions(self.baseline, given, **direction, **self.common)
 
 
 def sequential_correlation(
