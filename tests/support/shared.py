@@ -9,6 +9,7 @@ xdist it is a plain session fixture's directory.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pickle
 from collections.abc import Callable
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from filelock import FileLock
 
 T = TypeVar("T")
 
@@ -30,7 +30,8 @@ def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path
     root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     directory = root / f"built-once-{name}"
     result_file = root / f"built-once-{name}.pickle"
-    with FileLock(str(root / f"built-once-{name}.lock")):
+    with open(root / f"built-once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or its worker dies)
         if result_file.is_file():
             result: T = pickle.loads(result_file.read_bytes())
             return result
