@@ -263,14 +263,26 @@ def test_the_harness_exposes_the_bridge_a_network_namespace_needs(tmp_path: Any)
     assert harness.meter_bridges() == {} and not any(p.exists() for p in bridges.values())
 
 
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A directory with a short path: a Unix socket's path must fit in 108 bytes, and pytest's
+    `tmp_path` under xdist does not leave room for the meter's directory and socket."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pm.") as directory:
+        yield Path(directory)
+
+
 def test_a_killed_harness_leaves_its_meter_directory_for_the_next_meter_to_remove(
-    tmp_path: Path,
+    short_dir: Path,
 ) -> None:
     import signal
     import subprocess
     import sys
 
     from plumbline.agent.meter import HOLDER, METER_PREFIX
+
+    tmp_path = short_dir
 
     script = (
         "import sys, time\n"
