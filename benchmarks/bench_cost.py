@@ -65,6 +65,9 @@ POPULATIONS = {
     "3 models, p ~ U(0.4, 0.8)": (3, 0.4, 0.8, 0.4),
     "5 models, p ~ U(0.3, 0.9)": (5, 0.3, 0.9, 0.7),
 }
+#: The cost interval's bootstrap replicates in the front calibration: the front's posterior
+#: does not use them (the same probabilities with any number), so few keep the run short.
+FRONT_REPLICATES = 20
 
 
 def _data(model: str, scores: np.ndarray, costs: np.ndarray) -> CategoryData:
@@ -96,6 +99,7 @@ def _dataset(
     p: np.ndarray,
     c: np.ndarray,
     models: tuple[str, ...] = MODELS,
+    replicates: int = DEFAULT_REPLICATES,
 ) -> tuple[dict[str, object], list[object]]:
     data = {}
     for index, model in enumerate(models):
@@ -103,7 +107,7 @@ def _dataset(
         costs = c[index] * rng.lognormal(0.0, sigma, n)
         data[(model, "qa")] = _data(model, scores, costs)
     ranked = [score_model(SUITE, model, data) for model in models]  # type: ignore[arg-type]
-    costs_by_model, front = board_costs(SUITE, data, ranked, TABLE)  # type: ignore[arg-type]
+    costs_by_model, front = board_costs(SUITE, data, ranked, TABLE, replicates=replicates)  # type: ignore[arg-type]
     return costs_by_model, front  # type: ignore[return-value]
 
 
@@ -135,7 +139,7 @@ def front_calibration(
         p = rng.uniform(p_low, p_high, count_models)
         c = np.exp(rng.uniform(-spread, spread, count_models))
         true_front = on_front(p, c * math.exp(0.5))
-        _, front = _dataset(rng, n, 1.0, p, c, models)
+        _, front = _dataset(rng, n, 1.0, p, c, models, FRONT_REPLICATES)
         by_model = {entry.model: entry.probability_on_front for entry in front}  # type: ignore[attr-defined]
         probabilities.extend(by_model[model] for model in models)
         truths.extend(float(t) for t in true_front)
