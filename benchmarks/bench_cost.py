@@ -253,8 +253,8 @@ def check_front(cells: list[Cell]) -> bool:
     )
     print(
         "\n| population | n | mean P(front) | share on true front | binomial SE | clustered SE "
-        "| off (clustered SE) | models | boards | Holm p |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| off (clustered SE) | design effect | models | boards | Holm p |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     for (name, n, *_), bins, adjusted in zip(cells, check.cells, check.adjusted, strict=True):
         for row, holm_p in zip(bins, adjusted, strict=True):
@@ -262,6 +262,7 @@ def check_front(cells: list[Cell]) -> bool:
             print(
                 f"| {name} | {n} | {row.mean_probability:.3f} | {row.observed:.3f} "
                 f"| {row.binomial_se:.3f} | {row.clustered_se:.3f} | {row.off:+.1f} "
+                f"| {row.design_effect:.2f} "
                 f"| {row.models} | {row.boards} | {shown} |"
             )
     tested = sum(a is not None for cell in check.adjusted for a in cell)

@@ -33,8 +33,23 @@ def test_the_board_is_the_unit_of_the_se() -> None:
     # the binomial SE counts 1,600 independent models, the clustered one 400 boards: about 2×
     assert row.clustered_se / row.binomial_se == pytest.approx(2.0, rel=0.1)
     residual = y - q
-    sums = np.bincount(boards, residual - residual.mean())
-    assert row.clustered_se == pytest.approx(math.sqrt(400 / 399 * sums @ sums) / 1600)
+    centred = residual - residual.mean()
+    sums = np.bincount(boards, centred)
+    deff = 400 / 399 * (sums @ sums) / (centred @ centred)
+    assert row.design_effect == pytest.approx(deff) and deff == pytest.approx(4 * 400 / 399)
+    assert row.clustered_se == pytest.approx(math.sqrt(deff * np.sum(q * (1 - q))) / 1600)
+
+
+def test_a_rare_event_bin_is_tested_with_the_null_variance() -> None:
+    # 1,000 independent models given 0.04, 20 on the front (2.0%): the observed residuals
+    # would put the SE at √(0.02 · 0.98 / 1000); under calibration it is √(0.04 · 0.96 / 1000)
+    q = np.full(1000, 0.04)
+    y = np.zeros(1000)
+    y[:20] = 1.0
+    (row,) = calibration_bins(q, y, np.arange(1000))
+    assert row.design_effect == pytest.approx(1000 / 999)
+    assert row.clustered_se == pytest.approx(math.sqrt(1000 / 999 * 0.04 * 0.96 / 1000))
+    assert row.pvalue is not None and row.pvalue > 0.001
 
 
 def test_a_calibrated_forecaster_passes_and_a_miscalibrated_one_fails() -> None:

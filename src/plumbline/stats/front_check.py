@@ -7,12 +7,18 @@ N_b models the calibration error is the mean residual
     D_b = (1/N_b) Σ_{i ∈ b} (y_i − q_i),
 
 zero in expectation for a calibrated forecaster. A board's models are not independent (one on
-the front moves the others), so the unit is the board: D_b's SE is the cluster-robust
-(sandwich) one with boards g as clusters and the small-sample factor G/(G − 1),
+the front moves the others), so the unit is the board (G boards in the bin). The sandwich
+variance with boards as clusters (Liang & Zeger 1986, Biometrika 73; Cameron & Miller 2015,
+J. Human Resources 50, §II.C) estimates Var D_b from the observed residuals, which understates
+it in a bin of rare events that happen less often than forecast (a Wald test's known fault;
+Agresti & Coull 1998, Am. Statist. 52). So the test's variance is the one under the null
+(calibration: Var y_i = q_i(1 − q_i)) times the design effect of the board clustering (Kish
+1965, Survey Sampling §5.4), the sandwich over the independent-models variance of the same
+residuals:
 
-    SE_b² = G/(G − 1) · Σ_g (Σ_{i ∈ b, g} (y_i − q_i − D_b))² / N_b²
+    SE_b² = deff_b · Σ_i q_i(1 − q_i) / N_b²,
+    deff_b = G/(G − 1) · Σ_g (Σ_{i ∈ b, g} (r_i − D_b))² / Σ_{i ∈ b} (r_i − D_b)²,  r = y − q.
 
-(Liang & Zeger 1986, Biometrika 73; Cameron & Miller 2015, J. Human Resources 50, §II.C).
 Each bin of at least `MIN_MODELS` models is tested, t = D_b / SE_b, two-sided with a Student-t
 of G − 1 degrees of freedom (`scipy.stats.t`), and the p-values of all bins tested in a run
 (every cell: populations × sizes) are adjusted by Holm's step-down (Holm 1979, Scand. J.
@@ -45,8 +51,9 @@ ALPHA = 0.05
 @dataclass(frozen=True)
 class CalibrationBin:
     """One probability bin: its mean probability, the share truly on the front, the models and
-    boards in it, both SEs of the share − mean probability, and the t test's two-sided p-value
-    (None when the bin has fewer than `MIN_MODELS` models and is not tested)."""
+    boards in it, the binomial SE (models independent) and the clustered SE (the test's, module
+    docstring) of the share − mean probability, the design effect, and the t test's two-sided
+    p-value (None when the bin has fewer than `MIN_MODELS` models and is not tested)."""
 
     mean_probability: float
     observed: float
@@ -54,6 +61,7 @@ class CalibrationBin:
     boards: int
     binomial_se: float
     clustered_se: float
+    design_effect: float
     pvalue: float | None
 
     @property
@@ -93,16 +101,22 @@ def calibration_bins(
         residual = truths[inside] - probabilities[inside]
         _, cluster = np.unique(boards[inside], return_inverse=True)
         clusters = int(cluster.max()) + 1
-        sums = np.bincount(cluster, weights=residual - residual.mean())
+        centred = residual - residual.mean()
+        sums = np.bincount(cluster, weights=centred)
         factor = clusters / (clusters - 1) if clusters > 1 else 1.0
-        clustered = math.sqrt(factor * float(sums @ sums)) / count
+        spread = float(centred @ centred)
+        deff = factor * float(sums @ sums) / spread if spread > 0 else 1.0
+        null_variance = float(np.sum(probabilities[inside] * (1.0 - probabilities[inside])))
+        clustered = math.sqrt(deff * max(null_variance, 1e-12)) / count
         pvalue = None
         if count >= min_models and clusters > 1:
-            t = float(residual.mean()) / max(clustered, 1e-12)
+            t = float(residual.mean()) / clustered
             pvalue = float(2.0 * stats.t.sf(abs(t), clusters - 1))
         binomial = math.sqrt(max(mean_p * (1.0 - mean_p), 1e-12) / count)
         observed = float(truths[inside].mean())
-        rows.append(CalibrationBin(mean_p, observed, count, clusters, binomial, clustered, pvalue))
+        rows.append(
+            CalibrationBin(mean_p, observed, count, clusters, binomial, clustered, deff, pvalue)
+        )
     return tuple(rows)
 
 
