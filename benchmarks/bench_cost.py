@@ -8,12 +8,20 @@ Coverage cells: σ ∈ {0.5, 1} × n ∈ {20, 50, 100, 500}, fixed p and c (targ
 cell). Front calibration, two truth populations drawn per dataset, σ = 1: 3 models with
 p_m ~ U(0.4, 0.8) and c_m ~ exp(U(−0.4, 0.4)), and 5 models with p_m ~ U(0.3, 0.9) and
 c_m ~ exp(U(−0.7, 0.7)); each model's published `probability_on_front` is binned and compared
-with the share of those models on the true front (target: within 2.5 Monte Carlo standard
-errors in every bin with at least 50 models).
+with the share of those models on the true front (`stats.front_check`: each bin of at least 50
+models tested with an SE clustered by board, Holm over every bin of the run at family-wise 5%;
+the binomial SE, models taken as independent, is printed alongside). The front's boards run
+`board_costs` with `FRONT_REPLICATES` cost replicates (the front does not use them).
 
     python benchmarks/bench_cost.py [--datasets 2000] [--front-datasets 1500] [--seed 0]
         [--sizes 20,50,100,500] [--sigmas 0.5,1] [--no-front] [--front-sizes 20,100]
-        [--no-coverage] [--speed]
+        [--no-coverage] [--save FILE.npz] [--recheck FILE.npz ...] [--check-size RUNS]
+        [--speed]
+
+`--save` writes the front calibration's raw cells; `--recheck` checks saved cells again (cells
+of the same population and size from several files pooled, as one run). `--check-size RUNS`
+measures the check's false-alarm rate: RUNS runs, each of every population × front size, on a
+forecaster calibrated by construction (`exact_bayes_front`), and the share that fail.
 
 `--speed` times `board_costs` on a 10-model board (500 questions) against the same call with
 the front's posterior (`stats.front.front_posterior`) swapped for the bootstrap share it
