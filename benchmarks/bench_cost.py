@@ -78,7 +78,7 @@ POPULATIONS = {
 FRONT_REPLICATES = 20
 
 
-def _data(model: str, scores: np.ndarray, costs: np.ndarray) -> CategoryData:
+def simulated_category(model: str, scores: np.ndarray, costs: np.ndarray) -> CategoryData:
     n = scores.size
     usage = SampleUsage(
         tokens=np.zeros((n, len(TOKEN_KINDS)), np.int64),
@@ -113,7 +113,7 @@ def _dataset(
     for index, model in enumerate(models):
         scores = (rng.random(n) < p[index]).astype(np.float64)
         costs = c[index] * rng.lognormal(0.0, sigma, n)
-        data[(model, "qa")] = _data(model, scores, costs)
+        data[(model, "qa")] = simulated_category(model, scores, costs)
     ranked = [score_model(SUITE, model, data) for model in models]  # type: ignore[arg-type]
     costs_by_model, front = board_costs(SUITE, data, ranked, TABLE, replicates=replicates)  # type: ignore[arg-type]
     return costs_by_model, front  # type: ignore[return-value]
@@ -227,7 +227,7 @@ def speed(models: int = 10, n: int = 500, rounds: int = 5) -> float:
     data = {}
     for model in names:
         scores = (rng.random(n) < rng.uniform(0.3, 0.9)).astype(np.float64)
-        data[(model, "qa")] = _data(model, scores, rng.lognormal(0.0, 1.0, n))
+        data[(model, "qa")] = simulated_category(model, scores, rng.lognormal(0.0, 1.0, n))
     ranked = [score_model(SUITE, model, data) for model in names]  # type: ignore[arg-type]
     strata = [Stratum(d.costs[:, 0], d.question_means(), 1.0, "qa") for d in data.values()]  # type: ignore[index]
     inputs = [

@@ -99,7 +99,7 @@ def test_the_order_of_the_models_does_not_matter() -> None:
 
 
 def test_the_front_does_not_use_the_cost_intervals_bootstrap() -> None:
-    from benchmarks.bench_cost import SUITE, TABLE, _data  # the calibration's own boards
+    from benchmarks.bench_cost import SUITE, TABLE, simulated_category
 
     from plumbline.leaderboard.cost import board_costs
     from plumbline.leaderboard.scores import score_model
@@ -107,7 +107,9 @@ def test_the_front_does_not_use_the_cost_intervals_bootstrap() -> None:
     rng = np.random.default_rng(7)
     names = ("a", "b", "c")
     data = {
-        (m, "qa"): _data(m, (rng.random(30) < 0.6).astype(float), rng.lognormal(0, 1, 30))
+        (m, "qa"): simulated_category(
+            m, (rng.random(30) < 0.6).astype(float), rng.lognormal(0, 1, 30)
+        )
         for m in names
     }
     ranked = [score_model(SUITE, m, data) for m in names]
