@@ -74,8 +74,13 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet -d build/site
 
 # `docs` builds the site before `unit`: tests/test_docs.py reads that build, not one of its own.
+# The checks, the site and the agents' npm install need each other not: they run at once (mypy
+# alone takes minutes on a fresh machine, on one core; the npm install waits on the network),
+# each one's output in one piece (--output-sync), then the tests on both cores.
 test: export PLUMBLINE_DOCS_SITE := $(CURDIR)/build/site
-test: lint typecheck docs unit
+test: $(STAMP)
+	$(MAKE) --no-print-directory --jobs=4 --output-sync=target lint typecheck docs agents
+	$(MAKE) --no-print-directory unit
 
 # Every benchmark, one after another; a summary of every target line at the end; exits 1 when
 # any target is missed. `make bench BENCH=leaderboard,probe` runs some.

@@ -1,7 +1,8 @@
 """Prove that every cdk_synth reference solution synthesizes and its templates pass cfn-lint.
 
-Each solution runs as its own process in a fresh temporary directory, exactly as a user runs a
-CDK app (`python app.py` with CDK_OUTDIR set), with dummy CDK_DEFAULT_ACCOUNT/REGION so nothing
+Each solution (the `solution` source of a cdk_synth.jsonl record) runs as its own process in a
+fresh temporary directory, exactly as a user runs a CDK app (`python app.py` with CDK_OUTDIR
+set), with dummy CDK_DEFAULT_ACCOUNT/REGION so nothing
 reaches AWS. Every template written to the cloud assembly is then linted with cfn-lint; only
 cfn-lint *errors* fail a solution (warnings and informational findings are counted and shown,
 because cfn-lint exits non-zero for those too and they say nothing about synthesizability).
@@ -33,7 +34,6 @@ SYNTH_TIMEOUT_S = 180
 @dataclass
 class Outcome:
     id: str
-    solution: str
     synth_ok: bool = False
     seconds: float = 0.0
     templates: int = 0
@@ -81,11 +81,7 @@ def cfn_lint(templates: list[Path]) -> tuple[list[str], int]:
 
 
 def verify(entry_id: str, solution: str) -> Outcome:
-    outcome = Outcome(entry_id, solution)
-    source = DATA_DIR / solution
-    if not source.is_file():
-        outcome.problem = f"solution file {source} does not exist"
-        return outcome
+    outcome = Outcome(entry_id)
     with tempfile.TemporaryDirectory(prefix=f"{entry_id}-") as workdir:
         outdir = Path(workdir) / "cdk.out"
         env = {
@@ -97,7 +93,7 @@ def verify(entry_id: str, solution: str) -> Outcome:
             "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "1",
         }
         app = Path(workdir) / "app.py"
-        app.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+        app.write_text(solution, encoding="utf-8")
         started = time.perf_counter()
         try:
             completed = subprocess.run(

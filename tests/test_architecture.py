@@ -1,4 +1,4 @@
-"""The shape docs/architecture.md promises: short functions, tests laid out like the package.
+"""The shape docs/architecture.md promises: short functions and modules, tests like the package.
 
 The import rules themselves are import-linter's contracts (`make lint`, `lint-imports`).
 """
@@ -16,6 +16,7 @@ PACKAGE = ROOT / "src" / "plumbline"
 #: Data, not plumbline's code: the example agent suite's repository (a task's code).
 NOT_CODE = PACKAGE / "examples"
 MAX_FUNCTION_LINES = 80
+MAX_MODULE_LINES = 600
 
 
 def function_lengths(path: Path) -> list[tuple[str, int, int]]:
@@ -54,6 +55,17 @@ def test_no_function_in_src_is_longer_than_80_lines() -> None:
         if length > MAX_FUNCTION_LINES
     ]
     assert long == [], "split these into named steps:\n" + "\n".join(long)
+
+
+def test_no_module_in_src_is_longer_than_600_lines() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}: {lines} lines"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not path.is_relative_to(NOT_CODE)
+        for lines in [len(path.read_text(encoding="utf-8").splitlines())]
+        if lines > MAX_MODULE_LINES
+    ]
+    assert long == [], "split these by responsibility:\n" + "\n".join(long)
 
 
 def test_tests_mirror_the_package() -> None:

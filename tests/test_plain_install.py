@@ -100,10 +100,12 @@ def test_base_dependencies_hold_inspect_and_no_heavy_extra() -> None:
 
 @pytest.fixture(scope="module")
 def original_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Inspect logs of the original SA Bench project's tasks (run by the dev environment)."""
+    """Inspect logs of the original SA Bench project's tasks (run by the dev environment, once
+    per test run: tests/leaderboard's session fixture of the same name reads the same logs)."""
     from tests.support.original_sa_bench import original_logs as run
+    from tests.support.shared import built_once
 
-    return run(tmp_path_factory.mktemp("original"))
+    return built_once(tmp_path_factory, "original-sa-bench", run)
 
 
 def test_leaderboard_compare_and_report_run_from_a_plain_install(

@@ -261,3 +261,42 @@ def test_the_harness_exposes_the_bridge_a_network_namespace_needs(tmp_path: Any)
         assert harness.meter is not None and list(bridges) == [harness.meter.port]
         assert all(path.is_socket() for path in bridges.values())
     assert harness.meter_bridges() == {} and not any(p.exists() for p in bridges.values())
+
+
+def test_a_killed_harness_leaves_its_meter_directory_for_the_next_meter_to_remove(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from plumbline.agent.meter import HOLDER, METER_PREFIX
+
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from plumbline.agent.meter import Meter\n"
+        "meter = Meter(directory=Path(sys.argv[1])).__enter__()\n"
+        "print(meter.socket_path.parent, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    left = Path(child.stdout.readline().strip())
+    assert left.name.startswith(f"{METER_PREFIX}.") and (left / "meter.sock").exists()
+    # A meter whose holder is alive is never touched by another meter's sweep.
+    with Meter(directory=tmp_path) as alive_sweep:
+        assert left.is_dir() and alive_sweep.socket_path.parent != left
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert left.is_dir()  # SIGKILL gave `close` no chance
+    starting = tmp_path / f"{METER_PREFIX}.starting"
+    starting.mkdir()  # no holder file yet: a meter being made right now
+    with Meter(directory=tmp_path) as meter:
+        mine = meter.socket_path.parent
+        assert not left.exists()
+        assert starting.is_dir()
+        assert (mine / HOLDER).is_file()
+    assert sorted(path.name for path in tmp_path.iterdir()) == [starting.name]

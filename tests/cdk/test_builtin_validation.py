@@ -66,6 +66,7 @@ def test_an_app_that_opts_in_keeps_the_validator_and_fails(synthesizer: CdkSynth
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("builtin_validation")  # one `validating_synthesizer` for both
 def test_builtin_validation_option_runs_it_as_warnings(
     validating_synthesizer: CdkSynthesizer,
 ) -> None:
@@ -114,6 +115,7 @@ app.synth()
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("builtin_validation")  # one `validating_synthesizer` for both
 def test_the_validators_report_reaches_the_log_when_relaying_it_is_slow(
     validating_synthesizer: CdkSynthesizer,
 ) -> None:

@@ -8,11 +8,10 @@ import pytest
 
 from plumbline.cdk.outcomes import Outcome
 from plumbline.cdk.synth import CdkSynthesizer
+from plumbline.suites.sa_bench.datasets import CdkPrompt, load_cdk_synth
 
 APPS = Path(__file__).parent / "apps"
-SOLUTIONS = (
-    Path(__file__).parents[2] / "src/plumbline/suites/sa_bench/data/cdk_solutions"
-).resolve()
+SOLUTIONS = load_cdk_synth()
 
 BAD = sorted((APPS / "bad").glob("*.py"))
 GOOD = sorted((APPS / "good").glob("*.py"))
@@ -63,19 +62,9 @@ def test_known_good_app_passes(synthesizer: CdkSynthesizer, path: Path) -> None:
     assert all(finding.severity != "error" for finding in report.lint)
 
 
-def test_every_cdk_synth_prompt_has_its_reference_solution() -> None:
-    from plumbline.suites.sa_bench.datasets import load_cdk_synth
-
-    prompts = load_cdk_synth()
-    assert len(prompts) == 40
-    assert sorted(p.stem for p in SOLUTIONS.glob("*.py")) == sorted(p.id for p in prompts)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "path", sorted(SOLUTIONS.glob("*.py")), ids=[p.stem for p in sorted(SOLUTIONS.glob("*.py"))]
-)
-def test_reference_solution_passes(synthesizer: CdkSynthesizer, path: Path) -> None:
+@pytest.mark.parametrize("prompt", SOLUTIONS, ids=[prompt.id for prompt in SOLUTIONS])
+def test_reference_solution_passes(synthesizer: CdkSynthesizer, prompt: CdkPrompt) -> None:
     """Zero false negatives: every reference solution of the cdk_synth dataset passes."""
-    report = synthesizer.check_source(path.read_text())
+    report = synthesizer.check_source(prompt.solution)
     assert report.outcome is Outcome.PASSED, (report.reason, report.stderr_head, report.log)

@@ -45,7 +45,7 @@ def judged(report: SynthReport) -> dict[str, Any]:
 
 
 def test_ray_actors_judge_apps_exactly_as_the_local_scorer(cluster: LocalCluster) -> None:
-    sources = [load_cdk_synth()[0].solution_path.read_text()]
+    sources = [load_cdk_synth()[0].solution]
     sources += [(APPS / name).read_text() for name in FAILING]
     apps = [extract_from_source(source, "app.py") for source in sources]
     with CdkSynthesizer(OPTIONS) as local:

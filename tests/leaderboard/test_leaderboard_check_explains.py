@@ -19,6 +19,10 @@ LONG = "openrouter/anthropic/claude-sonnet-4.5-20250929-preview-edition"
 OLD_WEIGHTS = {"practice_exam": 0.5, "architecture_design": 0.25, "cdk_synth": 0.25}
 
 
+# one xdist group: the module's tests read its leaderboard files (`files`), built once
+pytestmark = pytest.mark.xdist_group("leaderboard_check_explains")
+
+
 @pytest.fixture(scope="module")
 def files(original_logs: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """NEW: built by plumbline from the original project's logs, with one model renamed to a

@@ -38,6 +38,10 @@ def cli(*args: Any) -> Any:
     return CliRunner().invoke(main, [*map(str, args)], catch_exceptions=False)
 
 
+# one xdist group: the module's tests read its leaderboards (`written`, `document`), built once
+pytestmark = pytest.mark.xdist_group("leaderboard_contract")
+
+
 @pytest.fixture(scope="module")
 def written(clean_logs: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("contract") / "leaderboard.json"

@@ -15,6 +15,9 @@ from plumbline.core.prices import load_prices
 from plumbline.leaderboard import build_leaderboard
 from plumbline.views.leaderboard import csv_rows, render_markdown
 
+# one xdist group: the module's tests read one set of Inspect runs (`scenario`), made once
+pytestmark = pytest.mark.xdist_group("leaderboard_cost")
+
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:

@@ -23,6 +23,9 @@ from plumbline.stats import wilson_interval
 from plumbline.stats.mover import paired_proportion_difference
 from plumbline.views.leaderboard_page import leaderboard_view
 
+# one xdist group: the module's four tests read one set of Inspect runs (`logs`), built once
+pytestmark = pytest.mark.xdist_group("leaderboard_small_samples")
+
 QUESTIONS = [f"q{i}" for i in range(10)]
 SHUFFLED = [f"r{i}" for i in range(10)]  # another sample of the task: no question in common
 TARGET = "A"

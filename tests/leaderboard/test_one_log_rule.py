@@ -27,7 +27,8 @@ from plumbline.leaderboard.samples import read_leaderboard_samples
 from plumbline.leaderboard.suite import load_suite
 from plumbline.records.adapters.inspect_log import task_name
 
-pytestmark = pytest.mark.slow
+# one xdist group: both tests read the same reruns (`reruns`), made once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("one_log_rule")]
 
 
 @pytest.fixture(scope="module")

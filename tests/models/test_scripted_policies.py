@@ -35,7 +35,7 @@ from plumbline.suites.sa_bench.datasets import (
 from plumbline.suites.sa_bench.tasks import architecture_prompt
 
 QUESTIONS = {question.id: question for question in load_practice_exam()}
-SOLUTIONS = [prompt.solution_path.read_text(encoding="utf-8") for prompt in load_cdk_synth()]
+SOLUTIONS = [prompt.solution for prompt in load_cdk_synth()]
 
 
 def exam_prompt(question: PracticeExamQuestion, order: list[int]) -> str:

@@ -15,7 +15,8 @@ from scipy import stats as sps
 
 from plumbline.app.site import read_site_input
 from plumbline.reliability.analysis import Embed, analyze
-from plumbline.reliability.regression import compare_to_baseline, pair_models, verdict_of
+from plumbline.reliability.model_pairs import pair_models
+from plumbline.reliability.regression import compare_to_baseline, verdict_of
 from plumbline.reliability.result import METRICS, ReliabilityReport
 from plumbline.views.reliability import render_markdown
 from plumbline.views.reliability_page import render_reliability_pages

@@ -224,6 +224,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]
     yield folder / "old.jsonl", folder / "new.jsonl"
 
 
+@pytest.mark.xdist_group("regression_cost_runs")  # one probed `runs` for both
 def test_the_cli_finds_a_probed_cost_regression_in_every_output(
     runs: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -256,6 +257,7 @@ def test_the_cli_finds_a_probed_cost_regression_in_every_output(
     assert "cost per trial" in pages or ">cost<" in pages
 
 
+@pytest.mark.xdist_group("regression_cost_runs")  # one probed `runs` for both
 def test_the_cli_refuses_cost_without_a_price_in_one_line(runs: tuple[Path, Path]) -> None:
     old, new = runs
     result = CliRunner().invoke(

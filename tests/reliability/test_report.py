@@ -29,6 +29,10 @@ from plumbline.reliability.config import BenchmarkConfig
 from plumbline.reliability.embeddings import Embedder, bundled_model_path
 from plumbline.views.reliability import render_markdown
 
+# one xdist group: the tests share one probe run (`journal`, a process of its own) and one
+# loaded embedding model (`embedder`), built once, not once per worker
+pytestmark = pytest.mark.xdist_group("reliability_report")
+
 STEADY = "Caching keeps the results of slow work so repeated requests are answered quickly."
 VARIED = [
     "Caching keeps recently used data close to where it is needed.",

@@ -9,6 +9,9 @@ import pytest
 
 from validation.misspecification import Cell, failures, run_grid
 
+# one xdist group: the module's tests read one simulation (`cells`), run once, not once per worker
+pytestmark = pytest.mark.xdist_group("misspecification")
+
 
 @pytest.fixture(scope="module")
 def cells() -> list[Cell]:

@@ -16,6 +16,10 @@ from tests.support.store_results import EXAMPLES, Documents, mini_leaderboard
 from plumbline.cli.main import main
 from plumbline.store.store import Query, Store
 
+# one xdist group: the module's tests read one set of nightly leaderboards (`nights`, real
+# Inspect runs), made once, not once per worker
+pytestmark = pytest.mark.xdist_group("history_cli")
+
 #: The mini suite's correct answers out of 40, night after night: stable, then a jump.
 NIGHTS = (20, 22, 19, 21, 20, 38, 39, 38)
 STABLE = 5

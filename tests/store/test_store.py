@@ -320,9 +320,11 @@ def test_an_older_stores_reliability_runs_get_their_probe_configuration(
     store_url: str, documents: Documents
 ) -> None:
     """A reliability result stored before 0004 gets the configuration a new one would."""
+    from dataclasses import asdict
+
     from sqlalchemy import insert
 
-    from plumbline.store.store import _metric_values, result_key, utc_naive
+    from plumbline.store.store import result_key, utc_naive
     from plumbline.store.tables import metrics, results
 
     engine = create_engine(store_url_for_engine(store_url))
@@ -345,7 +347,7 @@ def test_an_older_stores_reliability_runs_get_their_probe_configuration(
             )
         ).inserted_primary_key[0]
         for metric in result.metrics:
-            values = _metric_values(metric)
+            values = asdict(metric)
             del values["configuration"]
             connection.execute(insert(metrics).values(result_id=row_id, **values))
     engine.dispose()

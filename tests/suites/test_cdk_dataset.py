@@ -18,7 +18,6 @@ import pytest
 
 from plumbline.suites.sa_bench.datasets import (
     CDK_PROMPT_ENDING,
-    CDK_SYNTH_FILE,
     DatasetError,
     load_cdk_synth,
 )
@@ -66,10 +65,8 @@ def test_reference_solution_is_a_single_file_cdk_app(prompt: object) -> None:
     from plumbline.suites.sa_bench.datasets import CdkPrompt
 
     assert isinstance(prompt, CdkPrompt)
-    path = prompt.solution_path
-    assert path.name == f"{prompt.id}.py"
-    source = path.read_text(encoding="utf-8")
-    tree = ast.parse(source, filename=str(path))
+    source = prompt.solution
+    tree = ast.parse(source, filename=prompt.id)
     imported = {
         alias.name.split(".")[0]
         for node in ast.walk(tree)
@@ -83,32 +80,28 @@ def test_reference_solution_is_a_single_file_cdk_app(prompt: object) -> None:
     assert imported <= {"aws_cdk", "constructs", "typing", "jsii"}, imported
     calls = [ast.unparse(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)]
     assert calls.count("App") == 1 and calls.count("app.synth") == 1
-    # Module-level `app.synth()` is the last statement, so running the file synthesizes.
+    # Module-level `app.synth()` is the last statement, so running the source synthesizes.
     last = tree.body[-1]
     assert isinstance(last, ast.Expr) and ast.unparse(last) == "app.synth()"
     # Offline and self-contained: no asset directories, Docker builds or context lookups.
     for forbidden in ("from_asset", "from_lookup", "DockerImage", "from_docker_build"):
         assert forbidden not in source, forbidden
-
-
-def test_every_solution_file_is_referenced() -> None:
-    on_disk = {p.name for p in (CDK_SYNTH_FILE.parent / "cdk_solutions").glob("*.py")}
-    assert on_disk == {Path(p.solution).name for p in PROMPTS}
+    assert ast.get_docstring(tree, clean=False) is not None
+    assert ast.get_docstring(tree, clean=False).startswith(f"{prompt.id}: ")  # type: ignore[union-attr]
 
 
 def _write(tmp_path: Path, records: list[dict[str, object]]) -> Path:
-    (tmp_path / "cdk_solutions").mkdir()
-    (tmp_path / "cdk_solutions" / "cdk-01.py").write_text("print()\n", encoding="utf-8")
     path = tmp_path / "cdk_synth.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
 
 
+APP = "from aws_cdk import App\n\napp = App()\napp.synth()\n"
 GOOD = {
     "id": "cdk-01",
     "level": "beginner",
     "prompt": f"Create a bucket with AWS CDK v2 in Python. {CDK_PROMPT_ENDING}",
-    "solution": "cdk_solutions/cdk-01.py",
+    "solution": APP,
     "services": ["Amazon S3"],
 }
 
@@ -123,12 +116,24 @@ def test_loader_locates_a_prompt_without_the_contract_ending(tmp_path: Path) -> 
     assert "Emit a complete CDK app that can be synthesized" in error.problem
 
 
-def test_loader_locates_a_missing_solution_and_a_bad_level(tmp_path: Path) -> None:
-    missing = dict(GOOD, id="cdk-02", solution="cdk_solutions/cdk-02.py")
-    wrong_level = dict(GOOD, id="cdk-03", level="expert")
-    path = _write(tmp_path, [GOOD, missing, wrong_level])
+def test_loader_locates_solutions_that_are_not_apps_and_a_bad_level(tmp_path: Path) -> None:
+    # The old form (a path to a file) is refused with what to do instead.
+    a_path = dict(GOOD, id="cdk-02", solution="cdk_solutions/cdk-02.py")
+    broken = dict(GOOD, id="cdk-03", solution="from aws_cdk import App\napp = App(\n")
+    no_synth = dict(GOOD, id="cdk-04", solution="from aws_cdk import App\n\napp = App()\n")
+    wrong_level = dict(GOOD, id="cdk-05", level="expert")
+    path = _write(tmp_path, [GOOD, a_path, broken, no_synth, wrong_level])
     with pytest.raises(DatasetError) as caught:
         load_cdk_synth(path)
     located = [(e.line, e.field) for e in caught.value.errors]
-    assert located == [(2, "solution"), (3, "level")]
-    assert str(caught.value.errors[0]).startswith(f"{path}:2: solution: reference solution not")
+    assert located == [(2, "solution"), (3, "solution"), (4, "solution"), (5, "level")]
+    first, second, third = (str(error) for error in caught.value.errors[:3])
+    assert first == (
+        f"{path}:2: solution: holds the app's source, not a path: put the text of "
+        "cdk_solutions/cdk-02.py"
+    )
+    assert second.startswith(f"{path}:3: solution: not Python source: ")
+    assert "(solution line 2)" in second or "(solution line 3)" in second
+    assert third == (
+        f"{path}:4: solution: must be a complete CDK app whose last statement is `app.synth()`"
+    )

@@ -534,25 +534,23 @@ def _cdk(**changes: Any) -> dict[str, Any]:
         "id": "cdk-01",
         "level": "beginner",
         "prompt": f"Create a versioned S3 bucket. {CDK_PROMPT_ENDING}",
-        "solution": "cdk_solutions/cdk-01.py",
+        "solution": "from aws_cdk import App\n\napp = App()\napp.synth()\n",
         "services": ["Amazon S3"],
     }
     record.update(changes)
     return record
 
 
-def test_cdk_loader_validates_prompts_and_solution_files(tmp_path: Path) -> None:
-    (tmp_path / "cdk_solutions").mkdir()
-    (tmp_path / "cdk_solutions" / "cdk-01.py").write_text("# solution\n", encoding="utf-8")
+def test_cdk_loader_validates_prompts_and_solutions(tmp_path: Path) -> None:
     path = _write_lines(tmp_path / "cdk.jsonl", [_cdk()])
     (prompt,) = load_cdk_synth(path)
-    assert prompt.solution_path == tmp_path / "cdk_solutions" / "cdk-01.py"
+    assert prompt.solution.endswith("app.synth()\n")
 
     bad = _write_lines(
         tmp_path / "bad.jsonl",
         [
             _cdk(),
-            _cdk(id="cdk-02", solution="cdk_solutions/cdk-02.py"),
+            _cdk(id="cdk-02", solution="app = App()\n"),
             _cdk(id="cdk-03", prompt="Create a versioned S3 bucket, please."),
             _cdk(id="cdk-04", level="expert"),
         ],
@@ -570,7 +568,7 @@ def test_packaged_cdk_synth_is_valid_when_present() -> None:
         return
     prompts = load_cdk_synth()
     assert all(prompt.prompt.rstrip().endswith(CDK_PROMPT_ENDING) for prompt in prompts)
-    assert all(prompt.solution_path.is_file() for prompt in prompts)
+    assert all(prompt.solution.rstrip().endswith("app.synth()") for prompt in prompts)
 
 
 def test_empty_dataset_is_an_error(tmp_path: Path) -> None:

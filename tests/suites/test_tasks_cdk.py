@@ -33,8 +33,8 @@ def fenced(source: str) -> str:
 
 
 def test_cdk_synth_scores_the_reference_one_and_broken_answers_zero(tmp_path: Path) -> None:
-    reference = PROMPTS["cdk-01"].solution_path.read_text(encoding="utf-8")
-    broken = PROMPTS["cdk-03"].solution_path.read_text(encoding="utf-8")
+    reference = PROMPTS["cdk-01"].solution
+    broken = PROMPTS["cdk-03"].solution
     broken = broken.replace("sns.Topic(", "sns.Topicc(")
     answers = {
         "cdk-01": fenced(reference),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 from browser import CHROMIUM_ARGS, chromium_path, outside_event_loop
 from report_scenario import Scenario, generate_scenario
+from tests.support.shared import built_once
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -44,5 +45,10 @@ def screenshots(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
-    """Real Inspect runs of a slice of sa-bench and their leaderboard (see report_scenario.py)."""
-    return outside_event_loop(generate_scenario, tmp_path_factory.mktemp("report-scenario"))
+    """Real Inspect runs of a slice of sa-bench and their leaderboard (see report_scenario.py),
+    once per test run; the tests only read its files (tests/support/shared.py)."""
+
+    def build(root: Path) -> Scenario:
+        return outside_event_loop(generate_scenario, root)
+
+    return built_once(tmp_path_factory, "report-scenario", build)

@@ -71,12 +71,7 @@ def take(output: Path, run_id: str, trial_root: Path, baseline: Path | None = No
     """Write the lease of a trial about to run (its directory, and where its pristine `.git`
     copy goes); returns its path."""
     path = lease_path(output, run_id)
-    document: dict[str, Any] = {
-        "run_id": run_id,
-        "trial_root": str(trial_root),
-        "pid": os.getpid(),
-        "pid_started": _started(os.getpid()),
-    }
+    document: dict[str, Any] = {"run_id": run_id, "trial_root": str(trial_root), **holder()}
     if baseline is not None:
         document["baseline"] = str(baseline)
     write_json_atomic(path, document)
@@ -94,6 +89,11 @@ def _started(pid: int) -> int | None:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def holder() -> dict[str, Any]:
+    """This process, as `holder_alive` later recognises it (pid and start time)."""
+    return {"pid": os.getpid(), "pid_started": _started(os.getpid())}
 
 
 def holder_alive(document: dict[str, Any]) -> bool:
@@ -191,6 +191,7 @@ __all__ = [
     "OutputBusy",
     "Reclaimed",
     "hold",
+    "holder",
     "holder_alive",
     "lease_path",
     "processes_in",

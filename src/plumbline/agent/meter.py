@@ -37,7 +37,10 @@ import aiohttp
 from aiohttp import web
 from yarl import URL
 
+from plumbline.agent.leases import holder, holder_alive
 from plumbline.agent.meter_usage import Api, Tokens, UsageReader, api_of
+from plumbline.agent.safe_files import remove_tree
+from plumbline.records.io import write_json_atomic
 
 #: Upstreams allowed without `--allow-host`: the providers the built-in profiles call.
 DEFAULT_ALLOW = ("api.anthropic.com", "api.openai.com")
@@ -214,12 +217,39 @@ def _requested_model(body: bytes) -> str | None:
     return model if isinstance(model, str) and model else None
 
 
+#: Each meter's directory (its Unix socket, and the holder file naming its process) starts so.
+METER_PREFIX = "plumbline-meter"
+HOLDER = "holder.json"
+
+
+def sweep_orphans(parent: Path) -> list[Path]:
+    """Remove the directories that meters of killed harnesses left in `parent` (a SIGKILL gives
+    `close` no chance); returns them. A directory whose holder still runs, or that has no
+    holder file yet (a meter starting now), is left alone."""
+    removed = []
+    for directory in sorted(parent.glob(f"{METER_PREFIX}.*")):
+        try:
+            document = json.loads((directory / HOLDER).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(document, dict) and not holder_alive(document):
+            remove_tree(directory)
+            removed.append(directory)
+    return removed
+
+
 class Meter:
-    """The run's proxy (a context manager): a thread serving TCP 127.0.0.1 and a Unix socket."""
+    """The run's proxy (a context manager): a thread serving TCP 127.0.0.1 and a Unix socket.
+
+    Its directory (under `directory`, default the system's temporary directory: a Unix socket's
+    path must stay short) names its process, so the next meter removes it if a kill left it."""
 
     def __init__(self, allow: Iterable[str] = DEFAULT_ALLOW, *, directory: Path | None = None):
         self.allow = tuple(dict.fromkeys(a.strip() for a in allow if a.strip()))
-        self._directory = Path(tempfile.mkdtemp(prefix="plumbline-meter.", dir=directory))
+        parent = Path(tempfile.gettempdir()) if directory is None else directory
+        sweep_orphans(parent)
+        self._directory = Path(tempfile.mkdtemp(prefix=f"{METER_PREFIX}.", dir=parent))
+        write_json_atomic(self._directory / HOLDER, holder())
         self.socket_path = self._directory / "meter.sock"
         self.port = 0
         self._routes: dict[str, int] = {}
@@ -276,10 +306,7 @@ class Meter:
             self._thread.join(timeout=30)
         if not self._loop.is_running():
             self._loop.close()
-        with contextlib.suppress(OSError):
-            self.socket_path.unlink()
-        with contextlib.suppress(OSError):
-            self._directory.rmdir()
+        remove_tree(self._directory)
 
     # -- trials --------------------------------------------------------------------------
 

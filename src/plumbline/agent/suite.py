@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import (
     AfterValidator,
@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from plumbline.core.limits import MAX_REPEATS
+from plumbline.core.problems import ProblemLinesError
 from plumbline.records.io import UnreadableFileError, load_json_text, read_text_file
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -58,6 +59,12 @@ RelativePaths = Annotated[list[_PathText], AfterValidator(_all_relative)]
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    def _exactly_one(self, first: str, second: str, note: str = "") -> Self:
+        """This model, when exactly one of its fields `first` and `second` is given."""
+        if (getattr(self, first) is None) == (getattr(self, second) is None):
+            raise ValueError(f"give exactly one of `{first}`{note} or `{second}`")
+        return self
+
 
 class Source(_Model):
     """Where a task's repository comes from: a local git repository at a revision, or a
@@ -69,9 +76,7 @@ class Source(_Model):
 
     @model_validator(mode="after")
     def _one_kind(self) -> Source:
-        if (self.git is None) == (self.dir is None):
-            raise ValueError("give exactly one of `git` (with optional `rev`) or `dir`")
-        return self
+        return self._exactly_one("git", "dir", " (with optional `rev`)")
 
 
 class FileToAdd(_Model):
@@ -83,9 +88,7 @@ class FileToAdd(_Model):
 
     @model_validator(mode="after")
     def _one_origin(self) -> FileToAdd:
-        if (self.source is None) == (self.content is None):
-            raise ValueError("give exactly one of `source` or `content`")
-        return self
+        return self._exactly_one("source", "content")
 
 
 class Arm(_Model):
@@ -142,9 +145,7 @@ class Task(_Model):
 
     @model_validator(mode="after")
     def _one_prompt(self) -> Task:
-        if (self.prompt is None) == (self.prompt_file is None):
-            raise ValueError("give exactly one of `prompt` or `prompt_file`")
-        return self
+        return self._exactly_one("prompt", "prompt_file")
 
 
 class AgentSuite(_Model):
@@ -213,12 +214,8 @@ class AgentSuite(_Model):
         return next(t for t in self.tasks if t.id == task_id)
 
 
-class SuiteError(ValueError):
+class SuiteError(ProblemLinesError):
     """A suite that cannot be used; the message lists every problem as `file: field: problem`."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = problems
 
 
 @dataclass(frozen=True)

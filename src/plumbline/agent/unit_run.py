@@ -104,15 +104,29 @@ class UnitRunner(TrialJudging):
             remove_tree(baseline)
             release(lease)
 
+    def _setup(
+        self, commands: list[str], scope: TrialScope, record: dict[str, Any], step: str, what: str
+    ) -> dict[str, Any] | None:
+        """Run a setup step's commands (`step`: `setup` or `arm-setup`, which names its logs),
+        recording the exit code as `<step>_exit_code`; the `<step>_failed` infrastructure
+        record when one fails (its reason starting with `what`), else None."""
+        code, reason = self._commands(commands, scope, step)
+        key = step.replace("-", "_")
+        record[f"{key}_exit_code"] = code
+        if not reason:
+            return None
+        return self.infra_record(record, f"{key}_failed", f"{what}: {reason}")
+
     def _commands(
-        self, commands: list[str], trial: Trial, env: dict[str, str], name: str
+        self, commands: list[str], scope: TrialScope, name: str
     ) -> tuple[int | None, str]:
         """Run setup commands in order; the first failing one's exit code and a reason."""
+        trial = scope.trial
         for command in commands:
             result = run_shell(
                 command,
                 cwd=trial.workspace,
-                env=env,
+                env=scope.env,
                 timeout=self.plan.loaded.suite.setup_timeout_seconds,
                 stdout=trial.logs / f"{name}.stdout",
                 stderr=trial.logs / f"{name}.stderr",
@@ -207,18 +221,16 @@ class UnitRunner(TrialJudging):
             init_repository(workspace, env)
         except (OSError, WorkspaceError) as error:
             return self.infra_record(record, "workspace_failed", f"copying the source: {error}")
-        code, reason = self._commands(task.setup, trial, env, "setup")
-        record["setup_exit_code"] = code
-        if reason:
-            return self.infra_record(record, "setup_failed", f"task setup: {reason}")
+        failed = self._setup(task.setup, scope, record, "setup", "task setup")
+        if failed is not None:
+            return failed
         try:
             self._apply_arm(arm, workspace)
         except OSError as error:
             return self.infra_record(record, "arm_setup_failed", f"arm files: {error}")
-        code, reason = self._commands(arm.setup, trial, env, "arm-setup")
-        record["arm_setup_exit_code"] = code
-        if reason:
-            return self.infra_record(record, "arm_setup_failed", f"arm setup: {reason}")
+        failed = self._setup(arm.setup, scope, record, "arm-setup", "arm setup")
+        if failed is not None:
+            return failed
         try:
             initial = commit_all(workspace, env)
         except WorkspaceError as error:

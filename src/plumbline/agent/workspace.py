@@ -103,20 +103,11 @@ class Trial:
 def enclosing_repository(directory: Path) -> str | None:
     """The top level of the git repository `directory` is in, or None."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    options = [item for setting in SAFE_GIT_CONFIG for item in ("-c", setting)]
     try:
-        result = subprocess.run(
-            ["git", *options, "rev-parse", "--show-toplevel"],
-            cwd=directory,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=GIT_TIMEOUT_SECONDS,
-        )
+        result = _run_git(directory, ("rev-parse", "--show-toplevel"), env, GIT_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         raise WorkspaceError(f"git rev-parse in {directory} did not finish") from None
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    return os.fsdecode(result.stdout).strip() or None if result.returncode == 0 else None
 
 
 def check_trial_base(base: Path) -> None:
@@ -209,6 +200,22 @@ SAFE_GIT_CONFIG = (
 GIT_TIMEOUT_SECONDS = 120.0
 
 
+def _run_git(
+    directory: Path, args: Sequence[str], env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[bytes]:
+    """git `args` in `directory` with `SAFE_GIT_CONFIG`, its output captured (raises
+    `subprocess.TimeoutExpired` after `timeout` seconds)."""
+    options = [item for setting in SAFE_GIT_CONFIG for item in ("-c", setting)]
+    return subprocess.run(
+        ["git", *options, *args],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=timeout,
+    )
+
+
 def git(
     workspace: Path, *args: str, env: Mapping[str, str], timeout: float = GIT_TIMEOUT_SECONDS
 ) -> bytes:
@@ -224,16 +231,8 @@ def git(
     }
     if args and args[0] == "diff":
         args = ("diff", "--no-ext-diff", "--no-textconv", *args[1:])
-    options = [item for setting in SAFE_GIT_CONFIG for item in ("-c", setting)]
     try:
-        result = subprocess.run(
-            ["git", *options, *args],
-            cwd=workspace,
-            env=git_env,
-            capture_output=True,
-            check=False,
-            timeout=timeout,
-        )
+        result = _run_git(workspace, args, git_env, timeout)
     except subprocess.TimeoutExpired:
         raise WorkspaceError(f"git {' '.join(args)} took longer than {timeout:g} s") from None
     if result.returncode != 0:

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from plumbline.core.problems import ProblemLinesError
 from plumbline.records.io import read_json_file, write_atomic
 
 
@@ -143,12 +144,8 @@ SITE_LOCK = ".plumbline-site.lock"
 MANIFEST_VERSION = 1
 
 
-class SiteInputError(ValueError):
+class SiteInputError(ProblemLinesError):
     """Inputs that cannot make a site, one `file: problem` line per problem."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        super().__init__("\n".join(self.problems))
 
 
 class NotASiteError(SiteInputError):

@@ -12,12 +12,14 @@ from plumbline.cli.output import (
     Command,
     FiniteFloatRange,
     InputError,
-    OutputFile,
     deprecation,
     error_console,
     json_option,
+    markdown_option,
+    parquet_option,
     progress_bar,
     seed_option,
+    strict_records_option,
     write_output,
 )
 from plumbline.cli.prices import price_table_option
@@ -105,21 +107,11 @@ def _margins(ctx: click.Context, param: click.Parameter, value: str | None) -> M
     show_default=True,
     help="Confidence level of the intervals.",
 )
-@click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
+@strict_records_option
 @json_option
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=OutputFile(),
-    metavar="PATH",
-    help="Write a Markdown report.",
-)
-@click.option(
-    "--parquet",
-    "parquet_path",
-    type=OutputFile(),
-    metavar="PATH",
-    help="Write one row per run record as Parquet (Inspect samples_df column names added).",
+@markdown_option(help="Write a Markdown report.")
+@parquet_option(
+    help="Write one row per run record as Parquet (Inspect samples_df column names added)."
 )
 @html_option
 @sequential_options(
@@ -161,8 +153,8 @@ def compare(
     level: float,
     strict: bool,
     json_path: str | None,
-    markdown_path: str | None,
-    parquet_path: str | None,
+    markdown_path: Path | None,
+    parquet_path: Path | None,
     html_dir: Path | None,
     sequential: bool,
     effect: float | None,
@@ -266,8 +258,8 @@ def _write_report(
     table: RunRecordTable,
     records: tuple[str, ...],
     json_path: str | None,
-    markdown_path: str | None,
-    parquet_path: str | None,
+    markdown_path: Path | None,
+    parquet_path: Path | None,
     html_dir: Path | None,
     store: StoreOptions,
 ) -> None:

@@ -86,6 +86,12 @@ def not_run_arguments() -> tuple[str, ...]:
     return ("--not-run", f"cdk_synth={sandbox_missing_reason('cdk_synth')}")
 
 
+def _saved(output: Path, name: str, option: str = "--json") -> tuple[str, ...]:
+    """Where a step saves its result: `output/NAME.json` (given with `option`) and its
+    Markdown beside it, `output/NAME.md`."""
+    return (option, str(output / f"{name}.json"), "--markdown", str(output / f"{name}.md"))
+
+
 #: The commands whose results the demo records in its store: the combined leaderboard holds
 #: every model's scores (the run steps' leaderboards would store the same models twice).
 STORED_COMMANDS = frozenset({"leaderboard", "compare", "reliability"})
@@ -174,10 +180,7 @@ def _leaderboard_steps(output: Path) -> list[DemoStep]:
                 str(DEMO_LIMIT),
                 "--log-dir",
                 str(output / "logs"),
-                "--output",
-                str(output / "leaderboard.json"),
-                "--markdown",
-                str(output / "leaderboard.md"),
+                *_saved(output, "leaderboard", "--output"),
                 "--display",
                 "none",
             ),
@@ -214,10 +217,7 @@ def _leaderboard_steps(output: Path) -> list[DemoStep]:
                 "leaderboard",
                 str(output / "logs"),
                 str(output / "logs-smollm2"),
-                "--output",
-                str(output / "leaderboard.json"),
-                "--markdown",
-                str(output / "leaderboard.md"),
+                *_saved(output, "leaderboard", "--output"),
                 *not_run_arguments(),
             ),
         ),
@@ -288,10 +288,7 @@ def _ab_steps(output: Path, runs: str) -> list[DemoStep]:
                 "without_skelly",
                 "--resamples",
                 "2000",
-                "--json",
-                str(output / "compare.json"),
-                "--markdown",
-                str(output / "compare.md"),
+                *_saved(output, "compare"),
             ),
         ),
     ]
@@ -370,10 +367,7 @@ def _reliability_steps(output: Path, trials: str) -> list[DemoStep]:
                 "reliability",
                 trials,
                 str(output / "smollm2-trials.jsonl"),
-                "--json",
-                str(output / "reliability.json"),
-                "--markdown",
-                str(output / "reliability.md"),
+                *_saved(output, "reliability"),
             ),
         ),
     ]
@@ -416,10 +410,7 @@ def _regression_steps(output: Path) -> list[DemoStep]:
                 str(output / "smollm2-update.jsonl"),
                 "--baseline",
                 str(output / "smollm2-trials.jsonl"),
-                "--json",
-                str(output / "regression.json"),
-                "--markdown",
-                str(output / "regression.md"),
+                *_saved(output, "regression"),
             ),
         ),
     ]

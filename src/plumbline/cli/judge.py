@@ -17,7 +17,9 @@ from plumbline.cli.output import (
     concurrency_option,
     emit,
     json_option,
+    limit_option,
     log_inputs,
+    max_tokens_option,
     model_args_option,
     output_option,
     parse_model_args,
@@ -77,11 +79,9 @@ def _adversarial_mark(fooled: bool | None) -> str:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Calibration set JSONL (default: the packaged set).",
 )
-@click.option(
-    "--limit",
-    type=click.IntRange(min=1),
-    help="Grade a seeded subset of this many items (adversarial items kept first), "
-    "for a quick look with a slow judge.",
+@limit_option(
+    "Grade a seeded subset of this many items (adversarial items kept first), "
+    "for a quick look with a slow judge."
 )
 @click.option(
     "--rubric",
@@ -92,12 +92,8 @@ def _adversarial_mark(fooled: bool | None) -> str:
 )
 @seed_option("Random seed of generation (temperature is 0) and of the --limit subset.")
 @model_args_option("every judge")
-@click.option(
-    "--max-tokens",
-    default=512,
-    show_default=True,
-    type=click.IntRange(min=16),
-    help="Most tokens per verdict; a reply cut off there is unscored.",
+@max_tokens_option(
+    "Most tokens per verdict; a reply cut off there is unscored.", default=512, minimum=16
 )
 @concurrency_option(
     "Judge requests in flight at once.",

@@ -198,6 +198,30 @@ def concurrency_option(
     return decorate
 
 
+def max_tokens_option(
+    help: str, *, default: int | None = None, minimum: int = 1
+) -> Callable[[F], F]:
+    """`--max-tokens N`: the most tokens a model may generate per call (None: the provider's)."""
+    return click.option(
+        "--max-tokens",
+        type=click.IntRange(min=minimum),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def limit_option(help: str) -> Callable[[F], F]:
+    """`--limit N`: only a seeded subset of N of the items (samples, calibration items)."""
+    return click.option("--limit", type=click.IntRange(min=1), help=help)
+
+
+#: `--strict`, for the commands that read run records: stop at the first invalid one (without
+#: it, invalid records are listed and left out).
+strict_records_option = click.option(
+    "--strict", is_flag=True, help="Fail on the first invalid record."
+)
+
 #: `--suite NAME|PATH` (default sa-bench), for the commands that read a suite's questions.
 suite_option = click.option(
     "--suite",

@@ -4,8 +4,9 @@ design's cap and expected pairs, and the correlation a paired plan assumes."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -15,9 +16,10 @@ from plumbline.core import present
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from plumbline.stats import SampleSizeResult
+    from plumbline.stats import DetectableEffectResult, SampleSizeResult
 
 UNKNOWN = "unknown"
+R = TypeVar("R")
 
 
 if TYPE_CHECKING:  # click 8.5 types are generic; older clicks are not (as in cli.output)
@@ -46,25 +48,58 @@ class CorrelationParam(_ParamType):
         return number
 
 
-def sample_size(
-    *,
-    baseline: float | None,
-    effect: float,
-    paired: bool,
-    sd: float | None,
-    common: dict[str, Any],
-    pairing: dict[str, Any],
-) -> SampleSizeResult:
-    """The fixed design's sample size: paired t with --sd, McNemar when paired, else two
-    independent proportions."""
-    from plumbline.stats import mcnemar_sample_size, paired_sample_size, two_proportion_sample_size
+@dataclass(frozen=True)
+class PowerDesign:
+    """The design `power` plans: a paired t test with `sd`, McNemar when `paired`, else two
+    independent proportions from `baseline`; `common` (alpha, power, epochs, within_share) and
+    `pairing` (correlation, discordant) are `stats.power`'s keyword arguments."""
 
-    if sd is not None:
-        return paired_sample_size(effect, sd, **common)
-    assert baseline is not None
-    if paired:
-        return mcnemar_sample_size(baseline, effect, **common, **pairing)
-    return two_proportion_sample_size(baseline, effect, **common)
+    baseline: float | None
+    paired: bool
+    sd: float | None
+    common: dict[str, Any]
+    pairing: dict[str, Any]
+
+    def sample_size(self, effect: float) -> SampleSizeResult:
+        """The fixed design's questions needed to detect `effect`."""
+        from plumbline import stats
+
+        return self._solve(
+            effect,
+            stats.paired_sample_size,
+            stats.mcnemar_sample_size,
+            stats.two_proportion_sample_size,
+        )
+
+    def detectable(self, n: int, decrease: bool) -> DetectableEffectResult:
+        """`power --n`: the smallest difference `n` questions can detect (a drop with
+        `decrease`)."""
+        from plumbline import stats
+
+        return self._solve(
+            n,
+            stats.paired_minimum_detectable_effect,
+            stats.mcnemar_minimum_detectable_effect,
+            stats.two_proportion_minimum_detectable_effect,
+            increase=not decrease,
+        )
+
+    def _solve(
+        self,
+        given: float,
+        paired_t: Callable[..., R],
+        mcnemar: Callable[..., R],
+        two_proportions: Callable[..., R],
+        **direction: bool,
+    ) -> R:
+        """The design's function of `stats.power` called with `given` (the effect, or the
+        questions); `direction` (`increase`) goes to the proportions' functions alone."""
+        if self.sd is not None:
+            return paired_t(given, self.sd, **self.common)
+        assert self.baseline is not None
+        if self.paired:
+            return mcnemar(self.baseline, given, **direction, **self.common, **self.pairing)
+        return two_proportions(self.baseline, given, **direction, **self.common)
 
 
 def sequential_correlation(
@@ -92,20 +127,12 @@ def sequential_correlation(
 
 
 def power_sequential(
-    baseline: float | None,
-    effect: float | None,
-    sd: float | None,
-    n: int | None,
-    epochs: int,
-    within_share: float,
-    common: dict[str, Any],
-    pairing: dict[str, Any],
-    json_path: str | None,
+    design: PowerDesign, effect: float | None, n: int | None, json_path: str | None
 ) -> None:
     """`power --sequential`: the cap and the expected pairs (terminal or JSON)."""
     if n is not None:
         raise click.UsageError("--sequential plans from --effect; --n does not apply")
-    if epochs != 1 or within_share != 0:
+    if design.common["epochs"] != 1 or design.common["within_share"] != 0:
         raise click.UsageError(
             "--sequential counts pairs: --epochs and --within-share do not apply"
         )
@@ -113,31 +140,24 @@ def power_sequential(
     from plumbline.cli.compare import check_sequential_size
 
     try:
-        fixed = sample_size(
-            baseline=baseline, effect=effect, paired=True, sd=sd, common=common, pairing=pairing
-        )
+        fixed = replace(design, paired=True).sample_size(effect)
         check_sequential_size(fixed.n, "--effect, --sd or --baseline, and --alpha, --power")
-        document = _sequential(baseline, effect, sd, common["alpha"], common["power"], pairing)
+        document = _sequential(design, effect)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     emit(document, json_path, lambda console: _render_sequential(console, document))
 
 
-def _sequential(
-    baseline: float | None,
-    effect: float,
-    sd: float | None,
-    alpha: float,
-    power: float,
-    pairing: dict[str, Any],
-) -> dict[str, Any]:
+def _sequential(design: PowerDesign, effect: float) -> dict[str, Any]:
     from plumbline.stats import expected_pairs, plan_sequential, plan_sequential_continuous
 
-    if sd is not None:
-        plan = plan_sequential_continuous(effect, sd, alpha=alpha, power=power)
+    baseline = design.baseline
+    alpha, power = design.common["alpha"], design.common["power"]
+    if design.sd is not None:
+        plan = plan_sequential_continuous(effect, design.sd, alpha=alpha, power=power)
     else:
         assert baseline is not None
-        plan = plan_sequential(baseline, effect, alpha=alpha, power=power, **pairing)
+        plan = plan_sequential(baseline, effect, alpha=alpha, power=power, **design.pairing)
     rows: list[dict[str, Any]] = []
     for multiple in (1.0, 1.5, 2.0):
         scaled = effect * multiple

@@ -17,6 +17,7 @@ from plumbline.cli.output import (
     error_console,
     json_option,
     output_option,
+    strict_records_option,
     write_json,
     write_output,
 )
@@ -136,7 +137,7 @@ def records() -> None:
     help="JSON records with task_id, arm, repeat and success (or acceptance_exit_code, "
     "timed_out, infra_failure), as the harness wrote them.",
 )
-@click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
+@strict_records_option
 @json_option
 def convert(
     inputs: tuple[str, ...],
@@ -235,7 +236,7 @@ def _convert(
 
 @records.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--strict", is_flag=True, help="Fail on the first invalid record.")
+@strict_records_option
 @json_option
 def validate(files: tuple[str, ...], strict: bool, json_path: str | None) -> None:
     """Validate run record files; list every problem as file:line: field: problem.

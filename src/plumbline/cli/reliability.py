@@ -24,6 +24,7 @@ from plumbline.cli.output import (
     error_console,
     json_option,
     markdown_option,
+    max_tokens_option,
     model_args_option,
     output_option,
     parquet_option,
@@ -97,13 +98,7 @@ def _parse_model_arg(values: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
     help="Sampling temperature of every call (reliability needs the variation).",
 )
 @seed_option("Random seed that shuffles the call order; trial i is sent seed + i.")
-@click.option(
-    "--max-tokens",
-    default=1024,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Most tokens a model may generate per trial.",
-)
+@max_tokens_option("Most tokens a model may generate per trial.", default=1024)
 @click.option(
     "--retries",
     default=0,

@@ -34,7 +34,9 @@ from plumbline.cli.output import (
     emit,
     error_console,
     json_option,
+    limit_option,
     markdown_option,
+    max_tokens_option,
     model_args_option,
     output_option,
     parse_model_args,
@@ -128,11 +130,9 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     show_default=True,
     help="Times every sample is run per model (Inspect epochs; the leaderboard averages them).",
 )
-@click.option(
-    "--limit",
-    type=click.IntRange(min=1),
-    help="Run N samples per task, the same N sample ids for every model (seeded by --seed, "
-    "chosen by id after the dataset loads).",
+@limit_option(
+    "Run N samples per task, the same N sample ids for every model (seeded by --seed, "
+    "chosen by id after the dataset loads)."
 )
 @click.option(
     "--log-dir",
@@ -154,11 +154,9 @@ def model_problems(names: Sequence[str], base_url: str | None = None) -> list[st
     maximum=MAX_CONCURRENCY,
     old=("--max-connections",),
 )
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    help="Most tokens a model may generate per call (default: the provider's; Inspect's "
-    "providers often allow thousands, which a slow local model takes minutes to produce).",
+@max_tokens_option(
+    "Most tokens a model may generate per call (default: the provider's; Inspect's "
+    "providers often allow thousands, which a slow local model takes minutes to produce)."
 )
 @click.option(
     "--timeout",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,8 +18,8 @@ from plumbline.cli.output import (
 from plumbline.cli.power_sequential import (
     UNKNOWN,
     CorrelationParam,
+    PowerDesign,
     power_sequential,
-    sample_size,
     sequential_correlation,
 )
 from plumbline.core import present
@@ -118,32 +119,6 @@ def _design_title(design: str) -> str:
         "paired proportions": "Paired: both arms on the same questions (McNemar, Connor 1987)",
         "paired difference": "Paired difference of scores (paired t test)",
     }[design]
-
-
-def _detectable(
-    baseline: float | None,
-    n: int,
-    paired: bool,
-    sd: float | None,
-    decrease: bool,
-    common: dict[str, Any],
-    pairing: dict[str, Any],
-) -> DetectableEffectResult:
-    """`power --n`: the smallest difference `n` questions can detect."""
-    from plumbline.stats import (
-        mcnemar_minimum_detectable_effect,
-        paired_minimum_detectable_effect,
-        two_proportion_minimum_detectable_effect,
-    )
-
-    if sd is not None:
-        return paired_minimum_detectable_effect(n, sd, **common)
-    assert baseline is not None
-    if paired:
-        return mcnemar_minimum_detectable_effect(
-            baseline, n, increase=not decrease, **common, **pairing
-        )
-    return two_proportion_minimum_detectable_effect(baseline, n, increase=not decrease, **common)
 
 
 def _render_sample_size(
@@ -311,11 +286,13 @@ def power(
     pairing: dict[str, Any] = {"correlation": correlation, "discordant": discordant}
     if sequential:
         pairing["correlation"] = sequential_correlation(correlation, baseline, effect)
-        power_sequential(baseline, effect, sd, n, epochs, within_share, common, pairing, json_path)
+    design = PowerDesign(baseline, paired, sd, common, pairing)
+    if sequential:
+        power_sequential(design, effect, n, json_path)
         return
     try:
         if n is not None:
-            detectable = _detectable(baseline, n, paired, sd, decrease, common, pairing)
+            detectable = design.detectable(n, decrease)
             emit(
                 detectable,
                 json_path,
@@ -323,13 +300,11 @@ def power(
             )
             return
         assert effect is not None
-        result = sample_size(
-            baseline=baseline, effect=effect, paired=paired, sd=sd, common=common, pairing=pairing
-        )
+        result = design.sample_size(effect)
         show_table = within_share > 0
         table: list[dict[str, Any]] = []
         if show_table:
-            table = _repeats_table(baseline, effect, paired, sd, epochs, common, pairing)
+            table = _repeats_table(design, effect)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     emit(
@@ -362,25 +337,10 @@ def _check_power_options(
         )
 
 
-def _repeats_table(
-    baseline: float | None,
-    effect: float,
-    paired: bool,
-    sd: float | None,
-    epochs: int,
-    common: dict[str, Any],
-    pairing: dict[str, Any],
-) -> list[dict[str, Any]]:
+def _repeats_table(design: PowerDesign, effect: float) -> list[dict[str, Any]]:
     """Questions and total runs needed at each repeat count of the table (and --epochs)."""
     table: list[dict[str, Any]] = []
-    for k in sorted({*REPEAT_TABLE, epochs}):
-        row = sample_size(
-            baseline=baseline,
-            effect=effect,
-            paired=paired,
-            sd=sd,
-            common={**common, "epochs": k},
-            pairing=pairing,
-        )
+    for k in sorted({*REPEAT_TABLE, design.common["epochs"]}):
+        row = replace(design, common={**design.common, "epochs": k}).sample_size(effect)
         table.append({"epochs": k, "n": row.n, "total_runs": row.total_runs})
     return table

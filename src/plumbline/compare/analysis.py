@@ -26,7 +26,7 @@ from plumbline.compare.caveats import (
     usage_warnings,
 )
 from plumbline.compare.cost import cost_comparison, cost_warnings, reprice
-from plumbline.compare.decision import Decision, ci_gates, decide, schema_gates
+from plumbline.compare.decision import ci_gates, decide, schema_gates
 from plumbline.compare.listing import (
     arm_distributions,
     run_listing,
@@ -55,7 +55,6 @@ from plumbline.compare.result import (
     ArmSummary,
     CompareReport,
     CompareSettings,
-    CostComparison,
     DeltaSummary,
     Gate,
     InputSummary,
@@ -63,7 +62,6 @@ from plumbline.compare.result import (
     PairedDeltas,
     PairedTest,
     PerTaskRow,
-    PowerAnalysis,
     SequentialComparison,
     generated_schema,
 )
@@ -225,15 +223,21 @@ def _comparison(
     step(f"{treatment} vs {control}: paired tests")
     cost = cost_comparison(prepared, pairs, treatment, control, settings, settings.price_table)
     warnings += cost_warnings(cost, treatment, control)
-    return _arm_comparison(
-        decision,
+    return ArmComparison(
         treatment=treatment,
         control=control,
+        decision=decision.decision,
+        decision_role=decision.role,
         caveat=small_sample_caveat(prepared, pairs, power, summaries[control], treatment, control),
+        rule=decision.rule,
+        tie=decision.tie,
+        gates=decision.gates,
+        pairs=pairs.height,
         paired=PairedDeltas(pairs=pairs.height, **paired),
         diagnostics=diagnostics,
         tests=tests,
-        power=power,
+        minimum_detectable_pass_delta=detectable,
+        power_analysis=power,
         per_task=[PerTaskRow.model_validate(row) for row in table.to_dicts()],
         warnings=warnings,
         sequential=sequential,
@@ -258,43 +262,6 @@ def _sequential(
     if sequential is None:
         warnings.append(f"{treatment} vs {control}: no pairs, so no sequential verdict")
     return sequential
-
-
-def _arm_comparison(
-    decision: Decision,
-    *,
-    treatment: str,
-    control: str,
-    caveat: str | None,
-    paired: PairedDeltas,
-    diagnostics: dict[str, DeltaSummary],
-    tests: dict[str, PairedTest],
-    power: PowerAnalysis,
-    per_task: list[PerTaskRow],
-    warnings: list[str],
-    sequential: SequentialComparison | None = None,
-    cost: CostComparison | None = None,
-) -> ArmComparison:
-    return ArmComparison(
-        treatment=treatment,
-        control=control,
-        decision=decision.decision,
-        decision_role=decision.role,
-        caveat=caveat,
-        rule=decision.rule,
-        tie=decision.tie,
-        gates=decision.gates,
-        pairs=paired.pairs,
-        paired=paired,
-        diagnostics=diagnostics,
-        tests=tests,
-        minimum_detectable_pass_delta=power.minimum_detectable_pass_delta,
-        power_analysis=power,
-        per_task=per_task,
-        warnings=warnings,
-        sequential=sequential,
-        cost=cost,
-    )
 
 
 _HOLM_TESTS = (

@@ -44,6 +44,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from plumbline.core.problems import ProblemLinesError
+
 Provenance = Literal["metered", "provider-reported", "agent-reported", "estimated"]
 """Where a cost's tokens came from: the harness's metering proxy, the response's usage, the
 agent's own report, or a tokenizer's count."""
@@ -59,12 +61,8 @@ SHIPPED = "shipped"
 _MILLION = 1_000_000.0
 
 
-class PriceFileError(ValueError):
+class PriceFileError(ProblemLinesError):
     """A price file that cannot be used; each problem is `file:line: field: problem`."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        super().__init__("\n".join(self.problems))
 
 
 @dataclass(frozen=True)

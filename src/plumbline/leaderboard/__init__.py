@@ -28,10 +28,10 @@ from plumbline.leaderboard.result import (
     LeaderboardDocument,
     LeaderboardRow,
     Problem,
-    upgrade_document,
 )
 from plumbline.leaderboard.scores import CategoryScore, ModelScores
 from plumbline.leaderboard.suite import Category, Suite, SuiteError, load_suite, parse_suite
+from plumbline.leaderboard.upgrade import upgrade_document
 
 __all__ = [
     "AdjacentPair",

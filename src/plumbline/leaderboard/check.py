@@ -23,8 +23,8 @@ from plumbline.leaderboard.check_result import (
     DocumentReview,
     Inconsistency,
 )
-from plumbline.leaderboard.result import upgrade_document
 from plumbline.leaderboard.scores import LEVEL
+from plumbline.leaderboard.upgrade import upgrade_document
 
 DEFAULT_TOLERANCE = 0.05
 

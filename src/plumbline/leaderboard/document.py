@@ -1,7 +1,7 @@
 """The leaderboard JSON file: validation, the rules a schema cannot say, atomic writing and reading.
 
 A document is parsed into `LeaderboardDocument` (older versions upgraded first, see
-`leaderboard.result.upgrade_document`); its JSON Schema, `schemas/leaderboard.schema.json`, is
+`leaderboard.upgrade.upgrade_document`); its JSON Schema, `schemas/leaderboard.schema.json`, is
 generated from that model. Beside what the model checks, a valid leaderboard obeys rules a
 schema cannot say:
 
@@ -25,7 +25,8 @@ from pydantic import ValidationError
 
 from plumbline.core.problems import ProblemsError
 from plumbline.core.schema_files import model_schema
-from plumbline.leaderboard.result import LeaderboardDocument, upgrade_document
+from plumbline.leaderboard.result import LeaderboardDocument
+from plumbline.leaderboard.upgrade import upgrade_document
 from plumbline.records.io import UnreadableFileError, read_json_file, write_json_atomic
 
 OVERALL_TOLERANCE = 1e-9

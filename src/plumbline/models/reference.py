@@ -85,7 +85,7 @@ class CdkMatch:
     @property
     def solution(self) -> str:
         """The reference solution's source code."""
-        return self.prompt.solution_path.read_text(encoding="utf-8")
+        return self.prompt.solution
 
 
 Match = ExamMatch | ArchitectureMatch | CdkMatch

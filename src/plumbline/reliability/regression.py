@@ -73,6 +73,7 @@ from plumbline.reliability.changes import (
 )
 from plumbline.reliability.config_split import split_by_config
 from plumbline.reliability.cost import Price, Pricing, price_problem, priced_cost, pricing_of
+from plumbline.reliability.model_pairs import model_pairing, pair_models, records_by_model
 from plumbline.reliability.no_change import (
     TESTED,
     NoChange,
@@ -173,60 +174,6 @@ def _prompt_values(entry: ModelReliability, metric: str) -> dict[str, float]:
         elif metric == "performance" and prompt.performance is not None:
             values[prompt.prompt_id] = prompt.performance
     return values
-
-
-def _by_model(records: Sequence[TrialRecord]) -> dict[str, list[TrialRecord]]:
-    """Records per model, named as `analyze` names them (configurations split, duplicates
-    dropped)."""
-    unique: dict[tuple[str, str, int], TrialRecord] = {}
-    for record in split_by_config(records).records:
-        unique.setdefault(record.key, record)
-    grouped: dict[str, list[TrialRecord]] = defaultdict(list)
-    for record in unique.values():
-        grouped[record.model].append(record)
-    return grouped
-
-
-def pair_models(
-    baseline: Sequence[str], current: Sequence[str], explicit: Mapping[str, str] | None = None
-) -> list[tuple[str, str, Literal["name", "single model", "--pair"]]]:
-    """(baseline model, current model, how) pairs: `explicit` (baseline → current) first, then
-    equal names, then the two models when each run holds one. Unknown explicit names raise."""
-    pairs: list[tuple[str, str, Literal["name", "single model", "--pair"]]] = []
-    for old, new in (explicit or {}).items():
-        if old not in baseline:
-            raise ValueError(f"--pair: the baseline has no model {old!r}")
-        if new not in current:
-            raise ValueError(f"--pair: the current run has no model {new!r}")
-        pairs.append((old, new, "--pair"))
-    if pairs:
-        return pairs
-    pairs = [(name, name, "name") for name in current if name in baseline]
-    if not pairs and len(baseline) == 1 and len(current) == 1:
-        pairs = [(baseline[0], current[0], "single model")]
-    return pairs
-
-
-def _summary(pairing_head: str, changes: Sequence[MetricChange]) -> str:
-    parts = []
-    for verdict in ("regressed", "improved", "unchanged", "inconclusive"):
-        names = [c.metric for c in changes if c.verdict == verdict]
-        if names:
-            parts.append(
-                f"{verdict.upper() if verdict == 'regressed' else verdict} " + ", ".join(names)
-            )
-    return f"{pairing_head}: " + "; ".join(parts) + "."
-
-
-def _overall(changes: Sequence[MetricChange]) -> Verdict:
-    verdicts = {c.verdict for c in changes}
-    if "regressed" in verdicts:
-        return "regressed"
-    if "improved" in verdicts:
-        return "improved"
-    if verdicts == {"unchanged"}:
-        return "unchanged"
-    return "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -481,27 +428,6 @@ def _metric_change(
     )
 
 
-def _pairing(
-    runs: _PairRuns,
-    how: Literal["name", "single model", "--pair"],
-    changes: Sequence[MetricChange],
-) -> ModelPairing:
-    old_name, new_name = runs.old.model, runs.new.model
-    head = (
-        f"{new_name} vs baseline {old_name}" if new_name != old_name else f"{new_name}"
-    ) + f" ({len(runs.shared)} shared prompts)"
-    return ModelPairing(
-        model=new_name,
-        baseline_model=old_name,
-        paired_by=how,
-        shared_prompts=len(runs.shared),
-        only_in_baseline=sorted(runs.old_prompts - runs.new_prompts),
-        only_in_current=sorted(runs.new_prompts - runs.old_prompts),
-        verdict=_overall(changes),
-        summary=_summary(head, changes),
-    )
-
-
 def _family_text(family: Sequence[str], metrics: Sequence[str]) -> str:
     if len(family) == len(metrics):
         return f"{len(metrics)} metrics"
@@ -585,7 +511,8 @@ def compare_to_baseline(
     level = 1 - (1 - FAMILY_LEVEL) / len(metrics)
     old_models = {m.model: m for m in baseline.models}
     new_models = {m.model: m for m in current.models}
-    old_records, new_records = _by_model(baseline_records), _by_model(current_records)
+    old_records = records_by_model(baseline_records)
+    new_records = records_by_model(current_records)
     old_split = split_by_config(baseline_records).models
     new_split = split_by_config(current_records).models
     matched = pair_models(list(old_models), list(new_models), pairs)
@@ -607,7 +534,11 @@ def compare_to_baseline(
             _metric_change(runs, tests, metric, chosen[metric], level, seed + index, resamples)
             for index, metric in enumerate(metrics)
         ]
-        pairings.append(_pairing(runs, how, changes))
+        pairings.append(
+            model_pairing(
+                (runs.old.model, runs.new.model), (runs.old_prompts, runs.new_prompts), how, changes
+            )
+        )
         entries += changes
     used_old = {old for old, _, _ in matched}
     used_new = {new for _, new, _ in matched}

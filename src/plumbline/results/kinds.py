@@ -148,7 +148,7 @@ def detect(document: Any) -> str | None:
     """The kind of a JSON document from its `schema_version` alone (older leaderboards, which
     predate the string, included); None when it is no plumbline result."""
     from plumbline.core.result import document_kind
-    from plumbline.leaderboard.result import is_older_leaderboard
+    from plumbline.leaderboard.upgrade import is_older_leaderboard
 
     name = document_kind(document)
     if name in KIND_NAMES:

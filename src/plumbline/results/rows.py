@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 
 @dataclass(frozen=True)
@@ -21,3 +21,8 @@ class MetricRow:
     #: How it was measured where that varies within one kind of result (a reliability
     #: probe's prompts and trials); None where the suite and kind say it all.
     configuration: str | None = None
+
+
+#: A metric row's fields in order: the store's metric columns besides the ids, and what
+#: `history` lists of each metric.
+METRIC_FIELDS = tuple(f.name for f in fields(MetricRow))

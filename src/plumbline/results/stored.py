@@ -109,7 +109,7 @@ def stored_result(result: BaseModel, data: dict[str, Any] | None = None) -> Resu
 
 def result_kind(document: Any) -> str | None:
     """The kind a JSON document names (older leaderboards included), or None."""
-    from plumbline.leaderboard.result import is_older_leaderboard
+    from plumbline.leaderboard.upgrade import is_older_leaderboard
 
     name = document_kind(document)
     if name is None and is_older_leaderboard(document):

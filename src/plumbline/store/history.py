@@ -17,7 +17,7 @@ change (`store.acks`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from plumbline.results.history_document import (
@@ -55,18 +55,7 @@ def filters_of(query: Query) -> HistoryFilters:
 
 
 def _value(row: MetricRow, repeat_of: int | None = None) -> MetricValue:
-    return MetricValue(
-        repeat_of=repeat_of,
-        subject=row.subject,
-        metric=row.metric,
-        estimate=row.estimate,
-        low=row.low,
-        high=row.high,
-        level=row.level,
-        method=row.method,
-        n=row.n,
-        configuration=row.configuration,
-    )
+    return MetricValue(repeat_of=repeat_of, **asdict(row))
 
 
 def history_entry(

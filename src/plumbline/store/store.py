@@ -19,12 +19,12 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from plumbline.core.closing import Closing
-from plumbline.results.rows import MetricRow
+from plumbline.results.rows import METRIC_FIELDS, MetricRow
 from plumbline.store.migrate import StoreError, ensure_schema
 from plumbline.store.url import StoreAddress, store_address
 
@@ -300,7 +300,7 @@ class Store(Closing):
             if result.metrics:
                 connection.execute(
                     insert(metrics),
-                    [{"result_id": result_id, **_metric_values(m)} for m in result.metrics],
+                    [{"result_id": result_id, **asdict(m)} for m in result.metrics],
                 )
         self._add_labels(connection, result_id, labels)
         return Added(id=result_id, created=created)
@@ -385,17 +385,7 @@ class Store(Closing):
             entry = found.get(metric.result_id)
             if entry is not None:
                 entry.metrics.append(
-                    MetricRow(
-                        subject=metric.subject,
-                        metric=metric.metric,
-                        estimate=metric.estimate,
-                        low=metric.low,
-                        high=metric.high,
-                        level=metric.level,
-                        method=metric.method,
-                        n=metric.n,
-                        configuration=metric.configuration,
-                    )
+                    MetricRow(**{name: getattr(metric, name) for name in METRIC_FIELDS})
                 )
         for label in label_rows:
             entry = found.get(label.result_id)
@@ -446,20 +436,6 @@ def _insert_new(connection: Connection, table: Any, values: dict[str, Any], *key
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
     return sqlite_insert(table).values(values).on_conflict_do_nothing(index_elements=list(keys))
-
-
-def _metric_values(metric: MetricRow) -> dict[str, Any]:
-    return {
-        "subject": metric.subject,
-        "metric": metric.metric,
-        "estimate": metric.estimate,
-        "low": metric.low,
-        "high": metric.high,
-        "level": metric.level,
-        "method": metric.method,
-        "n": metric.n,
-        "configuration": metric.configuration,
-    }
 
 
 def _result_conditions(query: Query) -> list[ColumnElement[bool]]:

@@ -43,6 +43,24 @@ def _num(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
+def x_gridline(x: float, *, top: float, axis_y: float, label: str) -> str:
+    """A vertical gridline at `x` from `top` down to the axis, its label (escaped) below."""
+    tx = _num(x)
+    return (
+        f'<line x1="{tx}" y1="{top}" x2="{tx}" y2="{axis_y}" stroke="#e3e3e3"/>'
+        f'<text x="{tx}" y="{axis_y + 14}" text-anchor="middle" fill="#555">{_e(label)}</text>'
+    )
+
+
+def y_gridline(y: float, *, left: float, right: float, label: str) -> str:
+    """A horizontal gridline at `y` from `left` to `right`, its label (escaped) to the left."""
+    ty = _num(y)
+    return (
+        f'<line x1="{left}" y1="{ty}" x2="{right}" y2="{ty}" stroke="#e3e3e3"/>'
+        f'<text x="{left - 6}" y="{_num(y + 4)}" text-anchor="end" fill="#555">{_e(label)}</text>'
+    )
+
+
 def format_value(value: float, *, percent: bool = False) -> str:
     """A value as the axis and tooltips show it: `84.0%` or `0.84` (3 significant digits).
 
@@ -115,14 +133,10 @@ def _x_axis(
     percent: bool = False,
 ) -> str:
     """A horizontal value axis: a gridline and label per tick, the axis line and its title."""
-    parts = []
-    for tick in tick_values:
-        tx = _num(x(tick))
-        parts.append(
-            f'<line x1="{tx}" y1="{top}" x2="{tx}" y2="{axis_y}" stroke="#e3e3e3"/>'
-            f'<text x="{tx}" y="{axis_y + 14}" text-anchor="middle" fill="#555">'
-            f"{_e(format_value(tick, percent=percent))}</text>"
-        )
+    parts = [
+        x_gridline(x(tick), top=top, axis_y=axis_y, label=format_value(tick, percent=percent))
+        for tick in tick_values
+    ]
     parts.append(
         f'<line x1="{left}" y1="{axis_y}" x2="{right}" y2="{axis_y}" stroke="#888"/>'
         f'<text x="{_num((left + right) / 2)}" y="{axis_y + 32}" text-anchor="middle" '
@@ -357,13 +371,9 @@ def grouped_bar_chart(
         return axis_y - (max(value, 0.0) / top_value) * (axis_y - top)
 
     parts = [_svg_open(width, height, y_label)]
-    for tick in ticks:
-        ty = _num(y(tick))
-        parts.append(
-            f'<line x1="{left}" y1="{ty}" x2="{right}" y2="{ty}" stroke="#e3e3e3"/>'
-            f'<text x="{left - 6}" y="{_num(y(tick) + 4)}" text-anchor="end" fill="#555">'
-            f"{_e(format_value(tick))}</text>"
-        )
+    parts += [
+        y_gridline(y(tick), left=left, right=right, label=format_value(tick)) for tick in ticks
+    ]
     parts.append(
         f'<line x1="{left}" y1="{axis_y}" x2="{right}" y2="{axis_y}" stroke="#888"/>'
         f'<text transform="translate(14 {_num((top + axis_y) / 2)}) rotate(-90)" '

@@ -19,6 +19,7 @@ from plumbline.views.svg import (
     _truncate,
     format_value,
     nice_ticks,
+    x_gridline,
 )
 
 
@@ -125,12 +126,8 @@ def cost_score_chart(
 
     parts = [_svg_open(width, height, "score against cost per sample, with the Pareto front")]
     for position, value in _cost_ticks(low, high, log_scale):
-        tx = _num(left + (position - low) / (high - low) * (width - left - right))
-        parts.append(
-            f'<line x1="{tx}" y1="{top}" x2="{tx}" y2="{axis_y}" stroke="#e3e3e3"/>'
-            f'<text x="{tx}" y="{axis_y + 14}" text-anchor="middle" fill="#555">'
-            f"${_e(format_value(value))}</text>"
-        )
+        tx = left + (position - low) / (high - low) * (width - left - right)
+        parts.append(x_gridline(tx, top=top, axis_y=axis_y, label=f"${format_value(value)}"))
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         parts.append(
             f'<line x1="{left}" y1="{_num(y(tick))}" x2="{width - right}" y2="{_num(y(tick))}" '

@@ -18,6 +18,7 @@ from plumbline.views.svg import (
     _svg_open,
     format_value,
     nice_ticks,
+    y_gridline,
 )
 
 
@@ -48,14 +49,15 @@ class _Frame:
 def _sequence_axes(
     frame: _Frame, x_label: str, y_label: str, percent: bool, *, x_ticks: bool = True
 ) -> list[str]:
-    parts = []
-    for tick in nice_ticks(frame.low, frame.high):
-        ty = _num(frame.y(tick))
-        parts.append(
-            f'<line x1="{frame.left}" y1="{ty}" x2="{frame.right}" y2="{ty}" stroke="#e3e3e3"/>'
-            f'<text x="{frame.left - 6}" y="{_num(frame.y(tick) + 4)}" text-anchor="end" '
-            f'fill="#555">{_e(format_value(tick, percent=percent))}</text>'
+    parts = [
+        y_gridline(
+            frame.y(tick),
+            left=frame.left,
+            right=frame.right,
+            label=format_value(tick, percent=percent),
         )
+        for tick in nice_ticks(frame.low, frame.high)
+    ]
     for tick in nice_ticks(frame.first, frame.last) if x_ticks else []:
         if tick != int(tick):
             continue

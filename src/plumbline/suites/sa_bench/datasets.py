@@ -3,13 +3,14 @@
 Each dataset is a JSONL file in `DATA_DIR` with a JSON Schema in `plumbline/schemas/`. A loader
 reads every line, validates it against the schema and the pydantic model (which adds the checks a
 schema cannot express, such as "the target letters exist among the choices"), checks ids are
-unique and that referenced files (diagram PNGs, reference CDK solutions) exist, and raises one
+unique and that referenced diagram PNGs exist, and raises one
 `DatasetError` listing every problem as `file:line: field: problem`. Nothing is silently skipped:
 a task whose diagram is missing is an error, not a smaller dataset.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -364,27 +365,40 @@ CDK_PROMPT_ENDING = "Emit a complete CDK app that can be synthesized."
 
 
 class CdkPrompt(BaseModel):
-    """One CDK synthesis prompt with the path of a reference solution that synthesizes."""
+    """One CDK synthesis prompt with a reference solution: the source of a complete Python CDK
+    app that synthesizes, kept inline as HumanEval keeps its canonical solutions."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=r"^cdk-\d{2,3}$")
     level: Literal["beginner", "intermediate", "advanced"]
     prompt: str = Field(min_length=20)
-    solution: str = Field(pattern=r"^cdk_solutions/[A-Za-z0-9_.-]+\.py$")
+    solution: str = Field(min_length=1)
     services: list[str] = Field(min_length=1)
-
-    _data_dir: Path = PrivateAttr(default=DATA_DIR)
-
-    @property
-    def solution_path(self) -> Path:
-        """Absolute path of the reference solution (resolved against the dataset's directory)."""
-        return self._data_dir / self.solution
 
     @model_validator(mode="after")
     def _check_prompt(self) -> CdkPrompt:
         if not self.prompt.rstrip().endswith(CDK_PROMPT_ENDING):
             raise _problem("prompt", f"must end with {CDK_PROMPT_ENDING!r}")
+        return self
+
+    @model_validator(mode="after")
+    def _check_solution(self) -> CdkPrompt:
+        if "\n" not in self.solution.strip() and self.solution.strip().endswith(".py"):
+            raise _problem(
+                "solution", f"holds the app's source, not a path: put the text of {self.solution}"
+            )
+        try:
+            tree = ast.parse(self.solution)
+        except SyntaxError as error:
+            raise _problem(
+                "solution", f"not Python source: {error.msg} (solution line {error.lineno})"
+            ) from None
+        last = tree.body[-1] if tree.body else None
+        if not (isinstance(last, ast.Expr) and ast.unparse(last).endswith(".synth()")):
+            raise _problem(
+                "solution", "must be a complete CDK app whose last statement is `app.synth()`"
+            )
         return self
 
 
@@ -464,7 +478,7 @@ def _load(
             )
             continue
         first_line[record.id] = located.line
-        if isinstance(record, ArchitectureTask | CdkPrompt):
+        if isinstance(record, ArchitectureTask):
             record._data_dir = source.resolve().parent
         if check_files is not None:
             errors.extend(check_files(record, located))
@@ -496,19 +510,6 @@ def _check_diagram(task: ArchitectureTask, located: Located) -> list[RecordError
     return []
 
 
-def _check_solution(prompt: CdkPrompt, located: Located) -> list[RecordError]:
-    if prompt.solution_path.is_file():
-        return []
-    return [
-        RecordError(
-            located.path,
-            located.line,
-            "solution",
-            f"reference solution not found: {prompt.solution_path}",
-        )
-    ]
-
-
 def load_practice_exam(path: str | Path | None = None) -> list[PracticeExamQuestion]:
     """Load and validate the practice exam questions (default: the packaged dataset).
 
@@ -530,9 +531,5 @@ def load_architecture_design(path: str | Path | None = None) -> list[Architectur
 
 
 def load_cdk_synth(path: str | Path | None = None) -> list[CdkPrompt]:
-    """Load and validate the CDK synthesis prompts (default: the packaged dataset).
-
-    Solution paths resolve against the directory of the loaded file; a prompt whose reference
-    solution file is missing is an error.
-    """
-    return _load(path, CDK_SYNTH_FILE, "cdk_synth", CdkPrompt, _check_solution)
+    """Load and validate the CDK synthesis prompts (default: the packaged dataset)."""
+    return _load(path, CDK_SYNTH_FILE, "cdk_synth", CdkPrompt)

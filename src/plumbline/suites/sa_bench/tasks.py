@@ -334,12 +334,11 @@ def cdk_synth(
         Sample(
             id=prompt.id,
             input=prompt.prompt,
-            target=prompt.solution_path.read_text(encoding="utf-8"),
+            target=prompt.solution,
             metadata={
                 "id": prompt.id,
                 "level": prompt.level,
                 "services": list(prompt.services),
-                "solution": prompt.solution,
             },
         )
         for prompt in load_cdk_synth()
