@@ -8,7 +8,7 @@ Coverage cells: σ ∈ {0.5, 1} × n ∈ {20, 50, 100, 500}, fixed p and c (targ
 cell). Front calibration, two truth populations drawn per dataset, σ = 1: 3 models with
 p_m ~ U(0.4, 0.8) and c_m ~ exp(U(−0.4, 0.4)), and 5 models with p_m ~ U(0.3, 0.9) and
 c_m ~ exp(U(−0.7, 0.7)); each model's published `probability_on_front` is binned and compared
-with the share of those models on the true front (`stats.front_check`: each bin of at least 50
+with the share of those models on the true front (`validation.front_check`: each bin of at least 50
 models tested with an SE clustered by board, Holm over every bin of the run at family-wise 5%;
 the binomial SE, models taken as independent, is printed alongside). The front's boards run
 `board_costs` with `FRONT_REPLICATES` cost replicates (the front does not use them).
@@ -55,7 +55,7 @@ from plumbline.stats.cost import (
     on_front,
 )
 from plumbline.stats.front import FrontInput, front_posterior
-from plumbline.stats.front_check import calibration_bins, calibration_check
+from validation.front_check import calibration_bins, calibration_check
 
 TABLE = PriceTable(version="simulation", entries={})
 SUITE = parse_suite(
@@ -255,7 +255,7 @@ Cell = tuple[str, int, FloatArray, FloatArray, IntArray]
 
 def check_front(cells: list[Cell]) -> bool:
     """Print every cell's bins (both SEs, the clustered t and Holm's adjusted p-value) and
-    return whether the run's check passes (`stats.front_check`)."""
+    return whether the run's check passes (`validation.front_check`)."""
     check = calibration_check(
         [calibration_bins(prob, truth, board) for *_, prob, truth, board in cells]
     )

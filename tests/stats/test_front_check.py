@@ -1,4 +1,4 @@
-"""The front probabilities' calibration check (`stats.front_check`): the board is the unit of
+"""The front probabilities' calibration check (`validation.front_check`): the board is the unit of
 its SE, Holm over the bins keeps the family-wise level, a calibrated forecaster passes and a
 miscalibrated one is flagged. The check's false-alarm rate on the benchmark's boards is
 simulated by `benchmarks/bench_cost.py --check-size`."""
@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from plumbline.stats.front_check import calibration_bins, calibration_check
+from validation.front_check import calibration_bins, calibration_check
 
 
 def _forecasts(
