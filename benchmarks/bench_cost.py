@@ -8,12 +8,20 @@ Coverage cells: σ ∈ {0.5, 1} × n ∈ {20, 50, 100, 500}, fixed p and c (targ
 cell). Front calibration, two truth populations drawn per dataset, σ = 1: 3 models with
 p_m ~ U(0.4, 0.8) and c_m ~ exp(U(−0.4, 0.4)), and 5 models with p_m ~ U(0.3, 0.9) and
 c_m ~ exp(U(−0.7, 0.7)); each model's published `probability_on_front` is binned and compared
-with the share of those models on the true front (target: within 2.5 Monte Carlo standard
-errors in every bin with at least 50 models).
+with the share of those models on the true front (`validation.front_check`: each bin of at least 50
+models tested with an SE clustered by board, Holm over every bin of the run at family-wise 5%;
+the binomial SE, models taken as independent, is printed alongside). The front's boards run
+`board_costs` with `FRONT_REPLICATES` cost replicates (the front does not use them).
 
     python benchmarks/bench_cost.py [--datasets 2000] [--front-datasets 1500] [--seed 0]
         [--sizes 20,50,100,500] [--sigmas 0.5,1] [--no-front] [--front-sizes 20,100]
-        [--no-coverage] [--speed]
+        [--no-coverage] [--save FILE.npz] [--recheck FILE.npz ...] [--check-size RUNS]
+        [--speed]
+
+`--save` writes the front calibration's raw cells; `--recheck` checks saved cells again (cells
+of the same population and size from several files pooled, as one run). `--check-size RUNS`
+measures the check's false-alarm rate: RUNS runs, each of every population × front size, on a
+forecaster calibrated by construction (`exact_bayes_front`), and the share that fail.
 
 `--speed` times `board_costs` on a 10-model board (500 questions) against the same call with
 the front's posterior (`stats.front.front_posterior`) swapped for the bootstrap share it
@@ -31,6 +39,7 @@ import sys
 import time
 
 import numpy as np
+from scipy import stats
 
 from plumbline.core.prices import PriceTable
 from plumbline.leaderboard.collect import CategoryData
@@ -46,6 +55,7 @@ from plumbline.stats.cost import (
     on_front,
 )
 from plumbline.stats.front import FrontInput, front_posterior
+from validation.front_check import calibration_bins, calibration_check
 
 TABLE = PriceTable(version="simulation", entries={})
 SUITE = parse_suite(
@@ -63,9 +73,12 @@ POPULATIONS = {
     "3 models, p ~ U(0.4, 0.8)": (3, 0.4, 0.8, 0.4),
     "5 models, p ~ U(0.3, 0.9)": (5, 0.3, 0.9, 0.7),
 }
+#: The cost interval's bootstrap replicates in the front calibration: the front's posterior
+#: does not use them (the same probabilities with any number), so few keep the run short.
+FRONT_REPLICATES = 20
 
 
-def _data(model: str, scores: np.ndarray, costs: np.ndarray) -> CategoryData:
+def simulated_category(model: str, scores: np.ndarray, costs: np.ndarray) -> CategoryData:
     n = scores.size
     usage = SampleUsage(
         tokens=np.zeros((n, len(TOKEN_KINDS)), np.int64),
@@ -94,14 +107,15 @@ def _dataset(
     p: np.ndarray,
     c: np.ndarray,
     models: tuple[str, ...] = MODELS,
+    replicates: int = DEFAULT_REPLICATES,
 ) -> tuple[dict[str, object], list[object]]:
     data = {}
     for index, model in enumerate(models):
         scores = (rng.random(n) < p[index]).astype(np.float64)
         costs = c[index] * rng.lognormal(0.0, sigma, n)
-        data[(model, "qa")] = _data(model, scores, costs)
+        data[(model, "qa")] = simulated_category(model, scores, costs)
     ranked = [score_model(SUITE, model, data) for model in models]  # type: ignore[arg-type]
-    costs_by_model, front = board_costs(SUITE, data, ranked, TABLE)  # type: ignore[arg-type]
+    costs_by_model, front = board_costs(SUITE, data, ranked, TABLE, replicates=replicates)  # type: ignore[arg-type]
     return costs_by_model, front  # type: ignore[return-value]
 
 
@@ -121,43 +135,68 @@ def coverage_cell(n: int, sigma: float, datasets: int, seed: int) -> tuple[float
 
 def front_calibration(
     n: int, datasets: int, seed: int, population: tuple[int, float, float, float]
-) -> list[tuple[float, float, float, int, float]]:
-    """Per probability bin: (mean probability, share truly on the front, its binomial SE,
-    models, the SE of share − mean probability clustered by board). The binomial SE (the
-    target's) takes the models as independent; a board's models are not (one on the front
-    moves the others), and the clustered SE (sandwich, boards as clusters) allows for that."""
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    """Each model's published probability of being on the front, whether it is on the true
+    front (0/1), and its board's index, over `datasets` boards of the population."""
     count_models, p_low, p_high, spread = population
     models = MODELS if count_models == 3 else tuple(f"m{index}" for index in range(count_models))
     # the first population keeps the stream (and figures) it had before the second was added
     rng = np.random.default_rng([seed, n, 99] if count_models == 3 else [seed, n, 99, count_models])
-    probabilities, truths, boards = [], [], []
-    for board in range(datasets):
+    probabilities, truths = [], []
+    for _ in range(datasets):
         p = rng.uniform(p_low, p_high, count_models)
         c = np.exp(rng.uniform(-spread, spread, count_models))
         true_front = on_front(p, c * math.exp(0.5))
-        _, front = _dataset(rng, n, 1.0, p, c, models)
+        _, front = _dataset(rng, n, 1.0, p, c, models, FRONT_REPLICATES)
         by_model = {entry.model: entry.probability_on_front for entry in front}  # type: ignore[attr-defined]
-        for index, model in enumerate(models):
-            probabilities.append(by_model[model])
-            truths.append(bool(true_front[index]))
-            boards.append(board)
-    prob, truth = np.array(probabilities), np.array(truths, dtype=float)
-    board_of = np.array(boards)
-    edges = np.array([0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0 + 1e-9])
-    rows = []
-    for low, high in itertools.pairwise(edges):
-        inside = (prob >= low) & (prob < high)
-        count = int(inside.sum())
-        if count == 0:
-            continue
-        share = float(truth[inside].mean())
-        mean_p = float(prob[inside].mean())
-        se = math.sqrt(max(mean_p * (1 - mean_p), 1e-12) / count)
-        residual = truth[inside] - prob[inside]
-        sums = np.bincount(board_of[inside], weights=residual - residual.mean())
-        clustered = math.sqrt(float(sums @ sums)) / count
-        rows.append((mean_p, share, se, count, clustered))
-    return rows
+        probabilities.extend(by_model[model] for model in models)
+        truths.extend(float(t) for t in true_front)
+    boards = np.repeat(np.arange(datasets), count_models)
+    return np.array(probabilities), np.array(truths), boards
+
+
+def _exact_front(mean: FloatArray, sd: FloatArray, nodes_per_axis: int = 48) -> FloatArray:
+    """P(i on front) for independent normal posteriors (boards × models × 2 means, 2 SDs)."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(nodes_per_axis)
+    weights = weights / weights.sum()
+    # θ_i at the nodes: boards × i × 1 × nodes (score) × nodes (log cost)
+    s_i = mean[:, :, None, 0, None, None] + sd[0] * nodes[:, None]
+    c_i = mean[:, :, None, 1, None, None] + sd[1] * nodes[None, :]
+    above = stats.norm.sf((s_i - mean[:, None, :, 0, None, None]) / sd[0])
+    below = stats.norm.cdf((c_i - mean[:, None, :, 1, None, None]) / sd[1])
+    dominated = above * below  # boards × i × j × nodes × nodes
+    index = np.arange(mean.shape[1])
+    dominated[:, index, index] = 0.0
+    inner = np.prod(1.0 - dominated, axis=2)
+    result: FloatArray = np.einsum("bmkl,k,l->bm", inner, weights, weights)
+    return result
+
+
+def exact_bayes_front(
+    n: int, datasets: int, rng: np.random.Generator, population: tuple[int, float, float, float]
+) -> tuple[FloatArray, FloatArray, IntArray]:
+    """A forecaster calibrated by construction on boards like the population's, for the
+    check's size: true (score, log cost) ~ N(μ₀, diag(s²)) per model (μ₀ and s the population
+    uniform's mean and SD), observed with normal noise of the benchmark's SEs at n questions
+    (score √(p̄(1 − p̄)/n), log cost √((e − 1)/n), lognormal σ = 1), and the exact posterior
+    probability of being on the front: the posteriors are independent normals, so
+    P(i on front) = E_θᵢ Π_{j≠i} (1 − P(s_j ≥ s_i) P(c_j ≤ c_i)), by 2-D Gauss–Hermite."""
+    count_models, p_low, p_high, spread = population
+    centre = np.array([(p_low + p_high) / 2, 0.0])
+    prior_sd = np.array([(p_high - p_low), 2 * spread]) / math.sqrt(12)
+    p_bar = centre[0]
+    noise_sd = np.array([math.sqrt(p_bar * (1 - p_bar) / n), math.sqrt((math.e - 1) / n)])
+    theta = centre + prior_sd * rng.standard_normal((datasets, count_models, 2))
+    x = theta + noise_sd * rng.standard_normal(theta.shape)
+    precision = 1 / prior_sd**2 + 1 / noise_sd**2
+    mean = (x / noise_sd**2 + centre / prior_sd**2) / precision
+    sd = 1 / np.sqrt(precision)
+    probability = np.concatenate(
+        [_exact_front(mean[start : start + 100], sd) for start in range(0, datasets, 100)]
+    )
+    truths = on_front(theta[..., 0], theta[..., 1]).astype(np.float64)
+    boards = np.repeat(np.arange(datasets), count_models)
+    return probability.ravel(), truths.ravel(), boards
 
 
 def _bootstrap_front_share(
@@ -188,7 +227,7 @@ def speed(models: int = 10, n: int = 500, rounds: int = 5) -> float:
     data = {}
     for model in names:
         scores = (rng.random(n) < rng.uniform(0.3, 0.9)).astype(np.float64)
-        data[(model, "qa")] = _data(model, scores, rng.lognormal(0.0, 1.0, n))
+        data[(model, "qa")] = simulated_category(model, scores, rng.lognormal(0.0, 1.0, n))
     ranked = [score_model(SUITE, model, data) for model in names]  # type: ignore[arg-type]
     strata = [Stratum(d.costs[:, 0], d.question_means(), 1.0, "qa") for d in data.values()]  # type: ignore[index]
     inputs = [
@@ -211,7 +250,92 @@ def speed(models: int = 10, n: int = 500, rounds: int = 5) -> float:
     return ratio
 
 
-def main() -> int:
+Cell = tuple[str, int, FloatArray, FloatArray, IntArray]
+
+
+def check_front(cells: list[Cell]) -> bool:
+    """Print every cell's bins (both SEs, the clustered t and Holm's adjusted p-value) and
+    return whether the run's check passes (`validation.front_check`)."""
+    check = calibration_check(
+        [calibration_bins(prob, truth, board) for *_, prob, truth, board in cells]
+    )
+    print(
+        "\n| population | n | mean P(front) | share on true front | binomial SE | clustered SE "
+        "| off (clustered SE) | design effect | models | boards | Holm p |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    for (name, n, *_), bins, adjusted in zip(cells, check.cells, check.adjusted, strict=True):
+        for row, holm_p in zip(bins, adjusted, strict=True):
+            shown = "not tested" if holm_p is None else f"{holm_p:.3f}"
+            print(
+                f"| {name} | {n} | {row.mean_probability:.3f} | {row.observed:.3f} "
+                f"| {row.binomial_se:.3f} | {row.clustered_se:.3f} | {row.off:+.1f} "
+                f"| {row.design_effect:.2f} "
+                f"| {row.models} | {row.boards} | {shown} |"
+            )
+    tested = sum(a is not None for cell in check.adjusted for a in cell)
+    print(
+        f"\nfront calibration: {tested} bins tested, Holm at family-wise {check.alpha:.0%}: "
+        f"{'passed' if check.passed else 'FAILED'}"
+    )
+    return check.passed
+
+
+def check_size(runs: int, datasets: int, sizes: list[int], seed: int) -> float:
+    """The check's false-alarm rate: the share of `runs` runs (every population × size, as
+    the calibration's run) in which it fails the forecaster calibrated by construction; the
+    old criterion's count is printed with it."""
+    rng = np.random.default_rng([seed, 4877])
+    failures = old_failures = 0
+    for _ in range(runs):
+        cells = [
+            calibration_bins(*exact_bayes_front(n, datasets, rng, population))
+            for population, n in itertools.product(POPULATIONS.values(), sizes)
+        ]
+        failures += not calibration_check(cells).passed
+        # the criterion this check replaced: any bin of ≥ 50 models > 2.5 binomial SE off
+        old_failures += any(
+            b.models >= 50 and abs(b.observed - b.mean_probability) > 2.5 * b.binomial_se
+            for cell in cells
+            for b in cell
+        )
+    rate = failures / runs
+    print(
+        f"check's false-alarm rate on a calibrated forecaster: {failures}/{runs} runs = "
+        f"{rate:.3f} (MC SE {math.sqrt(max(rate * (1 - rate), 1e-12) / runs):.3f}; "
+        f"{len(POPULATIONS) * len(sizes)} cells of {datasets} boards; target ≤ 0.05); "
+        f"the old criterion (any bin > 2.5 binomial SE): {old_failures}/{runs}"
+    )
+    return rate
+
+
+def _load(paths: list[str]) -> list[Cell]:
+    """Cells saved by `--save`, those of the same population and size pooled (their boards
+    renumbered apart)."""
+    pooled: dict[tuple[str, int], list[tuple[FloatArray, FloatArray, IntArray]]] = {}
+    for path in paths:
+        with np.load(path) as saved:
+            for key in sorted({k.rsplit("|", 1)[0] for k in saved.files}):
+                name, n = key.rsplit("#", 1)
+                pooled.setdefault((name, int(n)), []).append(
+                    (saved[f"{key}|p"], saved[f"{key}|y"], saved[f"{key}|b"])
+                )
+    cells: list[Cell] = []
+    for (name, n), parts in pooled.items():
+        offsets = np.cumsum([0] + [int(b.max()) + 1 for *_, b in parts[:-1]])
+        cells.append(
+            (
+                name,
+                n,
+                np.concatenate([p for p, _, _ in parts]),
+                np.concatenate([y for _, y, _ in parts]),
+                np.concatenate([b + o for (_, _, b), o in zip(parts, offsets, strict=True)]),
+            )
+        )
+    return cells
+
+
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=int, default=2000, help="datasets per coverage cell")
     parser.add_argument("--front-datasets", type=int, default=1500)
@@ -226,9 +350,25 @@ def main() -> int:
     )
     parser.add_argument("--no-coverage", action="store_true", help="front calibration only")
     parser.add_argument("--speed", action="store_true", help="only time board_costs (above)")
-    args = parser.parse_args()
+    parser.add_argument("--save", help="write the front calibration's raw cells to this .npz")
+    parser.add_argument(
+        "--recheck", nargs="+", help="only check the cells of these --save files, pooled"
+    )
+    parser.add_argument(
+        "--check-size", type=int, metavar="RUNS", help="only the check's false-alarm rate"
+    )
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = _arguments()
     if args.speed:
         return 1 if speed() > 2.0 else 0
+    sizes = [int(s) for s in args.front_sizes.split(",")]
+    if args.check_size:
+        return 1 if check_size(args.check_size, args.front_datasets, sizes, args.seed) > 0.05 else 0
+    if args.recheck:
+        return 0 if check_front(_load(args.recheck)) else 1
     started = time.perf_counter()
     failed = False
     print("| σ | n | coverage | mean half-width / truth |\n|---:|---:|---:|---:|")
@@ -237,21 +377,19 @@ def main() -> int:
             coverage, width = coverage_cell(n, sigma, args.datasets, args.seed)
             failed |= coverage < 0.93
             print(f"| {sigma:g} | {n} | {coverage:.3f} | {width:.3f} |")
-    print(
-        "\n| population | n | mean P(front) | share on true front | MC SE | models |"
-        " clustered SE |\n|---|---:|---:|---:|---:|---:|---:|"
-    )
-    sizes = () if args.no_front else [int(s) for s in args.front_sizes.split(",")]
-    for (name, population), n in itertools.product(POPULATIONS.items(), sizes):
-        for mean_p, share, se, count, clustered in front_calibration(
-            n, args.front_datasets, args.seed, population
-        ):
-            off = abs(share - mean_p)
-            failed |= count >= 50 and off > 2.5 * se
-            print(
-                f"| {name} | {n} | {mean_p:.3f} | {share:.3f} | {se:.3f} | {count} "
-                f"| {clustered:.3f} |"
-            )
+    cells: list[Cell] = [
+        (name, n, *front_calibration(n, args.front_datasets, args.seed, population))
+        for (name, population), n in itertools.product(
+            POPULATIONS.items(), () if args.no_front else sizes
+        )
+    ]
+    if cells:
+        failed |= not check_front(cells)
+    if args.save and cells:
+        arrays = {}
+        for name, n, prob, truth, board in cells:
+            arrays |= {f"{name}#{n}|p": prob, f"{name}#{n}|y": truth, f"{name}#{n}|b": board}
+        np.savez(args.save, **arrays)  # type: ignore[arg-type]
     print(f"\n{time.perf_counter() - started:.0f} s; targets {'FAILED' if failed else 'met'}")
     return 1 if failed else 0
 

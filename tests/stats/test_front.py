@@ -84,3 +84,36 @@ def test_small_boards_and_free_models() -> None:
     shares = front_posterior([free, _model(rng, 0.6, 1.0, 20), _model(rng, 0.4, 1.0, 20)])
     assert np.all(np.isfinite(shares.probabilities)) and shares.probabilities[0] > 0.5
     assert front_posterior([]).probabilities.size == 0
+
+
+def test_the_order_of_the_models_does_not_matter() -> None:
+    rng = np.random.default_rng(6)
+    board = [_model(rng, p, c, 40) for p, c in [(0.5, 1.0), (0.7, 1.5), (0.6, 0.8), (0.4, 2)]]
+    shares = front_posterior(board).probabilities
+    order = [2, 0, 3, 1]
+    permuted = front_posterior([board[i] for i in order]).probabilities
+    # the same posterior; only which random draws each model gets differs (4,000 draws)
+    assert permuted == pytest.approx(shares[order], abs=0.03)
+    # every draw has a front, so the expected number of models on it is at least one
+    assert 1.0 <= shares.sum() <= len(board)
+
+
+def test_the_front_does_not_use_the_cost_intervals_bootstrap() -> None:
+    from benchmarks.bench_cost import SUITE, TABLE, simulated_category
+
+    from plumbline.leaderboard.cost import board_costs
+    from plumbline.leaderboard.scores import score_model
+
+    rng = np.random.default_rng(7)
+    names = ("a", "b", "c")
+    data = {
+        (m, "qa"): simulated_category(
+            m, (rng.random(30) < 0.6).astype(float), rng.lognormal(0, 1, 30)
+        )
+        for m in names
+    }
+    ranked = [score_model(SUITE, m, data) for m in names]
+    full = board_costs(SUITE, data, ranked, TABLE)[1]
+    few = board_costs(SUITE, data, ranked, TABLE, replicates=20)[1]
+    # so the calibration runs board_costs with few replicates and publishes the same numbers
+    assert [e.probability_on_front for e in few] == [e.probability_on_front for e in full]

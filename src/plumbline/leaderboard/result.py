@@ -317,7 +317,7 @@ class ParetoEntry(ResultModel):
         "The posterior probability that no other model truly scores at least as high for at "
         "most the cost: a hierarchical model of the models' true scores and log costs "
         "estimated from the board (stats.front). Simulated through the leaderboard's code, it "
-        "is within about 3 points of how often such models are on the true front at 20–100 "
+        "is within about 4 points of how often such models are on the true front at 20–100 "
         "questions (docs/statistics.md).",
         "probability",
         ge=0,

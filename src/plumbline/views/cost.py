@@ -84,7 +84,7 @@ def markdown_section(document: LeaderboardDocument) -> list[str]:
         "studentized bootstrap over questions. P(on front) is the model's posterior probability "
         "of being on the true cost–score front (no other model truly scores at least as high for "
         "at most the cost), from a hierarchical model of the models' true scores and costs "
-        "estimated from this board; simulated, it is within about 3 points of how often such "
+        "estimated from this board; simulated, it is within about 4 points of how often such "
         "models are on the true front at 20–100 questions (docs/statistics.md). "
         "A model the price table does not price has no cost (never $0).",
         "",
