@@ -122,11 +122,21 @@ def test_loader_locates_solutions_that_are_not_apps_and_a_bad_level(tmp_path: Pa
     broken = dict(GOOD, id="cdk-03", solution="from aws_cdk import App\napp = App(\n")
     no_synth = dict(GOOD, id="cdk-04", solution="from aws_cdk import App\n\napp = App()\n")
     wrong_level = dict(GOOD, id="cdk-05", level="expert")
-    path = _write(tmp_path, [GOOD, a_path, broken, no_synth, wrong_level])
+    nul = dict(GOOD, id="cdk-06", solution="app = 1\x00\napp.synth()\n")
+    path = _write(tmp_path, [GOOD, a_path, broken, no_synth, wrong_level, nul])
     with pytest.raises(DatasetError) as caught:
         load_cdk_synth(path)
     located = [(e.line, e.field) for e in caught.value.errors]
-    assert located == [(2, "solution"), (3, "solution"), (4, "solution"), (5, "level")]
+    assert located == [
+        (2, "solution"),
+        (3, "solution"),
+        (4, "solution"),
+        (5, "level"),
+        (6, "solution"),
+    ]
+    nul_error = str(caught.value.errors[-1])
+    assert nul_error.startswith(f"{path}:6: solution: not Python source: ")
+    assert "null bytes" in nul_error and "None" not in nul_error
     first, second, third = (str(error) for error in caught.value.errors[:3])
     assert first == (
         f"{path}:2: solution: holds the app's source, not a path: put the text of "

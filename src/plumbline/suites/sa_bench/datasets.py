@@ -391,9 +391,8 @@ class CdkPrompt(BaseModel):
         try:
             tree = ast.parse(self.solution)
         except SyntaxError as error:
-            raise _problem(
-                "solution", f"not Python source: {error.msg} (solution line {error.lineno})"
-            ) from None
+            where = "" if error.lineno is None else f" (solution line {error.lineno})"
+            raise _problem("solution", f"not Python source: {error.msg}{where}") from None
         last = tree.body[-1] if tree.body else None
         if not (isinstance(last, ast.Expr) and ast.unparse(last).endswith(".synth()")):
             raise _problem(
