@@ -7,18 +7,19 @@ from collections.abc import Sequence
 
 class ProblemsError(ValueError):
     """An input (a file, a result) that cannot be used; the message lists every problem as
-    `source: field: problem`, one a line, and `problems` keeps them without the source."""
+    `source: field: problem`, one a line, and `problems` keeps them without the source (the
+    lines as given when there is no one `source`: each says where itself)."""
 
-    def __init__(self, source: str, problems: list[str]) -> None:
+    def __init__(self, source: str | None, problems: Sequence[str]) -> None:
         self.source = source
-        self.problems = problems
-        super().__init__("\n".join(f"{source}: {problem}" for problem in problems))
+        self.problems = list(problems)
+        prefix = "" if source is None else f"{source}: "
+        super().__init__("\n".join(f"{prefix}{problem}" for problem in self.problems))
 
 
-class ProblemLinesError(ValueError):
+class ProblemLinesError(ProblemsError):
     """Inputs that cannot be used; `problems` are lines that each say where (`file:line:
     field: problem`), and the message is those lines."""
 
     def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        super().__init__("\n".join(self.problems))
+        super().__init__(None, problems)
