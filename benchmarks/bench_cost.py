@@ -5,16 +5,21 @@ on `CategoryData` built as `leaderboard.collect` builds it; exit 1 when a target
 Each dataset: three models answer the same n questions (one epoch); each answer is right with
 the model's probability p_m, and costs `c_m · LogNormal(0, σ)` (true mean `c_m · exp(σ²/2)`).
 Coverage cells: σ ∈ {0.5, 1} × n ∈ {20, 50, 100, 500}, fixed p and c (target ≥ 93% in every
-cell). Front calibration, two truth populations drawn per dataset, σ = 1: 3 models with
-p_m ~ U(0.4, 0.8) and c_m ~ exp(U(−0.4, 0.4)), and 5 models with p_m ~ U(0.3, 0.9) and
-c_m ~ exp(U(−0.7, 0.7)); each model's published `probability_on_front` is binned and compared
-with the share of those models on the true front (`validation.front_check`: each bin of at least 50
-models tested with an SE clustered by board, Holm over every bin of the run at family-wise 5%;
-the binomial SE, models taken as independent, is printed alongside). The front's boards run
-`board_costs` with `FRONT_REPLICATES` cost replicates (the front does not use them).
+cell). Front calibration, σ = 1, verdict on boards drawn from the front posterior's own prior
+(`prior_truths`: 3 and 5 models, 20, 50, 100 and 500 questions; the shrinkage factor of each
+coordinate uniform, as the posterior assumes), and reported beside it on boards of a fixed
+spread, which no board of 3–5 models can learn: 3 models with p_m ~ U(0.4, 0.8) and
+c_m ~ exp(U(−0.4, 0.4)), and 5 models with p_m ~ U(0.3, 0.9) and c_m ~ exp(U(−0.7, 0.7)), at
+20 and 100 questions. Each model's published `probability_on_front` is binned and compared with
+the share of those models on the true front (`validation.front_check`: each bin of at least 50
+models tested with an SE clustered by board, Holm over every bin of the verdict's cells at
+family-wise 5%; the binomial SE, models taken as independent, is printed alongside). The
+front's boards run `board_costs` with `FRONT_REPLICATES` cost replicates (the front does not
+use them).
 
     python benchmarks/bench_cost.py [--datasets 2000] [--front-datasets 1500] [--seed 0]
-        [--sizes 20,50,100,500] [--sigmas 0.5,1] [--no-front] [--front-sizes 20,100]
+        [--sizes 20,50,100,500] [--sigmas 0.5,1] [--no-front] [--front-sizes 20,50,100,500]
+        [--fixed-sizes 20,100]
         [--no-coverage] [--save FILE.npz] [--recheck FILE.npz ...] [--check-size RUNS]
         [--speed]
 
@@ -68,11 +73,15 @@ SUITE = parse_suite(
     "sim",
 )
 MODELS = ("a", "b", "c")
-#: Front-calibration truth populations: (models, score range, log-cost half-range).
+#: The verdict's boards, drawn from the front posterior's own prior: models per board.
+PRIOR_POPULATIONS = {"3 models, from the prior": 3, "5 models, from the prior": 5}
+#: Boards of a fixed spread, reported beside the verdict: (models, score range, log-cost
+#: half-range).
 POPULATIONS = {
     "3 models, p ~ U(0.4, 0.8)": (3, 0.4, 0.8, 0.4),
     "5 models, p ~ U(0.3, 0.9)": (5, 0.3, 0.9, 0.7),
 }
+Population = int | tuple[int, float, float, float]
 #: The cost interval's bootstrap replicates in the front calibration: the front's posterior
 #: does not use them (the same probabilities with any number), so few keep the run short.
 FRONT_REPLICATES = 20
@@ -133,19 +142,45 @@ def coverage_cell(n: int, sigma: float, datasets: int, seed: int) -> tuple[float
     return hits / datasets, float(np.mean(widths))
 
 
+def prior_truths(
+    rng: np.random.Generator, count_models: int, n: int
+) -> tuple[FloatArray, FloatArray]:
+    """True (p, c) of a board drawn from the front posterior's prior (`stats.front`): centres
+    μ_score ~ U(0.35, 0.65) and μ_log cost ~ U(−1, 1); per coordinate the shrinkage factor
+    B ~ U(0, 1), so τ² = σ²(1/B − 1), σ² its sampling variance at n questions (score
+    μ(1 − μ)/n, log cost (e − 1)/n by the delta method, lognormal σ = 1); θ ~ N(μ, τ²), the
+    scores kept in [0.01, 0.99]. The true mean cost is c · e^(1/2)."""
+    centre = np.array([rng.uniform(0.35, 0.65), rng.uniform(-1.0, 1.0)])
+    noise = np.array([centre[0] * (1.0 - centre[0]) / n, (math.e - 1.0) / n])
+    spread = np.sqrt(noise * (1.0 / (1.0 - rng.random(2)) - 1.0))
+    theta = centre + spread * rng.standard_normal((count_models, 2))
+    return np.clip(theta[:, 0], 0.01, 0.99), np.exp(theta[:, 1] - 0.5)
+
+
 def front_calibration(
-    n: int, datasets: int, seed: int, population: tuple[int, float, float, float]
+    n: int, datasets: int, seed: int, population: Population
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     """Each model's published probability of being on the front, whether it is on the true
-    front (0/1), and its board's index, over `datasets` boards of the population."""
-    count_models, p_low, p_high, spread = population
+    front (0/1), and its board's index, over `datasets` boards of the population (drawn from
+    the prior when it is a model count, of a fixed spread otherwise)."""
+    count_models = population if isinstance(population, int) else population[0]
     models = MODELS if count_models == 3 else tuple(f"m{index}" for index in range(count_models))
-    # the first population keeps the stream (and figures) it had before the second was added
-    rng = np.random.default_rng([seed, n, 99] if count_models == 3 else [seed, n, 99, count_models])
+    # the first fixed population keeps the stream (and figures) it had before the others
+    rng = np.random.default_rng(
+        [seed, n, 98, count_models]
+        if isinstance(population, int)
+        else [seed, n, 99]
+        if count_models == 3
+        else [seed, n, 99, count_models]
+    )
     probabilities, truths = [], []
     for _ in range(datasets):
-        p = rng.uniform(p_low, p_high, count_models)
-        c = np.exp(rng.uniform(-spread, spread, count_models))
+        if isinstance(population, int):
+            p, c = prior_truths(rng, count_models, n)
+        else:
+            _, p_low, p_high, spread = population
+            p = rng.uniform(p_low, p_high, count_models)
+            c = np.exp(rng.uniform(-spread, spread, count_models))
         true_front = on_front(p, c * math.exp(0.5))
         _, front = _dataset(rng, n, 1.0, p, c, models, FRONT_REPLICATES)
         by_model = {entry.model: entry.probability_on_front for entry in front}  # type: ignore[attr-defined]
@@ -255,9 +290,19 @@ Cell = tuple[str, int, FloatArray, FloatArray, IntArray]
 
 def check_front(cells: list[Cell]) -> bool:
     """Print every cell's bins (both SEs, the clustered t and Holm's adjusted p-value) and
-    return whether the run's check passes (`validation.front_check`)."""
+    return whether the check passes (`validation.front_check`): calibrated (two-sided) on the
+    boards drawn from the prior, not too confident (one-sided) on the fixed-spread boards, one
+    Holm family over both."""
     check = calibration_check(
-        [calibration_bins(prob, truth, board) for *_, prob, truth, board in cells]
+        [
+            calibration_bins(
+                prob,
+                truth,
+                board,
+                alternative="two-sided" if name in PRIOR_POPULATIONS else "too-confident",
+            )
+            for name, _, prob, truth, board in cells
+        ]
     )
     print(
         "\n| population | n | mean P(front) | share on true front | binomial SE | clustered SE "
@@ -265,8 +310,9 @@ def check_front(cells: list[Cell]) -> bool:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     for (name, n, *_), bins, adjusted in zip(cells, check.cells, check.adjusted, strict=True):
+        sided = "" if name in PRIOR_POPULATIONS else " (too confident?)"
         for row, holm_p in zip(bins, adjusted, strict=True):
-            shown = "not tested" if holm_p is None else f"{holm_p:.3f}"
+            shown = "not tested" if holm_p is None else f"{holm_p:.3f}{sided}"
             print(
                 f"| {name} | {n} | {row.mean_probability:.3f} | {row.observed:.3f} "
                 f"| {row.binomial_se:.3f} | {row.clustered_se:.3f} | {row.off:+.1f} "
@@ -275,9 +321,22 @@ def check_front(cells: list[Cell]) -> bool:
             )
     tested = sum(a is not None for cell in check.adjusted for a in cell)
     print(
-        f"\nfront calibration: {tested} bins tested, Holm at family-wise {check.alpha:.0%}: "
+        f"\nfront calibration: {tested} bins tested (calibrated on boards drawn from the prior, "
+        f"not too confident on fixed-spread boards), Holm at family-wise {check.alpha:.0%}: "
         f"{'passed' if check.passed else 'FAILED'}"
     )
+    for label, drawn in (("boards drawn from the prior", True), ("fixed-spread boards", False)):
+        largest = max(
+            (
+                abs(b.observed - b.mean_probability)
+                for (name, *_), bins in zip(cells, check.cells, strict=True)
+                if (name in PRIOR_POPULATIONS) == drawn
+                for b in bins
+                if b.models >= 50
+            ),
+            default=0.0,
+        )
+        print(f"{label}: largest deviation {largest * 100:.1f} points (bins of 50 models or more)")
     return check.passed
 
 
@@ -346,7 +405,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--sigmas", default="0.5,1", help="lognormal σ, comma-separated")
     parser.add_argument("--no-front", action="store_true", help="coverage cells only")
     parser.add_argument(
-        "--front-sizes", default="20,100", help="questions per model of the front calibration"
+        "--front-sizes",
+        default="20,50,100,500",
+        help="questions per model of the front calibration's boards drawn from the prior",
+    )
+    parser.add_argument(
+        "--fixed-sizes", default="20,100", help="questions per model of the fixed-spread boards"
     )
     parser.add_argument("--no-coverage", action="store_true", help="front calibration only")
     parser.add_argument("--speed", action="store_true", help="only time board_costs (above)")
@@ -377,11 +441,12 @@ def main() -> int:
             coverage, width = coverage_cell(n, sigma, args.datasets, args.seed)
             failed |= coverage < 0.93
             print(f"| {sigma:g} | {n} | {coverage:.3f} | {width:.3f} |")
+    populations: dict[str, Population] = {**PRIOR_POPULATIONS, **POPULATIONS}
+    fixed_sizes = [int(s) for s in args.fixed_sizes.split(",")]
     cells: list[Cell] = [
         (name, n, *front_calibration(n, args.front_datasets, args.seed, population))
-        for (name, population), n in itertools.product(
-            POPULATIONS.items(), () if args.no_front else sizes
-        )
+        for name, population in populations.items()
+        for n in (() if args.no_front else sizes if name in PRIOR_POPULATIONS else fixed_sizes)
     ]
     if cells:
         failed |= not check_front(cells)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -123,6 +124,23 @@ def test_the_unix_socket_serves_the_same_routes(upstream: ScriptedAgentServer) -
         calls = meter.close_trial(trial)
     assert answer.startswith(b"HTTP/1.1 200") and b'"done"' not in answer[:12]
     assert len(calls) == 1 and calls[0].tokens is not None and calls[0].tokens.output > 0
+
+
+def test_a_long_temporary_directory_still_gives_a_socket(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a TMPDIR whose socket path would pass the 108 bytes of sun_path: the meter uses /tmp
+    long_dir = tmp_path / ("t" * 100)
+    long_dir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(long_dir))
+    with Meter() as meter:
+        assert meter.socket_path.parent.parent == Path("/tmp")
+        with socket.socket(socket.AF_UNIX) as client:
+            client.connect(str(meter.socket_path))
+            client.sendall(b"GET /nothing HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            assert client.recv(64).startswith(b"HTTP/1.1 403")  # the meter answered
+    assert not meter.socket_path.parent.exists()
+    assert list(long_dir.iterdir()) == []
 
 
 class _HeldStream(BaseHTTPRequestHandler):

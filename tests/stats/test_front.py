@@ -1,6 +1,7 @@
 """The posterior probability of being on the cost–score front (`stats.front`): its sampling
-moments, Satterthwaite's degrees of freedom, clear and unclear boards, the small-board and
-free-model paths. Its calibration is simulated by benchmarks/bench_cost.py."""
+moments (the stratified jackknife), Satterthwaite's degrees of freedom, clear and unclear
+boards, the small-board and free-model paths. Its calibration is simulated by
+benchmarks/bench_cost.py."""
 
 from __future__ import annotations
 
@@ -24,17 +25,52 @@ def _model(rng: np.random.Generator, p: float, cost: float, n: int) -> FrontInpu
     return FrontInput(float(scores.mean()), float(costs.mean()), [stratum])
 
 
-def test_sampling_moments_are_the_unbiased_delta_method_ones() -> None:
+def _left_out(item: FrontInput, category: int, question: int) -> tuple[float, float]:
+    """(score, log cost) recomputed from scratch without one question of one category."""
+    total = sum(s.weight for s in item.strata)
+    score = cost = 0.0
+    for index, stratum in enumerate(item.strata):
+        keep = np.arange(stratum.costs.size) != question if index == category else slice(None)
+        score += stratum.weight * float(stratum.scores[keep].mean())
+        cost += stratum.weight / total * float(stratum.costs[keep].mean())
+    return score, float(np.log(cost))
+
+
+def test_sampling_moments_are_the_stratified_jackknife() -> None:
     rng = np.random.default_rng(1)
-    item = _model(rng, 0.6, 2.0, 40)
-    stratum = item.strata[0]
+    first, second = _model(rng, 0.6, 2.0, 40), _model(rng, 0.3, 0.5, 25)
+    strata = [
+        Stratum(first.strata[0].costs, first.strata[0].scores, 0.7, "qa"),
+        Stratum(second.strata[0].costs, second.strata[0].scores, 0.3, "code"),
+    ]
+    score = 0.7 * first.score + 0.3 * second.score
+    cost = 0.7 * first.cost + 0.3 * second.cost
+    item = FrontInput(score, cost, strata)
     covariance, freedom = sampling_moments(item, (0.0, 0.0))
-    assert covariance[0, 0] == pytest.approx(stratum.scores.var(ddof=1) / 40)
-    assert covariance[1, 1] == pytest.approx(stratum.costs.var(ddof=1) / 40 / item.cost**2)
-    expected = np.cov(stratum.scores, stratum.costs, ddof=1)[0, 1] / 40 / item.cost
-    assert covariance[0, 1] == pytest.approx(expected)
-    # normal tails: a variance from 40 values has 39 degrees of freedom
-    assert freedom == pytest.approx([39.0, 39.0])
+    expected = np.zeros((2, 2))
+    for category, stratum in enumerate(strata):
+        n = stratum.costs.size
+        left = np.array([_left_out(item, category, i) for i in range(n)])
+        centred = left - left.mean(axis=0)
+        expected += (n - 1) / n * centred.T @ centred
+    assert covariance == pytest.approx(expected)
+    # the score is linear in the questions: its jackknife is the unbiased Σ w_c² s_c² / n_c
+    unbiased = sum(s.weight**2 * s.scores.var(ddof=1) / s.scores.size for s in strata)
+    assert covariance[0, 0] == pytest.approx(unbiased)
+    # normal tails: Satterthwaite's degrees of freedom lie between one category's and the sum's
+    assert np.all((freedom >= 24.0) & (freedom <= 63.0))
+
+
+def test_the_jackknife_is_not_biased_low_on_skewed_costs() -> None:
+    # lognormal σ = 1 at 20 questions: the delta method's ratio s²/(n x̄²) averages 0.83 of
+    # the true variance of log x̄ (module docstring); the jackknife about 1
+    rng = np.random.default_rng(8)
+    boards = [_model(rng, 0.5, 1.0, 20) for _ in range(3000)]
+    jackknife = np.mean([sampling_moments(b, (0.0, 0.0))[0][1, 1] for b in boards])
+    delta = np.mean([b.strata[0].costs.var(ddof=1) / 20 / b.cost**2 for b in boards])
+    true_variance = float(np.log(rng.lognormal(0.0, 1.0, (200_000, 20)).mean(axis=1)).var())
+    assert jackknife > 0.9 * true_variance
+    assert jackknife > 1.1 * delta  # the same boards: the delta method is the lower
 
 
 def test_heavy_tails_lower_the_degrees_of_freedom() -> None:
@@ -117,3 +153,16 @@ def test_the_front_does_not_use_the_cost_intervals_bootstrap() -> None:
     few = board_costs(SUITE, data, ranked, TABLE, replicates=20)[1]
     # so the calibration runs board_costs with few replicates and publishes the same numbers
     assert [e.probability_on_front for e in few] == [e.probability_on_front for e in full]
+
+
+def test_the_calibrations_prior_boards_have_uniform_shrinkage_factors() -> None:
+    from benchmarks.bench_cost import prior_truths
+    from scipy import stats
+
+    rng = np.random.default_rng(9)
+    n, models = 50, 4000  # enough models per board that the spread is its sample SD
+    noise = (np.e - 1) / n
+    spreads = np.array([np.log(prior_truths(rng, models, n)[1]).var() for _ in range(400)])
+    shrinkage = noise / (noise + spreads)
+    # B = σ²/(σ² + τ²) is uniform on (0, 1), as the front's posterior assumes
+    assert stats.kstest(shrinkage, "uniform").pvalue > 0.01

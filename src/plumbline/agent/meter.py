@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import secrets
 import tempfile
@@ -220,6 +221,20 @@ def _requested_model(body: bytes) -> str | None:
 #: Each meter's directory (its Unix socket, and the holder file naming its process) starts so.
 METER_PREFIX = "plumbline-meter"
 HOLDER = "holder.json"
+SOCKET = "meter.sock"
+#: The longest Unix socket path (sun_path is 108 bytes on Linux, with its closing NUL).
+MAX_SOCKET_PATH = 107
+
+
+def meter_parent(directory: Path | None) -> Path:
+    """Where the meter's directory goes: `directory`, or else the system's temporary directory,
+    or /tmp when a socket under that one would be too long (a long TMPDIR)."""
+    if directory is not None:
+        return directory
+    parent = Path(tempfile.gettempdir())
+    # mkdtemp adds "<prefix>.<8 characters>" to the parent
+    longest = len(os.fsencode(parent / f"{METER_PREFIX}.XXXXXXXX" / SOCKET))
+    return parent if longest <= MAX_SOCKET_PATH else Path("/tmp")
 
 
 def sweep_orphans(parent: Path) -> list[Path]:
@@ -241,16 +256,17 @@ def sweep_orphans(parent: Path) -> list[Path]:
 class Meter:
     """The run's proxy (a context manager): a thread serving TCP 127.0.0.1 and a Unix socket.
 
-    Its directory (under `directory`, default the system's temporary directory: a Unix socket's
-    path must stay short) names its process, so the next meter removes it if a kill left it."""
+    Its directory (under `directory`, default the system's temporary directory, or /tmp when
+    that one is too long for a Unix socket's path) names its process, so the next meter removes
+    it if a kill left it."""
 
     def __init__(self, allow: Iterable[str] = DEFAULT_ALLOW, *, directory: Path | None = None):
         self.allow = tuple(dict.fromkeys(a.strip() for a in allow if a.strip()))
-        parent = Path(tempfile.gettempdir()) if directory is None else directory
+        parent = meter_parent(directory)
         sweep_orphans(parent)
         self._directory = Path(tempfile.mkdtemp(prefix=f"{METER_PREFIX}.", dir=parent))
         write_json_atomic(self._directory / HOLDER, holder())
-        self.socket_path = self._directory / "meter.sock"
+        self.socket_path = self._directory / SOCKET
         self.port = 0
         self._routes: dict[str, int] = {}
         self._trials: dict[str, TrialMeter] = {}

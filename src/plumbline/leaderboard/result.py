@@ -317,8 +317,10 @@ class ParetoEntry(ResultModel):
         "The posterior probability that no other model truly scores at least as high for at "
         "most the cost: a hierarchical model of the models' true scores and log costs "
         "estimated from the board (stats.front). Simulated through the leaderboard's code, it "
-        "is within about 4 points of how often such models are on the true front at 20–100 "
-        "questions (docs/statistics.md).",
+        "is calibrated within Monte Carlo error on boards drawn from that model (3–5 models, "
+        "20–500 questions, heavy-tailed costs); on boards of a fixed narrow spread it errs "
+        "toward caution, by up to about 7 points, never significantly too confident "
+        "(docs/statistics.md).",
         "probability",
         ge=0,
         le=1,

@@ -84,8 +84,10 @@ def markdown_section(document: LeaderboardDocument) -> list[str]:
         "studentized bootstrap over questions. P(on front) is the model's posterior probability "
         "of being on the true cost–score front (no other model truly scores at least as high for "
         "at most the cost), from a hierarchical model of the models' true scores and costs "
-        "estimated from this board; simulated, it is within about 4 points of how often such "
-        "models are on the true front at 20–100 questions (docs/statistics.md). "
+        "estimated from this board. Simulated, it is calibrated within Monte Carlo error on boards "
+        "drawn from that model (3–5 models, 20–500 questions, heavy-tailed costs); on boards of "
+        "a fixed narrow spread it errs toward caution, by up to about 7 points, never "
+        "significantly too confident (docs/statistics.md). "
         "A model the price table does not price has no cost (never $0).",
         "",
         present.markdown_table(header, rows, align="l" + "r" * len(TOKEN_KINDS) + "lll"),
