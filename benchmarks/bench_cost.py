@@ -5,17 +5,18 @@ on `CategoryData` built as `leaderboard.collect` builds it; exit 1 when a target
 Each dataset: three models answer the same n questions (one epoch); each answer is right with
 the model's probability p_m, and costs `c_m · LogNormal(0, σ)` (true mean `c_m · exp(σ²/2)`).
 Coverage cells: σ ∈ {0.5, 1} × n ∈ {20, 50, 100, 500}, fixed p and c (target ≥ 93% in every
-cell). Front calibration, σ = 1, verdict on boards drawn from the front posterior's own prior
-(`prior_truths`: 3 and 5 models, 20, 50, 100 and 500 questions; the shrinkage factor of each
-coordinate uniform, as the posterior assumes), and reported beside it on boards of a fixed
-spread, which no board of 3–5 models can learn: 3 models with p_m ~ U(0.4, 0.8) and
-c_m ~ exp(U(−0.4, 0.4)), and 5 models with p_m ~ U(0.3, 0.9) and c_m ~ exp(U(−0.7, 0.7)), at
-20 and 100 questions. Each model's published `probability_on_front` is binned and compared with
-the share of those models on the true front (`validation.front_check`: each bin of at least 50
-models tested with an SE clustered by board, Holm over every bin of the verdict's cells at
-family-wise 5%; the binomial SE, models taken as independent, is printed alongside). The
-front's boards run `board_costs` with `FRONT_REPLICATES` cost replicates (the front does not
-use them).
+cell). Front calibration, σ = 1: the verdict is on boards drawn from the front posterior's own
+prior (`prior_truths`: 3 and 5 models, 20, 50, 100 and 500 questions; the shrinkage factor of
+each coordinate uniform, as the posterior assumes). Reported beside it, not part of it: boards
+of a fixed spread (`POPULATIONS`: uniform truths of 3 and 5 models, and nearly equal models),
+at 20 and 100 questions, on which no forecaster that uses the board is calibrated at every
+spread. Each model's published `probability_on_front` is binned and compared with the share of
+those models on the true front (`validation.front_check`: each bin of at least 50 models tested
+with an SE clustered by board, Holm over every bin of the verdict's cells at family-wise 5%; the
+binomial SE, models taken as independent, is printed alongside; the fixed-spread cells print
+their unadjusted p-values and the largest deviations toward confidence and toward caution).
+The front's boards run `board_costs` with `FRONT_REPLICATES` cost replicates (the front does
+not use them).
 
     python benchmarks/bench_cost.py [--datasets 2000] [--front-datasets 1500] [--seed 0]
         [--sizes 20,50,100,500] [--sigmas 0.5,1] [--no-front] [--front-sizes 20,50,100,500]
@@ -25,7 +26,7 @@ use them).
 
 `--save` writes the front calibration's raw cells; `--recheck` checks saved cells again (cells
 of the same population and size from several files pooled, as one run). `--check-size RUNS`
-measures the check's false-alarm rate: RUNS runs, each of every population × front size, on a
+measures the check's false-alarm rate: RUNS runs, each of `SIZE_POPULATIONS` × front size, on a
 forecaster calibrated by construction (`exact_bayes_front`), and the share that fail.
 
 `--speed` times `board_costs` on a 10-model board (500 questions) against the same call with
@@ -38,6 +39,7 @@ replicates on the front), and prints the ratio
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import math
 import sys
@@ -60,7 +62,7 @@ from plumbline.stats.cost import (
     on_front,
 )
 from plumbline.stats.front import FrontInput, front_posterior
-from validation.front_check import calibration_bins, calibration_check
+from validation.front_check import MIN_MODELS, CalibrationBin, calibration_bins, calibration_check
 
 TABLE = PriceTable(version="simulation", entries={})
 SUITE = parse_suite(
@@ -76,12 +78,23 @@ MODELS = ("a", "b", "c")
 #: The verdict's boards, drawn from the front posterior's own prior: models per board.
 PRIOR_POPULATIONS = {"3 models, from the prior": 3, "5 models, from the prior": 5}
 #: Boards of a fixed spread, reported beside the verdict: (models, score range, log-cost
-#: half-range).
+#: half-range); the nearly equal ones have shrinkage factors near 1 at 20–100 questions.
 POPULATIONS = {
     "3 models, p ~ U(0.4, 0.8)": (3, 0.4, 0.8, 0.4),
     "5 models, p ~ U(0.3, 0.9)": (5, 0.3, 0.9, 0.7),
+    "3 models, nearly equal": (3, 0.58, 0.62, 0.05),
+    "5 models, nearly equal": (5, 0.58, 0.62, 0.05),
 }
-Population = int | tuple[int, float, float, float]
+#: Each fixed population's random stream (the first two keep the streams, and figures, they
+#: had before the others were added).
+STREAMS = {
+    "3 models, p ~ U(0.4, 0.8)": (99,),
+    "5 models, p ~ U(0.3, 0.9)": (99, 5),
+    "3 models, nearly equal": (97, 3),
+    "5 models, nearly equal": (97, 5),
+}
+#: The fixed populations the check's size (`--check-size`) was measured on.
+SIZE_POPULATIONS = ("3 models, p ~ U(0.4, 0.8)", "5 models, p ~ U(0.3, 0.9)")
 #: The cost interval's bootstrap replicates in the front calibration: the front's posterior
 #: does not use them (the same probabilities with any number), so few keep the run short.
 FRONT_REPLICATES = 20
@@ -158,21 +171,16 @@ def prior_truths(
 
 
 def front_calibration(
-    n: int, datasets: int, seed: int, population: Population
+    n: int, datasets: int, seed: int, name: str
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     """Each model's published probability of being on the front, whether it is on the true
-    front (0/1), and its board's index, over `datasets` boards of the population (drawn from
-    the prior when it is a model count, of a fixed spread otherwise)."""
+    front (0/1), and its board's index, over `datasets` boards of the named population (drawn
+    from the prior, or of a fixed spread)."""
+    population = PRIOR_POPULATIONS.get(name) or POPULATIONS[name]
     count_models = population if isinstance(population, int) else population[0]
     models = MODELS if count_models == 3 else tuple(f"m{index}" for index in range(count_models))
-    # the first fixed population keeps the stream (and figures) it had before the others
-    rng = np.random.default_rng(
-        [seed, n, 98, count_models]
-        if isinstance(population, int)
-        else [seed, n, 99]
-        if count_models == 3
-        else [seed, n, 99, count_models]
-    )
+    stream = (98, count_models) if isinstance(population, int) else STREAMS[name]
+    rng = np.random.default_rng([seed, n, *stream])
     probabilities, truths = [], []
     for _ in range(datasets):
         if isinstance(population, int):
@@ -290,29 +298,27 @@ Cell = tuple[str, int, FloatArray, FloatArray, IntArray]
 
 def check_front(cells: list[Cell]) -> bool:
     """Print every cell's bins (both SEs, the clustered t and Holm's adjusted p-value) and
-    return whether the check passes (`validation.front_check`): calibrated (two-sided) on the
-    boards drawn from the prior, not too confident (one-sided) on the fixed-spread boards, one
-    Holm family over both."""
-    check = calibration_check(
-        [
-            calibration_bins(
-                prob,
-                truth,
-                board,
-                alternative="two-sided" if name in PRIOR_POPULATIONS else "too-confident",
-            )
-            for name, _, prob, truth, board in cells
-        ]
-    )
+    return whether the check passes (`validation.front_check`) on the boards drawn from the
+    prior; the fixed-spread boards are reported (their unadjusted two-sided p-values), with
+    the largest deviation toward confidence and toward caution."""
+    verdict = [cell for cell in cells if cell[0] in PRIOR_POPULATIONS]
+    reported = [cell for cell in cells if cell[0] not in PRIOR_POPULATIONS]
+    check = calibration_check([calibration_bins(*cell[2:]) for cell in verdict])
+    fixed = [calibration_bins(*cell[2:]) for cell in reported]
     print(
         "\n| population | n | mean P(front) | share on true front | binomial SE | clustered SE "
         "| off (clustered SE) | design effect | models | boards | Holm p |\n"
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
-    for (name, n, *_), bins, adjusted in zip(cells, check.cells, check.adjusted, strict=True):
-        sided = "" if name in PRIOR_POPULATIONS else " (too confident?)"
+    rows = list(zip(verdict, check.cells, check.adjusted, strict=True))
+    rows += [
+        (cell, bins, (b.pvalue for b in bins)) for cell, bins in zip(reported, fixed, strict=True)
+    ]
+    for (name, n, *_), bins, adjusted in rows:
         for row, holm_p in zip(bins, adjusted, strict=True):
-            shown = "not tested" if holm_p is None else f"{holm_p:.3f}{sided}"
+            shown = "not tested" if holm_p is None else f"{holm_p:.3f}"
+            if name not in PRIOR_POPULATIONS:
+                shown = f"reported (p {holm_p:.3f})" if holm_p is not None else "reported"
             print(
                 f"| {name} | {n} | {row.mean_probability:.3f} | {row.observed:.3f} "
                 f"| {row.binomial_se:.3f} | {row.clustered_se:.3f} | {row.off:+.1f} "
@@ -321,23 +327,36 @@ def check_front(cells: list[Cell]) -> bool:
             )
     tested = sum(a is not None for cell in check.adjusted for a in cell)
     print(
-        f"\nfront calibration: {tested} bins tested (calibrated on boards drawn from the prior, "
-        f"not too confident on fixed-spread boards), Holm at family-wise {check.alpha:.0%}: "
-        f"{'passed' if check.passed else 'FAILED'}"
+        f"\nfront calibration on boards drawn from the prior: {tested} bins tested, Holm at "
+        f"family-wise {check.alpha:.0%}: {'passed' if check.passed and tested else 'FAILED'}"
     )
-    for label, drawn in (("boards drawn from the prior", True), ("fixed-spread boards", False)):
-        largest = max(
-            (
-                abs(b.observed - b.mean_probability)
-                for (name, *_), bins in zip(cells, check.cells, strict=True)
-                if (name in PRIOR_POPULATIONS) == drawn
-                for b in bins
-                if b.models >= 50
-            ),
-            default=0.0,
+    prior_bins = [b for bins in check.cells for b in bins if b.models >= MIN_MODELS]
+    print(f"  largest deviation: {_largest(prior_bins, both=True) * 100:.1f} points")
+    fixed_bins = [b for bins in fixed for b in bins if b.models >= MIN_MODELS]
+    if fixed_bins:
+        print(
+            "fixed-spread boards (reported): largest deviation toward confidence "
+            f"{_largest(fixed_bins, both=False) * 100:.1f} points, toward caution "
+            f"{_largest([_flipped(b) for b in fixed_bins], both=False) * 100:.1f} points"
         )
-        print(f"{label}: largest deviation {largest * 100:.1f} points (bins of 50 models or more)")
-    return check.passed
+    return check.passed and tested > 0
+
+
+def _overconfidence(row: CalibrationBin) -> float:
+    """How much further from 1/2 the bin's mean probability is than the share observed."""
+    return abs(row.mean_probability - 0.5) - abs(row.observed - 0.5)
+
+
+def _largest(rows: list[CalibrationBin], *, both: bool) -> float:
+    """The largest |observed − forecast| (`both`), or the largest over-confidence, ≥ 0."""
+    if both:
+        return max((abs(r.observed - r.mean_probability) for r in rows), default=0.0)
+    return max((max(_overconfidence(r), 0.0) for r in rows), default=0.0)
+
+
+def _flipped(row: CalibrationBin) -> CalibrationBin:
+    """The bin with forecast and observation swapped (its over-confidence is the caution)."""
+    return dataclasses.replace(row, mean_probability=row.observed, observed=row.mean_probability)
 
 
 def check_size(runs: int, datasets: int, sizes: list[int], seed: int) -> float:
@@ -349,7 +368,9 @@ def check_size(runs: int, datasets: int, sizes: list[int], seed: int) -> float:
     for _ in range(runs):
         cells = [
             calibration_bins(*exact_bayes_front(n, datasets, rng, population))
-            for population, n in itertools.product(POPULATIONS.values(), sizes)
+            for population, n in itertools.product(
+                [POPULATIONS[name] for name in SIZE_POPULATIONS], sizes
+            )
         ]
         failures += not calibration_check(cells).passed
         # the criterion this check replaced: any bin of ≥ 50 models > 2.5 binomial SE off
@@ -362,7 +383,7 @@ def check_size(runs: int, datasets: int, sizes: list[int], seed: int) -> float:
     print(
         f"check's false-alarm rate on a calibrated forecaster: {failures}/{runs} runs = "
         f"{rate:.3f} (MC SE {math.sqrt(max(rate * (1 - rate), 1e-12) / runs):.3f}; "
-        f"{len(POPULATIONS) * len(sizes)} cells of {datasets} boards; target ≤ 0.05); "
+        f"{len(SIZE_POPULATIONS) * len(sizes)} cells of {datasets} boards; target ≤ 0.05); "
         f"the old criterion (any bin > 2.5 binomial SE): {old_failures}/{runs}"
     )
     return rate
@@ -441,11 +462,10 @@ def main() -> int:
             coverage, width = coverage_cell(n, sigma, args.datasets, args.seed)
             failed |= coverage < 0.93
             print(f"| {sigma:g} | {n} | {coverage:.3f} | {width:.3f} |")
-    populations: dict[str, Population] = {**PRIOR_POPULATIONS, **POPULATIONS}
     fixed_sizes = [int(s) for s in args.fixed_sizes.split(",")]
     cells: list[Cell] = [
-        (name, n, *front_calibration(n, args.front_datasets, args.seed, population))
-        for name, population in populations.items()
+        (name, n, *front_calibration(n, args.front_datasets, args.seed, name))
+        for name in [*PRIOR_POPULATIONS, *POPULATIONS]
         for n in (() if args.no_front else sizes if name in PRIOR_POPULATIONS else fixed_sizes)
     ]
     if cells:

@@ -23,11 +23,8 @@ Each bin of at least `MIN_MODELS` models is tested, t = D_b / SE_b, two-sided wi
 of G − 1 degrees of freedom (`scipy.stats.t`), and the p-values of all bins tested in a run
 (every cell: populations × sizes) are adjusted by Holm's step-down (Holm 1979, Scand. J.
 Statist. 6), so a calibrated forecaster fails the run with probability at most α = 5% under
-any dependence between bins (family-wise). Where calibration is not the claim (boards outside
-the population a forecaster assumes), a bin can be tested one-sided, against a forecast further
-from 1/2 than what happened (too confident), so that a cautious forecaster passes. The binomial
-SE `sqrt(q̄(1 − q̄)/N_b)`, which treats the models as independent, is kept for comparison, not
-for the verdict.
+any dependence between bins (family-wise). The binomial SE `sqrt(q̄(1 − q̄)/N_b)`, which treats
+the models as independent, is kept for comparison, not for the verdict.
 """
 
 from __future__ import annotations
@@ -36,7 +33,6 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from scipy import stats
@@ -50,8 +46,6 @@ EDGES = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
 MIN_MODELS = 50
 #: Family-wise error rate of a run's check.
 ALPHA = 0.05
-#: A bin's test: calibration (two-sided), or only against a too-confident forecast.
-Alternative = Literal["two-sided", "too-confident"]
 
 
 @dataclass(frozen=True)
@@ -93,11 +87,8 @@ def calibration_bins(
     boards: IntArray,
     edges: Sequence[float] = EDGES,
     min_models: int = MIN_MODELS,
-    alternative: Alternative = "two-sided",
 ) -> tuple[CalibrationBin, ...]:
-    """The non-empty bins of one cell (module docstring for the SEs and the test; with
-    `alternative="too-confident"`, each bin's test is one-sided against a bin whose mean
-    probability is further from 1/2 than the share observed)."""
+    """The non-empty bins of one cell (module docstring for the SEs and the test)."""
     bounds = list(edges)
     bounds[-1] += 1e-9
     rows = []
@@ -120,11 +111,7 @@ def calibration_bins(
         pvalue = None
         if count >= min_models and clusters > 1:
             t = float(residual.mean()) / clustered
-            if alternative == "two-sided":
-                pvalue = float(2.0 * stats.t.sf(abs(t), clusters - 1))
-            else:  # too confident: the share observed lies nearer 1/2 than the forecast
-                toward_half = t if mean_p < 0.5 else -t
-                pvalue = float(stats.t.sf(toward_half, clusters - 1))
+            pvalue = float(2.0 * stats.t.sf(abs(t), clusters - 1))
         binomial = math.sqrt(max(mean_p * (1.0 - mean_p), 1e-12) / count)
         observed = float(truths[inside].mean())
         rows.append(

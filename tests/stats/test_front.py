@@ -166,3 +166,20 @@ def test_the_calibrations_prior_boards_have_uniform_shrinkage_factors() -> None:
     shrinkage = noise / (noise + spreads)
     # B = σ²/(σ² + τ²) is uniform on (0, 1), as the front's posterior assumes
     assert stats.kstest(shrinkage, "uniform").pvalue > 0.01
+
+
+def test_a_cost_the_jackknife_would_make_zero_and_unmeasured_boards() -> None:
+    rng = np.random.default_rng(10)
+    # leaving out the one paid question makes this model's cost 0, which has no log
+    lopsided = FrontInput(0.5, 0.1, [Stratum(np.array([0.0, 0.0, 0.3]), np.ones(3), 1.0, "qa")])
+    board = [lopsided, _model(rng, 0.6, 1.0, 20), _model(rng, 0.4, 0.5, 20)]
+    shares = front_posterior(board).probabilities
+    assert np.all(np.isfinite(shares)) and np.all((shares >= 0) & (shares <= 1))
+    # one question per model: no variance anywhere, so each gets H_3 / 3 = 11/18
+    single = [_model(rng, p, c, 1) for p, c in [(0.5, 1.0), (0.7, 2.0), (0.6, 0.5)]]
+    result = front_posterior(single)
+    assert result.probabilities == pytest.approx([11 / 18] * 3)
+    assert "H_J / J" in result.method
+    # a model with one question borrows the others' pooled variance
+    mixed = [_model(rng, 0.5, 1.0, 1), _model(rng, 0.6, 1.0, 30), _model(rng, 0.4, 2.0, 30)]
+    assert np.all(np.isfinite(front_posterior(mixed).probabilities))

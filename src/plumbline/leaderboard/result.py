@@ -317,10 +317,11 @@ class ParetoEntry(ResultModel):
         "The posterior probability that no other model truly scores at least as high for at "
         "most the cost: a hierarchical model of the models' true scores and log costs "
         "estimated from the board (stats.front). Simulated through the leaderboard's code, it "
-        "is calibrated within Monte Carlo error on boards drawn from that model (3–5 models, "
-        "20–500 questions, heavy-tailed costs); on boards of a fixed narrow spread it errs "
-        "toward caution, by up to about 7 points, never significantly too confident "
-        "(docs/statistics.md).",
+        "is calibrated within Monte Carlo error on average over boards drawn from that model "
+        "(3–5 models, 20–500 questions, lognormal costs, one category). For one board it is "
+        "not: when the models differ by more than their noise it errs toward caution (by up to "
+        "about 7 points); when they are nearly equal it is much too confident (given 0.77, on "
+        "the true front about half the time) (docs/statistics.md).",
         "probability",
         ge=0,
         le=1,

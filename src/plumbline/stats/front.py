@@ -9,7 +9,7 @@ from the estimates without each question i of category c in turn, x_m(c,i):
 which for the score is the unbiased `Σ_c w_c² s_c² / n_c`. For the log cost it replaces the
 delta method (`s² / (n θ̂²)`), whose ratio is biased low on skewed costs (on lognormal σ = 1
 costs at 20 questions, pooled over 3 models, 0.83 of the true variance of log θ̂; the jackknife
-1.04; Efron & Stein show its bias is upward).
+1.04, simulated; jackknife variances tend to err high, Efron & Stein 1981).
 
 Both variances are pooled over the models (their mean: a common score variance and a common
 coefficient of variation of cost), each model's score–cost correlation kept: a skewed cost's
@@ -30,11 +30,12 @@ The true values are exchangeable: θ_m ~ N(μ, diag(τ²_score, τ²_log cost)) 
 JASA 70; Gelman et al., Bayesian Data Analysis, 3rd ed., §5.4), with a flat prior on μ and, on
 each τ², the uniform shrinkage prior: the shrinkage factor B = σ̄²/(σ̄² + τ²) is uniform on
 (0, 1), σ̄² the coordinate's mean sampling variance (Christiansen & Morris 1997, JASA 92;
-Daniels 1999, Can. J. Statist. 27). It is proper, so the probability is calibrated on average
-over boards drawn from it, which the simulation checks; a flat prior on τ is improper and has
-no such reference. (μ, τ) are drawn from their marginal posterior (B on a grid; BDA eq.
-5.20–5.21, with the pooled normal variances), then θ_m from its conjugate normal posterior
-given (μ, τ, w):
+Daniels 1999, Can. J. Statist. 27). It is proper, so boards can be drawn from it and the
+probability checked against them (μ's flat prior is no obstacle: the posterior moves with μ,
+so any spread of centres gives the same check; σ̄² comes from the board, so the prior is
+matched only approximately). A flat prior on τ is improper: it has no such boards. (μ, τ)
+are drawn from their marginal posterior (B on a grid; BDA eq. 5.20–5.21, with the pooled
+normal variances), then θ_m from its conjugate normal posterior given (μ, τ, w):
 
     V_m = (Σ_m⁻¹ + T⁻¹)⁻¹,    mean_m = V_m (Σ_m⁻¹ x_m + T⁻¹ μ)
 
@@ -54,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from plumbline.stats.arrays import FloatArray
+from plumbline.stats.arrays import BoolArray, FloatArray
 from plumbline.stats.cost import Stratum, on_front
 
 #: Posterior draws per board, and their generator's seed (the same board, the same numbers).
@@ -69,6 +70,10 @@ METHOD = (
     "et al., BDA §5.4), uniform shrinkage prior (Daniels 1999), Student-t likelihood with "
     "the stratified jackknife's covariance and Satterthwaite's degrees of freedom "
     "(Satterthwaite 1946)"
+)
+UNMEASURED = (
+    "no category has 2 questions, so no variance: each model gets the share of exchangeable "
+    "models on the front, H_J / J (J models)"
 )
 
 
@@ -142,14 +147,33 @@ def sampling_moments(
     return covariance, freedom
 
 
-def _pooled(covariances: FloatArray) -> FloatArray:
-    """Both variances pooled over the models (their mean: a common score variance and a
-    common coefficient of variation of cost), each model's score–cost correlation kept."""
+def _measured(item: FrontInput) -> bool:
+    """Whether a category of the model has the 2 questions a variance needs."""
+    return any(s.costs.size >= 2 for s in item.strata)
+
+
+def _loggable(item: FrontInput) -> bool:
+    """Whether the model's cost and each of its jackknife's leave-one-out costs are positive."""
+    total = math.fsum(s.weight for s in item.strata)
+    lowest = min(
+        (
+            item.cost + s.weight / total * (s.costs.mean() - s.costs.max()) / (s.costs.size - 1)
+            for s in item.strata
+            if s.costs.size >= 2
+        ),
+        default=item.cost,
+    )
+    return item.cost > 0 and lowest > 0
+
+
+def _pooled(covariances: FloatArray, measured: BoolArray) -> FloatArray:
+    """Both variances pooled over the measured models (their mean: a common score variance and
+    a common coefficient of variation of cost), each model's score–cost correlation kept."""
     pooled = covariances.copy()
     scale = np.sqrt(np.maximum(np.diagonal(covariances, axis1=1, axis2=2), 1e-300))
     correlation = np.clip(covariances[:, 0, 1] / (scale[:, 0] * scale[:, 1]), -1.0, 1.0)
-    pooled[:, 0, 0] = covariances[:, 0, 0].mean()
-    pooled[:, 1, 1] = covariances[:, 1, 1].mean()
+    pooled[:, 0, 0] = covariances[measured, 0, 0].mean()
+    pooled[:, 1, 1] = covariances[measured, 1, 1].mean()
     pooled[:, 0, 1] = pooled[:, 1, 0] = correlation * np.sqrt(pooled[:, 0, 0] * pooled[:, 1, 1])
     # a model whose values do not vary (one question, all equal) gets a tiny variance
     result: FloatArray = pooled + np.eye(2) * 1e-12
@@ -205,18 +229,25 @@ def front_posterior(
     seed: int = POSTERIOR_SEED,
 ) -> FrontPosterior:
     """Each model's posterior probability of being on the true cost–score front (module
-    docstring). A cost of 0 has no log: the costs are then modelled on their own scale."""
+    docstring). A cost of 0 has no log, nor one that leaving a question out would make 0: the
+    costs are then modelled on their own scale. A model without a category of 2 questions
+    borrows the others' pooled variances; when no model has one, each gets H_J / J."""
     scores = np.array([item.score for item in inputs], np.float64)
     costs = np.array([item.cost for item in inputs], np.float64)
     if not inputs:
         return FrontPosterior(np.zeros(0), METHOD, None, None)
-    log_scale = bool(np.all(costs > 0))
+    measured = np.array([_measured(item) for item in inputs], dtype=bool)
+    if not measured.any():
+        # no variance can be estimated: the share of exchangeable models on the front, H_J / J
+        share = math.fsum(1.0 / k for k in range(1, len(inputs) + 1)) / len(inputs)
+        return FrontPosterior(np.full(len(inputs), share), UNMEASURED, None, None)
+    log_scale = all(_loggable(item) for item in inputs)
     kurtosis = (
         excess_kurtosis([s.scores for item in inputs for s in item.strata]),
         excess_kurtosis([s.costs for item in inputs for s in item.strata]),
     )
     moments = [sampling_moments(item, kurtosis, log_scale) for item in inputs]
-    sigma = _pooled(np.stack([m[0] for m in moments]))
+    sigma = _pooled(np.stack([m[0] for m in moments]), measured)
     freedom = np.stack([m[1] for m in moments])  # models × 2
     x = np.stack([scores, np.log(costs) if log_scale else costs], axis=1)
     rng = np.random.default_rng(seed)

@@ -84,10 +84,12 @@ def markdown_section(document: LeaderboardDocument) -> list[str]:
         "studentized bootstrap over questions. P(on front) is the model's posterior probability "
         "of being on the true cost–score front (no other model truly scores at least as high for "
         "at most the cost), from a hierarchical model of the models' true scores and costs "
-        "estimated from this board. Simulated, it is calibrated within Monte Carlo error on boards "
-        "drawn from that model (3–5 models, 20–500 questions, heavy-tailed costs); on boards of "
-        "a fixed narrow spread it errs toward caution, by up to about 7 points, never "
-        "significantly too confident (docs/statistics.md). "
+        "estimated from this board. Simulated, it is calibrated within Monte Carlo error on "
+        "average over boards drawn from that model (3–5 models, 20–500 questions, lognormal "
+        "costs, one category). For one board it is not: when the models differ by more than "
+        "their noise it errs toward caution (by up to about 7 points); when they are nearly "
+        "equal it is much too confident (given 0.77, on the true front about half the time) "
+        "(docs/statistics.md). "
         "A model the price table does not price has no cost (never $0).",
         "",
         present.markdown_table(header, rows, align="l" + "r" * len(TOKEN_KINDS) + "lll"),
