@@ -39,7 +39,6 @@ replicates on the front), and prints the ratio
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import math
 import sys
@@ -62,7 +61,7 @@ from plumbline.stats.cost import (
     on_front,
 )
 from plumbline.stats.front import FrontInput, front_posterior
-from validation.front_check import MIN_MODELS, CalibrationBin, calibration_bins, calibration_check
+from validation.front_check import MIN_MODELS, calibration_bins, calibration_check
 
 TABLE = PriceTable(version="simulation", entries={})
 SUITE = parse_suite(
@@ -331,32 +330,22 @@ def check_front(cells: list[Cell]) -> bool:
         f"family-wise {check.alpha:.0%}: {'passed' if check.passed and tested else 'FAILED'}"
     )
     prior_bins = [b for bins in check.cells for b in bins if b.models >= MIN_MODELS]
-    print(f"  largest deviation: {_largest(prior_bins, both=True) * 100:.1f} points")
-    fixed_bins = [b for bins in fixed for b in bins if b.models >= MIN_MODELS]
-    if fixed_bins:
+    largest = max((abs(b.observed - b.mean_probability) for b in prior_bins), default=0.0)
+    print(f"  largest deviation: {largest * 100:.1f} points")
+    # over-confidence: how much further from 1/2 a bin's forecast is than its share observed
+    confidence = [
+        abs(b.mean_probability - 0.5) - abs(b.observed - 0.5)
+        for bins in fixed
+        for b in bins
+        if b.models >= MIN_MODELS
+    ]
+    if confidence:
         print(
             "fixed-spread boards (reported): largest deviation toward confidence "
-            f"{_largest(fixed_bins, both=False) * 100:.1f} points, toward caution "
-            f"{_largest([_flipped(b) for b in fixed_bins], both=False) * 100:.1f} points"
+            f"{max(max(confidence), 0.0) * 100:.1f} points, toward caution "
+            f"{max(-min(confidence), 0.0) * 100:.1f} points"
         )
     return check.passed and tested > 0
-
-
-def _overconfidence(row: CalibrationBin) -> float:
-    """How much further from 1/2 the bin's mean probability is than the share observed."""
-    return abs(row.mean_probability - 0.5) - abs(row.observed - 0.5)
-
-
-def _largest(rows: list[CalibrationBin], *, both: bool) -> float:
-    """The largest |observed − forecast| (`both`), or the largest over-confidence, ≥ 0."""
-    if both:
-        return max((abs(r.observed - r.mean_probability) for r in rows), default=0.0)
-    return max((max(_overconfidence(r), 0.0) for r in rows), default=0.0)
-
-
-def _flipped(row: CalibrationBin) -> CalibrationBin:
-    """The bin with forecast and observation swapped (its over-confidence is the caution)."""
-    return dataclasses.replace(row, mean_probability=row.observed, observed=row.mean_probability)
 
 
 def check_size(runs: int, datasets: int, sizes: list[int], seed: int) -> float:

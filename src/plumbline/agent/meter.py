@@ -232,8 +232,8 @@ def meter_parent(directory: Path | None) -> Path:
     if directory is not None:
         return directory
     parent = Path(tempfile.gettempdir())
-    # mkdtemp adds "<prefix>.<8 characters>" to the parent
-    longest = len(os.fsencode(parent / f"{METER_PREFIX}.XXXXXXXX" / SOCKET))
+    # mkdtemp adds "/<prefix>.<8 random characters>" to the parent, then the socket's name
+    longest = len(os.fsencode(parent)) + len(f"/{METER_PREFIX}.") + 8 + len(f"/{SOCKET}")
     return parent if longest <= MAX_SOCKET_PATH else Path("/tmp")
 
 

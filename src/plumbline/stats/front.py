@@ -135,8 +135,7 @@ def sampling_moments(
         n = stratum.costs.size
         if n < 2:
             continue
-        # the estimate without each question of this category (the others kept)
-        cost = item.cost + stratum.weight / total * (stratum.costs.mean() - stratum.costs) / (n - 1)
+        cost = _left_out_costs(item, stratum, total)
         score = stratum.weight * (stratum.scores.mean() - stratum.scores) / (n - 1)
         pair = np.stack([score, np.log(cost) if log_scale else cost])
         centred = pair - pair.mean(axis=1, keepdims=True)
@@ -152,18 +151,21 @@ def _measured(item: FrontInput) -> bool:
     return any(s.costs.size >= 2 for s in item.strata)
 
 
+def _left_out_costs(item: FrontInput, stratum: Stratum, total: float) -> FloatArray:
+    """The model's cost without each question of `stratum` in turn (the other categories
+    kept; `total` the sum of the weights; the stratum has at least 2 questions)."""
+    n = stratum.costs.size
+    result: FloatArray = item.cost + stratum.weight / total * (
+        stratum.costs.mean() - stratum.costs
+    ) / (n - 1)
+    return result
+
+
 def _loggable(item: FrontInput) -> bool:
     """Whether the model's cost and each of its jackknife's leave-one-out costs are positive."""
     total = math.fsum(s.weight for s in item.strata)
-    lowest = min(
-        (
-            item.cost + s.weight / total * (s.costs.mean() - s.costs.max()) / (s.costs.size - 1)
-            for s in item.strata
-            if s.costs.size >= 2
-        ),
-        default=item.cost,
-    )
-    return item.cost > 0 and lowest > 0
+    left_out = [_left_out_costs(item, s, total).min() for s in item.strata if s.costs.size >= 2]
+    return item.cost > 0 and min(left_out, default=item.cost) > 0
 
 
 def _pooled(covariances: FloatArray, measured: BoolArray) -> FloatArray:
